@@ -1,0 +1,324 @@
+"""The dataset folder: the contract between stages (see DESIGN.md, "The dataset folder").
+
+::
+
+    DATASET/
+      dataset.json        name, source format, created, hwnoise version, notes
+      submissions.jsonl   one submission a line: id, method, action, url, site,
+                          fields [{name, value, label}]
+      journal.jsonl       one fetch a line (written by hwnoise.forms)
+      pages/ID.html       the bytes as received
+      gold/ID.txt         the content text of the page, UTF-8, where known
+      query.json          the domain query: [{term, kind, submissions: [...]}]
+      features.parquet    one row per DOM node of every page (file or folder of parts)
+
+Everything is written atomically (temp file + rename) or appended a whole line at
+a time, so a run killed midway leaves every file readable.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from hwnoise import __version__
+
+
+class DatasetError(Exception):
+    """A dataset folder is missing, or one of its files cannot be read."""
+
+
+def now_iso() -> str:
+    """The current UTC time, ISO 8601 with seconds."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temp file in the same folder and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write UTF-8 ``text`` atomically."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> None:
+    """Write ``obj`` as indented UTF-8 JSON, atomically."""
+    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def append_jsonl(path: str | os.PathLike, record: dict) -> None:
+    """Append one JSON line and fsync it: a killed run loses at most this line, never earlier ones."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(line)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def read_jsonl(path: str | os.PathLike) -> list[dict]:
+    """Read a JSON-lines file. A torn last line (a killed writer) is skipped with a warning;
+    a bad line elsewhere raises DatasetError naming file and line."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    out: list[dict] = []
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            if i == len(lines):
+                warnings.warn(f"{path}:{i}: skipping a torn last line (an interrupted write)")
+                continue
+            raise DatasetError(f"{path}:{i}: not valid JSON: {exc.msg}") from None
+    return out
+
+
+def page_id(method: str, url: str, fields: Iterable[dict] | None = None) -> str:
+    """A stable page ID derived from the submission (method, URL, sorted fields)."""
+    items = sorted((str(f.get("name", "")), str(f.get("value", ""))) for f in (fields or []))
+    key = json.dumps([method.upper(), url, items], ensure_ascii=False)
+    return hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
+
+
+def site_of(url: str | None) -> str:
+    """The site of a URL: its host without a leading ``www.`` ("" when there is none)."""
+    if not url:
+        return ""
+    host = (urlsplit(url).hostname or "").lower()
+    return host[4:] if host.startswith("www.") else host
+
+
+@dataclass
+class Page:
+    """One result page of a dataset, as the stages see it."""
+
+    id: str
+    dataset: "Dataset"
+    submission: dict = field(default_factory=dict)
+    fetch: dict | None = None
+
+    @property
+    def url(self) -> str:
+        return (self.fetch or {}).get("final_url") or self.submission.get("url", "")
+
+    @property
+    def site(self) -> str:
+        return self.submission.get("site") or site_of(self.submission.get("url")) or self.dataset.name
+
+    @property
+    def html_path(self) -> Path:
+        return self.dataset.path / "pages" / f"{self.id}.html"
+
+    @property
+    def gold_path(self) -> Path:
+        return self.dataset.path / "gold" / f"{self.id}.txt"
+
+    @property
+    def http_charset(self) -> str | None:
+        """The charset the server declared, when the page was fetched (from the journal)."""
+        if not self.fetch:
+            return self.submission.get("charset")
+        enc = self.fetch.get("http_charset")
+        if enc:
+            return enc
+        headers = {k.lower(): v for k, v in (self.fetch.get("headers") or {}).items()}
+        ctype = headers.get("content-type", "")
+        for part in ctype.split(";")[1:]:
+            k, _, v = part.strip().partition("=")
+            if k.strip().lower() == "charset" and v.strip():
+                return v.strip().strip('"\'')
+        return None
+
+    def read_html(self) -> bytes:
+        return self.html_path.read_bytes()
+
+    def read_gold(self) -> str | None:
+        return self.gold_path.read_text(encoding="utf-8") if self.gold_path.exists() else None
+
+    @property
+    def fields(self) -> list[dict]:
+        return list(self.submission.get("fields") or [])
+
+
+class Dataset:
+    """A dataset folder. ``Dataset.create`` makes one, ``Dataset(path)`` opens one."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        if not (self.path / "dataset.json").is_file():
+            raise DatasetError(
+                f"{self.path}: not a dataset folder (no dataset.json). Make one with "
+                "'hwnoise collect', 'hwnoise import' or 'hwnoise demo'."
+            )
+        try:
+            self.meta: dict = json.loads((self.path / "dataset.json").read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{self.path / 'dataset.json'}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+
+    # -- creation and metadata ------------------------------------------------
+    @classmethod
+    def create(cls, path: str | os.PathLike, name: str | None = None, source: str = "",
+               notes: str = "", **meta: Any) -> "Dataset":
+        """Create (or reopen, keeping its contents) the dataset folder at ``path``."""
+        path = Path(path)
+        (path / "pages").mkdir(parents=True, exist_ok=True)
+        (path / "gold").mkdir(exist_ok=True)
+        mpath = path / "dataset.json"
+        if mpath.exists():
+            ds = cls(path)
+            if meta or notes or source:
+                ds.update_meta(**({"source": source} if source else {}),
+                               **({"notes": notes} if notes else {}), **meta)
+            return ds
+        write_json(mpath, {"name": name or path.name, "source": source, "created": now_iso(),
+                           "hwnoise": __version__, "notes": notes, **meta})
+        return cls(path)
+
+    @property
+    def name(self) -> str:
+        return str(self.meta.get("name") or self.path.name)
+
+    def update_meta(self, **kw: Any) -> None:
+        self.meta.update(kw)
+        write_json(self.path / "dataset.json", self.meta)
+
+    # -- submissions and journal ----------------------------------------------
+    @property
+    def submissions_path(self) -> Path:
+        return self.path / "submissions.jsonl"
+
+    @property
+    def journal_path(self) -> Path:
+        return self.path / "journal.jsonl"
+
+    def submissions(self) -> list[dict]:
+        """Every submission, first occurrence of each ID, in file order."""
+        seen: dict[str, dict] = {}
+        for sub in read_jsonl(self.submissions_path):
+            seen.setdefault(sub["id"], sub)
+        return list(seen.values())
+
+    def add_submission(self, sub: dict) -> dict:
+        """Record a submission (adding ``id`` and ``site`` when missing) unless its ID is known."""
+        sub = dict(sub)
+        sub.setdefault("method", "GET")
+        sub.setdefault("fields", [])
+        sub.setdefault("id", page_id(sub["method"], sub.get("action") or sub.get("url", ""), sub["fields"]))
+        sub.setdefault("site", site_of(sub.get("url")))
+        if not hasattr(self, "_known_ids"):
+            self._known_ids = {s["id"] for s in self.submissions()}
+        if sub["id"] not in self._known_ids:
+            append_jsonl(self.submissions_path, sub)
+            self._known_ids.add(sub["id"])
+        return sub
+
+    def journal(self) -> dict[str, dict]:
+        """The last journal line of each submission ID."""
+        out: dict[str, dict] = {}
+        for rec in read_jsonl(self.journal_path):
+            out[rec.get("submission") or rec.get("id")] = rec
+        return out
+
+    def append_journal(self, record: dict) -> None:
+        append_jsonl(self.journal_path, record)
+
+    # -- pages ----------------------------------------------------------------
+    def write_page(self, pid: str, data: bytes) -> Path:
+        path = self.path / "pages" / f"{pid}.html"
+        atomic_write_bytes(path, data)
+        return path
+
+    def write_gold(self, pid: str, text: str) -> Path:
+        path = self.path / "gold" / f"{pid}.txt"
+        atomic_write_text(path, text)
+        return path
+
+    def page(self, pid: str) -> Page:
+        subs = {s["id"]: s for s in self.submissions()}
+        return Page(pid, self, subs.get(pid, {"id": pid}), self.journal().get(pid))
+
+    def pages(self) -> Iterator[Page]:
+        """Pages that have bytes on disk, in submission order (then any stray page files)."""
+        journal = self.journal()
+        listed = set()
+        for sub in self.submissions():
+            pid = sub["id"]
+            listed.add(pid)
+            if (self.path / "pages" / f"{pid}.html").exists():
+                yield Page(pid, self, sub, journal.get(pid))
+        for p in sorted((self.path / "pages").glob("*.html")):
+            if p.stem not in listed:
+                yield Page(p.stem, self, {"id": p.stem}, journal.get(p.stem))
+
+    def page_ids(self) -> list[str]:
+        return [p.id for p in self.pages()]
+
+    # -- domain query ---------------------------------------------------------
+    @property
+    def query_path(self) -> Path:
+        return self.path / "query.json"
+
+    def query(self) -> list[dict]:
+        """The domain query: ``[{term, kind, submissions}]`` ([] when none was written)."""
+        if not self.query_path.exists():
+            return []
+        try:
+            return json.loads(self.query_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{self.query_path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+
+    def write_query(self, terms: list[dict]) -> None:
+        write_json(self.query_path, terms)
+
+    def query_terms(self, kinds: Iterable[str] | None = None) -> list[str]:
+        """The domain query's terms, optionally only those of the given kinds."""
+        wanted = set(kinds) if kinds else None
+        return [t["term"] for t in self.query() if wanted is None or t.get("kind") in wanted]
+
+    # -- features -------------------------------------------------------------
+    @property
+    def features_path(self) -> Path:
+        return self.path / "features.parquet"
+
+    def has_features(self) -> bool:
+        return self.features_path.exists()
+
+    def read_features(self, columns: list[str] | None = None):
+        """The feature table (a file or a folder of part files) as a pandas DataFrame."""
+        import pandas as pd
+
+        if not self.features_path.exists():
+            raise DatasetError(f"{self.path}: no features.parquet yet; run 'hwnoise features {self.path}'.")
+        return pd.read_parquet(self.features_path, columns=columns)
+
+    def __repr__(self) -> str:
+        return f"Dataset({str(self.path)!r})"

@@ -1,0 +1,84 @@
+"""The one tokeniser, the LCS over word ids and the text-level metric.
+
+Every stage that splits text into words or compares word sequences calls this
+module, so "a word" means the same thing in labels, query matching and scores.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from rapidfuzz.distance import LCSseq
+
+WORD_RE = re.compile(r"\w+(?:['\u2019]\w+)*")
+_SPACE_RE = re.compile(r"\s+")
+
+
+def normalize(text: str) -> str:
+    """NFKC and case-fold: the form in which words and query terms are compared."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def tokenize(text: str) -> list[str]:
+    """Words of ``text``: NFKC, case-folded, ``\\w+(?:['’]\\w+)*`` ("BBC's" is one word).
+
+    Accents are kept: "café" and "cafe" are different words, as a search
+    engine without accent folding would treat them (see README, "Words").
+    """
+    if not text:
+        return []
+    return WORD_RE.findall(normalize(text))
+
+
+def collapse_space(text: str) -> str:
+    """Strip ``text`` and collapse its inner whitespace runs to one space (CETD's C counts this)."""
+    return _SPACE_RE.sub(" ", text).strip()
+
+
+def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence of two word sequences (bit-parallel)."""
+    if not a or not b:
+        return 0
+    return int(LCSseq.similarity(a, b))
+
+
+def lcs_mask(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+    """Boolean mask over ``a``: True where a word of ``a`` is part of one LCS with ``b``."""
+    mask = np.zeros(len(a), dtype=bool)
+    if not a or not b:
+        return mask
+    for op in LCSseq.opcodes(a, b):
+        if op.tag == "equal":
+            mask[op.src_start:op.src_end] = True
+    return mask
+
+
+def text_scores(extracted: str | Sequence[str], gold: str | Sequence[str]) -> dict[str, float]:
+    """Text-level P, R, F1 of seed 003 §4.1: P = |LCS|/|a|, R = |LCS|/|b| over words.
+
+    An empty side scores 1 when the other is empty too, else 0.
+    """
+    a = tokenize(extracted) if isinstance(extracted, str) else list(extracted)
+    b = tokenize(gold) if isinstance(gold, str) else list(gold)
+    if not a and not b:
+        return {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+    if not a or not b:
+        return {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+    common = lcs_length(a, b)
+    p, r = common / len(a), common / len(b)
+    f1 = 2 * p * r / (p + r) if p + r else 0.0
+    return {"precision": p, "recall": r, "f1": f1}
+
+
+def mean_text_scores(per_page: Iterable[dict[str, float]]) -> dict[str, float]:
+    """Dataset-level text scores: means over pages, and the F1 of the means (Tables 4.1, 4.3)."""
+    rows = list(per_page)
+    if not rows:
+        return {}
+    p = float(np.mean([r["precision"] for r in rows]))
+    r_ = float(np.mean([r["recall"] for r in rows]))
+    f1 = float(np.mean([r["f1"] for r in rows]))
+    of_means = 2 * p * r_ / (p + r_) if p + r_ else 0.0
+    return {"text_precision": p, "text_recall": r_, "text_f1": f1, "text_f1_of_means": of_means}
