@@ -30,9 +30,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from hwnoise import __version__
+from hwnoise.errors import HwnoiseError
 
 
-class DatasetError(Exception):
+class DatasetError(HwnoiseError):
     """A dataset folder is missing, or one of its files cannot be read."""
 
 

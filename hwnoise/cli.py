@@ -1,0 +1,69 @@
+"""The ``hwnoise`` command: a thin shell that parses arguments and calls the stages.
+
+Each subcommand lives in its own module of ``hwnoise.commands`` with a
+``register(subparsers)`` function that adds its parser and sets ``func``
+(``func(args) -> int`` exit code). Data goes to stdout; progress and summaries
+go to stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from hwnoise import __version__
+
+#: Subcommand modules in the order ``--help`` lists them.
+COMMANDS = [
+    "demo", "collect", "import_", "features", "export_arff", "train", "extract", "evaluate",
+]
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hwnoise",
+        description=(
+            "Tell the noise from the records in the result pages of hidden-web search forms.\n"
+            "Pipeline: collect -> features -> train -> extract/evaluate; 'hwnoise demo' runs it all."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"hwnoise {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            mod = importlib.import_module(f"hwnoise.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.startswith("hwnoise.commands"):
+                continue  # a command not built yet
+            raise
+        mod.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("hwnoise: interrupted; what was written so far is kept.", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - the CLI turns every known failure into one line
+        from hwnoise.errors import HwnoiseError
+
+        if isinstance(exc, HwnoiseError):
+            print(f"hwnoise: error: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

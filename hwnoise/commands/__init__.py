@@ -1,0 +1,1 @@
+"""One module per ``hwnoise`` subcommand, each with ``register(subparsers)``."""
