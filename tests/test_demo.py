@@ -1,0 +1,49 @@
+"""The whole job: `hwnoise demo` on the built-in site, over real HTTP on 127.0.0.1."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo")
+    res = subprocess.run([sys.executable, "-m", "hwnoise.cli", "demo", "--out", str(out), "--quiet"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return out, res
+
+
+def test_demo_writes_every_stage_output(demo_run):
+    out, _ = demo_run
+    ds = out / "dataset"
+    pages = list((ds / "pages").glob("*.html"))
+    assert 90 <= len(pages) <= 110
+    assert len(list((ds / "gold").glob("*.txt"))) == len(pages)
+    journal = [json.loads(x) for x in (ds / "journal.jsonl").read_text().splitlines()]
+    assert len(journal) == len(pages) and all(j["status"] == 200 for j in journal)
+    query = json.loads((ds / "query.json").read_text())
+    assert query and {"term", "kind", "submissions"} <= set(query[0])
+    df = pd.read_parquet(ds / "features.parquet")
+    assert set(df["page"]) == {p.stem for p in pages}
+    assert set(df["label"].dropna()) == {"S", "N"}
+    arff = (out / "demo.arff").read_text()
+    assert "@attribute result {S,N}" in arff.lower().replace("'", "") or "@ATTRIBUTE result {S,N}" in arff
+    assert (out / "model" / "model.json").exists()
+
+
+def test_demo_reaches_the_target_on_the_page_protocol(demo_run):
+    out, res = demo_run
+    report = json.loads((out / "report.json").read_text())
+    by_protocol = {r["protocol"]: r for r in report["results"]}
+    assert set(by_protocol) == {"pages", "thesis"}
+    pages = by_protocol["pages"]
+    assert pages["f1"] >= 0.95
+    assert pages["RR"] + pages["RC"] + pages["CC"] + pages["CR"] == pages["nodes"]
+    # the figures are printed, with the tree
+    assert "pages" in res.stdout and f"{pages['f1']:.3f}" in res.stdout
+    assert "Number of Leaves" in res.stdout + res.stderr
