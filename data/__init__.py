@@ -1,0 +1,1 @@
+"""Small reference data the project made itself (see README.md here)."""

@@ -1,0 +1,113 @@
+"""What every extraction method offers ``hwnoise evaluate``, and the one way labels become text.
+
+A method is anything with ``name``, ``needs_training``, ``fit(pages)`` and ``extract(page)``;
+methods that label the walker's nodes also offer ``node_labels(page, walk)`` so that the
+report can score them at node level. The content text of labelled nodes is always made by
+:func:`text_from_labels`, so a node labelled content in the gold yields exactly its own text
+(label and extraction agree by construction).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from hwnoise.errors import HwnoiseError
+from hwnoise.features.columns import CONTENT
+
+if TYPE_CHECKING:  # pragma: no cover - names for type hints only
+    from hwnoise.dataset import Page
+    from hwnoise.features.walk import PageWalk
+
+
+class ExtractorError(HwnoiseError):
+    """A method cannot be used (unknown name, missing optional package, unfitted model)."""
+
+
+@runtime_checkable
+class Method(Protocol):
+    """The contract of docs/ARCHITECTURE.md: what ``hwnoise evaluate`` can run."""
+
+    name: str
+    needs_training: bool
+
+    def fit(self, pages: Sequence["Page"]) -> "Method": ...
+
+    def extract(self, page: "Page") -> str: ...
+
+
+def labels_nodes(method: Any) -> bool:
+    """True when ``method`` labels walker nodes (and can be scored at node level)."""
+    return callable(getattr(method, "node_labels", None))
+
+
+def text_from_labels(walk: "PageWalk", labels: Sequence[str] | np.ndarray) -> str:
+    """The own text of the content nodes, in document order, from ``walk.segments``.
+
+    Each text node of the page is attributed to the element that directly holds it; a
+    segment is kept when that element is labelled content. Segments are joined by newlines
+    so that no two words of different text nodes run together.
+    """
+    labels = np.asarray(labels)
+    if labels.size == 0:
+        return ""
+    keep = labels == CONTENT
+    n = len(keep)
+    out = [text for node, text in walk.segments if 0 <= node < n and keep[node] and text]
+    return "\n".join(out)
+
+
+def query_for(page: "Page") -> tuple[list[str], list[str]]:
+    """The dataset's domain query terms and the page's own submitted values (for the walk)."""
+    try:
+        terms = list(page.dataset.query_terms())
+    except Exception:  # noqa: BLE001 - a page without a readable query is walked without one
+        terms = []
+    own = [str(f.get("value", "")) for f in page.fields if f.get("value")]
+    return terms, own
+
+
+def walk_of(page: "Page", query_terms: Sequence[str] | None = None) -> "PageWalk":
+    """Walk ``page`` as the features stage does (dataset query, the page's own values)."""
+    from hwnoise.features.walk import walk_page
+
+    terms, own = query_for(page)
+    if query_terms is not None:
+        terms = list(query_terms)
+    return walk_page(page.read_html(), terms, http_charset=page.http_charset, own_terms=own)
+
+
+class PageMethod:
+    """Base of methods that need no training and read one page at a time."""
+
+    name = "page"
+    needs_training = False
+
+    def __init__(self) -> None:
+        self.failures = 0
+        self.last_error: str | None = None
+
+    def fit(self, pages: Sequence["Page"]) -> "PageMethod":
+        """Nothing to learn: page-level methods ignore the training pages."""
+        return self
+
+    def extract(self, page: "Page", walk: "PageWalk | None" = None) -> str:
+        return self.extract_html(page.read_html(), http_charset=page.http_charset)
+
+    def extract_html(self, html: bytes | str, *, http_charset: str | None = None) -> str:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+class WalkMethod(PageMethod):
+    """Base of methods that label the walker's nodes; their text is ``text_from_labels``."""
+
+    def node_labels(self, page: "Page", walk: "PageWalk") -> np.ndarray:
+        raise NotImplementedError
+
+    def extract(self, page: "Page", walk: "PageWalk | None" = None) -> str:
+        walk = walk if walk is not None else walk_of(page)
+        return text_from_labels(walk, self.node_labels(page, walk))

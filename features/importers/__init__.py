@@ -1,0 +1,1 @@
+"""Importers of public datasets (placeholder; being written)."""

@@ -1,0 +1,155 @@
+"""Bytes to text as a browser decodes a page (WHATWG order; DESIGN.md "Decoding").
+
+The order: a byte-order mark wins; then the HTTP header's charset; then a
+``<meta charset>`` or ``<meta http-equiv="Content-Type">`` in the first 1024
+bytes; then detection (charset-normalizer). Pages often lie: when the declared
+charset is not UTF-8 but the bytes are strictly valid UTF-8 (and not plain
+ASCII), UTF-8 is taken. Labels are mapped as browsers map them ("latin1",
+"iso-8859-1" and "ascii" mean windows-1252, "gb2312" means GBK, ...), and a
+declared UTF-16 in a ``<meta>`` means UTF-8, as WHATWG says. Decoding never
+fails: undecodable bytes become U+FFFD.
+
+Shared by forms/ (the journal records the encoding) and features/.
+"""
+from __future__ import annotations
+
+import codecs
+import re
+
+__all__ = ["decode_html", "sniff_encoding", "normalize_label", "SOURCES"]
+
+#: Where an encoding came from (``sniff_encoding``'s second value).
+SOURCES = ("bom", "http", "meta", "utf8-valid", "detected", "fallback")
+
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16le"),
+    (codecs.BOM_UTF16_BE, "utf-16be"),
+)
+
+#: WHATWG label -> encoding name, for the labels that differ from Python's idea of them.
+_WHATWG = {
+    **dict.fromkeys(
+        ["latin1", "latin-1", "l1", "iso-8859-1", "iso8859-1", "iso_8859-1", "iso88591", "8859-1",
+         "ascii", "us-ascii", "ansi_x3.4-1968", "iso-ir-100", "cp819", "ibm819", "csisolatin1",
+         "iso_8859-1:1987", "cp1252", "windows-1252", "x-cp1252"], "windows-1252"),
+    **dict.fromkeys(["iso-8859-9", "iso8859-9", "latin5", "l5", "iso-ir-148", "windows-1254",
+                     "cp1254", "x-cp1254"], "windows-1254"),
+    **dict.fromkeys(["tis-620", "iso-8859-11", "iso8859-11", "windows-874", "dos-874"], "windows-874"),
+    **dict.fromkeys(["gb2312", "gbk", "chinese", "csgb2312", "x-gbk", "gb_2312-80", "iso-ir-58"], "gbk"),
+    **dict.fromkeys(["gb18030"], "gb18030"),
+    **dict.fromkeys(["euc-kr", "ks_c_5601-1987", "ks_c_5601-1989", "ksc5601", "windows-949",
+                     "cp949", "korean", "csksc56011987"], "euc-kr"),
+    **dict.fromkeys(["shift_jis", "shift-jis", "sjis", "x-sjis", "ms_kanji", "ms932",
+                     "windows-31j", "csshiftjis", "cp932"], "shift_jis"),
+    **dict.fromkeys(["big5", "big5-hkscs", "cn-big5", "x-x-big5", "csbig5"], "big5"),
+    **dict.fromkeys(["utf-8", "utf8", "unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8",
+                     "x-unicode20utf8"], "utf-8"),
+    **dict.fromkeys(["utf-16", "utf-16le", "unicode", "ucs-2", "csunicode", "iso-10646-ucs-2",
+                     "unicodefeff"], "utf-16le"),
+    **dict.fromkeys(["utf-16be", "unicodefffe"], "utf-16be"),
+}
+
+#: WHATWG encoding name -> Python codec (the browser's superset where Python's is narrower).
+_CODEC = {
+    "gbk": "gb18030", "euc-kr": "cp949", "shift_jis": "cp932", "big5": "big5hkscs",
+    "windows-1252": "cp1252", "windows-1254": "cp1254", "windows-874": "cp874",
+}
+
+_META_RE = re.compile(
+    rb"""<meta\b[^>]*?\bcharset\s*=\s*["']?\s*([A-Za-z0-9_.:\-]+)""", re.IGNORECASE)
+_COMMENT_RE = re.compile(rb"<!--.*?(?:-->|$)", re.DOTALL)
+
+
+def normalize_label(label: str | None) -> str | None:
+    """The encoding a browser uses for a charset label, or None when no codec knows it."""
+    if not label:
+        return None
+    key = label.strip().strip("\"'").lower()
+    if not key:
+        return None
+    if key in _WHATWG:
+        return _WHATWG[key]
+    try:
+        name = codecs.lookup(key).name
+    except LookupError:
+        return None
+    return _WHATWG.get(name, name)
+
+
+def _codec(encoding: str) -> str:
+    return _CODEC.get(encoding, encoding)
+
+
+def _strict_utf8(data: bytes) -> bool:
+    """True when ``data`` has non-ASCII bytes and all of it is valid UTF-8."""
+    if data.isascii():
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _meta_charset(data: bytes) -> str | None:
+    head = _COMMENT_RE.sub(b"", data[:1024])
+    for m in _META_RE.finditer(head):
+        enc = normalize_label(m.group(1).decode("ascii", "replace"))
+        if enc:
+            # WHATWG: a <meta> cannot declare UTF-16 (the bytes would not have parsed).
+            return "utf-8" if enc.startswith("utf-16") else enc
+    return None
+
+
+def _detect(data: bytes) -> str | None:
+    try:
+        from charset_normalizer import from_bytes
+
+        best = from_bytes(data[:200_000]).best()
+    except Exception:  # noqa: BLE001 - detection is a guess; a failed guess falls back
+        return None
+    if best is None:
+        return None
+    return normalize_label(best.encoding)
+
+
+def sniff_encoding(data: bytes, http_charset: str | None = None) -> tuple[str, str]:
+    """The encoding a browser would use for ``data``, and where it came from.
+
+    Returns ``(encoding, source)`` with source one of bom | http | meta |
+    utf8-valid | detected | fallback.
+    """
+    for bom, enc in _BOMS:
+        if data.startswith(bom):
+            return enc, "bom"
+    declared, source = normalize_label(http_charset), "http"
+    if declared is None:
+        declared, source = _meta_charset(data), "meta"
+    if declared is not None:
+        if declared != "utf-8" and _strict_utf8(data):
+            return "utf-8", "utf8-valid"
+        return declared, source
+    if data.isascii():
+        return "windows-1252", "fallback"
+    if _strict_utf8(data):
+        return "utf-8", "utf8-valid"
+    detected = _detect(data)
+    if detected:
+        return detected, "detected"
+    return "windows-1252", "fallback"
+
+
+def decode_html(data: bytes | str, http_charset: str | None = None) -> tuple[str, str]:
+    """``(text, encoding)`` of a page's bytes, decoded as a browser would; never fails."""
+    if isinstance(data, str):
+        return data, "utf-8"
+    data = bytes(data)
+    encoding, source = sniff_encoding(data, http_charset)
+    if source == "bom":
+        data = data[len(next(b for b, e in _BOMS if e == encoding)):]
+    try:
+        text = data.decode(_codec(encoding), errors="replace")
+    except LookupError:
+        encoding, text = "windows-1252", data.decode("cp1252", errors="replace")
+    return text, encoding
