@@ -59,13 +59,15 @@ def text_from_labels(walk: "PageWalk", labels: Sequence[str] | np.ndarray) -> st
 
 
 def query_for(page: "Page") -> tuple[list[str], list[str]]:
-    """The dataset's domain query terms and the page's own submitted values (for the walk)."""
+    """The dataset's domain query terms and the page's own submission terms, as the features
+    stage walks the page (``hwnoise.features.build``)."""
     try:
         terms = list(page.dataset.query_terms())
     except Exception:  # noqa: BLE001 - a page without a readable query is walked without one
         terms = []
-    own = [str(f.get("value", "")) for f in page.fields if f.get("value")]
-    return terms, own
+    from hwnoise.features.build import own_terms
+
+    return terms, own_terms(page.fields)
 
 
 def walk_of(page: "Page", query_terms: Sequence[str] | None = None) -> "PageWalk":

@@ -14,3 +14,15 @@ KEYS: list[str] = ["dataset", "site", "page", "node", "parent", "xpath", "tag"]
 LABEL = "label"
 NOISE, CONTENT = "S", "N"
 CLASSES: list[str] = [NOISE, CONTENT]
+
+#: Features beside the thesis's five (documented in ``hwnoise.features.walk``; ``sitelevel`` in
+#: ``hwnoise.features.build``): link density, text length, tag, position in the page, the page's
+#: own-submission QueryScore, context (parent, children, repeated sibling structure), and seed 000's
+#: SiteLevel frequency. THESIS_FEATURES stays the default ARFF set.
+EXTENDED_FEATURES: list[str] = [
+    "link_density", "chars", "own_chars", "tag_code", "position", "chars_before",
+    "own_query_score", "parent_ctd", "children", "sibling_same_tag", "sitelevel",
+]
+
+#: The thesis's five and the extended features together.
+ALL_FEATURES: list[str] = THESIS_FEATURES + EXTENDED_FEATURES

@@ -58,33 +58,45 @@ def hiding_selectors(css: str) -> list[str]:
     At-rules (``@media``, ``@supports``, ``@font-face``, ``@import``) are skipped
     with their blocks.
     """
+    low = css.lower()
+    if "none" not in low and "hidden" not in low and "collapse" not in low:
+        return []
     css = _CSS_COMMENT_RE.sub(" ", css)
     out: list[str] = []
-    i, n = 0, len(css)
-    while i < n:
-        open_ = css.find("{", i)
-        if open_ < 0:
-            break
-        prelude = css[i:open_]
-        # an at-rule without a block (@import ...;) may precede the prelude
-        semi = prelude.rfind(";")
+    depth, start, open_ = 0, 0, 0
+    for m in _BRACE_RE.finditer(css):
+        if m.group() == "{":
+            if depth == 0:
+                open_ = m.start()
+            depth += 1
+            continue
+        if depth == 0:  # a stray close brace
+            start = m.end()
+            continue
+        depth -= 1
+        if depth:
+            continue
+        prelude = css[start:open_]
+        semi = prelude.rfind(";")  # an at-rule without a block (@import ...;) before it
         if semi >= 0:
             prelude = prelude[semi + 1:]
-        # find the matching close brace
-        depth, j = 1, open_ + 1
-        while j < n and depth:
-            c = css[j]
-            if c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-            j += 1
-        body = css[open_ + 1:j - 1]
         prelude = prelude.strip()
-        if prelude and not prelude.startswith("@") and hides(body):
+        if prelude and not prelude.startswith("@") and hides(css[open_ + 1:m.start()]):
             out.extend(s.strip() for s in prelude.split(",") if s.strip())
-        i = j
+        start = m.end()
     return out
+
+
+_BRACE_RE = re.compile(r"[{}]")
+_NAME_RE = re.compile(r"([.#])((?:[\w-]|\\.)+)")
+
+
+def _could_match(selector: str, classes: set, ids: set) -> bool:
+    """False when the selector needs a class or id that no element of the page has."""
+    for kind, name in _NAME_RE.findall(selector):
+        if (kind == "." and name not in classes) or (kind == "#" and name not in ids):
+            return False
+    return True
 
 
 @lru_cache(maxsize=4096)
@@ -101,24 +113,47 @@ def _xpath_of(selector: str) -> str | None:
         return None
 
 
-def hidden_elements(root: etree._Element) -> set:
+_SCAN_XPATH = etree.XPath("//style[not(ancestor::noscript)]/text() | //*[@hidden or @style]")
+_CLASS_RE = re.compile(r"""class\s*=\s*["']?([^"'>]*)""")
+_ID_RE = re.compile(r"""id\s*=\s*["']?([^"'>\s]*)""")
+_PREFILTER = 8
+
+
+def _names_in(root: etree._Element, source: str | None) -> tuple[set, set]:
+    """Class tokens and ids used on the page (from the source text when given: faster)."""
+    classes: set = set()
+    ids: set = set()
+    if source is not None:
+        for value in _CLASS_RE.findall(source):
+            classes.update(value.split())
+        ids.update(_ID_RE.findall(source))
+        return classes, ids
+    classes = {c for v in root.xpath("//@class") for c in v.split()}
+    ids = {str(v).strip() for v in root.xpath("//@id")}
+    return classes, ids
+
+
+def hidden_elements(root: etree._Element, source: str | None = None) -> set:
     """The elements of a parsed page that a browser would not show because of ``hidden`` or CSS.
 
     ``DROP_TAGS`` are not included (the walk drops them by tag). The set holds
-    lxml elements; the walk skips each with its subtree.
+    lxml elements; the walk skips each with its subtree. ``source`` (the page's
+    decoded HTML) lets the selector pre-filter read class and id names from the
+    text instead of the tree.
     """
     hidden: set = set()
-    for el in root.xpath("//*[@hidden or @style]"):
-        if el.get("hidden") is not None or hides(el.get("style")):
-            hidden.add(el)
-    sheets = root.xpath("//style[not(ancestor::noscript)]/text()")
-    if not sheets:
-        return _keep_page(root, hidden)
     selectors: list[str] = []
-    for css in sheets:
-        selectors.extend(hiding_selectors(str(css)))
-        if len(selectors) >= _MAX_SELECTORS:
-            break
+    for item in _SCAN_XPATH(root):
+        if isinstance(item, str):
+            selectors.extend(hiding_selectors(str(item)))
+        elif item.get("hidden") is not None or hides(item.get("style")):
+            hidden.add(item)
+    if not selectors:
+        return _keep_page(root, hidden)
+    selectors = list(dict.fromkeys(selectors))
+    if len(selectors) > _PREFILTER:
+        classes, ids = _names_in(root, source)
+        selectors = [s for s in selectors if _could_match(s, classes, ids)]
     xpaths = [x for x in dict.fromkeys(_xpath_of(s) for s in selectors[:_MAX_SELECTORS]) if x]
     for k in range(0, len(xpaths), _CHUNK):
         chunk = xpaths[k:k + _CHUNK]

@@ -74,6 +74,8 @@ def normalize_label(label: str | None) -> str | None:
         name = codecs.lookup(key).name
     except LookupError:
         return None
+    if name.startswith("cp125") and len(name) == 6:
+        return "windows-" + name[2:]
     return _WHATWG.get(name, name)
 
 
@@ -102,15 +104,41 @@ def _meta_charset(data: bytes) -> str | None:
     return None
 
 
+_LATIN_SINGLE_BYTE = frozenset(
+    "cp1250 cp1252 cp1254 cp1257 cp1258 cp775 cp850 cp852 cp858 cp437 mac_roman mac_latin2 "
+    "mac_iceland latin_1 iso8859_1 iso8859_2 iso8859_3 iso8859_4 iso8859_9 iso8859_10 iso8859_13 "
+    "iso8859_14 iso8859_15 iso8859_16".split())
+_CP1252_UNDEFINED = frozenset(b"\x81\x8d\x8f\x90\x9d")
+
+
 def _detect(data: bytes) -> str | None:
+    """charset-normalizer's guess, leaning to windows-1252 (the browser default for Latin text).
+
+    With little evidence (under 16 non-ASCII bytes), or when the guess is another
+    Latin single-byte code page that windows-1252 decodes as well, the page is
+    taken as windows-1252: charset-normalizer cannot tell cp1250 from cp1252 on
+    English text, and a browser would not either.
+    """
+    sample = data[:32768]
+    nonascii = len(sample) - len(sample.translate(None, bytes(range(128, 256))))
+    if nonascii < 16:
+        return "windows-1252"
     try:
         from charset_normalizer import from_bytes
 
-        best = from_bytes(data[:200_000]).best()
+        results = from_bytes(sample)
+        best = results.best()
     except Exception:  # noqa: BLE001 - detection is a guess; a failed guess falls back
         return None
     if best is None:
         return None
+    cp1252_ok = _CP1252_UNDEFINED.isdisjoint(sample)
+    if cp1252_ok:
+        for m in results:
+            if m.encoding == "cp1252" and m.chaos <= best.chaos + 0.02:
+                return "windows-1252"
+        if best.encoding in _LATIN_SINGLE_BYTE:
+            return "windows-1252"
     return normalize_label(best.encoding)
 
 

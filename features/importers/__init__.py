@@ -1,1 +1,222 @@
-"""Importers of public datasets (placeholder; being written)."""
+"""Importers of public datasets into hwnoise dataset folders (``hwnoise import FORMAT SRC``).
+
+Each format has its own module with one function, ``pages(src) -> Iterator[SourcePage]``,
+which reads the upstream layout as it is (see each dataset's README.md) and yields its pages
+in a fixed order. ``import_dataset`` writes them: one dataset folder per natural unit (big9
+one per site-year, swde one per site, wcxb one per page type, the others one), page bytes
+copied as they are, gold text as DESIGN.md's table "What each importer takes as gold text"
+says, one submission per page with its ``site``, and the domain query.
+
+A page's ID is ``hwnoise.dataset.page_id`` of its submission (method, URL, fields). The URL is
+the page's own URL where the source gives one, else a locator of the source file
+(``source:FORMAT/RELPATH``), so re-importing writes the same IDs and duplicates nothing. When
+two pages of one dataset share a URL (big9 and wcxb each have one such pair), the later one's
+URL gets the source file as a fragment.
+"""
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+from urllib.parse import quote
+
+from hwnoise.dataset import Dataset, page_id, site_of
+from hwnoise.errors import HwnoiseError
+from hwnoise.text import tokenize
+
+__all__ = ["FORMATS", "import_dataset", "ImportFormatError", "SourcePage", "decode_text",
+           "source_url", "canonical_url", "simple_query"]
+
+#: The formats ``hwnoise import`` reads, one module each.
+FORMATS = ["big9", "cleaneval", "dragnet", "l3s", "readability", "wcxb", "swde", "plain"]
+
+
+class ImportFormatError(HwnoiseError):
+    """The source folder is missing, or one of its files does not have the expected format."""
+
+
+@dataclass
+class SourcePage:
+    """One page as an importer module yields it.
+
+    ``unit`` names the dataset folder it goes to; ``unit_meta`` (the same for every page of a
+    unit) goes into that folder's ``dataset.json``; ``read_html`` and ``read_gold`` are called
+    once, when the page is written, so that no more than one page is held in memory.
+    """
+
+    unit: str
+    source: str                      # the source file, relative to SRC
+    url: str
+    site: str
+    read_html: Callable[[], bytes]
+    read_gold: Callable[[], str | None]
+    fields: list[dict] = field(default_factory=list)
+    method: str = "GET"
+    extra: dict = field(default_factory=dict)       # more keys for the submission
+    unit_meta: dict = field(default_factory=dict)   # notes and more keys for dataset.json
+
+
+# -- helpers shared by the format modules ---------------------------------------------------
+
+def decode_text(data: bytes) -> str:
+    """Decode a gold file: UTF-8 (a BOM dropped), else cp1252; CRLF and CR become LF."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("cp1252", errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def source_url(fmt: str, relpath: str) -> str:
+    """The stand-in URL of a page whose source gives none: a locator of its file."""
+    return f"source:{fmt}/{quote(relpath)}"
+
+
+_TAG_RE = re.compile(rb"<(link|meta)\b([^>]*)>", re.I)
+_ATTR_RE = re.compile(rb"""([\w:-]+)\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)""")
+
+
+def canonical_url(data: bytes, limit: int = 300_000) -> str:
+    """The page's ``<link rel=canonical>`` or ``og:url`` (absolute http(s) only), or ""."""
+    found = {}
+    for m in _TAG_RE.finditer(data[:limit]):
+        attrs = {k.lower(): v.strip(b"'\"") for k, v in _ATTR_RE.findall(m.group(2))}
+        if m.group(1).lower() == b"link" and b"canonical" in attrs.get(b"rel", b"").lower():
+            found.setdefault("canonical", attrs.get(b"href", b""))
+        elif m.group(1).lower() == b"meta" and attrs.get(b"property", b"").lower() == b"og:url":
+            found.setdefault("og", attrs.get(b"content", b""))
+    for key in ("canonical", "og"):
+        url = found.get(key, b"").decode("utf-8", errors="replace").strip()
+        if url.lower().startswith(("http://", "https://")) and site_of(url):
+            return url
+    return ""
+
+
+def simple_query(submissions: list[dict]) -> list[dict]:
+    """The domain query from the submissions' fields: ``[{term, kind, submissions}]``.
+
+    Field names give terms of kind ``name``, values of kind ``value``; words come from the one
+    tokeniser; each (term, kind) appears once, listing the submissions that used it. Used when
+    ``hwnoise.forms.query.write_domain_query`` is not available.
+    """
+    order: list[tuple[str, str]] = []
+    subs: dict[tuple[str, str], list[str]] = {}
+    for sub in submissions:
+        for f in sub.get("fields") or []:
+            for kind, text in (("name", f.get("name", "")), ("value", f.get("value", ""))):
+                for term in tokenize(str(text or "")):
+                    key = (term, kind)
+                    if key not in subs:
+                        subs[key] = []
+                        order.append(key)
+                    if sub["id"] not in subs[key]:
+                        subs[key].append(sub["id"])
+    return [{"term": t, "kind": k, "submissions": subs[(t, k)]} for t, k in order]
+
+
+def _write_query(ds: Dataset) -> str:
+    """Write the dataset's domain query; return which writer did it."""
+    try:
+        from hwnoise.forms.query import write_domain_query
+    except ImportError:
+        ds.write_query(simple_query(ds.submissions()))
+        return "importers.simple_query"
+    write_domain_query(ds)
+    return "forms.query.write_domain_query"
+
+
+# -- the writer --------------------------------------------------------------------------------
+
+def _module(fmt: str):
+    if fmt not in FORMATS:
+        raise ImportFormatError(f"unknown import format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    return importlib.import_module(f"{__name__}.{fmt}")
+
+
+class _Unit:
+    """A dataset folder being written, with the IDs and URLs this run gave out."""
+
+    def __init__(self, ds: Dataset):
+        self.ds = ds
+        self.ids: set[str] = set()
+        self.written = 0
+
+
+def _unit_dir(into: Path, unit: str) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "", unit.replace(" ", "-")).lower()
+    return into / (slug or "dataset")
+
+
+def import_dataset(fmt: str, src: str | Path, into: str | Path, *, limit: int | None = None,
+                   progress: bool = True) -> list[Path]:
+    """Import the dataset at ``src`` (format ``fmt``) into dataset folders under ``into``.
+
+    Returns the dataset folders written, in the order first written. ``limit`` stops after
+    that many pages (in the source's order), for quick runs. Re-importing rewrites the same
+    page IDs and adds no submission twice.
+    """
+    mod = _module(fmt)
+    src = Path(src)
+    if not src.exists():
+        raise ImportFormatError(f"{src}: no such file or folder (the {fmt} dataset to import)")
+    into = Path(into)
+    if limit is not None and limit < 1:
+        raise ImportFormatError(f"--limit must be at least 1, not {limit}")
+    units: dict[str, _Unit] = {}
+    pages: Iterator[SourcePage] = mod.pages(src)
+    if limit is not None:
+        pages = islice(pages, limit)
+    if progress:
+        from hwnoise.progress import progress as _progress
+
+        pages = _progress(pages, desc=f"import {fmt}", unit="page")
+    for sp in pages:
+        unit = units.get(sp.unit)
+        if unit is None:
+            meta = dict(sp.unit_meta)
+            notes = meta.pop("notes", "")
+            ds = Dataset.create(_unit_dir(into, sp.unit), name=sp.unit, source=str(src.resolve()),
+                                notes=notes, format=fmt, **meta)
+            unit = units[sp.unit] = _Unit(ds)
+        _write_page(fmt, unit, sp)
+    out = []
+    for unit in units.values():
+        ds = unit.ds
+        query_writer = _write_query(ds)
+        gold = list((ds.path / "gold").glob("*.txt"))
+        ds.update_meta(counts={
+            "pages": sum(1 for _ in (ds.path / "pages").glob("*.html")),
+            "gold": len(gold),
+            "gold_empty": sum(1 for g in gold if g.stat().st_size == 0),
+            "submissions": len(ds.submissions()),
+            "imported_last_run": unit.written,
+        }, query_written_by=query_writer)
+        out.append(ds.path)
+    return out
+
+
+def _write_page(fmt: str, unit: _Unit, sp: SourcePage) -> None:
+    """Write one page: bytes, gold, then its submission (so a listed page always has bytes)."""
+    url = sp.url or source_url(fmt, sp.source)
+    pid = page_id(sp.method, url, sp.fields)
+    if pid in unit.ids:  # a URL given twice by the source: tell the pages apart
+        url = f"{url}#source={quote(sp.source)}"
+        pid = page_id(sp.method, url, sp.fields)
+    unit.ids.add(pid)
+    try:
+        html = sp.read_html()
+        gold = sp.read_gold()
+    except OSError as exc:
+        raise ImportFormatError(f"{exc.filename or sp.source}: cannot read: {exc.strerror}") from None
+    unit.ds.write_page(pid, html)
+    if gold is not None:
+        unit.ds.write_gold(pid, gold)
+    unit.ds.add_submission({"id": pid, "method": sp.method, "url": url, "fields": sp.fields,
+                            "site": sp.site, "source": sp.source, "has_gold": gold is not None,
+                            **sp.extra})
+    unit.written += 1

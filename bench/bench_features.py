@@ -1,0 +1,117 @@
+"""Pages per second of the features stage, of an lxml parse alone and of trafilatura.extract.
+
+All three run in one process on the same pages (big9 and WCXB dev pages from
+../shared/datasets, read into memory first), one after the other, and the
+ratios are printed:
+
+    python bench/bench_features.py --pages 60
+
+"features" is the whole per-page stage: decode (hwnoise.decode) + parse + drop
+what is hidden + walk + every measure (``walk_page`` with a query) + labels
+from gold text where the page has gold. "walk" is ``walk_page`` alone (decode
+included, no labels). "parse" is ``lxml.etree.fromstring`` of the page's bytes
+with an HTML parser (libxml2 decoding them itself).
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+from lxml import etree
+
+ROOT = Path(__file__).resolve().parents[1]
+DATASETS = ROOT.parent / "shared" / "datasets"
+
+
+def load_pages(n: int, seed: int = 0) -> list[tuple[str, bytes, str | None]]:
+    """``n`` pages, half big9 and half WCXB dev: (name, bytes, gold text or None)."""
+    rng = random.Random(seed)
+    big9 = sorted((DATASETS / "big9").glob("big5-*/html/*"))
+    wcxb = sorted((DATASETS / "wcxb" / "dev" / "html").glob("*.html.gz"))
+    if not big9 and not wcxb:
+        sys.exit(f"no pages under {DATASETS} (big9, wcxb)")
+    pick = rng.sample(big9, min(len(big9), n // 2)) + rng.sample(wcxb, min(len(wcxb), n - n // 2))
+    out = []
+    for p in pick:
+        if p.suffix == ".gz":
+            data = gzip.decompress(p.read_bytes())
+            gt = p.parent.parent / "ground-truth" / (p.name[:-len(".html.gz")] + ".json")
+            gold = None
+            if gt.exists():
+                try:
+                    gold = (json.loads(gt.read_text(encoding="utf-8")).get("ground_truth") or {}).get("main_content")
+                except (ValueError, AttributeError):
+                    gold = None
+        else:
+            data = p.read_bytes()
+            g = p.parent.parent / "gold" / (p.stem + ".txt")
+            gold = g.read_bytes().decode("utf-8", "replace") if g.exists() else None
+        out.append((p.name, data, gold))
+    return out
+
+
+def timed(fn, pages) -> float:
+    t = time.perf_counter()
+    for page in pages:
+        fn(page)
+    return time.perf_counter() - t
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pages", type=int, default=60, help="pages (half big9, half WCXB; default 60)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-trafilatura", action="store_true")
+    args = ap.parse_args(argv)
+
+    from hwnoise.features.labels import label_page
+    from hwnoise.features.walk import walk_page
+
+    pages = load_pages(args.pages, args.seed)
+    query = ["news", "search", "price", "review", "2009", "amd"]
+    parser = etree.HTMLParser(huge_tree=True, remove_comments=True)
+
+    def parse(page):
+        etree.fromstring(page[1], parser)
+
+    def walk(page):
+        walk_page(page[1], query)
+
+    def features(page):
+        w = walk_page(page[1], query)
+        if page[2] is not None:
+            label_page(w, page[2])
+
+    def trafilatura(page):
+        import trafilatura as tr
+
+        tr.extract(page[1])
+
+    mb = sum(len(p[1]) for p in pages) / 1e6
+    for fn in (parse, walk, features):  # warm up imports and caches
+        fn(pages[0])
+    results = {"parse": timed(parse, pages), "walk": timed(walk, pages),
+               "features": timed(features, pages)}
+    if not args.no_trafilatura:
+        trafilatura(pages[0])
+        results["trafilatura"] = timed(trafilatura, pages)
+    n = len(pages)
+    print(f"{n} pages ({mb:.1f} MB; big9 and WCXB dev), seed {args.seed}")
+    for name, secs in results.items():
+        print(f"  {name:12s} {n / secs:8.1f} pages/s  {1000 * secs / n:7.2f} ms/page  "
+              f"{secs / results['parse']:5.2f}x parse")
+    print(f"walk / parse = {results['walk'] / results['parse']:.2f} (target <= 2)")
+    print(f"features / parse = {results['features'] / results['parse']:.2f}")
+    if "trafilatura" in results:
+        print(f"trafilatura / features = {results['trafilatura'] / results['features']:.2f} "
+              "(target > 1: features faster)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""The comparison of issue 5, measured side by side in one run per target.
+
+    python bench/compare.py [--data ../shared/datasets] [--work /tmp/hwnoise-bench] [--only big9,wcxb,cleaneval]
+                            [--features thesis|extended|all] [--classifier j48|cart|rf|gb] [--limit N]
+
+- big9: a learned model per site-year (pages protocol); mean text F1 over all site-years,
+  beside CETD and trafilatura on the same test pages. Target: >= 0.97.
+- wcxb: listing and collection pages, scored by a cross-site model (folds grouped by site over
+  every wcxb dev page, so each test page's site is never in training). Target: >= 0.75.
+- CETD on cleaneval and on big9, beside trafilatura from the same run.
+
+Datasets are imported (``hwnoise import``) and featurised into ``--work`` when missing; each
+target writes its own report folder under ``--work/reports``. ``--limit`` imports only the
+first N pages of each source (a subset: say so when quoting the figures).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from hwnoise.dataset import Dataset
+from hwnoise.evaluate import evaluate
+from hwnoise.report import format_table
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_DATA = HERE.parent.parent / "shared" / "datasets"
+TARGETS = {"big9": 0.97, "wcxb": 0.75}
+
+
+def ensure(fmt: str, data: Path, work: Path, limit: int | None) -> list[Path]:
+    """The dataset folders of ``fmt`` under ``work``, imported and featurised when missing."""
+    from hwnoise.features.build import build_features
+    from hwnoise.features.importers import import_dataset
+
+    into = work / fmt
+    dirs = sorted(p.parent for p in into.glob("*/dataset.json")) if into.exists() else []
+    if not dirs:
+        dirs = sorted(import_dataset(fmt, data / fmt, into, limit=limit, progress=False))
+    for d in dirs:
+        ds = Dataset(d)
+        if not ds.has_features():
+            build_features(ds, progress=False)
+    return dirs
+
+
+def mean_of(report: dict, method: str, key: str, datasets: set[str] | None = None) -> tuple[float, int]:
+    vals = [r[key] for r in report["results"]
+            if r["method"] == method and key in r and (datasets is None or r["dataset"] in datasets)]
+    return (sum(vals) / len(vals) if vals else float("nan")), len(vals)
+
+
+def pooled_mean(report: dict, method: str, key: str, datasets: set[str]) -> float:
+    """Mean over pages (weighting each dataset's mean by its page count)."""
+    num = den = 0.0
+    for r in report["results"]:
+        if r["method"] == method and r["dataset"] in datasets and key in r:
+            num += r[key] * r["pages"]
+            den += r["pages"]
+    return num / den if den else float("nan")
+
+
+def run_big9(dirs, out, methods, opts, seed) -> list[list]:
+    rep = evaluate(dirs, methods=methods, protocol="pages", seed=seed, out=out, method_options=opts)
+    rows = []
+    for m in methods:
+        f1, n = mean_of(rep, m, "text_f1")
+        rows.append(["big9 (pages, per site-year)", m, n, f1, mean_of(rep, m, "text_f1_of_means")[0],
+                     TARGETS["big9"] if m == "model" else None])
+    return rows
+
+
+def run_wcxb(dirs, out, methods, opts, seed, k) -> list[list]:
+    rep = evaluate(dirs, methods=methods, protocol="cross-site", seed=seed, out=out, k=k,
+                   method_options=opts)
+    want = {d.name.replace("wcxb-", "") for d in dirs}
+    rows = []
+    sel = {r["dataset"] for r in rep["results"] if any(t in r["dataset"] for t in ("listing", "collection"))}
+    for m in methods:
+        rows.append(["wcxb listing+collection (cross-site)", m,
+                     sum(r["pages"] for r in rep["results"] if r["method"] == m and r["dataset"] in sel),
+                     pooled_mean(rep, m, "text_f1", sel), None,
+                     TARGETS["wcxb"] if m == "model" else None])
+        for r in rep["results"]:
+            if r["method"] == m and r["dataset"] in sel:
+                rows.append([f"  {r['dataset']}", m, r["pages"], r.get("text_f1"),
+                             r.get("text_f1_of_means"), None])
+    del want
+    return rows
+
+
+def run_cetd(name, dirs, out, seed) -> list[list]:
+    methods = ["cetd", "trafilatura"]
+    rep = evaluate(dirs, methods=methods, protocol="pages", seed=seed, out=out)
+    return [[f"{name} (CETD vs trafilatura, test pages)", m, sum(r["pages"] for r in rep["results"] if r["method"] == m),
+             mean_of(rep, m, "text_f1")[0], mean_of(rep, m, "text_f1_of_means")[0], None]
+            for m in methods]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--work", type=Path, default=Path("/tmp/hwnoise-bench"))
+    ap.add_argument("--only", default="big9,wcxb,cleaneval")
+    ap.add_argument("--methods", default="model,cetd,trafilatura")
+    ap.add_argument("--features", default="thesis", help="learned model's features: thesis|extended|all|a,b,c")
+    ap.add_argument("--classifier", default="j48")
+    ap.add_argument("--limit", type=int, default=None, help="import only the first N pages of each source")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--folds", type=int, default=5)
+    args = ap.parse_args(argv)
+    if not args.data.is_dir():
+        print(f"compare: no datasets at {args.data}", file=sys.stderr)
+        return 1
+    methods = [m for m in args.methods.split(",") if m]
+    opts = {"model": {"features": args.features, "classifier": args.classifier}}
+    reports = args.work / "reports"
+    rows: list[list] = []
+    only = set(args.only.split(","))
+    tag = f"{args.features}-{args.classifier}"
+    if "big9" in only:
+        t0 = time.perf_counter()
+        dirs = ensure("big9", args.data, args.work, args.limit)
+        rows += run_big9(dirs, reports / f"big9-{tag}", methods, opts, args.seed)
+        print(f"big9: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    if "wcxb" in only:
+        t0 = time.perf_counter()
+        dirs = ensure("wcxb", args.data, args.work, args.limit)
+        rows += run_wcxb(dirs, reports / f"wcxb-{tag}", methods, opts, args.seed, args.folds)
+        print(f"wcxb: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    if "cleaneval" in only:
+        t0 = time.perf_counter()
+        dirs = ensure("cleaneval", args.data, args.work, args.limit)
+        rows += run_cetd("cleaneval", dirs, reports / "cleaneval-cetd", args.seed)
+        print(f"cleaneval: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    print(format_table(rows, ["target", "method", "pages", "text F1 (mean of pages)",
+                              "F1 of means", "target"]))
+    print(f"features={args.features} classifier={args.classifier} seed={args.seed} "
+          f"limit={args.limit}; reports in {reports}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+"""Adapters for the extractors people use instead (trafilatura, readability-lxml, jusText,
+resiliparse), and ``alltext``, every visible word of the page.
+
+The core package does not depend on the external packages: each adapter imports its package
+when first used, and :func:`available` lists those installed. Every adapter takes the page's
+bytes, decodes them as a browser would (``hwnoise.decode``) and returns plain text; a page the
+package chokes on yields "" and is counted in ``failures`` (with the last error kept), so one
+bad page never stops an evaluation.
+"""
+from __future__ import annotations
+
+import importlib.util
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from hwnoise.extractors.base import ExtractorError, PageMethod, WalkMethod
+from hwnoise.features.columns import CONTENT
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hwnoise.dataset import Page
+    from hwnoise.features.walk import PageWalk
+
+#: adapter name → the module it needs.
+PACKAGES = {
+    "trafilatura": "trafilatura",
+    "readability": "readability",
+    "justext": "justext",
+    "resiliparse": "resiliparse",
+}
+
+_BLOCK_TAGS = frozenset(
+    "address article aside blockquote br dd details dialog div dl dt fieldset figcaption figure "
+    "footer form h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section summary table tbody td "
+    "tfoot th thead tr ul caption title".split())
+
+
+def available() -> list[str]:
+    """The external adapters whose package is installed."""
+    return [name for name, mod in PACKAGES.items() if importlib.util.find_spec(mod) is not None]
+
+
+def decode(html: bytes | str, http_charset: str | None = None) -> str:
+    """The page as text, decoded as a browser would (BOM, HTTP charset, meta, detection)."""
+    if isinstance(html, str):
+        return html
+    try:
+        from hwnoise.decode import decode_html
+    except ImportError:  # pragma: no cover - the base module lands with the features stage
+        return html.decode("utf-8", errors="replace")
+    return decode_html(html, http_charset)[0]
+
+
+def html_to_text(html: str) -> str:
+    """Plain text of an HTML fragment, block elements kept apart by newlines."""
+    import lxml.html
+
+    if not html or not html.strip():
+        return ""
+    try:
+        root = lxml.html.fromstring(html)
+    except Exception:  # noqa: BLE001 - lxml raises several types on empty or odd fragments
+        return ""
+    parts: list[str] = []
+
+    def visit(el) -> None:
+        tag = el.tag if isinstance(el.tag, str) else ""
+        if tag in ("script", "style", "noscript", "template"):
+            if el.tail:
+                parts.append(el.tail)
+            return
+        block = tag.lower() in _BLOCK_TAGS
+        if block:
+            parts.append("\n")
+        if el.text and tag:
+            parts.append(el.text)
+        for child in el:
+            visit(child)
+        if block:
+            parts.append("\n")
+        if el.tail:
+            parts.append(el.tail)
+
+    visit(root)
+    lines = (" ".join(line.split()) for line in "".join(parts).split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
+class ExternalMethod(PageMethod):
+    """One external extractor behind the Method contract; never raises on a bad page."""
+
+    needs_training = False
+
+    def __init__(self, name: str, run: Callable[[str], str | None], package: str) -> None:
+        super().__init__()
+        self.name = name
+        self._run = run
+        self.package = package
+
+    def extract_html(self, html: bytes | str, *, http_charset: str | None = None) -> str:
+        try:
+            text = self._run(decode(html, http_charset))
+        except Exception as exc:  # noqa: BLE001 - an adapter must survive any page
+            self.failures += 1
+            self.last_error = f"{type(exc).__name__}: {exc}"[:300]
+            return ""
+        return text or ""
+
+
+def _require(name: str) -> None:
+    if importlib.util.find_spec(PACKAGES[name]) is None:
+        raise ExtractorError(
+            f"method {name!r} needs the package {PACKAGES[name]!r}: "
+            "pip install 'hwnoise[extractors]'")
+
+
+def make_trafilatura(**options: Any) -> ExternalMethod:
+    """trafilatura.extract with its defaults (options are passed through)."""
+    _require("trafilatura")
+    import trafilatura
+
+    def run(html: str) -> str | None:
+        return trafilatura.extract(html, **options)
+
+    return ExternalMethod("trafilatura", run, "trafilatura")
+
+
+def make_readability(**options: Any) -> ExternalMethod:
+    """readability-lxml's Document.summary(), as plain text."""
+    _require("readability")
+    import logging
+
+    from readability import Document
+
+    logging.getLogger("readability.readability").setLevel(logging.CRITICAL)  # failures are counted
+
+    def run(html: str) -> str:
+        return html_to_text(Document(html, **options).summary(html_partial=True))
+
+    return ExternalMethod("readability", run, "readability-lxml")
+
+
+def make_justext(language: str = "English", **options: Any) -> ExternalMethod:
+    """jusText's non-boilerplate paragraphs, one a line."""
+    _require("justext")
+    import justext
+
+    stoplist = justext.get_stoplist(language)
+
+    def run(html: str) -> str:
+        paragraphs = justext.justext(html, stoplist, **options)
+        return "\n".join(p.text for p in paragraphs if not p.is_boilerplate)
+
+    return ExternalMethod("justext", run, "jusText")
+
+
+def make_resiliparse(**options: Any) -> ExternalMethod:
+    """resiliparse's extract_plain_text with main_content=True."""
+    _require("resiliparse")
+    from resiliparse.extract.html2text import extract_plain_text
+
+    opts = {"main_content": True, **options}
+
+    def run(html: str) -> str:
+        return extract_plain_text(html, **opts)
+
+    return ExternalMethod("resiliparse", run, "resiliparse")
+
+
+class AllText(WalkMethod):
+    """Every visible word of the page: all of the walk's nodes labelled content."""
+
+    name = "alltext"
+    needs_training = False
+
+    def node_labels(self, page: "Page", walk: "PageWalk") -> np.ndarray:
+        return np.full(len(walk.rows), CONTENT, dtype=object)
+
+    def extract_html(self, html: bytes | str, *, http_charset: str | None = None) -> str:
+        from hwnoise.features.walk import walk_page
+
+        walk = walk_page(html, (), http_charset=http_charset)
+        return "\n".join(text for _, text in walk.segments if text)
+
+
+def make_alltext(**options: Any) -> AllText:
+    if options:
+        raise TypeError(f"alltext takes no options (got {', '.join(options)})")
+    return AllText()

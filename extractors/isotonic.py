@@ -1,0 +1,299 @@
+"""Page-level template detection by isotonic smoothing (seed 000; Chakrabarti, Kumar & Punera,
+WWW 2007).
+
+1. Training labels come from SiteLevel (``hwnoise.extractors.sitelevel``) on the training pages.
+2. Six features per node (seed 000, "Treinando o classificador"): distance to the top and to
+   the left of the page, links per word, share of the text inside anchors, mean anchor length,
+   share of intra-site links, share of the node's HTML that is visible text.
+3. Four logistic regressions (scikit-learn), one per node-area bucket; the buckets are cut at
+   the means, over the training sites, of each site's three quartiles of node area (Table 5).
+4. The classifiers' templateness scores are smoothed over the DOM tree by regularised isotonic
+   regression: minimise ``sum_i (y_i - x_i)^2 + c * #{i : x_i != x_parent(i)}`` subject to
+   ``x_parent(i) <= x_i`` (a node's templateness cannot exceed its children's: the children of
+   a template are template), then nodes with ``x >= 0.5`` are template (noise, S).
+
+Choices where seed 000 is silent or the data lack what it used:
+
+- Geometry: when ``DATASET/render.parquet`` exists (columns ``page, node, x, y, width,
+  height``) the rendered top/left/area are used; otherwise document-order proxies: top = the
+  share of the page's text before the node (``chars_before``), left = depth / deepest depth,
+  area = the node's characters. ``geometry_`` records which was used.
+- Smoothing values: the dynamic program below is exact over a finite set of values, the
+  distinct classifier scores of the page (the paper's O(n^2 log n) program works over the
+  same set); when a page has more than ``levels`` distinct scores they are replaced by
+  ``levels`` quantiles (default 256), which changes scores by less than the spacing.
+- Intra-site links: an ``<a href>`` whose resolved host has the page's site (relative links
+  are intra-site); links per word counts ``<a>`` elements over the words of the subtree.
+- ``training="pooled"`` adds to a dataset's training pages every page of the datasets named in
+  ``pool`` (other than the dataset being scored), as the paper's "total" classifier.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+import numpy as np
+
+from hwnoise.dataset import site_of
+from hwnoise.extractors.base import ExtractorError, WalkMethod, walk_of
+from hwnoise.extractors.sitelevel import ElementView, SiteLevel, shown_elements
+from hwnoise.features.columns import CONTENT, NOISE
+from hwnoise.text import tokenize
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hwnoise.dataset import Page
+    from hwnoise.features.walk import PageWalk
+
+__all__ = ["Isotonic", "make", "smooth_tree", "isotonic_tree", "node_features", "FEATURES"]
+
+FEATURES = ["top", "left", "links_per_word", "anchor_text_share", "mean_anchor_length",
+            "intra_site_link_share", "visible_text_share"]
+#: the six features of seed 000 (distance to the margins is two of them)
+
+
+# -- the smoothing ----------------------------------------------------------------------------
+def _levels(scores: np.ndarray, levels: int | None) -> np.ndarray:
+    values = np.unique(scores)
+    if levels is not None and len(values) > levels:
+        values = np.unique(np.quantile(scores, np.linspace(0, 1, levels)))
+    return values
+
+
+def smooth_tree(parent: Sequence[int], scores: Sequence[float], c: float = 0.01, *,
+                levels: int | None = 256) -> np.ndarray:
+    """Regularised isotonic regression on a tree (rows in document order, parent -1 at the root).
+
+    Minimises ``sum (y_i - x_i)^2 + c * #{i: x_i != x_parent(i)}`` under ``x_parent <= x_child``
+    with every ``x_i`` taken from the distinct scores (see the module docstring), by dynamic
+    programming bottom-up: ``f_i(v) = (y_i - v)^2 + sum_children min(f_ch(v),
+    c + min_{w > v} f_ch(w))``; then top-down the argmins. O(n * levels)."""
+    parent = np.asarray(parent, dtype=np.int64)
+    y = np.asarray(scores, dtype=np.float64)
+    n = len(y)
+    if n == 0:
+        return y.copy()
+    V = _levels(y, levels)
+    k = len(V)
+    acc = np.zeros((n, k))
+    f_all = np.empty((n, k))
+    above_min = np.empty((n, k))  # min over w > v of f_i(w) (inf for the top value)
+    above_arg = np.empty((n, k), dtype=np.int64)
+    idx = np.arange(k)
+    for i in range(n - 1, -1, -1):  # children come after their parent in document order
+        f = (y[i] - V) ** 2 + acc[i]
+        f_all[i] = f
+        rev = f[::-1]
+        run_min = np.minimum.accumulate(rev)[::-1]  # min over w >= v
+        # argmin over w >= v (first on ties, scanning from the top)
+        pos = np.maximum.accumulate(np.where(rev == run_min[::-1], idx, 0))
+        run_arg = (k - 1 - pos)[::-1]
+        above_min[i, :-1] = run_min[1:]
+        above_min[i, -1] = np.inf
+        above_arg[i, :-1] = run_arg[1:]
+        above_arg[i, -1] = k - 1
+        p = parent[i]
+        if p >= 0:
+            acc[p] += np.minimum(f, c + above_min[i])
+    x = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        p = parent[i]
+        if p < 0:
+            x[i] = int(np.argmin(f_all[i]))
+            continue
+        v = x[p]
+        x[i] = v if f_all[i, v] <= c + above_min[i, v] else above_arg[i, v]
+    return V[x]
+
+
+def isotonic_tree(parent: Sequence[int], scores: Sequence[float], c: float = 0.01, *,
+                  threshold: float = 0.5, levels: int | None = 256) -> np.ndarray:
+    """Template flags after smoothing: ``smooth_tree(...) >= threshold``."""
+    return smooth_tree(parent, scores, c, levels=levels) >= threshold
+
+
+def tree_cost(parent: Sequence[int], scores: Sequence[float], x: Sequence[float], c: float) -> float:
+    """The objective of :func:`smooth_tree` (inf when ``x`` breaks the tree constraint)."""
+    parent = np.asarray(parent)
+    y, x = np.asarray(scores, float), np.asarray(x, float)
+    has = parent >= 0
+    px = x[np.where(has, parent, 0)]
+    if np.any(has & (x < px - 1e-12)):
+        return float("inf")
+    return float(((y - x) ** 2).sum() + c * np.sum(has & (np.abs(x - px) > 1e-12)))
+
+
+# -- the features -----------------------------------------------------------------------------
+def _render_table(page: "Page"):
+    path = Path(page.dataset.path) / "render.parquet"
+    if not path.exists():
+        return None
+    import pandas as pd
+
+    try:
+        df = pd.read_parquet(path)
+    except Exception:  # noqa: BLE001 - an unreadable render table falls back to proxies
+        return None
+    return df[df["page"].astype(str) == str(page.id)]
+
+
+def node_features(walk: "PageWalk", view: ElementView | None, url: str = "",
+                  render=None) -> tuple[np.ndarray, np.ndarray, str]:
+    """The seven columns of :data:`FEATURES`, the node area and the geometry source used."""
+    r = walk.rows
+    n = len(r)
+    parent = r["parent"].to_numpy()
+    last = np.asarray(walk.last) if len(getattr(walk, "last", ())) == n else None
+    if last is None:
+        from hwnoise.extractors.sitelevel import _last
+        last = _last(walk)
+    idx = np.arange(n)
+
+    def subtree_sum(values: np.ndarray) -> np.ndarray:
+        cs = np.concatenate(([0], np.cumsum(values)))
+        return cs[last + 1] - cs[idx]
+
+    chars = r["chars"].to_numpy(dtype=float)
+    link_chars = r["link_chars"].to_numpy(dtype=float)
+    link_tags = r["link_tags"].to_numpy(dtype=float)
+    own_words = np.zeros(n)
+    for node, text in walk.segments:
+        own_words[node] += len(tokenize(text))
+    words = subtree_sum(own_words)
+    safe = lambda a: np.where(a > 0, a, 1.0)  # noqa: E731
+    links_per_word = np.where(words > 0, link_tags / safe(words), link_tags)
+    anchor_share = np.where(chars > 0, link_chars / safe(chars), 0.0)
+    mean_anchor = np.where(link_tags > 0, link_chars / safe(link_tags), 0.0)
+    intra = np.zeros(n)
+    visible = np.ones(n)
+    if view is not None and view.aligned:
+        site = site_of(url)
+        is_intra = np.zeros(n)
+        for i, el in enumerate(view.elements):
+            if el.tag == "a":
+                href = (el.get("href") or "").strip()
+                if not href or href.startswith("#"):
+                    is_intra[i] = 1
+                    continue
+                host = site_of(urljoin(url, href) if url else href)
+                is_intra[i] = 1.0 if (not host or host == site) else 0.0
+        intra = np.where(link_tags > 0, subtree_sum(is_intra) / safe(link_tags), 0.0)
+        visible = np.minimum(chars / safe(view.html_len), 1.0)
+    geometry = "document-order"
+    top = r["chars_before"].to_numpy(dtype=float) if "chars_before" in r else idx / max(n, 1)
+    depth = r["distance"].to_numpy(dtype=float)
+    left = depth / max(depth.max(initial=0), 1)
+    area = chars.copy()
+    if render is not None and len(render):
+        g = render.set_index("node")
+        if len(g) and g.index.max() < n:
+            node = g.index.to_numpy()
+            top = np.zeros(n); left = np.zeros(n); area = np.zeros(n)  # noqa: E702
+            top[node] = g["y"].to_numpy(float)
+            left[node] = g["x"].to_numpy(float)
+            area[node] = (g["width"] * g["height"]).to_numpy(float)
+            geometry = "rendered"
+    X = np.column_stack([top, left, links_per_word, anchor_share, mean_anchor, intra, visible])
+    return X, area, geometry
+
+
+# -- the method -------------------------------------------------------------------------------
+class Isotonic(WalkMethod):
+    """Four area-bucket logistic regressions on SiteLevel labels, smoothed over the tree."""
+
+    name = "isotonic"
+    needs_training = True
+
+    def __init__(self, c: float = 0.01, smoothing: bool = True, training: str = "dataset",
+                 pool: Sequence[str] = (), p: float = 0.10, threshold: float = 0.5,
+                 levels: int = 256) -> None:
+        super().__init__()
+        if training not in ("dataset", "pooled"):
+            raise ExtractorError(f"isotonic: training must be 'dataset' or 'pooled', got {training!r}")
+        self.c, self.smoothing, self.training, self.pool = float(c), bool(smoothing), training, list(pool)
+        self.p, self.threshold, self.levels = float(p), float(threshold), int(levels)
+        self.cuts_: np.ndarray | None = None
+        self.models_: list = []
+        self.geometry_: set[str] = set()
+        self.train_share_: float | None = None
+
+    def _pool_pages(self, pages: Sequence["Page"]) -> list["Page"]:
+        from hwnoise.dataset import Dataset
+
+        if self.training != "pooled":
+            return list(pages)
+        own = {str(Path(p.dataset.path).resolve()) for p in pages}
+        extra = []
+        for d in self.pool:
+            if str(Path(d).resolve()) in own:
+                continue
+            extra.extend(Dataset(d).pages())
+        return list(pages) + extra
+
+    def fit(self, pages: Sequence["Page"]) -> "Isotonic":
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        pages = self._pool_pages(pages)
+        if not pages:
+            raise ExtractorError("isotonic: no training pages")
+        sl = SiteLevel(p=self.p).fit(pages)
+        Xs, ys, areas, sites = [], [], [], []
+        for page, (walk, view, tmpl) in zip(pages, sl.training_labels()):
+            X, area, geo = node_features(walk, view, page.url, _render_table(page))
+            self.geometry_.add(geo)
+            Xs.append(X), ys.append(tmpl.astype(int)), areas.append(area), sites.append(
+                np.full(len(area), page.site, dtype=object))
+        X, y, area, site = np.vstack(Xs), np.concatenate(ys), np.concatenate(areas), np.concatenate(sites)
+        self.train_share_ = float(y.mean()) if len(y) else 0.0
+        # bucket cuts: the mean over sites of each site's quartiles of node area (Table 5)
+        q = np.array([np.quantile(area[site == s], [0.25, 0.5, 0.75]) for s in np.unique(site)])
+        self.cuts_ = q.mean(axis=0)
+        bucket = np.searchsorted(self.cuts_, area, side="right")
+        self.models_ = []
+        for b in range(4):
+            m = bucket == b
+            if m.sum() == 0 or len(np.unique(y[m])) < 2:
+                self.models_.append(float(y[m].mean()) if m.sum() else self.train_share_)
+                continue
+            clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+            self.models_.append(clf.fit(X[m], y[m]))
+        return self
+
+    def scores(self, page: "Page", walk: "PageWalk") -> np.ndarray:
+        """Each node's templateness score before smoothing."""
+        if self.cuts_ is None:
+            raise ExtractorError("isotonic: call fit(pages) with a site's training pages first")
+        view = shown_elements(page.read_html(), page.http_charset, len(walk.rows),
+                              walk.rows["tag"].tolist())
+        X, area, geo = node_features(walk, view, page.url, _render_table(page))
+        self.geometry_.add(geo)
+        bucket = np.searchsorted(self.cuts_, area, side="right")
+        out = np.zeros(len(area))
+        for b, model in enumerate(self.models_):
+            m = bucket == b
+            if not m.any():
+                continue
+            out[m] = model if isinstance(model, float) else model.predict_proba(X[m])[:, 1]
+        return out
+
+    def node_labels(self, page: "Page", walk: "PageWalk") -> np.ndarray:
+        s = self.scores(page, walk)
+        parent = walk.rows["parent"].to_numpy()
+        flags = (isotonic_tree(parent, s, self.c, threshold=self.threshold, levels=self.levels)
+                 if self.smoothing else s >= self.threshold)
+        return np.where(flags, NOISE, CONTENT)
+
+
+def make(c: float = 0.01, smoothing: Any = True, training: str = "dataset", pool: Any = (),
+         p: float = 0.10, threshold: float = 0.5, levels: int = 256) -> Isotonic:
+    """The ``isotonic`` method: ``c`` (0.01, 0.1, 1), ``smoothing`` on/off, ``training``
+    ``dataset`` or ``pooled`` (with ``pool``: dataset folders, a list or comma-separated)."""
+    from hwnoise.extractors.sitelevel import _flag
+
+    if isinstance(pool, str):
+        pool = [x for x in pool.split(",") if x]
+    return Isotonic(c=float(c), smoothing=_flag(smoothing), training=training, pool=pool,
+                    p=float(p), threshold=float(threshold), levels=int(levels))

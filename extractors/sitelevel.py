@@ -1,0 +1,308 @@
+"""SiteLevel template detection (seed 000, after Chakrabarti, Kumar & Punera, WWW 2007).
+
+For a site's training pages, every node gets a hash; a hash seen in at least ``p`` (10 %) of
+the pages is *template*. A node at least 85 % of whose HTML lies in template nodes is template
+too. On a test page, nodes whose hash is a template hash are noise (S), and the 85 % rule is
+applied with those nodes; everything else is content (N).
+
+Choices where seed 000 is silent (documented here and in the report):
+
+- The DOM is the walker's rows (what a browser shows). The HTML of a node (for the 85 % rule
+  and the ``html`` key) is read from lxml's tree of the same page, parsed again here with the
+  walker's own parser and hiding rules so that the elements line up with the rows; a node's
+  HTML length counts what lxml would serialise (tags, attributes, text, hidden children and
+  comments included), computed bottom-up in one pass.
+- ``key="text"`` (default): the hash of a node is its tag path (``/html/body/div/p``, no
+  positions) plus its own text. A node with no own text (a container: ``li`` around an ``a``,
+  the ``div`` of an article) is hashed by its tag path plus its whole subtree text instead, so
+  that a wrapper of template text repeats and the wrapper of a changing article does not (its
+  own text being empty on every page, path + own text would make every wrapper template).
+  ``key="subtree"`` hashes the tag path plus the subtree text of every node; ``key="html"`` the
+  node's serialised HTML.
+- "at least p % of the pages" is ``max(min_pages, ceil(p * N))`` pages with ``min_pages = 2``:
+  with ten pages per site-year, 10 % is one page, and a hash that occurs on one page only is
+  not repeated at all.
+- Test pages are labelled with the hashes of the training pages only.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from lxml import etree
+
+from hwnoise.decode import decode_html
+from hwnoise.extractors.base import ExtractorError, WalkMethod, walk_of
+from hwnoise.features.columns import CONTENT, NOISE
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hwnoise.dataset import Page
+    from hwnoise.features.walk import PageWalk
+
+__all__ = ["SiteLevel", "make", "template_stats", "shown_elements", "html_lengths",
+           "tag_paths", "template_by_share", "ElementView"]
+
+_POS_RE = re.compile(r"\[\d+\]")
+KEYS = ("text", "subtree", "html")
+
+
+# -- lxml elements aligned with the walker's rows ---------------------------------------
+@dataclass
+class ElementView:
+    """lxml's view of a page: the shown elements in row order, their HTML lengths, title."""
+
+    elements: list
+    html_len: np.ndarray
+    title: str
+    aligned: bool
+
+
+def _start_tag_len(el) -> int:
+    n = len(el.tag) + 2
+    for k, v in el.attrib.items():
+        n += len(k) + len(v) + 4
+    return n
+
+
+def html_lengths(root) -> dict:
+    """Serialised HTML length of every element under ``root`` (tags, attributes, text, tails of
+    children; comments and hidden elements included), bottom-up in one pass."""
+    order = list(root.iter())
+    size: dict = {}
+    for el in reversed(order):
+        tag = el.tag
+        if not isinstance(tag, str):  # comment or processing instruction
+            size[el] = len(el.text or "") + 7
+            continue
+        n = _start_tag_len(el) + len(el.text or "") + len(tag) + 3
+        for ch in el:
+            n += size.get(ch, 0) + len(ch.tail or "")
+        size[el] = n
+    return size
+
+
+def shown_elements(html: bytes | str, http_charset: str | None = None, n_rows: int | None = None,
+                   tags: Sequence[str] | None = None) -> ElementView:
+    """The shown elements of a page in the walker's row order (same parser, same hiding rules),
+    with their HTML lengths and the page's ``<title>``. ``aligned`` says whether they match the
+    walker's rows (count and tags); when not, callers fall back to the rows alone."""
+    from hwnoise.features.css import DROP_TAGS, hidden_elements
+    from hwnoise.features.walk import MAX_DEPTH, flatten_deep, parse_html
+
+    text = html if isinstance(html, str) else decode_html(html, http_charset)[0]
+    root, too_deep = parse_html(text)
+    if too_deep:
+        root, _ = parse_html(flatten_deep(text, MAX_DEPTH))
+    hidden = hidden_elements(root)
+    body = root.find("body")
+    if body is None:
+        body = root
+    out = []
+    stack = [body]
+    while stack:
+        el = stack.pop()
+        out.append(el)
+        kids = [ch for ch in el if isinstance(ch.tag, str) and ch.tag not in DROP_TAGS
+                and not (hidden and ch in hidden)]
+        stack.extend(reversed(kids))
+    sizes = html_lengths(root)
+    lens = np.fromiter((sizes.get(e, 0) for e in out), dtype=np.float64, count=len(out))
+    t = root.find(".//title")
+    title = " ".join(("".join(t.itertext()) if t is not None else "").split())
+    aligned = (n_rows is None or n_rows == len(out)) and (
+        tags is None or all(a == e.tag for a, e in zip(tags, out)))
+    return ElementView(out, lens, title, aligned)
+
+
+# -- hashes and the 85 % rule ------------------------------------------------------------------
+def tag_paths(walk: "PageWalk") -> list[str]:
+    """Each row's tag path without positions (``/html/body/div/p``)."""
+    return [_POS_RE.sub("", x) for x in walk.rows["xpath"].tolist()]
+
+
+def _subtree_texts(walk: "PageWalk") -> list[str]:
+    """Each row's subtree text: its segments are contiguous in document order."""
+    n = len(walk.rows)
+    nseg = len(walk.segments)
+    seg_nodes = np.fromiter((s[0] for s in walk.segments), dtype=np.int64, count=nseg)
+    texts = [s[1] for s in walk.segments]
+    parent = walk.rows["parent"].to_numpy()
+    first = np.full(n, nseg, dtype=np.int64)
+    np.minimum.at(first, seg_nodes, np.arange(nseg))
+    for i in range(n - 1, 0, -1):
+        p = parent[i]
+        if first[i] < first[p]:
+            first[p] = first[i]
+    last = _last(walk)
+    cs = np.concatenate(([0], np.cumsum(np.bincount(seg_nodes, minlength=n))))
+    count = cs[last + 1] - cs[np.arange(n)]
+    return [" ".join(texts[first[i]:first[i] + count[i]]) if count[i] else "" for i in range(n)]
+
+
+def _last(walk: "PageWalk") -> np.ndarray:
+    last = getattr(walk, "last", None)
+    if last is not None and len(last) == len(walk.rows):
+        return np.asarray(last)
+    parent = walk.rows["parent"].to_numpy()
+    n = len(parent)
+    last = np.arange(n)
+    for i in range(n - 1, 0, -1):
+        p = parent[i]
+        if p >= 0 and last[i] > last[p]:
+            last[p] = last[i]
+    return last
+
+
+def node_keys(walk: "PageWalk", key: str = "text", view: ElementView | None = None) -> list:
+    """The hash of each row (see the module docstring for the keys)."""
+    if key == "text":
+        paths = tag_paths(walk)
+        own = walk.rows["text"].tolist()
+        sub = _subtree_texts(walk) if not all(own) else own
+        return [hash((p, t)) if t else hash((p, "\x00", s)) for p, t, s in zip(paths, own, sub)]
+    if key == "subtree":
+        paths = tag_paths(walk)
+        return [hash((p, t)) for p, t in zip(paths, _subtree_texts(walk))]
+    if key == "html":
+        if view is None or not view.aligned:
+            raise ExtractorError("sitelevel key='html' needs the page's lxml elements")
+        return [hash(etree.tostring(e, encoding="unicode", with_tail=False)) for e in view.elements]
+    raise ExtractorError(f"sitelevel: unknown key {key!r}; choose from {', '.join(KEYS)}")
+
+
+def template_by_share(parent: np.ndarray, html_len: np.ndarray, template: np.ndarray,
+                      share: float = 0.85) -> np.ndarray:
+    """Add to ``template`` every node at least ``share`` of whose HTML lies in template nodes.
+
+    Bottom-up: a node's template HTML is the sum over its children of the child's whole HTML
+    when the child is template, else the child's own template HTML; a node marked by the rule
+    counts whole for its parent."""
+    template = np.asarray(template, dtype=bool).copy()
+    n = len(parent)
+    inside = np.zeros(n, dtype=np.float64)
+    for i in range(n - 1, -1, -1):  # children come after their parent in document order
+        if not template[i] and html_len[i] > 0 and inside[i] >= share * html_len[i]:
+            template[i] = True
+        p = parent[i]
+        if p >= 0:
+            inside[p] += html_len[i] if template[i] else inside[i]
+    return template
+
+
+def _html_len_or_proxy(walk: "PageWalk", view: ElementView | None) -> np.ndarray:
+    if view is not None and view.aligned:
+        return view.html_len
+    # proxy when lxml's elements do not line up: characters plus a tag's worth per element
+    r = walk.rows
+    return r["chars"].to_numpy(dtype=float) + 10.0 * (r["tags"].to_numpy(dtype=float) + 1)
+
+
+# -- the method --------------------------------------------------------------------------------
+class SiteLevel(WalkMethod):
+    """SiteLevel: template = node hashes shared by at least p of a site's training pages."""
+
+    name = "sitelevel"
+    needs_training = True
+
+    def __init__(self, p: float = 0.10, key: str = "text", share: float = 0.85,
+                 min_pages: int = 2, per_site: bool = True) -> None:
+        super().__init__()
+        if key not in KEYS:
+            raise ExtractorError(f"sitelevel: unknown key {key!r}; choose from {', '.join(KEYS)}")
+        if not 0 < p <= 1:
+            raise ExtractorError(f"sitelevel: p must be in (0, 1], got {p}")
+        self.p, self.key, self.share, self.min_pages, self.per_site = p, key, share, min_pages, per_site
+        self.templates_: dict[str, set] | None = None
+        self.stats_: dict | None = None
+
+    # ---- per page
+    def analyse(self, html: bytes | str, http_charset: str | None = None,
+                walk: "PageWalk | None" = None, query_terms: Sequence[str] = ()):
+        """The walk, the aligned lxml view and the node hashes of one page."""
+        if walk is None:
+            from hwnoise.features.walk import walk_page
+            walk = walk_page(html, query_terms, http_charset=http_charset)
+        view = shown_elements(html, http_charset, len(walk.rows), walk.rows["tag"].tolist())
+        return walk, view, node_keys(walk, self.key, view)
+
+    def _site(self, page: "Page") -> str:
+        return page.site if self.per_site else ""
+
+    def fit(self, pages: Sequence["Page"]) -> "SiteLevel":
+        """Count, per site, on how many training pages each hash occurs."""
+        counts: dict[str, Counter] = {}
+        npages: Counter = Counter()
+        self._train_cache = []
+        for page in pages:
+            walk, view, keys = self.analyse(page.read_html(), page.http_charset, walk_of(page))
+            site = self._site(page)
+            counts.setdefault(site, Counter()).update({k for k in keys if k is not None})
+            npages[site] += 1
+            self._train_cache.append((site, walk, view, keys))
+        self.templates_ = {}
+        for site, c in counts.items():
+            need = max(self.min_pages, math.ceil(self.p * npages[site] - 1e-9))
+            self.templates_[site] = {k for k, v in c.items() if v >= need}
+        nodes = tmpl = 0
+        for site, walk, view, keys in self._train_cache:
+            lab = self._template(walk, view, keys, site)
+            nodes += len(lab)
+            tmpl += int(lab.sum())
+        self.stats_ = {"pages": len(self._train_cache), "nodes": nodes, "template_nodes": tmpl,
+                       "share": tmpl / nodes if nodes else 0.0}
+        return self
+
+    def training_labels(self) -> list[tuple["PageWalk", ElementView, np.ndarray]]:
+        """SiteLevel's template flags for each training page (walk, view, template bool array)."""
+        self._check()
+        return [(walk, view, self._template(walk, view, keys, site))
+                for site, walk, view, keys in self._train_cache]
+
+    def _check(self) -> None:
+        if self.templates_ is None:
+            raise ExtractorError("sitelevel: call fit(pages) with a site's training pages first")
+
+    def _template(self, walk, view, keys, site) -> np.ndarray:
+        tset = self.templates_.get(site)
+        if tset is None:  # an unseen site: use every site's templates
+            tset = set().union(*self.templates_.values()) if self.templates_ else set()
+        hit = np.fromiter((k is not None and k in tset for k in keys), dtype=bool, count=len(keys))
+        parent = walk.rows["parent"].to_numpy()
+        return template_by_share(parent, _html_len_or_proxy(walk, view), hit, self.share)
+
+    def template_flags(self, page: "Page", walk: "PageWalk") -> np.ndarray:
+        """True where a node of ``page`` is template."""
+        self._check()
+        walk, view, keys = self.analyse(page.read_html(), page.http_charset, walk)
+        return self._template(walk, view, keys, self._site(page))
+
+    def node_labels(self, page: "Page", walk: "PageWalk") -> np.ndarray:
+        return np.where(self.template_flags(page, walk), NOISE, CONTENT)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_train_cache", None)
+        return state
+
+
+def make(p: float = 0.10, key: str = "text", share: float = 0.85, min_pages: int = 2,
+         per_site: bool = True) -> SiteLevel:
+    """The ``sitelevel`` method (see the module docstring for the options)."""
+    return SiteLevel(p=float(p), key=key, share=float(share), min_pages=int(min_pages),
+                     per_site=_flag(per_site))
+
+
+def _flag(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() not in ("0", "false", "no", "off", "")
+    return bool(value)
+
+
+def template_stats(pages: Sequence["Page"], **options: Any) -> dict:
+    """Tables 3-4 of seed 000 for a set of pages: pages, nodes, template nodes and their share."""
+    return dict(make(**options).fit(pages).stats_)

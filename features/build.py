@@ -1,0 +1,240 @@
+"""The features stage: every page of a dataset -> ``DATASET/features.parquet``.
+
+One row per shown element of every page (``hwnoise.features.walk``), with
+``dataset, site, page`` first, the walk's columns, ``sitelevel`` and ``label``
+(``hwnoise.features.labels``; None where the page has no gold text).
+
+Pages stream one by one (over ``workers`` processes, results kept in page
+order) into part files of a ``features.parquet/`` folder, which pandas,
+pyarrow, Dask, Spark and DuckDB read as one table. The folder is built beside
+the dataset and moved into place at the end, so a killed run leaves the
+previous table as it was.
+
+``sitelevel`` (seed 000's SiteLevel frequency) is the one dataset-level column:
+the share of the dataset's pages that hold an element with the same own text
+at the same tag path (the xpath without positions, e.g. ``/html/body/div/ul/li``).
+A first pass collects the (path, text) keys of every page; the part files get
+the column when the pass ends.
+
+A page that fails (unreadable file, anything the walk raises) is reported on
+stderr as one line naming the file and the reason, and skipped; the run goes
+on. Query terms come from the dataset's domain query (``Dataset.query_terms``),
+a page's own terms from its submission's field names and values, tokenised.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hwnoise.dataset import Dataset
+from hwnoise.features.columns import CONTENT, LABEL
+from hwnoise.features.labels import label_page
+from hwnoise.features.walk import ROW_COLUMNS, TermMatcher, walk_page
+from hwnoise.progress import bar, info
+from hwnoise.text import tokenize
+
+__all__ = ["build_features", "page_rows", "own_terms", "SCHEMA", "FEATURE_COLUMNS"]
+
+_INT, _FLOAT, _STR = pa.int64(), pa.float64(), pa.string()
+_TYPES = {
+    "node": _INT, "parent": _INT, "xpath": _STR, "tag": _STR, "chars": _INT, "tags": _INT,
+    "link_chars": _INT, "link_tags": _INT, "td": _FLOAT, "ctd": _FLOAT, "density_sum": _FLOAT,
+    "query_score": _FLOAT, "matches": _INT, "distance": _INT, "link_density": _FLOAT,
+    "own_chars": _INT, "tag_code": _INT, "position": _FLOAT, "chars_before": _FLOAT,
+    "own_query_score": _FLOAT, "parent_ctd": _FLOAT, "children": _INT,
+    "sibling_same_tag": _FLOAT, "text": _STR,
+}
+#: Columns of features.parquet, in order.
+FEATURE_COLUMNS: list[str] = ["dataset", "site", "page", *ROW_COLUMNS, "sitelevel", LABEL]
+#: The fixed Arrow schema of every part file (so parts with and without gold read as one table).
+SCHEMA = pa.schema([(c, _STR if c in ("dataset", "site", "page", LABEL) else
+                     (_FLOAT if c == "sitelevel" else _TYPES[c])) for c in FEATURE_COLUMNS])
+
+_PART_ROWS = 250_000
+_PART_PAGES = 200
+
+
+def own_terms(fields: Iterable[dict]) -> list[str]:
+    """A page's own terms: the words of its submission's field names and values."""
+    out: list[str] = []
+    for f in fields or ():
+        for key in ("name", "value"):
+            v = f.get(key)
+            if v not in (None, ""):
+                out.extend(tokenize(str(v)))
+    return list(dict.fromkeys(out))
+
+
+def page_rows(html: bytes | str, query_terms: Iterable[str] = (), http_charset: str | None = None,
+              *, own: Iterable[str] = ()) -> pd.DataFrame:
+    """The feature rows of one page (``walk_page(...).rows``), for ``hwnoise features PAGE.html``."""
+    return walk_page(html, query_terms, http_charset=http_charset, own_terms=own).rows
+
+
+# -- one page, in a worker -----------------------------------------------------------------
+_QUERY: TermMatcher | None = None
+
+
+def _init_worker(query_terms: list[str]) -> None:
+    global _QUERY
+    _QUERY = TermMatcher(query_terms)
+
+
+def _page_job(job: tuple) -> tuple[str, pd.DataFrame | None, str | None]:
+    """Walk and label one page; returns ``(page id, rows, error)``."""
+    pid, html_path, gold_path, charset, own = job
+    try:
+        data = Path(html_path).read_bytes()
+    except OSError as exc:
+        return pid, None, f"{html_path}: cannot read the page: {exc.strerror or exc}"
+    try:
+        walk = walk_page(data, _QUERY or (), http_charset=charset, own_terms=own)
+        gold = None
+        if gold_path and Path(gold_path).exists():
+            gold = Path(gold_path).read_text(encoding="utf-8", errors="replace")
+        rows = walk.rows
+        rows[LABEL] = label_page(walk, gold)
+    except MemoryError:
+        return pid, None, f"{html_path}: out of memory while walking the page"
+    except Exception as exc:  # noqa: BLE001 - one bad page never stops the run
+        return pid, None, f"{html_path}: {type(exc).__name__}: {exc}"
+    return pid, rows, None
+
+
+def _ordered(jobs: list[tuple], workers: int, query_terms: list[str]) -> Iterator[tuple]:
+    """Results of ``_page_job`` in job order, at most a few pages in flight per worker."""
+    if workers <= 1:
+        _init_worker(query_terms)
+        for job in jobs:
+            yield _page_job(job)
+        return
+    window = 4 * workers
+    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker,
+                             initargs=(list(query_terms),)) as pool:
+        pending = []
+        it = iter(jobs)
+        for job in it:
+            pending.append(pool.submit(_page_job, job))
+            if len(pending) >= window:
+                yield pending.pop(0).result()
+        for fut in pending:
+            yield fut.result()
+
+
+# -- the dataset ---------------------------------------------------------------------------
+def _site_keys(rows: pd.DataFrame) -> np.ndarray:
+    """uint64 keys of (tag path, own text), stable across processes and runs."""
+    tagpath = rows["xpath"].str.replace(r"\[\d+\]", "", regex=True)
+    return pd.util.hash_pandas_object(tagpath + "\x1f" + rows["text"], index=False).to_numpy()
+
+
+def _write_part(frames: list[pd.DataFrame], folder: Path, k: int) -> Path:
+    df = pd.concat(frames, ignore_index=True)
+    df["sitelevel"] = np.nan
+    path = folder / f"part-{k:05d}.parquet"
+    pq.write_table(pa.Table.from_pandas(df[FEATURE_COLUMNS], schema=SCHEMA, preserve_index=False),
+                   path)
+    return path
+
+
+def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
+                   progress: bool = True) -> Path:
+    """Write ``DATASET/features.parquet`` (a folder of part files) and return its path.
+
+    Prints one line per failed page and a summary (pages, rows, share of
+    content nodes among labelled rows, failures) on stderr.
+    """
+    ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
+    query_terms = ds.query_terms()
+    pages = list(ds.pages())
+    jobs = [(p.id, str(p.html_path), str(p.gold_path), p.http_charset, own_terms(p.fields))
+            for p in pages]
+    site_of = {p.id: p.site for p in pages}
+    out = ds.features_path
+    tmp = Path(tempfile.mkdtemp(dir=ds.path, prefix=".features.parquet.", suffix=".tmp"))
+    failures: list[str] = []
+    parts: list[tuple[Path, np.ndarray]] = []
+    page_keys: list[np.ndarray] = []
+    frames: list[pd.DataFrame] = []
+    keys: list[np.ndarray] = []
+    n_rows = n_pages = labelled = content = 0
+    pbar = bar(total=len(jobs), desc=f"features {ds.name}", unit="page") if progress else None
+    try:
+        for pid, rows, error in _ordered(jobs, max(1, int(workers)), query_terms):
+            if pbar is not None:
+                pbar.update(1)
+            if error is not None:
+                failures.append(error)
+                print(f"hwnoise: features: skipped {error}", file=sys.stderr, flush=True)
+                continue
+            rows.insert(0, "page", pid)
+            rows.insert(0, "site", site_of.get(pid, ""))
+            rows.insert(0, "dataset", ds.name)
+            k = _site_keys(rows)
+            page_keys.append(np.unique(k))
+            keys.append(k)
+            frames.append(rows)
+            n_pages += 1
+            n_rows += len(rows)
+            lab = rows[LABEL]
+            labelled += int(lab.notna().sum())
+            content += int((lab == CONTENT).sum())
+            if sum(len(f) for f in frames) >= _PART_ROWS or len(frames) >= _PART_PAGES:
+                parts.append((_write_part(frames, tmp, len(parts)), np.concatenate(keys)))
+                frames, keys = [], []
+        if frames or not parts:
+            empty = [pd.DataFrame({c: pd.Series(dtype=object) for c in FEATURE_COLUMNS})]
+            parts.append((_write_part(frames or empty, tmp, len(parts)),
+                          np.concatenate(keys) if keys else np.zeros(0, dtype=np.uint64)))
+        _add_sitelevel(parts, page_keys, n_pages)
+        _move_into_place(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    finally:
+        if pbar is not None:
+            pbar.close()
+    share = content / labelled if labelled else float("nan")
+    info(f"features {ds.name}: {n_pages} pages, {n_rows} rows, content share "
+         f"{share:.3f} of {labelled} labelled rows, {len(failures)} failed -> {out}")
+    return out
+
+
+def _add_sitelevel(parts: list[tuple[Path, np.ndarray]], page_keys: list[np.ndarray],
+                   n_pages: int) -> None:
+    """Fill each part's ``sitelevel``: share of pages holding the row's (tag path, text)."""
+    if page_keys:
+        uniq, counts = np.unique(np.concatenate(page_keys), return_counts=True)
+    else:
+        uniq, counts = np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+    for path, k in parts:
+        table = pq.read_table(path, schema=SCHEMA)
+        if table.num_rows:
+            pos = np.searchsorted(uniq, k)
+            share = counts[pos] / max(n_pages, 1)
+            table = table.set_column(table.schema.get_field_index("sitelevel"), "sitelevel",
+                                     pa.array(share.astype(np.float64)))
+        pq.write_table(table, path)
+
+
+def _move_into_place(tmp: Path, out: Path) -> None:
+    """Replace ``out`` (file or folder) by the finished folder ``tmp``."""
+    old = None
+    if out.exists():
+        old = out.with_name(f".{out.name}.old")
+        if old.exists():
+            shutil.rmtree(old) if old.is_dir() else old.unlink()
+        os.replace(out, old)
+    os.replace(tmp, out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True) if old.is_dir() else old.unlink(missing_ok=True)

@@ -1,0 +1,162 @@
+"""L3S-GN1 (Kohlschütter et al. 2010), sample: one dataset.
+
+The page is ``original/UUID.html``; the gold is read from ``annotated/UUID.html``, the same
+page re-serialised by the annotation tool with label spans (``x-nc-sel0`` ... ``sel5``). Each
+text node takes the label of its innermost labelled span (so nested spans count their text
+once, and a ``sel0`` span inside a ``sel2`` span is not content). Gold is the text under
+``x-nc-sel1`` (headline) and ``x-nc-sel2`` (full text), one block per innermost span, blocks
+kept apart on lines of their own. URLs come from ``url-mapping.txt``. Files are UTF-8 or ASCII
+whatever their ``<meta>`` says, so the submission records ``charset: utf-8``.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import lxml.html
+import numpy as np
+from lxml import etree
+
+from hwnoise.dataset import site_of
+from hwnoise.features.importers import ImportFormatError, SourcePage
+from hwnoise.text import collapse_space, tokenize
+
+#: The labels whose text is gold: 1 headline, 2 full text.
+CONTENT_LABELS = (1, 2)
+_SEL_RE = re.compile(r"^x-nc-sel(\d)$")
+_SKIP = {"head", "script", "style", "noscript", "template", "title"}
+_FOLDER = "L3S-GN1-20100130203947-00001"
+
+
+def _label_of(el) -> int | None:
+    for cls in (el.get("class") or "").split():
+        m = _SEL_RE.match(cls)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def labelled_chunks(annotated: bytes) -> list[tuple[int, int, str]]:
+    """``(span, label, text)`` for every text node shown in an annotated page, in document order.
+
+    ``label`` is the number of the innermost ``x-nc-selN`` span around the text (-1 outside
+    every span), ``span`` an ordinal of that span (-1 outside). One iterative pass (no
+    recursion limit); script, style and the head are left out.
+    """
+    parser = lxml.html.HTMLParser(encoding="utf-8", huge_tree=True, remove_comments=False)
+    try:
+        root = lxml.html.document_fromstring(annotated, parser=parser)
+    except (etree.ParserError, ValueError):
+        return []
+    stack: list[tuple[int, int]] = [(-1, -1)]
+    chunks: list[tuple[int, int, str]] = []
+    skip = 0
+    spans = 0
+    for event, el in etree.iterwalk(root, events=("start", "end")):
+        tag = el.tag
+        if not isinstance(tag, str):  # comment or processing instruction: only its tail shows
+            if event == "end" and not skip and el.tail:
+                chunks.append((stack[-1][1], stack[-1][0], el.tail))
+            continue
+        if event == "start":
+            if skip or tag.lower() in _SKIP:
+                skip += 1
+                continue
+            label = _label_of(el)
+            if label is None:
+                stack.append(stack[-1])
+            else:
+                spans += 1
+                stack.append((label, spans))
+            if el.text:
+                chunks.append((stack[-1][1], stack[-1][0], el.text))
+        else:
+            if skip:
+                skip -= 1
+                if not skip and el.tail:
+                    chunks.append((stack[-1][1], stack[-1][0], el.tail))
+                continue
+            stack.pop()
+            if el.tail:
+                chunks.append((stack[-1][1], stack[-1][0], el.tail))
+    return chunks
+
+
+def gold_blocks(annotated: bytes, labels: tuple[int, ...] = CONTENT_LABELS) -> list[str]:
+    """The text of the innermost spans with one of ``labels``, one block per span."""
+    blocks: list[str] = []
+    last = None
+    for span, label, text in labelled_chunks(annotated):
+        if label not in labels:
+            last = None
+            continue
+        if span == last:
+            blocks[-1] += " " + text
+        else:
+            blocks.append(text)
+            last = span
+    return [b for b in (collapse_space(b) for b in blocks) if b]
+
+
+def gold_text(annotated: bytes) -> str:
+    """L3S-GN1 gold: headline and full-text blocks, one a line."""
+    return "\n".join(gold_blocks(annotated))
+
+
+def labelled_words(annotated: bytes) -> tuple[list[str], np.ndarray]:
+    """The annotated page's words (the one tokeniser) and, per word, whether it is content
+    (inside an ``x-nc-sel1``/``x-nc-sel2`` span)."""
+    words: list[str] = []
+    flags: list[bool] = []
+    for _span, label, text in labelled_chunks(annotated):
+        toks = tokenize(text)
+        words.extend(toks)
+        flags.extend([label in CONTENT_LABELS] * len(toks))
+    return words, np.array(flags, dtype=bool)
+
+
+def url_mapping(folder: Path) -> dict[str, str]:
+    """UUID -> URL from ``url-mapping.txt`` ({} when the file is absent)."""
+    path = folder / "url-mapping.txt"
+    out: dict[str, str] = {}
+    if not path.is_file():
+        return out
+    for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        key, sep, url = line.partition("\t")
+        if not sep:
+            raise ImportFormatError(f"{path}:{n}: expected '<urn:uuid:UUID>\\tURL'")
+        out[key.strip().removeprefix("<urn:uuid:").removesuffix(">")] = url.strip()
+    return out
+
+
+def find_folder(src: Path) -> Path:
+    """The folder holding ``original/`` and ``annotated/`` (SRC itself or its L3S-GN1 child)."""
+    for cand in (src, src / _FOLDER, *sorted(src.glob("L3S-GN1-*"))):
+        if (cand / "original").is_dir() and (cand / "annotated").is_dir():
+            return cand
+    raise ImportFormatError(f"{src}: no original/ and annotated/ folders (L3S-GN1 layout)")
+
+
+def pages(src: Path) -> Iterator[SourcePage]:
+    folder = find_folder(src)
+    prefix = folder.relative_to(src).as_posix()
+    prefix = "" if prefix == "." else prefix + "/"
+    urls = url_mapping(folder)
+    for path in sorted((folder / "original").glob("*.html")):
+        uuid = path.stem
+        annotated = folder / "annotated" / path.name
+        url = urls.get(uuid, "")
+        yield SourcePage(
+            unit="l3s",
+            source=f"{prefix}original/{path.name}",
+            url=url,
+            site=site_of(url) or f"l3s-{uuid}",
+            read_html=path.read_bytes,
+            read_gold=(lambda a=annotated: gold_text(a.read_bytes()) if a.is_file() else None),
+            extra={"uuid": uuid, "annotated": f"{prefix}annotated/{path.name}", "charset": "utf-8"},
+            unit_meta={"notes": "L3S-GN1 sample; gold is the text of x-nc-sel1 (headline) and "
+                                "x-nc-sel2 (full text) spans of annotated/, innermost label winning"},
+        )

@@ -1,0 +1,83 @@
+"""WCXB v1.0, dev split subset: one dataset per page type.
+
+Pages are ``dev/html/NNNN.html.gz`` (gunzipped, bytes otherwise unchanged; all UTF-8). Gold is
+``ground_truth.main_content``; a page whose main_content is missing, null or empty has no gold
+(README: mostly SPAs and empty shells). The page type is ``_internal.page_type.primary`` of
+the ground truth (``subset.tsv``'s ``page_type``); the site is ``subset.tsv``'s domain.
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from hwnoise.dataset import site_of
+from hwnoise.features.importers import ImportFormatError, SourcePage
+
+
+def read_truth(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ImportFormatError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+
+
+def main_content(truth: dict) -> str | None:
+    """``ground_truth.main_content`` when it is a non-empty string, else None (no gold)."""
+    text = (truth.get("ground_truth") or {}).get("main_content")
+    return text if isinstance(text, str) and text.strip() else None
+
+
+def page_type(truth: dict) -> str:
+    return (((truth.get("_internal") or {}).get("page_type") or {}).get("primary")) or "unknown"
+
+
+def _gunzip(path: Path) -> bytes:
+    try:
+        with gzip.open(path, "rb") as fh:
+            return fh.read()
+    except (OSError, EOFError) as exc:
+        raise ImportFormatError(f"{path}: not a readable gzip file ({exc})") from None
+
+
+def _rows(src: Path) -> list[dict]:
+    """subset.tsv rows, or (without it) one row per file of dev/html."""
+    tsv = src / "subset.tsv"
+    if tsv.is_file():
+        with open(tsv, encoding="utf-8", newline="") as fh:
+            return list(csv.DictReader(fh, delimiter="\t"))
+    return [{"split": "dev", "file_id": p.name.split(".")[0]}
+            for p in sorted((src / "dev" / "html").glob("*.html.gz"))]
+
+
+def pages(src: Path) -> Iterator[SourcePage]:
+    if not (src / "dev" / "html").is_dir() and not (src / "subset.tsv").is_file():
+        raise ImportFormatError(f"{src}: no dev/html/ folder or subset.tsv (WCXB layout)")
+    rows = _rows(src)
+    truths = {}
+    for row in rows:
+        split, fid = row.get("split") or "dev", row["file_id"]
+        truths[(split, fid)] = read_truth(src / split / "ground-truth" / f"{fid}.json")
+    rows.sort(key=lambda r: (page_type(truths[(r.get("split") or "dev", r["file_id"])]), r["file_id"]))
+    for row in rows:
+        split, fid = row.get("split") or "dev", row["file_id"]
+        truth = truths[(split, fid)]
+        html_path = src / split / "html" / f"{fid}.html.gz"
+        ptype = page_type(truth)
+        url = truth.get("url") or row.get("url") or ""
+        yield SourcePage(
+            unit=f"wcxb-{ptype}",
+            source=f"{split}/html/{fid}.html.gz",
+            url=url,
+            site=row.get("domain") or site_of(url) or f"wcxb-{fid}",
+            read_html=(lambda p=html_path: _gunzip(p)),
+            read_gold=(lambda t=truth: main_content(t)),
+            extra={"file_id": fid, "split": split, "page_type": ptype, "charset": "utf-8",
+                   "with": (truth.get("ground_truth") or {}).get("with") or [],
+                   "without": (truth.get("ground_truth") or {}).get("without") or []},
+            unit_meta={"notes": f"WCXB v1.0 {split} split, page type {ptype}; gold is "
+                                "ground_truth.main_content (pages without it have no gold)",
+                       "page_type": ptype, "split": split},
+        )

@@ -1,0 +1,549 @@
+"""The one-pass DOM walk: one row per shown element from ``<body>`` down, with every measure.
+
+``walk_page(html, query_terms)`` decodes the bytes (``hwnoise.decode``), parses
+them with lxml's HTML parser (no ``<tbody>`` is invented), drops what a browser
+does not show (``features.css``), visits the elements once, iteratively, in
+document order, and then computes every measure with numpy over the parent
+array (bottom-up sums level by level, subtree sums as prefix-sum differences),
+so the cost is linear in the size of the page.
+
+The measures (DESIGN.md "The measures", seed 003 §2.1.5 and §3.2), per element i:
+
+``chars`` C: characters of the text in i's subtree, each text node stripped and
+its whitespace runs collapsed to one space. ``tags`` T: element descendants
+(shown ones), 0 becomes 1 (seed 003 gives T = 1 for the leaves p, a, hr).
+``link_chars`` LC: the part of C inside ``<a>``. ``link_tags`` LT: ``<a>``
+elements in the subtree, i included. ``td`` = C / T. ``ctd`` = CETD's
+composite text density, every zero denominator (``ln(B_i)`` too) taken as 1 and
+0 when C = 0. ``density_sum``: the sum of the children's CTD. ``query_score``:
+the sum over the text nodes below i of (term matches) / (distance), a text node
+being one level below the element that holds it. ``matches``: term matches in
+i's own text. ``distance``: depth below ``<body>`` (body 0).
+
+Terms match whole words of ``hwnoise.text.tokenize`` (NFKC, case-folded, accents
+kept: "café" does not match "cafe"), so "S" does not match "Silvia". A term the
+tokeniser splits into several words ("item name") matches as a phrase: those
+words consecutively within one text node, counted once per occurrence. Each
+distinct term is counted on its own (terms "item" and "item name" both match
+"item name", 2 matches).
+
+Extended features (``features.columns.EXTENDED_FEATURES``):
+``link_density`` LC / C (0 when C = 0); ``own_chars`` characters of i's own text;
+``tag_code`` the tag's 1-based index in ``TAG_VOCABULARY`` (0 for any other tag;
+the list is append-only so codes stay stable); ``position`` node index / number
+of rows; ``chars_before`` the share of the page's characters that come before i
+in document order; ``own_query_score`` QueryScore with the page's own
+submission terms (``own_terms``) instead of the site's query; ``parent_ctd``
+the parent's CTD (0 for body); ``children`` shown element children;
+``sibling_same_tag`` the share of i's siblings that have i's tag (repeated
+record structure; 0 for an only child and for body).
+
+Deep trees: libxml2 stops building a tree about 255 levels down (2,048 with
+``huge_tree``) and silently drops what is deeper. When a page is nested deeper
+than ``MAX_DEPTH`` (512, Chromium's limit) the markup is pre-scanned and every
+tag that would open below that depth is removed with its matching end tag
+(replaced by a space), so its text joins the element at depth 512 and no text
+is lost. Chromium keeps those elements as siblings at depth 512; their text
+lands in the same place, their tags do not.
+
+``xpath`` is ``/html/body/div[2]/p[1]``-style with positions counted among the
+shown siblings of the same tag.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from lxml import etree
+
+from hwnoise.decode import decode_html
+from hwnoise.features.css import DROP_TAGS, hidden_elements
+from hwnoise.text import tokenize
+
+__all__ = ["PageWalk", "walk_page", "parse_html", "TermMatcher", "TAG_VOCABULARY", "MAX_DEPTH",
+           "ROW_COLUMNS"]
+
+#: Deepest nesting kept (Chromium's kMaximumHTMLParserDOMTreeDepth).
+MAX_DEPTH = 512
+
+#: Fixed tag vocabulary for ``tag_code`` (1-based; 0 = any other tag). Append only.
+TAG_VOCABULARY: list[str] = [
+    "body", "div", "span", "p", "a", "ul", "ol", "li", "dl", "dt", "dd",
+    "table", "thead", "tbody", "tfoot", "tr", "td", "th", "caption",
+    "h1", "h2", "h3", "h4", "h5", "h6", "header", "footer", "nav", "aside", "main",
+    "article", "section", "form", "input", "button", "label", "select", "option", "textarea",
+    "img", "figure", "figcaption", "br", "hr", "strong", "b", "em", "i", "u", "small",
+    "sup", "sub", "font", "center", "blockquote", "pre", "code", "address", "time", "abbr",
+    "cite", "q", "mark", "picture", "video", "audio", "fieldset", "legend", "details",
+    "summary", "menu", "object", "embed", "svg", "center", "big", "s", "strike", "tt",
+    "var", "kbd", "samp", "ins", "del", "dfn", "bdi", "bdo", "wbr", "area", "map", "nobr",
+    "frameset", "frame", "marquee", "col", "colgroup", "optgroup", "output", "progress",
+    "meter", "dialog", "data", "ruby", "rt", "rp", "hgroup", "search",
+]
+_TAG_CODE = {}
+for _k, _t in enumerate(TAG_VOCABULARY, 1):
+    _TAG_CODE.setdefault(_t, _k)
+
+#: The columns of ``PageWalk.rows``, in order.
+ROW_COLUMNS: list[str] = [
+    "node", "parent", "xpath", "tag", "chars", "tags", "link_chars", "link_tags", "td", "ctd",
+    "density_sum", "query_score", "matches", "distance",
+    "link_density", "own_chars", "tag_code", "position", "chars_before", "own_query_score",
+    "parent_ctd", "children", "sibling_same_tag", "text",
+]
+
+
+@dataclass
+class PageWalk:
+    """The walk of one page: ``rows`` (one per shown element), ``segments`` and ``encoding``.
+
+    ``segments`` lists ``(node, text)`` for every non-empty text node in document
+    order (whitespace-collapsed), attributed to the element that directly holds
+    it. ``last[i]`` is the index of i's last descendant: i's subtree is the
+    rows ``i .. last[i]`` (rows are in document order).
+    """
+
+    rows: pd.DataFrame
+    segments: list[tuple[int, str]]
+    encoding: str | None
+    last: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+class TermMatcher:
+    """Counts whole-word (and multi-word phrase) matches of a set of terms in a word list."""
+
+    def __init__(self, terms: Iterable[str] = ()):
+        single: set[str] = set()
+        phrases: set[tuple[str, ...]] = set()
+        for term in terms:
+            toks = tokenize(str(term))
+            if len(toks) == 1:
+                single.add(toks[0])
+            elif toks:
+                phrases.add(tuple(toks))
+        self.single = frozenset(single)
+        self.phrases = sorted(phrases)
+        self._firsts = frozenset(p[0] for p in self.phrases)
+
+    def __bool__(self) -> bool:
+        return bool(self.single or self.phrases)
+
+    def count(self, words: list[str]) -> int:
+        """Matches of the terms in ``words`` (the tokens of one text node)."""
+        single = self.single
+        n = sum(1 for w in words if w in single) if single else 0
+        if self.phrases and not self._firsts.isdisjoint(words):
+            for ph in self.phrases:
+                k = len(ph)
+                first = ph[0]
+                for j in range(len(words) - k + 1):
+                    if words[j] == first and tuple(words[j:j + k]) == ph:
+                        n += 1
+        return n
+
+
+_PARSER_OPTS = dict(encoding="utf-8", remove_comments=True, remove_pis=True, huge_tree=True,
+                    no_network=True, default_doctype=False)
+_EMPTY = b"<html><body></body></html>"
+
+
+def parse_html(text: str) -> tuple[etree._Element, bool]:
+    """Parse decoded HTML with lxml (recovering from any markup). Returns ``(root, too_deep)``,
+    ``too_deep`` when libxml2 reported that it stopped at its depth limit."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    data = text.encode("utf-8", errors="replace")
+    parser = etree.HTMLParser(**_PARSER_OPTS)
+    try:
+        root = etree.fromstring(data, parser) if data.strip() else None
+    except (etree.XMLSyntaxError, ValueError):
+        root = None
+    too_deep = any("Excessive depth" in e.message for e in parser.error_log)
+    if root is None:
+        root = etree.fromstring(_EMPTY, etree.HTMLParser(**_PARSER_OPTS))
+    _merge_stray_roots(root)
+    return root, too_deep
+
+
+def _append_text(parent: etree._Element, text: str | None) -> None:
+    if not text:
+        return
+    if len(parent):
+        parent[-1].tail = (parent[-1].tail or "") + text
+    else:
+        parent.text = (parent.text or "") + text
+
+
+def _merge_stray_roots(root: etree._Element) -> None:
+    """Move what libxml2 put in extra top-level ``<html>`` elements into the first body.
+
+    A page with a second ``<html>`` after ``</html>`` (archived pages often have
+    one) makes libxml2 start sibling roots; a browser keeps one tree and shows
+    that content in the body, and so does the walk.
+    """
+    strays = [s for s in root.itersiblings() if isinstance(s.tag, str)]
+    if not strays:
+        return
+    body = root.find("body")
+    if body is None:
+        body = etree.SubElement(root, "body")
+    for stray in strays:
+        parts = [stray]
+        inner = stray.find("body")
+        if inner is not None:
+            parts = [inner]
+        for part in parts:
+            _append_text(body, part.text)
+            for child in list(part):
+                if child.tag in ("head", "body"):
+                    continue
+                body.append(child)  # moves the child with its tail
+
+
+# -- the pre-scan that flattens pages nested deeper than MAX_DEPTH -------------------------
+_SCAN_RE = re.compile(r"<!--.*?(?:-->|\Z)|<(/?)([A-Za-z][^\s/>]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>",
+                      re.DOTALL)
+_VOID = frozenset("area base br col embed hr img input keygen link meta param source track wbr "
+                  "basefont bgsound frame image isindex".split())
+_RAW = frozenset("script style textarea title xmp iframe noembed noframes plaintext".split())
+_CLOSES_P = frozenset("address article aside blockquote center details dialog dir div dl "
+                      "fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr "
+                      "main menu nav ol p pre section table ul li dd dt".split())
+_IMPLIED = {  # tag -> (tags it closes when open, tags that bound the search)
+    "li": ({"li"}, {"ul", "ol", "menu", "table", "div"}),
+    "dt": ({"dt", "dd"}, {"dl", "table", "div"}),
+    "dd": ({"dt", "dd"}, {"dl", "table", "div"}),
+    "td": ({"td", "th"}, {"tr", "table"}),
+    "th": ({"td", "th"}, {"tr", "table"}),
+    "tr": ({"tr", "td", "th"}, {"table", "thead", "tbody", "tfoot"}),
+    "option": ({"option"}, {"select", "datalist", "optgroup"}),
+}
+
+
+def flatten_deep(text: str, limit: int = MAX_DEPTH) -> str:
+    """Remove every tag that would open deeper than ``limit`` (and its end tag), keeping text.
+
+    A pre-scan of the markup that estimates nesting with HTML's commonest
+    implied end tags (p, li, dt/dd, td/th, tr, option); each removed tag becomes
+    one space so that words on both sides stay apart.
+    """
+    out: list[str] = []
+    stack: list[tuple[str, bool]] = []
+    kept = 0
+    pos = 0
+    n = len(text)
+    search = _SCAN_RE.search
+    while pos < n:
+        m = search(text, pos)
+        if m is None:
+            break
+        close, name = m.group(1), m.group(2)
+        if name is None:  # a comment: keep as it is
+            out.append(text[pos:m.end()])
+            pos = m.end()
+            continue
+        name = name.lower()
+        out.append(text[pos:m.start()])
+        pos = m.end()
+        if close:
+            for k in range(len(stack) - 1, -1, -1):
+                if stack[k][0] == name:
+                    keep = stack[k][1]
+                    for _, was_kept in stack[k:]:
+                        kept -= was_kept
+                    del stack[k:]
+                    out.append(m.group(0) if keep else " ")
+                    break
+            else:
+                out.append(m.group(0))  # a stray end tag: the parser ignores it
+            continue
+        # implied end tags of the opening tag
+        if name in _CLOSES_P and stack and stack[-1][0] == "p":
+            kept -= stack.pop()[1]
+        rule = _IMPLIED.get(name)
+        if rule:
+            closes, bounds = rule
+            for k in range(len(stack) - 1, max(-1, len(stack) - 8), -1):
+                t = stack[k][0]
+                if t in closes:
+                    for _, was_kept in stack[k:]:
+                        kept -= was_kept
+                    del stack[k:]
+                    break
+                if t in bounds:
+                    break
+        void = name in _VOID or m.group(3).rstrip().endswith("/")
+        if kept >= limit and not void:
+            out.append(" ")
+            stack.append((name, False))
+        else:
+            out.append(m.group(0))
+            if not void:
+                stack.append((name, True))
+                kept += 1
+        if name in _RAW and not void:
+            end = re.compile(r"</%s\s*>" % re.escape(name), re.IGNORECASE).search(text, pos)
+            stop = end.start() if end else n
+            out.append(text[pos:stop])
+            pos = stop
+    out.append(text[pos:])
+    return "".join(out)
+
+
+# -- the walk ------------------------------------------------------------------------------
+def _visit(root: etree._Element, hidden: set):
+    """Visit the shown elements under body once, iteratively, in document order."""
+    body = root.find("body")
+    if body is None:
+        body = root
+    tags: list[str] = []
+    parents: list[int] = []
+    depths: list[int] = []
+    seg_start: list[int] = []
+    seg_owner: list[int] = []
+    seg_text: list[str] = []
+    seg_link: list[bool] = []
+    link_flag: list[bool] = []
+    drop = DROP_TAGS
+    stack: list[tuple] = [(body, -1, 0, False)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        el, a, b, lk = pop()
+        if el is None:  # the tail text of a child, held by element a
+            t = " ".join(b.split())
+            if t:
+                seg_owner.append(a)
+                seg_text.append(t)
+                seg_link.append(lk)
+            continue
+        i = len(tags)
+        tag = el.tag
+        tags.append(tag)
+        parents.append(a)
+        depths.append(b)
+        seg_start.append(len(seg_text))
+        is_a = tag == "a"
+        link_flag.append(is_a)
+        lk = lk or is_a
+        txt = el.text
+        if txt:
+            t = " ".join(txt.split())
+            if t:
+                seg_owner.append(i)
+                seg_text.append(t)
+                seg_link.append(lk)
+        b += 1
+        for ch in el.iterchildren(reversed=True):
+            tl = ch.tail
+            if tl:
+                push((None, i, tl, lk))
+            ct = ch.tag
+            if ct.__class__ is str and ct not in drop and not (hidden and ch in hidden):
+                push((ch, i, b, lk))
+    path0 = "/" + "/".join([str(a.tag) for a in reversed(list(body.iterancestors()))] + [str(body.tag)])
+    return (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag,
+            path0)
+
+
+def _subtree_sizes(parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """Rows in each row's subtree (itself included), summed bottom-up level by level."""
+    n = len(parent)
+    size = np.ones(n, dtype=np.int64)
+    if n <= 1:
+        return size
+    order = np.argsort(depth, kind="stable")
+    bounds = np.searchsorted(depth[order], np.arange(depth.max() + 2))
+    for d in range(int(depth.max()), 0, -1):
+        idx = order[bounds[d]:bounds[d + 1]]
+        np.add.at(size, parent[idx], size[idx])
+    return size
+
+
+def _query_score(parent: np.ndarray, own_matches: np.ndarray) -> np.ndarray:
+    """Σ over text nodes below each row of matches / distance (own text at distance 1)."""
+    qs = np.zeros(len(parent), dtype=np.float64)
+    cur = np.flatnonzero(own_matches)
+    if not len(cur):
+        return qs
+    m = own_matches[cur].astype(np.float64)
+    dist = 1.0
+    while len(cur):
+        np.add.at(qs, cur, m / dist)
+        cur = parent[cur]
+        keep = cur >= 0
+        cur, m = cur[keep], m[keep]
+        dist += 1.0
+    return qs
+
+
+def _ctd(c, t, lc, lt) -> np.ndarray:
+    """CETD's composite text density (seed 003 §2.1.5), zero denominators as 1."""
+    c = c.astype(np.float64)
+    lc = lc.astype(np.float64)
+    t1 = np.where(t == 0, 1, t).astype(np.float64)
+    lc1 = np.where(lc == 0, 1.0, lc)
+    lt1 = np.where(lt == 0, 1, lt).astype(np.float64)
+    nonlink = c - lc
+    nonlink1 = np.where(nonlink == 0, 1.0, nonlink)
+    cb, lcb = (c[0], lc[0]) if len(c) else (0.0, 0.0)
+    cb1 = cb if cb else 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b = np.log((c / nonlink1) * lc + (lcb / cb1) * c + math.e)
+        lnb = np.log(b)
+        lnb = np.where(lnb == 0, 1.0, lnb)
+        ratio = (c / lc1) * (t1 / lt1)
+        ctd = (c / t1) * np.log(np.where(ratio > 0, ratio, 1.0)) / lnb
+    return np.where(c == 0, 0.0, ctd)
+
+
+def _match_counts(owners: list[int], texts: list[str], n: int, *matchers: TermMatcher):
+    """Per row, the matches of each matcher in the row's own text."""
+    outs = [np.zeros(n, dtype=np.int64) for _ in matchers]
+    active = [(k, m) for k, m in enumerate(matchers) if m]
+    if not active:
+        return outs
+    for owner, text in zip(owners, texts):
+        words = tokenize(text)
+        if not words:
+            continue
+        for k, m in active:
+            c = m.count(words)
+            if c:
+                outs[k][owner] += c
+    return outs
+
+
+def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charset: str | None = None,
+              own_terms: Iterable[str] = ()) -> PageWalk:
+    """Walk one page: decode, parse, drop what is not shown, and measure every element.
+
+    ``html`` is the page's bytes (decoded as a browser would, ``http_charset``
+    first) or already-decoded text. ``query_terms`` is the domain query,
+    ``own_terms`` the page's own submission terms (for ``own_query_score``);
+    either may be a prepared ``TermMatcher``. Never fails on bad markup.
+    """
+    if isinstance(html, str):
+        text, encoding = html, None
+    else:
+        text, encoding = decode_html(html, http_charset)
+    root, too_deep = parse_html(text)
+    hidden = hidden_elements(root, text)
+    visit = _visit(root, hidden)
+    if too_deep or (visit[2] and max(visit[2]) > MAX_DEPTH):
+        root, _ = parse_html(flatten_deep(text, MAX_DEPTH))
+        hidden = hidden_elements(root)
+        visit = _visit(root, hidden)
+    tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, path0 = visit
+    del root, hidden
+    return _measure(tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag,
+                    path0, _matcher(query_terms), _matcher(own_terms), encoding)
+
+
+def _matcher(terms) -> TermMatcher:
+    return terms if isinstance(terms, TermMatcher) else TermMatcher(terms)
+
+
+def _measure(tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, path0,
+             query: TermMatcher, own: TermMatcher, encoding) -> PageWalk:
+    n = len(tags)
+    parent = np.asarray(parents, dtype=np.int64)
+    depth = np.asarray(depths, dtype=np.int64)
+    owner = np.asarray(seg_owner, dtype=np.int64)
+    seg_len = np.fromiter((len(t) for t in seg_text), dtype=np.int64, count=len(seg_text))
+    in_link = np.asarray(seg_link, dtype=bool)
+    own_chars = np.bincount(owner, weights=seg_len, minlength=n).astype(np.int64)
+    own_link = np.bincount(owner[in_link], weights=seg_len[in_link], minlength=n).astype(np.int64)
+    is_a = np.asarray(link_flag, dtype=np.int64)
+
+    size = _subtree_sizes(parent, depth)
+    idx = np.arange(n, dtype=np.int64)
+    last = idx + size - 1
+
+    def subtree_sum(values: np.ndarray) -> np.ndarray:
+        cs = np.concatenate(([0], np.cumsum(values)))
+        return cs[last + 1] - cs[idx]
+
+    chars = subtree_sum(own_chars)
+    link_chars = subtree_sum(own_link)
+    link_tags = subtree_sum(is_a)
+    tags_ = np.maximum(size - 1, 1)
+    td = chars / tags_
+    ctd = _ctd(chars, tags_, link_chars, link_tags)
+    density_sum = np.zeros(n, dtype=np.float64)
+    if n > 1:
+        np.add.at(density_sum, parent[1:], ctd[1:])
+    matches, own_matches = _match_counts(seg_owner, seg_text, n, query, own)
+    query_score = _query_score(parent, matches)
+    own_query_score = _query_score(parent, own_matches)
+
+    # own text: the row's text nodes joined by one space, in document order
+    text = [""] * n
+    for o, t in zip(seg_owner, seg_text):
+        text[o] = t if not text[o] else text[o] + " " + t
+
+    tag_arr = np.asarray(tags, dtype=object)
+    # positions among shown siblings with the same tag, and the sibling structure
+    codes, _ = pd.factorize(tag_arr)
+    key = parent * (int(codes.max()) + 1 if n else 1) + codes
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    starts = np.flatnonzero(np.concatenate(([True], ks[1:] != ks[:-1]))) if n else np.zeros(0, np.int64)
+    group_size = np.diff(np.concatenate((starts, [n])))
+    group_of = np.repeat(np.arange(len(starts)), group_size)
+    nth = np.empty(n, dtype=np.int64)
+    nth[order] = np.arange(n) - starts[group_of] + 1
+    same = np.empty(n, dtype=np.int64)
+    same[order] = group_size[group_of]
+    children = np.bincount(parent[1:], minlength=n) if n > 1 else np.zeros(n, dtype=np.int64)
+    sib = np.where(parent >= 0, children[np.maximum(parent, 0)] - 1, 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sibling_same = np.where(sib > 0, (same - 1) / np.where(sib > 0, sib, 1), 0.0)
+    nth = nth.tolist()
+    xpath = [""] * n
+    if n:
+        xpath[0] = path0
+    for i in range(1, n):
+        xpath[i] = f"{xpath[parents[i]]}/{tags[i]}[{nth[i]}]"
+
+    cb = chars[0] if n else 0
+    seg_cum = np.concatenate(([0], np.cumsum(seg_len)))
+    chars_before = seg_cum[np.asarray(seg_start, dtype=np.int64)] / (cb or 1) if n else np.zeros(0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        link_density = np.where(chars > 0, link_chars / np.where(chars > 0, chars, 1), 0.0)
+    parent_ctd = np.where(parent >= 0, ctd[np.maximum(parent, 0)], 0.0) if n else np.zeros(0)
+
+    rows = pd.DataFrame({
+        "node": idx,
+        "parent": parent,
+        "xpath": xpath,
+        "tag": tag_arr,
+        "chars": chars,
+        "tags": tags_,
+        "link_chars": link_chars,
+        "link_tags": link_tags,
+        "td": td,
+        "ctd": ctd,
+        "density_sum": density_sum,
+        "query_score": query_score,
+        "matches": matches,
+        "distance": depth,
+        "link_density": link_density,
+        "own_chars": own_chars,
+        "tag_code": np.fromiter((_TAG_CODE.get(t, 0) for t in tags), dtype=np.int64, count=n),
+        "position": idx / max(n, 1),
+        "chars_before": chars_before,
+        "own_query_score": own_query_score,
+        "parent_ctd": parent_ctd,
+        "children": children,
+        "sibling_same_tag": sibling_same,
+        "text": text,
+    })
+    segments = list(zip(seg_owner, seg_text))
+    return PageWalk(rows=rows, segments=segments, encoding=encoding, last=last)

@@ -1,0 +1,172 @@
+"""The collector: fetch every submission's result page into a dataset, losing nothing.
+
+Each fetch is written on its own: the page (atomically) and then its journal line, so a run
+killed at any moment leaves a dataset the next run completes: a submission whose last journal
+line is a success with its page on disk (same size) is never fetched again, a page without
+its journal line is fetched again and replaced (same ID, so nothing is duplicated), and a
+failure stays in the journal and is retried only when asked (``retry_failed``).
+
+Hosts are fetched in parallel (``workers``), one request at a time per host.
+"""
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any
+from urllib.parse import urlsplit
+
+from hwnoise.dataset import Dataset, now_iso
+from hwnoise.progress import bar, info
+
+from .fetch import DEFAULT_MAX_BYTES, Fetcher, FetchError, FetchSettings
+from .query import write_domain_query
+
+#: the keys of a journal line, in the order they are written
+JOURNAL_KEYS = ("submission", "url", "method", "fields", "final_url", "redirects", "status", "headers",
+                "http_charset", "encoding", "encoding_source", "bytes", "sha256", "attempts",
+                "started", "finished", "error")
+
+
+def _encoding(body: bytes, http_charset: str | None) -> tuple[str | None, str | None]:
+    try:
+        from hwnoise.decode import sniff_encoding
+    except ImportError:  # pragma: no cover - decode.py is a base module
+        return http_charset, "http" if http_charset else None
+    return sniff_encoding(body, http_charset)
+
+
+def is_done(dataset: Dataset, record: dict | None) -> bool:
+    """Whether a journal line is a success whose page is on disk with the size it records."""
+    if not record or record.get("error") or not record.get("sha256"):
+        return False
+    path = dataset.path / "pages" / f"{record['submission']}.html"
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return False
+    return record.get("bytes") is None or size == record["bytes"]
+
+
+class _Writer:
+    """Writes a page and then its journal line, one fetch at a time (threads share it)."""
+
+    def __init__(self, dataset: Dataset):
+        self.dataset = dataset
+        self.lock = threading.Lock()
+
+    def write(self, sub: dict, record: dict, body: bytes | None) -> None:
+        with self.lock:
+            if body is not None:
+                self.dataset.write_page(sub["id"], body)
+            self.dataset.append_journal(record)
+
+
+def fetch_one(fetcher: Fetcher, sub: dict) -> tuple[dict, bytes | None]:
+    """Fetch one submission; return its journal line and the body (None on failure)."""
+    started = now_iso()
+    record: dict[str, Any] = {"submission": sub["id"], "url": sub["url"], "method": sub.get("method", "GET"),
+                              "fields": sub.get("fields") or []}
+    try:
+        res = fetcher.fetch(sub["url"], sub.get("method", "GET"), sub.get("fields"), sub.get("enctype"))
+    except FetchError as exc:
+        record.update(final_url=exc.final_url, redirects=exc.redirects, status=exc.status,
+                      headers=exc.headers, http_charset=None, encoding=None, encoding_source=None,
+                      bytes=None, sha256=None, attempts=exc.attempts, started=started,
+                      finished=now_iso(), error=str(exc))
+        return {k: record.get(k) for k in JOURNAL_KEYS}, None
+    encoding, source = _encoding(res.body, res.http_charset)
+    record.update(final_url=res.final_url, redirects=res.redirects, status=res.status, headers=res.headers,
+                  http_charset=res.http_charset, encoding=encoding, encoding_source=source,
+                  bytes=len(res.body), sha256=hashlib.sha256(res.body).hexdigest(), attempts=res.attempts,
+                  started=started, finished=now_iso(), error=None)
+    return {k: record.get(k) for k in JOURNAL_KEYS}, res.body
+
+
+def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: bool | Iterable[str] = False,
+            delay: float = 1.0, user_agent: str | None = None, timeout: float | tuple[float, float] = (5, 30),
+            max_bytes: int = DEFAULT_MAX_BYTES, retries: int = 3, backoff: float = 0.5,
+            max_redirects: int = 10, retry_failed: bool = False, workers: int = 4, robots: bool = True,
+            progress: bool = True) -> dict:
+    """Fetch the result page of every submission into ``dataset``; return
+    ``{fetched, failed, skipped, failed_before}`` for this run.
+
+    ``skipped`` counts submissions not fetched now: done before, or failed before and not
+    retried (those are also counted in ``failed_before``). Writes the domain query at the end.
+    """
+    subs = [dataset.add_submission(s) for s in submissions]
+    unique = list(OrderedDict((s["id"], s) for s in subs).values())
+    journal = dataset.journal()
+    pending, skipped, failed_before = [], 0, 0
+    for sub in unique:
+        rec = journal.get(sub["id"])
+        if is_done(dataset, rec):
+            skipped += 1
+        elif rec and rec.get("error") and not retry_failed:
+            skipped += 1
+            failed_before += 1
+        else:
+            pending.append(sub)
+
+    by_host: dict[str, list[dict]] = OrderedDict()
+    for sub in pending:
+        by_host.setdefault(urlsplit(sub["url"]).netloc.lower(), []).append(sub)
+
+    settings = FetchSettings(user_agent=user_agent, delay=delay, timeout=timeout, max_bytes=max_bytes,
+                             retries=retries, backoff=backoff, max_redirects=max_redirects,
+                             allow_private=allow_private, robots=robots)
+    writer = _Writer(dataset)
+    counts = {"fetched": 0, "failed": 0}
+    errors: list[str] = []
+    stop = threading.Event()
+    lock = threading.Lock()
+    pbar = bar(total=len(pending), desc="collect", unit="page") if progress and pending else None
+
+    def run_host(items: list[dict]) -> None:
+        for sub in items:
+            if stop.is_set():
+                return
+            record, body = fetch_one(fetcher, sub)
+            writer.write(sub, record, body)
+            with lock:
+                if record["error"]:
+                    counts["failed"] += 1
+                    errors.append(record["error"])
+                else:
+                    counts["fetched"] += 1
+                if pbar is not None:
+                    pbar.update(1)
+                    pbar.set_postfix(fetched=counts["fetched"], failed=counts["failed"], refresh=False)
+
+    with Fetcher(settings) as fetcher:
+        try:
+            if len(by_host) <= 1 or workers <= 1:
+                for items in by_host.values():
+                    run_host(items)
+            else:
+                with ThreadPoolExecutor(max_workers=min(workers, len(by_host))) as pool:
+                    futures = [pool.submit(run_host, items) for items in by_host.values()]
+                    try:
+                        for fut in as_completed(futures):
+                            fut.result()
+                    except BaseException:
+                        stop.set()
+                        raise
+        finally:
+            if pbar is not None:
+                pbar.close()
+    write_domain_query(dataset)
+    summary = {"fetched": counts["fetched"], "failed": counts["failed"], "skipped": skipped,
+               "failed_before": failed_before}
+    if progress:
+        info(f"collect: {summary['fetched']} fetched, {summary['failed']} failed, {skipped} skipped "
+             f"(already fetched or failed before) -> {dataset.path}")
+        for err in errors[:5]:
+            info(f"  failed: {err}")
+        if len(errors) > 5:
+            info(f"  ... and {len(errors) - 5} more failures (see {dataset.journal_path})")
+        if failed_before:
+            info(f"  {failed_before} submissions failed in an earlier run; rerun with --retry-failed to try them again")
+    return summary

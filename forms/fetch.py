@@ -1,0 +1,565 @@
+"""The polite, safe fetcher: one ``requests.Session`` per host, built from small policies.
+
+Like Scrapy's downloader middlewares, each concern is one small class built from one
+settings object (:class:`FetchSettings`) and able to switch itself off:
+
+- :class:`AddressPolicy` — only http/https; private, loopback, link-local (and other
+  non-public) addresses refused unless allowed, checked after DNS resolution, at connect
+  time too (so a DNS answer that changes between the check and the connect cannot slip
+  through), and again on every redirect hop.
+- :class:`RobotsPolicy` — robots.txt per host (RFC 9309), ``Crawl-delay`` applied.
+- :class:`HostThrottle` — one request at a time per host, ``delay`` seconds apart.
+- :class:`RetryPolicy` — retries with exponential backoff on connection errors,
+  timeouts, 429 and 5xx, honouring ``Retry-After`` (seconds or an HTTP date).
+- :class:`RedirectPolicy` — redirects followed by hand within a limit, every hop
+  recorded and checked.
+- :class:`BodyPolicy` — a maximum body size (streamed and cut off) and a content-type check.
+
+:class:`Fetcher` ties them together; ``Fetcher.fetch`` returns a :class:`FetchResult` or
+raises :class:`FetchError` (naming the URL, and carrying what was learnt: status, headers,
+redirects).
+"""
+from __future__ import annotations
+
+import email.utils
+import ipaddress
+import socket
+import threading
+import time
+import urllib.robotparser
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import requests
+import urllib3
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+from hwnoise import __version__
+from hwnoise.errors import HwnoiseError
+
+DEFAULT_USER_AGENT = f"hwnoise/{__version__} (hidden-web noise research crawler; +https://pypi.org/project/hwnoise/)"
+ROBOTS_TOKEN = "hwnoise"
+DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+HTML_TYPES = ("text/html", "application/xhtml+xml", "application/xml", "text/xml", "text/plain")
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 507, 508, 509, 520, 521, 522, 523, 524})
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+
+
+class FetchError(HwnoiseError):
+    """A fetch failed; the message names the URL. ``status``, ``headers``, ``redirects`` and
+    ``final_url`` keep what was learnt before the failure (for the journal)."""
+
+    def __init__(self, url: str, message: str, *, status: int | None = None,
+                 headers: dict | None = None, redirects: list | None = None,
+                 final_url: str | None = None, attempts: int = 0):
+        super().__init__(f"{url}: {message}")
+        self.url = url
+        self.reason = message
+        self.status = status
+        self.headers = headers or {}
+        self.redirects = redirects or []
+        self.final_url = final_url
+        self.attempts = attempts
+
+
+class BlockedURL(FetchError):
+    """The URL's scheme or address is not allowed (never retried)."""
+
+
+class RobotsDenied(FetchError):
+    """robots.txt disallows the URL for hwnoise (never retried)."""
+
+
+class BodyError(FetchError):
+    """The body is too large or not HTML (never retried)."""
+
+
+@dataclass
+class FetchSettings:
+    """Everything the policies read; one object travels through the fetcher."""
+
+    user_agent: str | None = None
+    delay: float = 1.0
+    timeout: tuple[float, float] = (5.0, 30.0)
+    total_timeout: float = 300.0
+    max_bytes: int = DEFAULT_MAX_BYTES
+    retries: int = 3
+    backoff: float = 0.5
+    max_retry_after: float = 120.0
+    max_redirects: int = 10
+    allow_private: bool | Iterable[str] = False
+    robots: bool = True
+    content_types: tuple[str, ...] = HTML_TYPES
+
+    def __post_init__(self) -> None:
+        self.user_agent = self.user_agent or DEFAULT_USER_AGENT
+        if isinstance(self.timeout, (int, float)):
+            self.timeout = (float(self.timeout), float(self.timeout))
+        self.timeout = tuple(self.timeout)  # type: ignore[assignment]
+
+
+@dataclass
+class FetchResult:
+    """A page fetched: its bytes and what the journal records about the exchange."""
+
+    url: str
+    final_url: str
+    method: str
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    redirects: list[dict] = field(default_factory=list)
+    http_charset: str | None = None
+    attempts: int = 1
+
+
+def charset_of(content_type: str | None) -> str | None:
+    """The ``charset`` parameter of a Content-Type header value, or None."""
+    for part in (content_type or "").split(";")[1:]:
+        key, _, value = part.strip().partition("=")
+        if key.strip().lower() == "charset" and value.strip():
+            return value.strip().strip("\"'") or None
+    return None
+
+
+# -- addresses ---------------------------------------------------------------------------------
+
+class AddressPolicy:
+    """Which schemes and IP addresses may be fetched.
+
+    ``allow_private``: False (public addresses only), True (any address), or networks
+    ("127.0.0.1", "10.0.0.0/8") that are allowed beside the public ones.
+    """
+
+    def __init__(self, allow_private: bool | Iterable[str] = False):
+        self.allow_all = allow_private is True
+        self.networks = []
+        if allow_private not in (True, False, None):
+            for net in allow_private:  # type: ignore[union-attr]
+                try:
+                    self.networks.append(ipaddress.ip_network(str(net), strict=False))
+                except ValueError:
+                    raise HwnoiseError(f"allowed network {net!r} is not an IP address or CIDR block") from None
+
+    def check_scheme(self, url: str) -> None:
+        parts = urlsplit(url)
+        if parts.scheme.lower() not in ("http", "https"):
+            raise BlockedURL(url, f"scheme {parts.scheme or '(none)'!r} refused: only http and https are fetched")
+        if not parts.hostname:
+            raise BlockedURL(url, "no host in the URL")
+
+    def address_allowed(self, ip: str) -> bool:
+        if self.allow_all:
+            return True
+        addr = ipaddress.ip_address(ip.split("%", 1)[0])
+        if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped:
+            addr = addr.ipv4_mapped
+        if any(addr in net for net in self.networks):
+            return True
+        return addr.is_global and not (addr.is_multicast or addr.is_reserved or addr.is_unspecified)
+
+    def resolve(self, host: str, port: int, url: str) -> list[str]:
+        """Every address ``host`` resolves to, all of them allowed, or BlockedURL."""
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except socket.gaierror as exc:
+            raise FetchError(url, f"cannot resolve host {host!r}: {exc.strerror or exc}") from None
+        ips = list(dict.fromkeys(info[4][0] for info in infos))
+        bad = [ip for ip in ips if not self.address_allowed(ip)]
+        if bad:
+            raise BlockedURL(url, f"host {host!r} resolves to a private, loopback or link-local address "
+                                  f"({', '.join(bad)}); refused (pass --allow-private to fetch it)")
+        return ips
+
+    def check(self, url: str) -> None:
+        """Scheme and address check of one URL (each redirect hop goes through it)."""
+        self.check_scheme(url)
+        if self.allow_all:
+            return
+        parts = urlsplit(url)
+        self.resolve(parts.hostname or "", parts.port or (443 if parts.scheme.lower() == "https" else 80), url)
+
+
+def _guarded_adapter(policy: AddressPolicy) -> HTTPAdapter:
+    """An HTTPAdapter whose connections connect only to addresses ``policy`` allows, checked
+    on the addresses actually dialled (no gap between check and connect)."""
+
+    def new_conn(base):
+        def _new_conn(self):
+            host = self._dns_host
+            ips = policy.resolve(host, self.port, f"{'https' if base is HTTPSConnection else 'http'}://{host}:{self.port}/")
+            last: Exception | None = None
+            for ip in ips:
+                self._dns_host = ip
+                try:
+                    return base._new_conn(self)
+                except Exception as exc:  # noqa: BLE001 - try the next address
+                    last = exc
+                finally:
+                    self._dns_host = host
+            raise last  # type: ignore[misc]
+        return _new_conn
+
+    http_conn = type("GuardedHTTPConnection", (HTTPConnection,), {"_new_conn": new_conn(HTTPConnection)})
+    https_conn = type("GuardedHTTPSConnection", (HTTPSConnection,), {"_new_conn": new_conn(HTTPSConnection)})
+    http_pool = type("GuardedHTTPPool", (HTTPConnectionPool,), {"ConnectionCls": http_conn})
+    https_pool = type("GuardedHTTPSPool", (HTTPSConnectionPool,), {"ConnectionCls": https_conn})
+
+    class GuardedAdapter(HTTPAdapter):
+        def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+            super().init_poolmanager(*args, **kwargs)
+            self.poolmanager.pool_classes_by_scheme = {"http": http_pool, "https": https_pool}
+
+    return GuardedAdapter(max_retries=0)
+
+
+# -- per-host throttling -------------------------------------------------------------------------
+
+class HostThrottle:
+    """One request at a time per host, ``delay`` seconds between the end of one and the
+    start of the next (robots.txt's Crawl-delay raises it)."""
+
+    def __init__(self, delay: float):
+        self.delay = max(0.0, float(delay))
+        self._locks: dict[str, threading.Lock] = {}
+        self._last: dict[str, float] = {}
+        self._delays: dict[str, float] = {}
+        self._guard = threading.Lock()
+
+    def set_delay(self, host: str, delay: float) -> None:
+        self._delays[host] = max(self.delay, delay)
+
+    def lock(self, host: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(host, threading.Lock())
+
+    def wait(self, host: str) -> None:
+        """Sleep until ``host`` may be asked again (call with the host's lock held)."""
+        delay = self._delays.get(host, self.delay)
+        last = self._last.get(host)
+        if delay > 0 and last is not None:
+            pause = last + delay - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
+
+    def done(self, host: str) -> None:
+        self._last[host] = time.monotonic()
+
+
+# -- retries ---------------------------------------------------------------------------------------
+
+class RetryPolicy:
+    """When to try again, and how long to wait first."""
+
+    def __init__(self, retries: int, backoff: float, max_retry_after: float):
+        self.retries = max(0, int(retries))
+        self.backoff = max(0.0, float(backoff))
+        self.max_retry_after = max_retry_after
+
+    def retryable_status(self, status: int) -> bool:
+        return status in RETRY_STATUSES or 500 <= status < 600 and status != 501
+
+    def wait_for(self, attempt: int, headers: dict | None = None) -> float:
+        """Seconds to wait before retry number ``attempt`` (1-based): Retry-After when the
+        server sent one, else backoff · 2^(attempt-1)."""
+        after = parse_retry_after((headers or {}).get("retry-after"))
+        if after is not None:
+            return after
+        return self.backoff * (2 ** (attempt - 1))
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Retry-After as seconds (delta-seconds or an HTTP date), or None."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+# -- robots.txt -------------------------------------------------------------------------------------
+
+class RobotsPolicy:
+    """robots.txt per host (fetched once, through the same safe path), RFC 9309 semantics:
+    4xx means no rules (401/403 too, as RFC 9309 says), 5xx or unreachable means disallow all."""
+
+    def __init__(self, fetcher: "Fetcher", enabled: bool):
+        self.fetcher = fetcher
+        self.enabled = enabled
+        self._rules: dict[str, urllib.robotparser.RobotFileParser | str] = {}
+        self._guard = threading.Lock()
+        self._host_locks: dict[str, threading.Lock] = {}
+
+    def check(self, url: str) -> None:
+        if not self.enabled:
+            return
+        parts = urlsplit(url)
+        origin = f"{parts.scheme.lower()}://{parts.netloc.lower()}"
+        with self._guard:
+            lock = self._host_locks.setdefault(origin, threading.Lock())
+        with lock:
+            if origin not in self._rules:
+                self._rules[origin] = self._load(origin)
+        rules = self._rules[origin]
+        if isinstance(rules, str):
+            raise RobotsDenied(url, f"robots.txt of {origin} could not be read ({rules}); nothing fetched "
+                                    "from this host (pass --no-robots to ignore robots.txt)")
+        if not rules.can_fetch(ROBOTS_TOKEN, url):
+            raise RobotsDenied(url, f"disallowed by {origin}/robots.txt for {ROBOTS_TOKEN} "
+                                    "(pass --no-robots to ignore robots.txt)")
+
+    def _load(self, origin: str) -> urllib.robotparser.RobotFileParser | str:
+        rp = urllib.robotparser.RobotFileParser(origin + "/robots.txt")
+        try:
+            res = self.fetcher._exchange_with_redirects("GET", origin + "/robots.txt", None, None,
+                                                        content_check=False, max_bytes=512 * 1024,
+                                                        robots=False)
+            status, body = res.status, res.body
+        except RobotsDenied:
+            raise
+        except FetchError as exc:
+            if exc.status is not None and 400 <= exc.status < 500:
+                rp.parse([])
+                return rp
+            return exc.reason
+        lines = body.decode("utf-8", errors="replace").splitlines() if 200 <= status < 300 else []
+        rp.parse(lines)
+        delay = crawl_delay(lines, ROBOTS_TOKEN)
+        if delay:
+            self.fetcher.throttle.set_delay(urlsplit(origin).netloc.lower(), float(delay))
+        return rp
+
+
+def crawl_delay(lines: list[str], token: str) -> float | None:
+    """The Crawl-delay of the group for ``token`` (else ``*``), decimals allowed (Python's
+    robotparser reads whole seconds only)."""
+    groups: dict[str, float] = {}
+    agents: list[str] = []
+    in_rules = False
+    for raw in lines:
+        line = raw.split("#", 1)[0].strip()
+        key, _, value = line.partition(":")
+        key, value = key.strip().lower(), value.strip()
+        if key == "user-agent":
+            if in_rules:
+                agents, in_rules = [], False
+            agents.append(value.lower())
+        elif key:
+            in_rules = True
+            if key == "crawl-delay":
+                try:
+                    delay = float(value)
+                except ValueError:
+                    continue
+                for agent in agents:
+                    groups.setdefault(agent, delay)
+    for agent, delay in groups.items():
+        if agent != "*" and agent in token.lower():
+            return delay
+    return groups.get("*")
+
+
+# -- the fetcher ---------------------------------------------------------------------------------
+
+class Fetcher:
+    """Fetch pages politely and safely. Thread-safe: use one Fetcher for a whole crawl."""
+
+    def __init__(self, settings: FetchSettings | None = None, **kw: Any):
+        self.settings = settings or FetchSettings(**kw)
+        s = self.settings
+        self.address = AddressPolicy(s.allow_private)
+        self.throttle = HostThrottle(s.delay)
+        self.retry = RetryPolicy(s.retries, s.backoff, s.max_retry_after)
+        self.robots = RobotsPolicy(self, s.robots)
+        self._sessions: dict[str, requests.Session] = {}
+        self._guard = threading.Lock()
+
+    # sessions: one per host, so keep-alive connections are reused
+    def session(self, host: str) -> requests.Session:
+        with self._guard:
+            sess = self._sessions.get(host)
+            if sess is None:
+                sess = requests.Session()
+                sess.headers["User-Agent"] = self.settings.user_agent  # type: ignore[assignment]
+                sess.headers["Accept"] = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
+                if not self.address.allow_all:
+                    adapter = _guarded_adapter(self.address)
+                    sess.mount("http://", adapter)
+                    sess.mount("https://", adapter)
+                self._sessions[host] = sess
+            return sess
+
+    def close(self) -> None:
+        with self._guard:
+            for sess in self._sessions.values():
+                sess.close()
+            self._sessions.clear()
+
+    def __enter__(self) -> "Fetcher":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # public entry point
+    def fetch(self, url: str, method: str = "GET", fields: list[dict] | None = None,
+              enctype: str | None = None) -> FetchResult:
+        """Fetch ``url`` (GET, or POST with ``fields`` as the form body); retries, redirects,
+        robots.txt, address and body checks included. Raises FetchError naming the URL."""
+        method = method.upper()
+        data = [(str(f.get("name", "")), str(f.get("value", ""))) for f in fields or []] if method == "POST" else None
+        return self._exchange_with_redirects(method, url, data, enctype, content_check=True,
+                                             max_bytes=self.settings.max_bytes, robots=True)
+
+    # redirects: by hand, every hop checked and recorded
+    def _exchange_with_redirects(self, method: str, url: str, data: list | None, enctype: str | None, *,
+                                 content_check: bool, max_bytes: int, robots: bool) -> FetchResult:
+        hops: list[dict] = []
+        current, attempts = url, 0
+        seen: set[tuple[str, str]] = set()
+        while True:
+            try:
+                self.address.check(current)
+                if robots:
+                    self.robots.check(current)
+                res = self._with_retries(method, current, data, enctype, content_check, max_bytes)
+            except FetchError as exc:
+                exc.redirects = hops + exc.redirects
+                exc.final_url = exc.final_url or current
+                exc.attempts += attempts
+                if current != url and not exc.args[0].startswith(url):
+                    exc.args = (f"{url}: {exc.args[0]} (reached by redirect)",)
+                raise
+            attempts += res.attempts
+            if res.status not in REDIRECT_STATUSES or "location" not in res.headers:
+                res.url, res.redirects, res.attempts = url, hops, attempts
+                return res
+            target = urljoin(current, res.headers["location"].strip())
+            hops.append({"url": current, "status": res.status, "location": target})
+            if len(hops) > self.settings.max_redirects:
+                loop = " (a redirect loop)" if (method, target) in seen else ""
+                raise FetchError(url, f"more than {self.settings.max_redirects} redirects{loop}: "
+                                      + " -> ".join(h["url"] for h in hops[-4:]) + f" -> {target}",
+                                 status=res.status, headers=res.headers, redirects=hops,
+                                 final_url=target, attempts=attempts)
+            seen.add((method, current))
+            if res.status == 303 or (res.status in (301, 302) and method == "POST"):
+                method, data = "GET", None
+            current = target
+
+    def _with_retries(self, method: str, url: str, data: list | None, enctype: str | None,
+                      content_check: bool, max_bytes: int) -> FetchResult:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                res = self._exchange(method, url, data, enctype, content_check, max_bytes)
+            except (BlockedURL, RobotsDenied, BodyError) as exc:
+                exc.attempts = attempt
+                raise
+            except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError,
+                    requests.exceptions.ContentDecodingError, urllib3.exceptions.HTTPError) as exc:
+                if attempt > self.retry.retries:
+                    raise FetchError(url, f"{_describe(exc)} (after {attempt} attempts)", attempts=attempt) from None
+                time.sleep(self.retry.wait_for(attempt))
+                continue
+            res.attempts = attempt
+            if self.retry.retryable_status(res.status):
+                wait = self.retry.wait_for(attempt, res.headers)
+                if attempt > self.retry.retries or wait > self.retry.max_retry_after:
+                    why = (f"Retry-After {wait:.0f} s exceeds the limit of {self.retry.max_retry_after:.0f} s"
+                           if attempt <= self.retry.retries else f"after {attempt} attempts")
+                    raise FetchError(url, f"HTTP {res.status} ({why})", status=res.status,
+                                     headers=res.headers, attempts=attempt)
+                time.sleep(wait)
+                continue
+            if res.status >= 400 and res.status not in REDIRECT_STATUSES:
+                raise FetchError(url, f"HTTP {res.status}", status=res.status, headers=res.headers,
+                                 attempts=attempt)
+            return res
+
+    def _exchange(self, method: str, url: str, data: list | None, enctype: str | None,
+                  content_check: bool, max_bytes: int) -> FetchResult:
+        """One request and its (bounded) body, holding the host's slot."""
+        parts = urlsplit(url)
+        host = parts.netloc.lower()
+        sess = self.session(host)
+        kwargs: dict[str, Any] = {"timeout": self.settings.timeout, "allow_redirects": False, "stream": True}
+        if data is not None:
+            if (enctype or "").lower().startswith("multipart/"):
+                kwargs["files"] = [(name, (None, value)) for name, value in data]
+            else:
+                kwargs["data"] = data
+        lock = self.throttle.lock(host)
+        with lock:
+            self.throttle.wait(host)
+            try:
+                resp = sess.request(method, url, **kwargs)
+                try:
+                    headers = {k.lower(): v for k, v in resp.headers.items()}
+                    status = resp.status_code
+                    body = b""
+                    if status not in REDIRECT_STATUSES:
+                        if content_check and status < 300:
+                            self._check_type(url, status, headers)
+                        body = self._read_body(url, resp, status, headers, max_bytes)
+                finally:
+                    resp.close()
+            finally:
+                self.throttle.done(host)
+        return FetchResult(url=url, final_url=url, method=method, status=status, headers=headers, body=body,
+                           http_charset=charset_of(headers.get("content-type")))
+
+    def _check_type(self, url: str, status: int, headers: dict) -> None:
+        ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+        if ctype and ctype not in self.settings.content_types:
+            raise BodyError(url, f"content type {ctype!r} is not HTML; not kept", status=status, headers=headers)
+
+    def _read_body(self, url: str, resp: requests.Response, status: int, headers: dict, max_bytes: int) -> bytes:
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > max_bytes and "content-encoding" not in headers:
+            raise BodyError(url, f"body of {int(declared)} bytes exceeds the maximum of {max_bytes} bytes "
+                                 "(raise --max-bytes)", status=status, headers=headers)
+        chunks, size = [], 0
+        deadline = time.monotonic() + self.settings.total_timeout
+        for chunk in resp.iter_content(65536):
+            size += len(chunk)
+            if size > max_bytes:
+                raise BodyError(url, f"body cut off after {max_bytes} bytes, the maximum (raise --max-bytes)",
+                                status=status, headers=headers)
+            chunks.append(chunk)
+            if time.monotonic() > deadline:
+                raise FetchError(url, f"body not complete after {self.settings.total_timeout:.0f} s",
+                                 status=status, headers=headers)
+        return b"".join(chunks)
+
+
+def _describe(exc: Exception) -> str:
+    """A one-line reason for a transport error."""
+    if isinstance(exc, requests.ConnectTimeout):
+        return "connect timeout"
+    if isinstance(exc, (requests.ReadTimeout, urllib3.exceptions.ReadTimeoutError)):
+        return "read timeout"
+    if isinstance(exc, requests.exceptions.ChunkedEncodingError):
+        return "connection broken mid-body"
+    if isinstance(exc, requests.ConnectionError):
+        text = str(exc)
+        if "Connection refused" in text:
+            return "connection refused"
+        if "reset" in text.lower():
+            return "connection reset"
+        if "timed out" in text.lower():
+            return "read timeout"
+        return "connection error: " + text.split(":")[-1].strip().rstrip(")'\"")[:120]
+    return f"{type(exc).__name__}: {exc}"[:200]

@@ -1,0 +1,380 @@
+"""A search form read from its page, and the submissions made by filling it.
+
+``read_form`` finds the form's action (resolved against the page URL), method, enctype and
+every control with its default (hidden inputs included), plus the label a person sees beside
+each control (seed 003 §5.1): ``<label for>``, a wrapping ``<label>``, ``aria-labelledby``,
+``aria-label``, the text of the table cell before the control (a placeholder is often only an
+example, so it comes after), ``placeholder``, ``title``.
+``submissions_from_form`` submits it once per value set, as a browser would.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import lxml.html
+
+from hwnoise.errors import HwnoiseError
+from hwnoise.text import collapse_space
+
+from .submissions import make_submission
+
+
+class FormError(HwnoiseError):
+    """A form page or a values file cannot be used; the message names the page or file."""
+
+
+#: input types that are never sent, or that a value set cannot fill
+_NOT_SENT = {"reset", "button", "image", "file"}
+
+
+@dataclass
+class FormField:
+    """One control of a form: its name, what it sends by default, and what a person sees."""
+
+    name: str
+    type: str                      # text, hidden, select, textarea, checkbox, radio, submit, ...
+    value: str | None = None       # the value sent by default (None: not sent by default)
+    label: str | None = None       # the visible label, where one was found
+    options: list[str] = field(default_factory=list)   # values of a select / radio group / checkbox
+    option_labels: list[str] = field(default_factory=list)
+    multiple: bool = False
+    defaults: list[str] = field(default_factory=list)  # every default value (multi-selects)
+
+
+@dataclass
+class Form:
+    """A form read from a page."""
+
+    page_url: str | None
+    action: str
+    method: str = "GET"
+    enctype: str = "application/x-www-form-urlencoded"
+    fields: list[FormField] = field(default_factory=list)
+
+    def field(self, name: str) -> FormField | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+    def default_fields(self) -> list[dict]:
+        """What the form sends untouched, in document order: ``[{name, value, label, type}]``."""
+        out = []
+        for f in self.fields:
+            for v in f.defaults:
+                out.append({"name": f.name, "value": v, "label": f.label, "type": f.type})
+        return out
+
+
+def _text(el) -> str:
+    return collapse_space(el.text_content()) if el is not None else ""
+
+
+def _label_text(label, control) -> str:
+    """A label's text without the text of controls inside it (a select's options)."""
+    parts = []
+
+    def walk(node):
+        if node is not label and node.tag in ("select", "textarea", "option", "script", "style"):
+            return
+        if node.text:
+            parts.append(node.text)
+        for child in node:
+            if isinstance(child.tag, str):
+                walk(child)
+            if child.tail:
+                parts.append(child.tail)
+
+    walk(label)
+    return collapse_space(" ".join(parts))
+
+
+def _cell_label(control) -> str:
+    """The text of the table cell before the control's cell (or the row's header cell)."""
+    cell = next((a for a in control.iterancestors() if a.tag in ("td", "th")), None)
+    if cell is None:
+        return ""
+    prev = cell.getprevious()
+    while prev is not None:
+        if prev.tag in ("td", "th") and _text(prev):
+            return _text(prev)
+        prev = prev.getprevious()
+    # a label-less cell that holds text before the control: "Title: <input>"
+    before = []
+    if cell.text:
+        before.append(cell.text)
+    for child in cell:
+        if child is control or control in child.iterdescendants():
+            break
+        before.append(child.text_content() or "")
+        before.append(child.tail or "")
+    return collapse_space(" ".join(before))
+
+
+def _visible_label(control, root, labels_for: dict[str, Any]) -> str | None:
+    cid = control.get("id")
+    if cid and cid in labels_for:
+        text = _label_text(labels_for[cid], control)
+        if text:
+            return text
+    wrapping = next((a for a in control.iterancestors() if a.tag == "label"), None)
+    if wrapping is not None:
+        text = _label_text(wrapping, control)
+        if text:
+            return text
+    ids = (control.get("aria-labelledby") or "").split()
+    if ids:
+        texts = [_text(root.get_element_by_id(i, None)) for i in ids]
+        text = collapse_space(" ".join(t for t in texts if t))
+        if text:
+            return text
+    if (control.get("aria-label") or "").strip():
+        return collapse_space(control.get("aria-label"))
+    text = _cell_label(control).rstrip(":").strip()
+    if text:
+        return text
+    if (control.get("placeholder") or "").strip():
+        return collapse_space(control.get("placeholder"))
+    if (control.get("title") or "").strip():
+        return collapse_space(control.get("title"))
+    return None
+
+
+def _load(html_or_url: str | bytes, base_url: str | None, **fetch_kw: Any) -> tuple[bytes | str, str | None]:
+    """The page's HTML and its URL: fetched (http/https), read from a file, or given."""
+    if isinstance(html_or_url, bytes):
+        return html_or_url, base_url
+    text = str(html_or_url)
+    if urlsplit(text.strip()).scheme.lower() in ("http", "https") and "<" not in text:
+        from hwnoise.decode import decode_html
+
+        from .fetch import Fetcher, FetchSettings
+
+        settings = FetchSettings(**{"delay": 0, **fetch_kw})
+        with Fetcher(settings) as fetcher:
+            res = fetcher.fetch(text.strip())
+        html, _ = decode_html(res.body, res.http_charset)
+        return html, res.final_url
+    if "<" not in text and len(text) < 4096 and os.path.isfile(text):
+        return Path(text).read_bytes(), base_url or Path(text).resolve().as_uri()
+    return text, base_url
+
+
+def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_index: int | None = None,
+              **fetch_kw: Any) -> Form:
+    """A form of a page given as a URL (fetched safely: pass ``allow_private=True`` for
+    127.0.0.1, and any other ``FetchSettings`` option), a file path, or HTML text/bytes.
+
+    ``form_index`` picks the form (0 = the first); by default the form with the most named
+    controls is taken (the advanced search rather than the header's quick-search box).
+    """
+    where = html_or_url if isinstance(html_or_url, str) and len(html_or_url) < 300 and "<" not in html_or_url \
+        else (base_url or "the HTML given")
+    html, page_url = _load(html_or_url, base_url, **fetch_kw)
+    if isinstance(html, bytes):
+        from hwnoise.decode import decode_html
+
+        html, _ = decode_html(html)
+    try:
+        root = lxml.html.document_fromstring(html or "<html></html>")
+    except Exception as exc:  # noqa: BLE001 - lxml's errors vary
+        raise FormError(f"{where}: not readable as HTML ({exc})") from None
+    forms = root.xpath("//form")
+    if not forms:
+        raise FormError(f"{where}: no <form> on the page")
+    if form_index is None:
+        sizes = [sum(1 for el in _controls(root, f) if el.get("name")) for f in forms]
+        form_index = sizes.index(max(sizes))
+    if not 0 <= form_index < len(forms):
+        raise FormError(f"{where}: form index {form_index} out of range; the page has {len(forms)} form(s)")
+    form_el = forms[form_index]
+    action = (form_el.get("action") or "").strip()
+    action = urljoin(page_url or "", action) if page_url else action
+    if not action:
+        raise FormError(f"{where}: the form has no action and no page URL is known to resolve it against "
+                        "(pass base_url)")
+    method = (form_el.get("method") or "GET").strip().upper()
+    method = method if method in ("GET", "POST") else "GET"
+    enctype = (form_el.get("enctype") or "application/x-www-form-urlencoded").strip().lower()
+
+    labels_for = {}
+    for lab in root.iter("label"):
+        if lab.get("for"):
+            labels_for.setdefault(lab.get("for"), lab)
+    fields: list[FormField] = []
+    by_name: dict[str, FormField] = {}
+    submit_taken = False
+    for el in _controls(root, form_el):
+        name = el.get("name")
+        if not name or el.get("disabled") is not None:
+            continue
+        tag = el.tag
+        kind = (el.get("type") or "text").strip().lower() if tag == "input" else tag
+        if tag == "button":
+            kind = (el.get("type") or "submit").strip().lower()
+        if kind in _NOT_SENT:
+            continue
+        label = None if kind == "hidden" else _visible_label(el, root, labels_for)
+        if kind == "submit":
+            value = el.get("value") if tag == "input" else (el.get("value") or _text(el))
+            label = label or value
+            # only the default button goes with an implicit (Enter-key) submission
+            fields.append(FormField(name, "submit", value or "", label, defaults=[] if submit_taken else [value or ""]))
+            submit_taken = True
+            continue
+        if kind in ("radio", "checkbox"):
+            value = el.get("value", "on")
+            opt_label = _visible_label(el, root, labels_for) or ""
+            group = by_name.get(name)
+            if group is None or group.type != kind:
+                group_label = _group_label(el) or (opt_label if kind == "checkbox" else None)
+                group = FormField(name, kind, None, group_label)
+                fields.append(group)
+                by_name[name] = group
+            group.options.append(value)
+            group.option_labels.append(opt_label)
+            if el.get("checked") is not None:
+                if kind == "radio":
+                    group.defaults = [value]
+                else:
+                    group.defaults.append(value)
+                group.value = group.defaults[0]
+            continue
+        if tag == "select":
+            opts = el.xpath(".//option")
+            values = [o.get("value") if o.get("value") is not None else _text(o) for o in opts]
+            texts = [_text(o) for o in opts]
+            multiple = el.get("multiple") is not None
+            chosen = [v for o, v in zip(opts, values) if o.get("selected") is not None and o.get("disabled") is None]
+            if not multiple:
+                chosen = chosen[-1:] or [v for o, v in zip(opts, values) if o.get("disabled") is None][:1]
+            f = FormField(name, "select", chosen[0] if chosen else None, label, values, texts, multiple, chosen)
+        elif tag == "textarea":
+            value = el.text or ""
+            value = value[1:] if value.startswith("\n") else value
+            f = FormField(name, "textarea", value, label, defaults=[value])
+        else:
+            value = el.get("value", "")
+            f = FormField(name, kind, value, label, defaults=[value])
+        fields.append(f)
+        by_name.setdefault(name, f)
+    return Form(page_url=page_url, action=action, method=method, enctype=enctype, fields=fields)
+
+
+def _controls(root, form_el) -> list:
+    """The form's controls in document order, including those outside it with form="id"."""
+    fid = form_el.get("id")
+    out = []
+    for el in root.iter("input", "select", "textarea", "button"):
+        owner = el.get("form")
+        if owner:
+            if fid and owner == fid:
+                out.append(el)
+        elif form_el in el.iterancestors():
+            out.append(el)
+    return out
+
+
+def _group_label(el) -> str | None:
+    """The label of a radio/checkbox group: its fieldset's legend, else the cell before it."""
+    fs = next((a for a in el.iterancestors() if a.tag == "fieldset"), None)
+    if fs is not None:
+        legend = fs.find("legend")
+        if legend is not None and _text(legend):
+            return _text(legend)
+    return _cell_label(el) or None
+
+
+def submissions_from_form(form: Form, values: list[dict]) -> list[dict]:
+    """One submission per value set: the form's defaults and hidden inputs, with the fields
+    a value set names (by field name, else by visible label) set to its values (a list
+    value sends the name once per item). Names the form lacks are added (label unknown)."""
+    out = []
+    for vs in values:
+        sent = form.default_fields()
+        for key, value in vs.items():
+            f = form.field(key) or next((x for x in form.fields if x.label and x.label.casefold() == str(key).casefold()), None)
+            name = f.name if f else str(key)
+            items = value if isinstance(value, list) else [value]
+            items = ["" if v is None else str(v) for v in items]
+            if f and f.type == "select" and f.options:
+                items = [_option_value(f, v) for v in items]
+            new = [{"name": name, "value": v, "label": f.label if f else None, "type": f.type if f else "text"}
+                   for v in items]
+            positions = [i for i, x in enumerate(sent) if x["name"] == name]
+            if positions:
+                at = positions[0]
+                sent = [x for x in sent if x["name"] != name]
+                sent[at:at] = new
+            else:
+                # a control with no default (unchecked box, unselected radio) goes where the form has it
+                order = [x.name for x in form.fields]
+                at = len(sent)
+                if name in order:
+                    later = set(order[order.index(name) + 1:])
+                    at = next((i for i, x in enumerate(sent) if x["name"] in later), len(sent))
+                sent[at:at] = new
+        out.append(make_submission(form.method, form.action, sent, enctype=form.enctype,
+                                   **({"form": form.page_url} if form.page_url else {})))
+    return out
+
+
+def _option_value(f: FormField, v: str) -> str:
+    """A select's value for ``v``: ``v`` itself when it is an option's value, else the value of
+    the option whose text is ``v`` (users write what they see)."""
+    if v in f.options:
+        return v
+    for value, text in zip(f.options, f.option_labels):
+        if text.casefold() == v.casefold():
+            return value
+    return v
+
+
+def read_values(path: str | os.PathLike) -> list[dict]:
+    """Value sets from JSON lines (``{field: value}`` a line), a JSON array, or CSV with a
+    header (an empty cell leaves that field at the form's default)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FormError(f"{path}: no such values file")
+    text = path.read_text(encoding="utf-8-sig", errors="replace")
+    head = text.lstrip()
+    if head.startswith("["):
+        try:
+            items = json.loads(head)
+        except json.JSONDecodeError as exc:
+            raise FormError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+        if not all(isinstance(x, dict) for x in items):
+            raise FormError(f"{path}: the JSON array must hold objects of {{field: value}}")
+        return items
+    if head.startswith("{"):
+        out = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise FormError(f"{path}:{n}: not valid JSON: {exc.msg}") from None
+            if not isinstance(obj, dict):
+                raise FormError(f"{path}:{n}: expected an object of {{field: value}}")
+            out.append(obj)
+        return out
+    reader = csv.reader(io.StringIO(text))
+    rows = list(reader)
+    rows_n = [(n, r) for n, r in enumerate(rows, 1) if any(c.strip() for c in r)]
+    if not rows_n:
+        return []
+    (_, header), body = rows_n[0], rows_n[1:]
+    header = [h.strip() for h in header]
+    if not all(header):
+        raise FormError(f"{path}:1: the CSV header has an empty column name")
+    out = []
+    for n, row in body:
+        if len(row) != len(header):
+            raise FormError(f"{path}:{n}: {len(row)} columns where the header has {len(header)}")
+        out.append({h: v for h, v in zip(header, row) if v != ""})
+    return out

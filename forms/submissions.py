@@ -1,0 +1,220 @@
+"""Form submissions in: GET URL lines, JSON lines (POST forms too) and HAR files.
+
+A submission is ``{method, action, url, fields: [{name, value, label}]}``: ``action`` is
+where the form sends its data, ``url`` the URL fetched (the action with the query string
+for GET), ``fields`` the names and values sent, each with the label a person sees where it
+is known (None otherwise).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from hwnoise.errors import HwnoiseError
+
+FORMATS = ("auto", "urls", "jsonl", "har")
+METHODS = ("GET", "POST")
+
+
+class SubmissionsError(HwnoiseError):
+    """A submissions file cannot be read; the message names the file and line."""
+
+
+def _check_url(url: str, where: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise SubmissionsError(f"{where}: {url[:200]!r} is not an http or https URL")
+
+
+def strip_query(url: str) -> str:
+    """``url`` without its query string and fragment."""
+    p = urlsplit(url)
+    return urlunsplit((p.scheme, p.netloc, p.path, "", ""))
+
+
+def make_submission(method: str, action: str, fields: list[dict], *, enctype: str | None = None,
+                    **extra: Any) -> dict:
+    """A submission dict; for GET the URL is the action with the fields as its query string
+    (the action's own query replaced, as browsers do)."""
+    method = method.upper()
+    fields = [{"name": str(f["name"]), "value": "" if f.get("value") is None else str(f["value"]),
+               "label": f.get("label"), **{k: v for k, v in f.items() if k not in ("name", "value", "label")}}
+              for f in fields]
+    if method == "GET":
+        base = strip_query(action)
+        query = urlencode([(f["name"], f["value"]) for f in fields])
+        url = f"{base}?{query}" if query else base
+        action = base
+    else:
+        url = urlunsplit(urlsplit(action)._replace(fragment=""))
+    sub = {"method": method, "action": action, "url": url, "fields": fields}
+    if enctype and method == "POST" and enctype.lower() != "application/x-www-form-urlencoded":
+        sub["enctype"] = enctype
+    sub.update(extra)
+    return sub
+
+
+def submission_from_url(url: str, method: str = "GET") -> dict:
+    """A GET submission from a URL with its query string (every parameter a field)."""
+    fields = [{"name": k, "value": v, "label": None}
+              for k, v in parse_qsl(urlsplit(url).query, keep_blank_values=True)]
+    return make_submission(method, url, fields)
+
+
+def _fields_of(raw: Any, where: str) -> list[dict]:
+    if raw is None:
+        return []
+    if isinstance(raw, dict):
+        out = []
+        for k, v in raw.items():
+            for item in (v if isinstance(v, list) else [v]):
+                out.append({"name": k, "value": item, "label": None})
+        return out
+    if isinstance(raw, list):
+        out = []
+        for i, f in enumerate(raw):
+            if isinstance(f, dict) and "name" in f:
+                out.append({"name": f["name"], "value": f.get("value", ""), "label": f.get("label"),
+                            **({"type": f["type"]} if f.get("type") else {})})
+            elif isinstance(f, (list, tuple)) and len(f) == 2:
+                out.append({"name": f[0], "value": f[1], "label": None})
+            else:
+                raise SubmissionsError(f"{where}: field {i} is neither {{name, value}} nor [name, value]")
+        return out
+    raise SubmissionsError(f"{where}: 'fields' must be a list of {{name, value, label}} or an object")
+
+
+def submission_from_json(obj: Any, where: str) -> dict:
+    """A submission from one JSON object: ``method``, ``action`` (or ``url``), ``fields``."""
+    if not isinstance(obj, dict):
+        raise SubmissionsError(f"{where}: expected a JSON object with method, action and fields")
+    method = str(obj.get("method") or "GET").upper()
+    if method not in METHODS:
+        raise SubmissionsError(f"{where}: method {method!r} is not GET or POST")
+    action = obj.get("action") or obj.get("url")
+    if not action or not isinstance(action, str):
+        raise SubmissionsError(f"{where}: no 'action' (or 'url') given")
+    _check_url(action, where)
+    fields = _fields_of(obj.get("fields"), where)
+    if method == "GET" and not fields and "fields" not in obj:
+        return submission_from_url(action)
+    extra = {k: obj[k] for k in ("id", "site", "form") if obj.get(k)}
+    return make_submission(method, action, fields, enctype=obj.get("enctype"), **extra)
+
+
+def _read_lines(path: Path, fmt: str) -> list[dict]:
+    out = []
+    text = path.read_text(encoding="utf-8-sig", errors="replace")
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        where = f"{path}:{n}"
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("{"):
+            if fmt == "urls":
+                raise SubmissionsError(f"{where}: a JSON line in a file read as --format urls")
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise SubmissionsError(f"{where}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+            out.append(submission_from_json(obj, where))
+            continue
+        if fmt == "jsonl":
+            raise SubmissionsError(f"{where}: not a JSON object (the file is read as --format jsonl)")
+        method, _, rest = line.partition(" ")
+        if method.upper() in METHODS and rest.strip():
+            url, method = rest.strip(), method.upper()
+        else:
+            url, method = line, "GET"
+        if " " in url:
+            raise SubmissionsError(f"{where}: {url[:200]!r} is not one URL (spaces must be %20 or +)")
+        _check_url(url, where)
+        out.append(submission_from_url(url, method))
+    return out
+
+
+def _is_document(entry: dict) -> bool:
+    """Whether a HAR entry is a page (not an image, script, style sheet...)."""
+    rtype = entry.get("_resourceType") or entry.get("_resource_type")
+    if rtype:
+        return str(rtype).lower() in ("document", "main_frame", "sub_frame")
+    mime = (((entry.get("response") or {}).get("content") or {}).get("mimeType") or "").lower()
+    return not mime or any(t in mime for t in ("html", "xml", "text/plain"))
+
+
+def _read_har(path: Path) -> list[dict]:
+    try:
+        har = json.loads(path.read_text(encoding="utf-8-sig", errors="replace"))
+    except json.JSONDecodeError as exc:
+        raise SubmissionsError(f"{path}:{exc.lineno}: not valid JSON (HAR): {exc.msg}") from None
+    entries = (har.get("log") or {}).get("entries") if isinstance(har, dict) else None
+    if not isinstance(entries, list):
+        raise SubmissionsError(f"{path}: not a HAR file (no log.entries)")
+    out = []
+    for i, entry in enumerate(entries):
+        where = f"{path}: log.entries[{i}]"
+        req = entry.get("request") if isinstance(entry, dict) else None
+        if not isinstance(req, dict) or not req.get("url"):
+            raise SubmissionsError(f"{where}: no request.url")
+        url, method = str(req["url"]), str(req.get("method") or "GET").upper()
+        if urlsplit(url).scheme.lower() not in ("http", "https") or not _is_document(entry):
+            continue  # data:, blob:, extensions; images, scripts, styles
+        if method == "GET":
+            out.append(submission_from_url(url))
+        elif method == "POST":
+            post = req.get("postData") or {}
+            mime = str(post.get("mimeType") or "application/x-www-form-urlencoded")
+            if post.get("params"):
+                fields = [{"name": p.get("name", ""), "value": p.get("value", ""), "label": None}
+                          for p in post["params"] if "fileName" not in p]
+            elif "urlencoded" in mime.lower() and post.get("text") is not None:
+                fields = [{"name": k, "value": v, "label": None}
+                          for k, v in parse_qsl(post["text"], keep_blank_values=True)]
+            elif not post.get("text"):
+                fields = []
+            else:
+                continue  # JSON/XHR bodies are not form submissions
+            out.append(make_submission("POST", url, fields, enctype=mime.split(";")[0].strip()))
+    return out
+
+
+def detect_format(path: str | os.PathLike) -> str:
+    """urls, jsonl or har, from the name and the first characters of the file."""
+    path = Path(path)
+    if path.suffix.lower() == ".har":
+        return "har"
+    with open(path, "rb") as fh:
+        head = fh.read(4096).decode("utf-8-sig", errors="replace").lstrip()
+    if head.startswith("{") and '"log"' in head.split("\n", 1)[0] + head[:200]:
+        return "har"
+    if head.startswith("[") or head.startswith("{"):
+        return "jsonl"
+    return "urls"
+
+
+def read_submissions(path: str | os.PathLike, fmt: str = "auto") -> list[dict]:
+    """Every submission in ``path``, in file order (repeats kept; the dataset drops them).
+
+    ``fmt``: auto | urls | jsonl | har. In ``auto`` a plain file may mix URL lines and JSON
+    lines; a HAR file is recognised by its ``.har`` name or its ``log`` object; a file holding
+    one JSON array of submissions is read too.
+    """
+    path = Path(path)
+    if fmt not in FORMATS:
+        raise SubmissionsError(f"unknown submissions format {fmt!r}; use one of {', '.join(FORMATS)}")
+    if not path.is_file():
+        raise SubmissionsError(f"{path}: no such submissions file")
+    kind = detect_format(path) if fmt == "auto" else fmt
+    if kind == "har":
+        return _read_har(path)
+    head = path.read_text(encoding="utf-8-sig", errors="replace").lstrip()
+    if head.startswith("["):
+        try:
+            items = json.loads(head)
+        except json.JSONDecodeError as exc:
+            raise SubmissionsError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+        return [submission_from_json(obj, f"{path}: item {i}") for i, obj in enumerate(items)]
+    return _read_lines(path, "auto" if fmt == "auto" else kind)

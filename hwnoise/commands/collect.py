@@ -1,0 +1,97 @@
+"""``hwnoise collect``: fetch the result pages of form submissions into a dataset folder."""
+from __future__ import annotations
+
+import argparse
+
+EPILOG = """\
+examples:
+  hwnoise collect urls.txt --into books            # one GET URL a line (query strings = fields)
+  hwnoise collect posts.jsonl --into books         # {"method": "POST", "action": ..., "fields": ...}
+  hwnoise collect session.har --into books         # a browser's HAR export (pages only)
+  hwnoise collect --form https://example.org/search --values values.csv --into books
+  hwnoise collect urls.txt --into books --retry-failed   # resume, and retry what failed
+
+A killed run resumes where it stopped: rerun the same command. Exit status 1 when no page
+could be fetched.
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "collect", help="fetch the result pages of form submissions into a dataset",
+        description=(
+            "Fetch the result page of every form submission (GET URLs, JSON lines, a HAR file, or "
+            "a form page filled with value sets) politely and safely, and write the dataset folder: "
+            "pages/ID.html, submissions.jsonl, journal.jsonl (one line per fetch) and query.json "
+            "(the domain query). robots.txt is honoured, one request at a time per host, only "
+            "http/https, and no private, loopback or link-local address unless --allow-private."),
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("submissions", nargs="?", metavar="SUBMISSIONS",
+                   help="file of submissions: GET URLs, JSON lines or HAR (not with --form)")
+    p.add_argument("--into", required=True, metavar="DATASET", help="dataset folder (created if missing)")
+    p.add_argument("--format", default="auto", choices=["auto", "urls", "jsonl", "har"],
+                   help="format of SUBMISSIONS (default: detected)")
+    p.add_argument("--form", metavar="PAGE_URL", help="read the search form from this page (URL or file) ...")
+    p.add_argument("--values", metavar="FILE", help="... and submit it once per value set in FILE "
+                   "(JSON lines of {field: value}, or CSV with a header of field names or labels)")
+    p.add_argument("--form-index", type=int, default=None,
+                   help="which form of the page, 0 = the first (default: the one with the most fields)")
+    p.add_argument("--allow-private", action="store_true",
+                   help="allow private, loopback and link-local addresses (e.g. a site on 127.0.0.1)")
+    p.add_argument("--allow-network", action="append", default=[], metavar="CIDR",
+                   help="allow this private network or address only (repeatable), e.g. 10.1.0.0/16")
+    p.add_argument("--delay", type=float, default=1.0, help="seconds between requests to one host (default 1)")
+    p.add_argument("--user-agent", metavar="UA", help="User-Agent header (default names hwnoise)")
+    p.add_argument("--timeout", type=float, nargs=2, default=[5.0, 30.0], metavar=("CONNECT", "READ"),
+                   help="connect and read timeouts in seconds (default 5 30)")
+    p.add_argument("--retries", type=int, default=3, help="retries on connection errors, 429 and 5xx (default 3)")
+    p.add_argument("--max-bytes", type=int, default=10 * 1024 * 1024,
+                   help="largest page body kept, in bytes (default 10 MiB)")
+    p.add_argument("--retry-failed", action="store_true", help="fetch again what failed in earlier runs")
+    p.add_argument("--workers", type=int, default=4, help="hosts fetched at once (default 4)")
+    p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for sites you run)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from hwnoise.dataset import Dataset, page_id
+    from hwnoise.errors import HwnoiseError
+    from hwnoise.forms.collect import collect, is_done
+    from hwnoise.progress import info
+
+    allow: bool | list[str] = True if args.allow_private else list(args.allow_network)
+    if args.form or args.values:
+        if not (args.form and args.values):
+            raise HwnoiseError("--form and --values go together: the form page and the value sets to submit")
+        if args.submissions:
+            raise HwnoiseError("give either SUBMISSIONS or --form/--values, not both")
+        from hwnoise.forms.formpage import read_form, read_values, submissions_from_form
+
+        form = read_form(args.form, form_index=args.form_index, allow_private=allow or False,
+                         user_agent=args.user_agent, timeout=tuple(args.timeout), robots=not args.no_robots)
+        subs = submissions_from_form(form, read_values(args.values))
+        source = "form"
+    elif args.submissions:
+        from hwnoise.forms.submissions import read_submissions
+
+        subs = read_submissions(args.submissions, args.format)
+        source = args.format if args.format != "auto" else "submissions"
+    else:
+        raise HwnoiseError("nothing to collect: give a SUBMISSIONS file, or --form PAGE_URL --values FILE")
+    if not subs:
+        raise HwnoiseError(f"{args.submissions or args.values}: no submissions found")
+    ds = Dataset.create(args.into, source=source)
+    summary = collect(subs, ds, allow_private=allow or False, delay=args.delay, user_agent=args.user_agent,
+                      timeout=tuple(args.timeout), max_bytes=args.max_bytes, retries=args.retries,
+                      retry_failed=args.retry_failed, workers=args.workers, robots=not args.no_robots,
+                      progress=not args.quiet)
+    if args.quiet:
+        info(f"collect: {summary['fetched']} fetched, {summary['failed']} failed, {summary['skipped']} skipped")
+    journal = ds.journal()
+    ids = {s.get("id") or page_id(s["method"], s.get("action") or s["url"], s["fields"]) for s in subs}
+    if not any(is_done(ds, journal.get(i)) for i in ids):
+        info(f"hwnoise: nothing could be fetched; the reasons are in {ds.journal_path}")
+        return 1
+    return 0

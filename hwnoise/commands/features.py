@@ -1,0 +1,68 @@
+"""``hwnoise features``: the feature rows of a dataset (to features.parquet) or of one page (CSV)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from hwnoise.errors import HwnoiseError
+
+#: Columns printed for one page, in this order (then the extended features and the own text).
+PAGE_COLUMNS = ["xpath", "tag", "chars", "tags", "link_chars", "link_tags", "td", "ctd",
+                "density_sum", "query_score", "matches", "distance"]
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "features",
+        help="compute one row of features per DOM node (a dataset, or one page as CSV)",
+        description=(
+            "With a dataset folder: walk every page, label its nodes from the gold text and write\n"
+            "DATASET/features.parquet (one row per shown element; a failing page is reported and\n"
+            "skipped). With one HTML file: print its rows as CSV on stdout, QueryScore and matches\n"
+            "counted for the --query terms."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("target", metavar="DATASET|PAGE.html", help="a dataset folder or one HTML file")
+    p.add_argument("--workers", type=int, default=1, help="processes for a dataset (default 1)")
+    p.add_argument("--query", action="append", default=[], metavar="TERMS",
+                   help='query terms for one page, e.g. --query "nome aprovado" (words split by '
+                        "the tokeniser; repeat the option to give a multi-word term as a phrase)")
+    p.add_argument("--charset", default=None, help="the page's HTTP charset, if known")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def _terms(queries: list[str]) -> list[str]:
+    from hwnoise.text import tokenize
+
+    terms: list[str] = []
+    if len(queries) == 1:
+        terms = tokenize(queries[0])
+    else:
+        terms = [q for q in queries if q.strip()]
+    return terms
+
+
+def run(args) -> int:
+    target = Path(args.target)
+    if target.is_dir():
+        from hwnoise.features.build import build_features
+
+        if args.workers < 1:
+            raise HwnoiseError(f"--workers must be at least 1, not {args.workers}")
+        build_features(target, workers=args.workers, progress=not args.no_progress)
+        return 0
+    if not target.exists():
+        raise HwnoiseError(f"{target}: no such file or folder (give a dataset folder or an HTML file)")
+    try:
+        data = target.read_bytes()
+    except OSError as exc:
+        raise HwnoiseError(f"{target}: cannot read it: {exc.strerror or exc}") from None
+    from hwnoise.features.build import page_rows
+
+    rows = page_rows(data, _terms(args.query), http_charset=args.charset)
+    rest = [c for c in rows.columns if c not in PAGE_COLUMNS and c not in ("node", "parent")]
+    rows[["node", "parent", *PAGE_COLUMNS, *rest]].to_csv(sys.stdout, index=False)
+    return 0

@@ -1,0 +1,313 @@
+"""``hwnoise evaluate``: every method on the same test pages, node level and text level.
+
+Per dataset (or over the pooled datasets for ``cross-site``) the pages are split by the
+protocol (``hwnoise.training.protocols.splits`` on a one-row-per-page table); methods that
+learn are fitted on the training pages only, and every method is scored on the same test
+pages: at node level (``node_scores``) where it labels the walker's nodes and gold labels
+exist, at text level (``hwnoise.text``) where gold text exists, and by ``value_recall`` on
+SWDE-like datasets whose gold is a few attribute values. With ``model=M`` the given model is
+scored on every page instead (no split, protocol ``given``).
+
+Writes ``report.json`` (one record per dataset, protocol and method), ``report.md``,
+``pages.csv`` (per page and method) and the PNG figures to ``out``.
+"""
+from __future__ import annotations
+
+import csv
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hwnoise import __version__
+from hwnoise.dataset import Dataset, Page, atomic_write_text, now_iso, write_json
+from hwnoise.errors import HwnoiseError
+from hwnoise.progress import info, progress
+from hwnoise.text import collapse_space, mean_text_scores, text_scores, tokenize
+
+DEFAULT_METHODS = ("model", "cetd")
+PROTOCOLS = ("pages", "thesis", "cv", "cross-site")
+VALUE_FORMATS = ("swde",)
+
+
+class EvaluateError(HwnoiseError):
+    """An evaluation that cannot run as asked (no datasets, unknown protocol, no test pages)."""
+
+
+def value_recall(extracted: str, gold: str) -> float | None:
+    """Share of the gold values (one a line) found whole, as a run of words, in ``extracted``."""
+    values = [v for v in (collapse_space(line) for line in gold.splitlines()) if v]
+    values = [tokenize(v) for v in values]
+    values = [v for v in values if v]
+    if not values:
+        return None
+    hay = " " + " ".join(tokenize(extracted)) + " "
+    found = sum(1 for v in values if " " + " ".join(v) + " " in hay)
+    return found / len(values)
+
+
+def is_value_gold(ds: Dataset) -> bool:
+    """True for datasets whose gold is attribute values, not a text body (SWDE)."""
+    fmt = str(ds.meta.get("format") or ds.meta.get("gold") or "").lower()
+    return fmt in VALUE_FORMATS
+
+
+class _Tally:
+    """What one method scored on one dataset: node labels, per-page text scores, failures."""
+
+    def __init__(self) -> None:
+        self.y_true: list[np.ndarray] = []
+        self.y_pred: list[np.ndarray] = []
+        self.text: list[dict] = []
+        self.values: list[float] = []
+        self.words: list[int] = []
+        self.pages = 0
+        self.failures = 0
+        self.errors: list[str] = []
+        self.seconds = 0.0
+
+    def record(self, dataset: str, protocol: str, method: str) -> dict:
+        from hwnoise.training.metrics import node_scores
+
+        rec: dict[str, Any] = {"dataset": dataset, "protocol": protocol, "method": method,
+                               "pages": self.pages}
+        if self.y_true:
+            yt, yp = np.concatenate(self.y_true), np.concatenate(self.y_pred)
+            if len(yt):
+                rec.update(node_scores(yt, yp))
+        if self.text:
+            rec.update(mean_text_scores(self.text))
+        if self.values:
+            rec["value_recall"] = float(np.mean(self.values))
+        if self.words:
+            rec["words"] = float(np.mean(self.words))
+        if self.failures:
+            rec["failures"] = self.failures
+            rec["last_error"] = self.errors[-1] if self.errors else ""
+        rec["seconds"] = round(self.seconds, 2)
+        return rec
+
+
+def _open(dirs: Sequence[str | Path]) -> list[Dataset]:
+    if not dirs:
+        raise EvaluateError("give at least one dataset folder to evaluate")
+    return [Dataset(d) for d in dirs]
+
+
+def _page_table(pages: list[Page]) -> pd.DataFrame:
+    return pd.DataFrame({"dataset": [p.dataset.name for p in pages],
+                         "site": [p.site for p in pages],
+                         "page": [p.id for p in pages]})
+
+
+def _make_methods(names: Sequence[str], model: Any, options: dict[str, dict]) -> dict[str, Any]:
+    from hwnoise.extractors.registry import get_method
+
+    out = {}
+    for name in names:
+        opts = dict(options.get(name, {}))
+        if name == "model" and model is not None:
+            opts["model"] = model
+        out[name] = get_method(name, **opts)
+    return out
+
+
+def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
+                value_gold: bool, test_nodes: np.ndarray | None, rows_out: list[dict]) -> bool:
+    """Score every method on one test page; False when it has no gold or cannot be read."""
+    from hwnoise.extractors.base import labels_nodes, text_from_labels, walk_of
+    from hwnoise.features.labels import label_page
+
+    gold = page.read_gold()
+    if gold is None:
+        return False  # nothing to score it against
+    try:
+        walk = walk_of(page)
+    except Exception as exc:  # noqa: BLE001 - one unreadable page never stops the evaluation
+        info(f"hwnoise: evaluate: skipped {page.html_path}: {type(exc).__name__}: {exc}")
+        return False
+    gold_labels = None
+    if gold is not None and len(walk.rows):
+        gold_labels = np.asarray(label_page(walk, gold), dtype=object)
+    for name, method in methods.items():
+        tally = tallies[name]
+        t0 = time.perf_counter()
+        labels = None
+        try:
+            if labels_nodes(method):
+                labels = np.asarray(method.node_labels(page, walk), dtype=object)
+                text = text_from_labels(walk, labels)
+            else:
+                before = getattr(method, "failures", 0)
+                text = method.extract(page)
+                if getattr(method, "failures", 0) > before:
+                    tally.failures += 1
+                    tally.errors.append(f"{page.id}: {getattr(method, 'last_error', '')}")
+        except HwnoiseError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one method failing on one page is counted
+            tally.failures += 1
+            tally.errors.append(f"{page.id}: {type(exc).__name__}: {exc}"[:300])
+            text, labels = "", None
+        tally.seconds += time.perf_counter() - t0
+        tally.pages += 1
+        row: dict[str, Any] = {"dataset": page.dataset.name, "page": page.id, "site": page.site,
+                               "method": name}
+        if labels is not None and gold_labels is not None and len(labels) == len(gold_labels):
+            sel = slice(None) if test_nodes is None else test_nodes
+            tally.y_true.append(gold_labels[sel])
+            tally.y_pred.append(labels[sel])
+        if gold is not None:
+            if value_gold:
+                vr = value_recall(text, gold)
+                if vr is not None:
+                    tally.values.append(vr)
+                    row["value_recall"] = vr
+                tally.words.append(len(tokenize(text)))
+            else:
+                s = text_scores(text, gold)
+                tally.text.append(s)
+                row.update({f"text_{k}": v for k, v in s.items()})
+        rows_out.append(row)
+    return True
+
+
+def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAULT_METHODS,
+             protocol: str = "pages", seed: int = 1, out: str | Path | None = None,
+             model: Any = None, *, k: int = 5, train_share: float = 0.66,
+             method_options: dict[str, dict] | None = None, allow_pickle: bool = False,
+             figures: bool = True, build: bool = True) -> dict:
+    """Score ``methods`` on the test pages of each dataset; return (and write) the report.
+
+    ``model`` (a NoiseModel or a saved model's path) scores that model on every page of
+    every dataset instead of training one per split (protocol ``given``). With ``build`` a
+    dataset without ``features.parquet`` gets one first (``hwnoise features``), so that the
+    learned model sees the dataset-level features too.
+    """
+    from hwnoise.training.protocols import splits
+
+    datasets = _open(dataset_dirs)
+    methods = list(dict.fromkeys(m.strip() for m in methods if m.strip()))
+    if not methods:
+        raise EvaluateError("no methods to evaluate; e.g. --methods model,cetd,trafilatura")
+    if protocol not in PROTOCOLS:
+        raise EvaluateError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
+    options = dict(method_options or {})
+    if isinstance(model, (str, Path)):
+        from hwnoise.extractors.model import load_model
+
+        model = load_model(model, allow_pickle=allow_pickle)
+    proto_name = "given" if model is not None else protocol
+
+    if build and model is None and any(m in ("model",) for m in methods):
+        from hwnoise.features.build import build_features
+
+        for ds in datasets:
+            if not ds.has_features():  # the stored rows carry the dataset-level features
+                info(f"{ds.name}: no features.parquet yet; building it")
+                build_features(ds, progress=False)
+
+    # units: one per dataset, or every dataset pooled for cross-site
+    units = [datasets] if (protocol == "cross-site" and model is None) else [[d] for d in datasets]
+    tallies: dict[tuple[str, str], _Tally] = defaultdict(_Tally)
+    page_rows: list[dict] = []
+    notes: list[str] = []
+    skipped: dict[str, int] = defaultdict(int)
+    for unit in units:
+        pages = [p for ds in unit for p in ds.pages()]
+        label = "+".join(ds.name for ds in unit)
+        if not pages:
+            notes.append(f"{label}: no pages")
+            continue
+        folds: list[tuple[list[Page], list[Page], dict | None]] = []
+        if model is not None:
+            folds.append(([], pages, None))
+        elif protocol == "thesis":
+            folds.extend(_thesis_folds(pages, seed, train_share, splits))
+        else:
+            table = _page_table(pages)
+            for train_idx, test_idx in splits(table, protocol, seed=seed, k=k, train_share=train_share):
+                folds.append(([pages[i] for i in train_idx], [pages[i] for i in test_idx], None))
+        for fi, (train_pages, test_pages, node_masks) in enumerate(folds):
+            built = _make_methods(methods, model, options)
+            for name, method in built.items():
+                if getattr(method, "needs_training", False):
+                    t0 = time.perf_counter()
+                    if node_masks is not None and hasattr(method, "fit_rows"):
+                        method.fit_rows(node_masks["train_rows"])
+                    else:
+                        method.fit(train_pages)
+                    info(f"{label}: {name} fitted on {len(train_pages)} pages "
+                         f"(fold {fi + 1}/{len(folds)}, {time.perf_counter() - t0:.1f} s)")
+            for page in progress(test_pages, desc=f"evaluate {label}", unit="page"):
+                value_gold = is_value_gold(page.dataset)
+                per = {name: tallies[(page.dataset.name, name)] for name in built}
+                mask = node_masks["test_nodes"].get(page.id) if node_masks is not None else None
+                if not _score_page(page, built, per, value_gold, mask, page_rows):
+                    skipped[page.dataset.name] += 1
+
+    results = []
+    for ds in datasets:
+        for name in methods:
+            if (ds.name, name) in tallies:
+                results.append(tallies[(ds.name, name)].record(ds.name, proto_name, name))
+    report = {"hwnoise": __version__, "created": now_iso(), "protocol": proto_name, "seed": seed,
+              "methods": methods, "datasets": [str(ds.path) for ds in datasets], "results": results}
+    notes += [f"{name}: {n} test page(s) without gold text or unreadable, not scored"
+              for name, n in skipped.items()]
+    if notes:
+        report["notes"] = notes
+    if out is not None:
+        write_outputs(report, out, page_rows, figures=figures)
+    return report
+
+
+def _thesis_folds(pages: list[Page], seed: int, train_share: float, splits) -> list:
+    """Seed 003's pooled node split: train on 66 % of the nodes, score nodes on the rest.
+
+    Text is scored on every page (nodes of one page fall on both sides, so this flatters,
+    as the thesis protocol does at node level).
+    """
+    from hwnoise.extractors.model import training_rows
+
+    rows = training_rows(pages)
+    if rows.empty:
+        raise EvaluateError("--protocol thesis needs labelled rows (gold text) in the dataset")
+    train_idx, test_idx = splits(rows, "thesis", seed=seed, train_share=train_share)[0]
+    test = rows.iloc[test_idx]
+    test_nodes = {str(pid): np.sort(g["node"].to_numpy(dtype=np.int64))
+                  for pid, g in test.groupby("page", sort=False)}
+    empty = np.array([], dtype=np.int64)
+    masks = {"train_rows": rows.iloc[train_idx].reset_index(drop=True),
+             "test_nodes": defaultdict(lambda: empty, test_nodes)}
+    return [([], pages, masks)]
+
+
+def write_outputs(report: dict, out: str | Path, page_rows: list[dict] | None = None, *,
+                  figures: bool = True) -> list[Path]:
+    """report.json, report.md, pages.csv and the PNG figures under ``out``."""
+    from hwnoise.report import write_figures, write_markdown
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "report.json"]
+    write_json(out / "report.json", report)
+    written.append(write_markdown(report, out / "report.md"))
+    if page_rows:
+        fields = sorted({k for r in page_rows for k in r},
+                        key=lambda k: (k not in ("dataset", "page", "site", "method"), k))
+        import io
+
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=fields)
+        w.writeheader()
+        w.writerows(page_rows)
+        atomic_write_text(out / "pages.csv", buf.getvalue())
+        written.append(out / "pages.csv")
+    if figures:
+        written.extend(write_figures(report, out))
+    return written

@@ -1,0 +1,232 @@
+"""A real HTTP server on 127.0.0.1 that misbehaves on purpose (shared by the forms/ tests).
+
+Routes (path part of the URL; ``key`` in the query string keeps per-test counters apart):
+
+- ``/robots.txt``        ``server.robots`` (None: 404); by default disallows ``/private``
+- ``/page?i=N&sleep=S``  a small result page echoing its query, after ``sleep`` seconds
+- ``/slow?sleep=S``      answers after ``S`` seconds (default 3)
+- ``/reset?fails=N``     sends headers and part of the body, then resets the connection
+                         (the first N times per key; default always)
+- ``/flaky``             500 twice per key, then a page
+- ``/busy?after=S``      429 with ``Retry-After: S`` (default 1) the first time per key, then a page
+- ``/endless``           streams HTML forever
+- ``/wrong-charset``     UTF-8 bytes declared as ISO-8859-1
+- ``/loop`` ``/loop2``   redirect to each other
+- ``/redirect?to=URL&code=302``  redirects to any URL (private addresses, ``file:``...)
+- ``/image``             a PNG, ``/big`` a body larger than the tests' limits
+- ``/gone``              404
+- ``/private/...``       a page robots.txt disallows
+- ``/form`` ``/post-form``  a search form (GET; POST multipart-free), ``/search`` its results
+
+``server.log`` holds ``(monotonic time, method, path with query, body)`` for every request,
+``server.connections`` counts TCP connections accepted.
+"""
+from __future__ import annotations
+
+import html
+import socket
+import struct
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, parse_qsl, urlsplit
+
+DEFAULT_ROBOTS = "User-agent: *\nDisallow: /private\n"
+
+FORM_PAGE = """<!DOCTYPE html>
+<html><head><title>Drink search</title></head><body>
+<h1>Advanced search</h1>
+<form action="search" method="{method}" id="f">
+  <input type="hidden" name="session" value="s3cr3t">
+  <table>
+    <tr><td>Drink name</td><td><input type="text" name="item_name"></td></tr>
+    <tr><td>Ingredient</td><td><input type="text" name="description" placeholder="e.g. cherry"></td></tr>
+  </table>
+  <label for="cat">Category</label>
+  <select id="cat" name="cat"><option value="">Any</option><option value="ck">Cocktails</option>
+    <option value="sh" selected>Shots</option></select>
+  <label><input type="checkbox" name="alcoholic" value="yes" checked> Alcoholic only</label>
+  <input type="text" name="maxPrice" aria-label="Highest price">
+  <input type="submit" name="go" value="Find drinks">
+</form>
+<p>Other forms below are not the search.</p>
+<form action="/newsletter" method="post"><input name="email" placeholder="Your e-mail"></form>
+</body></html>
+"""
+
+
+def result_page(fields: list[tuple[str, str]], note: str = "") -> bytes:
+    items = "".join(f"<li><b>{html.escape(k)}</b> {html.escape(v)}</li>" for k, v in fields)
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Results</title></head><body>"
+            f"<div id=nav><a href='/'>Home</a></div><h1>Results{html.escape(note)}</h1><ul>{items}</ul>"
+            f"<div id=footer>(c) misbehaving server</div></body></html>").encode("utf-8")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: "_Server"
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+    def setup(self) -> None:
+        super().setup()
+        # as real servers do: no Nagle delay between the header and body writes
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with self.server.lock:
+            self.server.owner.connections += 1
+
+    # -- helpers
+    def _send(self, status: int, body: bytes = b"", ctype: str = "text/html; charset=utf-8",
+              headers: dict | None = None) -> None:
+        self.send_response(status)
+        if ctype:
+            self.send_header("Content-Type", ctype)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _count(self, name: str, key: str) -> int:
+        with self.server.lock:
+            self.server.owner.counters[(name, key)] += 1
+            return self.server.owner.counters[(name, key)]
+
+    def do_GET(self) -> None:
+        self._route(b"")
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        self._route(self.rfile.read(length))
+
+    def _route(self, body: bytes) -> None:
+        owner = self.server.owner
+        with self.server.lock:
+            owner.log.append((time.monotonic(), self.command, self.path, body, self.headers.get("User-Agent")))
+        parts = urlsplit(self.path)
+        q = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+        key = q.get("key", "")
+        path = parts.path
+        if path == "/robots.txt":
+            if owner.robots is None:
+                return self._send(404, b"no robots here", "text/plain")
+            if owner.robots == "500":
+                return self._send(500, b"oops", "text/plain")
+            return self._send(200, owner.robots.encode(), "text/plain")
+        if path == "/page":
+            if q.get("sleep"):
+                time.sleep(float(q["sleep"]))
+            return self._send(200, result_page(parse_qsl(parts.query)))
+        if path == "/slow":
+            time.sleep(float(q.get("sleep", 3)))
+            return self._send(200, result_page([], " (slow)"))
+        if path == "/reset":
+            n = self._count("reset", key)
+            if n <= int(q.get("fails", 10 ** 6)):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", "5000")
+                self.end_headers()
+                self.wfile.write(b"<html><body>" + b"x" * 100)
+                self.wfile.flush()
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.connection.close()
+                self.close_connection = True
+                return
+            return self._send(200, result_page([], f" after {n - 1} resets"))
+        if path == "/flaky":
+            n = self._count("flaky", key)
+            if n <= 2:
+                return self._send(500, b"<h1>Internal Server Error</h1>")
+            return self._send(200, result_page([], f" after {n - 1} errors"))
+        if path == "/busy":
+            n = self._count("busy", key)
+            if n == 1:
+                return self._send(429, b"slow down", "text/plain", {"Retry-After": q.get("after", "1")})
+            return self._send(200, result_page([], " after 429"))
+        if path == "/endless":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            try:
+                self.wfile.write(b"<html><body>")
+                chunk = b"<p>" + b"endless " * 1000 + b"</p>\n"
+                while True:
+                    self.wfile.write(chunk)
+            except OSError:
+                return
+        if path == "/wrong-charset":
+            text = "<html><body><p>Café em São Paulo: açaí, pão de queijo</p></body></html>"
+            return self._send(200, text.encode("utf-8"), "text/html; charset=ISO-8859-1")
+        if path == "/loop":
+            return self._send(302, b"", headers={"Location": "/loop2"})
+        if path == "/loop2":
+            return self._send(302, b"", headers={"Location": "/loop"})
+        if path == "/redirect":
+            return self._send(int(q.get("code", 302)), b"", headers={"Location": q["to"]})
+        if path == "/image":
+            return self._send(200, b"\x89PNG\r\n\x1a\n" + b"\0" * 100, "image/png")
+        if path == "/big":
+            return self._send(200, b"<html><body>" + b"b" * 50_000 + b"</body></html>")
+        if path == "/gone":
+            return self._send(404, b"<h1>Not found</h1>")
+        if path.startswith("/private"):
+            return self._send(200, result_page([], " private"))
+        if path in ("/form", "/post-form"):
+            return self._send(200, FORM_PAGE.format(method="get" if path == "/form" else "post").encode())
+        if path == "/search":
+            fields = parse_qsl(parts.query, keep_blank_values=True) if self.command == "GET" else \
+                parse_qsl(body.decode(), keep_blank_values=True)
+            return self._send(200, result_page(fields, f" ({self.command})"))
+        return self._send(404, b"<h1>Not found</h1>")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+
+    def handle_error(self, request, client_address) -> None:  # resets and broken pipes are the point
+        pass
+
+
+class MisbehavingServer:
+    """``with MisbehavingServer() as srv: srv.url("/flaky?key=a")``"""
+
+    def __init__(self) -> None:
+        self.robots: str | None = DEFAULT_ROBOTS
+        self.log: list[tuple] = []
+        self.counters: Counter = Counter()
+        self.connections = 0
+        self._httpd = _Server(("127.0.0.1", 0), _Handler)
+        self._httpd.owner = self  # type: ignore[attr-defined]
+        self._httpd.lock = threading.Lock()  # type: ignore[attr-defined]
+        self.port = self._httpd.server_address[1]
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def hits(self, prefix: str) -> int:
+        """Requests whose path (with query) starts with ``prefix``."""
+        return sum(1 for entry in self.log if entry[2].startswith(prefix))
+
+    def __enter__(self) -> "MisbehavingServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    # the same server as a pytest-friendly start/stop
+    start = __enter__
+
+    def stop(self) -> None:
+        self.__exit__()

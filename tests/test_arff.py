@@ -1,0 +1,224 @@
+"""ARFF out and in: round trips, awkward values, malformed files, and real Weka reading them."""
+from __future__ import annotations
+
+import math
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hwnoise.errors import HwnoiseError
+from hwnoise.training.arff import ArffError, read_arff, write_arff
+
+WEKA_JAR = Path("/usr/share/java/weka.jar")
+AWKWARD_PAGES = ["p1", "it's \"quoted\"", "{brace}", "?", "ünïcödé 中文 ☃", "a,b %c", "True", "",
+                 "tab\there\nnewline", "back\\slash", "} trailing {", "x"]
+
+
+def awkward_table() -> pd.DataFrame:
+    n = len(AWKWARD_PAGES)
+    return pd.DataFrame({
+        "page": AWKWARD_PAGES,
+        "ctd": [1.5, math.inf, -math.inf, math.nan, 0.1 + 0.2, 1e300, 5e-324, -2.25, 3.0, 4.0, 17.0, 6.0],
+        "density_sum": [True, False] * (n // 2),
+        "query_score": np.arange(n) * 0.5,
+        "matches": np.arange(n, dtype=np.int64),
+        "distance": np.arange(n) % 3,
+        "label": ["S"] * (n - 3) + ["N", "N", None],
+    })
+
+
+def data_lines(path: Path) -> list[str]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, l in enumerate(lines) if l.strip().upper() == "@DATA")
+    return [l for l in lines[start + 1:] if l.strip()]
+
+
+# -- writing ------------------------------------------------------------------------------------
+
+def test_round_trip_keeps_every_awkward_value(tmp_path):
+    df = awkward_table()
+    path = write_arff(df, tmp_path / "a.arff", page=True)
+    back = read_arff(path)
+    assert list(back.columns) == ["page", "ctd", "density_sum", "query_score", "matches", "distance", "label"]
+    assert back["page"].tolist() == AWKWARD_PAGES
+    np.testing.assert_array_equal(back["ctd"].to_numpy(), df["ctd"].to_numpy())  # bit-exact, inf and nan
+    assert back["density_sum"].tolist() == [1.0, 0.0] * 6
+    assert back["matches"].tolist() == list(range(12))
+    assert back["label"].tolist()[:-1] == df["label"].tolist()[:-1]
+    assert back["label"].isna().tolist()[-1]
+
+
+def test_weka_spellings_of_inf_nan_and_quoting(tmp_path):
+    path = write_arff(awkward_table(), tmp_path / "a.arff", page=True)
+    rows = [l.split(",") for l in data_lines(path)]
+    text = path.read_text(encoding="utf-8")
+    assert "inf" not in text.replace("Infinity", "") and "nan" not in text.lower()
+    line_inf = data_lines(path)[1]
+    assert ",Infinity," in line_inf
+    assert ",-Infinity," in data_lines(path)[2]
+    assert data_lines(path)[3].startswith("'?',?,")        # the string "?" quoted, the NaN missing
+    assert data_lines(path)[2].startswith("'{brace}',")    # braces quoted: Weka reads a bare { as sparse
+    assert data_lines(path)[7].startswith("'',")            # empty string is not missing
+    assert rows[-1][-1] == "?"                              # unlabelled row: missing class
+
+
+def test_class_attribute_declares_both_values_even_for_all_noise(tmp_path):
+    df = awkward_table().assign(label="S")
+    path = write_arff(df, tmp_path / "noise.arff")
+    header = path.read_text(encoding="utf-8").split("@DATA")[0]
+    assert "@ATTRIBUTE result {S, N}" in header
+    assert "page" not in header  # page is opt-in
+    assert [l.split()[1] for l in header.splitlines() if l.startswith("@ATTRIBUTE")] == [
+        "ctd", "density_sum", "query_score", "matches", "distance", "result"]
+
+
+def test_nominal_feature_and_stdout(tmp_path, capsys):
+    df = pd.DataFrame({"tag": ["div", "a", "my tag", "?"], "ctd": [1, 2, 3, 4], "label": ["S", "N", "S", "N"]})
+    write_arff(df, "-", features=["tag", "ctd"], relation="tags")
+    out = capsys.readouterr().out
+    assert out.startswith("@RELATION tags")
+    assert "@ATTRIBUTE tag {'?', a, div, 'my tag'}" in out
+    (tmp_path / "t.arff").write_text(out, encoding="utf-8")
+    back = read_arff(tmp_path / "t.arff")
+    assert isinstance(back["tag"].dtype, pd.CategoricalDtype)
+    assert back["tag"].astype(str).tolist() == ["div", "a", "my tag", "?"]
+
+
+def test_write_refuses_missing_columns_and_odd_labels(tmp_path):
+    df = awkward_table()
+    with pytest.raises(ArffError, match="no column"):
+        write_arff(df.drop(columns="ctd"), tmp_path / "x.arff")
+    with pytest.raises(ArffError, match="labels must be"):
+        write_arff(df.assign(label="noise"), tmp_path / "x.arff")
+    assert not (tmp_path / "x.arff").exists()  # nothing half-written
+
+
+# -- reading files users bring ------------------------------------------------------------------
+
+USER_ARFF = """% made in Weka by hand
+% with comments
+@relation 'my data'
+
+@attribute "text density" real
+@attribute depth integer
+@attribute kind {block, inline}
+@attribute class {S,N}
+@attribute extra numeric
+
+@data
+% a comment among the data
+1.5, 3, block, S, 0
+2.5, 4, inline, N, ?
+{0 7.25, 2 inline, 3 N}
+"""
+
+
+def test_read_user_arff_with_comments_nominals_and_sparse_rows(tmp_path):
+    path = tmp_path / "user.arff"
+    path.write_text(USER_ARFF, encoding="utf-8")
+    df = read_arff(path)
+    assert list(df.columns) == ["text density", "depth", "kind", "label", "extra"]
+    assert df["label"].tolist() == ["S", "N", "N"]
+    assert df["text density"].tolist() == [1.5, 2.5, 7.25]
+    assert df["depth"].tolist() == [3.0, 4.0, 0.0]          # sparse: absent means 0
+    assert df["kind"].astype(str).tolist() == ["block", "inline", "inline"]
+    assert math.isnan(df["extra"][1])
+
+
+MALFORMED = {
+    "bad number": ("@relation r\n@attribute a numeric\n@attribute result {S,N}\n@data\n1,S\n2,S\n"
+                   "abc,N\n", 7),
+    "too few values": ("@relation r\n@attribute a numeric\n@attribute b numeric\n@attribute result {S,N}\n"
+                       "@data\n1,2,S\n3,N\n", 7),
+    "unknown class value": ("@relation r\n@attribute a numeric\n@attribute result {S,N}\n@data\n1,S\n1,X\n", 6),
+    "bad type": ("@relation r\n@attribute a numeric\n@attribute b date\n@attribute result {S,N}\n@data\n", 3),
+    "class values not S/N": ("@relation r\n@attribute a numeric\n@attribute result {yes,no}\n@data\n1,yes\n", 3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_arff_names_file_and_line(tmp_path, case):
+    text, line = MALFORMED[case]
+    path = tmp_path / "bad.arff"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ArffError) as info:
+        read_arff(path)
+    assert isinstance(info.value, HwnoiseError)
+    assert f"{path}:{line}:" in str(info.value)
+
+
+def test_missing_file_and_no_data_section(tmp_path):
+    with pytest.raises(ArffError, match="no such ARFF file"):
+        read_arff(tmp_path / "absent.arff")
+    path = tmp_path / "nodata.arff"
+    path.write_text("@relation r\n@attribute a numeric\n@attribute result {S,N}\n", encoding="utf-8")
+    with pytest.raises(ArffError, match=str(path)):
+        read_arff(path)
+
+
+# -- real Weka ----------------------------------------------------------------------------------
+
+def weka(*args: str) -> str:
+    """Run a Weka class; Weka exits 0 even on errors, so return stdout+stderr to be read."""
+    proc = subprocess.run(["java", "-Xmx512m", "-cp", str(WEKA_JAR), *args],
+                          capture_output=True, text=True, encoding="utf-8")
+    return proc.stdout + proc.stderr
+
+
+def assert_weka_ok(output: str) -> None:
+    bad = [l for l in output.splitlines() if "Exception" in l or l.lower().startswith(("error", "weka.core"))
+           or "read Token" in l or "not recognized" in l]
+    assert not bad, output[:2000]
+
+
+needs_weka = pytest.mark.skipif(not WEKA_JAR.exists(), reason="Weka not installed (/usr/share/java/weka.jar)")
+
+
+@pytest.mark.weka
+@needs_weka
+def test_weka_reads_awkward_values_exactly(tmp_path):
+    path = write_arff(awkward_table(), tmp_path / "awkward.arff", page=True)
+    out = weka("weka.filters.AllFilter", "-i", str(path))
+    assert_weka_ok(out)
+    rows = data_lines_from_text(out)
+    assert len(rows) == len(AWKWARD_PAGES)
+    assert rows[1].split(",")[1] == "Infinity" and rows[2].split(",")[1] == "-Infinity"
+    assert rows[3].startswith("'?',?,")  # Weka kept the string "?" and the missing number apart
+    summary = weka("weka.core.Instances", str(path))
+    assert_weka_ok(summary)
+    page_line = next(l for l in summary.splitlines() if l.split()[1:2] == ["page"])
+    assert page_line.split()[6:8] == ["0", "/"]  # no page value read as missing
+    assert "Num Instances:  12" in summary
+
+
+@pytest.mark.weka
+@needs_weka
+def test_weka_j48_trains_on_an_all_noise_page(tmp_path):
+    df = awkward_table().drop(columns="page").assign(label="S")
+    path = write_arff(df, tmp_path / "noise.arff")
+    out = weka("weka.classifiers.trees.J48", "-t", str(path), "-no-cv")
+    assert_weka_ok(out)
+    assert "J48 pruned tree" in out and ": S (12.0)" in out
+    assert "Correctly Classified Instances          12" in out
+
+
+@pytest.mark.weka
+@needs_weka
+def test_weka_reads_nominal_features_and_unicode_strings(tmp_path):
+    df = pd.DataFrame({"page": ["é", "中", "'", '"'], "tag": ["div", "a b", "{x}", "?"],
+                       "ctd": [1.0, 2.0, 3.0, 4.0], "label": ["S", "N", "S", "N"]})
+    path = write_arff(df, tmp_path / "nominal.arff", features=["tag", "ctd"], page=True)
+    out = weka("weka.filters.AllFilter", "-i", str(path))
+    assert_weka_ok(out)
+    assert "@attribute tag {'?',a b,div,{x}}".replace("a b", "'a b'").replace("{x}", "'{x}'") in out
+    rows = data_lines_from_text(out)
+    assert [r.split(",")[0] for r in rows] == ["é", "中", "'\\''", "'\\\"'"]
+
+
+def data_lines_from_text(text: str) -> list[str]:
+    lines = text.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.strip().lower() == "@data")
+    return [l for l in lines[start + 1:] if l.strip()]

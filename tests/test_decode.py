@@ -1,0 +1,101 @@
+"""Decoding as a browser does: BOM, HTTP charset, meta, detection; lying pages; never failing."""
+from __future__ import annotations
+
+import pytest
+
+from hwnoise.decode import decode_html, normalize_label, sniff_encoding
+
+QUOTED = "\u201cquoted\u201d café"
+
+
+@pytest.mark.parametrize("label", ["latin1", "ISO-8859-1", "iso_8859-1", "ascii", "US-ASCII",
+                                   "cp1252", "Windows-1252", " 'latin1' "])
+def test_latin1_and_ascii_labels_mean_windows_1252(label):
+    assert normalize_label(label) == "windows-1252"
+
+
+def test_other_labels():
+    assert normalize_label("UTF8") == "utf-8"
+    assert normalize_label("gb2312") == "gbk"
+    assert normalize_label("x-sjis") == "shift_jis"
+    assert normalize_label("windows-1251") == "windows-1251"
+    assert normalize_label("no-such-charset") is None and normalize_label("") is None
+
+
+def test_bom_wins_over_http_and_meta():
+    data = b"\xef\xbb\xbf<meta charset=iso-8859-1><p>" + QUOTED.encode("utf-8")
+    assert sniff_encoding(data, "windows-1251") == ("utf-8", "bom")
+    text, enc = decode_html(data, "windows-1251")
+    assert enc == "utf-8" and text.startswith("<meta") and QUOTED in text
+    data16 = "\ufeff<p>Привет</p>".encode("utf-16-le")
+    text, enc = decode_html(data16)
+    assert enc == "utf-16le" and text == "<p>Привет</p>"
+
+
+def test_http_charset_wins_over_meta():
+    data = '<meta charset="utf-8"><p>Привет мир</p>'.encode("cp1251")
+    assert sniff_encoding(data, "windows-1251") == ("windows-1251", "http")
+    assert "Привет мир" in decode_html(data, "windows-1251")[0]
+
+
+def test_declared_latin1_means_windows_1252_bytes():
+    data = b"<p>\x93quoted\x94 caf\xe9</p>"
+    text, enc = decode_html(data, "ISO-8859-1")
+    assert enc == "windows-1252" and QUOTED in text
+
+
+def test_meta_charset_and_http_equiv_in_first_1024_bytes():
+    data = b'<html><head><meta http-equiv="Content-Type" content="text/html; charset=windows-1251">' \
+           + "<p>Привет</p>".encode("cp1251")
+    assert sniff_encoding(data) == ("windows-1251", "meta")
+    assert "Привет" in decode_html(data)[0]
+    late = b"<!--" + b"x" * 1100 + b"--><meta charset=windows-1251>" + "<p>Привет</p>".encode("cp1251")
+    assert sniff_encoding(late)[1] != "meta"
+    commented = b"<!-- <meta charset=koi8-r> --><meta charset=windows-1251><p>x</p>"
+    assert sniff_encoding(commented) == ("windows-1251", "meta")
+
+
+def test_a_meta_cannot_declare_utf16():
+    assert sniff_encoding(b"<meta charset=utf-16><p>plain</p>") == ("utf-8", "meta")
+
+
+def test_declared_non_utf8_but_valid_utf8_bytes_is_utf8():
+    data = ("<meta charset=iso-8859-1><p>" + QUOTED + "</p>").encode("utf-8")
+    assert sniff_encoding(data) == ("utf-8", "utf8-valid")
+    assert sniff_encoding(data, "latin1") == ("utf-8", "utf8-valid")
+    assert QUOTED in decode_html(data, "latin1")[0]
+    # plain ASCII keeps its declaration (both read the same)
+    assert sniff_encoding(b"<p>plain</p>", "latin1") == ("windows-1252", "http")
+
+
+def test_detection_without_declaration():
+    ja = "日本語のテキストです。これはエンコーディングのテストです。もう少し長い文章を書きます。"
+    text, enc = decode_html(("<p>" + ja + "</p>").encode("shift_jis"))
+    assert ja in text and enc == "shift_jis"
+    ru = "Привет мир, это тест кодировки страницы. Ещё немного текста на русском языке."
+    text, enc = decode_html(("<p>" + ru + "</p>").encode("cp1251"))
+    assert ru in text
+    # English text with a few cp1252 bytes stays windows-1252 (not cp1250 or cp852)
+    en = ("<p>" + "It\u2019s a \u201ctest\u201d of the na\u00efve detector, " * 3 + "</p>").encode("cp1252")
+    text, enc = decode_html(en)
+    assert enc == "windows-1252" and "\u201ctest\u201d" in text
+
+
+def test_undecodable_bytes_become_replacement_characters():
+    text, enc = decode_html(b"<p>ok \xff\xfe\xc3 end</p>", "utf-8")
+    assert enc == "utf-8" and "\ufffd" in text and text.startswith("<p>ok") and text.endswith("end</p>")
+
+
+@pytest.mark.parametrize("data,charset", [
+    (b"", None), (b"\x00\x00\x00", None), (bytes(range(256)), None), (bytes(range(256)), "utf-8"),
+    (b"<p>x</p>", "no-such-charset"), (b"<p>x</p>", ""), (b"\xfe\xff\x00<\x00p", None),
+    (b"\xff\xfe<\x00p\x00\x00", None), (b"<meta charset=\"\xff\xfe\">", None),
+])
+def test_never_fails(data, charset):
+    text, enc = decode_html(data, charset)
+    assert isinstance(text, str) and isinstance(enc, str) and enc
+    assert sniff_encoding(data, charset)[1] in ("bom", "http", "meta", "utf8-valid", "detected", "fallback")
+
+
+def test_text_input_passes_through():
+    assert decode_html("<p>déjà</p>") == ("<p>déjà</p>", "utf-8")

@@ -1,0 +1,199 @@
+"""``hwnoise evaluate`` end to end on small dataset folders made here with hwnoise.dataset."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from hwnoise.dataset import Dataset
+from hwnoise.evaluate import evaluate, value_recall
+from hwnoise.extractors import external
+
+WORDS = ("amber basalt cedar dune ember fjord granite harbor iris juniper kelp lagoon meadow "
+         "nectar onyx prairie quartz reef sierra tundra umber valley willow yarrow zephyr").split()
+
+LAYOUTS = {
+    # site name: (wrapper of the record list, record tag, class of the nav)
+    "books.example": ("<table class='results'>{}</table>", "<tr><td>{}</td></tr>", "topnav"),
+    "jobs.example": ("<ul class='hits'>{}</ul>", "<li class='hit'>{}</li>", "menu"),
+    "pubs.example": ("<div class='list'>{}</div>", "<div class='row'><p>{}</p></div>", "bar"),
+}
+
+
+def make_page(site: str, rng: random.Random, term: str) -> tuple[str, str]:
+    wrap, rec, nav = LAYOUTS[site]
+    records = []
+    for _ in range(rng.randint(3, 6)):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(8, 16))]
+        words.insert(rng.randrange(len(words)), term)
+        records.append(" ".join(words).capitalize() + ".")
+    navlinks = " ".join(f"<a href='/{w}'>{w.title()} section</a>" for w in WORDS[:8])
+    related = "".join(f"<li><a href='/r/{i}'>Popular item {i}</a></li>" for i in range(6))
+    html = (f"<html><head><title>{site}</title><style>.x{{}}</style></head><body>"
+            f"<div class='{nav}'>{navlinks}</div>"
+            f"<form><input name='q' value='{term}'><button>Search</button></form>"
+            f"<h2>Results for {term}</h2>"
+            + wrap.format("".join(rec.format(r) for r in records))
+            + f"<div class='side'><h3>Popular</h3><ul>{related}</ul></div>"
+            f"<div class='foot'><a href='/about'>About us</a> | <a href='/help'>Help</a> "
+            f"Copyright 2013 {site}</div></body></html>")
+    return html, "\n".join(records)
+
+
+def make_dataset(root: Path, site: str, pages: int = 9, seed: int = 0, fmt: str = "plain") -> Path:
+    rng = random.Random(f"{site}-{seed}")
+    ds = Dataset.create(root / site.split(".")[0], name=site.split(".")[0], source="test",
+                        format=fmt)
+    terms = []
+    for i in range(pages):
+        term = rng.choice(WORDS)
+        terms.append(term)
+        sub = ds.add_submission({"method": "GET", "url": f"http://{site}/search?q={term}&p={i}",
+                                 "fields": [{"name": "q", "value": term}]})
+        html, gold = make_page(site, rng, term)
+        ds.write_page(sub["id"], html.encode("utf-8"))
+        if fmt == "swde":
+            gold = "\n".join(line.split()[0] for line in gold.splitlines())  # a few values
+        ds.write_gold(sub["id"], gold)
+    ds.write_query([{"term": t, "kind": "value", "submissions": []} for t in sorted(set(terms))])
+    return ds.path
+
+
+@pytest.fixture(scope="module")
+def datasets(tmp_path_factory) -> list[Path]:
+    root = tmp_path_factory.mktemp("datasets")
+    return [make_dataset(root, site) for site in LAYOUTS]
+
+
+REPORT_KEYS = {"dataset", "protocol", "method", "pages", "nodes", "precision", "recall", "f1",
+               "content_f1", "RR", "RC", "CC", "CR", "text_precision", "text_recall", "text_f1",
+               "text_f1_of_means"}
+
+
+def test_pages_protocol_end_to_end(datasets, tmp_path):
+    methods = ["model", "cetd", "alltext"] + (["trafilatura"] if "trafilatura" in external.available() else [])
+    out = tmp_path / "out"
+    report = evaluate(datasets[:2], methods=methods, protocol="pages", seed=1, out=out)
+    recs = {(r["dataset"], r["method"]): r for r in report["results"]}
+    assert len(recs) == 2 * len(methods)
+    for ds in ("books", "jobs"):
+        pages = {recs[(ds, m)]["pages"] for m in methods}
+        assert pages == {3}  # 9 pages, 66 % train: every method on the same 3 test pages
+        model = recs[(ds, "model")]
+        assert REPORT_KEYS <= set(model) and model["protocol"] == "pages"
+        assert model["RR"] + model["RC"] + model["CC"] + model["CR"] == model["nodes"]
+        assert model["text_f1"] > 0.9 and model["content_f1"] > 0.8
+        alltext = recs[(ds, "alltext")]
+        assert alltext["text_recall"] == pytest.approx(1.0)
+        assert alltext["text_precision"] < 0.8 and model["text_f1"] > alltext["text_f1"]
+        assert alltext["nodes"] == model["nodes"] == recs[(ds, "cetd")]["nodes"]
+        if "trafilatura" in methods:
+            traf = recs[(ds, "trafilatura")]
+            assert "text_f1" in traf and "f1" not in traf and "RR" not in traf
+    on_disk = json.loads((out / "report.json").read_text())
+    assert on_disk["results"] == json.loads(json.dumps(report["results"]))
+    assert {"hwnoise", "created", "results"} <= set(on_disk)
+    md = (out / "report.md").read_text()
+    for title in ("Table 4.1", "Table 4.3", "Table 4.4", "Table 4.5", "| mean |"):
+        assert title in md
+    for png in ("precision.png", "recall.png", "confusion-model.png", "confusion-cetd.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not (out / "confusion-trafilatura.png").exists()
+    lines = (out / "pages.csv").read_text().splitlines()
+    assert len(lines) == 1 + 2 * 3 * len(methods)
+
+
+def test_training_sees_only_the_training_pages(datasets, tmp_path, monkeypatch):
+    from hwnoise.extractors import model as model_mod
+    from hwnoise.training.protocols import splits
+    from hwnoise.evaluate import _page_table
+
+    seen: list[str] = []
+    real = model_mod.training_rows
+
+    def spy(pages, cache=None):
+        seen.extend(p.id for p in pages)
+        return real(pages, cache)
+
+    monkeypatch.setattr(model_mod, "training_rows", spy)
+    report = evaluate(datasets[:1], methods=["model"], protocol="pages", seed=3)
+    pages = list(Dataset(datasets[0]).pages())
+    train_idx, test_idx = splits(_page_table(pages), "pages", seed=3)[0]
+    assert sorted(seen) == sorted(pages[i].id for i in train_idx)
+    assert report["results"][0]["pages"] == len(test_idx)
+
+
+def test_cross_site_scores_each_dataset_with_a_model_from_the_others(datasets, tmp_path):
+    report = evaluate(datasets, methods=["model", "cetd"], protocol="cross-site", k=3, out=tmp_path)
+    recs = {(r["dataset"], r["method"]): r for r in report["results"]}
+    assert set(recs) == {(d, m) for d in ("books", "jobs", "pubs") for m in ("model", "cetd")}
+    for d in ("books", "jobs", "pubs"):
+        assert recs[(d, "model")]["pages"] == 9 and recs[(d, "model")]["protocol"] == "cross-site"
+
+
+def test_features_table_and_cv(datasets, tmp_path):
+    from hwnoise.features.build import build_features
+
+    ds_path = make_dataset(tmp_path, "pubs.example", pages=6, seed=5)
+    build_features(ds_path, progress=False)
+    report = evaluate([ds_path], methods=["model"], protocol="cv", k=3,
+                      method_options={"model": {"features": "extended"}})
+    rec = report["results"][0]
+    assert rec["pages"] == 6 and rec["text_f1"] > 0.8  # every page tested once, sitelevel from the table
+
+
+def test_thesis_protocol_scores_the_held_out_nodes(datasets):
+    report = evaluate(datasets[:1], methods=["model", "cetd"], protocol="thesis", seed=1)
+    recs = {r["method"]: r for r in report["results"]}
+    from hwnoise.extractors.model import training_rows
+
+    total = len(training_rows(list(Dataset(datasets[0]).pages())))
+    assert recs["model"]["nodes"] == recs["cetd"]["nodes"] == total - round(total * 0.66)
+    assert recs["model"]["pages"] == 9  # text on every page (nodes of a page fall on both sides)
+
+
+def test_a_given_model_is_scored_on_every_page(datasets, tmp_path, monkeypatch):
+    import pandas as pd
+
+    from hwnoise.extractors.model import training_rows
+    from hwnoise.training.model import NoiseModel
+
+    monkeypatch.setenv("HWNOISE_KEY_FILE", str(tmp_path / "key"))
+    rows = training_rows(list(Dataset(datasets[0]).pages()))
+    NoiseModel("j48").fit(rows).save(tmp_path / "m")
+    report = evaluate(datasets[:2], methods=["model", "cetd"], model=tmp_path / "m")
+    recs = {(r["dataset"], r["method"]): r for r in report["results"]}
+    assert report["protocol"] == "given"
+    assert recs[("books", "model")]["pages"] == 9 and recs[("jobs", "model")]["pages"] == 9
+    assert recs[("books", "model")]["text_f1"] > 0.9  # seen pages
+    assert isinstance(pd.DataFrame(report["results"]), pd.DataFrame)
+
+
+def test_value_recall_for_swde_like_gold(tmp_path):
+    assert value_recall("Title: The Old Man and the Sea by Ernest Hemingway",
+                        "The Old Man and the Sea\nErnest Hemingway\n978-0684801223") == pytest.approx(2 / 3)
+    assert value_recall("anything", "") is None
+    assert value_recall("isbn 9780684801223", "978-0684801223") == 0.0  # a value is found whole
+    ds = make_dataset(tmp_path, "books.example", pages=6, fmt="swde")
+    report = evaluate([ds], methods=["model", "alltext"], protocol="pages")
+    recs = {r["method"]: r for r in report["results"]}
+    assert recs["alltext"]["value_recall"] == pytest.approx(1.0)
+    assert "text_f1" not in recs["alltext"] and recs["alltext"]["words"] > 0
+    assert 0.0 <= recs["model"]["value_recall"] <= 1.0
+
+
+def test_cli_and_errors(datasets, tmp_path, capsys):
+    from hwnoise.cli import main
+
+    out = tmp_path / "cli"
+    assert main(["evaluate", str(datasets[0]), "--methods", "cetd,alltext", "--out", str(out),
+                 "--no-figures"]) == 0
+    printed = capsys.readouterr().out
+    assert "cetd" in printed and "alltext" in printed
+    assert (out / "report.json").exists() and not (out / "precision.png").exists()
+    assert main(["evaluate", str(tmp_path / "nowhere"), "--out", str(out)]) == 1
+    assert "nowhere" in capsys.readouterr().err
+    assert main(["evaluate", str(datasets[0]), "--methods", "cetd,bogus"]) == 1
+    assert "unknown method 'bogus'" in capsys.readouterr().err

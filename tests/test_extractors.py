@@ -1,0 +1,151 @@
+"""Node labels → text, the external adapters on a small page, the registry, ``hwnoise extract``."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hwnoise.extractors import external
+from hwnoise.extractors.base import ExtractorError, Method, text_from_labels
+from hwnoise.extractors.registry import METHODS, available_methods, get_method
+from hwnoise.features.labels import label_page
+from hwnoise.features.walk import walk_page
+from hwnoise.text import text_scores, tokenize
+
+PARAS = [
+    "The river rose by two metres overnight and the old stone bridge was closed to traffic.",
+    "Engineers from the county inspected the arches at dawn and found fresh cracks in the piers.",
+    "Residents of the lower town were told to move their cars and to keep away from the banks.",
+    "The council said the bridge would stay closed until the water fell and a full survey was done.",
+    "Farmers upstream reported flooded fields, drowned fences and sheep stranded on small islands.",
+]
+# jusText keeps paragraphs of more than about 200 characters: make each three sentences long
+PARAS = [p + " " + PARAS[(i + 2) % len(PARAS)] + " " + PARAS[(i + 3) % len(PARAS)]
+         for i, p in enumerate(PARAS)]
+ARTICLE_HTML = (
+    "<html><head><title>River rises</title><meta charset='utf-8'></head><body>"
+    "<div class='menu'><a href='/'>Home</a> <a href='/news'>News</a> <a href='/sport'>Sport</a>"
+    " <a href='/weather'>Weather</a></div>"
+    "<article><h1>River rises, bridge closed</h1>"
+    + "".join(f"<p>{p}</p>" for p in PARAS)
+    + "</article><div class='footer'><a href='/terms'>Terms of use</a> "
+    "<a href='/cookies'>Cookie settings</a></div></body></html>"
+)
+GOLD = "River rises, bridge closed\n" + "\n".join(PARAS)
+
+
+def test_text_from_labels_gives_each_content_nodes_own_text_in_document_order():
+    html = "<html><body><div>a1 <b>b2</b> a3<p>p4</p></div><p>q5</p></body></html>"
+    walk = walk_page(html)
+    tags = walk.rows["tag"].tolist()
+    assert tags == ["body", "div", "b", "p", "p"]
+    labels = np.array(["S", "N", "S", "N", "S"], dtype=object)
+    # div's own text (a1, a3) and its p; not b's text, not the other p
+    assert tokenize(text_from_labels(walk, labels)) == ["a1", "a3", "p4"]
+    assert text_from_labels(walk, np.array(["N"] * 5, dtype=object)).split() == \
+        ["a1", "b2", "a3", "p4", "q5"]
+    assert text_from_labels(walk, np.array(["S"] * 5, dtype=object)) == ""
+
+
+def test_gold_labels_extract_the_gold_text():
+    walk = walk_page(ARTICLE_HTML)
+    labels = label_page(walk, GOLD)
+    text = text_from_labels(walk, labels)
+    # label and extraction agree by construction: the gold's labels give back the gold's words
+    assert text_scores(text, GOLD) == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+    # and every node labelled content contributes exactly its own text
+    own = {n: t for n, t in walk.segments}
+    for node in np.flatnonzero(labels == "N"):
+        if node in own:
+            assert own[node] in text
+
+
+@pytest.mark.parametrize("name", ["trafilatura", "readability", "justext", "resiliparse"])
+def test_external_adapters_on_a_small_page(name):
+    if name not in external.available():
+        pytest.skip(f"{name} is not installed")
+    method = get_method(name)
+    assert isinstance(method, Method) and not method.needs_training
+    text = method.extract_html(ARTICLE_HTML.encode("utf-8"))
+    assert isinstance(text, str)
+    assert "Engineers from the county" in " ".join(text.split())
+    assert "Cookie settings" not in text
+    assert text_scores(text, GOLD)["recall"] > 0.7
+    assert method.failures == 0
+
+
+def test_adapters_never_crash_on_a_bad_page_and_count_it():
+    if "readability" not in external.available():
+        pytest.skip("readability-lxml is not installed")
+    method = get_method("readability")
+    assert method.extract_html(b"") == ""  # lxml: "Document is empty"
+    assert method.failures == 1 and "empty" in method.last_error.lower()
+    for name in external.available():
+        m = get_method(name)
+        for bad in (b"", b"\x00\xff\xfe\x00", b"<html><body><p>unclosed <b><i>"):
+            assert isinstance(m.extract_html(bad), str)
+
+
+def test_adapters_decode_like_a_browser():
+    if "resiliparse" not in external.available():
+        pytest.skip("resiliparse is not installed")
+    page = "<html><body><article><p>Caf\u00e9 cr\u00e8me brûlée, na\u00efve fa\u00e7ade, and more words " \
+           "to make a paragraph long enough for any extractor to keep it as content.</p></article>" \
+           "</body></html>"
+    text = get_method("resiliparse").extract_html(page.encode("cp1252"), http_charset="windows-1252")
+    assert "Café crème" in text
+
+
+def test_alltext_is_every_visible_word():
+    m = get_method("alltext")
+    text = m.extract_html(ARTICLE_HTML)
+    for word in ("Home", "Engineers", "Cookie"):
+        assert word in text
+    assert "River rises\n" not in text.split("Home")[0]  # the <title> is not shown in the body
+    walk = walk_page(ARTICLE_HTML)
+    assert (m.node_labels(None, walk) == "N").all()
+
+
+def test_registry():
+    assert {"model", "cetd", "alltext", "trafilatura", "readability", "justext", "resiliparse",
+            "sitelevel", "isotonic", "webstemmer", "nce"} <= set(METHODS)
+    with pytest.raises(ExtractorError, match="unknown method 'nope'"):
+        get_method("nope")
+    names = available_methods()
+    assert {"model", "cetd", "alltext"} <= set(names)
+    assert get_method("cetd").name == "cetd" and get_method("model").needs_training
+    for name, target in METHODS.items():
+        module = target.partition(":")[0]
+        try:
+            __import__(module)
+        except ModuleNotFoundError:
+            with pytest.raises(ExtractorError, match="not implemented"):
+                get_method(name)
+
+
+def test_extract_command_with_a_saved_model(tmp_path, monkeypatch, capsys):
+    from hwnoise.cli import main
+    from hwnoise.extractors.model import extract_with_model, rows_from_walk
+    from hwnoise.training.model import NoiseModel
+
+    monkeypatch.setenv("HWNOISE_KEY_FILE", str(tmp_path / "key"))
+    # train on three pages of one "site", each with its own article
+    import pandas as pd
+
+    frames = []
+    for k in range(3):
+        html = ARTICLE_HTML.replace("River", f"Stream{k}")
+        walk = walk_page(html)
+        rows = walk.rows.copy()
+        rows["label"] = label_page(walk, GOLD.replace("River", f"Stream{k}"))
+        frames.append(rows)
+    model = NoiseModel("j48").fit(pd.concat(frames, ignore_index=True))
+    model.save(tmp_path / "model")
+    page = tmp_path / "page.html"
+    page.write_bytes(ARTICLE_HTML.encode("utf-8"))
+    expected = extract_with_model(model, page.read_bytes())
+    assert text_scores(expected, GOLD)["f1"] > 0.95
+    assert main(["extract", "--model", str(tmp_path / "model"), str(page)]) == 0
+    out = capsys.readouterr().out
+    assert out.strip() == expected.strip()
+    assert main(["extract", "--model", str(tmp_path / "model"), str(tmp_path / "missing.html")]) == 1
+    assert "missing.html" in capsys.readouterr().err

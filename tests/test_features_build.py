@@ -1,0 +1,153 @@
+"""The features stage over a dataset folder: parquet parts, labels, sitelevel, failures, CLI."""
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from hwnoise.cli import main
+from hwnoise.dataset import Dataset
+from hwnoise.features.build import FEATURE_COLUMNS, build_features, own_terms, page_rows
+from hwnoise.features.columns import EXTENDED_FEATURES, THESIS_FEATURES
+
+DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+TEMPLATE = """<html><head><title>Books</title></head><body>
+<div class="menu"><a href="/">Home</a> <a href="/about">About us</a></div>
+<h2>Results for {q}</h2>
+<ul class="results">{items}</ul>
+<div class="foot">Copyright 2026 Bookshop</div>
+</body></html>"""
+
+
+def make_dataset(root: Path, n: int = 4) -> Dataset:
+    ds = Dataset.create(root / "shop", name="shop", source="test")
+    for k in range(n):
+        q = ["tolkien", "austen", "orwell", "woolf", "dickens"][k % 5]
+        items = "".join(f"<li><b>{q.title()} book {j}</b> paperback edition {j}</li>" for j in range(3))
+        sub = ds.add_submission({"method": "GET", "url": f"http://shop.example/search?q={q}&p={k}",
+                                 "fields": [{"name": "author", "value": q}]})
+        ds.write_page(sub["id"], TEMPLATE.format(q=q.title(), items=items).encode("utf-8"))
+        if k != n - 1:  # the last page has no gold
+            gold = "\n".join(f"{q.title()} book {j} paperback edition {j}" for j in range(3))
+            ds.write_gold(sub["id"], gold)
+    ds.write_query([{"term": t, "kind": "value", "submissions": []}
+                    for t in ["tolkien", "austen", "orwell", "woolf"]])
+    return ds
+
+
+def test_own_terms_are_field_names_and_values_tokenised():
+    assert own_terms([{"name": "author", "value": "J. R. R. Tolkien"}, {"name": "q", "value": ""}]) == \
+        ["author", "j", "r", "tolkien", "q"]
+
+
+def test_build_writes_one_table_with_labels_and_sitelevel(tmp_path, capsys):
+    ds = make_dataset(tmp_path)
+    out = build_features(ds, progress=False)
+    assert out == ds.features_path and out.is_dir()
+    df = ds.read_features()
+    assert list(df.columns) == FEATURE_COLUMNS
+    assert set(THESIS_FEATURES + EXTENDED_FEATURES) <= set(df.columns)
+    pages = list(ds.pages())
+    assert df["page"].nunique() == 4 and set(df["dataset"]) == {"shop"}
+    assert set(df["site"]) == {"shop.example"}
+    # the page without gold has no labels, the others have S and N
+    nogold = df[df["page"] == pages[-1].id]
+    assert nogold["label"].isna().all()
+    withgold = df[df["page"] != pages[-1].id]
+    assert set(withgold["label"]) == {"S", "N"}
+    li = withgold[withgold["tag"] == "li"]
+    assert (li["label"] == "N").all()
+    assert (withgold[withgold["tag"] == "a"]["label"] == "S").all()
+    # sitelevel: the menu links hold the same text at the same path on every page
+    assert (df[df["tag"] == "a"]["sitelevel"] == 1.0).all()
+    assert (df[df["xpath"].str.endswith("/h2[1]")]["sitelevel"] == 0.25).all()
+    # query and own terms
+    first = df[df["page"] == pages[0].id].set_index("xpath")
+    assert first.loc["/html/body/h2[1]", "matches"] == 1  # "Tolkien" in the query
+    assert first.loc["/html/body/ul[1]", "own_query_score"] == pytest.approx(3 / 3)  # ul/li/b/text
+    err = capsys.readouterr().err
+    assert "4 pages" in err and "0 failed" in err and "content share" in err
+
+
+def test_a_failing_page_is_reported_and_skipped(tmp_path, capsys):
+    ds = make_dataset(tmp_path, n=3)
+    bad = ds.add_submission({"method": "GET", "url": "http://shop.example/broken", "fields": []})
+    (ds.path / "pages" / f"{bad['id']}.html").mkdir()  # unreadable as a file
+    build_features(ds, progress=False)
+    err = capsys.readouterr().err
+    line = [ln for ln in err.splitlines() if "skipped" in ln]
+    assert len(line) == 1 and f"{bad['id']}.html" in line[0] and "cannot read" in line[0]
+    assert "1 failed" in err
+    df = ds.read_features(columns=["page"])
+    assert df["page"].nunique() == 3
+
+
+def test_workers_give_the_same_table_and_a_rerun_replaces_it(tmp_path):
+    ds = make_dataset(tmp_path, n=5)
+    build_features(ds, workers=1, progress=False)
+    one = ds.read_features()
+    build_features(ds, workers=2, progress=False)
+    two = ds.read_features()
+    pd.testing.assert_frame_equal(one, two)
+    assert not list(ds.path.glob(".features.parquet*"))  # no temp folders left behind
+
+
+def test_page_rows_for_one_page():
+    rows = page_rows(b"<body><p>Nome aprovado</p></body>", ["nome"])
+    assert rows.loc[1, "matches"] == 1 and rows.loc[0, "query_score"] == 0.5
+
+
+def test_cli_dataset_and_single_page(tmp_path, capsys):
+    ds = make_dataset(tmp_path, n=2)
+    assert main(["features", str(ds.path), "--no-progress"]) == 0
+    assert ds.read_features(columns=["page"])["page"].nunique() == 2
+    page = tmp_path / "q.html"
+    page.write_text("<body><p>Nome do candidato aprovado</p><table><tr><td>Julia</td>"
+                    "<td>Marcelo</td></tr></table></body>", encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "hwnoise.cli", "features", str(page),
+                          "--query", "nome Marcelo aprovado S"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    header = lines[0].split(",")
+    assert header[2:14] == ["xpath", "tag", "chars", "tags", "link_chars", "link_tags", "td", "ctd",
+                            "density_sum", "query_score", "matches", "distance"]
+    body = dict(zip(header, lines[1].split(",")))
+    assert body["xpath"] == "/html/body" and float(body["query_score"]) == 1.25
+    missing = subprocess.run([sys.executable, "-m", "hwnoise.cli", "features", str(tmp_path / "no.html")],
+                             capture_output=True, text=True)
+    assert missing.returncode == 1 and "no.html" in missing.stderr and "Traceback" not in missing.stderr
+
+
+@pytest.mark.datasets
+@pytest.mark.skipif(not (DATASETS / "big9").is_dir(), reason="../shared/datasets not present")
+def test_build_on_real_big9_and_wcxb_pages(tmp_path):
+    """A plain dataset of a few big9 and WCXB pages with their gold: every page walks and labels."""
+    ds = Dataset.create(tmp_path / "real", name="real", source="test")
+    n = 0
+    for html in sorted((DATASETS / "big9" / "big5-09" / "html").glob("*"))[:5]:
+        gold = html.parent.parent / "gold" / (html.stem + ".txt")
+        sub = ds.add_submission({"method": "GET", "url": f"http://big9/{html.name}",
+                                 "fields": [{"name": "q", "value": html.stem.split(" ")[0]}]})
+        ds.write_page(sub["id"], html.read_bytes())
+        raw = gold.read_bytes()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = raw.decode("cp1252", "replace")
+        ds.write_gold(sub["id"], text)
+        n += 1
+    for html in sorted((DATASETS / "wcxb" / "dev" / "html").glob("*.html.gz"))[:3]:
+        sub = ds.add_submission({"method": "GET", "url": f"http://wcxb/{html.name}", "fields": []})
+        ds.write_page(sub["id"], gzip.decompress(html.read_bytes()))
+        n += 1
+    build_features(ds, workers=2, progress=False)
+    df = ds.read_features()
+    assert df["page"].nunique() == n
+    labelled = df[df["label"].notna()]
+    share = (labelled["label"] == "N").mean()
+    assert 0.01 < share < 0.9

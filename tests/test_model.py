@@ -1,0 +1,181 @@
+"""NoiseModel files: save/load round trips, the safe JSON load, refusing pickles hwnoise did not sign;
+and the classifiers offered by name."""
+from __future__ import annotations
+
+import json
+import pickle
+
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+
+from hwnoise.training.classifiers import ClassifierError, PrunedCART, make_classifier
+from hwnoise.training.model import ModelError, NoiseModel, resolve_features
+
+QUERY = [{"term": "book", "kind": "value"}, {"term": "author", "kind": "visible_label"}]
+
+
+@pytest.fixture(autouse=True)
+def own_key(tmp_path, monkeypatch):
+    """Each test signs with its own key, never the user's."""
+    monkeypatch.setenv("HWNOISE_KEY_FILE", str(tmp_path / "key" / "model-signing.key"))
+
+
+def table(n_pages: int = 10, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.RandomState(seed)
+    frames = []
+    for i in range(n_pages):
+        n = 50
+        ctd = rng.exponential(20, n)
+        qs = rng.exponential(2, n)
+        label = np.where(((ctd > 25) & (qs > 1.5)) ^ (rng.rand(n) < 0.03), "N", "S")
+        frames.append(pd.DataFrame({
+            "dataset": "toy", "site": "toy.com", "page": f"p{i}", "ctd": ctd,
+            "density_sum": ctd * rng.uniform(0.5, 2, n), "query_score": qs,
+            "matches": rng.poisson(1, n), "distance": rng.randint(1, 12, n),
+            "tag": rng.choice(["div", "td", "a"], n), "label": label}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def fitted(classifier: str = "j48", **kw) -> NoiseModel:
+    model = NoiseModel(classifier, query=QUERY, **kw).fit(table())
+    model.protocol = "pages"
+    model.scores = [{"dataset": "toy", "f1": 0.9}]
+    return model
+
+
+def test_save_writes_joblib_and_safe_json(tmp_path):
+    model = fitted()
+    out = model.save(tmp_path / "m")
+    meta = json.loads((out / "model.json").read_text())
+    assert (out / "model.joblib").exists()
+    assert meta["contents"] == "tree" and meta["tree"]["format"]
+    assert meta["features"] == ["ctd", "density_sum", "query_score", "matches", "distance"]
+    assert meta["query"] == QUERY and meta["protocol"] == "pages" and meta["scores"][0]["f1"] == 0.9
+    assert meta["train_hash"].startswith("sha256:") and meta["hwnoise"]
+    assert meta["joblib"]["hmac_sha256"] and len(meta["joblib"]["sha256"]) == 64
+
+
+def test_json_load_never_unpickles_and_predicts_the_same(tmp_path, monkeypatch):
+    model = fitted()
+    out = model.save(tmp_path / "m")
+    (out / "model.joblib").unlink()  # the JSON alone must do
+
+    def no_unpickling(*a, **k):
+        raise AssertionError("unpickled")
+
+    monkeypatch.setattr(joblib, "load", no_unpickling)
+    monkeypatch.setattr(pickle, "load", no_unpickling)
+    monkeypatch.setattr(pickle, "loads", no_unpickling)
+    for path in (out, out / "model.json"):
+        loaded = NoiseModel.load(path)
+        df = table(seed=5)
+        assert np.array_equal(loaded.predict(df), model.predict(df))
+        assert loaded.query_terms(["value"]) == ["book"]
+        assert loaded.train_hash == model.train_hash and loaded.protocol == "pages"
+
+
+def test_signed_joblib_loads_and_foreign_pickle_needs_the_flag(tmp_path, monkeypatch):
+    model = fitted()
+    out = model.save(tmp_path / "m")
+    df = table(seed=3)
+    assert np.array_equal(NoiseModel.load(out / "model.joblib").predict(df), model.predict(df))
+
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    joblib.dump(model, foreign / "model.joblib")  # a pickle hwnoise did not sign
+    with pytest.raises(ModelError, match="--allow-pickle"):
+        NoiseModel.load(foreign / "model.joblib")
+    with pytest.raises(ModelError, match="--allow-pickle"):
+        NoiseModel.load(foreign)
+    assert np.array_equal(NoiseModel.load(foreign, allow_pickle=True).predict(df), model.predict(df))
+
+    # tampered bytes beside a genuine model.json: the HMAC no longer matches
+    blob = bytearray((out / "model.joblib").read_bytes())
+    blob[-2] ^= 1
+    (out / "model.joblib").write_bytes(bytes(blob))
+    with pytest.raises(ModelError, match="not signed"):
+        NoiseModel.load(out / "model.joblib")
+
+    # signed by another installation (another key): refused too
+    other = fitted().save(tmp_path / "other")
+    monkeypatch.setenv("HWNOISE_KEY_FILE", str(tmp_path / "elsewhere.key"))
+    with pytest.raises(ModelError):
+        NoiseModel.load(other / "model.joblib")
+
+
+def test_classifier_without_json_form_keeps_metadata_only(tmp_path):
+    model = fitted("rf", params={"n_estimators": 10})
+    out = model.save(tmp_path / "rf")
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["contents"] == "metadata-only" and meta["tree"] is None and "pickle" in meta["note"]
+    loaded = NoiseModel.load(out)  # signed: the joblib loads
+    assert np.array_equal(loaded.predict(table(seed=4)), model.predict(table(seed=4)))
+    (out / "model.json").write_text(json.dumps({**meta, "joblib": {**meta["joblib"], "hmac_sha256": "0" * 64}}))
+    with pytest.raises(ModelError, match="--allow-pickle"):
+        NoiseModel.load(out)
+
+
+def test_load_errors_name_the_file(tmp_path):
+    with pytest.raises(ModelError, match="no such model"):
+        NoiseModel.load(tmp_path / "absent.joblib")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ModelError, match="no model.json"):
+        NoiseModel.load(tmp_path / "empty")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ModelError, match=r"bad.json:1"):
+        NoiseModel.load(bad)
+
+
+def test_fit_predict_hash_and_categorical_features():
+    df = table()
+    a, b = NoiseModel("j48").fit(df), NoiseModel("j48").fit(df)
+    assert a.train_hash == b.train_hash
+    assert NoiseModel("j48").fit(table(seed=9)).train_hash != a.train_hash
+    pred = a.predict(df)
+    assert set(pred) <= {"S", "N"} and len(pred) == len(df)
+    assert np.mean(pred == df["label"].to_numpy()) > 0.9
+    unlabeled = df.assign(label=None)
+    unlabeled.loc[: len(df) // 2, "label"] = df["label"][: len(df) // 2 + 1]
+    assert NoiseModel("j48").fit(unlabeled).train_rows == len(df) // 2 + 1
+    tagged = NoiseModel("cart", features=["ctd", "tag"]).fit(df)
+    assert tagged.categories["tag"] == ["a", "div", "td"]
+    assert set(tagged.predict(df.assign(tag="unseen-tag"))) <= {"S", "N"}
+
+
+def test_resolve_features():
+    assert resolve_features(None) == ["ctd", "density_sum", "query_score", "matches", "distance"]
+    assert resolve_features("ctd, tag", ["ctd", "tag", "tag_code"]) == ["ctd", "tag_code"]
+    assert "tag_code" in resolve_features("extended")
+
+
+@pytest.mark.parametrize("name", ["j48", "j48-unpruned", "cart", "rf", "gb", "logreg",
+                                  "sklearn.ensemble.ExtraTreesClassifier"])
+def test_every_named_classifier_trains(name):
+    model = NoiseModel(name, seed=2).fit(table(n_pages=6))
+    assert np.mean(model.predict(table(n_pages=6)) == table(n_pages=6)["label"].to_numpy()) > 0.85
+
+
+def test_classifier_names_and_errors():
+    assert type(make_classifier("j48")).__name__ == "C45Classifier"
+    assert make_classifier("j48-unpruned").unpruned is True
+    assert make_classifier("rf", seed=4).random_state == 4
+    with pytest.raises(ClassifierError, match="unknown classifier"):
+        make_classifier("svm")
+    with pytest.raises(ClassifierError, match="only scikit-learn"):
+        make_classifier("os.system")
+    with pytest.raises(ClassifierError, match="not a scikit-learn classifier"):
+        make_classifier("sklearn.linear_model.LinearRegression")
+    with pytest.raises(ClassifierError):
+        make_classifier("rf", no_such_param=1)
+
+
+def test_cart_chooses_alpha_by_grouped_inner_cv():
+    df = table()
+    m = NoiseModel("cart").fit(df, groups=df["page"].to_numpy())
+    est = m.estimator
+    assert isinstance(est, PrunedCART) and est.ccp_alpha_ >= 0
+    unpruned = PrunedCART(ccp_alpha=0.0).fit(m.matrix(df), df["label"].to_numpy())
+    assert est.tree_model_.tree_.node_count <= unpruned.tree_model_.tree_.node_count

@@ -1,0 +1,167 @@
+"""``hwnoise train`` and ``hwnoise export-arff`` end to end, on dataset folders and ARFF files."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hwnoise.cli import main
+from hwnoise.dataset import Dataset
+from hwnoise.training.arff import read_arff
+from hwnoise.training.model import NoiseModel
+from hwnoise.training.train import format_result, train
+
+WEKA_JAR = Path("/usr/share/java/weka.jar")
+RECORD_KEYS = {"dataset", "protocol", "method", "pages", "nodes", "precision", "recall", "f1",
+               "content_f1", "RR", "RC", "CC", "CR"}
+
+
+@pytest.fixture(autouse=True)
+def own_key(tmp_path, monkeypatch):
+    monkeypatch.setenv("HWNOISE_KEY_FILE", str(tmp_path / "model-signing.key"))
+
+
+def make_dataset(path: Path, name: str, seed: int, sites: list[str], n_pages: int = 12) -> Dataset:
+    """A dataset folder with a feature table whose labels follow a learnable rule (3 % flipped)."""
+    ds = Dataset.create(path, name=name, source="test")
+    rng = np.random.RandomState(seed)
+    frames = []
+    for i in range(n_pages):
+        n = 40
+        ctd = rng.exponential(20, n)
+        qs = rng.exponential(2, n)
+        label = np.where(((ctd > 25) & (qs > 1.5)) ^ (rng.rand(n) < 0.03), "N", "S").astype(object)
+        if i == 0:
+            label[:] = None  # a page without gold
+        frames.append(pd.DataFrame({
+            "dataset": name, "site": sites[i % len(sites)], "page": f"page{i:02d}", "node": np.arange(n),
+            "ctd": ctd, "density_sum": ctd * rng.uniform(0.5, 2, n), "query_score": qs,
+            "matches": rng.poisson(1, n), "distance": rng.randint(0, 12, n), "label": label}))
+    pd.concat(frames, ignore_index=True).to_parquet(ds.features_path)
+    ds.write_query([{"term": "book", "kind": "value", "submissions": ["x"]}])
+    return ds
+
+
+@pytest.fixture
+def two_datasets(tmp_path):
+    a = make_dataset(tmp_path / "alpha", "alpha", 1, ["a1.com", "a2.com", "a3.com"])
+    b = make_dataset(tmp_path / "beta", "beta", 2, ["b1.com", "b2.com"])
+    return a.path, b.path
+
+
+def test_train_datasets_writes_model_arff_and_reports(two_datasets, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["train", *map(str, two_datasets), "--protocol", "pages", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "=== Confusion Matrix ===" in printed and "Weighted Avg." in printed
+    report = json.loads((out / "report.json").read_text())
+    assert [r["dataset"] for r in report["results"]] == ["alpha", "beta"]
+    for rec in report["results"]:
+        assert RECORD_KEYS <= set(rec) and rec["method"] == "model" and rec["protocol"] == "pages"
+        assert rec["RR"] + rec["RC"] + rec["CC"] + rec["CR"] == rec["nodes"]
+        assert rec["pages"] == rec["nodes"] // 40 and rec["f1"] > 0.85
+    md = (out / "report.md").read_text()
+    assert "| alpha | pages |" in md and "| all | pages |" in md and "| RR | RC | CC | CR |" in md
+    model = NoiseModel.load(out)
+    assert model.protocol == "pages" and model.query_terms() == ["book"]
+    assert model.train_rows == 2 * 11 * 40  # every labelled row, the gold-less page left out
+    assert model.tree_text().strip() in printed  # the printed tree is the one trained on all data
+    arff = read_arff(out / "train.arff")
+    assert len(arff) == model.train_rows and "page" in arff.columns
+
+
+@pytest.mark.parametrize("protocol", ["thesis", "cv", "cross-site"])
+def test_other_protocols(two_datasets, protocol):
+    result = train(list(two_datasets), protocol=protocol, seed=3)
+    recs = result["results"]
+    assert {r["protocol"] for r in recs} == {protocol}
+    if protocol in ("cv", "cross-site"):  # every labelled row is tested once
+        assert sum(r["nodes"] for r in recs) == 2 * 11 * 40
+    assert "Weighted Avg." in format_result(result)
+
+
+def test_arff_in_export_and_weka_style_train_test(two_datasets, tmp_path, capsys):
+    alpha, beta = two_datasets
+    with_page, plain, test = tmp_path / "alpha_page.arff", tmp_path / "alpha.arff", tmp_path / "beta.arff"
+    assert main(["export-arff", str(alpha), "-o", str(with_page), "--page"]) == 0
+    assert main(["export-arff", str(alpha), "-o", str(plain)]) == 0
+    assert main(["export-arff", str(beta)]) == 0
+    test.write_text(capsys.readouterr().out, encoding="utf-8")  # stdout when no -o
+    assert read_arff(test)["label"].isna().sum() == 40  # the page without gold: class '?'
+
+    assert main(["train", str(with_page), "--protocol", "pages"]) == 0
+    assert "protocol pages" in capsys.readouterr().out
+
+    assert main(["train", str(plain), "--protocol", "pages"]) == 1  # no page attribute
+    err = capsys.readouterr().err
+    assert "hwnoise: error:" in err and "thesis" in err and "--test" in err
+
+    out = tmp_path / "tt"
+    assert main(["train", str(plain), "--test", str(test), "--out", str(out)]) == 0
+    rec = json.loads((out / "report.json").read_text())["results"][0]
+    assert rec["protocol"] == "test" and rec["dataset"] == "beta" and rec["nodes"] == 11 * 40
+    assert "pages" not in rec  # an ARFF file without pages: the key does not apply
+
+
+def test_bad_inputs_are_one_line_errors(tmp_path, capsys):
+    assert main(["train", str(tmp_path / "nowhere")]) == 1
+    assert "nowhere" in capsys.readouterr().err
+    bad = tmp_path / "bad.arff"
+    bad.write_text("@relation r\n@attribute a numeric\n@attribute result {S,N}\n@data\n1,S\nzz,N\n")
+    assert main(["train", str(bad)]) == 1
+    assert f"{bad}:6:" in capsys.readouterr().err
+    empty = make_dataset(tmp_path / "nofeat", "nofeat", 0, ["x.com"], n_pages=2)
+    empty.features_path.unlink()
+    assert main(["train", str(empty.path), "--features", "ctd"]) == 1  # no pages, no feature table
+    assert str(empty.path) in capsys.readouterr().err
+
+
+def test_console_entry_point_runs_as_a_process(two_datasets, tmp_path):
+    out = tmp_path / "proc"
+    proc = subprocess.run([sys.executable, "-m", "hwnoise.cli", "train", str(two_datasets[0]),
+                           "--classifier", "cart", "--protocol", "cv", "-k", "3", "--out", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "Confusion Matrix" in proc.stdout and "report.json" in proc.stderr
+    assert json.loads((out / "model.json").read_text())["contents"] == "metadata-only"
+
+
+@pytest.mark.weka
+@pytest.mark.skipif(not WEKA_JAR.exists(), reason="Weka not installed (/usr/share/java/weka.jar)")
+def test_weka_trains_on_the_arff_train_writes(two_datasets, tmp_path):
+    out = tmp_path / "w"
+    train([two_datasets[0]], protocol="thesis", out=out)
+    proc = subprocess.run(["java", "-cp", str(WEKA_JAR), "weka.classifiers.meta.FilteredClassifier",
+                           "-F", "weka.filters.unsupervised.attribute.Remove -R 1",
+                           "-W", "weka.classifiers.trees.J48", "-t", str(out / "train.arff"), "-no-cv"],
+                          capture_output=True, text=True)
+    text = proc.stdout + proc.stderr
+    assert "Exception" not in text and "J48 pruned tree" in text
+    assert f"Total Number of Instances              {11 * 40}" in text
+
+
+@pytest.mark.weka
+@pytest.mark.skipif(not WEKA_JAR.exists(), reason="Weka not installed (/usr/share/java/weka.jar)")
+def test_thesis_protocol_reproduces_wekas_percentage_split(two_datasets, tmp_path):
+    """The thesis split is Weka's -split-percentage 66 (Random(1)): same confusion matrix as J48."""
+    path = tmp_path / "alpha.arff"
+    assert main(["export-arff", str(two_datasets[0]), "-o", str(path)]) == 0
+    labelled = read_arff(path)
+    labelled = labelled[labelled["label"].notna()]
+    from hwnoise.training.arff import write_arff
+
+    write_arff(labelled, path)  # Weka would split the unlabelled rows too
+    proc = subprocess.run(["java", "-cp", str(WEKA_JAR), "weka.classifiers.trees.J48", "-t", str(path),
+                           "-split-percentage", "66"], capture_output=True, text=True)
+    section = proc.stdout.split("=== Error on test split ===")[1]
+    import re
+
+    (rr, rc), (cr, cc) = [tuple(map(int, m)) for m in
+                          re.findall(r"^\s*(\d+)\s+(\d+)\s+\|\s+[ab] = ", section, re.M)]
+    rec = train([path], protocol="thesis", seed=1)["results"][0]
+    assert (rec["RR"], rec["RC"], rec["CR"], rec["CC"]) == (rr, rc, cr, cc)

@@ -1,0 +1,292 @@
+"""The DOM walk: seed 003's worked examples to the digit, hidden elements, deep and large pages,
+broken markup, term matching and the extended features."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hwnoise.features.walk import MAX_DEPTH, TermMatcher, flatten_deep, walk_page
+
+ROOT = Path(__file__).resolve().parents[1]
+DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+EXAMPLES = json.loads((ROOT / "data" / "worked_examples.json").read_text(encoding="utf-8"))
+TABLE_3_1 = ["nome", "Marcelo", "Bruno", "Amanda", "aprovado", "S", "N"]
+
+
+def by_xpath(walk):
+    return walk.rows.set_index("xpath")
+
+
+def words_of(walk):
+    return " ".join(t for _, t in walk.segments).split()
+
+
+# -- worked examples ----------------------------------------------------------------------
+def test_li_fragment_counts_and_text_density_as_seed_003():
+    rows = by_xpath(walk_page(EXAMPLES["cetd_li"]["html"].encode("utf-8")))
+    li = "/html/body/ul[1]/li[1]"
+    expected = {  # seed 003 §2.1.5: C, T, TD
+        li: (68, 4, 17), f"{li}/h3[1]": (16, 1, 16), f"{li}/h3[1]/a[1]": (16, 1, 16),
+        f"{li}/p[1]": (52, 1, 52), f"{li}/hr[1]": (0, 1, 0),
+    }
+    for xp, (c, t, td) in expected.items():
+        assert (rows.loc[xp, "chars"], rows.loc[xp, "tags"], rows.loc[xp, "td"]) == (c, t, td), xp
+
+
+def test_ctd_and_density_sum_to_four_decimals():
+    rows = by_xpath(walk_page(EXAMPLES["cetd_li"]["html"]))
+    li = "/html/body/ul[1]/li[1]"
+    ctd = {"/html/body": 28.1723, "/html/body/ul[1]": 31.9036, li: 36.9679, f"{li}/h3[1]": 0.0,
+           f"{li}/h3[1]/a[1]": 0.0, f"{li}/p[1]": 206.4798, f"{li}/hr[1]": 0.0}
+    for xp, value in ctd.items():
+        assert round(rows.loc[xp, "ctd"], 4) == value, xp
+    ds = {li: 206.4798, "/html/body/ul[1]": 36.9679, "/html/body": 31.9036}
+    for xp, value in ds.items():
+        assert round(rows.loc[xp, "density_sum"], 4) == value, xp
+    assert rows.loc["/html/body", "link_chars"] == 16
+    assert rows.loc[f"{li}/h3[1]/a[1]", "link_tags"] == 1  # the <a> counts itself
+
+
+def test_query_score_matches_distance_as_seed_003_section_3_2():
+    ex = EXAMPLES["query_score"]
+    rows = by_xpath(walk_page(ex["html"], ex["query"]))
+    for xp, exp in ex["rows"].items():
+        assert round(rows.loc[xp, "query_score"], 4) == exp["query_score"], xp
+        assert rows.loc[xp, "matches"] == exp["matches"], xp
+        assert rows.loc[xp, "distance"] == exp["distance"], xp
+        assert rows.loc[xp, "tag"] == exp["tag"]
+    assert "tbody" not in set(rows["tag"])  # lxml invents no <tbody>: the digits depend on it
+
+
+def test_worked_examples_file_covers_every_row():
+    for name in ("cetd_li", "query_score"):
+        ex = EXAMPLES[name]
+        rows = by_xpath(walk_page(ex["html"], ex["query"]))
+        assert set(ex["rows"]) == set(rows.index)
+        for xp, exp in ex["rows"].items():
+            for col, value in exp.items():
+                got = rows.loc[xp, col]
+                assert (round(float(got), 4) == value) if isinstance(value, float) else got == value
+
+
+def test_no_links_means_ln_b_is_one_not_a_division_by_zero():
+    rows = walk_page("<body><div><p>alpha beta</p><p>gamma</p></div></body>").rows
+    assert np.isfinite(rows["ctd"]).all()
+    # p: C=10, T=1, no links: CTD = 10 * ln(10) / 1
+    assert rows.loc[2, "ctd"] == pytest.approx(10 * np.log(10))
+
+
+# -- terms -------------------------------------------------------------------------------
+def test_terms_match_whole_words_case_insensitively():
+    m = TermMatcher(["S", "marcelo", "BBC's"])
+    assert m.count(["silvia", "s", "marcelo"]) == 2
+    assert m.count(["bbc's", "bbc"]) == 1
+    rows = walk_page("<body><p>Silvia and MARCELO, s.</p></body>", ["S", "Marcelo"]).rows
+    assert rows.loc[1, "matches"] == 2
+
+
+def test_multi_word_term_matches_as_a_phrase_in_one_text_node():
+    rows = walk_page("<body><p>item name here</p><p>name item</p><p>item</p></body>",
+                     ["item name"]).rows
+    assert rows["matches"].tolist() == [0, 1, 0, 0]
+
+
+def test_accents_are_kept():
+    rows = walk_page("<body><p>café cafe CAFÉ</p></body>", ["café"]).rows
+    assert rows.loc[1, "matches"] == 2
+
+
+# -- what a browser does not show --------------------------------------------------------
+HIDDEN_PAGE = """<html><head><style>
+.ad { display: none }
+#promo, .gone{visibility:hidden !important}
+ul.menu > li.x { display:none; }
+aside { display : none }
+@media print { .printonly { display: none } }
+p::before { display: none }
+a:hover { display: none }
+.broken[ { display:none }
+</style></head><body>
+<p>keep one</p>
+<div class="ad">ad text</div>
+<div id="promo">promo text</div>
+<span class="big gone">gone text</span>
+<ul class="menu"><li class="x">hidden item</li><li>shown item</li></ul>
+<aside>aside text</aside>
+<div class="printonly">print text</div>
+<div hidden>attr hidden</div>
+<div style="color:red; DISPLAY: NONE">inline none</div>
+<div style="visibility: hidden">inline hidden</div>
+<div style="display:block">inline shown</div>
+<script>var x = "script text";</script><noscript>noscript text</noscript>
+<template><p>template text</p></template><!-- comment text -->
+<p>tail <b hidden>bold hidden</b> after</p>
+</body></html>"""
+
+
+def test_hidden_elements_are_dropped_with_their_subtree():
+    walk = walk_page(HIDDEN_PAGE)
+    text = " ".join(t for _, t in walk.segments)
+    for gone in ("ad text", "promo text", "gone text", "hidden item", "aside text", "attr hidden",
+                 "inline none", "inline hidden", "script text", "noscript text", "template text",
+                 "comment text", "bold hidden"):
+        assert gone not in text, gone
+    for kept in ("keep one", "shown item", "print text", "inline shown", "tail", "after"):
+        assert kept in text, kept
+    assert not {"script", "noscript", "template", "aside"} & set(walk.rows["tag"])
+
+
+def test_tail_text_of_a_hidden_element_stays_with_its_parent():
+    walk = walk_page("<body><p>before <span hidden>x</span> after</p></body>")
+    assert walk.segments == [(1, "before"), (1, "after")]
+    assert walk.rows.loc[1, "chars"] == len("before") + len("after")
+    assert walk.rows.loc[1, "text"] == "before after"
+
+
+def test_content_after_a_second_html_element_is_kept():
+    walk = walk_page("<html><body><p>first</p></body></html><html><body><p>second</p></body></html>")
+    assert words_of(walk) == ["first", "second"]
+    assert walk.rows["xpath"].tolist() == ["/html/body", "/html/body/p[1]", "/html/body/p[2]"]
+
+
+def test_rules_that_would_hide_the_page_are_ignored():
+    walk = walk_page("<style>body{display:none} *{display:none}</style><body><p>still here</p></body>")
+    assert words_of(walk) == ["still", "here"]
+
+
+# -- document order, segments, links -----------------------------------------------------
+def test_segments_follow_document_order_with_tails():
+    walk = walk_page("<body>a<div>b<p>c</p>d<a href=x>e<b>f</b>g</a>h</div>i</body>")
+    assert [t for _, t in walk.segments] == list("abcdefghi")
+    tags = walk.rows["tag"].tolist()
+    assert [tags[n] for n, _ in walk.segments] == ["body", "div", "p", "div", "a", "b", "a", "div", "body"]
+    rows = walk.rows
+    assert rows.loc[0, "link_chars"] == 3  # e, f, g lie inside <a>
+    assert rows.loc[0, "chars"] == 9 and rows.loc[0, "tags"] == 4
+    assert rows.loc[1, "text"] == "b d h"
+
+
+def test_parent_and_node_columns_form_the_tree():
+    rows = walk_page(HIDDEN_PAGE).rows
+    assert rows.loc[0, "parent"] == -1 and rows.loc[0, "tag"] == "body"
+    assert (rows["parent"].iloc[1:] < rows["node"].iloc[1:]).all()
+    depth = rows["distance"].to_numpy()
+    assert (depth[1:] == depth[rows["parent"].to_numpy()[1:]] + 1).all()
+
+
+# -- deep and large pages ----------------------------------------------------------------
+def test_page_50000_levels_deep_keeps_every_word_and_nests_at_most_512():
+    n = 50_000
+    html = "<html><body>" + "".join(f"<div>w{i} " for i in range(n)) + "</div>" * n + "</body></html>"
+    walk = walk_page(html.encode())
+    words = words_of(walk)
+    assert len(words) == n and words[0] == "w0" and words[-1] == f"w{n - 1}"
+    assert walk.rows["distance"].max() <= MAX_DEPTH
+    assert walk.rows.loc[0, "chars"] == sum(len(t) for _, t in walk.segments)
+    assert walk.rows["distance"].max() >= MAX_DEPTH - 5  # nested down to the limit, not flattened all
+
+
+def test_page_300_levels_deep_loses_nothing():
+    html = "<body>" + "<span>x" * 300 + "end" + "</span>" * 300 + "<p>after</p></body>"
+    walk = walk_page(html)
+    words = words_of(walk)
+    assert words[-2:] == ["xend", "after"] and len(words) == 301
+    assert walk.rows["distance"].max() == 300
+
+
+def test_flatten_deep_keeps_text_and_shallow_markup():
+    html = "<div><p>a</p><div><div>b</div></div>c</div>"
+    assert flatten_deep(html, limit=100) == html
+    flat = flatten_deep(html, limit=2)
+    assert "a" in flat and "b" in flat and flat.count("<div>") == 2 and "<p>a</p>" in flat
+
+
+def test_large_page_of_20_mb_in_bounded_memory(tmp_path):
+    """A ~20 MB result page, walked in a fresh process: finishes and stays under 2 GB."""
+    script = tmp_path / "big.py"
+    script.write_text(
+        "import resource\n"
+        "from hwnoise.features.walk import walk_page\n"
+        "blk = \"<div class='r'><h3><a href='#'>Result title {i}</a></h3><p>Text about result {i} "
+        "with some more words to read</p><span>x</span></div>\\n\"\n"
+        "html = ('<html><body>' + ''.join(blk.format(i=i) for i in range(140000)) + '</body></html>').encode()\n"
+        "assert len(html) > 19_000_000, len(html)\n"
+        "w = walk_page(html, ['result'])\n"
+        "assert len(w.rows) == 1 + 5 * 140000, len(w.rows)\n"
+        "assert w.rows['matches'].sum() == 2 * 140000\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert int(out.stdout.strip()) < 2048  # MB
+
+
+# -- broken markup and odd input ---------------------------------------------------------
+@pytest.mark.parametrize("html", [
+    b"", b"   ", b"\x00\x01\x02\xff\xfe garbage", b"<<<>>><</div></p></table>",
+    b"<html><body><p>unclosed <b>bold <i>italic <table><tr><td>cell", b"just text, no tags",
+    b"<?xml version='1.0' encoding='iso-8859-1'?><html><body><p>caf\xe9</p></body></html>",
+    b"<frameset><frame src=x></frameset>", b"<body><p>a\x00b</p></body>",
+    b"<svg><text>vector</text></svg><math><mi>x</mi></math>",
+    "<body><p>surrogate \ud800 here</p></body>",
+])
+def test_broken_markup_never_crashes(html):
+    walk = walk_page(html, ["a", "x"])
+    assert len(walk.rows) >= 1
+    assert walk.rows.loc[0, "parent"] == -1
+    assert np.isfinite(walk.rows[["td", "ctd", "density_sum", "query_score"]].to_numpy()).all()
+
+
+def test_declared_latin1_is_decoded_as_windows_1252():
+    html = b'<html><head><meta charset="iso-8859-1"></head><body><p>\x93quoted\x94 caf\xe9</p></body></html>'
+    walk = walk_page(html)
+    assert walk.encoding == "windows-1252"
+    assert walk.segments[0][1] == "\u201cquoted\u201d caf\u00e9"
+    # the HTTP charset wins over the meta
+    walk = walk_page("<meta charset=utf-8><p>Привет</p>".encode("cp1251"), http_charset="windows-1251")
+    assert walk.segments[0][1] == "Привет"
+
+
+# -- extended features -------------------------------------------------------------------
+def test_extended_features():
+    html = ("<body><div><a href=x>home</a> <a href=y>news</a></div>"
+            "<ul><li>one apple</li><li>two apples</li><li>three</li><p>odd</p></ul></body>")
+    rows = walk_page(html, ["apple"], own_terms=["three"]).rows.set_index("xpath")
+    div = rows.loc["/html/body/div[1]"]
+    assert div["link_density"] == 1.0 and div["children"] == 2
+    li = rows.loc["/html/body/ul[1]/li[2]"]
+    assert li["sibling_same_tag"] == pytest.approx(2 / 3)  # 2 of its 3 siblings are <li>
+    assert rows.loc["/html/body/ul[1]/p[1]", "sibling_same_tag"] == 0.0
+    assert li["own_chars"] == len("two apples") and li["tag_code"] > 0
+    assert li["parent_ctd"] == rows.loc["/html/body/ul[1]", "ctd"]
+    assert rows.loc["/html/body/ul[1]/li[3]", "own_query_score"] == 1.0
+    assert rows.loc["/html/body/ul[1]/li[1]", "query_score"] == 1.0
+    assert rows.loc["/html/body/ul[1]/li[1]", "own_query_score"] == 0.0
+    assert rows.loc["/html/body/ul[1]/li[1]", "chars_before"] == pytest.approx(8 / 35)
+    assert rows["position"].is_monotonic_increasing and rows["position"].iloc[0] == 0
+    assert rows.loc["/html/body", "tag_code"] == 1
+    unknown = walk_page("<body><my-widget>x</my-widget></body>").rows
+    assert unknown.loc[1, "tag_code"] == 0
+
+
+# -- real pages --------------------------------------------------------------------------
+@pytest.mark.datasets
+@pytest.mark.skipif(not (DATASETS / "wcxb").is_dir() or not (DATASETS / "big9").is_dir(),
+                    reason="../shared/datasets not present")
+def test_real_pages_walk_and_keep_their_visible_text():
+    pages = sorted((DATASETS / "big9").glob("big5-*/html/*"))[:6]
+    pages += sorted((DATASETS / "wcxb" / "dev" / "html").glob("*.html.gz"))[:6]
+    for p in pages:
+        data = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+        walk = walk_page(data, ["the"])
+        rows = walk.rows
+        assert len(rows) > 10, p
+        assert rows.loc[0, "chars"] == sum(len(t) for _, t in walk.segments), p
+        assert rows.loc[0, "chars"] > 200, p
+        assert np.isfinite(rows["ctd"]).all(), p

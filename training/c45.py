@@ -1,0 +1,609 @@
+"""C4.5 release 8 as Weka 3.6's J48 grows, prunes and applies it, as a scikit-learn classifier.
+
+Why: the dissertation trains J48; hwnoise gives a Python user the same tree without Java.
+Every rule below was read from Weka 3.6.14 (classes ``J48``, ``j48.C45ModelSelection``,
+``C45Split``, ``InfoGainSplitCrit``, ``GainRatioSplitCrit``, ``Distribution``, ``Stats``,
+``C45PruneableClassifierTree``, ``ClassifierTree``) and is checked against real Weka in
+``tests/test_weka_j48.py``:
+
+* a node stays a leaf when its weight is below ``2 * min_num_obj`` or one class holds it all;
+* per numeric attribute, the known values are sorted and a cut is a candidate between two
+  neighbours more than 1e-5 apart whose both sides weigh at least
+  ``minSplit = clamp(0.1 * known weight / n_classes, min_num_obj, 25)``; no search when the
+  number (a count, not a weight) of known values is below ``2 * minSplit``;
+* info gain on the known values, scaled by their share of the node's weight; the best cut is
+  the first that beats the running best by more than 1e-6; the MDL correction subtracts
+  ``log2(number of candidate cuts) / node weight``; a gain that is then <= 0 means no split;
+* gain ratio with the split information counting the unknowns as one more branch;
+* among the attributes with a split, only those whose gain is at least the average gain
+  minus 1e-3 compete, the first highest gain ratio (beating by 1e-6) wins;
+* the cut is the midpoint of its neighbours, then moved to the largest value in the whole
+  training set that is <= it ("setSplitPoint"); ``x - threshold < 1e-6`` goes left;
+* an unknown value goes down every branch with the weight share of that branch;
+* after growing, ``collapse`` (a subtree that does not beat its root's training errors by
+  more than 1e-3 becomes a leaf), then unless ``unpruned``, C4.5's pessimistic pruning with
+  ``Stats.addErrs`` at ``confidence`` (a float, as in Java) and subtree raising of the largest
+  branch (ties go to the last branch) with a 0.1 margin, redistributing the node's data.
+
+The fitted tree lives in parallel arrays (``children_left_``, ``children_right_``,
+``feature_``, ``threshold_``, ``value_`` = class weights per node, ``empty_``), which the J48
+printer (:mod:`hwnoise.training.j48_text`) and the JSON form (:meth:`C45Classifier.to_dict`)
+read. Split search is numpy over sorted columns (cumulative class weights), not a loop over rows.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any, Sequence
+
+import numpy as np
+from scipy.special import ndtri
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from hwnoise.errors import HwnoiseError
+
+SMALL = 1e-6          # weka.core.Utils.SMALL: every gr/sm/eq comparison of J48 uses it
+_LN2 = math.log(2.0)
+FORMAT = "hwnoise-c45/1"
+
+
+class C45Error(HwnoiseError):
+    """A C4.5 model that cannot be built or read (bad parameters, bad JSON tree)."""
+
+
+# ---------------------------------------------------------------- J48 arithmetic helpers
+
+def _log_func(a: np.ndarray | float) -> np.ndarray | float:
+    """EntropyBasedSplitCrit.logFunc: n * log2(n), 0 below 1e-6."""
+    a = np.asarray(a, dtype=np.float64)
+    safe = np.where(a < 1e-6, 1.0, a)
+    return np.where(a < 1e-6, 0.0, a * np.log(safe) / _LN2)
+
+
+def _max_class(counts: np.ndarray) -> int:
+    """Distribution.maxClass: the first class beating the running maximum by more than 1e-6."""
+    best, idx = 0.0, 0
+    for i, c in enumerate(counts):
+        if c - best > SMALL:
+            best, idx = c, i
+    return idx
+
+
+def _num_incorrect(counts: np.ndarray) -> float:
+    return float(counts.sum() - counts[_max_class(counts)])
+
+
+def add_errs(n: float, e: float, cf: float) -> float:
+    """Stats.addErrs: extra errors of C4.5's pessimistic estimate at confidence ``cf``.
+
+    ``cf`` is a Java float in J48, so it is rounded to float32 here too."""
+    cf32 = np.float32(cf)
+    cf_d = float(cf32)
+    if cf_d > 0.5:
+        return 0.0
+    if e < 1:
+        base = n * (1.0 - math.pow(cf_d, 1.0 / n))
+        if e == 0:
+            return base
+        return base + e * (add_errs(n, 1.0, cf) - base)
+    if e + 0.5 >= n:
+        return max(n - e, 0.0)
+    z = float(ndtri(float(np.float32(1.0) - cf32)))
+    f = (e + 0.5) / n
+    r = (f + (z * z) / (2 * n) + z * math.sqrt((f / n) - (f * f / n) + (z * z / (4 * n * n)))) \
+        / (1 + (z * z) / n)
+    return (r * n) - e
+
+
+def _estimated_errors(counts: np.ndarray, cf: float) -> float:
+    """getEstimatedErrorsForDistribution: training errors + addErrs; 0 for an empty node."""
+    total = float(counts.sum())
+    if abs(total) < SMALL:
+        return 0.0
+    wrong = _num_incorrect(counts)
+    return wrong + add_errs(total, wrong, cf)
+
+
+def _first_record(g: np.ndarray) -> int:
+    """Index J48's loop ``if (gr(g[i], best)) best = g[i]`` (best starting at 0) ends on, or -1.
+
+    Vectorised: only values within 1e-5 of the maximum can be the last record; the loop is
+    replayed over that window by jumps (each jump raises the record by more than 1e-6)."""
+    if g.size == 0:
+        return -1
+    m = float(g.max())
+    if m <= SMALL:
+        return -1
+    pos = np.flatnonzero(g > m - 1e-5)
+    vals = g[pos]
+    rec_i, rec = int(pos[0]), float(vals[0])
+    k = 0
+    while True:
+        nxt = np.flatnonzero(vals[k + 1:] - rec > SMALL)
+        if nxt.size == 0:
+            return rec_i
+        k = k + 1 + int(nxt[0])
+        rec_i, rec = int(pos[k]), float(vals[k])
+
+
+# ---------------------------------------------------------------- split search
+
+class _Split:
+    __slots__ = ("feature", "info_gain", "gain_ratio", "threshold", "left", "right")
+
+    def __init__(self, feature, info_gain, gain_ratio, threshold, left, right):
+        self.feature, self.info_gain, self.gain_ratio = feature, info_gain, gain_ratio
+        self.threshold, self.left, self.right = threshold, left, right
+
+
+def _numeric_split(x: np.ndarray, yi: np.ndarray, w: np.ndarray, n_classes: int,
+                   sum_w: float, min_obj: int, mdl: bool, feature: int) -> _Split | None:
+    """C45Split.handleNumericAttribute on one column of a node (x may hold NaN)."""
+    known = ~np.isnan(x)
+    n_known = int(known.sum())
+    if n_known < 2:
+        return None
+    if n_known == x.size:
+        xk, yk, wk = x, yi, w
+    else:
+        xk, yk, wk = x[known], yi[known], w[known]
+    order = np.argsort(xk, kind="stable")
+    xs, ys, ws = xk[order], yk[order], wk[order]
+    onehot = np.zeros((n_known, n_classes))
+    onehot[np.arange(n_known), ys] = ws
+    cum = np.cumsum(onehot, axis=0)
+    total = cum[-1]
+    known_w = float(total.sum())
+    min_split = 0.1 * known_w / n_classes
+    if min_split - min_obj < SMALL:
+        min_split = float(min_obj)
+    elif min_split - 25 > SMALL:
+        min_split = 25.0
+    if 2 * min_split - n_known > SMALL:        # Utils.sm(firstMiss, 2 * minSplit): a count
+        return None
+    nxt = np.flatnonzero(xs[:-1] + 1e-5 < xs[1:]) + 1     # candidate cut before position nxt
+    if nxt.size == 0:
+        return None
+    left = cum[nxt - 1]
+    lw = np.cumsum(ws)[nxt - 1]
+    rw = known_w - lw
+    ok = ((min_split - lw < SMALL) | (lw >= min_split)) & ((min_split - rw < SMALL) | (rw >= min_split))
+    n_cand = int(ok.sum())
+    if n_cand == 0:
+        return None
+    nxt, left, lw, rw = nxt[ok], left[ok], lw[ok], rw[ok]
+    right = total - left
+    old_ent = float(_log_func(known_w) - _log_func(total).sum())
+    new_ent = (_log_func(lw) - _log_func(left).sum(axis=1)) + (_log_func(rw) - _log_func(right).sum(axis=1))
+    unknown_rate = (sum_w - known_w) / sum_w
+    gain = (old_ent - new_ent) * (1 - unknown_rate)
+    gain = np.where(np.abs(gain) < SMALL, 0.0, gain) / known_w
+    best = _first_record(gain)
+    info_gain = float(gain[best]) if best >= 0 else 0.0
+    if mdl:
+        info_gain -= math.log2(n_cand) / sum_w
+    if info_gain - 0 < SMALL:                  # smOrEq(infoGain, 0)
+        return None
+    i = int(nxt[best])
+    point = (xs[i] + xs[i - 1]) / 2
+    if point == xs[i]:
+        point = xs[i - 1]
+    lcounts = left[best].copy()
+    rcounts = total - lcounts
+    # GainRatioSplitCrit with the unknowns as an extra bag
+    bags = np.array([lcounts.sum(), rcounts.sum()])
+    split_ent = float(_log_func(sum_w) - _log_func(bags).sum() - _log_func(sum_w - known_w)) \
+        if known_w > SMALL else 0.0
+    if abs(split_ent) < SMALL:
+        ratio = 0.0
+    else:
+        ratio = info_gain / (split_ent / sum_w)
+    return _Split(feature, info_gain, ratio, float(point), lcounts, rcounts)
+
+
+# ---------------------------------------------------------------- the growing tree
+
+class _Node:
+    __slots__ = ("feature", "threshold", "sons", "counts", "bags", "empty")
+
+    def __init__(self, counts: np.ndarray):
+        self.feature = -1
+        self.threshold = np.nan
+        self.sons: list[_Node] | None = None
+        self.counts = counts           # class weights of the node's data
+        self.bags: np.ndarray | None = None   # weight of each branch (for unknown values)
+        self.empty = False
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.sons is None
+
+
+def _goes_left(x: np.ndarray, thr: float) -> np.ndarray:
+    """C45Split.whichSubset: Utils.smOrEq(value, splitPoint)."""
+    return (x - thr < SMALL) | (x <= thr)
+
+
+class _Builder:
+    """Grows, collapses and prunes one tree on (X, y, w); J48's recursive classes as functions."""
+
+    def __init__(self, X, yi, w, n_classes, params):
+        self.X, self.yi, self.w, self.k = X, yi, w, n_classes
+        self.min_obj = int(params["min_num_obj"])
+        self.cf = float(params["confidence"])
+        self.mdl = bool(params["use_mdl_correction"])
+        self.raising = bool(params["subtree_raising"])
+        self.sorted_cols = []
+        for j in range(X.shape[1]):
+            col = X[:, j]
+            col = col[~np.isnan(col)]
+            # distinct values, each as first met in the data (-0.0 vs 0.0, as setSplitPoint)
+            _, first = np.unique(col, return_index=True)
+            self.sorted_cols.append(col[first])
+
+    def counts(self, rows, w):
+        return np.bincount(self.yi[rows], weights=w, minlength=self.k).astype(np.float64)
+
+    # -- C45ModelSelection.selectModel
+    def select(self, rows, w, counts) -> _Split | None:
+        total = float(counts.sum())
+        top = counts[_max_class(counts)]
+        if 2 * self.min_obj - total > SMALL or total == top or abs(total - top) < SMALL:
+            return None
+        yi = self.yi[rows]
+        splits = []
+        for j in range(self.X.shape[1]):
+            s = _numeric_split(self.X[rows, j], yi, w, self.k, total, self.min_obj, self.mdl, j)
+            if s is not None:
+                splits.append(s)
+        if not splits:
+            return None
+        avg = sum(s.info_gain for s in splits) / len(splits)
+        best, best_ratio = None, 0.0
+        for s in splits:
+            if s.info_gain >= avg - 1e-3 and s.gain_ratio - best_ratio > SMALL:
+                best, best_ratio = s, s.gain_ratio
+        if best is None or abs(best_ratio) < SMALL:
+            return None
+        # setSplitPoint: the largest training value <= the cut
+        uniq = self.sorted_cols[best.feature]
+        pos = np.searchsorted(uniq, best.threshold + SMALL, side="left") - 1
+        if pos >= 0:
+            best.threshold = float(uniq[pos])
+        else:
+            best.threshold = -sys.float_info.max
+        return best
+
+    # -- ClassifierSplitModel.split with the weights of unknown values
+    def route(self, node: _Node, rows, w, bags=None):
+        """The data of each son: (rows, weights) pairs; unknowns go both ways, weighted."""
+        x = self.X[rows, node.feature]
+        miss = np.isnan(x)
+        left = ~miss & _goes_left(x, node.threshold)
+        right = ~miss & ~left
+        bags = node.bags if bags is None else bags
+        tot = float(bags.sum())
+        if miss.any():
+            out = []
+            for b, mask in ((0, left), (1, right)):
+                share = bags[b] / tot if tot != 0 else 0.5
+                if share - 0 > SMALL:
+                    sel = mask | miss
+                    ww = np.where(miss[sel], w[sel] * share, w[sel])
+                    out.append((rows[sel], ww))
+                else:
+                    out.append((rows[mask], w[mask]))
+            return out
+        return [(rows[left], w[left]), (rows[right], w[right])]
+
+    def bags_of(self, node: _Node, rows, w):
+        """Branch weights of a split on this data (resetDistribution): known shares, the
+        unknowns spread in the same proportions (uniform when nothing is known)."""
+        x = self.X[rows, node.feature]
+        miss = np.isnan(x)
+        left = ~miss & _goes_left(x, node.threshold)
+        right = ~miss & ~left
+        known = np.array([w[left].sum(), w[right].sum()], dtype=np.float64)
+        unk = float(w[miss].sum())
+        kt = known.sum()
+        probs = known / kt if abs(kt) >= SMALL and kt != 0 else np.array([0.5, 0.5])
+        return known + unk * probs
+
+    # -- ClassifierTree.buildTree
+    def build(self, rows, w) -> _Node:
+        counts = self.counts(rows, w)
+        node = _Node(counts)
+        split = self.select(rows, w, counts)
+        if split is None:
+            node.empty = abs(float(w.sum())) < SMALL
+            return node
+        node.feature, node.threshold = split.feature, split.threshold
+        node.bags = self.bags_of(node, rows, w)
+        sons_data = self.route(node, rows, w)
+        node.sons = [self.build(r, ww) for r, ww in sons_data]
+        return node
+
+    # -- C45PruneableClassifierTree.collapse
+    def training_errors(self, node: _Node) -> float:
+        if node.is_leaf:
+            return _num_incorrect(node.counts)
+        return sum(self.training_errors(s) for s in node.sons)
+
+    def collapse(self, node: _Node) -> None:
+        if node.is_leaf:
+            return
+        if self.training_errors(node) >= _num_incorrect(node.counts) - 1e-3:
+            node.sons, node.feature, node.threshold, node.bags = None, -1, np.nan, None
+        else:
+            for s in node.sons:
+                self.collapse(s)
+
+    # -- C45PruneableClassifierTree.prune and its helpers
+    def estimated_errors(self, node: _Node) -> float:
+        if node.is_leaf:
+            return _estimated_errors(node.counts, self.cf)
+        return sum(self.estimated_errors(s) for s in node.sons)
+
+    def errors_for_branch(self, node: _Node, rows, w) -> float:
+        if node.is_leaf:
+            return _estimated_errors(self.counts(rows, w), self.cf)
+        bags = self.bags_of(node, rows, w)
+        return sum(self.errors_for_branch(s, r, ww)
+                   for s, (r, ww) in zip(node.sons, self.route(node, rows, w, bags)))
+
+    def new_distribution(self, node: _Node, rows, w) -> None:
+        node.counts = self.counts(rows, w)
+        if node.is_leaf:
+            if abs(float(w.sum())) >= SMALL:
+                node.empty = False
+            return
+        node.bags = self.bags_of(node, rows, w)
+        for s, (r, ww) in zip(node.sons, self.route(node, rows, w)):
+            self.new_distribution(s, r, ww)
+
+    def prune(self, node: _Node, rows, w) -> None:
+        while True:
+            if node.is_leaf:
+                return
+            for s, (r, ww) in zip(node.sons, self.route(node, rows, w)):
+                self.prune(s, r, ww)
+            largest = 0                      # Distribution.maxBag: ties go to the last bag
+            best = 0.0
+            for b, v in enumerate(node.bags):
+                if best - v < SMALL or v >= best:
+                    best, largest = v, b
+            if self.raising:
+                err_branch = self.errors_for_branch(node.sons[largest], rows, w)
+            else:
+                err_branch = sys.float_info.max
+            err_leaf = _estimated_errors(node.counts, self.cf)
+            err_tree = self.estimated_errors(node)
+            if (err_leaf - (err_tree + 0.1) < SMALL) and (err_leaf - (err_branch + 0.1) < SMALL):
+                node.sons, node.feature, node.threshold, node.bags = None, -1, np.nan, None
+                return
+            if err_branch - (err_tree + 0.1) < SMALL:
+                big = node.sons[largest]
+                node.sons, node.feature, node.threshold = big.sons, big.feature, big.threshold
+                node.bags = big.bags         # recomputed below; m_isEmpty is not copied (as J48)
+                self.new_distribution(node, rows, w)
+                continue                     # prune() again on the raised node
+            return
+
+
+# ---------------------------------------------------------------- the estimator
+
+class C45Classifier(ClassifierMixin, BaseEstimator):
+    """Weka J48's C4.5 (release 8) decision tree on numeric features; NaN = missing value.
+
+    Parameters follow J48's options: ``confidence`` (-C), ``min_num_obj`` (-M), ``unpruned``
+    (-U), ``subtree_raising`` (off = -S), ``collapse_tree`` (Weka 3.6 always collapses),
+    ``use_mdl_correction`` (3.6 always uses it), ``binary_splits`` (-B; numeric splits are
+    binary anyway, so it changes nothing here). ``fit(..., class_order=[...])`` gives the
+    class values in the order an ARFF header declares them (J48 breaks ties toward the
+    first); by default the sorted labels, as scikit-learn does.
+    """
+
+    def __init__(self, confidence: float = 0.25, min_num_obj: int = 2, unpruned: bool = False,
+                 subtree_raising: bool = True, collapse_tree: bool = True,
+                 use_mdl_correction: bool = True, binary_splits: bool = False):
+        self.confidence = confidence
+        self.min_num_obj = min_num_obj
+        self.unpruned = unpruned
+        self.subtree_raising = subtree_raising
+        self.collapse_tree = collapse_tree
+        self.use_mdl_correction = use_mdl_correction
+        self.binary_splits = binary_splits
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+    def _check_params(self) -> None:
+        if not (isinstance(self.confidence, (int, float)) and 0 < float(self.confidence) <= 0.5) \
+                and not self.unpruned:
+            raise ValueError(f"confidence must be in (0, 0.5] (J48's -C), got {self.confidence!r}")
+        if isinstance(self.min_num_obj, bool) or not isinstance(self.min_num_obj, (int, np.integer)) \
+                or self.min_num_obj < 0:
+            raise ValueError(f"min_num_obj must be a non-negative integer (J48's -M), got {self.min_num_obj!r}")
+
+    def fit(self, X, y, sample_weight=None, class_order: Sequence | None = None) -> "C45Classifier":
+        """Grow (and unless ``unpruned``, prune) the tree on X (n_samples, n_features), y."""
+        self._check_params()
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
+        check_classification_targets(y)
+        w = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if np.any(w < 0):
+            raise ValueError("sample weights must not be negative")
+        if class_order is None:
+            self.classes_ = np.unique(y)
+        else:
+            self.classes_ = np.asarray(list(class_order), dtype=y.dtype if y.dtype != object else object)
+            unknown = set(np.unique(y).tolist()) - set(self.classes_.tolist())
+            if unknown:
+                raise ValueError(f"labels {sorted(map(str, unknown))} are not in class_order {list(class_order)}")
+        lookup = {c: i for i, c in enumerate(self.classes_.tolist())}
+        yi = np.fromiter((lookup[v] for v in y.tolist()), dtype=np.intp, count=y.size)
+        keep = w > 0                     # a zero weight drops the row (J48 would keep it)
+        if not keep.all():
+            X, yi, w = X[keep], yi[keep], w[keep]
+        params = self.get_params()
+        builder = _Builder(X, yi, w, len(self.classes_), params)
+        rows = np.arange(X.shape[0])
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old, 10000))
+        try:
+            root = builder.build(rows, w)
+            if self.collapse_tree:
+                builder.collapse(root)
+            if not self.unpruned:
+                builder.prune(root, rows, w)
+        finally:
+            sys.setrecursionlimit(old)
+        self._store(root, len(self.classes_))
+        return self
+
+    # -- parallel arrays, preorder as in sklearn's tree
+    def _store(self, root: _Node, k: int) -> None:
+        nodes: list[_Node] = []
+        left: list[int] = []
+        right: list[int] = []
+        stack = [(root, -1, 0)]
+        while stack:
+            node, parent, side = stack.pop()
+            i = len(nodes)
+            nodes.append(node)
+            left.append(-1)
+            right.append(-1)
+            if parent >= 0:
+                (left if side == 0 else right)[parent] = i
+            if not node.is_leaf:
+                stack.append((node.sons[1], i, 1))
+                stack.append((node.sons[0], i, 0))
+        self.children_left_ = np.array(left, dtype=np.intp)
+        self.children_right_ = np.array(right, dtype=np.intp)
+        self.feature_ = np.array([n.feature for n in nodes], dtype=np.intp)
+        self.threshold_ = np.array([n.threshold for n in nodes], dtype=np.float64)
+        self.value_ = np.array([n.counts for n in nodes], dtype=np.float64).reshape(len(nodes), k)
+        self.empty_ = np.array([n.empty for n in nodes], dtype=bool)
+
+    @property
+    def node_count_(self) -> int:
+        check_is_fitted(self, "value_")
+        return int(self.value_.shape[0])
+
+    @property
+    def n_leaves_(self) -> int:
+        check_is_fitted(self, "value_")
+        return int((self.children_left_ < 0).sum())
+
+    def _leaf_prob(self, node: int) -> np.ndarray:
+        v = self.value_[node]
+        t = v.sum()
+        return v / t if abs(t) >= SMALL and t != 0 else np.zeros_like(v)
+
+    def _bag_prob(self, parent: int, child: int) -> np.ndarray:
+        """Distribution.prob(class, bag) of the parent; its overall prob when the bag is empty."""
+        v = self.value_[child]
+        if v.sum() - 0 > SMALL:
+            return v / v.sum()
+        return self._leaf_prob(parent)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities as J48's distributionForInstance gives them (no Laplace)."""
+        check_is_fitted(self, "value_")
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
+        out = np.zeros((X.shape[0], self.value_.shape[1]))
+        stack = [(0, np.arange(X.shape[0]), np.ones(X.shape[0]))]
+        cl, cr = self.children_left_, self.children_right_
+        while stack:
+            node, rows, wts = stack.pop()
+            if rows.size == 0:
+                continue
+            if cl[node] < 0:
+                out[rows] += wts[:, None] * self._leaf_prob(node)
+                continue
+            x = X[rows, self.feature_[node]]
+            miss = np.isnan(x)
+            left = ~miss & _goes_left(x, self.threshold_[node])
+            right = ~miss & ~left
+            tot = self.value_[node].sum()
+            for child, mask in ((cl[node], left), (cr[node], right)):
+                if self.empty_[child]:
+                    out[rows[mask]] += wts[mask, None] * self._bag_prob(node, child)
+                else:
+                    stack.append((child, rows[mask], wts[mask]))
+                if miss.any() and not self.empty_[child]:
+                    share = self.value_[child].sum() / tot if tot != 0 else 0.0
+                    stack.append((child, rows[miss], wts[miss] * share))
+        return out
+
+    def predict(self, X) -> np.ndarray:
+        """The class J48 predicts: the first class whose probability beats the others by 1e-6."""
+        proba = self.predict_proba(X)
+        best = np.full(proba.shape[0], -1.0)
+        idx = np.zeros(proba.shape[0], dtype=np.intp)
+        for j in range(proba.shape[1]):
+            better = proba[:, j] - best > SMALL
+            idx[better] = j
+            best[better] = proba[better, j]
+        return self.classes_[idx]
+
+    # -- text and JSON
+    def export_text(self, feature_names: Sequence[str] | None = None,
+                    class_names: Sequence[str] | None = None) -> str:
+        """The tree as Weka 3.6's J48 prints it (see :func:`hwnoise.training.j48_text.export_j48`)."""
+        from hwnoise.training.j48_text import export_j48
+        return export_j48(self, feature_names, class_names)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe form of the fitted tree and its parameters (the safe model format)."""
+        check_is_fitted(self, "value_")
+        thr = [None if not np.isfinite(t) else float(t) for t in self.threshold_]
+        return {
+            "format": FORMAT,
+            "params": {k: (v.item() if isinstance(v, np.generic) else v) for k, v in self.get_params().items()},
+            "classes": [c.item() if isinstance(c, np.generic) else c for c in self.classes_.tolist()],
+            "n_features_in": int(self.n_features_in_),
+            "feature_names_in": [str(f) for f in getattr(self, "feature_names_in_", [])] or None,
+            "children_left": self.children_left_.tolist(),
+            "children_right": self.children_right_.tolist(),
+            "feature": self.feature_.tolist(),
+            "threshold": thr,
+            "value": self.value_.tolist(),
+            "empty": self.empty_.tolist(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "C45Classifier":
+        """Rebuild a fitted classifier from :meth:`to_dict`'s output, checking its shape."""
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise C45Error(f"not a {FORMAT} tree (format {data.get('format') if isinstance(data, dict) else None!r})")
+        try:
+            clf = cls(**data["params"])
+            clf.classes_ = np.asarray(data["classes"])
+            clf.n_features_in_ = int(data["n_features_in"])
+            if data.get("feature_names_in"):
+                clf.feature_names_in_ = np.asarray(data["feature_names_in"], dtype=object)
+            clf.children_left_ = np.asarray(data["children_left"], dtype=np.intp)
+            clf.children_right_ = np.asarray(data["children_right"], dtype=np.intp)
+            clf.feature_ = np.asarray(data["feature"], dtype=np.intp)
+            clf.threshold_ = np.asarray([np.nan if t is None else t for t in data["threshold"]],
+                                        dtype=np.float64)
+            clf.value_ = np.asarray(data["value"], dtype=np.float64).reshape(len(data["feature"]), -1)
+            clf.empty_ = np.asarray(data["empty"], dtype=bool)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise C45Error(f"malformed {FORMAT} tree: {exc}") from None
+        n = clf.value_.shape[0]
+        arrays = (clf.children_left_, clf.children_right_, clf.feature_, clf.threshold_, clf.empty_)
+        if any(a.shape != (n,) for a in arrays) or clf.value_.shape[1] != len(clf.classes_):
+            raise C45Error(f"malformed {FORMAT} tree: arrays of different lengths")
+        inner = clf.children_left_ >= 0
+        kids = np.concatenate([clf.children_left_[inner], clf.children_right_[inner]])
+        if (kids <= 0).any() or (kids >= n).any() or len(set(kids.tolist())) != kids.size \
+                or ((clf.children_right_ >= 0) != inner).any() \
+                or (clf.feature_[inner] < 0).any() or (clf.feature_[inner] >= clf.n_features_in_).any():
+            raise C45Error(f"malformed {FORMAT} tree: children or features out of range")
+        return clf

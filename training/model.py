@@ -1,0 +1,377 @@
+"""A saved noise model: the classifier and everything ``extract`` needs to compute its rows.
+
+``NoiseModel`` carries the domain query (terms with kinds), the feature list, the fitted
+classifier, the training data's hash, the hwnoise version, the protocol and its scores.
+
+``save(dir)`` writes two files:
+
+- ``model.json``, the safe format: metadata, and the tree itself as JSON when the classifier
+  has a JSON form (``to_dict``/``from_dict``, as ``C45Classifier``). It never needs unpickling.
+  For a classifier without a JSON form it holds the metadata only and says so (``contents``).
+- ``model.joblib``, the whole object (joblib, i.e. pickle), with its sha256 and an HMAC-SHA256
+  under this installation's key recorded in ``model.json``.
+
+``NoiseModel.load(path)`` loads the JSON tree when there is one. Unpickling runs code from the
+file, so a joblib file loads only when ``model.json`` beside it carries the HMAC this hwnoise
+installation wrote for exactly those bytes, or when the caller passes ``allow_pickle=True``
+(``--allow-pickle``). The key is ``$HWNOISE_KEY_FILE`` or ``~/.config/hwnoise/model-signing.key``
+(created on first save, readable only by its owner).
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import importlib
+import inspect
+import io
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+import pandas as pd
+
+from hwnoise import __version__
+from hwnoise.dataset import atomic_write_bytes, now_iso, write_json
+from hwnoise.errors import HwnoiseError
+from hwnoise.features import columns as C
+
+MODEL_JSON = "model.json"
+MODEL_JOBLIB = "model.joblib"
+FORMAT = "hwnoise-model"
+FORMAT_VERSION = 1
+#: Where infinite feature values are clipped for classifiers that reject infinity.
+_BIG = 1e30
+
+
+class ModelError(HwnoiseError):
+    """A model file that cannot be loaded (missing, malformed, or an unsigned pickle)."""
+
+
+def resolve_features(spec: str | list[str] | tuple[str, ...] | None,
+                     columns: list[str] | None = None) -> list[str]:
+    """The feature list for ``spec``: None/"thesis" (the five), "extended" (the five and the
+    extended set of features.columns), "all", or "a,b,c" / a list. With ``columns``, ``tag``
+    becomes the walker's numeric ``tag_code`` when the table has it."""
+    if spec is None or (isinstance(spec, str) and spec.strip().lower() in ("", "thesis")):
+        feats = list(C.THESIS_FEATURES)
+    elif isinstance(spec, str) and spec.strip().lower() in ("extended", "all"):
+        extended = getattr(C, "ALL_FEATURES", None)
+        if extended is None:
+            raise HwnoiseError("this hwnoise has no extended feature set (features.columns."
+                               "ALL_FEATURES); use --features thesis or a,b,c")
+        feats = list(extended)
+    elif isinstance(spec, str):
+        feats = [f.strip() for f in spec.split(",") if f.strip()]
+    else:
+        feats = [str(f) for f in spec]
+    if not feats:
+        raise HwnoiseError("no features given")
+    if columns is not None and "tag" in feats and "tag_code" in columns:
+        feats = ["tag_code" if f == "tag" else f for f in feats]
+    seen: dict[str, None] = {}
+    for f in feats:
+        seen.setdefault(f, None)
+    return list(seen)
+
+
+def _allows_nan(est) -> bool:
+    try:
+        from sklearn.utils import get_tags
+
+        return bool(get_tags(est).input_tags.allow_nan)
+    except Exception:  # noqa: BLE001 - older scikit-learn or a non-sklearn estimator
+        return False
+
+
+def _json_safe(obj: Any) -> Any:
+    return json.loads(json.dumps(obj, default=lambda o: o.item() if hasattr(o, "item") else repr(o)))
+
+
+def _key_path() -> Path:
+    env = os.environ.get("HWNOISE_KEY_FILE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "hwnoise" / "model-signing.key"
+
+
+def _signing_key(create: bool) -> bytes | None:
+    path = _key_path()
+    try:
+        data = path.read_bytes()
+        if len(data) >= 32:
+            return data
+    except OSError:
+        pass
+    if not create:
+        return None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_bytes(32))
+        return path.read_bytes()
+    except FileExistsError:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _sign(data: bytes, key: bytes) -> str:
+    return hmac.new(key, data, hashlib.sha256).hexdigest()
+
+
+class NoiseModel:
+    """A noise/content classifier over a feature table, with what is needed to reuse it."""
+
+    def __init__(self, classifier: Any = "j48", features: str | list[str] | None = None, *,
+                 query: list[dict] | None = None, seed: int = 1, params: dict | None = None):
+        from hwnoise.training.classifiers import make_classifier
+
+        if isinstance(classifier, str):
+            self.classifier_name = classifier
+            self.estimator = make_classifier(classifier, seed=seed, **(params or {}))
+        else:
+            self.classifier_name = type(classifier).__name__
+            self.estimator = classifier
+        self.features = resolve_features(features)
+        self.query = [dict(t) for t in (query or [])]
+        self.seed = seed
+        self.protocol: str | None = None
+        self.scores: list[dict] = []
+        self.train_hash: str | None = None
+        self.train_rows = 0
+        self.categories: dict[str, list[str]] = {}
+        self.version = __version__
+        self.created: str | None = None
+
+    # -- data -----------------------------------------------------------------
+    def query_terms(self, kinds=None) -> list[str]:
+        """The domain query's terms, optionally only those of the given kinds."""
+        wanted = set(kinds) if kinds else None
+        return [t["term"] for t in self.query if wanted is None or t.get("kind") in wanted]
+
+    def _is_c45(self) -> bool:
+        return type(self.estimator).__module__.startswith("hwnoise.training.c45")
+
+    def matrix(self, df: pd.DataFrame) -> np.ndarray:
+        """The float64 feature matrix of ``df`` (nominal features as category codes)."""
+        missing = [f for f in self.features if f not in df.columns]
+        if missing:
+            raise HwnoiseError(f"the feature table lacks the model's feature(s) {', '.join(missing)} "
+                               f"(model features: {', '.join(self.features)})")
+        cols = []
+        for f in self.features:
+            col = df[f]
+            if f in self.categories or not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
+                cats = self.categories.get(f)
+                if cats is None:
+                    raise HwnoiseError(f"feature {f!r} is not numeric and the model knows no categories for it")
+                vals = col.astype(object).map(lambda v: None if pd.isna(v) else str(v))
+                vals = vals.where(vals.isin(cats), None)  # unseen categories: missing
+                codes = pd.Categorical(vals, categories=cats).codes.astype(np.float64)
+                codes[codes < 0] = np.nan
+                cols.append(codes)
+            else:
+                cols.append(pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64))
+        X = np.column_stack(cols) if cols else np.empty((len(df), 0))
+        if self._is_c45():  # it takes NaN as missing (as Weka) but not infinity
+            big = np.finfo(np.float64).max
+            X = np.clip(X, -big, big)
+        else:
+            X = np.clip(X, -_BIG, _BIG)
+            if not _allows_nan(self.estimator):
+                X = np.nan_to_num(X, nan=0.0)
+        return X
+
+    def _learn_categories(self, df: pd.DataFrame) -> None:
+        self.categories = {}
+        for f in self.features:
+            if f not in df.columns:
+                continue
+            col = df[f]
+            if isinstance(col.dtype, pd.CategoricalDtype):
+                self.categories[f] = [str(v) for v in col.cat.categories]
+            elif not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
+                self.categories[f] = sorted({str(v) for v in col.dropna().unique()})
+
+    # -- fit / predict ----------------------------------------------------------
+    def fit(self, df: pd.DataFrame, groups: np.ndarray | None = None) -> "NoiseModel":
+        """Fit on the labelled rows of ``df`` (``label`` S/N; unlabelled rows are skipped)."""
+        if C.LABEL not in df.columns:
+            raise HwnoiseError("the feature table has no 'label' column: nothing to train on")
+        mask = df[C.LABEL].isin(C.CLASSES).to_numpy()
+        if not mask.any():
+            raise HwnoiseError("the feature table has no labelled rows (S/N): pages need gold text")
+        rows = df[mask] if not mask.all() else df
+        self._learn_categories(rows)
+        X = self.matrix(rows)
+        y = rows[C.LABEL].astype(str).to_numpy()
+        kwargs: dict[str, Any] = {}
+        fit_params = inspect.signature(self.estimator.fit).parameters
+        if "class_order" in fit_params:  # as the ARFF header declares them: J48 breaks ties toward S
+            kwargs["class_order"] = list(C.CLASSES)
+        if groups is not None and "groups" in fit_params:
+            kwargs["groups"] = np.asarray(groups)[mask]
+        self.estimator.fit(X, y, **kwargs)
+        digest = hashlib.sha256()
+        digest.update(json.dumps(self.features).encode())
+        digest.update(np.ascontiguousarray(X).tobytes())
+        digest.update("\n".join(y).encode())
+        self.train_hash = "sha256:" + digest.hexdigest()
+        self.train_rows = int(len(y))
+        return self
+
+    def predict(self, df: pd.DataFrame) -> np.ndarray:
+        """"S"/"N" for every row of ``df``."""
+        if len(df) == 0:
+            return np.array([], dtype=object)
+        return np.asarray(self.estimator.predict(self.matrix(df))).astype(str).astype(object)
+
+    def tree_text(self) -> str:
+        """The fitted tree in J48's text format (or scikit-learn's for other trees)."""
+        est = self.estimator
+        if hasattr(est, "export_text"):
+            try:
+                return est.export_text(self.features)
+            except ImportError:  # its printer module is missing
+                return f"{self.classifier_name}: {type(est).__name__} (its J48 printer is not available)"
+        try:
+            from hwnoise.training.j48_text import export_j48
+
+            return export_j48(est, self.features)
+        except (ImportError, TypeError, AttributeError, ValueError):
+            pass
+        from sklearn.tree import DecisionTreeClassifier, export_text
+
+        inner = getattr(est, "tree_model_", est)
+        if isinstance(inner, DecisionTreeClassifier):
+            head = f"{self.classifier_name} tree (ccp_alpha={getattr(est, 'ccp_alpha_', inner.ccp_alpha):.3g})\n"
+            return head + export_text(inner, feature_names=list(self.features), decimals=6)
+        return f"{self.classifier_name}: {type(est).__name__} has no tree to print"
+
+    # -- files ------------------------------------------------------------------
+    def metadata(self) -> dict:
+        """What model.json says besides the tree."""
+        est = self.estimator
+        try:
+            params = _json_safe(est.get_params(deep=False))
+        except Exception:  # noqa: BLE001
+            params = {}
+        return {
+            "format": FORMAT, "format_version": FORMAT_VERSION, "hwnoise": self.version,
+            "created": self.created or now_iso(),
+            "classifier": {"name": self.classifier_name,
+                           "class": f"{type(est).__module__}.{type(est).__qualname__}", "params": params},
+            "features": list(self.features), "categories": self.categories,
+            "query": _json_safe(self.query), "seed": self.seed,
+            "train_hash": self.train_hash, "train_rows": self.train_rows,
+            "protocol": self.protocol, "scores": _json_safe(self.scores),
+            "classes": list(C.CLASSES),
+        }
+
+    def save(self, directory: str | os.PathLike) -> Path:
+        """Write model.joblib and model.json into ``directory``; return the directory."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        self.created = self.created or now_iso()
+        buf = io.BytesIO()
+        joblib.dump(self, buf)
+        blob = buf.getvalue()
+        atomic_write_bytes(directory / MODEL_JOBLIB, blob)
+        meta = self.metadata()
+        tree = None
+        to_dict = getattr(self.estimator, "to_dict", None)
+        if callable(to_dict) and hasattr(type(self.estimator), "from_dict"):
+            tree = _json_safe(to_dict())
+        meta["contents"] = "tree" if tree is not None else "metadata-only"
+        if tree is None:
+            meta["note"] = (f"{type(self.estimator).__name__} has no JSON form: this file holds the "
+                            f"metadata only; the classifier is in {MODEL_JOBLIB} (a pickle)")
+        meta["tree"] = tree
+        key = _signing_key(create=True)
+        meta["joblib"] = {"file": MODEL_JOBLIB, "sha256": hashlib.sha256(blob).hexdigest(),
+                          "hmac_sha256": _sign(blob, key) if key else None}
+        write_json(directory / MODEL_JSON, meta)
+        return directory
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, allow_pickle: bool = False) -> "NoiseModel":
+        """Load a model from ``path``: the folder ``train --out`` wrote, its model.json, or a
+        joblib file. See the module docstring for when a pickle is loaded."""
+        path = Path(path)
+        if path.is_dir():
+            json_path, joblib_path = path / MODEL_JSON, path / MODEL_JOBLIB
+            if not json_path.exists() and not joblib_path.exists():
+                raise ModelError(f"{path}: no {MODEL_JSON} or {MODEL_JOBLIB} in this folder")
+            prefer_json = True
+        elif path.suffix.lower() == ".json":
+            json_path, joblib_path, prefer_json = path, None, True
+        elif path.exists():
+            json_path, joblib_path, prefer_json = path.parent / MODEL_JSON, path, False
+        else:
+            raise ModelError(f"{path}: no such model file or folder")
+        meta = _read_meta(json_path) if json_path.exists() else None
+        if meta is not None and joblib_path is None:
+            joblib_path = json_path.parent / str((meta.get("joblib") or {}).get("file") or MODEL_JOBLIB)
+        if prefer_json and meta is not None and meta.get("tree") is not None:
+            return cls._from_meta(meta, json_path)
+        if joblib_path is None or not joblib_path.exists():
+            raise ModelError(f"{json_path}: holds the metadata only and {joblib_path} is missing")
+        blob = joblib_path.read_bytes()
+        signed = False
+        if meta is not None and Path(str((meta.get("joblib") or {}).get("file", ""))).name == joblib_path.name:
+            expected = (meta.get("joblib") or {}).get("hmac_sha256")
+            key = _signing_key(create=False)
+            signed = bool(expected and key and hmac.compare_digest(expected, _sign(blob, key)))
+        if not signed and not allow_pickle:
+            raise ModelError(
+                f"{joblib_path}: not signed by this hwnoise installation (no matching HMAC in "
+                f"{MODEL_JSON} beside it). Loading a pickle runs code from it; if you trust its "
+                "source, pass --allow-pickle (allow_pickle=True)")
+        model = joblib.load(io.BytesIO(blob))
+        if not isinstance(model, NoiseModel):
+            raise ModelError(f"{joblib_path}: holds a {type(model).__name__}, not an hwnoise model")
+        return model
+
+    @classmethod
+    def _from_meta(cls, meta: dict, json_path: Path) -> "NoiseModel":
+        class_path = str(meta["classifier"]["class"])
+        module_name, _, cls_name = class_path.rpartition(".")
+        if not module_name.startswith("hwnoise.training."):
+            raise ModelError(f"{json_path}: a JSON tree of class {class_path}, which hwnoise does not build")
+        try:
+            est_cls = getattr(importlib.import_module(module_name), cls_name)
+            estimator = est_cls.from_dict(meta["tree"])
+        except (ImportError, AttributeError, KeyError, TypeError, ValueError, HwnoiseError) as exc:
+            raise ModelError(f"{json_path}: cannot rebuild the {cls_name} tree ({exc})") from None
+        model = cls.__new__(cls)
+        model.classifier_name = meta["classifier"].get("name", cls_name)
+        model.estimator = estimator
+        model.features = list(meta["features"])
+        model.query = list(meta.get("query") or [])
+        model.seed = meta.get("seed", 1)
+        model.protocol = meta.get("protocol")
+        model.scores = list(meta.get("scores") or [])
+        model.train_hash = meta.get("train_hash")
+        model.train_rows = int(meta.get("train_rows") or 0)
+        model.categories = dict(meta.get("categories") or {})
+        model.version = meta.get("hwnoise", "")
+        model.created = meta.get("created")
+        return model
+
+
+def _read_meta(json_path: Path) -> dict:
+    try:
+        meta = json.loads(json_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ModelError(f"{json_path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    except OSError as exc:
+        raise ModelError(f"{json_path}: cannot read ({exc.strerror})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ModelError(f"{json_path}: not an hwnoise model file (no \"format\": \"{FORMAT}\")")
+    return meta

@@ -1,0 +1,127 @@
+"""Evaluation protocols: how a feature table is split into training and test rows.
+
+- ``thesis``: seed 003's pooled random split of the nodes, ``train_share`` to training, seeded:
+  exactly Weka's percentage split (same rows for the same seed). Nodes of one page fall on both
+  sides, so it flatters.
+- ``pages``: a seeded split by page, ``train_share`` of the pages to training. The default.
+- ``cv``: k folds grouped by page (every row is tested once).
+- ``cross-site``: k folds grouped by site over the pooled pages of every dataset given: a site's
+  pages never sit on both sides.
+
+Every function returns positional indices (numpy int arrays) into the table.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from hwnoise.errors import HwnoiseError
+
+PROTOCOLS = ("thesis", "pages", "cv", "cross-site")
+
+
+class ProtocolError(HwnoiseError):
+    """A protocol that cannot be applied to a table (unknown name, no pages, too few groups)."""
+
+
+_MULT, _MASK = 0x5DEECE66D, (1 << 48) - 1
+
+
+def weka_randomize(n: int, seed: int = 1) -> np.ndarray:
+    """The row order Weka's ``Instances.randomize(new Random(seed))`` gives n rows.
+
+    Java's ``java.util.Random`` (a 48-bit LCG) drives a Fisher-Yates shuffle from the last row
+    down, as Weka 3.6 does for its percentage split (``-split-percentage``, the Explorer's
+    "Percentage split"). With it, ``thesis`` splits a table exactly as Weka split the
+    dissertation's ARFF files: the same train and test rows for the same seed.
+    """
+    state = (int(seed) ^ _MULT) & _MASK
+    order = list(range(n))
+    for j in range(n - 1, 0, -1):
+        bound = j + 1
+        if bound & -bound == bound:  # a power of two
+            state = (state * _MULT + 0xB) & _MASK
+            k = (bound * (state >> 17)) >> 31
+        else:
+            while True:
+                state = (state * _MULT + 0xB) & _MASK
+                bits = state >> 17
+                k = bits % bound
+                if bits - k + bound - 1 < 1 << 31:  # Java's int overflow test
+                    break
+        order[j], order[k] = order[k], order[j]
+    return np.asarray(order, dtype=np.int64)
+
+
+def _groups(df: pd.DataFrame, column: str, protocol: str) -> np.ndarray:
+    if column not in df.columns:
+        if column == "page":
+            raise ProtocolError(
+                f"--protocol {protocol} splits by page, but the table has no 'page' column (an ARFF "
+                "file without the page attribute?): only --protocol thesis and --test apply; "
+                "export with 'hwnoise export-arff --page' to keep the pages")
+        raise ProtocolError(f"--protocol {protocol} splits by {column}, but the table has no "
+                            f"{column!r} column; give dataset folders (their feature tables carry it)")
+    col = df[column]
+    if col.isna().any():
+        raise ProtocolError(f"--protocol {protocol}: {int(col.isna().sum())} rows have no {column}")
+    keys = col.astype(str)
+    if column == "page" and "dataset" in df.columns:  # page IDs are unique within a dataset only
+        keys = df["dataset"].astype(str) + "\x1f" + keys
+    return keys.to_numpy()
+
+
+def _shuffled_groups(groups: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct groups in first-appearance order, permuted by ``seed``; and each row's group code."""
+    codes, uniques = pd.factorize(groups, sort=False)
+    order = np.random.RandomState(seed).permutation(len(uniques))
+    return order, codes
+
+
+def _holdout_groups(groups: np.ndarray, seed: int, train_share: float, protocol: str):
+    order, codes = _shuffled_groups(groups, seed)
+    n = len(order)
+    if n < 2:
+        raise ProtocolError(f"--protocol {protocol} needs at least 2 pages; the table has {n}")
+    n_train = min(max(int(round(n * train_share)), 1), n - 1)
+    train_groups = np.zeros(n, dtype=bool)
+    train_groups[order[:n_train]] = True
+    in_train = train_groups[codes]
+    return np.flatnonzero(in_train), np.flatnonzero(~in_train)
+
+
+def _kfold_groups(groups: np.ndarray, seed: int, k: int, protocol: str, what: str):
+    order, codes = _shuffled_groups(groups, seed)
+    n = len(order)
+    if n < 2:
+        raise ProtocolError(f"--protocol {protocol} needs at least 2 {what}s; the table has {n}")
+    k = min(k, n)
+    if k < 2:
+        raise ProtocolError(f"--protocol {protocol} needs k >= 2 folds")
+    fold_of_group = np.empty(n, dtype=np.int64)
+    fold_of_group[order] = np.arange(n) % k  # shuffled groups dealt round-robin: sizes differ by <= 1
+    fold = fold_of_group[codes]
+    return [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(k)]
+
+
+def splits(df: pd.DataFrame, protocol: str, *, seed: int = 1, k: int = 5,
+           train_share: float = 0.66) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (train_index, test_index) pairs of ``protocol`` on ``df`` (positional indices)."""
+    if not 0 < train_share < 1:
+        raise ProtocolError(f"train_share must lie between 0 and 1, not {train_share}")
+    n = len(df)
+    if protocol == "thesis":
+        if n < 2:
+            raise ProtocolError(f"--protocol thesis needs at least 2 rows; the table has {n}")
+        perm = weka_randomize(n, seed)
+        n_train = min(max(int(math.floor(n * (train_share * 100) / 100 + 0.5)), 1), n - 1)
+        return [(np.sort(perm[:n_train]), np.sort(perm[n_train:]))]
+    if protocol == "pages":
+        return [_holdout_groups(_groups(df, "page", protocol), seed, train_share, protocol)]
+    if protocol == "cv":
+        return _kfold_groups(_groups(df, "page", protocol), seed, k, protocol, "page")
+    if protocol == "cross-site":
+        return _kfold_groups(_groups(df, "site", protocol), seed, k, protocol, "site")
+    raise ProtocolError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")

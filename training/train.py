@@ -1,0 +1,254 @@
+"""``hwnoise train``: fit a noise model, score it with a protocol, write model, ARFF and reports.
+
+The model is fitted on every labelled row given (the tree printed is the one trained on all the
+data, as J48 prints it); the scores come from the protocol's own splits, each split fitting a
+fresh model on its training rows, or from ``test`` (an ARFF file or dataset folder scored by the
+model trained on everything, as Weka's ``-t``/``-T``). Scores are reported per dataset.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hwnoise import __version__
+from hwnoise.dataset import Dataset, DatasetError, atomic_write_text, now_iso, write_json
+from hwnoise.errors import HwnoiseError
+from hwnoise.features.columns import CLASSES, LABEL
+from hwnoise.progress import info
+from hwnoise.training.arff import PAGE_ATTRIBUTE, feature_columns, read_arff, write_arff
+from hwnoise.training.metrics import node_scores, scores_from_confusion
+from hwnoise.training.model import NoiseModel, resolve_features
+from hwnoise.training.protocols import PROTOCOLS, ProtocolError, splits
+
+#: The keys of a report record that node-level training fills, in report order.
+RECORD_KEYS = ("dataset", "protocol", "method", "classifier", "pages", "nodes", "precision", "recall",
+               "f1", "content_f1", "RR", "RC", "CC", "CR")
+
+
+def _is_arff(path: Path) -> bool:
+    return path.suffix.lower() == ".arff" and not path.is_dir()
+
+
+def _dataset_table(path: Path) -> tuple[pd.DataFrame, list[dict]]:
+    ds = Dataset(path)
+    if not ds.has_features():
+        try:
+            from hwnoise.features.build import build_features
+        except ImportError:
+            raise DatasetError(f"{path}: no features.parquet yet; run 'hwnoise features {path}'") from None
+        info(f"{ds.name}: no feature table yet; computing it (hwnoise features)")
+        build_features(ds)
+    df = ds.read_features()
+    if "dataset" not in df.columns:
+        df["dataset"] = ds.name
+    if "site" not in df.columns:
+        df["site"] = ds.name
+    return df, ds.query()
+
+
+def load_inputs(inputs: str | os.PathLike | Sequence[str | os.PathLike]) -> tuple[pd.DataFrame, dict]:
+    """The pooled table of ``inputs`` (dataset folders, or one ARFF file) and a description
+    ``{kind: "arff"|"datasets", names: [...], query: [{term, kind}], sources: [...]}``."""
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    paths = [Path(p) for p in inputs]
+    if not paths:
+        raise HwnoiseError("no input given: name dataset folders or one ARFF file")
+    arffs = [p for p in paths if _is_arff(p)]
+    if arffs:
+        if len(paths) > 1:
+            raise HwnoiseError("give either one ARFF file or dataset folders, not both or several ARFF files")
+        df = read_arff(paths[0])
+        df["dataset"] = paths[0].stem
+        return df, {"kind": "arff", "names": [paths[0].stem], "query": [], "sources": [str(paths[0])]}
+    frames, query, names = [], [], []
+    seen_terms: set[tuple[str, str]] = set()
+    for p in paths:
+        if not p.exists():
+            raise DatasetError(f"{p}: no such dataset folder or ARFF file")
+        df, q = _dataset_table(p)
+        frames.append(df)
+        names.extend(df["dataset"].astype(str).unique().tolist())
+        for t in q:
+            key = (str(t.get("term")), str(t.get("kind", "")))
+            if key not in seen_terms:
+                seen_terms.add(key)
+                query.append({"term": key[0], "kind": key[1]})
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    return df, {"kind": "datasets", "names": list(dict.fromkeys(names)), "query": query,
+                "sources": [str(p) for p in paths]}
+
+
+def _labelled(df: pd.DataFrame, what: str) -> pd.DataFrame:
+    if LABEL not in df.columns:
+        raise HwnoiseError(f"{what}: no 'label' column (pages need gold text to train on)")
+    mask = df[LABEL].isin(CLASSES)
+    if not mask.any():
+        raise HwnoiseError(f"{what}: no labelled rows (S/N); pages need gold text to train on")
+    if not mask.all():
+        info(f"{what}: {int((~mask).sum())} rows without a label (pages without gold) left out")
+    return df[mask].reset_index(drop=True)
+
+
+def _records(df: pd.DataFrame, pred: np.ndarray, protocol: str, classifier: str) -> list[dict]:
+    scored = np.array([p is not None for p in pred], dtype=bool)
+    out = []
+    names = df["dataset"].astype(str).to_numpy() if "dataset" in df.columns else np.full(len(df), "data")
+    for name in dict.fromkeys(names.tolist()):
+        m = scored & (names == name)
+        if not m.any():
+            continue
+        s = node_scores(df[LABEL].to_numpy()[m], pred[m])
+        rec = {"dataset": name, "protocol": protocol, "method": "model", "classifier": classifier}
+        if PAGE_ATTRIBUTE in df.columns:
+            rec["pages"] = int(df[PAGE_ATTRIBUTE][m].nunique())
+        rec.update({k: s[k] for k in ("nodes", "precision", "recall", "f1", "content_f1", "RR", "RC", "CC", "CR")})
+        out.append(rec)
+    return out
+
+
+def _page_groups(df: pd.DataFrame) -> np.ndarray | None:
+    if PAGE_ATTRIBUTE not in df.columns:
+        return None
+    keys = df[PAGE_ATTRIBUTE].astype(str)
+    if "dataset" in df.columns:
+        keys = df["dataset"].astype(str) + "\x1f" + keys
+    return keys.to_numpy()
+
+
+def train(inputs, *, protocol: str = "pages", classifier: str = "j48",
+          features: str | list[str] | None = None, test: str | os.PathLike | None = None,
+          seed: int = 1, out: str | os.PathLike | None = None, k: int = 5, train_share: float = 0.66,
+          params: dict | None = None, verbose: bool = False) -> dict:
+    """Fit a model on every labelled row of ``inputs``, score it (protocol splits or ``test``),
+    and write into ``out`` (when given) model.joblib, model.json, train.arff, report.json and
+    report.md. ``verbose`` prints format_result's text on stderr. Returns the report (``{hwnoise, created, results}``) with, besides, ``tree``,
+    ``classifier``, ``features``, ``model`` (the NoiseModel) and ``out``."""
+    df, desc = load_inputs(inputs)
+    what = ", ".join(desc["sources"])
+    if features is None and desc["kind"] == "arff":
+        feats = feature_columns(df)  # a user's ARFF: every attribute but page and the class
+    else:
+        feats = resolve_features(features, list(df.columns))
+    missing = [f for f in feats if f not in df.columns]
+    if missing:
+        raise HwnoiseError(f"{what}: no column(s) {', '.join(missing)} for --features "
+                           f"(available: {', '.join(c for c in df.columns if c not in (LABEL,))})")
+    data = _labelled(df, what)
+    if test is None and protocol not in PROTOCOLS:
+        raise ProtocolError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
+    if test is None and protocol != "thesis" and desc["kind"] == "arff" and PAGE_ATTRIBUTE not in data.columns:
+        raise ProtocolError(
+            f"{what} has no 'page' attribute, so --protocol {protocol} cannot split by page: only "
+            "--protocol thesis and --test TEST.arff apply (export with 'hwnoise export-arff --page')")
+
+    def new_model() -> NoiseModel:
+        return NoiseModel(classifier, feats, query=desc["query"], seed=seed, params=params)
+
+    model = new_model().fit(data, groups=_page_groups(data))
+    tree = model.tree_text()
+
+    if test is not None:
+        test_path = Path(test)
+        test_df, test_desc = load_inputs([test_path])
+        test_data = _labelled(test_df, str(test_path))
+        pred = model.predict(test_data)
+        used_protocol = "test"
+        records = _records(test_data, pred.astype(object), used_protocol, classifier)
+    else:
+        pred = np.full(len(data), None, dtype=object)
+        for train_idx, test_idx in splits(data, protocol, seed=seed, k=k, train_share=train_share):
+            part = data.iloc[train_idx]
+            m = new_model().fit(part, groups=_page_groups(part))
+            pred[test_idx] = m.predict(data.iloc[test_idx])
+        used_protocol = protocol
+        records = _records(data, pred, used_protocol, classifier)
+    model.protocol = used_protocol
+    model.scores = records
+    report = {"hwnoise": __version__, "created": now_iso(), "results": records}
+    if verbose:  # the tree, confusion matrices and weighted scores, for people (stderr)
+        info(format_result({**report, "tree": tree}))
+    if out is not None:
+        out = Path(out)
+        model.save(out)
+        write_arff(data, out / "train.arff", features=feats, page=PAGE_ATTRIBUTE in data.columns,
+                   relation="-".join(desc["names"])[:200] or "hwnoise")
+        write_json(out / "report.json", report)
+        atomic_write_text(out / "report.md", report_markdown(report))
+    return {**report, "tree": tree, "classifier": classifier, "features": feats, "model": model,
+            "out": str(out) if out is not None else None}
+
+
+def _pct(x: float | None) -> str:
+    return "" if x is None else f"{100 * x:.1f}%"
+
+
+def _pooled(records: list[dict]) -> dict:
+    counts = {k: sum(int(r[k]) for r in records) for k in ("RR", "RC", "CC", "CR")}
+    s = scores_from_confusion(**counts)
+    rec = {"dataset": "all", "protocol": records[0]["protocol"], "method": records[0].get("method", ""),
+           "classifier": records[0].get("classifier"), "nodes": s["nodes"],
+           **{k: s[k] for k in ("precision", "recall", "f1", "content_f1")}, **counts}
+    if all("pages" in r for r in records):
+        rec["pages"] = sum(r["pages"] for r in records)
+    return rec
+
+
+def report_markdown(report: dict, title: str = "Node-level scores") -> str:
+    """The combined table across datasets: Table 4.4's weighted P/R/F1 (plus content F1) and
+    Table 4.5's confusion matrix side by side; an 'all' row pools the counts."""
+    rows = list(report.get("results") or [])
+    made = f"hwnoise {report['hwnoise']}, {report.get('created', '')}. " if report.get("hwnoise") else ""
+    lines = [f"# {title}", "",
+             f"{made}Precision, recall and "
+             "F1 weighted by class support as Weka reports them; content F1 is the F1 of class N. "
+             "RR noise as noise, RC noise as content, CC content as content, CR content as noise.", "",
+             "| dataset | protocol | method | pages | nodes | precision | recall | F1 | content F1 "
+             "| RR | RC | CC | CR |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    if len(rows) > 1 and len({r.get("method") for r in rows}) == 1:
+        rows = rows + [_pooled(rows)]
+    for r in rows:
+        method = r.get("method", "")
+        if r.get("classifier"):
+            method = f"{method} ({r['classifier']})"
+        lines.append(
+            f"| {r['dataset']} | {r.get('protocol', '')} | {method} | {r.get('pages', '')} | {r.get('nodes', '')} "
+            f"| {_pct(r.get('precision'))} | {_pct(r.get('recall'))} | {_pct(r.get('f1'))} "
+            f"| {_pct(r.get('content_f1'))} | {r.get('RR', '')} | {r.get('RC', '')} | {r.get('CC', '')} "
+            f"| {r.get('CR', '')} |")
+    return "\n".join(lines) + "\n"
+
+
+def confusion_text(rec: dict) -> str:
+    """A record's confusion matrix in Weka's layout (rows: actual class)."""
+    w = max(len(str(rec[k])) for k in ("RR", "RC", "CC", "CR")) + 1
+    w = max(w, 5)
+    return ("=== Confusion Matrix ===\n\n"
+            f"{'a':>{w}}{'b':>{w}}   <-- classified as\n"
+            f"{rec['RR']:>{w}}{rec['RC']:>{w}} |   a = S (noise)\n"
+            f"{rec['CR']:>{w}}{rec['CC']:>{w}} |   b = N (content)\n")
+
+
+def format_result(result: dict, *, tree: bool = True) -> str:
+    """What ``hwnoise train`` prints: the tree trained on all the data, then per dataset the
+    confusion matrix and the weighted precision, recall and F1, then the combined table."""
+    parts = []
+    if tree and result.get("tree"):
+        parts.append(result["tree"].rstrip() + "\n")
+    records = list(result.get("results") or [])
+    for rec in records:
+        pages = f"{rec['pages']} pages, " if "pages" in rec else ""
+        parts.append(
+            f"=== {rec['dataset']}: {rec.get('method', 'model')} ({rec.get('classifier', '')}), "
+            f"protocol {rec['protocol']}, {pages}{rec['nodes']} test nodes ===\n\n"
+            + confusion_text(rec) + "\n"
+            f"Weighted Avg.  precision {rec['precision']:.3f}  recall {rec['recall']:.3f}  "
+            f"F1 {rec['f1']:.3f}   content F1 {rec['content_f1']:.3f}\n")
+    if len(records) > 1:
+        parts.append(report_markdown({"results": records}, title="All datasets"))
+    return "\n".join(parts)
