@@ -102,6 +102,7 @@ class ModelMethod(WalkMethod):
         self.features = features if (features is None or isinstance(features, str)) else list(features)
         self.options = options
         self.cache = FeatureCache()
+        self._warned = False
         if name:
             self.name = name
         if model is not None:
@@ -126,7 +127,19 @@ class ModelMethod(WalkMethod):
         stored = self.cache.page_rows(page)
         if stored is not None and len(stored) == len(walk.rows):
             return stored
-        return walk.rows
+        rows = walk.rows
+        missing = [f for f in getattr(self.model, "features", []) if f not in rows.columns]
+        if missing:
+            # a page the stored table lacks (or a table older than the walk): the dataset-level
+            # columns are unknown here and go in as missing values
+            if not self._warned:
+                from hwnoise.progress import info
+
+                info(f"model: {page.dataset.path}: features.parquet does not match the page "
+                     f"{page.id}; {', '.join(missing)} taken as missing (rerun 'hwnoise features')")
+                self._warned = True
+            rows = rows.assign(**{f: np.nan for f in missing})
+        return rows
 
     def node_labels(self, page: "Page", walk: "PageWalk") -> np.ndarray:
         if self.model is None:

@@ -133,14 +133,70 @@ def _names_in(root: etree._Element, source: str | None) -> tuple[set, set]:
     return classes, ids
 
 
-def hidden_elements(root: etree._Element, source: str | None = None) -> set:
-    """The elements of a parsed page that a browser would not show because of ``hidden`` or CSS.
+_COMPOUND_RE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*|\*)?((?:[.#][A-Za-z0-9_-]+)*)$")
+_PART_RE = re.compile(r"[.#][A-Za-z0-9_-]+")
+_MAX_COMPLEX = 30
 
-    ``DROP_TAGS`` are not included (the walk drops them by tag). The set holds
-    lxml elements; the walk skips each with its subtree. ``source`` (the page's
-    decoded HTML) lets the selector pre-filter read class and id names from the
-    text instead of the tree.
+#: A parsed simple selector: compounds left to right, each (tag or None, classes, id or None),
+#: and the combinators between them (" " descendant, ">" child).
+Simple = tuple[tuple[tuple[str | None, frozenset, str | None], ...], tuple[str, ...]]
+
+
+def parse_simple(selector: str) -> Simple | None:
+    """Parse a selector made of tag, class and id compounds joined by descendant or child
+    combinators (``div.ad``, ``#side .promo``, ``ul.menu > li.x``); None for anything else."""
+    text = selector.replace(">", " > ").split()
+    if not text or text[0] == ">" or text[-1] == ">":
+        return None
+    compounds: list = []
+    combinators: list[str] = []
+    expect_compound = True
+    for tok in text:
+        if tok == ">":
+            if expect_compound:
+                return None
+            combinators.append(">")
+            expect_compound = True
+            continue
+        if not expect_compound:
+            combinators.append(" ")
+        m = _COMPOUND_RE.match(tok)
+        if m is None or not tok:
+            return None
+        tag = m.group(1)
+        tag = None if tag in (None, "*") else tag.lower()
+        classes = frozenset(x[1:] for x in _PART_RE.findall(m.group(2)) if x[0] == ".")
+        ids = [x[1:] for x in _PART_RE.findall(m.group(2)) if x[0] == "#"]
+        if len(set(ids)) > 1:
+            return None  # #a#b matches nothing
+        if tag is None and not classes and not ids:
+            return None  # the universal selector alone: never hide the whole page
+        compounds.append((tag, classes, ids[0] if ids else None))
+        expect_compound = False
+    if len(compounds) == 1 and compounds[0][0] in ("html", "body") and not compounds[0][1] and not compounds[0][2]:
+        return None
+    return tuple(compounds), tuple(combinators)
+
+
+class PageStyle:
+    """What a page's own markup hides, found before the walk.
+
+    ``elements``: elements to skip with their subtree (``hidden`` attribute,
+    inline style, and the rare selectors only cssselect can read).
+    ``simple``: parsed simple selectors of hiding rules, matched on the walk's
+    rows by ``match_rows`` (tag, class and id lookups instead of one XPath
+    scan of the whole tree per selector).
     """
+
+    __slots__ = ("elements", "simple")
+
+    def __init__(self, elements: set, simple: list):
+        self.elements = elements
+        self.simple = simple
+
+
+def page_style(root: etree._Element, source: str | None = None) -> PageStyle:
+    """Read the page's hiding rules (see the module docstring for what counts)."""
     hidden: set = set()
     selectors: list[str] = []
     for item in _SCAN_XPATH(root):
@@ -148,13 +204,27 @@ def hidden_elements(root: etree._Element, source: str | None = None) -> set:
             selectors.extend(hiding_selectors(str(item)))
         elif item.get("hidden") is not None or hides(item.get("style")):
             hidden.add(item)
-    if not selectors:
-        return _keep_page(root, hidden)
-    selectors = list(dict.fromkeys(selectors))
-    if len(selectors) > _PREFILTER:
-        classes, ids = _names_in(root, source)
-        selectors = [s for s in selectors if _could_match(s, classes, ids)]
-    xpaths = [x for x in dict.fromkeys(_xpath_of(s) for s in selectors[:_MAX_SELECTORS]) if x]
+    simple: list = []
+    if selectors:
+        selectors = list(dict.fromkeys(selectors))
+        if len(selectors) > _PREFILTER:
+            classes, ids = _names_in(root, source)
+            selectors = [s for s in selectors if _could_match(s, classes, ids)]
+        complex_: list[str] = []
+        for sel in selectors[:_MAX_SELECTORS]:
+            parsed = parse_simple(sel)
+            if parsed is not None:
+                simple.append(parsed)
+            elif len(complex_) < _MAX_COMPLEX:
+                xp = _xpath_of(sel)
+                if xp:
+                    complex_.append(xp)
+        _run_xpaths(root, complex_, hidden)
+    return PageStyle(_keep_page(root, hidden), simple)
+
+
+def _run_xpaths(root: etree._Element, xpaths: list[str], hidden: set) -> None:
+    xpaths = list(dict.fromkeys(xpaths))
     for k in range(0, len(xpaths), _CHUNK):
         chunk = xpaths[k:k + _CHUNK]
         try:
@@ -165,6 +235,86 @@ def hidden_elements(root: etree._Element, source: str | None = None) -> set:
                     hidden.update(e for e in root.xpath(xp) if isinstance(e.tag, str))
                 except etree.XPathError:
                     continue
+
+
+def match_rows(simple: list, tags: list[str], parents: list[int], classes: list,
+               ids: list) -> list[int]:
+    """Rows (of a walk, body = row 0) that a list of parsed simple selectors matches.
+
+    ``classes[i]`` and ``ids[i]`` are row i's ``class`` and ``id`` attributes (or
+    None). Body (row 0) is never returned.
+    """
+    n = len(tags)
+    if not simple or n <= 1:
+        return []
+    need_cls = {c for comps, _ in simple for _, cl, _ in comps for c in cl}
+    need_ids = {i for comps, _ in simple for _, _, i in comps if i}
+    cls_sets: dict[int, frozenset] = {}
+    by_class: dict[str, list[int]] = {}
+    for r, value in enumerate(classes):
+        if value:
+            toks = frozenset(value.split())
+            cls_sets[r] = toks
+            for c in toks & need_cls:
+                by_class.setdefault(c, []).append(r)
+    by_id: dict[str, list[int]] = {}
+    for r, value in enumerate(ids):
+        if value and value in need_ids:
+            by_id.setdefault(value, []).append(r)
+    empty: frozenset = frozenset()
+
+    def compound_ok(r: int, comp) -> bool:
+        tag, cl, id_ = comp
+        return ((tag is None or tags[r] == tag) and (not cl or cl <= cls_sets.get(r, empty))
+                and (id_ is None or ids[r] == id_))
+
+    def left_ok(r: int, comps, combs, k: int) -> bool:
+        """Row r matched comps[k]; do its ancestors match comps[:k] through combs?"""
+        if k == 0:
+            return True
+        p = parents[r]
+        is_html = k == 1 and comps[0] == ("html", empty, None)  # <html> is above row 0
+        if combs[k - 1] == ">":
+            if p < 0:
+                return is_html
+            return compound_ok(p, comps[k - 1]) and left_ok(p, comps, combs, k - 1)
+        while p >= 0:
+            if compound_ok(p, comps[k - 1]) and left_ok(p, comps, combs, k - 1):
+                return True
+            p = parents[p]
+        return is_html
+
+    hit: set[int] = set()
+    for comps, combs in simple:
+        tag, cl, id_ = comps[-1]
+        if id_ is not None:
+            cand = by_id.get(id_, [])
+        elif cl:
+            cand = by_class.get(min(cl, key=lambda c: len(by_class.get(c, ()))), [])
+        else:
+            cand = [r for r in range(n) if tags[r] == tag]
+        k = len(comps) - 1
+        hit.update(r for r in cand if r and compound_ok(r, comps[k]) and left_ok(r, comps, combs, k))
+    return sorted(hit)
+
+
+def hidden_elements(root: etree._Element, source: str | None = None) -> set:
+    """The elements of a parsed page that a browser would not show because of ``hidden`` or CSS.
+
+    ``DROP_TAGS`` are not included (the walk drops them by tag). The set holds
+    lxml elements. (The walk itself uses ``page_style`` and ``match_rows``,
+    which give the same verdicts faster.)
+    """
+    style = page_style(root, source)
+    hidden = set(style.elements)
+    if style.simple:
+        body = root.find("body")
+        els = [e for e in (body if body is not None else root).iter() if isinstance(e.tag, str)]
+        index = {e: k for k, e in enumerate(els)}
+        parents = [index.get(e.getparent(), -1) for e in els]
+        rows = match_rows(style.simple, [e.tag for e in els], parents,
+                          [e.get("class") for e in els], [e.get("id") for e in els])
+        hidden.update(els[r] for r in rows)
     return _keep_page(root, hidden)
 
 

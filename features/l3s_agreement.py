@@ -127,8 +127,8 @@ def l3s_pages(dataset_dir_or_src: str | Path, limit: int | None = None
             if limit and count >= limit:
                 return
         return
+    folder = l3s_format.find_folder(path)
     for sp in l3s_format.pages(path):
-        folder = l3s_format.find_folder(path)
         ann = folder / "annotated" / Path(sp.source).name
         yield sp.source, sp.read_html(), sp.read_gold(), ann.read_bytes(), sp.extra.get("charset")
         count += 1

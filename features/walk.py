@@ -61,7 +61,7 @@ import pandas as pd
 from lxml import etree
 
 from hwnoise.decode import decode_html
-from hwnoise.features.css import DROP_TAGS, hidden_elements
+from hwnoise.features.css import DROP_TAGS, match_rows, page_style
 from hwnoise.text import tokenize
 
 __all__ = ["PageWalk", "walk_page", "parse_html", "TermMatcher", "TAG_VOCABULARY", "MAX_DEPTH",
@@ -298,8 +298,11 @@ def flatten_deep(text: str, limit: int = MAX_DEPTH) -> str:
 
 
 # -- the walk ------------------------------------------------------------------------------
-def _visit(root: etree._Element, hidden: set):
-    """Visit the shown elements under body once, iteratively, in document order."""
+def _visit(root: etree._Element, hidden: set, attrs: bool = False):
+    """Visit the shown elements under body once, iteratively, in document order.
+
+    With ``attrs`` it also records each element's class and id (for ``match_rows``).
+    """
     body = root.find("body")
     if body is None:
         body = root
@@ -311,6 +314,8 @@ def _visit(root: etree._Element, hidden: set):
     seg_text: list[str] = []
     seg_link: list[bool] = []
     link_flag: list[bool] = []
+    classes: list = []
+    ids: list = []
     drop = DROP_TAGS
     stack: list[tuple] = [(body, -1, 0, False)]
     pop, push = stack.pop, stack.append
@@ -331,6 +336,9 @@ def _visit(root: etree._Element, hidden: set):
         seg_start.append(len(seg_text))
         is_a = tag == "a"
         link_flag.append(is_a)
+        if attrs:
+            classes.append(el.get("class"))
+            ids.append(el.get("id"))
         lk = lk or is_a
         txt = el.text
         if txt:
@@ -349,7 +357,36 @@ def _visit(root: etree._Element, hidden: set):
                 push((ch, i, b, lk))
     path0 = "/" + "/".join([str(a.tag) for a in reversed(list(body.iterancestors()))] + [str(body.tag)])
     return (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag,
-            path0)
+            path0, classes, ids)
+
+
+def _drop_rows(visit: tuple, rows: list[int]) -> tuple:
+    """The visit without the given rows and their subtrees (a style sheet hides them)."""
+    tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, path0 = visit[:9]
+    n = len(tags)
+    drop = bytearray(n)
+    for r in rows:
+        drop[r] = 1
+    for i in range(1, n):  # pre-order: a parent's verdict is known before its children's
+        if not drop[i] and drop[parents[i]]:
+            drop[i] = 1
+    new = [-1] * n
+    k = 0
+    for i in range(n):
+        if not drop[i]:
+            new[i] = k
+            k += 1
+    keep_seg = [not drop[o] for o in seg_owner]
+    seg_before = [0] * (len(seg_owner) + 1)
+    for j, kept in enumerate(keep_seg):
+        seg_before[j + 1] = seg_before[j] + kept
+    keep = [i for i in range(n) if not drop[i]]
+    return ([tags[i] for i in keep], [new[parents[i]] if parents[i] >= 0 else -1 for i in keep],
+            [depths[i] for i in keep], [seg_before[seg_start[i]] for i in keep],
+            [new[o] for o, kp in zip(seg_owner, keep_seg) if kp],
+            [t for t, kp in zip(seg_text, keep_seg) if kp],
+            [lk for lk, kp in zip(seg_link, keep_seg) if kp],
+            [link_flag[i] for i in keep], path0, [], [])
 
 
 def _subtree_sizes(parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
@@ -434,16 +471,25 @@ def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charse
     else:
         text, encoding = decode_html(html, http_charset)
     root, too_deep = parse_html(text)
-    hidden = hidden_elements(root, text)
-    visit = _visit(root, hidden)
+    visit = _shown(root, text)
     if too_deep or (visit[2] and max(visit[2]) > MAX_DEPTH):
         root, _ = parse_html(flatten_deep(text, MAX_DEPTH))
-        hidden = hidden_elements(root)
-        visit = _visit(root, hidden)
-    tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, path0 = visit
-    del root, hidden
+        visit = _shown(root, None)
+    del root
+    tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, path0 = visit[:9]
     return _measure(tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag,
                     path0, _matcher(query_terms), _matcher(own_terms), encoding)
+
+
+def _shown(root: etree._Element, source: str | None) -> tuple:
+    """Visit what a browser shows: skip hidden elements, then drop rows a style sheet hides."""
+    style = page_style(root, source)
+    visit = _visit(root, style.elements, attrs=bool(style.simple))
+    if style.simple:
+        rows = match_rows(style.simple, visit[0], visit[1], visit[9], visit[10])
+        if rows:
+            visit = _drop_rows(visit, rows)
+    return visit
 
 
 def _matcher(terms) -> TermMatcher:

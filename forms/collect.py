@@ -11,6 +11,7 @@ Hosts are fetched in parallel (``workers``), one request at a time per host.
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -64,6 +65,40 @@ class _Writer:
             self.dataset.append_journal(record)
 
 
+def repair_torn_tail(path) -> bool:
+    """Cut a torn last line (a run killed mid-append) so that new lines start on their own;
+    the lost record's page is simply fetched again. Returns whether anything was cut."""
+    try:
+        with open(path, "rb+") as fh:
+            fh.seek(0, 2)
+            size = fh.tell()
+            if size == 0:
+                return False
+            fh.seek(size - 1)
+            if fh.read(1) == b"\n":
+                return False
+            start = size
+            while start > 0:  # find the last newline, reading backwards in blocks
+                block = min(1 << 16, start)
+                start -= block
+                fh.seek(start)
+                cut = fh.read(block).rfind(b"\n")
+                if cut >= 0:
+                    break
+            keep = start + cut + 1 if start >= 0 and cut >= 0 else 0
+            fh.seek(keep)
+            try:  # a whole record that only lacks its newline is kept
+                json.loads(fh.read().decode("utf-8"))
+                fh.seek(0, 2)
+                fh.write(b"\n")
+                return False
+            except ValueError:
+                fh.truncate(keep)
+                return True
+    except FileNotFoundError:
+        return False
+
+
 def fetch_one(fetcher: Fetcher, sub: dict) -> tuple[dict, bytes | None]:
     """Fetch one submission; return its journal line and the body (None on failure)."""
     started = now_iso()
@@ -96,6 +131,9 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
     ``skipped`` counts submissions not fetched now: done before, or failed before and not
     retried (those are also counted in ``failed_before``). Writes the domain query at the end.
     """
+    for path in (dataset.submissions_path, dataset.journal_path):
+        if repair_torn_tail(path):
+            info(f"{path}: cut a torn last line left by an interrupted run")
     subs = [dataset.add_submission(s) for s in submissions]
     unique = list(OrderedDict((s["id"], s) for s in subs).values())
     journal = dataset.journal()

@@ -98,7 +98,13 @@ def build_query(submissions: Iterable[dict]) -> list[dict]:
 
 
 def write_domain_query(dataset: Dataset) -> list[dict]:
-    """Build the domain query of every submission in ``dataset`` and write ``query.json``."""
+    """Build the domain query of every submission in ``dataset`` and write ``query.json``
+    (left untouched when it already holds exactly that query)."""
     query = build_query(dataset.submissions())
-    dataset.write_query(query)
+    try:
+        unchanged = dataset.query() == query
+    except Exception:  # noqa: BLE001 - an unreadable query.json is simply rewritten
+        unchanged = False
+    if not unchanged:
+        dataset.write_query(query)
     return query

@@ -58,10 +58,14 @@ def make_submission(method: str, action: str, fields: list[dict], *, enctype: st
 
 
 def submission_from_url(url: str, method: str = "GET") -> dict:
-    """A GET submission from a URL with its query string (every parameter a field)."""
-    fields = [{"name": k, "value": v, "label": None}
-              for k, v in parse_qsl(urlsplit(url).query, keep_blank_values=True)]
-    return make_submission(method, url, fields)
+    """A GET submission from a URL with its query string (every parameter a field); the URL is
+    fetched as given (not re-encoded), without its fragment."""
+    parts = urlsplit(url)
+    fields = [{"name": k, "value": v, "label": None} for k, v in parse_qsl(parts.query, keep_blank_values=True)]
+    sub = make_submission(method, url, fields)
+    if sub["method"] == "GET":
+        sub["url"] = urlunsplit(parts._replace(fragment=""))
+    return sub
 
 
 def _fields_of(raw: Any, where: str) -> list[dict]:

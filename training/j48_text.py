@@ -56,7 +56,14 @@ def java_double(value: float) -> str:
 def round_double(value: float, after: int = 2) -> float:
     """``Utils.roundDouble``: Math.round(value * 10^after) / 10^after."""
     mask = 10.0 ** after
-    return math.floor(value * mask + 0.5) / mask
+    scaled = value * mask
+    if math.isnan(scaled):
+        return 0.0
+    if math.isinf(scaled):
+        rounded = _LONG_MAX if scaled > 0 else -_LONG_MAX - 1
+    else:                                  # Math.round saturates at the long range
+        rounded = max(-_LONG_MAX - 1, min(_LONG_MAX, math.floor(scaled + 0.5)))
+    return float(rounded) / mask
 
 
 def double_to_string(value: float, after: int = 6) -> str:

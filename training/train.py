@@ -126,8 +126,9 @@ def train(inputs, *, protocol: str = "pages", classifier: str = "j48",
           params: dict | None = None, verbose: bool = False) -> dict:
     """Fit a model on every labelled row of ``inputs``, score it (protocol splits or ``test``),
     and write into ``out`` (when given) model.joblib, model.json, train.arff, report.json and
-    report.md. ``verbose`` prints format_result's text on stderr. Returns the report (``{hwnoise, created, results}``) with, besides, ``tree``,
-    ``classifier``, ``features``, ``model`` (the NoiseModel) and ``out``."""
+    report.md. ``verbose`` prints format_result's text on stderr. Returns the report
+    (``{hwnoise, created, results}``) with, besides, ``tree``, ``classifier``, ``features``,
+    ``model`` (the NoiseModel fitted on all the data) and ``out``."""
     df, desc = load_inputs(inputs)
     what = ", ".join(desc["sources"])
     if features is None and desc["kind"] == "arff":

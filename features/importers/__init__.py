@@ -10,7 +10,7 @@ says, one submission per page with its ``site``, and the domain query.
 A page's ID is ``hwnoise.dataset.page_id`` of its submission (method, URL, fields). The URL is
 the page's own URL where the source gives one, else a locator of the source file
 (``source:FORMAT/RELPATH``), so re-importing writes the same IDs and duplicates nothing. When
-two pages of one dataset share a URL (big9 and wcxb each have one such pair), the later one's
+two pages of one dataset share a URL (big9 and readability each have one such pair), the later one's
 URL gets the source file as a fragment.
 """
 from __future__ import annotations
