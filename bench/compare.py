@@ -72,11 +72,10 @@ def run_big9(dirs, out, methods, opts, seed) -> list[list]:
 
 
 def run_wcxb(dirs, out, methods, opts, seed, k) -> list[list]:
+    sel = {Dataset(d).name for d in dirs if any(t in Dataset(d).name for t in ("listing", "collection"))}
     rep = evaluate(dirs, methods=methods, protocol="cross-site", seed=seed, out=out, k=k,
-                   method_options=opts)
-    want = {d.name.replace("wcxb-", "") for d in dirs}
+                   method_options=opts, score_only=sorted(sel))
     rows = []
-    sel = {r["dataset"] for r in rep["results"] if any(t in r["dataset"] for t in ("listing", "collection"))}
     for m in methods:
         rows.append(["wcxb listing+collection (cross-site)", m,
                      sum(r["pages"] for r in rep["results"] if r["method"] == m and r["dataset"] in sel),
@@ -86,7 +85,6 @@ def run_wcxb(dirs, out, methods, opts, seed, k) -> list[list]:
             if r["method"] == m and r["dataset"] in sel:
                 rows.append([f"  {r['dataset']}", m, r["pages"], r.get("text_f1"),
                              r.get("text_f1_of_means"), None])
-    del want
     return rows
 
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from hwnoise.dataset import site_of
 from hwnoise.extractors.base import ExtractorError, WalkMethod, walk_of
-from hwnoise.extractors.sitelevel import ElementView, SiteLevel, shown_elements
+from hwnoise.extractors.sitelevel import ElementView, SiteLevel, _html_len_or_proxy, shown_elements
 from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.text import tokenize
 
@@ -239,13 +239,18 @@ class Isotonic(WalkMethod):
         pages = self._pool_pages(pages)
         if not pages:
             raise ExtractorError("isotonic: no training pages")
-        sl = SiteLevel(p=self.p).fit(pages)
-        Xs, ys, areas, sites = [], [], [], []
-        for page, (walk, view, tmpl) in zip(pages, sl.training_labels()):
+        sl = SiteLevel(p=self.p)
+        records, Xs, areas, sites = [], [], [], []
+        for page in pages:  # one walk per page: SiteLevel's hashes and the features together
+            walk = walk_of(page)
+            _, view, keys = sl.analyse(page.read_html(), page.http_charset, walk)
+            records.append((sl._site(page), keys, walk.rows["parent"].to_numpy(),
+                            _html_len_or_proxy(walk, view)))
             X, area, geo = node_features(walk, view, page.url, _render_table(page))
             self.geometry_.add(geo)
-            Xs.append(X), ys.append(tmpl.astype(int)), areas.append(area), sites.append(
-                np.full(len(area), page.site, dtype=object))
+            Xs.append(X), areas.append(area), sites.append(np.full(len(area), page.site, dtype=object))
+        ys = [t.astype(int) for t in sl.fit_records(records).training_labels()]
+        self.sitelevel_stats_ = sl.stats_
         X, y, area, site = np.vstack(Xs), np.concatenate(ys), np.concatenate(areas), np.concatenate(sites)
         self.train_share_ = float(y.mean()) if len(y) else 0.0
         # bucket cuts: the mean over sites of each site's quartiles of node area (Table 5)

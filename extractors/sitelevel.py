@@ -26,6 +26,7 @@ Choices where seed 000 is silent (documented here and in the report):
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections import Counter
@@ -158,20 +159,26 @@ def _last(walk: "PageWalk") -> np.ndarray:
     return last
 
 
-def node_keys(walk: "PageWalk", key: str = "text", view: ElementView | None = None) -> list:
+def _h(*parts: str) -> int:
+    """A stable 64-bit hash (the same in every process, unlike ``hash``)."""
+    data = "\x1f".join(parts).encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+def node_keys(walk: "PageWalk", key: str = "text", view: ElementView | None = None) -> list[int]:
     """The hash of each row (see the module docstring for the keys)."""
     if key == "text":
         paths = tag_paths(walk)
         own = walk.rows["text"].tolist()
         sub = _subtree_texts(walk) if not all(own) else own
-        return [hash((p, t)) if t else hash((p, "\x00", s)) for p, t, s in zip(paths, own, sub)]
+        return [_h(p, t) if t else _h(p, "", s) for p, t, s in zip(paths, own, sub)]
     if key == "subtree":
         paths = tag_paths(walk)
-        return [hash((p, t)) for p, t in zip(paths, _subtree_texts(walk))]
+        return [_h(p, "", t) for p, t in zip(paths, _subtree_texts(walk))]
     if key == "html":
         if view is None or not view.aligned:
             raise ExtractorError("sitelevel key='html' needs the page's lxml elements")
-        return [hash(etree.tostring(e, encoding="unicode", with_tail=False)) for e in view.elements]
+        return [_h(etree.tostring(e, encoding="unicode", with_tail=False)) for e in view.elements]
     raise ExtractorError(f"sitelevel: unknown key {key!r}; choose from {', '.join(KEYS)}")
 
 
@@ -233,62 +240,62 @@ class SiteLevel(WalkMethod):
     def _site(self, page: "Page") -> str:
         return page.site if self.per_site else ""
 
+    def record(self, page: "Page", walk: "PageWalk | None" = None) -> tuple:
+        """What fitting keeps of one training page: (site, hashes, parent, HTML lengths), light
+        arrays only, so that the walks and lxml trees of a site's pages are never all held."""
+        walk, view, keys = self.analyse(page.read_html(), page.http_charset,
+                                        walk if walk is not None else walk_of(page))
+        return (self._site(page), keys, walk.rows["parent"].to_numpy(),
+                _html_len_or_proxy(walk, view))
+
     def fit(self, pages: Sequence["Page"]) -> "SiteLevel":
         """Count, per site, on how many training pages each hash occurs."""
+        return self.fit_records([self.record(page) for page in pages])
+
+    def fit_records(self, records: Sequence[tuple]) -> "SiteLevel":
+        """:meth:`fit` from :meth:`record` tuples (for callers that walk the pages anyway)."""
         counts: dict[str, Counter] = {}
         npages: Counter = Counter()
-        self._train_cache = []
-        for page in pages:
-            walk, view, keys = self.analyse(page.read_html(), page.http_charset, walk_of(page))
-            site = self._site(page)
-            counts.setdefault(site, Counter()).update({k for k in keys if k is not None})
+        for site, keys, _, _ in records:
+            counts.setdefault(site, Counter()).update(set(keys))
             npages[site] += 1
-            self._train_cache.append((site, walk, view, keys))
         self.templates_ = {}
         for site, c in counts.items():
             need = max(self.min_pages, math.ceil(self.p * npages[site] - 1e-9))
             self.templates_[site] = {k for k, v in c.items() if v >= need}
-        nodes = tmpl = 0
-        for site, walk, view, keys in self._train_cache:
-            lab = self._template(walk, view, keys, site)
-            nodes += len(lab)
-            tmpl += int(lab.sum())
-        self.stats_ = {"pages": len(self._train_cache), "nodes": nodes, "template_nodes": tmpl,
+        self._records = list(records)
+        labels = self.training_labels()
+        nodes = sum(len(x) for x in labels)
+        tmpl = sum(int(x.sum()) for x in labels)
+        self.stats_ = {"pages": len(labels), "nodes": nodes, "template_nodes": tmpl,
                        "share": tmpl / nodes if nodes else 0.0}
         return self
 
-    def training_labels(self) -> list[tuple["PageWalk", ElementView, np.ndarray]]:
-        """SiteLevel's template flags for each training page (walk, view, template bool array)."""
+    def training_labels(self) -> list[np.ndarray]:
+        """SiteLevel's template flags (bool per node) of each training page, in fit order."""
         self._check()
-        return [(walk, view, self._template(walk, view, keys, site))
-                for site, walk, view, keys in self._train_cache]
+        return [self._flags(site, keys, parent, hl) for site, keys, parent, hl in self._records]
 
     def _check(self) -> None:
         if self.templates_ is None:
             raise ExtractorError("sitelevel: call fit(pages) with a site's training pages first")
 
-    def _template(self, walk, view, keys, site) -> np.ndarray:
+    def _flags(self, site, keys, parent, html_len) -> np.ndarray:
         tset = self.templates_.get(site)
         if tset is None:  # an unseen site: use every site's templates
             tset = set().union(*self.templates_.values()) if self.templates_ else set()
-        hit = np.fromiter((k is not None and k in tset for k in keys), dtype=bool, count=len(keys))
-        parent = walk.rows["parent"].to_numpy()
-        return template_by_share(parent, _html_len_or_proxy(walk, view), hit, self.share)
+        hit = np.fromiter((k in tset for k in keys), dtype=bool, count=len(keys))
+        return template_by_share(parent, html_len, hit, self.share)
 
     def template_flags(self, page: "Page", walk: "PageWalk") -> np.ndarray:
         """True where a node of ``page`` is template."""
         self._check()
         walk, view, keys = self.analyse(page.read_html(), page.http_charset, walk)
-        return self._template(walk, view, keys, self._site(page))
+        return self._flags(self._site(page), keys, walk.rows["parent"].to_numpy(),
+                           _html_len_or_proxy(walk, view))
 
     def node_labels(self, page: "Page", walk: "PageWalk") -> np.ndarray:
         return np.where(self.template_flags(page, walk), NOISE, CONTENT)
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state.pop("_train_cache", None)
-        return state
-
 
 def make(p: float = 0.10, key: str = "text", share: float = 0.85, min_pages: int = 2,
          per_site: bool = True) -> SiteLevel:

@@ -49,44 +49,52 @@ _CHUNK = 100
 
 def hides(declarations: str | None) -> bool:
     """True when a CSS declaration block (an inline ``style``) hides its element."""
-    return bool(declarations) and _HIDES_RE.search(declarations.replace("\n", " ")) is not None
+    return bool(declarations) and _HIDES_RE.search(declarations) is not None
 
 
 def hiding_selectors(css: str) -> list[str]:
     """Selectors of the top-level rules of a style sheet whose declarations hide elements.
 
-    At-rules (``@media``, ``@supports``, ``@font-face``, ``@import``) are skipped
-    with their blocks.
+    Rules inside at-rules (``@media``, ``@supports``) are skipped, as are
+    ``@font-face`` and ``@import``. The sheet is searched for hiding
+    declarations first, and only their rules are read.
     """
+    if "/*" in css:
+        css = _CSS_COMMENT_RE.sub(" ", css)
     low = css.lower()
     if "none" not in low and "hidden" not in low and "collapse" not in low:
         return []
-    css = _CSS_COMMENT_RE.sub(" ", css)
+    if len(low) != len(css):
+        css = low  # rare: lower-casing changed the length, so positions must come from one text
     out: list[str] = []
-    depth, start, open_ = 0, 0, 0
-    for m in _BRACE_RE.finditer(css):
-        if m.group() == "{":
-            if depth == 0:
-                open_ = m.start()
-            depth += 1
-            continue
-        if depth == 0:  # a stray close brace
-            start = m.end()
-            continue
-        depth -= 1
-        if depth:
-            continue
-        prelude = css[start:open_]
-        semi = prelude.rfind(";")  # an at-rule without a block (@import ...;) before it
-        if semi >= 0:
-            prelude = prelude[semi + 1:]
-        prelude = prelude.strip()
-        if prelude and not prelude.startswith("@") and hides(css[open_ + 1:m.start()]):
-            out.extend(s.strip() for s in prelude.split(",") if s.strip())
-        start = m.end()
+    seen_open = -1
+    depth, upto = 0, 0  # brace depth at position ``upto``, advanced as the matches go on
+    starts = sorted(m.start() for rx in _SHEET_HIDES for m in rx.finditer(low)
+                    if m.start() == 0 or low[m.start() - 1] in _DECL_BEFORE)
+    for start in starts:
+        open_ = css.rfind("{", 0, start + 1)
+        if open_ < 0 or open_ == seen_open or css.rfind("}", open_, start) >= 0:
+            continue  # outside any block, or a rule already taken
+        seen_open = open_
+        before = max(css.rfind("}", 0, open_), css.rfind(";", 0, open_))
+        inner = css.rfind("{", 0, open_)
+        if inner > before:
+            continue  # a rule nested in an at-rule block (@media ...)
+        prelude = css[before + 1:open_].strip()
+        if prelude and not prelude.startswith("@"):
+            depth += css.count("{", upto, before + 1) - css.count("}", upto, before + 1)
+            upto = before + 1
+            if depth > 0:
+                continue  # inside an at-rule block
+            out.extend(x.strip() for x in prelude.split(",") if x.strip())
     return out
 
 
+_SHEET_HIDES = (  # literal-led patterns, run on the lower-cased sheet (fast scans)
+    re.compile(r"display\s*:\s*none\s*(?:!\s*important)?\s*(?=[;}]|$)"),
+    re.compile(r"visibility\s*:\s*(?:hidden|collapse)\s*(?:!\s*important)?\s*(?=[;}]|$)"),
+)
+_DECL_BEFORE = frozenset(";{ \t\r\n\f")
 _BRACE_RE = re.compile(r"[{}]")
 _NAME_RE = re.compile(r"([.#])((?:[\w-]|\\.)+)")
 
@@ -113,7 +121,6 @@ def _xpath_of(selector: str) -> str | None:
         return None
 
 
-_SCAN_XPATH = etree.XPath("//style[not(ancestor::noscript)]/text() | //*[@hidden or @style]")
 _CLASS_RE = re.compile(r"""class\s*=\s*["']?([^"'>]*)""")
 _ID_RE = re.compile(r"""id\s*=\s*["']?([^"'>\s]*)""")
 _PREFILTER = 8
@@ -196,30 +203,31 @@ class PageStyle:
 
 
 def page_style(root: etree._Element, source: str | None = None) -> PageStyle:
-    """Read the page's hiding rules (see the module docstring for what counts)."""
+    """Read the page's style sheets (``<style>`` outside ``<noscript>``) for hiding rules.
+
+    Simple selectors are returned parsed, for ``match_rows``; the few others
+    (attribute selectors, ``:not``, ...) are run through cssselect here. The
+    ``hidden`` attribute and inline styles are checked by the walk itself.
+    """
     hidden: set = set()
     selectors: list[str] = []
-    for item in _SCAN_XPATH(root):
-        if isinstance(item, str):
-            selectors.extend(hiding_selectors(str(item)))
-        elif item.get("hidden") is not None or hides(item.get("style")):
-            hidden.add(item)
+    for el in root.iter("style"):
+        css = el.text
+        if css and not any(a.tag == "noscript" for a in el.iterancestors()):
+            selectors.extend(hiding_selectors(css))
     simple: list = []
     if selectors:
-        selectors = list(dict.fromkeys(selectors))
-        if len(selectors) > _PREFILTER:
-            classes, ids = _names_in(root, source)
-            selectors = [s for s in selectors if _could_match(s, classes, ids)]
         complex_: list[str] = []
-        for sel in selectors[:_MAX_SELECTORS]:
+        for sel in list(dict.fromkeys(selectors))[:_MAX_SELECTORS]:
             parsed = parse_simple(sel)
             if parsed is not None:
                 simple.append(parsed)
-            elif len(complex_) < _MAX_COMPLEX:
-                xp = _xpath_of(sel)
-                if xp:
-                    complex_.append(xp)
-        _run_xpaths(root, complex_, hidden)
+            elif _xpath_of(sel):
+                complex_.append(sel)
+        if len(complex_) > _PREFILTER:
+            classes, ids = _names_in(root, source)
+            complex_ = [s for s in complex_ if _could_match(s, classes, ids)]
+        _run_xpaths(root, [_xpath_of(s) for s in complex_[:_MAX_COMPLEX]], hidden)
     return PageStyle(_keep_page(root, hidden), simple)
 
 
@@ -251,12 +259,20 @@ def match_rows(simple: list, tags: list[str], parents: list[int], classes: list,
     need_ids = {i for comps, _ in simple for _, _, i in comps if i}
     cls_sets: dict[int, frozenset] = {}
     by_class: dict[str, list[int]] = {}
-    for r, value in enumerate(classes):
-        if value:
-            toks = frozenset(value.split())
-            cls_sets[r] = toks
-            for c in toks & need_cls:
-                by_class.setdefault(c, []).append(r)
+    if need_cls:
+        disjoint = need_cls.isdisjoint
+        for r, value in enumerate(classes):
+            if value:
+                toks = value.split()
+                if not disjoint(toks):
+                    for c in need_cls.intersection(toks):
+                        by_class.setdefault(c, []).append(r)
+
+    def class_set(r: int) -> frozenset:
+        got = cls_sets.get(r)
+        if got is None:
+            got = cls_sets[r] = frozenset((classes[r] or "").split())
+        return got
     by_id: dict[str, list[int]] = {}
     for r, value in enumerate(ids):
         if value and value in need_ids:
@@ -265,7 +281,7 @@ def match_rows(simple: list, tags: list[str], parents: list[int], classes: list,
 
     def compound_ok(r: int, comp) -> bool:
         tag, cl, id_ = comp
-        return ((tag is None or tags[r] == tag) and (not cl or cl <= cls_sets.get(r, empty))
+        return ((tag is None or tags[r] == tag) and (not cl or cl <= class_set(r))
                 and (id_ is None or ids[r] == id_))
 
     def left_ok(r: int, comps, combs, k: int) -> bool:
@@ -301,15 +317,16 @@ def match_rows(simple: list, tags: list[str], parents: list[int], classes: list,
 def hidden_elements(root: etree._Element, source: str | None = None) -> set:
     """The elements of a parsed page that a browser would not show because of ``hidden`` or CSS.
 
-    ``DROP_TAGS`` are not included (the walk drops them by tag). The set holds
-    lxml elements. (The walk itself uses ``page_style`` and ``match_rows``,
-    which give the same verdicts faster.)
+    ``DROP_TAGS`` are not included. The set holds lxml elements (each hidden
+    element, not its descendants). The walk itself uses ``page_style``,
+    ``hides`` and ``match_rows``, which give the same verdicts in its one pass.
     """
     style = page_style(root, source)
     hidden = set(style.elements)
+    body = root.find("body")
+    els = [e for e in (body if body is not None else root).iter() if isinstance(e.tag, str)]
+    hidden.update(e for e in els if e.get("hidden") is not None or hides(e.get("style")))
     if style.simple:
-        body = root.find("body")
-        els = [e for e in (body if body is not None else root).iter() if isinstance(e.tag, str)]
         index = {e: k for k, e in enumerate(els)}
         parents = [index.get(e.getparent(), -1) for e in els]
         rows = match_rows(style.simple, [e.tag for e in els], parents,

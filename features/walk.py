@@ -61,8 +61,8 @@ import pandas as pd
 from lxml import etree
 
 from hwnoise.decode import decode_html
-from hwnoise.features.css import DROP_TAGS, match_rows, page_style
-from hwnoise.text import tokenize
+from hwnoise.features.css import DROP_TAGS, hides, match_rows, page_style
+from hwnoise.text import WORD_RE, normalize, tokenize
 
 __all__ = ["PageWalk", "walk_page", "parse_html", "TermMatcher", "TAG_VOCABULARY", "MAX_DEPTH",
            "ROW_COLUMNS"]
@@ -131,6 +131,10 @@ class TermMatcher:
         self.single = frozenset(single)
         self.phrases = sorted(phrases)
         self._firsts = frozenset(p[0] for p in self.phrases)
+        keys = self.single | self._firsts
+        # a necessary condition: the normalised text holds one of the words as a substring
+        self.prefilter = (re.compile("|".join(re.escape(w) for w in sorted(keys, key=len, reverse=True)))
+                          if keys and len(keys) <= 300 else None)
 
     def __bool__(self) -> bool:
         return bool(self.single or self.phrases)
@@ -154,12 +158,19 @@ _PARSER_OPTS = dict(encoding="utf-8", remove_comments=True, remove_pis=True, hug
 _EMPTY = b"<html><body></body></html>"
 
 
-def parse_html(text: str) -> tuple[etree._Element, bool]:
+def parse_html(text: str, utf8: bytes | None = None) -> tuple[etree._Element, bool]:
     """Parse decoded HTML with lxml (recovering from any markup). Returns ``(root, too_deep)``,
-    ``too_deep`` when libxml2 reported that it stopped at its depth limit."""
-    if "\x00" in text:
-        text = text.replace("\x00", "\ufffd")
-    data = text.encode("utf-8", errors="replace")
+    ``too_deep`` when libxml2 reported that it stopped at its depth limit.
+
+    ``utf8``, when given, is ``text`` as valid UTF-8 bytes without NUL (the page's
+    own bytes): parsed as they are, which saves encoding the text again.
+    """
+    if utf8 is not None:
+        data = utf8
+    else:
+        if "\x00" in text:
+            text = text.replace("\x00", "\ufffd")
+        data = text.encode("utf-8", errors="replace")
     parser = etree.HTMLParser(**_PARSER_OPTS)
     try:
         root = etree.fromstring(data, parser) if data.strip() else None
@@ -301,7 +312,10 @@ def flatten_deep(text: str, limit: int = MAX_DEPTH) -> str:
 def _visit(root: etree._Element, hidden: set, attrs: bool = False):
     """Visit the shown elements under body once, iteratively, in document order.
 
-    With ``attrs`` it also records each element's class and id (for ``match_rows``).
+    Skips (with their subtrees, keeping their tails) the ``DROP_TAGS``, the
+    elements in ``hidden`` and those whose ``hidden`` attribute or inline style
+    hides them. With ``attrs`` it also records each row's class and id (for
+    ``match_rows``).
     """
     body = root.find("body")
     if body is None:
@@ -317,44 +331,55 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False):
     classes: list = []
     ids: list = []
     drop = DROP_TAGS
-    stack: list[tuple] = [(body, -1, 0, False)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        el, a, b, lk = pop()
-        if el is None:  # the tail text of a child, held by element a
-            t = " ".join(b.split())
-            if t:
-                seg_owner.append(a)
-                seg_text.append(t)
-                seg_link.append(lk)
-            continue
-        i = len(tags)
-        tag = el.tag
-        tags.append(tag)
-        parents.append(a)
-        depths.append(b)
-        seg_start.append(len(seg_text))
-        is_a = tag == "a"
-        link_flag.append(is_a)
-        if attrs:
-            classes.append(el.get("class"))
-            ids.append(el.get("id"))
-        lk = lk or is_a
-        txt = el.text
-        if txt:
-            t = " ".join(txt.split())
-            if t:
-                seg_owner.append(i)
-                seg_text.append(t)
-                seg_link.append(lk)
-        b += 1
-        for ch in el.iterchildren(reversed=True):
-            tl = ch.tail
+    stack: list[tuple] = []  # (element, row, in link) of the open rows above the current one
+    top, cur, in_link, depth = None, -1, False, -1
+    walker = etree.iterwalk(body, events=("start", "end"))
+    skip = walker.skip_subtree
+    for event, el in walker:
+        if event == "start":
+            tag = el.tag
+            if el is not body:  # body itself is always shown
+                if tag in drop:
+                    skip()
+                    continue
+                st = el.get("style")
+                if (st is not None and hides(st)) or el.get("hidden") is not None or (
+                        hidden and el in hidden):
+                    skip()
+                    continue
+            i = len(tags)
+            tags.append(tag)
+            parents.append(cur)
+            depth += 1
+            depths.append(depth)
+            seg_start.append(len(seg_text))
+            is_a = tag == "a"
+            link_flag.append(is_a)
+            if attrs:
+                classes.append(el.get("class"))
+                ids.append(el.get("id"))
+            stack.append((top, cur, in_link))
+            top, cur, in_link = el, i, in_link or is_a
+            txt = el.text
+            if txt:
+                t = " ".join(txt.split())
+                if t:
+                    seg_owner.append(i)
+                    seg_text.append(t)
+                    seg_link.append(in_link)
+        else:
+            if el is top:
+                top, cur, in_link = stack.pop()
+                depth -= 1
+            if el is body:
+                break
+            tl = el.tail  # the tail of a row or of a skipped element: held by the open row
             if tl:
-                push((None, i, tl, lk))
-            ct = ch.tag
-            if ct.__class__ is str and ct not in drop and not (hidden and ch in hidden):
-                push((ch, i, b, lk))
+                t = " ".join(tl.split())
+                if t:
+                    seg_owner.append(cur)
+                    seg_text.append(t)
+                    seg_link.append(in_link)
     path0 = "/" + "/".join([str(a.tag) for a in reversed(list(body.iterancestors()))] + [str(body.tag)])
     return (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag,
             path0, classes, ids)
@@ -389,18 +414,14 @@ def _drop_rows(visit: tuple, rows: list[int]) -> tuple:
             [link_flag[i] for i in keep], path0, [], [])
 
 
-def _subtree_sizes(parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """Rows in each row's subtree (itself included), summed bottom-up level by level."""
-    n = len(parent)
-    size = np.ones(n, dtype=np.int64)
-    if n <= 1:
-        return size
-    order = np.argsort(depth, kind="stable")
-    bounds = np.searchsorted(depth[order], np.arange(depth.max() + 2))
-    for d in range(int(depth.max()), 0, -1):
-        idx = order[bounds[d]:bounds[d + 1]]
-        np.add.at(size, parent[idx], size[idx])
-    return size
+def _subtree_sizes(parents: list[int]) -> np.ndarray:
+    """Rows in each row's subtree (itself included), summed bottom-up in one reverse pass
+    (rows are in document order, so every child comes after its parent)."""
+    n = len(parents)
+    size = [1] * n
+    for i in range(n - 1, 0, -1):
+        size[parents[i]] += size[i]
+    return np.asarray(size, dtype=np.int64)
 
 
 def _query_score(parent: np.ndarray, own_matches: np.ndarray) -> np.ndarray:
@@ -441,15 +462,37 @@ def _ctd(c, t, lc, lt) -> np.ndarray:
 
 
 def _match_counts(owners: list[int], texts: list[str], n: int, *matchers: TermMatcher):
-    """Per row, the matches of each matcher in the row's own text."""
+    """Per row, the matches of each matcher in the row's own text.
+
+    The segments are normalised in one call (NFKC and case folding do not cross
+    the NUL that joins them); only segments where a matcher's pre-filter finds
+    one of its words as a substring are split into words.
+    """
     outs = [np.zeros(n, dtype=np.int64) for _ in matchers]
     active = [(k, m) for k, m in enumerate(matchers) if m]
-    if not active:
+    if not active or not texts:
         return outs
-    for owner, text in zip(owners, texts):
-        words = tokenize(text)
+    joined = normalize("\x00".join(texts))
+    norm = joined.split("\x00")
+    if len(norm) != len(texts):  # cannot happen (NULs were replaced before parsing); be safe
+        norm = [normalize(t) for t in texts]
+        joined = "\x00".join(norm)
+    if all(m.prefilter is not None for _, m in active):
+        starts = np.cumsum([0] + [len(t) + 1 for t in norm[:-1]])
+        hits: set[int] = set()
+        for _, m in active:
+            pos = [x.start() for x in m.prefilter.finditer(joined)]
+            if pos:
+                hits.update(np.searchsorted(starts, pos, side="right") - 1)
+        candidates = sorted(int(h) for h in hits)
+    else:
+        candidates = range(len(norm))
+    findall = WORD_RE.findall
+    for j in candidates:
+        words = findall(norm[j])
         if not words:
             continue
+        owner = owners[j]
         for k, m in active:
             c = m.count(words)
             if c:
@@ -466,11 +509,15 @@ def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charse
     ``own_terms`` the page's own submission terms (for ``own_query_score``);
     either may be a prepared ``TermMatcher``. Never fails on bad markup.
     """
+    utf8 = None
     if isinstance(html, str):
         text, encoding = html, None
     else:
         text, encoding = decode_html(html, http_charset)
-    root, too_deep = parse_html(text)
+        if (encoding == "utf-8" and not html.startswith(b"\xef\xbb\xbf") and b"\x00" not in html
+                and "\ufffd" not in text):
+            utf8 = bytes(html)  # valid UTF-8 as received: parse the bytes themselves
+    root, too_deep = parse_html(text, utf8)
     visit = _shown(root, text)
     if too_deep or (visit[2] and max(visit[2]) > MAX_DEPTH):
         root, _ = parse_html(flatten_deep(text, MAX_DEPTH))
@@ -508,7 +555,7 @@ def _measure(tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, li
     own_link = np.bincount(owner[in_link], weights=seg_len[in_link], minlength=n).astype(np.int64)
     is_a = np.asarray(link_flag, dtype=np.int64)
 
-    size = _subtree_sizes(parent, depth)
+    size = _subtree_sizes(parents)
     idx = np.arange(n, dtype=np.int64)
     last = idx + size - 1
 
@@ -568,8 +615,8 @@ def _measure(tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, li
     rows = pd.DataFrame({
         "node": idx,
         "parent": parent,
-        "xpath": xpath,
-        "tag": tag_arr,
+        "xpath": pd.Series(xpath, dtype=object),
+        "tag": pd.Series(tag_arr, dtype=object),
         "chars": chars,
         "tags": tags_,
         "link_chars": link_chars,
@@ -589,7 +636,7 @@ def _measure(tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, li
         "parent_ctd": parent_ctd,
         "children": children,
         "sibling_same_tag": sibling_same,
-        "text": text,
-    })
+        "text": pd.Series(text, dtype=object),
+    }, copy=False)
     segments = list(zip(seg_owner, seg_text))
     return PageWalk(rows=rows, segments=segments, encoding=encoding, last=last)

@@ -19,11 +19,15 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 from urllib.parse import urlsplit
 
+import requests
+
 from hwnoise.dataset import Dataset, now_iso
+from hwnoise.errors import HwnoiseError
 from hwnoise.progress import bar, info
 
 from .fetch import DEFAULT_MAX_BYTES, Fetcher, FetchError, FetchSettings
 from .query import write_domain_query
+from .submissions import make_submission
 
 #: the keys of a journal line, in the order they are written
 JOURNAL_KEYS = ("submission", "url", "method", "fields", "final_url", "redirects", "status", "headers",
@@ -112,12 +116,28 @@ def fetch_one(fetcher: Fetcher, sub: dict) -> tuple[dict, bytes | None]:
                       bytes=None, sha256=None, attempts=exc.attempts, started=started,
                       finished=now_iso(), error=str(exc))
         return {k: record.get(k) for k in JOURNAL_KEYS}, None
+    except (requests.RequestException, ValueError, UnicodeError) as exc:
+        # a URL requests cannot send (bad host, bad port...): kept as a failure, the crawl goes on
+        record.update(started=started, finished=now_iso(), attempts=1,
+                      error=f"{sub['url']}: cannot be fetched: {type(exc).__name__}: {exc}"[:500])
+        return {k: record.get(k) for k in JOURNAL_KEYS}, None
     encoding, source = _encoding(res.body, res.http_charset)
     record.update(final_url=res.final_url, redirects=res.redirects, status=res.status, headers=res.headers,
                   http_charset=res.http_charset, encoding=encoding, encoding_source=source,
                   bytes=len(res.body), sha256=hashlib.sha256(res.body).hexdigest(), attempts=res.attempts,
                   started=started, finished=now_iso(), error=None)
     return {k: record.get(k) for k in JOURNAL_KEYS}, res.body
+
+
+def _normalized(sub: dict) -> dict:
+    """A submission with its ``url`` (built from ``action`` and ``fields`` when missing)."""
+    if sub.get("url"):
+        return sub
+    if not sub.get("action"):
+        raise HwnoiseError(f"submission {sub.get('id', '')!r} has neither 'url' nor 'action'")
+    built = make_submission(sub.get("method", "GET"), sub["action"], sub.get("fields") or [],
+                            enctype=sub.get("enctype"))
+    return {**sub, **built}
 
 
 def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: bool | Iterable[str] = False,
@@ -134,7 +154,7 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
     for path in (dataset.submissions_path, dataset.journal_path):
         if repair_torn_tail(path):
             info(f"{path}: cut a torn last line left by an interrupted run")
-    subs = [dataset.add_submission(s) for s in submissions]
+    subs = [dataset.add_submission(_normalized(s)) for s in submissions]
     unique = list(OrderedDict((s["id"], s) for s in subs).values())
     journal = dataset.journal()
     pending, skipped, failed_before = [], 0, 0

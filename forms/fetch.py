@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import email.utils
 import ipaddress
+import re
 import socket
 import threading
 import time
-import urllib.robotparser
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 import requests
 import urllib3
@@ -41,7 +41,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from hwnoise import __version__
 from hwnoise.errors import HwnoiseError
 
-DEFAULT_USER_AGENT = f"hwnoise/{__version__} (hidden-web noise research crawler; +https://pypi.org/project/hwnoise/)"
+DEFAULT_USER_AGENT = f"hwnoise/{__version__} (hidden-web research crawler; robots.txt token hwnoise)"
 ROBOTS_TOKEN = "hwnoise"
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 HTML_TYPES = ("text/html", "application/xhtml+xml", "application/xml", "text/xml", "text/plain")
@@ -290,6 +290,65 @@ def parse_retry_after(value: str | None) -> float | None:
 
 # -- robots.txt -------------------------------------------------------------------------------------
 
+class RobotsRules:
+    """The rules of one robots.txt for one crawler (RFC 9309): the groups naming the crawler's
+    token (else ``*``), merged; the longest matching pattern wins, Allow on a tie; ``*`` and
+    a final ``$`` in patterns; percent-encoding compared decoded. Crawl-delay (not in the RFC,
+    widely used) is read with decimals."""
+
+    def __init__(self, lines: list[str] | str = (), token: str = ROBOTS_TOKEN):
+        if isinstance(lines, str):
+            lines = lines.splitlines()
+        token = token.lower()
+        groups: list[tuple[list[str], list[tuple[bool, str]], list[float]]] = []
+        agents: list[str] | None = None
+        rules: list[tuple[bool, str]] = []
+        delays: list[float] = []
+        for raw in lines:
+            line = raw.split("#", 1)[0].strip()
+            key, sep, value = line.partition(":")
+            if not sep:
+                continue
+            key, value = key.strip().lower(), value.strip()
+            if key == "user-agent":
+                if agents is None or rules or delays:  # a new group starts
+                    agents, rules, delays = [], [], []
+                    groups.append((agents, rules, delays))
+                agents.append(value.split("/", 1)[0].strip().lower())
+            elif agents is None:
+                continue  # rules before any user-agent line belong to no group
+            elif key in ("allow", "disallow"):
+                if value:
+                    rules.append((key == "allow", value))
+            elif key == "crawl-delay":
+                try:
+                    delays.append(float(value))
+                except ValueError:
+                    pass
+        mine = [g for g in groups if token in g[0]] or [g for g in groups if "*" in g[0]]
+        self.rules = [(allow, _pattern(path), len(path)) for g in mine for allow, path in g[1]]
+        self.crawl_delay = next((d for g in mine for d in g[2]), None)
+
+    def allowed(self, url: str) -> bool:
+        parts = urlsplit(url)
+        path = unquote(parts.path or "/") + (f"?{unquote(parts.query)}" if parts.query else "")
+        if path == "/robots.txt":
+            return True
+        best: tuple[int, bool] | None = None
+        for allow, regex, length in self.rules:
+            if regex.match(path) and (best is None or (length, allow) > best):
+                best = (length, allow)
+        return best is None or best[1]
+
+
+def _pattern(path: str) -> re.Pattern:
+    path = unquote(path)
+    anchored = path.endswith("$")
+    body = path[:-1] if anchored else path
+    regex = ".*".join(re.escape(part) for part in body.split("*"))
+    return re.compile(regex + ("$" if anchored else ""), re.DOTALL)
+
+
 class RobotsPolicy:
     """robots.txt per host (fetched once, through the same safe path), RFC 9309 semantics:
     4xx means no rules (401/403 too, as RFC 9309 says), 5xx or unreachable means disallow all."""
@@ -297,7 +356,7 @@ class RobotsPolicy:
     def __init__(self, fetcher: "Fetcher", enabled: bool):
         self.fetcher = fetcher
         self.enabled = enabled
-        self._rules: dict[str, urllib.robotparser.RobotFileParser | str] = {}
+        self._rules: dict[str, RobotsRules | str] = {}
         self._guard = threading.Lock()
         self._host_locks: dict[str, threading.Lock] = {}
 
@@ -315,59 +374,23 @@ class RobotsPolicy:
         if isinstance(rules, str):
             raise RobotsDenied(url, f"robots.txt of {origin} could not be read ({rules}); nothing fetched "
                                     "from this host (pass --no-robots to ignore robots.txt)")
-        if not rules.can_fetch(ROBOTS_TOKEN, url):
+        if not rules.allowed(url):
             raise RobotsDenied(url, f"disallowed by {origin}/robots.txt for {ROBOTS_TOKEN} "
                                     "(pass --no-robots to ignore robots.txt)")
 
-    def _load(self, origin: str) -> urllib.robotparser.RobotFileParser | str:
-        rp = urllib.robotparser.RobotFileParser(origin + "/robots.txt")
+    def _load(self, origin: str) -> RobotsRules | str:
         try:
             res = self.fetcher._exchange_with_redirects("GET", origin + "/robots.txt", None, None,
                                                         content_check=False, max_bytes=512 * 1024,
                                                         robots=False)
-            status, body = res.status, res.body
-        except RobotsDenied:
-            raise
         except FetchError as exc:
             if exc.status is not None and 400 <= exc.status < 500:
-                rp.parse([])
-                return rp
+                return RobotsRules()
             return exc.reason
-        lines = body.decode("utf-8", errors="replace").splitlines() if 200 <= status < 300 else []
-        rp.parse(lines)
-        delay = crawl_delay(lines, ROBOTS_TOKEN)
-        if delay:
-            self.fetcher.throttle.set_delay(urlsplit(origin).netloc.lower(), float(delay))
-        return rp
-
-
-def crawl_delay(lines: list[str], token: str) -> float | None:
-    """The Crawl-delay of the group for ``token`` (else ``*``), decimals allowed (Python's
-    robotparser reads whole seconds only)."""
-    groups: dict[str, float] = {}
-    agents: list[str] = []
-    in_rules = False
-    for raw in lines:
-        line = raw.split("#", 1)[0].strip()
-        key, _, value = line.partition(":")
-        key, value = key.strip().lower(), value.strip()
-        if key == "user-agent":
-            if in_rules:
-                agents, in_rules = [], False
-            agents.append(value.lower())
-        elif key:
-            in_rules = True
-            if key == "crawl-delay":
-                try:
-                    delay = float(value)
-                except ValueError:
-                    continue
-                for agent in agents:
-                    groups.setdefault(agent, delay)
-    for agent, delay in groups.items():
-        if agent != "*" and agent in token.lower():
-            return delay
-    return groups.get("*")
+        rules = RobotsRules(res.body.decode("utf-8", errors="replace") if 200 <= res.status < 300 else "")
+        if rules.crawl_delay:
+            self.fetcher.throttle.set_delay(urlsplit(origin).netloc.lower(), rules.crawl_delay)
+        return rules
 
 
 # -- the fetcher ---------------------------------------------------------------------------------
@@ -509,11 +532,12 @@ class Fetcher:
                 try:
                     headers = {k.lower(): v for k, v in resp.headers.items()}
                     status = resp.status_code
-                    body = b""
-                    if status not in REDIRECT_STATUSES:
-                        if content_check and status < 300:
-                            self._check_type(url, status, headers)
-                        body = self._read_body(url, resp, status, headers, max_bytes)
+                    if content_check and status < 300:
+                        self._check_type(url, status, headers)
+                    # read even a redirect's or an error's (bounded) body, so the connection is reused
+                    body = self._read_body(url, resp, status, headers, max_bytes)
+                    if status in REDIRECT_STATUSES:
+                        body = b""
                 finally:
                     resp.close()
             finally:

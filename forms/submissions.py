@@ -58,11 +58,12 @@ def make_submission(method: str, action: str, fields: list[dict], *, enctype: st
 
 
 def submission_from_url(url: str, method: str = "GET") -> dict:
-    """A GET submission from a URL with its query string (every parameter a field); the URL is
-    fetched as given (not re-encoded), without its fragment."""
+    """A submission from a URL with its query string, every parameter a field. GET fetches the
+    URL as given (not re-encoded, without its fragment); POST ("POST URL" lines) sends the
+    parameters as the form body to the URL without its query."""
     parts = urlsplit(url)
     fields = [{"name": k, "value": v, "label": None} for k, v in parse_qsl(parts.query, keep_blank_values=True)]
-    sub = make_submission(method, url, fields)
+    sub = make_submission(method, url if method.upper() == "GET" else strip_query(url), fields)
     if sub["method"] == "GET":
         sub["url"] = urlunsplit(parts._replace(fragment=""))
     return sub

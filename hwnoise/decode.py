@@ -83,15 +83,14 @@ def _codec(encoding: str) -> str:
     return _CODEC.get(encoding, encoding)
 
 
-def _strict_utf8(data: bytes) -> bool:
-    """True when ``data`` has non-ASCII bytes and all of it is valid UTF-8."""
+def _strict_utf8(data: bytes) -> str | None:
+    """``data`` decoded when it has non-ASCII bytes and all of it is valid UTF-8, else None."""
     if data.isascii():
-        return False
+        return None
     try:
-        data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
-        return False
-    return True
+        return None
 
 
 def _meta_charset(data: bytes) -> str | None:
@@ -142,30 +141,39 @@ def _detect(data: bytes) -> str | None:
     return normalize_label(best.encoding)
 
 
+def _sniff(data: bytes, http_charset: str | None) -> tuple[str, str, str | None]:
+    """``(encoding, source, text)``; ``text`` is the decoded page when checking UTF-8 made it."""
+    for bom, enc in _BOMS:
+        if data.startswith(bom):
+            return enc, "bom", None
+    declared, source = normalize_label(http_charset), "http"
+    if declared is None:
+        declared, source = _meta_charset(data), "meta"
+    if declared is not None:
+        if declared != "utf-8":
+            text = _strict_utf8(data)
+            if text is not None:
+                return "utf-8", "utf8-valid", text
+        return declared, source, None
+    if data.isascii():
+        return "windows-1252", "fallback", None
+    text = _strict_utf8(data)
+    if text is not None:
+        return "utf-8", "utf8-valid", text
+    detected = _detect(data)
+    if detected:
+        return detected, "detected", None
+    return "windows-1252", "fallback", None
+
+
 def sniff_encoding(data: bytes, http_charset: str | None = None) -> tuple[str, str]:
     """The encoding a browser would use for ``data``, and where it came from.
 
     Returns ``(encoding, source)`` with source one of bom | http | meta |
     utf8-valid | detected | fallback.
     """
-    for bom, enc in _BOMS:
-        if data.startswith(bom):
-            return enc, "bom"
-    declared, source = normalize_label(http_charset), "http"
-    if declared is None:
-        declared, source = _meta_charset(data), "meta"
-    if declared is not None:
-        if declared != "utf-8" and _strict_utf8(data):
-            return "utf-8", "utf8-valid"
-        return declared, source
-    if data.isascii():
-        return "windows-1252", "fallback"
-    if _strict_utf8(data):
-        return "utf-8", "utf8-valid"
-    detected = _detect(data)
-    if detected:
-        return detected, "detected"
-    return "windows-1252", "fallback"
+    encoding, source, _ = _sniff(bytes(data), http_charset)
+    return encoding, source
 
 
 def decode_html(data: bytes | str, http_charset: str | None = None) -> tuple[str, str]:
@@ -173,7 +181,9 @@ def decode_html(data: bytes | str, http_charset: str | None = None) -> tuple[str
     if isinstance(data, str):
         return data, "utf-8"
     data = bytes(data)
-    encoding, source = sniff_encoding(data, http_charset)
+    encoding, source, text = _sniff(data, http_charset)
+    if text is not None:
+        return text, encoding
     if source == "bom":
         data = data[len(next(b for b, e in _BOMS if e == encoding)):]
     try:

@@ -180,13 +180,16 @@ def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAUL
              protocol: str = "pages", seed: int = 1, out: str | Path | None = None,
              model: Any = None, *, k: int = 5, train_share: float = 0.66,
              method_options: dict[str, dict] | None = None, allow_pickle: bool = False,
-             figures: bool = True, build: bool = True) -> dict:
+             figures: bool = True, build: bool = True,
+             score_only: Sequence[str] | None = None) -> dict:
     """Score ``methods`` on the test pages of each dataset; return (and write) the report.
 
     ``model`` (a NoiseModel or a saved model's path) scores that model on every page of
     every dataset instead of training one per split (protocol ``given``). With ``build`` a
     dataset without ``features.parquet`` gets one first (``hwnoise features``), so that the
-    learned model sees the dataset-level features too.
+    learned model sees the dataset-level features too. ``score_only`` names the datasets whose
+    test pages are scored; the others then only lend their pages to training (e.g. WCXB listing
+    pages scored by a cross-site model trained on every other page type).
     """
     from hwnoise.training.protocols import splits
 
@@ -202,6 +205,10 @@ def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAUL
 
         model = load_model(model, allow_pickle=allow_pickle)
     proto_name = "given" if model is not None else protocol
+    if score_only is not None:
+        unknown = set(score_only) - {ds.name for ds in datasets}
+        if unknown:
+            raise EvaluateError(f"--score-only names no dataset given: {', '.join(sorted(unknown))}")
 
     if build and model is None and any(m in ("model",) for m in methods):
         from hwnoise.features.build import build_features
@@ -233,6 +240,10 @@ def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAUL
             for train_idx, test_idx in splits(table, protocol, seed=seed, k=k, train_share=train_share):
                 folds.append(([pages[i] for i in train_idx], [pages[i] for i in test_idx], None))
         for fi, (train_pages, test_pages, node_masks) in enumerate(folds):
+            if score_only is not None:
+                test_pages = [p for p in test_pages if p.dataset.name in set(score_only)]
+                if not test_pages:
+                    continue
             built = _make_methods(methods, model, options)
             for name, method in built.items():
                 if getattr(method, "needs_training", False):

@@ -79,7 +79,7 @@ def test_nominal_feature_and_stdout(tmp_path, capsys):
     df = pd.DataFrame({"tag": ["div", "a", "my tag", "?"], "ctd": [1, 2, 3, 4], "label": ["S", "N", "S", "N"]})
     write_arff(df, "-", features=["tag", "ctd"], relation="tags")
     out = capsys.readouterr().out
-    assert out.startswith("@RELATION tags")
+    assert out.startswith("% written by hwnoise") and "\n@RELATION tags\n" in out
     assert "@ATTRIBUTE tag {'?', a, div, 'my tag'}" in out
     (tmp_path / "t.arff").write_text(out, encoding="utf-8")
     back = read_arff(tmp_path / "t.arff")

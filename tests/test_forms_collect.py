@@ -117,7 +117,7 @@ def test_resume_repairs_a_torn_journal_and_a_page_without_its_line(srv, tmp_path
         fh.write('{"submission": "' + sid + '", "url": "ht')
     n = len(srv.log)
     assert collect(subs, ds, **FAST)["fetched"] == 2
-    assert [e[2] for e in srv.log[n:]] == ["/page?t=2", "/page?t=3"]
+    assert [e[2] for e in srv.log[n:] if e[2] != "/robots.txt"] == ["/page?t=2", "/page?t=3"]
     assert len(journal_lines(ds)) == 4                    # parses: the torn line was cut
     assert b"stale" not in (ds.path / "pages" / f"{sid}.html").read_bytes()
     assert_journal_agrees_with_files(ds)
@@ -229,3 +229,27 @@ def test_cli_exit_status_and_clear_errors(srv, tmp_path):
     assert not (tmp_path / "ds3").exists()
     res = run_cli("--form", srv.url("/form"), "--into", str(tmp_path / "ds4"))
     assert res.returncode == 1 and "--form and --values go together" in res.stderr
+
+
+def test_python_callers_may_pass_action_and_fields_only(srv, tmp_path):
+    ds = Dataset.create(tmp_path / "ds", name="py")
+    subs = [{"method": "GET", "action": srv.url("/page"), "fields": [{"name": "z", "value": "1 2"}]}]
+    assert collect(subs, ds, **FAST)["fetched"] == 1
+    (page,) = ds.pages()
+    assert page.url == srv.url("/page?z=1+2") and b"<b>z</b> 1 2" in page.read_html()
+
+
+def test_post_form_through_its_form_page(srv, tmp_path):
+    from hwnoise.forms.formpage import read_form, submissions_from_form
+
+    form = read_form(srv.url("/post-form"), allow_private=True)
+    assert form.method == "POST" and form.action == srv.url("/search")
+    subs = submissions_from_form(form, [{"item_name": "mojito"}, {"Ingredient": "lime", "cat": "Cocktails"}])
+    ds = Dataset.create(tmp_path / "ds", name="postform")
+    n = len(srv.log)
+    assert collect(subs, ds, **FAST)["fetched"] == 2
+    bodies = [e[3] for e in srv.log[n:] if e[1] == "POST"]
+    assert bodies == [b"session=s3cr3t&item_name=mojito&description=&cat=sh&alcoholic=yes&maxPrice=&go=Find+drinks",
+                      b"session=s3cr3t&item_name=&description=lime&cat=ck&alcoholic=yes&maxPrice=&go=Find+drinks"]
+    assert all(r["method"] == "POST" and r["url"] == srv.url("/search") for r in journal_lines(ds))
+    assert len({r["submission"] for r in journal_lines(ds)}) == 2    # same URL, different pages

@@ -8,7 +8,7 @@ import pytest
 from misbehaving_server import MisbehavingServer
 
 from hwnoise.errors import HwnoiseError
-from hwnoise.forms.fetch import (BlockedURL, BodyError, Fetcher, FetchError, RobotsDenied,
+from hwnoise.forms.fetch import (BlockedURL, BodyError, Fetcher, FetchError, RobotsDenied, RobotsRules,
                                  parse_retry_after)
 
 
@@ -199,3 +199,43 @@ def test_per_host_delay_between_requests(srv):
             f.fetch(srv.url(f"/page?d={i}"))
     times = [e[0] for e in requests_to(srv, "/page?d=", n)]
     assert len(times) == 3 and all(b - a >= 0.29 for a, b in zip(times, times[1:]))
+
+
+def test_robots_rules_rfc9309():
+    txt = """
+# comments and unknown lines are ignored
+Sitemap: https://x.example/sitemap.xml
+User-agent: *
+Disallow: /search
+Allow: /search/about$
+Disallow: /*?sessionid=
+Crawl-delay: 10
+
+User-agent: Googlebot
+User-agent: hwnoise/0.1
+Disallow: /private/
+Allow: /private/open
+Disallow: /*.pdf$
+Crawl-delay: 0.5
+"""
+    ours = RobotsRules(txt)
+    assert ours.crawl_delay == 0.5                      # our own group, not *
+    assert not ours.allowed("http://x.example/private/a")
+    assert ours.allowed("http://x.example/private/open/1")   # the longer Allow wins
+    assert not ours.allowed("http://x.example/doc/a.pdf")
+    assert ours.allowed("http://x.example/doc/a.pdf?x=1")    # $ anchors the end
+    assert ours.allowed("http://x.example/search?q=1")       # * group does not apply to us
+    other = RobotsRules(txt, token="somebot")
+    assert other.crawl_delay == 10
+    assert not other.allowed("http://x.example/search?q=1")
+    assert other.allowed("http://x.example/search/about")
+    assert not other.allowed("http://x.example/search/about/more")
+    assert not other.allowed("http://x.example/list?sessionid=9")
+    assert other.allowed("http://x.example/list?page=2&sessionid=9")
+    assert other.allowed("http://x.example/robots.txt")
+    # percent-encoding compared decoded; equal length: Allow wins
+    enc = RobotsRules("User-agent: *\nDisallow: /caf%C3%A9\nAllow: /a\nDisallow: /a\n")
+    assert not enc.allowed("http://x.example/café/menu")
+    assert enc.allowed("http://x.example/a")
+    assert RobotsRules("").allowed("http://x.example/anything")
+    assert RobotsRules("User-agent: *\nDisallow:\n").allowed("http://x.example/anything")

@@ -117,3 +117,12 @@ def test_missing_file_and_unknown_format_are_clear(tmp_path):
     (tmp_path / "x.har").write_text('{"nolog": 1}')
     with pytest.raises(SubmissionsError, match=r"x.har: not a HAR file"):
         read_submissions(tmp_path / "x.har")
+
+
+def test_method_prefixed_url_lines(tmp_path):
+    f = tmp_path / "u.txt"
+    f.write_text("POST https://a.example/find?q=tea&n=2\nGET https://a.example/find?q=tea#top\n")
+    post, get = read_submissions(f)
+    assert post["method"] == "POST" and post["url"] == "https://a.example/find"
+    assert [(x["name"], x["value"]) for x in post["fields"]] == [("q", "tea"), ("n", "2")]
+    assert get["url"] == "https://a.example/find?q=tea"       # the fragment is never sent

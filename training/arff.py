@@ -48,32 +48,30 @@ def quote(value: object) -> str:
     return s
 
 
-def _numeric_tokens(col: pd.Series, name: str) -> pd.Series:
+def _numeric_tokens(col: pd.Series, name: str) -> list[str]:
     """Format a numeric (or boolean) column: shortest round-trip decimals, Infinity, ?."""
-    if col.dtype == bool or str(col.dtype) == "boolean":
-        vals = col.astype("float64")
-    else:
-        try:
-            vals = pd.to_numeric(col, errors="raise").astype("float64")
-        except (ValueError, TypeError) as exc:
-            raise ArffError(f"column {name!r} is not numeric ({exc}); give it as a nominal "
-                            "feature or leave it out of --features") from None
-    arr = vals.to_numpy()
-    integral = np.isfinite(arr) & (np.floor(arr) == arr) & (np.abs(arr) < 2**53)
-    out = pd.Series(arr, index=col.index).astype(str)
-    if integral.any():  # "3" rather than "3.0": shorter files, same doubles in Weka
-        out[integral] = pd.Series(arr[integral].astype(np.int64)).astype(str).to_numpy()
-    out[np.isposinf(arr)] = "Infinity"
-    out[np.isneginf(arr)] = "-Infinity"
-    out[np.isnan(arr)] = "?"
-    return out
+    try:
+        if pd.api.types.is_bool_dtype(col.dtype):
+            arr = col.astype("Float64").to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            arr = pd.to_numeric(col, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
+    except (ValueError, TypeError) as exc:
+        raise ArffError(f"column {name!r} is not numeric ({exc}); give it as a nominal "
+                        "feature or leave it out of --features") from None
+    finite = np.isfinite(arr)
+    if finite.all() and (np.floor(arr) == arr).all() and (np.abs(arr) < 2**53).all():
+        return list(map(str, arr.astype(np.int64).tolist()))  # counts: "3", not "3.0"
+    tokens = list(map(repr, arr.tolist()))  # float repr: the shortest string that round-trips
+    for i in np.flatnonzero(~finite).tolist():
+        v = arr[i]
+        tokens[i] = "?" if v != v else ("Infinity" if v > 0 else "-Infinity")
+    return tokens
 
 
-def _string_tokens(col: pd.Series) -> pd.Series:
-    missing = col.isna().to_numpy()
-    out = col.map(lambda v: "?" if v is None or (isinstance(v, float) and v != v) else quote(v))
-    out[missing] = "?"
-    return out.astype(str)
+def _string_tokens(col: pd.Series) -> list[str]:
+    codes, uniques = pd.factorize(col.astype(object), use_na_sentinel=True)
+    quoted = np.asarray([quote(v) for v in uniques] + ["?"], dtype=object)
+    return quoted[codes].tolist()  # code -1 (missing) picks the last entry, "?"
 
 
 def _is_numeric(col: pd.Series) -> bool:
@@ -81,7 +79,13 @@ def _is_numeric(col: pd.Series) -> bool:
 
 
 def _header(relation: str, attributes: list[tuple[str, object]]) -> str:
-    lines = liac.ArffEncoder().iter_encode({"relation": relation, "attributes": attributes})
+    from hwnoise import __version__
+
+    relation = re.sub(r"[^\w.\-]+", "_", relation).strip("_") or "hwnoise"
+    description = (f"written by hwnoise {__version__}; class attribute {CLASS_ATTRIBUTE}: "
+                   "S = noise, N = content")
+    lines = liac.ArffEncoder().iter_encode({"relation": relation, "attributes": attributes,
+                                            "description": description})
     return "\n".join(lines) + "\n"
 
 
@@ -95,6 +99,15 @@ def arff_text_chunks(df: pd.DataFrame, features: Iterable[str] = THESIS_FEATURES
                         f"it has {', '.join(map(str, df.columns))}")
     if page and PAGE_ATTRIBUTE not in df.columns:
         raise ArffError("the feature table has no 'page' column to export")
+    if LABEL in df.columns:
+        labels = df[LABEL]
+        known = labels.dropna().astype(str)
+        odd = sorted(set(known.unique()) - set(CLASSES))
+        if odd:
+            raise ArffError(f"labels must be {'/'.join(CLASSES)} (S = noise, N = content); found {odd[:5]}")
+    else:
+        labels = pd.Series([None] * len(df), index=df.index, dtype=object)
+
     attributes: list[tuple[str, object]] = []
     kinds: list[str] = []
     if page:
@@ -120,28 +133,16 @@ def arff_text_chunks(df: pd.DataFrame, features: Iterable[str] = THESIS_FEATURES
             header = header.replace(liac_form, "{%s}" % ", ".join(quote(v) for v in t), 1)
     yield header
 
-    if LABEL in df.columns:
-        labels = df[LABEL]
-        known = labels.dropna().astype(str)
-        odd = sorted(set(known.unique()) - set(CLASSES))
-        if odd:
-            raise ArffError(f"labels must be {'/'.join(CLASSES)} (S = noise, N = content); found {odd[:5]}")
-    else:
-        labels = pd.Series([None] * len(df), index=df.index, dtype=object)
-
     for start in range(0, len(df), chunk_rows):
         part = df.iloc[start:start + chunk_rows]
-        cols: list[pd.Series] = []
+        cols: list[list[str]] = []
         if page:
             cols.append(_string_tokens(part[PAGE_ATTRIBUTE]))
         for f, kind in zip(features, kinds[1 if page else 0:]):
             cols.append(_numeric_tokens(part[f], f) if kind == "numeric" else _string_tokens(part[f]))
-        cols.append(labels.iloc[start:start + chunk_rows].map(lambda v: "?" if v is None or v != v else str(v)))
-        line = cols[0].to_numpy(dtype=object)
-        for c in cols[1:]:
-            line = line + "," + c.to_numpy(dtype=object)
-        if len(line):
-            yield "\n".join(line.tolist()) + "\n"
+        cols.append(_string_tokens(labels.iloc[start:start + chunk_rows].astype(object)))
+        if len(part):
+            yield "\n".join(map(",".join, zip(*cols))) + "\n"
 
 
 def write_arff(df: pd.DataFrame, path: str | os.PathLike | IO[str] | None,

@@ -58,8 +58,8 @@ class C45Error(HwnoiseError):
 def _log_func(a: np.ndarray | float) -> np.ndarray | float:
     """EntropyBasedSplitCrit.logFunc: n * log2(n), 0 below 1e-6."""
     a = np.asarray(a, dtype=np.float64)
-    safe = np.where(a < 1e-6, 1.0, a)
-    return np.where(a < 1e-6, 0.0, a * np.log(safe) / _LN2)
+    # log(1) = 0 zeroes the values below 1e-6 (weights are never negative)
+    return a * np.log(np.where(a < 1e-6, 1.0, a)) / _LN2
 
 
 def _max_class(counts: np.ndarray) -> int:
@@ -149,12 +149,14 @@ def _numeric_split(x: np.ndarray, yi: np.ndarray, w: np.ndarray, n_classes: int,
         xk, yk, wk = x, yi, w
     else:
         xk, yk, wk = x[known], yi[known], w[known]
-    order = np.argsort(xk, kind="stable")
-    xs, ys, ws = xk[order], yk[order], wk[order]
-    onehot = np.zeros((n_known, n_classes))
-    onehot[np.arange(n_known), ys] = ws
-    cum = np.cumsum(onehot, axis=0)
-    total = cum[-1]
+    order = np.argsort(xk)
+    xs, ws = xk[order], wk[order]
+    ys = yk[order]
+    # cumulative class weights along the sorted column, one contiguous row per class
+    cum = np.empty((n_classes, n_known))
+    for c in range(n_classes):
+        np.cumsum(np.where(ys == c, ws, 0.0), out=cum[c])
+    total = cum[:, -1].copy()
     known_w = float(total.sum())
     min_split = 0.1 * known_w / n_classes
     if min_split - min_obj < SMALL:
@@ -166,17 +168,19 @@ def _numeric_split(x: np.ndarray, yi: np.ndarray, w: np.ndarray, n_classes: int,
     nxt = np.flatnonzero(xs[:-1] + 1e-5 < xs[1:]) + 1     # candidate cut before position nxt
     if nxt.size == 0:
         return None
-    left = cum[nxt - 1]
-    lw = np.cumsum(ws)[nxt - 1]
+    lw = np.cumsum(ws)[nxt - 1]                 # perBag(0), summed in order as shiftRange does
     rw = known_w - lw
     ok = ((min_split - lw < SMALL) | (lw >= min_split)) & ((min_split - rw < SMALL) | (rw >= min_split))
-    n_cand = int(ok.sum())
+    n_cand = int(np.count_nonzero(ok))
     if n_cand == 0:
         return None
-    nxt, left, lw, rw = nxt[ok], left[ok], lw[ok], rw[ok]
-    right = total - left
+    nxt, lw, rw = nxt[ok], lw[ok], rw[ok]
+    left = cum[:, nxt - 1]
     old_ent = float(_log_func(known_w) - _log_func(total).sum())
-    new_ent = (_log_func(lw) - _log_func(left).sum(axis=1)) + (_log_func(rw) - _log_func(right).sum(axis=1))
+    new_ent = _log_func(lw) + _log_func(rw)
+    for c in range(n_classes):
+        new_ent -= _log_func(left[c])
+        new_ent -= _log_func(total[c] - left[c])
     unknown_rate = (sum_w - known_w) / sum_w
     gain = (old_ent - new_ent) * (1 - unknown_rate)
     gain = np.where(np.abs(gain) < SMALL, 0.0, gain) / known_w
@@ -190,7 +194,7 @@ def _numeric_split(x: np.ndarray, yi: np.ndarray, w: np.ndarray, n_classes: int,
     point = (xs[i] + xs[i - 1]) / 2
     if point == xs[i]:
         point = xs[i - 1]
-    lcounts = left[best].copy()
+    lcounts = left[:, best].copy()
     rcounts = total - lcounts
     # GainRatioSplitCrit with the unknowns as an extra bag
     bags = np.array([lcounts.sum(), rcounts.sum()])
@@ -231,6 +235,7 @@ class _Builder:
 
     def __init__(self, X, yi, w, n_classes, params):
         self.X, self.yi, self.w, self.k = X, yi, w, n_classes
+        self.XT = np.ascontiguousarray(X.T)      # one contiguous row per feature: fast gathers
         self.min_obj = int(params["min_num_obj"])
         self.cf = float(params["confidence"])
         self.mdl = bool(params["use_mdl_correction"])
@@ -255,7 +260,7 @@ class _Builder:
         yi = self.yi[rows]
         splits = []
         for j in range(self.X.shape[1]):
-            s = _numeric_split(self.X[rows, j], yi, w, self.k, total, self.min_obj, self.mdl, j)
+            s = _numeric_split(self.XT[j, rows], yi, w, self.k, total, self.min_obj, self.mdl, j)
             if s is not None:
                 splits.append(s)
         if not splits:
@@ -279,7 +284,7 @@ class _Builder:
     # -- ClassifierSplitModel.split with the weights of unknown values
     def route(self, node: _Node, rows, w, bags=None):
         """The data of each son: (rows, weights) pairs; unknowns go both ways, weighted."""
-        x = self.X[rows, node.feature]
+        x = self.XT[node.feature, rows]
         miss = np.isnan(x)
         left = ~miss & _goes_left(x, node.threshold)
         right = ~miss & ~left
@@ -301,7 +306,7 @@ class _Builder:
     def bags_of(self, node: _Node, rows, w):
         """Branch weights of a split on this data (resetDistribution): known shares, the
         unknowns spread in the same proportions (uniform when nothing is known)."""
-        x = self.X[rows, node.feature]
+        x = self.XT[node.feature, rows]
         miss = np.isnan(x)
         left = ~miss & _goes_left(x, node.threshold)
         right = ~miss & ~left

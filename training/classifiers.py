@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone, is_classifier
@@ -97,18 +96,8 @@ class PrunedCART(ClassifierMixin, BaseEstimator):
 
 
 def _c45(**params):
-    try:
-        from hwnoise.training.c45 import C45Classifier
-    except ImportError:  # the C4.5 module is being written; keep the pipeline usable meanwhile
-        warnings.warn("hwnoise.training.c45 is not available: 'j48' falls back to scikit-learn's "
-                      "entropy tree, which is not Weka's J48", RuntimeWarning, stacklevel=3)
-        fallback = {"min_samples_leaf": params.pop("min_num_obj", 2)}
-        params.pop("confidence", None)
-        unpruned = params.pop("unpruned", False)
-        if params:
-            raise ClassifierError(f"unknown j48 parameters {sorted(params)}") from None
-        del unpruned
-        return DecisionTreeClassifier(criterion="entropy", random_state=1, **fallback)
+    from hwnoise.training.c45 import C45Classifier
+
     return C45Classifier(**params)
 
 

@@ -82,7 +82,10 @@ def run(args: argparse.Namespace) -> int:
         raise HwnoiseError("nothing to collect: give a SUBMISSIONS file, or --form PAGE_URL --values FILE")
     if not subs:
         raise HwnoiseError(f"{args.submissions or args.values}: no submissions found")
-    ds = Dataset.create(args.into, source=source)
+    from pathlib import Path
+
+    # an existing dataset is reopened untouched (a rerun of a finished collection changes nothing)
+    ds = Dataset(args.into) if (Path(args.into) / "dataset.json").is_file() else Dataset.create(args.into, source=source)
     summary = collect(subs, ds, allow_private=allow or False, delay=args.delay, user_agent=args.user_agent,
                       timeout=tuple(args.timeout), max_bytes=args.max_bytes, retries=args.retries,
                       retry_failed=args.retry_failed, workers=args.workers, robots=not args.no_robots,

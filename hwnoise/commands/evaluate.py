@@ -27,6 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--features", default=None,
                    help="features of the learned model: thesis (the five, default), extended, all, "
                         "or comma-separated columns")
+    p.add_argument("--score-only", default=None, metavar="NAME,...",
+                   help="score only these datasets' pages; the others only serve as training pages")
     p.add_argument("--folds", "-k", type=int, default=5, help="folds of cv and cross-site (default 5)")
     p.add_argument("--seed", type=int, default=1, help="seed of the split (default 1)")
     p.add_argument("--out", "-o", default="hwnoise-evaluation", help="output folder")
@@ -47,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     report = evaluate(args.datasets, methods=args.methods.split(","), protocol=args.protocol,
                       seed=args.seed, out=args.out, model=args.model, k=args.folds,
                       method_options=options, allow_pickle=args.allow_pickle,
-                      figures=not args.no_figures)
+                      figures=not args.no_figures,
+                      score_only=args.score_only.split(",") if args.score_only else None)
     print(summary_table(report))
     info(f"report.json, report.md, pages.csv and figures in {args.out}")
     return 0

@@ -1,0 +1,611 @@
+"""The rendered mode: what headless Chromium computes for every element the walker emits.
+
+``render_dataset(dataset)`` loads every page of a dataset in Debian's Chromium
+(``/usr/bin/chromium``, driven by Playwright over the DevTools protocol) and
+writes ``DATASET/render.parquet``: one row per walker row, keyed ``(page, node)``,
+with the computed ``display``, ``visibility``, ``opacity``, ``font_size`` (px),
+``font_weight``, ``color`` (``rgb(...)``) and the border box ``x, y, width,
+height`` (CSS px, page coordinates) at a 1366×768 viewport.
+
+How the join is made exact: the page is decoded and parsed exactly as
+``features.walk.walk_page`` does (its public ``parse_html``, ``flatten_deep``,
+``MAX_DEPTH`` and ``features.css``'s ``page_style``/``match_rows``/``DROP_TAGS``),
+``shown_elements`` finds the same shown elements in the same order, each gets an
+attribute ``data-hwnode="i"`` in the lxml tree, and that tree, serialised, is what
+Chromium loads. One JavaScript call then reads every ``[data-hwnode]`` element.
+``render_dataset`` also checks each page's element tags against ``walk_page``'s
+rows and records the page as failed when they disagree, so a misjoin can never be
+written. A node the browser lost (its parser or a script removed it) keeps its
+row with ``display`` "" and NaN numbers.
+
+Safety: no request leaves the machine. The page is served from its stored bytes
+by a route on a fake URL; every other request (images, style sheets, frames,
+fetches) is aborted and logged; as a second guard the browser's proxy is a closed
+port on 127.0.0.1 with loopback not bypassed. ``<meta http-equiv=refresh>`` is
+removed. Scripts are off unless ``scripts=True``.
+
+Robustness: every page has a time limit (``timeout`` seconds for the load, and a
+watchdog that kills the browser's process group when a page overruns it), so a
+page that hangs or crashes the browser is recorded as failed in
+``DATASET/render_failed.jsonl`` and the run goes on with a fresh browser. Each
+browser is a Chromium process this module starts itself, in its own process
+group, with a fresh empty profile that is removed afterwards.
+
+Reruns: a page already in ``render.parquet`` (or recorded as failed, unless
+``retry_failed``) is not rendered again. Results are merged into
+``render.parquet`` atomically (temp file + rename) every few pages, so a killed
+run keeps what it had rendered.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from lxml import etree
+
+from hwnoise.dataset import Dataset, append_jsonl, now_iso, read_jsonl
+from hwnoise.decode import decode_html
+from hwnoise.errors import HwnoiseError
+from hwnoise.features.css import DROP_TAGS, hides, match_rows, page_style
+from hwnoise.features.walk import MAX_DEPTH, flatten_deep, parse_html
+
+__all__ = ["render_dataset", "render_page", "shown_elements", "tagged_html", "Browser",
+           "RenderError", "RENDER_COLUMNS", "VIEWPORT", "CHROMIUM", "chromium_available",
+           "read_render", "render_path"]
+
+#: Debian's Chromium.
+CHROMIUM = os.environ.get("HWNOISE_CHROMIUM", "/usr/bin/chromium")
+#: The screen every page is laid out for (seed 002 §4.2 assumes 1366×768).
+VIEWPORT = (1366, 768)
+#: Columns of render.parquet, in order.
+RENDER_COLUMNS = ["page", "node", "tag", "display", "visibility", "opacity", "font_size",
+                  "font_weight", "color", "x", "y", "width", "height"]
+_NUM = ["opacity", "font_size", "font_weight", "x", "y", "width", "height"]
+ATTR = "data-hwnode"
+_PAGE_URL = "http://page.hwnoise.invalid/"
+_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+          "--disable-background-networking", "--disable-component-update", "--disable-sync",
+          "--hide-scrollbars", "--mute-audio", "--disable-extensions",
+          "--disable-default-apps", "--no-default-browser-check", "--disable-breakpad",
+          # a second guard: anything that escaped the route goes to a closed local port
+          "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+          "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0"]
+_FLUSH_PAGES = 25
+_FLUSH_SECONDS = 30.0
+
+_COLLECT_JS = """() => {
+  const out = [];
+  const sx = window.scrollX, sy = window.scrollY;
+  for (const e of document.querySelectorAll('[data-hwnode]')) {
+    const s = getComputedStyle(e);
+    const r = e.getBoundingClientRect();
+    out.push([+e.getAttribute('data-hwnode'), s.display, s.visibility, +s.opacity,
+              parseFloat(s.fontSize), +s.fontWeight || 400, s.color,
+              r.left + sx, r.top + sy, r.width, r.height]);
+  }
+  return out;
+}"""
+
+
+class RenderError(HwnoiseError):
+    """The browser cannot be used, or a page could not be rendered (names the page)."""
+
+
+def chromium_available() -> bool:
+    """True when the Chromium executable and Playwright are both there."""
+    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        return False
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def render_path(dataset: Dataset | str | os.PathLike) -> Path:
+    path = dataset.path if isinstance(dataset, Dataset) else Path(dataset)
+    return path / "render.parquet"
+
+
+def read_render(dataset: Dataset | str | os.PathLike, pages: list[str] | None = None) -> pd.DataFrame | None:
+    """``DATASET/render.parquet`` (only ``pages`` when given), or None when it does not exist."""
+    path = render_path(dataset)
+    if not path.exists():
+        return None
+    filters = [("page", "in", list(pages))] if pages is not None else None
+    return pd.read_parquet(path, filters=filters)
+
+
+# -- the same elements as the walker, in the same order -------------------------------------
+def _visit(root: etree._Element, source: str | None) -> tuple[list, list[int], list[int]]:
+    """Shown elements under body in preorder, as ``walk._shown`` visits them."""
+    style = page_style(root, source)
+    hidden = style.elements
+    body = root.find("body")
+    if body is None:
+        body = root
+    els: list = []
+    parents: list[int] = []
+    depths: list[int] = []
+    stack = [(body, -1, 0)]
+    while stack:
+        el, a, d = stack.pop()
+        i = len(els)
+        els.append(el)
+        parents.append(a)
+        depths.append(d)
+        for ch in el.iterchildren(reversed=True):
+            ct = ch.tag
+            if ct.__class__ is not str or ct in DROP_TAGS:
+                continue
+            st = ch.get("style")
+            if (st is not None and hides(st)) or ch.get("hidden") is not None or (hidden and ch in hidden):
+                continue
+            stack.append((ch, i, d + 1))
+    if style.simple:
+        rows = match_rows(style.simple, [e.tag for e in els], parents,
+                          [e.get("class") for e in els], [e.get("id") for e in els])
+        if rows:
+            drop = np.zeros(len(els), dtype=bool)
+            drop[rows] = True
+            for i in range(1, len(els)):  # preorder: a parent's verdict comes first
+                if not drop[i] and drop[parents[i]]:
+                    drop[i] = True
+            new = np.cumsum(~drop) - 1
+            keep = np.flatnonzero(~drop)
+            els = [els[i] for i in keep]
+            parents = [int(new[parents[i]]) if parents[i] >= 0 else -1 for i in keep]
+            depths = [depths[i] for i in keep]
+    return els, parents, depths
+
+
+def shown_elements(html: bytes | str, *, http_charset: str | None = None
+                   ) -> tuple[etree._Element, list, list[int]]:
+    """``(root, elements, parents)``: the page's tree and its shown elements in the walker's
+    order (element i is ``walk_page(html).rows`` row i), decoded and parsed as the walk does."""
+    text = html if isinstance(html, str) else decode_html(html, http_charset)[0]
+    root, too_deep = parse_html(text)
+    els, parents, depths = _visit(root, text)
+    if too_deep or (depths and max(depths) > MAX_DEPTH):
+        root, _ = parse_html(flatten_deep(text, MAX_DEPTH))
+        els, parents, depths = _visit(root, None)
+    return root, els, parents
+
+
+def tagged_html(html: bytes | str, *, http_charset: str | None = None) -> tuple[str, list[str]]:
+    """The page serialised with ``data-hwnode="i"`` on its i-th shown element, and their tags.
+
+    ``<meta http-equiv=refresh>`` is removed so that the page cannot navigate away.
+    """
+    root, els, _ = shown_elements(html, http_charset=http_charset)
+    for meta in root.xpath("//meta[@http-equiv]"):
+        if str(meta.get("http-equiv", "")).strip().lower() == "refresh":
+            meta.getparent().remove(meta)
+    for el in root.xpath(f"//*[@{ATTR}]"):  # the page's own attributes of that name
+        del el.attrib[ATTR]
+    tags = []
+    for i, el in enumerate(els):
+        el.set(ATTR, str(i))
+        tags.append(el.tag)
+    out = etree.tostring(root, method="html", encoding="unicode")
+    return "<!DOCTYPE html>\n" + out, tags
+
+
+# -- one browser ---------------------------------------------------------------------------
+class Browser:
+    """One headless Chromium that this process starts, drives and kills (its process group).
+
+    ``render(html, tags)`` returns the rows of one prepared page; a page that overruns
+    ``timeout`` gets the browser killed and raises ``RenderError``; the next call starts a
+    fresh browser. ``requests`` logs every request the route refused (URLs), per page.
+    """
+
+    def __init__(self, *, scripts: bool = False, timeout: float = 15.0):
+        self.scripts = scripts
+        self.timeout = float(timeout)
+        self._pw_cm = None
+        self._pw = None
+        self._proc: subprocess.Popen | None = None
+        self._profile: str | None = None
+        self._browser = None
+        self.requests: list[str] = []
+        self.started = 0
+
+    # lifecycle
+    def _playwright(self):
+        if self._pw is None:
+            try:
+                from playwright.sync_api import sync_playwright
+            except ImportError:
+                raise RenderError("the rendered mode needs Playwright for Python: "
+                                  "pip install 'hwnoise[render]' (never 'playwright install': "
+                                  "hwnoise uses Debian's chromium)") from None
+            self._pw_cm = sync_playwright()
+            self._pw = self._pw_cm.__enter__()
+        return self._pw
+
+    def _start(self) -> None:
+        if not os.path.isfile(CHROMIUM):
+            raise RenderError(f"{CHROMIUM}: no Chromium there; install Debian's 'chromium' package "
+                              "(apt-get install -y chromium) or set HWNOISE_CHROMIUM")
+        pw = self._playwright()
+        self._profile = tempfile.mkdtemp(prefix="hwnoise-chromium-")
+        args = [CHROMIUM, *_FLAGS, f"--user-data-dir={self._profile}",
+                f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}", "about:blank"]
+        self._proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL, start_new_session=True)
+        port_file = Path(self._profile) / "DevToolsActivePort"
+        deadline = time.monotonic() + 30
+        port = ""
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                break
+            if port_file.exists():
+                port = port_file.read_text().split("\n")[0].strip()
+                if port:
+                    break
+            time.sleep(0.05)
+        if not port:
+            self._kill()
+            raise RenderError(f"{CHROMIUM} did not start (no DevTools port within 30 s)")
+        self._browser = pw.chromium.connect_over_cdp(f"http://127.0.0.1:{port}", timeout=30_000)
+        self.started += 1
+
+    def _kill(self) -> None:
+        """End this browser: its process group (Chromium and its children), then its profile."""
+        proc, self._proc = self._proc, None
+        self._browser = None
+        if proc is not None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        if self._profile:
+            shutil.rmtree(self._profile, ignore_errors=True)
+            self._profile = None
+
+    def close(self) -> None:
+        """Kill the browser and stop Playwright's driver."""
+        self._kill()
+        if self._pw_cm is not None:
+            try:
+                self._pw_cm.__exit__(None, None, None)
+            except Exception:  # noqa: BLE001 - the driver may already be gone
+                pass
+            self._pw_cm = self._pw = None
+
+    def __enter__(self) -> "Browser":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # one page
+    def render(self, html: str, n: int) -> tuple[list[list], list[str]]:
+        """Load ``html`` (tagged by ``tagged_html``) and read nodes ``0..n-1``.
+
+        Returns ``(rows, refused_urls)``; raises RenderError on a timeout or a crash
+        (the browser is then dead and the next call starts a new one).
+        """
+        if self._browser is None:
+            self._start()
+        refused: list[str] = []
+        body = html.encode("utf-8")
+        killed = threading.Event()
+
+        def watchdog() -> None:
+            killed.set()
+            proc = self._proc
+            if proc is not None:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+
+        timer = threading.Timer(self.timeout + 5.0, watchdog)
+        timer.daemon = True
+        context = None
+        timer.start()
+        try:
+            context = self._browser.new_context(
+                viewport={"width": VIEWPORT[0], "height": VIEWPORT[1]},
+                java_script_enabled=self.scripts, service_workers="block",
+                bypass_csp=False, offline=False)
+
+            def route(r) -> None:
+                req = r.request
+                if req.url == _PAGE_URL and req.resource_type == "document" and req.frame.parent_frame is None:
+                    r.fulfill(status=200, body=body, headers={"content-type": "text/html; charset=utf-8"})
+                else:
+                    refused.append(req.url)
+                    r.abort("blockedbyclient")
+
+            context.route("**/*", route)
+            if self.scripts:
+                try:
+                    context.route_web_socket("**/*", lambda ws: ws.close())
+                except Exception:  # noqa: BLE001 - older Playwright: websockets go to the proxy
+                    pass
+            page = context.new_page()
+            page.goto(_PAGE_URL, wait_until="load", timeout=self.timeout * 1000)
+            raw = page.evaluate(_COLLECT_JS)
+            context.close()
+            context = None
+        except Exception as exc:  # noqa: BLE001 - a timeout or a crash: the browser is not reused
+            self._kill()
+            what = "time limit" if killed.is_set() or "Timeout" in type(exc).__name__ else type(exc).__name__
+            msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            if "Timeout" in type(exc).__name__ or killed.is_set():
+                raise RenderError(f"over the {self.timeout:g} s {what}") from None
+            raise RenderError(f"browser failed: {what}: {msg[:200]}") from None
+        finally:
+            timer.cancel()
+            self.requests.extend(refused)
+        rows = _rows_of(raw, n)
+        return rows, refused
+
+
+def _rows_of(raw: list[list], n: int) -> list[list]:
+    """One row per node 0..n-1 (a node the browser lost gets empty values)."""
+    out: list[list | None] = [None] * n
+    for r in raw:
+        k = int(r[0])
+        if 0 <= k < n and out[k] is None:
+            out[k] = r
+    missing = [k, "", "", np.nan, np.nan, np.nan, "", np.nan, np.nan, np.nan, np.nan]
+    return [r if r is not None else [k, *missing[1:]] for k, r in enumerate(out)]
+
+
+def _frame(page_id: str, tags: list[str], rows: list[list]) -> pd.DataFrame:
+    arr = list(zip(*rows)) if rows else [[] for _ in range(11)]
+    df = pd.DataFrame({
+        "page": pd.Series([page_id] * len(rows), dtype=object),
+        "node": np.asarray(arr[0], dtype=np.int64),
+        "tag": pd.Series(tags, dtype=object),
+        "display": pd.Series(arr[1], dtype=object),
+        "visibility": pd.Series(arr[2], dtype=object),
+        "opacity": np.asarray(arr[3], dtype=np.float64),
+        "font_size": np.asarray(arr[4], dtype=np.float64),
+        "font_weight": np.asarray(arr[5], dtype=np.float64),
+        "color": pd.Series(arr[6], dtype=object),
+        "x": np.asarray(arr[7], dtype=np.float64),
+        "y": np.asarray(arr[8], dtype=np.float64),
+        "width": np.asarray(arr[9], dtype=np.float64),
+        "height": np.asarray(arr[10], dtype=np.float64),
+    })
+    return df[RENDER_COLUMNS]
+
+
+def render_page(html: bytes | str, *, http_charset: str | None = None, scripts: bool = False,
+                timeout: float = 15.0, browser: Browser | None = None, page_id: str = "") -> pd.DataFrame:
+    """The render rows of one page (``RENDER_COLUMNS``; ``node`` = the walker's row index).
+
+    Starts (and ends) a browser of its own unless ``browser`` is given.
+    """
+    text, tags = tagged_html(html, http_charset=http_charset)
+    own = browser is None
+    br = browser or Browser(scripts=scripts, timeout=timeout)
+    try:
+        rows, _ = br.render(text, len(tags))
+    finally:
+        if own:
+            br.close()
+    return _frame(page_id, tags, rows)
+
+
+# -- a dataset -----------------------------------------------------------------------------
+def _job(browser: Browser, job: tuple, check: bool) -> tuple[str, pd.DataFrame | None, str | None, int]:
+    """Render one page of a dataset: ``(page id, rows, error, refused requests)``."""
+    pid, html_path, charset = job
+    try:
+        data = Path(html_path).read_bytes()
+    except OSError as exc:
+        return pid, None, f"{html_path}: cannot read the page: {exc.strerror or exc}", 0
+    try:
+        text, tags = tagged_html(data, http_charset=charset)
+        if check:
+            from hwnoise.features.walk import walk_page
+
+            walk_tags = walk_page(data, (), http_charset=charset).rows["tag"].tolist()
+            if walk_tags != tags:
+                return pid, None, (f"{html_path}: the rendered elements do not match the walker's "
+                                   f"rows ({len(tags)} against {len(walk_tags)}); not stored"), 0
+        rows, refused = browser.render(text, len(tags))
+    except RenderError as exc:
+        return pid, None, f"{html_path}: {exc}", 0
+    except Exception as exc:  # noqa: BLE001 - one bad page never stops the run
+        return pid, None, f"{html_path}: {type(exc).__name__}: {exc}", 0
+    return pid, _frame(pid, tags, rows), None, len(refused)
+
+
+def _worker(tasks, results, scripts: bool, timeout: float, check: bool) -> None:
+    """A worker process: render pages from ``tasks`` until None, one browser at a time."""
+    browser = Browser(scripts=scripts, timeout=timeout)
+    try:
+        while True:
+            job = tasks.get()
+            if job is None:
+                break
+            results.put(("start", job[0], os.getpid()))
+            results.put(("done", *_job(browser, job, check)))
+    finally:
+        browser.close()
+        results.put(("exit", None, os.getpid()))
+
+
+def _done_pages(path: Path) -> set[str]:
+    if not path.exists():
+        return set()
+    return set(pd.read_parquet(path, columns=["page"])["page"].unique())
+
+
+def _merge(path: Path, frames: list[pd.DataFrame]) -> None:
+    """Merge new pages into render.parquet atomically (temp file + rename)."""
+    if not frames:
+        return
+    new = pd.concat(frames, ignore_index=True)
+    if path.exists():
+        old = pd.read_parquet(path)
+        old = old[~old["page"].isin(set(new["page"]))]
+        new = pd.concat([old, new], ignore_index=True)
+    fd, tmp = tempfile.mkstemp(prefix=".render-", suffix=".parquet", dir=path.parent)
+    os.close(fd)
+    try:
+        new[RENDER_COLUMNS].to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def render_dataset(dataset: Dataset | str | os.PathLike, *, workers: int = 2, scripts: bool = False,
+                   timeout: float = 15.0, progress: bool = True, retry_failed: bool = False,
+                   force: bool = False, check: bool = True) -> dict[str, Any]:
+    """Render every page of ``dataset`` not rendered yet into ``DATASET/render.parquet``.
+
+    Returns ``{"rendered", "failed", "skipped", "refused_requests", "seconds",
+    "pages_per_second"}``. Failed pages are listed in ``DATASET/render_failed.jsonl``
+    (page, file, reason) and are tried again only with ``retry_failed``; ``force``
+    renders every page again. ``check`` compares each page's elements with the
+    walker's rows before storing them.
+    """
+    from hwnoise.progress import bar, info
+
+    ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
+    if workers < 1:
+        raise RenderError(f"workers must be at least 1, not {workers}")
+    if timeout <= 0:
+        raise RenderError(f"timeout must be positive, not {timeout}")
+    out = render_path(ds)
+    failed_log = ds.path / "render_failed.jsonl"
+    done = set() if force else _done_pages(out)
+    failed_before = {r.get("page") for r in read_jsonl(failed_log)} if failed_log.exists() else set()
+    jobs, skipped = [], 0
+    for page in ds.pages():
+        if page.id in done or (page.id in failed_before and not (retry_failed or force)):
+            skipped += 1
+            continue
+        jobs.append((page.id, str(page.html_path), page.http_charset))
+    summary = {"rendered": 0, "failed": 0, "skipped": skipped, "refused_requests": 0}
+    started = time.monotonic()
+    frames: list[pd.DataFrame] = []
+    last_flush = time.monotonic()
+    pbar = bar(total=len(jobs), desc=f"render {ds.name}", unit="page") if progress else None
+
+    def take(pid: str, df, error, refused: int) -> None:
+        nonlocal last_flush
+        summary["refused_requests"] += refused
+        if error:
+            summary["failed"] += 1
+            append_jsonl(failed_log, {"page": pid, "error": error, "finished": now_iso()})
+            info(f"hwnoise: render: {error}")
+        else:
+            summary["rendered"] += 1
+            frames.append(df)
+        if pbar is not None:
+            pbar.update(1)
+        if len(frames) >= _FLUSH_PAGES or (frames and time.monotonic() - last_flush > _FLUSH_SECONDS):
+            _merge(out, frames)
+            frames.clear()
+            last_flush = time.monotonic()
+
+    try:
+        if jobs and (workers == 1 or len(jobs) == 1):
+            with Browser(scripts=scripts, timeout=timeout) as browser:
+                for job in jobs:
+                    take(*_job(browser, job, check))
+        elif jobs:
+            _run_parallel(jobs, min(workers, len(jobs)), scripts, timeout, check, take)
+    finally:
+        _merge(out, frames)
+        if pbar is not None:
+            pbar.close()
+    secs = time.monotonic() - started
+    summary["seconds"] = round(secs, 2)
+    summary["pages_per_second"] = round(summary["rendered"] / secs, 3) if secs > 0 and summary["rendered"] else 0.0
+    if progress:
+        info(f"hwnoise: render {ds.name}: {summary['rendered']} rendered, {summary['failed']} failed, "
+             f"{summary['skipped']} already done; {summary['refused_requests']} requests refused; "
+             f"{summary['seconds']} s -> {out}")
+    return summary
+
+
+def _run_parallel(jobs: list[tuple], workers: int, scripts: bool, timeout: float, check: bool,
+                  take) -> None:
+    """Feed ``jobs`` to worker processes; a worker that dies has its page recorded as failed
+    and a new worker takes its place."""
+    import multiprocessing as mp
+    import queue
+
+    ctx = mp.get_context("spawn")
+    tasks, results = ctx.Queue(), ctx.Queue()
+    for job in jobs:
+        tasks.put(job)
+
+    def spawn():
+        p = ctx.Process(target=_worker, args=(tasks, results, scripts, timeout, check), daemon=True)
+        p.start()
+        return p
+
+    procs = {}
+    for _ in range(workers):
+        p = spawn()
+        procs[p.pid] = p
+    current: dict[int, str] = {}
+    remaining = len(jobs)
+    stopping = False
+    try:
+        while remaining > 0 or (stopping and procs):
+            try:
+                msg = results.get(timeout=2.0)
+            except queue.Empty:
+                for pid_, p in list(procs.items()):
+                    if not p.is_alive():
+                        del procs[pid_]
+                        page = current.pop(pid_, None)
+                        if page is not None:
+                            remaining -= 1
+                            take(page, None, f"page {page}: the render worker died (exit {p.exitcode})", 0)
+                        if remaining > 0 and not stopping:
+                            p2 = spawn()
+                            procs[p2.pid] = p2
+                continue
+            kind = msg[0]
+            if kind == "start":
+                current[msg[2]] = msg[1]
+            elif kind == "done":
+                _, pid, df, error, refused = msg
+                for wpid, page in list(current.items()):
+                    if page == pid:
+                        del current[wpid]
+                remaining -= 1
+                take(pid, df, error, refused)
+            elif kind == "exit":
+                procs.pop(msg[2], None)
+            if remaining == 0 and not stopping:
+                stopping = True
+                for _ in procs:
+                    tasks.put(None)
+    finally:
+        if not stopping:
+            for _ in procs:
+                tasks.put(None)
+        for p in list(procs.values()):
+            p.join(timeout=30)
+            if p.is_alive():
+                p.terminate()
+                p.join(timeout=5)
