@@ -104,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--methods", default="model,cetd,trafilatura")
     ap.add_argument("--features", default="thesis", help="learned model's features: thesis|extended|all|a,b,c")
     ap.add_argument("--classifier", default="j48")
+    ap.add_argument("--stack", default="", help="extractors whose verdicts become model features")
+    ap.add_argument("--params", default="", help="classifier parameters, k=v,... (ints/floats)")
     ap.add_argument("--limit", type=int, default=None, help="import only the first N pages of each source")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--folds", type=int, default=5)
@@ -112,11 +114,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"compare: no datasets at {args.data}", file=sys.stderr)
         return 1
     methods = [m for m in args.methods.split(",") if m]
-    opts = {"model": {"features": args.features, "classifier": args.classifier}}
+    opts = {"model": {"features": args.features, "classifier": args.classifier, "stack": args.stack}}
+    if args.params:
+        params = {}
+        for kv in args.params.split(","):
+            k, _, v = kv.partition("=")
+            params[k] = int(v) if v.lstrip("-").isdigit() else float(v) if v.replace(".", "", 1).isdigit() else v
+        opts["model"]["params"] = params
     reports = args.work / "reports"
     rows: list[list] = []
     only = set(args.only.split(","))
-    tag = f"{args.features}-{args.classifier}"
+    tag = f"{args.features}-{args.classifier}" + (f"-stack-{args.stack}" if args.stack else "")
     if "big9" in only:
         t0 = time.perf_counter()
         dirs = ensure("big9", args.data, args.work, args.limit)
@@ -134,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cleaneval: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     print(format_table(rows, ["target", "method", "pages", "text F1 (mean of pages)",
                               "F1 of means", "target"]))
-    print(f"features={args.features} classifier={args.classifier} seed={args.seed} "
+    print(f"features={args.features} classifier={args.classifier} stack={args.stack or '-'} "
+          f"params={args.params or '-'} seed={args.seed} "
           f"limit={args.limit}; reports in {reports}")
     return 0
 

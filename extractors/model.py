@@ -87,6 +87,56 @@ def _new_model(classifier: str, features: str | Sequence[str] | None, **options:
     return NoiseModel(**kw)
 
 
+STACK_PREFIX = "stack_"
+_STACK_CACHE: dict[tuple[str, str], np.ndarray] = {}
+
+
+def stack_share(walk: "PageWalk", text: str) -> np.ndarray:
+    """Per row, the share of its words that ``text`` keeps (LCS-aligned, as labels are made):
+    of its own words where it has some, else of the words in its subtree (0 without words)."""
+    from hwnoise.features.labels import aligned_words
+
+    n = len(walk.rows)
+    if n == 0:
+        return np.zeros(0)
+    own, kept = aligned_words(walk, text)
+    last = np.asarray(getattr(walk, "last", []), dtype=np.int64)
+    if len(last) != n:  # pragma: no cover - every walk carries ``last``
+        raise ExtractorError("stacking needs the walk's subtree ends (PageWalk.last)")
+    cs_own = np.concatenate([[0], np.cumsum(own)])
+    cs_kept = np.concatenate([[0], np.cumsum(kept)])
+    idx = np.arange(n)
+    sub_own = cs_own[last + 1] - cs_own[idx]
+    sub_kept = cs_kept[last + 1] - cs_kept[idx]
+    share = np.where(own > 0, kept / np.maximum(own, 1), sub_kept / np.maximum(sub_own, 1))
+    return np.where((own > 0) | (sub_own > 0), share, 0.0).astype(float)
+
+
+def stack_columns(walk: "PageWalk", html: bytes | str, names: Sequence[str], *,
+                  http_charset: str | None = None, key: str | None = None) -> dict[str, np.ndarray]:
+    """``stack_NAME`` columns: what each external extractor ``NAME`` keeps of every node
+    (stacking, as the best ensemble of Bevendorff et al. 2023 does)."""
+    from hwnoise.extractors.registry import get_method
+
+    out = {}
+    for name in names:
+        ck = (key, name) if key else None
+        if ck and ck in _STACK_CACHE and len(_STACK_CACHE[ck]) == len(walk.rows):
+            out[STACK_PREFIX + name] = _STACK_CACHE[ck]
+            continue
+        method = get_method(name)
+        text = method.extract_html(html, http_charset=http_charset)
+        col = stack_share(walk, text)
+        if ck:
+            _STACK_CACHE[ck] = col
+        out[STACK_PREFIX + name] = col
+    return out
+
+
+def _stack_names(features: Sequence[str]) -> list[str]:
+    return [f[len(STACK_PREFIX):] for f in features if f.startswith(STACK_PREFIX)]
+
+
 class ModelMethod(WalkMethod):
     """hwnoise's learned model (C4.5 by default) behind the Method contract."""
 
@@ -95,11 +145,16 @@ class ModelMethod(WalkMethod):
 
     def __init__(self, model: "NoiseModel | None" = None, *, classifier: str = "j48",
                  features: str | Sequence[str] | None = None, name: str | None = None,
-                 **options: Any) -> None:
+                 stack: str | Sequence[str] = (), **options: Any) -> None:
         super().__init__()
         self.model = model
         self.classifier = classifier
         self.features = features if (features is None or isinstance(features, str)) else list(features)
+        self.stack = [s for s in (stack.split(",") if isinstance(stack, str) else stack) if s]
+        if self.stack:
+            from hwnoise.training.model import resolve_features
+
+            self.features = resolve_features(self.features) + [STACK_PREFIX + s for s in self.stack]
         self.options = options
         self.cache = FeatureCache()
         self._warned = False
@@ -108,9 +163,30 @@ class ModelMethod(WalkMethod):
         if model is not None:
             self.needs_training = False
 
+    def _with_stack(self, page: "Page", rows: pd.DataFrame, walk: "PageWalk | None" = None) -> pd.DataFrame:
+        names = _stack_names(getattr(self.model, "features", None) or self.features or [])
+        if not names:
+            return rows
+        from hwnoise.extractors.base import walk_of
+
+        walk = walk if walk is not None else walk_of(page)
+        if len(walk.rows) != len(rows):
+            return rows.assign(**{STACK_PREFIX + n: np.nan for n in names})
+        cols = stack_columns(walk, page.read_html(), names, http_charset=page.http_charset,
+                             key=str(page.html_path))
+        return rows.assign(**cols)
+
     def fit(self, pages: Sequence["Page"]) -> "ModelMethod":
         """Train a fresh model on the labelled rows of ``pages`` (the training pages only)."""
-        df = training_rows(pages, self.cache)
+        if self.stack:
+            parts = []
+            for page in pages:
+                one = training_rows([page], self.cache)
+                if len(one):
+                    parts.append(self._with_stack(page, one))
+            df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        else:
+            df = training_rows(pages, self.cache)
         if df.empty:
             raise ExtractorError("model: the training pages have no labelled rows (no gold text?)")
         return self.fit_rows(df)
@@ -126,8 +202,8 @@ class ModelMethod(WalkMethod):
         match the walk (they carry dataset-level features), else the walk's own rows."""
         stored = self.cache.page_rows(page)
         if stored is not None and len(stored) == len(walk.rows):
-            return stored
-        rows = walk.rows
+            return self._with_stack(page, stored, walk)
+        rows = self._with_stack(page, walk.rows, walk)
         missing = [f for f in getattr(self.model, "features", []) if f not in rows.columns]
         if missing:
             # a page the stored table lacks (or a table older than the walk): the dataset-level
@@ -174,7 +250,11 @@ def extract_with_model(model: "NoiseModel", html: bytes | str, *, http_charset: 
     walk = walk_page(html, terms, http_charset=http_charset, own_terms=own)
     if len(walk.rows) == 0:
         return ""
-    labels = np.asarray(model.predict(walk.rows), dtype=object)
+    rows = walk.rows
+    names = _stack_names(getattr(model, "features", []))
+    if names:  # a stacked model: run the extractors it was trained with
+        rows = rows.assign(**stack_columns(walk, html, names, http_charset=http_charset))
+    labels = np.asarray(model.predict(rows), dtype=object)
     return text_from_labels(walk, labels)
 
 

@@ -313,3 +313,27 @@ def _flag(value: Any) -> bool:
 def template_stats(pages: Sequence["Page"], **options: Any) -> dict:
     """Tables 3-4 of seed 000 for a set of pages: pages, nodes, template nodes and their share."""
     return dict(make(**options).fit(pages).stats_)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print Tables 3-4 of seed 000 for dataset folders: ``python -m
+    hwnoise.extractors.sitelevel DATASET...`` (every page of each dataset, p = 10 %)."""
+    import argparse
+
+    from hwnoise.dataset import Dataset
+
+    ap = argparse.ArgumentParser(description="SiteLevel statistics (Tables 3-4 of seed 000)")
+    ap.add_argument("datasets", nargs="+", help="dataset folders")
+    ap.add_argument("--p", type=float, default=0.10, help="share of pages a template hash needs")
+    ap.add_argument("--key", default="text", choices=KEYS, help="what a node's hash covers")
+    args = ap.parse_args(argv)
+    print(f"{'dataset':<32}{'pages':>7}{'nodes':>9}{'template':>10}{'share':>8}")
+    for d in args.datasets:
+        st = template_stats(list(Dataset(d).pages()), p=args.p, key=args.key)
+        print(f"{Dataset(d).name:<32}{st['pages']:>7}{st['nodes']:>9}{st['template_nodes']:>10}"
+              f"{100 * st['share']:>7.2f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

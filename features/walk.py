@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -160,7 +161,9 @@ _EMPTY = b"<html><body></body></html>"
 
 def parse_html(text: str, utf8: bytes | None = None) -> tuple[etree._Element, bool]:
     """Parse decoded HTML with lxml (recovering from any markup). Returns ``(root, too_deep)``,
-    ``too_deep`` when libxml2 reported that it stopped at its depth limit.
+    ``too_deep`` when libxml2 stopped at its depth limit (2,048 levels with ``huge_tree``)
+    and dropped what was deeper; flatten with ``flatten_deep`` and parse again then. A tree
+    deeper than ``MAX_DEPTH`` but complete is not reported: check the depths for that.
 
     ``utf8``, when given, is ``text`` as valid UTF-8 bytes without NUL (the page's
     own bytes): parsed as they are, which saves encoding the text again.
@@ -171,16 +174,28 @@ def parse_html(text: str, utf8: bytes | None = None) -> tuple[etree._Element, bo
         if "\x00" in text:
             text = text.replace("\x00", "\ufffd")
         data = text.encode("utf-8", errors="replace")
-    parser = etree.HTMLParser(**_PARSER_OPTS)
+    parser = _parser()
     try:
         root = etree.fromstring(data, parser) if data.strip() else None
     except (etree.XMLSyntaxError, ValueError):
         root = None
-    too_deep = any("Excessive depth" in e.message for e in parser.error_log)
+    last = parser.error_log.last_error  # the depth error is fatal, so it is the last one
+    too_deep = last is not None and "Excessive depth" in last.message
     if root is None:
-        root = etree.fromstring(_EMPTY, etree.HTMLParser(**_PARSER_OPTS))
+        root = etree.fromstring(_EMPTY, parser)
     _merge_stray_roots(root)
     return root, too_deep
+
+
+_LOCAL = threading.local()
+
+
+def _parser() -> etree.HTMLParser:
+    """One lxml HTML parser per thread (a parser must not be shared between threads)."""
+    parser = getattr(_LOCAL, "parser", None)
+    if parser is None:
+        parser = _LOCAL.parser = etree.HTMLParser(**_PARSER_OPTS)
+    return parser
 
 
 def _append_text(parent: etree._Element, text: str | None) -> None:
@@ -539,6 +554,22 @@ def _shown(root: etree._Element, source: str | None) -> tuple:
     return visit
 
 
+def _objects(values: list) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def _frame(columns: dict[str, np.ndarray], n: int) -> pd.DataFrame:
+    """A DataFrame of same-length 1-D arrays, built without pandas' per-column checks (they
+    cost more than the measures on a typical page); the public constructor if that API moves."""
+    try:
+        return pd.DataFrame._from_arrays(list(columns.values()), columns=list(columns),
+                                         index=pd.RangeIndex(n), verify_integrity=False)
+    except (AttributeError, TypeError):  # pragma: no cover - a pandas without the fast path
+        return pd.DataFrame(columns)
+
+
 def _matcher(terms) -> TermMatcher:
     return terms if isinstance(terms, TermMatcher) else TermMatcher(terms)
 
@@ -581,10 +612,10 @@ def _measure(tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, li
     for o, t in zip(seg_owner, seg_text):
         text[o] = t if not text[o] else text[o] + " " + t
 
-    tag_arr = np.asarray(tags, dtype=object)
     # positions among shown siblings with the same tag, and the sibling structure
-    codes, _ = pd.factorize(tag_arr)
-    key = parent * (int(codes.max()) + 1 if n else 1) + codes
+    seen: dict[str, int] = {}
+    codes = np.asarray([seen.setdefault(t, len(seen)) for t in tags], dtype=np.int64)
+    key = parent * (len(seen) or 1) + codes
     order = np.argsort(key, kind="stable")
     ks = key[order]
     starts = np.flatnonzero(np.concatenate(([True], ks[1:] != ks[:-1]))) if n else np.zeros(0, np.int64)
@@ -612,11 +643,11 @@ def _measure(tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, li
         link_density = np.where(chars > 0, link_chars / np.where(chars > 0, chars, 1), 0.0)
     parent_ctd = np.where(parent >= 0, ctd[np.maximum(parent, 0)], 0.0) if n else np.zeros(0)
 
-    rows = pd.DataFrame({
+    columns = {
         "node": idx,
         "parent": parent,
-        "xpath": pd.Series(xpath, dtype=object),
-        "tag": pd.Series(tag_arr, dtype=object),
+        "xpath": _objects(xpath),
+        "tag": _objects(tags),
         "chars": chars,
         "tags": tags_,
         "link_chars": link_chars,
@@ -629,14 +660,15 @@ def _measure(tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, li
         "distance": depth,
         "link_density": link_density,
         "own_chars": own_chars,
-        "tag_code": np.fromiter((_TAG_CODE.get(t, 0) for t in tags), dtype=np.int64, count=n),
+        "tag_code": np.asarray([_TAG_CODE.get(t, 0) for t in tags], dtype=np.int64),
         "position": idx / max(n, 1),
-        "chars_before": chars_before,
+        "chars_before": np.asarray(chars_before, dtype=np.float64),
         "own_query_score": own_query_score,
-        "parent_ctd": parent_ctd,
-        "children": children,
-        "sibling_same_tag": sibling_same,
-        "text": pd.Series(text, dtype=object),
-    }, copy=False)
+        "parent_ctd": np.asarray(parent_ctd, dtype=np.float64),
+        "children": np.asarray(children, dtype=np.int64),
+        "sibling_same_tag": np.asarray(sibling_same, dtype=np.float64),
+        "text": _objects(text),
+    }
+    rows = _frame(columns, n)
     segments = list(zip(seg_owner, seg_text))
     return PageWalk(rows=rows, segments=segments, encoding=encoding, last=last)

@@ -222,3 +222,20 @@ def data_lines_from_text(text: str) -> list[str]:
     lines = text.splitlines()
     start = next(i for i, l in enumerate(lines) if l.strip().lower() == "@data")
     return [l for l in lines[start + 1:] if l.strip()]
+
+
+def test_fast_reader_agrees_with_liac_arff(tmp_path):
+    """Plain dense data goes through pandas' parser; a comment line forces liac-arff: same table."""
+    rng = np.random.RandomState(0)
+    df = pd.DataFrame({"page": rng.choice(["a1", "b2", "c3"], 200), "ctd": rng.exponential(9, 200),
+                       "density_sum": rng.randint(0, 5, 200), "query_score": rng.rand(200),
+                       "matches": rng.poisson(1, 200), "distance": rng.randint(0, 9, 200),
+                       "label": rng.choice(["S", "N", None], 200)})
+    df.loc[3, "ctd"], df.loc[4, "ctd"], df.loc[5, "ctd"] = math.inf, -math.inf, math.nan
+    fast = write_arff(df, tmp_path / "fast.arff", page=True)
+    slow = tmp_path / "slow.arff"
+    slow.write_text(fast.read_text(encoding="utf-8") + "% a comment line\n", encoding="utf-8")
+    a, b = read_arff(fast), read_arff(slow)
+    pd.testing.assert_frame_equal(a, b)
+    np.testing.assert_array_equal(a["ctd"].to_numpy(), df["ctd"].to_numpy())
+    assert a["label"].tolist() == [None if pd.isna(v) else v for v in df["label"]]  # None, not NaN

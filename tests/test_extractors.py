@@ -149,3 +149,28 @@ def test_extract_command_with_a_saved_model(tmp_path, monkeypatch, capsys):
     assert out.strip() == expected.strip()
     assert main(["extract", "--model", str(tmp_path / "model"), str(tmp_path / "missing.html")]) == 1
     assert "missing.html" in capsys.readouterr().err
+
+
+def test_stacking_shares_and_a_stacked_model(tmp_path, monkeypatch):
+    from hwnoise.extractors.model import ModelMethod, extract_with_model, stack_share
+    from hwnoise.training.model import NoiseModel
+
+    html = "<html><body><div><p>alpha beta</p><p>gamma delta</p></div><p>menu words</p></body></html>"
+    walk = walk_page(html)
+    assert walk.rows["tag"].tolist() == ["body", "div", "p", "p", "p"]
+    share = stack_share(walk, "alpha beta gamma")
+    # p1 kept whole, p2 half, menu nothing; div: 3 of its 4 subtree words; body: 3 of 6
+    assert share.tolist() == pytest.approx([0.5, 0.75, 1.0, 0.5, 0.0])
+    if "trafilatura" not in external.available():
+        pytest.skip("trafilatura is not installed")
+    monkeypatch.setenv("HWNOISE_KEY_FILE", str(tmp_path / "key"))
+    walk = walk_page(ARTICLE_HTML)
+    rows = walk.rows.assign(label=label_page(walk, GOLD))
+    method = ModelMethod(stack="trafilatura")
+    assert method.features[-1] == "stack_trafilatura"
+    method.fit_rows(rows.assign(stack_trafilatura=stack_share(walk, get_method("trafilatura")
+                                                              .extract_html(ARTICLE_HTML))))
+    method.model.save(tmp_path / "m")
+    loaded = NoiseModel.load(tmp_path / "m")
+    text = extract_with_model(loaded, ARTICLE_HTML)  # runs trafilatura for the stacked column
+    assert text_scores(text, GOLD)["f1"] > 0.95

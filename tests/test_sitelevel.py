@@ -125,3 +125,32 @@ def test_other_hash_keys(tmp_path, key):
     lab = _labels_by_text(sl, pages[5])
     assert lab["Home"] == "S"
     assert lab["Unique body text for story 5 about item 35 and more words."] == "N"
+
+
+def test_statistics_table_is_printed_per_dataset(tmp_path, capsys):
+    from hwnoise.extractors.sitelevel import main
+
+    _dataset(tmp_path / "a", [_page(i) for i in range(4)])
+    assert main([str(tmp_path / "a"), "--p", "0.5"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["dataset", "pages", "nodes", "template", "share"]
+    name, pages, nodes, tmpl, share = out[1].split()
+    assert name == "site" and pages == "4" and 0 < int(tmpl) < int(nodes)
+    assert share == f"{100 * int(tmpl) / int(nodes):.2f}%"
+
+
+@pytest.mark.datasets
+@pytest.mark.skipif(not (Path(__file__).resolve().parents[2] / "shared" / "datasets" / "big9").is_dir(),
+                    reason="needs ../shared/datasets/big9")
+def test_lxml_elements_line_up_with_the_walk_on_big9(tmp_path):
+    from hwnoise.features.importers import import_dataset
+
+    src = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "big9"
+    folders = import_dataset("big9", src, tmp_path, progress=False)
+    pages = [p for f in folders[::5] for p in list(Dataset(f).pages())[:2]]
+    for page in pages:
+        walk = walk_of(page)
+        view = shown_elements(page.read_html(), page.http_charset, len(walk.rows),
+                              walk.rows["tag"].tolist())
+        assert view.aligned, page.html_path
+        assert np.all(view.html_len >= walk.rows["chars"].to_numpy())  # markup holds the text

@@ -165,3 +165,33 @@ def test_thesis_protocol_reproduces_wekas_percentage_split(two_datasets, tmp_pat
                           re.findall(r"^\s*(\d+)\s+(\d+)\s+\|\s+[ab] = ", section, re.M)]
     rec = train([path], protocol="thesis", seed=1)["results"][0]
     assert (rec["RR"], rec["RC"], rec["CR"], rec["CC"]) == (rr, rc, cr, cc)
+
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+
+@pytest.mark.datasets
+@pytest.mark.skipif(not (SHARED / "big9").is_dir(), reason="../shared/datasets/big9 is absent")
+def test_real_big9_pages_end_to_end_and_weka_train_test(tmp_path, capsys):
+    """Import two big9 site-years; `train` computes their feature tables itself, scores them with
+    the pages protocol, and `train A.arff --test B.arff` agrees with Weka's J48 -t/-T."""
+    from hwnoise.features.importers import import_dataset
+
+    a, b = import_dataset("big9", SHARED / "big9", tmp_path / "imp", limit=20, progress=False)
+    assert main(["train", str(a), str(b), "--out", str(tmp_path / "m"), "--no-tree"]) == 0
+    recs = json.loads((tmp_path / "m" / "report.json").read_text())["results"]
+    assert len(recs) == 2 and all(r["f1"] > 0.85 and r["content_f1"] > 0.5 for r in recs)
+    capsys.readouterr()
+    if not WEKA_JAR.exists():
+        return
+    train_arff, test_arff = tmp_path / "a.arff", tmp_path / "b.arff"
+    assert main(["export-arff", str(a), "-o", str(train_arff)]) == 0
+    assert main(["export-arff", str(b), "-o", str(test_arff)]) == 0
+    rec = train([train_arff], test=test_arff)["results"][0]
+    out = subprocess.run(["java", "-cp", str(WEKA_JAR), "weka.classifiers.trees.J48", "-t", str(train_arff),
+                          "-T", str(test_arff)], capture_output=True, text=True).stdout
+    import re
+
+    weka_acc = float(re.search(r"Error on test data ===\s+Correctly Classified Instances\s+\d+\s+([\d.]+)",
+                               out)[1])
+    assert 100 * (rec["RR"] + rec["CC"]) / rec["nodes"] == pytest.approx(weka_acc, abs=0.5)

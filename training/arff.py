@@ -189,16 +189,14 @@ def read_arff(path: str | os.PathLike) -> pd.DataFrame:
         raise ArffError(f"{path}: no such ARFF file") from None
     except UnicodeDecodeError:
         text = path.read_bytes().decode("latin-1")
-    try:
-        obj = liac.ArffDecoder().decode(text)
-    except liac.ArffException as exc:
-        raise ArffError(f"{path}:{exc.line}: {_arff_message(exc)}") from None
-    except (ValueError, TypeError) as exc:  # a bad escape sequence and the like
-        raise ArffError(f"{path}: malformed ARFF ({exc})") from None
+    obj, df = _fast_read(path, text)
+    if df is None:
+        obj = _liac_decode(path, text)
+        data = obj["data"]
+        names = [a[0] for a in obj["attributes"]]
+        df = pd.DataFrame(data, columns=names) if data else pd.DataFrame({n: [] for n in names})
     attributes = obj["attributes"]
     names = [a[0] for a in attributes]
-    data = obj["data"]
-    df = pd.DataFrame(data, columns=names) if data else pd.DataFrame({n: [] for n in names})
     class_name = next((n for n in names if n.lower() in _CLASS_NAMES
                        and isinstance(dict(attributes)[n], list)), None)
     if class_name is None:
@@ -217,18 +215,78 @@ def read_arff(path: str | os.PathLike) -> pd.DataFrame:
             continue
         if isinstance(t, list):
             if n == PAGE_ATTRIBUTE:
-                df[n] = df[n].astype(object)
+                df[n] = _objects(df[n])
             else:
                 df[n] = pd.Categorical(df[n], categories=[str(v) for v in t])
         elif t in ("NUMERIC", "REAL", "INTEGER"):
             df[n] = pd.to_numeric(df[n], errors="coerce").astype("float64")
         else:
-            df[n] = df[n].astype(object)
+            df[n] = _objects(df[n])
     df = df.rename(columns={class_name: LABEL})
-    df[LABEL] = df[LABEL].astype(object)
+    df[LABEL] = _objects(df[LABEL])
     df.attrs["relation"] = obj.get("relation", "")
     df.attrs["source"] = str(path)
     return df
+
+
+def _objects(col: pd.Series) -> pd.Series:
+    """An object column whose missing values are None (not NaN), however it was parsed."""
+    return col.astype(object).where(col.notna(), None)
+
+
+_DATA_LINE = re.compile(r"^[ \t]*@data[ \t]*\r?$", re.I | re.M)
+_PLAIN_DATA = re.compile(r"[\"'{}%\\]")
+
+
+def _liac_decode(path: Path, text: str) -> dict:
+    try:
+        return liac.ArffDecoder().decode(text)
+    except liac.ArffException as exc:
+        raise ArffError(f"{path}:{exc.line}: {_arff_message(exc)}") from None
+    except (ValueError, TypeError) as exc:  # a bad escape sequence and the like
+        raise ArffError(f"{path}: malformed ARFF ({exc})") from None
+
+
+def _fast_read(path: Path, text: str) -> tuple[dict | None, pd.DataFrame | None]:
+    """liac-arff parses the header; pandas' C parser reads a plain dense data section (no
+    quotes, braces, comments or escapes) about 20x faster than liac-arff would. Anything
+    unusual or wrong returns (None, None), and the liac-arff path reads the file and names
+    the line of any error."""
+    m = _DATA_LINE.search(text)
+    if m is None:
+        return None, None
+    data_text = text[m.end():]
+    if _PLAIN_DATA.search(data_text):
+        return None, None
+    obj = _liac_decode(path, text[:m.end()] + "\n")
+    attributes = obj["attributes"]
+    if not data_text.strip():
+        return None, None
+    lines = pd.Series(data_text.splitlines(), dtype=object)
+    lines = lines[lines.str.strip() != ""]
+    if (lines.str.count(",") != len(attributes) - 1).any():  # a short or long row: liac names it
+        return None, None
+    numeric = {j for j, (_, kind) in enumerate(attributes) if kind in ("NUMERIC", "REAL", "INTEGER")}
+    try:
+        raw = pd.read_csv(io.StringIO(data_text), header=None, skipinitialspace=True,
+                          skip_blank_lines=True, na_values=["?"], keep_default_na=False, engine="c",
+                          dtype={j: (np.float64 if j in numeric else object) for j in range(len(attributes))})
+    except (pd.errors.ParserError, ValueError, TypeError):
+        return None, None
+    if raw.shape != (len(lines), len(attributes)):
+        return None, None
+    out = {}
+    for j, (name, kind) in enumerate(attributes):
+        col = raw[j]
+        if j in numeric:
+            out[name] = col.astype("float64")
+            continue
+        col = col.where(col.isna(), col.astype(str).str.strip())
+        col = col.where(col != "", None)
+        if isinstance(kind, list) and not (col.isin([str(v) for v in kind]) | col.isna()).all():
+            return None, None
+        out[name] = col.astype(object).where(col.notna(), None)
+    return obj, pd.DataFrame(out, columns=[a[0] for a in attributes])
 
 
 def feature_columns(df: pd.DataFrame) -> list[str]:

@@ -8,7 +8,7 @@ model trained on everything, as Weka's ``-t``/``-T``). Scores are reported per d
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np

@@ -27,6 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--features", default=None,
                    help="features of the learned model: thesis (the five, default), extended, all, "
                         "or comma-separated columns")
+    p.add_argument("--stack", default=None, metavar="EXTRACTOR,...",
+                   help="add, as features of the learned model, the share of each node's words that "
+                        "these extractors keep (stacking; e.g. trafilatura,resiliparse)")
     p.add_argument("--score-only", default=None, metavar="NAME,...",
                    help="score only these datasets' pages; the others only serve as training pages")
     p.add_argument("--folds", "-k", type=int, default=5, help="folds of cv and cross-site (default 5)")
@@ -46,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
         options.setdefault("model", {})["classifier"] = args.classifier
     if args.features:
         options.setdefault("model", {})["features"] = args.features  # thesis|extended|all|a,b,c
+    if args.stack:
+        options.setdefault("model", {})["stack"] = args.stack
     report = evaluate(args.datasets, methods=args.methods.split(","), protocol=args.protocol,
                       seed=args.seed, out=args.out, model=args.model, k=args.folds,
                       method_options=options, allow_pickle=args.allow_pickle,
