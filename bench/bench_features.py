@@ -11,6 +11,14 @@ what is hidden + walk + every measure (``walk_page`` with a query) + labels
 from gold text where the page has gold. "walk" is ``walk_page`` alone (decode
 included, no labels). "parse" is ``lxml.etree.fromstring`` of the page's bytes
 with an HTML parser (libxml2 decoding them itself).
+
+``--probe DATASET...`` instead asks which extended features help: per dataset
+(with features.parquet), a seeded 66 % split of its pages, a CART tree with
+entropy (scikit-learn; a quick stand-in for J48) on the thesis's five features
+and on the five plus each group of extended features; it prints the mean
+content F1 (class N, node level) over the datasets:
+
+    python bench/bench_features.py --probe /tmp/imp/big9-*
 """
 from __future__ import annotations
 
@@ -67,13 +75,62 @@ def timed(fn, pages, repeat: int = 1) -> float:
     return best
 
 
+PROBE_GROUPS = {
+    "thesis five": [],
+    "+ link_density, chars, own_chars": ["link_density", "chars", "own_chars"],
+    "+ tag_code": ["tag_code"],
+    "+ position, chars_before": ["position", "chars_before"],
+    "+ own_query_score": ["own_query_score"],
+    "+ parent_ctd, children, sibling_same_tag": ["parent_ctd", "children", "sibling_same_tag"],
+    "+ sitelevel": ["sitelevel"],
+}
+
+
+def probe(datasets: list[str], seed: int = 1) -> dict[str, float]:
+    """Mean content F1 per feature group over the datasets (pages split 66/34, seeded)."""
+    import numpy as np
+    import pandas as pd
+    from sklearn.metrics import f1_score
+    from sklearn.tree import DecisionTreeClassifier
+
+    from hwnoise.features.columns import EXTENDED_FEATURES, THESIS_FEATURES
+
+    groups = dict(PROBE_GROUPS)
+    groups["+ all extended"] = list(EXTENDED_FEATURES)
+    scores: dict[str, list[float]] = {g: [] for g in groups}
+    for d in datasets:
+        path = Path(d) / "features.parquet"
+        if not path.exists():
+            print(f"skipping {d}: no features.parquet", file=sys.stderr)
+            continue
+        df = pd.read_parquet(path)
+        df = df[df["label"].notna()]
+        pages = np.random.default_rng(seed).permutation(sorted(df["page"].unique()))
+        train = df["page"].isin(set(pages[:int(round(0.66 * len(pages)))])).to_numpy()
+        y = (df["label"] == "N").to_numpy()
+        if train.all() or not train.any():
+            continue
+        for g, extra in groups.items():
+            x = df[THESIS_FEATURES + extra].to_numpy(dtype=float)
+            tree = DecisionTreeClassifier(criterion="entropy", min_samples_leaf=2, random_state=0)
+            tree.fit(x[train], y[train])
+            scores[g].append(f1_score(y[~train], tree.predict(x[~train]), zero_division=0))
+    return {g: float(np.mean(v)) for g, v in scores.items() if v}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pages", type=int, default=60, help="pages (half big9, half WCXB; default 60)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=1, help="passes per method; the best counts")
     ap.add_argument("--no-trafilatura", action="store_true")
+    ap.add_argument("--probe", nargs="+", metavar="DATASET",
+                    help="instead: which extended features help (datasets with features.parquet)")
     args = ap.parse_args(argv)
+    if args.probe:
+        for group, f1 in probe(args.probe).items():
+            print(f"{group:45s} content F1 {f1:.3f}")
+        return 0
 
     from hwnoise.features.labels import label_page
     from hwnoise.features.walk import walk_page

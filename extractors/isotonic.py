@@ -18,10 +18,12 @@ Choices where seed 000 is silent or the data lack what it used:
   height``) the rendered top/left/area are used; otherwise document-order proxies: top = the
   share of the page's text before the node (``chars_before``), left = depth / deepest depth,
   area = the node's characters. ``geometry_`` records which was used.
-- Smoothing values: the dynamic program below is exact over a finite set of values, the
-  distinct classifier scores of the page (the paper's O(n^2 log n) program works over the
-  same set); when a page has more than ``levels`` distinct scores they are replaced by
-  ``levels`` quantiles (default 256), which changes scores by less than the spacing.
+- Smoothing values: seed 000 names the objective's parts (the tree constraint, the penalty
+  c per node) but not the program. Ours is exact over a finite set of candidate values, the
+  page's distinct classifier scores (checked against brute force in the tests); when a page
+  has more than ``levels`` distinct scores the candidates are ``levels`` quantiles of them
+  (default 256), so a smoothed value can differ from the unrestricted optimum by about the
+  spacing of those quantiles. O(n * levels) time instead of the paper's O(n^2 log n).
 - Intra-site links: an ``<a href>`` whose resolved host has the page's site (relative links
   are intra-site); links per word counts ``<a>`` elements over the words of the subtree.
 - ``training="pooled"`` adds to a dataset's training pages every page of the datasets named in

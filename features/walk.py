@@ -2,10 +2,14 @@
 
 ``walk_page(html, query_terms)`` decodes the bytes (``hwnoise.decode``), parses
 them with lxml's HTML parser (no ``<tbody>`` is invented), drops what a browser
-does not show (``features.css``), visits the elements once, iteratively, in
-document order, and then computes every measure with numpy over the parent
-array (bottom-up sums level by level, subtree sums as prefix-sum differences),
-so the cost is linear in the size of the page.
+does not show (``features.css``), visits the elements once in document order
+(``lxml.etree.iterwalk``: iterative, no recursion limit), and then computes
+every measure over the parent array: subtree sizes in one reverse pass, subtree
+sums as prefix-sum differences over the document-order rows, children sums and
+QueryScore with ``numpy.add.at``. The cost is linear in the size of the page.
+
+Rows are a pandas DataFrame (``ROW_COLUMNS``; ``xpath``, ``tag`` and ``text``
+hold Python strings); ``PageWalk.last`` gives each row's subtree as a row range.
 
 The measures (DESIGN.md "The measures", seed 003 §2.1.5 and §3.2), per element i:
 

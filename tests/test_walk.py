@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -113,6 +112,7 @@ aside { display : none }
 p::before { display: none }
 a:hover { display: none }
 .broken[ { display:none }
+div[data-kind="banner"] { display: none }
 </style></head><body>
 <p>keep one</p>
 <div class="ad">ad text</div>
@@ -121,6 +121,7 @@ a:hover { display: none }
 <ul class="menu"><li class="x">hidden item</li><li>shown item</li></ul>
 <aside>aside text</aside>
 <div class="printonly">print text</div>
+<div data-kind="banner">banner text</div><div data-kind="other">other text</div>
 <div hidden>attr hidden</div>
 <div style="color:red; DISPLAY: NONE">inline none</div>
 <div style="visibility: hidden">inline hidden</div>
@@ -135,10 +136,11 @@ def test_hidden_elements_are_dropped_with_their_subtree():
     walk = walk_page(HIDDEN_PAGE)
     text = " ".join(t for _, t in walk.segments)
     for gone in ("ad text", "promo text", "gone text", "hidden item", "aside text", "attr hidden",
-                 "inline none", "inline hidden", "script text", "noscript text", "template text",
+                 "inline none", "inline hidden", "banner text", "script text", "noscript text", "template text",
                  "comment text", "bold hidden"):
         assert gone not in text, gone
-    for kept in ("keep one", "shown item", "print text", "inline shown", "tail", "after"):
+    for kept in ("keep one", "shown item", "print text", "inline shown", "other text", "tail",
+                 "after"):
         assert kept in text, kept
     assert not {"script", "noscript", "template", "aside"} & set(walk.rows["tag"])
 
@@ -290,3 +292,15 @@ def test_real_pages_walk_and_keep_their_visible_text():
         assert rows.loc[0, "chars"] == sum(len(t) for _, t in walk.segments), p
         assert rows.loc[0, "chars"] > 200, p
         assert np.isfinite(rows["ctd"]).all(), p
+
+
+def test_hidden_elements_lists_what_the_walk_skips():
+    from hwnoise.features.css import hidden_elements
+    from hwnoise.features.walk import parse_html
+
+    root, too_deep = parse_html(HIDDEN_PAGE)
+    assert not too_deep
+    found = {" ".join((e.text or "").split()) for e in hidden_elements(root, HIDDEN_PAGE)}
+    assert {"ad text", "promo text", "gone text", "hidden item", "aside text", "attr hidden",
+            "inline none", "inline hidden", "banner text", "bold hidden"} <= found
+    assert not {"keep one", "print text", "other text", "inline shown"} & found

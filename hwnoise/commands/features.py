@@ -24,7 +24,8 @@ def register(subparsers) -> None:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("target", metavar="DATASET|PAGE.html", help="a dataset folder or one HTML file")
+    p.add_argument("target", metavar="DATASET|PAGE.html",
+                   help="a dataset folder or one HTML file (.html.gz is read too)")
     p.add_argument("--workers", type=int, default=1, help="processes for a dataset (default 1)")
     p.add_argument("--query", action="append", default=[], metavar="TERMS",
                    help='query terms for one page, e.g. --query "nome aprovado" (words split by '
@@ -58,8 +59,12 @@ def run(args) -> int:
         raise HwnoiseError(f"{target}: no such file or folder (give a dataset folder or an HTML file)")
     try:
         data = target.read_bytes()
-    except OSError as exc:
-        raise HwnoiseError(f"{target}: cannot read it: {exc.strerror or exc}") from None
+        if target.suffix == ".gz":
+            import gzip
+
+            data = gzip.decompress(data)
+    except (OSError, EOFError) as exc:
+        raise HwnoiseError(f"{target}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
     from hwnoise.features.build import page_rows
 
     rows = page_rows(data, _terms(args.query), http_charset=args.charset)
