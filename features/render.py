@@ -551,7 +551,8 @@ def _run_parallel(jobs: list[tuple], workers: int, scripts: bool, timeout: float
     import multiprocessing as mp
     import queue
 
-    ctx = mp.get_context("spawn")
+    # fork: the parent never starts Playwright or a browser, and fork needs no main guard
+    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
     tasks, results = ctx.Queue(), ctx.Queue()
     for job in jobs:
         tasks.put(job)

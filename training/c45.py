@@ -109,23 +109,34 @@ def _estimated_errors(counts: np.ndarray, cf: float) -> float:
 def _first_record(g: np.ndarray) -> int:
     """Index J48's loop ``if (gr(g[i], best)) best = g[i]`` (best starting at 0) ends on, or -1.
 
-    Vectorised: only values within 1e-5 of the maximum can be the last record; the loop is
-    replayed over that window by jumps (each jump raises the record by more than 1e-6)."""
+    Exact and vectorised: the running best never lags the running maximum by more than 1e-6,
+    so only strict prefix maxima can become the best; along them (increasing) the next best is
+    found by binary search, and a long chain is followed by pointer doubling."""
     if g.size == 0:
         return -1
-    m = float(g.max())
-    if m <= SMALL:
+    if float(g.max()) - 0 <= SMALL:
         return -1
-    pos = np.flatnonzero(g > m - 1e-5)
-    vals = g[pos]
-    rec_i, rec = int(pos[0]), float(vals[0])
-    k = 0
-    while True:
-        nxt = np.flatnonzero(vals[k + 1:] - rec > SMALL)
-        if nxt.size == 0:
-            return rec_i
-        k = k + 1 + int(nxt[0])
-        rec_i, rec = int(pos[k]), float(vals[k])
+    prev_max = np.maximum.accumulate(g)
+    pm = np.flatnonzero(np.concatenate(([True], g[1:] > prev_max[:-1])))
+    v = g[pm]                                        # strictly increasing
+    k = int(np.flatnonzero(v - 0 > SMALL)[0])
+    for _ in range(64):
+        rest = np.flatnonzero(v[k + 1:] - v[k] > SMALL)
+        if rest.size == 0:
+            return int(pm[k])
+        k = k + 1 + int(rest[0])
+    # long chain: nxt[i] = first j with v[j] - v[i] > 1e-6; follow it to its end by doubling
+    n = v.size
+    nxt = np.searchsorted(v, v + SMALL, side="right")
+    for i in np.flatnonzero(nxt < n):                # fix rounding at the boundary
+        while nxt[i] < n and not (v[nxt[i]] - v[i] > SMALL):
+            nxt[i] += 1
+        while nxt[i] - 1 > i and v[nxt[i] - 1] - v[i] > SMALL:
+            nxt[i] -= 1
+    step = np.where(nxt < n, nxt, np.arange(n))
+    for _ in range(int(np.ceil(np.log2(n))) + 1):
+        step = step[step]
+    return int(pm[step[k]])
 
 
 # ---------------------------------------------------------------- split search
