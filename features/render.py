@@ -38,7 +38,7 @@ run keeps what it had rendered.
 """
 from __future__ import annotations
 
-import json
+import atexit
 import os
 import shutil
 import signal
@@ -46,6 +46,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,7 @@ from hwnoise.features.walk import MAX_DEPTH, flatten_deep, parse_html
 
 __all__ = ["render_dataset", "render_page", "shown_elements", "tagged_html", "Browser",
            "RenderError", "RENDER_COLUMNS", "VIEWPORT", "CHROMIUM", "chromium_available",
-           "read_render", "render_path"]
+           "read_render", "render_path", "page_render"]
 
 #: Debian's Chromium.
 CHROMIUM = os.environ.get("HWNOISE_CHROMIUM", "/usr/bin/chromium")
@@ -201,6 +202,44 @@ def tagged_html(html: bytes | str, *, http_charset: str | None = None) -> tuple[
     return "<!DOCTYPE html>\n" + out, tags
 
 
+# -- Playwright's driver: one per process, shared by the browsers of that process -----------
+_PW: dict[str, Any] = {"cm": None, "pw": None, "users": 0}
+
+
+def _playwright_acquire():
+    if _PW["pw"] is None:
+        try:
+            from playwright.sync_api import sync_playwright
+        except ImportError:
+            raise RenderError("the rendered mode needs Playwright for Python: "
+                              "pip install 'hwnoise[render]' (never 'playwright install': "
+                              "hwnoise uses Debian's chromium)") from None
+        cm = sync_playwright()
+        _PW["pw"], _PW["cm"] = cm.__enter__(), cm
+    _PW["users"] += 1
+    return _PW["pw"]
+
+
+def _playwright_release() -> None:
+    _PW["users"] -= 1
+    if _PW["users"] <= 0 and _PW["cm"] is not None:
+        cm, _PW["cm"], _PW["pw"], _PW["users"] = _PW["cm"], None, None, 0
+        try:
+            cm.__exit__(None, None, None)
+        except Exception:  # noqa: BLE001 - the driver may already be gone
+            pass
+
+
+#: Browsers this process started and has not ended yet (killed at exit, whatever happens).
+_LIVE: "weakref.WeakSet[Browser]" = weakref.WeakSet()
+
+
+@atexit.register
+def _kill_live() -> None:
+    for b in list(_LIVE):
+        b._kill()
+
+
 # -- one browser ---------------------------------------------------------------------------
 class Browser:
     """One headless Chromium that this process starts, drives and kills (its process group).
@@ -213,7 +252,6 @@ class Browser:
     def __init__(self, *, scripts: bool = False, timeout: float = 15.0):
         self.scripts = scripts
         self.timeout = float(timeout)
-        self._pw_cm = None
         self._pw = None
         self._proc: subprocess.Popen | None = None
         self._profile: str | None = None
@@ -224,14 +262,7 @@ class Browser:
     # lifecycle
     def _playwright(self):
         if self._pw is None:
-            try:
-                from playwright.sync_api import sync_playwright
-            except ImportError:
-                raise RenderError("the rendered mode needs Playwright for Python: "
-                                  "pip install 'hwnoise[render]' (never 'playwright install': "
-                                  "hwnoise uses Debian's chromium)") from None
-            self._pw_cm = sync_playwright()
-            self._pw = self._pw_cm.__enter__()
+            self._pw = _playwright_acquire()
         return self._pw
 
     def _start(self) -> None:
@@ -258,13 +289,19 @@ class Browser:
         if not port:
             self._kill()
             raise RenderError(f"{CHROMIUM} did not start (no DevTools port within 30 s)")
-        self._browser = pw.chromium.connect_over_cdp(f"http://127.0.0.1:{port}", timeout=30_000)
+        try:
+            self._browser = pw.chromium.connect_over_cdp(f"http://127.0.0.1:{port}", timeout=30_000)
+        except Exception as exc:  # noqa: BLE001 - never leave a browser behind
+            self._kill()
+            raise RenderError(f"cannot connect to {CHROMIUM}: {type(exc).__name__}: {exc}") from None
+        _LIVE.add(self)
         self.started += 1
 
     def _kill(self) -> None:
         """End this browser: its process group (Chromium and its children), then its profile."""
         proc, self._proc = self._proc, None
         self._browser = None
+        _LIVE.discard(self)
         if proc is not None:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -281,12 +318,9 @@ class Browser:
     def close(self) -> None:
         """Kill the browser and stop Playwright's driver."""
         self._kill()
-        if self._pw_cm is not None:
-            try:
-                self._pw_cm.__exit__(None, None, None)
-            except Exception:  # noqa: BLE001 - the driver may already be gone
-                pass
-            self._pw_cm = self._pw = None
+        if self._pw is not None:
+            self._pw = None
+            _playwright_release()
 
     def __enter__(self) -> "Browser":
         return self
@@ -434,6 +468,7 @@ def _job(browser: Browser, job: tuple, check: bool) -> tuple[str, pd.DataFrame |
 
 def _worker(tasks, results, scripts: bool, timeout: float, check: bool) -> None:
     """A worker process: render pages from ``tasks`` until None, one browser at a time."""
+    _PW.update(cm=None, pw=None, users=0)  # a forked child never shares its parent's driver
     browser = Browser(scripts=scripts, timeout=timeout)
     try:
         while True:
@@ -610,3 +645,30 @@ def _run_parallel(jobs: list[tuple], workers: int, scripts: bool, timeout: float
             if p.is_alive():
                 p.terminate()
                 p.join(timeout=5)
+
+
+# -- one page of a dataset, for the methods that need the rendered page ---------------------
+_CACHE: dict[str, tuple[int, dict[str, pd.DataFrame]]] = {}
+
+
+def page_render(page, *, browser: Browser | None = None, render_missing: bool = True,
+                scripts: bool = False, timeout: float = 15.0) -> pd.DataFrame | None:
+    """The render rows of a dataset ``Page``: from ``DATASET/render.parquet`` when the page is
+    there, else rendered now with ``browser`` (a fresh one when None) unless not
+    ``render_missing``; None when neither gives rows."""
+    path = render_path(page.dataset)
+    if path.exists():
+        key = str(path)
+        stamp = path.stat().st_mtime_ns
+        got = _CACHE.get(key)
+        if got is None or got[0] != stamp:
+            df = pd.read_parquet(path)
+            got = (stamp, {p: g.reset_index(drop=True) for p, g in df.groupby("page", sort=False)})
+            _CACHE.clear()
+            _CACHE[key] = got
+        if page.id in got[1]:
+            return got[1][page.id]
+    if not render_missing:
+        return None
+    return render_page(page.read_html(), http_charset=page.http_charset, scripts=scripts,
+                       timeout=timeout, browser=browser, page_id=page.id)

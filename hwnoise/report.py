@@ -213,7 +213,7 @@ def _bar_figure(report: dict, kind: str, path: Path) -> Path | None:
         return None
     x = np.arange(len(datasets))
     width = 0.8 / len(series)
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(datasets) * max(1, len(series)) ** 0.5 + 2), 4.2))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(datasets) * max(1, len(series)) ** 0.5 + 2), 4.8))
     for i, (label, vals) in enumerate(series):
         ax.bar(x - 0.4 + width * (i + 0.5), np.nan_to_num(vals), width, label=label)
     ax.set_xticks(x)
@@ -221,8 +221,9 @@ def _bar_figure(report: dict, kind: str, path: Path) -> Path | None:
                        fontsize=8)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel(kind.capitalize())
-    ax.set_title(f"{kind.capitalize()} per dataset and method")
-    ax.legend(fontsize=8, ncol=min(4, len(series)), loc="lower left")
+    ax.set_title(f"{kind.capitalize()} per dataset and method", pad=28)
+    ax.legend(fontsize=8, ncol=min(6, len(series)), loc="lower center", bbox_to_anchor=(0.5, 1.0),
+              frameon=False)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -340,3 +340,23 @@ def test_weka_number_formatting(value, six, java):
     assert double_to_string(value, 6) == six
     assert java_double(value) == java
     assert java_double(round_double(2.675)) == "2.68"
+
+
+def test_best_cut_follows_j48s_tolerant_running_best():
+    """J48 keeps the first gain that beats the running best by more than 1e-6, not the argmax."""
+    def loop(g):
+        best, idx = 0.0, -1
+        for i, x in enumerate(g):
+            if x - best > 1e-6:
+                best, idx = x, i
+        return idx
+    rng = np.random.default_rng(0)
+    cases = [np.array([0.5, 0.5000015, 0.500002]), np.zeros(4), np.array([1e-6, 5e-7])]
+    for t in range(400):
+        n = int(rng.integers(1, 300))
+        cases.append([rng.random(n) * 1e-5, np.cumsum(rng.random(n) * 3e-7),
+                      np.round(rng.random(n) * 1e-5, 7)][t % 3])
+    cases.append(np.cumsum(rng.random(100_000) * 1e-6))      # a long chain of records
+    assert loop(cases[0]) == 1                                 # argmax would say 2
+    for g in cases:
+        assert c45._first_record(np.asarray(g, dtype=float)) == loop(g)

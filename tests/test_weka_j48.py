@@ -211,3 +211,20 @@ def test_feature_table_accuracy_within_half_point_of_weka(site, year, tmp_path):
     ours = 100 * float(np.mean(clf.predict(Xt) == yt))
     assert abs(ours - result.test_accuracy) <= 0.5
     assert_same_tree(export_j48(clf, names), result.tree_text)
+
+
+@pytest.mark.weka
+@pytest.mark.skipif(not weka_available(), reason="Weka (java + weka.jar) not installed")
+def test_forty_thousand_noisy_rows_give_weka_s_tree(tmp_path):
+    """Many rows make the gain curves flat, so J48's 1e-6 tolerances decide between cuts."""
+    rng = np.random.default_rng(42)
+    n = 40_000
+    X = np.column_stack([rng.gamma(1.5, 20, n) * (rng.random(n) < 0.7), rng.gamma(1.2, 50, n).round(3),
+                         np.round(rng.exponential(0.5, n), 2), rng.poisson(0.3, n), rng.integers(1, 30, n)])
+    score = 0.04 * X[:, 0] + 0.01 * X[:, 1] + X[:, 2] + 0.5 * X[:, 3] - 0.08 * X[:, 4] + rng.normal(size=n)
+    y = np.where(score > 0.8, "N", "S")
+    names = ["ctd", "density_sum", "query_score", "matches", "distance"]
+    train = write_arff(tmp_path / "big.arff", X, y, names)
+    result = run_j48(train)
+    clf, _ = fit_file(train)
+    assert_same_tree(export_j48(clf, names), result.tree_text)

@@ -119,21 +119,33 @@ def _first_record(g: np.ndarray) -> int:
     prev_max = np.maximum.accumulate(g)
     pm = np.flatnonzero(np.concatenate(([True], g[1:] > prev_max[:-1])))
     v = g[pm]                                        # strictly increasing
-    k = int(np.flatnonzero(v - 0 > SMALL)[0])
-    for _ in range(64):
-        rest = np.flatnonzero(v[k + 1:] - v[k] > SMALL)
-        if rest.size == 0:
-            return int(pm[k])
-        k = k + 1 + int(rest[0])
-    # long chain: nxt[i] = first j with v[j] - v[i] > 1e-6; follow it to its end by doubling
     n = v.size
+    k = int(np.flatnonzero(v - 0 > SMALL)[0])
+
+    def following(i: int) -> int:
+        """First j > i with v[j] - v[i] > 1e-6 (binary search, then the exact test)."""
+        j = int(np.searchsorted(v, v[i] + SMALL, side="right"))
+        while j < n and not v[j] - v[i] > SMALL:
+            j += 1
+        while j - 1 > i and v[j - 1] - v[i] > SMALL:
+            j -= 1
+        return j
+
+    for _ in range(64):
+        j = following(k)
+        if j >= n:
+            return int(pm[k])
+        k = j
+    # a long chain: follow nxt to its end by pointer doubling
+    idx = np.arange(n)
     nxt = np.searchsorted(v, v + SMALL, side="right")
-    for i in np.flatnonzero(nxt < n):                # fix rounding at the boundary
-        while nxt[i] < n and not (v[nxt[i]] - v[i] > SMALL):
-            nxt[i] += 1
-        while nxt[i] - 1 > i and v[nxt[i] - 1] - v[i] > SMALL:
-            nxt[i] -= 1
-    step = np.where(nxt < n, nxt, np.arange(n))
+    for _ in range(4):                               # the exact test at rounding boundaries
+        low = (nxt < n) & ~(v[np.minimum(nxt, n - 1)] - v > SMALL)
+        high = (nxt - 1 > idx) & (v[np.maximum(nxt - 1, 0)] - v > SMALL)
+        if not (low.any() or high.any()):
+            break
+        nxt = nxt + low - high
+    step = np.where(nxt < n, nxt, idx)
     for _ in range(int(np.ceil(np.log2(n))) + 1):
         step = step[step]
     return int(pm[step[k]])
@@ -516,12 +528,15 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
         if class_order is None:
             self.classes_ = np.unique(y)
         else:
-            self.classes_ = np.asarray(list(class_order), dtype=y.dtype if y.dtype != object else object)
+            self.classes_ = np.asarray(list(class_order))
+            if y.dtype == object:
+                self.classes_ = self.classes_.astype(object)
             unknown = set(np.unique(y).tolist()) - set(self.classes_.tolist())
-            if unknown:
-                raise ValueError(f"labels {sorted(map(str, unknown))} are not in class_order {list(class_order)}")
-        lookup = {c: i for i, c in enumerate(self.classes_.tolist())}
-        yi = np.fromiter((lookup[v] for v in y.tolist()), dtype=np.intp, count=y.size)
+            if unknown or len(set(self.classes_.tolist())) != len(self.classes_):
+                raise ValueError(f"labels {sorted(map(str, unknown))} are not in class_order "
+                                 f"{list(class_order)} (or it repeats a class)")
+        order = np.argsort(self.classes_, kind="stable")
+        yi = order[np.searchsorted(self.classes_[order], y)].astype(np.intp)
         keep = w > 0                     # a zero weight drops the row (J48 would keep it)
         if not keep.all():
             X, yi, w = X[keep], yi[keep], w[keep]

@@ -1,0 +1,253 @@
+"""The rendered mode: the same elements as the walker, real headless Chromium, apply_render."""
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from lxml import etree
+
+from hwnoise.dataset import Dataset
+from hwnoise.features.render import (RENDER_COLUMNS, Browser, chromium_available, read_render,
+                                     render_dataset, render_page, shown_elements, tagged_html)
+from hwnoise.features.rendered import RENDER_FEATURES, apply_render
+from hwnoise.features.walk import walk_page
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+needs_chromium = pytest.mark.skipif(not chromium_available(),
+                                    reason="needs /usr/bin/chromium and playwright")
+
+VARIED = {
+    "plain": "<html><body><p>Hello <b>world</b></p><ul><li>a</li><li>b</li></ul></body></html>",
+    "hidden": """<html><head><style>.ad{display:none} #side .promo{visibility:hidden}
+        div > span.x {display:none} a[href^="http"] {display:none}</style></head>
+        <body><div class=ad>ad</div><div id=side><p class=promo>promo</p><p>kept</p></div>
+        <div><span class=x>x</span><span>y</span></div><a href="http://e.com">ext</a>
+        <p hidden>h</p><p style="display: none">n</p><p style="color:red">r</p>
+        <noscript><p>ns</p></noscript><script>var a=1;</script><iframe src=x></iframe>
+        <template><p>t</p></template></body></html>""",
+    "tables": "<body><table><tr><td>a<td>b<tr><td><p>c<p>d</table><dl><dt>x<dd>y</dl></body>",
+    "no_body": "<p>just a fragment</p><div>two</div>",
+    "stray_html": "<html><body><p>one</p></body></html><html><body><p>two</p><div>3</div></body></html>",
+    "deep": "<html><body>" + "<div>" * 600 + "deep text" + "</div>" * 600 + "<p>after</p></body></html>",
+    "empty": "",
+    "comments": "<body><!-- c --><p>a<!-- b -->c</p><?pi x?><svg><rect/></svg></body>",
+}
+
+
+@pytest.mark.parametrize("name", sorted(VARIED))
+def test_shown_elements_are_the_walkers_rows(name):
+    html = VARIED[name]
+    rows = walk_page(html).rows
+    _, els, parents = shown_elements(html)
+    assert [e.tag for e in els] == rows["tag"].tolist()
+    assert parents == rows["parent"].tolist()
+    text, tags = tagged_html(html)
+    assert tags == rows["tag"].tolist()
+    assert text.count('data-hwnode="') == len(rows)
+
+
+@pytest.mark.datasets
+@pytest.mark.skipif(not (SHARED / "big9").is_dir(), reason="needs ../shared/datasets/big9")
+def test_shown_elements_match_walk_on_real_pages():
+    files = sorted((SHARED / "big9").glob("*/html/*"))[::23]
+    assert files
+    for f in files:
+        data = f.read_bytes()
+        rows = walk_page(data).rows
+        _, els, _ = shown_elements(data)
+        assert [e.tag for e in els] == rows["tag"].tolist(), f
+
+
+def _fake_render(rows: pd.DataFrame, hide: list[int]) -> pd.DataFrame:
+    n = len(rows)
+    r = pd.DataFrame({"page": "", "node": np.arange(n), "tag": rows["tag"].to_numpy(),
+                      "display": "block", "visibility": "visible", "opacity": 1.0,
+                      "font_size": 16.0, "font_weight": 400.0, "color": "rgb(0, 0, 0)",
+                      "x": 8.0, "y": 8.0, "width": 100.0, "height": 20.0})
+    r.loc[hide, "display"] = "none"
+    return r
+
+
+def test_apply_render_equals_the_walk_of_the_page_without_the_hidden_elements():
+    html = """<html><body><div id=top><a href=/>Home</a> <a href=/n>News</a> menu text</div>
+      <div class=main><h1>Big title about cats</h1><p>Cats sleep a lot. <a href=/c>More</a> tail</p>
+      <p>Second <b>para</b> about cats and dogs</p><div class=rel><ul><li><a href=/1>cats 1</a></li>
+      <li><a href=/2>two</a> dogs</li></ul></div></div><div id=foot>Footer (c) cats</div></body></html>"""
+    root, els, _ = shown_elements(html)
+    hide = [i for i, e in enumerate(els) if e.get("id") == "top" or e.get("class") == "rel"]
+    base = walk_page(html, ["cats"], own_terms=["dogs"]).rows
+    out = apply_render(base, _fake_render(base, hide))
+    for i in hide:
+        els[i].set("hidden", "")
+    expected = walk_page(etree.tostring(root, method="html", encoding="unicode"), ["cats"],
+                         own_terms=["dogs"]).rows
+    assert out.attrs["render_dropped"] == len(base) - len(expected) > 0
+    for col in expected.columns:
+        a, b = out[col].to_numpy(), expected[col].to_numpy()
+        if a.dtype.kind in "fiu":
+            np.testing.assert_allclose(a.astype(float), b.astype(float), atol=1e-9, err_msg=col)
+        else:
+            assert a.tolist() == b.tolist(), col
+    assert set(RENDER_FEATURES) <= set(out.columns)
+
+
+def test_apply_render_keeps_pages_without_render_and_rejects_a_misjoin():
+    rows = walk_page(VARIED["plain"]).rows.assign(page="p1")
+    out = apply_render(rows, None)
+    assert len(out) == len(rows) and (out["font_size_rel"] == 1).all()
+    bad = _fake_render(rows, [1]).assign(page="p1")
+    bad.loc[2, "tag"] = "table"  # a render of another tree: ignored, with a warning
+    with pytest.warns(UserWarning, match="does not match"):
+        out = apply_render(rows, bad)
+    assert len(out) == len(rows)
+
+
+# -- real Chromium --------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def browser():
+    if not chromium_available():
+        pytest.skip("needs /usr/bin/chromium and playwright")
+    with Browser(timeout=20) as b:
+        yield b
+
+
+HIDDEN_PAGE = """<html><head><style>
+  .ad { display: none }
+  @media screen { .promo { display: none } }
+  .skip { position: absolute; left: -10000px }
+</style></head><body>
+<div class="ad">Buy cheap watches now</div>
+<div class="promo">Subscribe to our newsletter today</div>
+<a class="skip" href="#main">Skip to content</a>
+<div style="visibility: hidden">Sponsored links here</div>
+<div id="main"><h1>The article title</h1>
+<p>The article body tells the reader about rendering pages in a browser.</p></div>
+</body></html>"""
+
+
+@needs_chromium
+def test_noise_hidden_by_style_rules_and_inline_style_is_dropped(browser):
+    base = walk_page(HIDDEN_PAGE).rows
+    r = render_page(HIDDEN_PAGE, browser=browser)
+    assert r["node"].tolist() == base["node"].tolist() and r["tag"].tolist() == base["tag"].tolist()
+    promo = base.index[base["text"].str.contains("newsletter")][0]
+    assert r.loc[promo, "display"] == "none"  # the @media rule only the browser applies
+    out = apply_render(base, r)
+    text = " ".join(out["text"])
+    for noise in ("watches", "newsletter", "Skip", "Sponsored"):
+        assert noise not in text
+    assert "article title" in text and "rendering pages in a browser" in text
+
+
+@needs_chromium
+def test_known_boxes_fonts_and_colours(browser):
+    html = """<html><body style="margin:0">
+      <div style="position:absolute; left:100px; top:50px; width:200px; height:30px">box</div>
+      <p style="position:absolute; top:200px; left:10px; margin:0; font-size:24px;
+                font-weight:bold; color:#ff0000">big red</p></body></html>"""
+    r = render_page(html, browser=browser).set_index("tag")
+    assert list(r.loc["div", ["x", "y", "width", "height"]]) == [100, 50, 200, 30]
+    assert r.loc["p", "x"] == 10 and r.loc["p", "y"] == 200
+    assert r.loc["p", "font_size"] == 24 and r.loc["p", "font_weight"] == 700
+    assert r.loc["p", "color"] == "rgb(255, 0, 0)"
+    assert r.loc["body", "width"] == 1366  # the 1366×768 viewport, no scroll bar
+    feats = apply_render(walk_page(html).rows, render_page(html, browser=browser))
+    p = feats[feats["tag"] == "p"].iloc[0]
+    assert p["font_size_rel"] == pytest.approx(24 / 16) or p["font_size_rel"] == pytest.approx(1.0)
+    assert p["color_luminance"] == pytest.approx(0.2126, abs=1e-4)
+    assert feats[feats["tag"] == "div"].iloc[0]["box_x"] == pytest.approx(100 / 1366)
+
+
+class _Counting(BaseHTTPRequestHandler):
+    hits: list = []
+
+    def do_GET(self):  # noqa: N802
+        type(self).hits.append(self.path)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.end_headers()
+        self.wfile.write(b"body { display: none }")
+
+    def log_message(self, *a):
+        pass
+
+
+@needs_chromium
+def test_no_request_leaves_the_machine():
+    _Counting.hits = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Counting)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    html = f"""<html><head><link rel=stylesheet href="{base}/style.css">
+      <script src="{base}/lib.js"></script></head><body>
+      <img src="{base}/img.png"><iframe src="{base}/frame.html"></iframe>
+      <p style="background:url({base}/bg.png)">text</p>
+      <script>fetch("{base}/api"); new Image().src = "{base}/beacon.gif";</script></body></html>"""
+    try:
+        with Browser(scripts=True, timeout=20) as b:
+            r = render_page(html, browser=b)
+            refused = list(b.requests)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert _Counting.hits == []
+    assert {f"{base}/style.css", f"{base}/img.png", f"{base}/lib.js"} <= set(refused)
+    assert r.set_index("tag").loc["p", "display"] == "block"  # the remote style sheet never applied
+
+
+def _dataset(tmp_path: Path, pages: dict[str, str]) -> Dataset:
+    ds = Dataset.create(tmp_path / "ds", name="ds", source="test")
+    for name, html in pages.items():
+        sub = ds.add_submission({"url": f"http://example.test/{name}", "fields": []})
+        ds.write_page(sub["id"], html.encode("utf-8"))
+    return ds
+
+
+@needs_chromium
+def test_a_page_that_never_finishes_is_recorded_and_the_run_goes_on(tmp_path):
+    pages = {"a": VARIED["plain"],
+             "loop": "<html><body><p>hang</p><script>while (true) {}</script></body></html>",
+             "b": VARIED["tables"]}
+    ds = _dataset(tmp_path, pages)
+    summary = render_dataset(ds, workers=2, scripts=True, timeout=3, progress=False)
+    assert summary["rendered"] == 2 and summary["failed"] == 1
+    failed = [json.loads(line) for line in (ds.path / "render_failed.jsonl").read_text().splitlines()]
+    loop_id = [p.id for p in ds.pages() if b"while" in p.read_html()][0]
+    assert [f["page"] for f in failed] == [loop_id] and "time limit" in failed[0]["error"]
+    r = read_render(ds)
+    assert set(r["page"]) == {p.id for p in ds.pages()} - {loop_id}
+    # a rerun leaves the failed page alone unless asked
+    again = render_dataset(ds, workers=1, scripts=True, timeout=3, progress=False)
+    assert again["rendered"] == 0 and again["skipped"] == 3
+
+
+@needs_chromium
+def test_rerun_renders_nothing_new_and_the_join_is_exact(tmp_path):
+    ds = _dataset(tmp_path, {"hidden": HIDDEN_PAGE, "tables": VARIED["tables"],
+                             "deep": VARIED["deep"]})
+    from hwnoise.commands import render as command
+
+    parser = argparse.ArgumentParser()
+    command.register(parser.add_subparsers())
+    args = parser.parse_args(["render", str(ds.path), "--workers", "1", "--no-progress"])
+    assert args.func(args) == 0
+    first = read_render(ds)
+    stamp = (ds.path / "render.parquet").stat().st_mtime_ns
+    summary = render_dataset(ds, workers=1, progress=False)
+    assert summary == {**summary, "rendered": 0, "failed": 0, "skipped": 3}
+    assert (ds.path / "render.parquet").stat().st_mtime_ns == stamp
+    assert list(first.columns) == RENDER_COLUMNS
+    for page in ds.pages():
+        rows = walk_page(page.read_html(), http_charset=page.http_charset).rows
+        mine = first[first["page"] == page.id].sort_values("node")
+        joined = rows.merge(mine, on="node", how="left", suffixes=("", "_r"))
+        assert len(mine) == len(rows)
+        assert (joined["tag"] == joined["tag_r"]).all()
+        assert joined["display"].ne("").all()  # every element was found in the browser
