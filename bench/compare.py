@@ -106,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--features", default="thesis", help="learned model's features: thesis|extended|all|a,b,c")
     ap.add_argument("--classifier", default="j48")
     ap.add_argument("--stack", default="", help="extractors whose verdicts become model features")
+    ap.add_argument("--context", action="store_true", help="parent/grandparent context features")
     ap.add_argument("--params", default="", help="classifier parameters, k=v,... (ints/floats)")
     ap.add_argument("--limit", type=int, default=None, help="import only the first N pages of each source")
     ap.add_argument("--seed", type=int, default=1)
@@ -115,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"compare: no datasets at {args.data}", file=sys.stderr)
         return 1
     methods = [m for m in args.methods.split(",") if m]
-    opts = {"model": {"features": args.features, "classifier": args.classifier, "stack": args.stack}}
+    opts = {"model": {"features": args.features, "classifier": args.classifier, "stack": args.stack,
+                      "context": args.context}}
     if args.params:
         params = {}
         for kv in args.params.split(","):
@@ -125,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     reports = args.work / "reports"
     rows: list[list] = []
     only = set(args.only.split(","))
-    tag = f"{args.features}-{args.classifier}" + (f"-stack-{args.stack}" if args.stack else "")
+    tag = f"{args.features}-{args.classifier}" + (f"-stack-{args.stack}" if args.stack else "") \
+        + ("-context" if args.context else "")
     if "big9" in only:
         t0 = time.perf_counter()
         dirs = ensure("big9", args.data, args.work, args.limit)
@@ -149,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(rows, ["target", "method", "pages", "text F1 (mean of pages)",
                               "F1 of means", "target"]))
     print(f"features={args.features} classifier={args.classifier} stack={args.stack or '-'} "
+          f"context={args.context} "
           f"params={args.params or '-'} seed={args.seed} "
           f"limit={args.limit}; reports in {reports}")
     return 0

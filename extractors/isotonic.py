@@ -146,10 +146,7 @@ def node_features(walk: "PageWalk", view: ElementView | None, url: str = "",
     r = walk.rows
     n = len(r)
     parent = r["parent"].to_numpy()
-    last = np.asarray(walk.last) if len(getattr(walk, "last", ())) == n else None
-    if last is None:
-        from hwnoise.extractors.sitelevel import _last
-        last = _last(walk)
+    last = np.asarray(walk.last, dtype=np.int64)
     idx = np.arange(n)
 
     def subtree_sum(values: np.ndarray) -> np.ndarray:

@@ -137,6 +137,37 @@ def _stack_names(features: Sequence[str]) -> list[str]:
     return [f[len(STACK_PREFIX):] for f in features if f.startswith(STACK_PREFIX)]
 
 
+#: Context features: a column's value at the parent and at the grandparent of each node.
+CONTEXT_PREFIXES = ("ctx_parent_", "ctx_grand_")
+CONTEXT_BASE = ("link_density", "ctd", "sitelevel", "sibling_same_tag", "chars")
+
+
+def context_features(base: Sequence[str]) -> list[str]:
+    """The context columns for ``base`` columns (see :func:`add_context`)."""
+    return [prefix + f for f in base for prefix in CONTEXT_PREFIXES]
+
+
+def add_context(rows: pd.DataFrame, features: Sequence[str]) -> pd.DataFrame:
+    """Add the ``ctx_parent_X`` / ``ctx_grand_X`` columns that ``features`` asks for, from one
+    page's rows (``parent`` indexes rows; body is its own parent)."""
+    wanted = [f for f in features if f.startswith(CONTEXT_PREFIXES) and f not in rows.columns]
+    if not wanted or len(rows) == 0:
+        return rows
+    parent = rows["parent"].to_numpy(dtype=np.int64)
+    up = np.where(parent >= 0, parent, np.arange(len(parent)))
+    up2 = up[up]
+    cols = {}
+    for f in wanted:
+        prefix = next(p for p in CONTEXT_PREFIXES if f.startswith(p))
+        base = f[len(prefix):]
+        if base not in rows.columns:
+            cols[f] = np.nan
+            continue
+        vals = pd.to_numeric(rows[base], errors="coerce").to_numpy(dtype=float)
+        cols[f] = vals[up] if prefix == "ctx_parent_" else vals[up2]
+    return rows.assign(**cols)
+
+
 class ModelMethod(WalkMethod):
     """hwnoise's learned model (C4.5 by default) behind the Method contract."""
 
@@ -145,16 +176,19 @@ class ModelMethod(WalkMethod):
 
     def __init__(self, model: "NoiseModel | None" = None, *, classifier: str = "j48",
                  features: str | Sequence[str] | None = None, name: str | None = None,
-                 stack: str | Sequence[str] = (), **options: Any) -> None:
+                 stack: str | Sequence[str] = (), context: bool = False, **options: Any) -> None:
         super().__init__()
         self.model = model
         self.classifier = classifier
         self.features = features if (features is None or isinstance(features, str)) else list(features)
         self.stack = [s for s in (stack.split(",") if isinstance(stack, str) else stack) if s]
-        if self.stack:
+        if self.stack or context:
             from hwnoise.training.model import resolve_features
 
-            self.features = resolve_features(self.features) + [STACK_PREFIX + s for s in self.stack]
+            feats = resolve_features(self.features) + [STACK_PREFIX + s for s in self.stack]
+            if context:
+                feats += context_features([STACK_PREFIX + s for s in self.stack] + list(CONTEXT_BASE))
+            self.features = feats
         self.options = options
         self.cache = FeatureCache()
         self._warned = False
@@ -164,21 +198,26 @@ class ModelMethod(WalkMethod):
             self.needs_training = False
 
     def _with_stack(self, page: "Page", rows: pd.DataFrame, walk: "PageWalk | None" = None) -> pd.DataFrame:
-        names = _stack_names(getattr(self.model, "features", None) or self.features or [])
-        if not names:
-            return rows
-        from hwnoise.extractors.base import walk_of
+        """``rows`` with the stacked and context columns the model's features ask for."""
+        features = (getattr(self.model, "features", None) if self.model is not None else None) \
+            or (self.features if isinstance(self.features, list) else [])
+        names = _stack_names(features)
+        if names:
+            from hwnoise.extractors.base import walk_of
 
-        walk = walk if walk is not None else walk_of(page)
-        if len(walk.rows) != len(rows):
-            return rows.assign(**{STACK_PREFIX + n: np.nan for n in names})
-        cols = stack_columns(walk, page.read_html(), names, http_charset=page.http_charset,
-                             key=str(page.html_path))
-        return rows.assign(**cols)
+            walk = walk if walk is not None else walk_of(page)
+            if len(walk.rows) != len(rows):
+                rows = rows.assign(**{STACK_PREFIX + n: np.nan for n in names})
+            else:
+                rows = rows.assign(**stack_columns(walk, page.read_html(), names,
+                                                   http_charset=page.http_charset,
+                                                   key=str(page.html_path)))
+        return add_context(rows, features)
 
     def fit(self, pages: Sequence["Page"]) -> "ModelMethod":
         """Train a fresh model on the labelled rows of ``pages`` (the training pages only)."""
-        if self.stack:
+        if isinstance(self.features, list) and any(
+                f.startswith((STACK_PREFIX,) + CONTEXT_PREFIXES) for f in self.features):
             parts = []
             for page in pages:
                 one = training_rows([page], self.cache)
@@ -254,6 +293,7 @@ def extract_with_model(model: "NoiseModel", html: bytes | str, *, http_charset: 
     names = _stack_names(getattr(model, "features", []))
     if names:  # a stacked model: run the extractors it was trained with
         rows = rows.assign(**stack_columns(walk, html, names, http_charset=http_charset))
+    rows = add_context(rows, getattr(model, "features", []))
     labels = np.asarray(model.predict(rows), dtype=object)
     return text_from_labels(walk, labels)
 

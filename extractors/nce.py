@@ -125,7 +125,7 @@ class NCE(WalkMethod):
         r = walk.rows
         n = len(r)
         parent = r["parent"].to_numpy()
-        last = np.asarray(walk.last) if len(getattr(walk, "last", ())) == n else _last(parent)
+        last = np.asarray(walk.last, dtype=np.int64)
         chars = r["chars"].to_numpy(dtype=float)
         link = r["link_chars"].to_numpy(dtype=float)
         ld = np.where(chars > 0, link / np.where(chars > 0, chars, 1), 0.0)
@@ -239,16 +239,6 @@ def _page_title(page: "Page") -> str:
     import html as _html
 
     return " ".join(_html.unescape(re.sub(r"<[^>]+>", " ", m.group(1))).split())
-
-
-def _last(parent: np.ndarray) -> np.ndarray:
-    n = len(parent)
-    last = np.arange(n)
-    for i in range(n - 1, 0, -1):
-        p = parent[i]
-        if p >= 0 and last[i] > last[p]:
-            last[p] = last[i]
-    return last
 
 
 def _subtree_texts(walk: "PageWalk", last: np.ndarray) -> list[str]:

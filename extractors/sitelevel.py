@@ -139,24 +139,10 @@ def _subtree_texts(walk: "PageWalk") -> list[str]:
         p = parent[i]
         if first[i] < first[p]:
             first[p] = first[i]
-    last = _last(walk)
+    last = np.asarray(walk.last, dtype=np.int64)
     cs = np.concatenate(([0], np.cumsum(np.bincount(seg_nodes, minlength=n))))
     count = cs[last + 1] - cs[np.arange(n)]
     return [" ".join(texts[first[i]:first[i] + count[i]]) if count[i] else "" for i in range(n)]
-
-
-def _last(walk: "PageWalk") -> np.ndarray:
-    last = getattr(walk, "last", None)
-    if last is not None and len(last) == len(walk.rows):
-        return np.asarray(last)
-    parent = walk.rows["parent"].to_numpy()
-    n = len(parent)
-    last = np.arange(n)
-    for i in range(n - 1, 0, -1):
-        p = parent[i]
-        if p >= 0 and last[i] > last[p]:
-            last[p] = last[i]
-    return last
 
 
 def _h(*parts: str) -> int:

@@ -21,12 +21,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-from rapidfuzz.distance import LCSseq
 
 from hwnoise.dataset import Dataset
 from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.features.importers import l3s as l3s_format
-from hwnoise.text import tokenize
+from hwnoise.features.labels import half_rule
+from hwnoise.text import lcs_blocks, tokenize
 
 __all__ = ["label_agreement", "markup_labels", "agreement_scores", "l3s_pages"]
 
@@ -41,15 +41,6 @@ def _page_words(walk) -> tuple[list[str], np.ndarray]:
     return words, np.asarray(owners, dtype=np.int64)
 
 
-def _subtree_last(walk) -> np.ndarray:
-    last = getattr(walk, "last", None)
-    if last is not None and len(last) == len(walk.rows):
-        return np.asarray(last, dtype=np.int64)
-    from hwnoise.features.labels import _subtree_last as fallback  # older walks without .last
-
-    return fallback(walk)
-
-
 def markup_labels(walk, annotated: bytes) -> np.ndarray:
     """"S"/"N" per row of ``walk`` from the content spans of the page's annotated copy."""
     return _markup(walk, annotated)[0]
@@ -62,21 +53,12 @@ def _markup(walk, annotated: bytes) -> tuple[np.ndarray, int, int]:
     ann_words, ann_content = l3s_format.labelled_words(annotated)
     marked = np.zeros(len(words), dtype=bool)
     aligned = 0
-    if words and ann_words:
-        for op in LCSseq.opcodes(words, ann_words):
-            if op.tag == "equal":
-                marked[op.src_start:op.src_end] = ann_content[op.dest_start:op.dest_end]
-                aligned += op.src_end - op.src_start
+    for start, dest, length in lcs_blocks(words, ann_words):
+        marked[start:start + length] = ann_content[dest:dest + length]
+        aligned += length
     own_words = np.bincount(owner, minlength=n)[:n] if n else np.zeros(0, dtype=np.int64)
     own_marked = np.bincount(owner[marked], minlength=n)[:n] if n else np.zeros(0, dtype=np.int64)
-    idx = np.arange(n, dtype=np.int64)
-    last = _subtree_last(walk)
-    cw = np.concatenate(([0], np.cumsum(own_words)))
-    cm = np.concatenate(([0], np.cumsum(own_marked)))
-    sub_words = cw[last + 1] - cw[idx]
-    sub_marked = cm[last + 1] - cm[idx]
-    content = np.where(own_words > 0, 2 * own_marked >= own_words,
-                       (sub_words > 0) & (2 * sub_marked >= sub_words))
+    content = half_rule(np.asarray(walk.last, dtype=np.int64), own_words, own_marked)
     return np.where(content, CONTENT, NOISE).astype(object), len(words), aligned
 
 

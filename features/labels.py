@@ -47,24 +47,6 @@ def aligned_words(walk, gold_text: str) -> tuple[np.ndarray, np.ndarray]:
     return own_words.astype(np.int64), own_aligned.astype(np.int64)
 
 
-def _subtree_last(walk) -> np.ndarray:
-    last = getattr(walk, "last", None)
-    n = len(walk.rows)
-    if last is not None and len(last) == n:
-        return np.asarray(last, dtype=np.int64)
-    # rows are in document order: a subtree ends before the next row at its depth or above
-    depth = walk.rows["distance"].to_numpy()
-    out = np.empty(n, dtype=np.int64)
-    stack: list[int] = []
-    for i in range(n):
-        while stack and depth[stack[-1]] >= depth[i]:
-            out[stack.pop()] = i - 1
-        stack.append(i)
-    for j in stack:
-        out[j] = n - 1
-    return out
-
-
 def label_page(walk, gold_text: str | None) -> np.ndarray:
     """"S"/"N" for every row of ``walk`` (a ``PageWalk``) from the page's gold text.
 
@@ -75,12 +57,18 @@ def label_page(walk, gold_text: str | None) -> np.ndarray:
     if gold_text is None:
         return np.full(n, None, dtype=object)
     own_words, own_aligned = aligned_words(walk, gold_text)
-    idx = np.arange(n, dtype=np.int64)
-    last = _subtree_last(walk)
-    cw = np.concatenate(([0], np.cumsum(own_words)))
-    ca = np.concatenate(([0], np.cumsum(own_aligned)))
-    sub_words = cw[last + 1] - cw[idx]
-    sub_aligned = ca[last + 1] - ca[idx]
-    content = np.where(own_words > 0, 2 * own_aligned >= own_words,
-                       (sub_words > 0) & (2 * sub_aligned >= sub_words))
+    content = half_rule(np.asarray(walk.last, dtype=np.int64), own_words, own_aligned)
     return np.where(content, CONTENT, NOISE).astype(object)
+
+
+def half_rule(last: np.ndarray, own_words: np.ndarray, own_marked: np.ndarray) -> np.ndarray:
+    """The labelling rule, as booleans (True = content): an element is content when at least
+    half of its own words are marked; with no own words, when at least half of its subtree's
+    words are; with no words in its subtree, it is noise. ``last`` is ``PageWalk.last``."""
+    idx = np.arange(len(last), dtype=np.int64)
+    cw = np.concatenate(([0], np.cumsum(own_words)))
+    cm = np.concatenate(([0], np.cumsum(own_marked)))
+    sub_words = cw[last + 1] - cw[idx]
+    sub_marked = cm[last + 1] - cm[idx]
+    return np.where(own_words > 0, 2 * own_marked >= own_words,
+                    (sub_words > 0) & (2 * sub_marked >= sub_words))

@@ -443,6 +443,13 @@ def _subtree_sizes(parents: list[int]) -> np.ndarray:
     return np.asarray(size, dtype=np.int64)
 
 
+def subtree_last(parent) -> np.ndarray:
+    """Index of each row's last descendant, for rows in document order (``PageWalk.last``
+    for a parent array alone): row i's subtree is rows ``i .. last[i]``."""
+    parents = [int(p) for p in parent]
+    return np.arange(len(parents), dtype=np.int64) + _subtree_sizes(parents) - 1
+
+
 def _query_score(parent: np.ndarray, own_matches: np.ndarray) -> np.ndarray:
     """Σ over text nodes below each row of matches / distance (own text at distance 1)."""
     qs = np.zeros(len(parent), dtype=np.float64)

@@ -102,7 +102,7 @@ def write_domain_query(dataset: Dataset) -> list[dict]:
     (left untouched when it already holds exactly that query)."""
     query = build_query(dataset.submissions())
     try:
-        unchanged = dataset.query() == query
+        unchanged = dataset.query_path.exists() and dataset.query() == query
     except Exception:  # noqa: BLE001 - an unreadable query.json is simply rewritten
         unchanged = False
     if not unchanged:

@@ -44,14 +44,19 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     return int(LCSseq.similarity(a, b))
 
 
+def lcs_blocks(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int, int]]:
+    """One LCS of ``a`` and ``b`` as aligned runs ``(a_start, b_start, length)``."""
+    if not a or not b:
+        return []
+    return [(op.src_start, op.dest_start, op.src_end - op.src_start)
+            for op in LCSseq.opcodes(a, b) if op.tag == "equal"]
+
+
 def lcs_mask(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
     """Boolean mask over ``a``: True where a word of ``a`` is part of one LCS with ``b``."""
     mask = np.zeros(len(a), dtype=bool)
-    if not a or not b:
-        return mask
-    for op in LCSseq.opcodes(a, b):
-        if op.tag == "equal":
-            mask[op.src_start:op.src_end] = True
+    for start, _, length in lcs_blocks(a, b):
+        mask[start:start + length] = True
     return mask
 
 

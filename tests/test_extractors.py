@@ -174,3 +174,17 @@ def test_stacking_shares_and_a_stacked_model(tmp_path, monkeypatch):
     loaded = NoiseModel.load(tmp_path / "m")
     text = extract_with_model(loaded, ARTICLE_HTML)  # runs trafilatura for the stacked column
     assert text_scores(text, GOLD)["f1"] > 0.95
+
+
+def test_context_features_read_the_parent_and_grandparent():
+    import pandas as pd
+
+    from hwnoise.extractors.model import ModelMethod, add_context
+
+    rows = pd.DataFrame({"parent": [-1, 0, 1, 1], "ctd": [1.0, 2.0, 3.0, 4.0]})
+    out = add_context(rows, ["ctd", "ctx_parent_ctd", "ctx_grand_ctd", "ctx_parent_missing"])
+    assert out["ctx_parent_ctd"].tolist() == [1.0, 1.0, 2.0, 2.0]  # body is its own parent
+    assert out["ctx_grand_ctd"].tolist() == [1.0, 1.0, 1.0, 1.0]
+    assert out["ctx_parent_missing"].isna().all()
+    m = ModelMethod(context=True)
+    assert "ctx_parent_link_density" in m.features and "ctd" in m.features

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from hwnoise.errors import HwnoiseError
+from hwnoise.training.c45 import _max_class
 
 SMALL = 1e-6
 _LONG_MAX = 2 ** 63 - 1
@@ -97,14 +98,6 @@ def double_to_string(value: float, after: int = 6) -> str:
 
 
 # ---------------------------------------------------------------- printing
-
-def _max_class(counts: np.ndarray) -> int:
-    best, idx = 0.0, 0
-    for i, c in enumerate(counts):
-        if c - best > SMALL:
-            best, idx = c, i
-    return idx
-
 
 def _label(counts: np.ndarray, parent_counts: np.ndarray | None, class_names: Sequence[str]) -> str:
     """NoSplit/C45Split.dumpLabel for one bag: class (weight[/errors])."""

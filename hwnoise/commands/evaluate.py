@@ -30,6 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--stack", default=None, metavar="EXTRACTOR,...",
                    help="add, as features of the learned model, the share of each node's words that "
                         "these extractors keep (stacking; e.g. trafilatura,resiliparse)")
+    p.add_argument("--context", action="store_true",
+                   help="add each node's parent's and grandparent's link density, CTD, sitelevel, "
+                        "sibling share, characters (and stacked shares) as features")
     p.add_argument("--score-only", default=None, metavar="NAME,...",
                    help="score only these datasets' pages; the others only serve as training pages")
     p.add_argument("--folds", "-k", type=int, default=5, help="folds of cv and cross-site (default 5)")
@@ -51,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
         options.setdefault("model", {})["features"] = args.features  # thesis|extended|all|a,b,c
     if args.stack:
         options.setdefault("model", {})["stack"] = args.stack
+    if args.context:
+        options.setdefault("model", {})["context"] = True
     report = evaluate(args.datasets, methods=args.methods.split(","), protocol=args.protocol,
                       seed=args.seed, out=args.out, model=args.model, k=args.folds,
                       method_options=options, allow_pickle=args.allow_pickle,
