@@ -65,8 +65,9 @@ def run_big9(dirs, out, methods, opts, seed) -> list[list]:
     rep = evaluate(dirs, methods=methods, protocol="pages", seed=seed, out=out, method_options=opts)
     rows = []
     for m in methods:
-        f1, n = mean_of(rep, m, "text_f1")
-        rows.append(["big9 (pages, per site-year)", m, n, f1, mean_of(rep, m, "text_f1_of_means")[0],
+        f1, _ = mean_of(rep, m, "text_f1")
+        n = sum(r["pages"] for r in rep["results"] if r["method"] == m)
+        rows.append(["big9 (pages, per site-year; mean of site-years)", m, n, f1, mean_of(rep, m, "text_f1_of_means")[0],
                      TARGETS["big9"] if m == "model" else None])
     return rows
 

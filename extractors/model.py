@@ -153,9 +153,18 @@ def add_context(rows: pd.DataFrame, features: Sequence[str]) -> pd.DataFrame:
     wanted = [f for f in features if f.startswith(CONTEXT_PREFIXES) and f not in rows.columns]
     if not wanted or len(rows) == 0:
         return rows
+    n = len(rows)
     parent = rows["parent"].to_numpy(dtype=np.int64)
-    up = np.where(parent >= 0, parent, np.arange(len(parent)))
-    up2 = up[up]
+    if "node" in rows.columns:  # parent holds node ids: map them to positions (a subset may lack some)
+        node = rows["node"].to_numpy(dtype=np.int64)
+        pos = np.full(int(max(node.max(), parent.max(), 0)) + 1, -1, dtype=np.int64)
+        pos[node] = np.arange(n)
+        parent = np.where(parent >= 0, pos[np.maximum(parent, 0)], -2)
+    else:
+        parent = np.where(parent >= 0, parent, -2)
+    # -2: body (its own parent); -1: a parent not among the rows (value unknown)
+    up = np.where(parent == -2, np.arange(n), parent)
+    up2 = np.where(up >= 0, up[np.maximum(up, 0)], -1)
     cols = {}
     for f in wanted:
         prefix = next(p for p in CONTEXT_PREFIXES if f.startswith(p))
@@ -163,8 +172,8 @@ def add_context(rows: pd.DataFrame, features: Sequence[str]) -> pd.DataFrame:
         if base not in rows.columns:
             cols[f] = np.nan
             continue
-        vals = pd.to_numeric(rows[base], errors="coerce").to_numpy(dtype=float)
-        cols[f] = vals[up] if prefix == "ctx_parent_" else vals[up2]
+        vals = np.append(pd.to_numeric(rows[base], errors="coerce").to_numpy(dtype=float), np.nan)
+        cols[f] = vals[up] if prefix == "ctx_parent_" else vals[up2]  # index -1: the NaN at the end
     return rows.assign(**cols)
 
 
@@ -232,6 +241,16 @@ class ModelMethod(WalkMethod):
 
     def fit_rows(self, df: pd.DataFrame) -> "ModelMethod":
         """Train a fresh model on labelled feature rows (the thesis protocol's node split)."""
+        feats = self.features if isinstance(self.features, list) else []
+        missing_stack = [f for f in feats if f.startswith(STACK_PREFIX) and f not in df.columns]
+        if missing_stack:
+            raise ExtractorError(f"model: the rows lack the stacked column(s) {', '.join(missing_stack)}; "
+                                 "stacking needs the pages (use --protocol pages, cv or cross-site)")
+        if any(f.startswith(CONTEXT_PREFIXES) and f not in df.columns for f in feats):
+            keys = [c for c in ("dataset", "page") if c in df.columns]
+            df = (pd.concat([add_context(g.reset_index(drop=True), feats)
+                             for _, g in df.groupby(keys, sort=False)], ignore_index=True)
+                  if keys else add_context(df, feats))
         self.model = _new_model(self.classifier, self.features, **self.options)
         self.model.fit(df)
         return self

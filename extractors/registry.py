@@ -22,6 +22,8 @@ METHODS: dict[str, str] = {
     "isotonic": "hwnoise.extractors.isotonic:make",
     "webstemmer": "hwnoise.extractors.webstemmer:make",
     "nce": "hwnoise.extractors.nce:make",
+    "mss": "hwnoise.extractors.mss:make",
+    "wang": "hwnoise.extractors.wang:make",
 }
 
 

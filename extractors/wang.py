@@ -1,8 +1,8 @@
 """Wang et al. (2009) as seed 002 §4.2 describes it: title and body nodes found by RBF SVMs on
 the rendered page (method ``wang``).
 
-Every walker node of a rendered page (``features.render``; what the browser hides is left
-out) is a candidate. The *body* classifier sees, per node, its border box (left, top, width,
+Every walker node below ``<body>`` of a rendered page (``features.render``; what the browser
+hides is left out) is a candidate. The *body* classifier sees, per node, its border box (left, top, width,
 height) normalised by the first two screens (1366 × 2·768 px), the share of those two screens
 its box covers, and the shares of the page's formatting elements (``FORMAT_TAGS``), of the
 page's formatted text (text inside them) and of all the page's text that its subtree holds.
@@ -136,7 +136,9 @@ def title_features(nodes: pd.DataFrame, body: int) -> np.ndarray:
 
 
 def _body_candidates(nodes: pd.DataFrame) -> np.ndarray:
+    """Shown nodes below ``<body>`` with text and a box that starts within two screens."""
     return np.flatnonzero(nodes["shown"].to_numpy() & (nodes["chars"].to_numpy() > 0)
+                          & (nodes["node"].to_numpy() > 0)
                           & (nodes["w"].to_numpy() * nodes["h"].to_numpy() > 0)
                           & (nodes["y"].to_numpy() < 2 * SCREEN_H))
 
@@ -144,6 +146,7 @@ def _body_candidates(nodes: pd.DataFrame) -> np.ndarray:
 def _title_candidates(nodes: pd.DataFrame, max_words: int) -> np.ndarray:
     words = nodes["words"].to_numpy()
     return np.flatnonzero(nodes["shown"].to_numpy() & (words >= 1) & (words <= max_words)
+                          & (nodes["node"].to_numpy() > 0)
                           & (nodes["w"].to_numpy() * nodes["h"].to_numpy() > 0)
                           & (nodes["y"].to_numpy() < 2 * SCREEN_H))
 

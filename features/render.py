@@ -18,11 +18,14 @@ rows and records the page as failed when they disagree, so a misjoin can never b
 written. A node the browser lost (its parser or a script removed it) keeps its
 row with ``display`` "" and NaN numbers.
 
-Safety: no request leaves the machine. The page is served from its stored bytes
-by a route on a fake URL; every other request (images, style sheets, frames,
-fetches) is aborted and logged; as a second guard the browser's proxy is a closed
-port on 127.0.0.1 with loopback not bypassed. ``<meta http-equiv=refresh>`` is
-removed. Scripts are off unless ``scripts=True``.
+Safety: no request leaves the machine. The page's stored bytes, decoded and tagged,
+are written into an ``about:blank`` page (``set_content``: no navigation, so relative
+URLs lead nowhere); every request the page then makes (images, style sheets,
+frames, fetches) is refused inside the browser (DevTools ``Network.setBlockedURLs``
+with ``*``) and logged; as a second guard the browser's proxy is a closed port on
+127.0.0.1 with loopback not bypassed. ``<meta http-equiv=refresh>`` is removed and a
+page that navigates away anyway is recorded as failed. Scripts are off unless
+``scripts=True``. The page keeps its own doctype (none: quirks mode, as it was).
 
 Robustness: every page has a time limit (``timeout`` seconds for the load, and a
 watchdog that kills the browser's process group when a page overruns it), so a
@@ -73,12 +76,12 @@ RENDER_COLUMNS = ["page", "node", "tag", "display", "visibility", "opacity", "fo
                   "font_weight", "color", "x", "y", "width", "height"]
 _NUM = ["opacity", "font_size", "font_weight", "x", "y", "width", "height"]
 ATTR = "data-hwnode"
-_PAGE_URL = "http://page.hwnoise.invalid/"
 _FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
           "--disable-background-networking", "--disable-component-update", "--disable-sync",
           "--hide-scrollbars", "--mute-audio", "--disable-extensions",
           "--disable-default-apps", "--no-default-browser-check", "--disable-breakpad",
-          # a second guard: anything that escaped the route goes to a closed local port
+          "--disable-crash-reporter",
+          # a second guard: anything not refused inside the browser goes to a closed local port
           "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
           "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0"]
 _FLUSH_PAGES = 25
@@ -96,6 +99,10 @@ _COLLECT_JS = """() => {
   }
   return out;
 }"""
+
+
+class _Navigated(Exception):
+    pass
 
 
 class RenderError(HwnoiseError):
@@ -199,7 +206,8 @@ def tagged_html(html: bytes | str, *, http_charset: str | None = None) -> tuple[
         el.set(ATTR, str(i))
         tags.append(el.tag)
     out = etree.tostring(root, method="html", encoding="unicode")
-    return "<!DOCTYPE html>\n" + out, tags
+    doctype = root.getroottree().docinfo.doctype  # "" keeps the page in quirks mode, as it was
+    return (doctype + "\n" + out if doctype else out), tags
 
 
 # -- Playwright's driver: one per process, shared by the browsers of that process -----------
@@ -244,9 +252,9 @@ def _kill_live() -> None:
 class Browser:
     """One headless Chromium that this process starts, drives and kills (its process group).
 
-    ``render(html, tags)`` returns the rows of one prepared page; a page that overruns
+    ``render(html, n)`` returns the rows of one page prepared by ``tagged_html``; a page that overruns
     ``timeout`` gets the browser killed and raises ``RenderError``; the next call starts a
-    fresh browser. ``requests`` logs every request the route refused (URLs), per page.
+    fresh browser. ``requests`` logs every request a page made, all refused (URLs).
     """
 
     def __init__(self, *, scripts: bool = False, timeout: float = 15.0):
@@ -256,6 +264,10 @@ class Browser:
         self._proc: subprocess.Popen | None = None
         self._profile: str | None = None
         self._browser = None
+        self._context = None
+        self._page = None
+        self._refused: list[str] = []
+        self._asked: list[str] = []
         self.requests: list[str] = []
         self.started = 0
 
@@ -296,11 +308,24 @@ class Browser:
             raise RenderError(f"cannot connect to {CHROMIUM}: {type(exc).__name__}: {exc}") from None
         _LIVE.add(self)
         self.started += 1
+        try:
+            self._context = self._browser.new_context(
+                viewport={"width": VIEWPORT[0], "height": VIEWPORT[1]},
+                java_script_enabled=self.scripts, service_workers="block")
+            self._page = self._context.new_page()
+            cdp = self._context.new_cdp_session(self._page)
+            cdp.send("Network.enable")
+            cdp.send("Network.setBlockedURLs", {"urls": ["*"]})  # refused inside the browser
+            self._page.on("requestfailed", lambda req: self._refused.append(req.url))
+            self._page.on("request", lambda req: self._asked.append(req.url))
+        except Exception as exc:  # noqa: BLE001 - never leave a browser behind
+            self._kill()
+            raise RenderError(f"cannot open a page in {CHROMIUM}: {type(exc).__name__}: {exc}") from None
 
     def _kill(self) -> None:
         """End this browser: its process group (Chromium and its children), then its profile."""
         proc, self._proc = self._proc, None
-        self._browser = None
+        self._browser = self._context = self._page = None
         _LIVE.discard(self)
         if proc is not None:
             try:
@@ -337,8 +362,7 @@ class Browser:
         """
         if self._browser is None:
             self._start()
-        refused: list[str] = []
-        body = html.encode("utf-8")
+        self._refused, self._asked = [], []
         killed = threading.Event()
 
         def watchdog() -> None:
@@ -352,43 +376,27 @@ class Browser:
 
         timer = threading.Timer(self.timeout + 5.0, watchdog)
         timer.daemon = True
-        context = None
         timer.start()
         try:
-            context = self._browser.new_context(
-                viewport={"width": VIEWPORT[0], "height": VIEWPORT[1]},
-                java_script_enabled=self.scripts, service_workers="block",
-                bypass_csp=False, offline=False)
-
-            def route(r) -> None:
-                req = r.request
-                if req.url == _PAGE_URL and req.resource_type == "document" and req.frame.parent_frame is None:
-                    r.fulfill(status=200, body=body, headers={"content-type": "text/html; charset=utf-8"})
-                else:
-                    refused.append(req.url)
-                    r.abort("blockedbyclient")
-
-            context.route("**/*", route)
-            if self.scripts:
-                try:
-                    context.route_web_socket("**/*", lambda ws: ws.close())
-                except Exception:  # noqa: BLE001 - older Playwright: websockets go to the proxy
-                    pass
-            page = context.new_page()
-            page.goto(_PAGE_URL, wait_until="load", timeout=self.timeout * 1000)
+            page = self._page
+            page.set_content(html, wait_until="load", timeout=self.timeout * 1000)
             raw = page.evaluate(_COLLECT_JS)
-            context.close()
-            context = None
+            if page.url != "about:blank":
+                raise _Navigated(page.url)
+        except _Navigated as exc:
+            self._kill()
+            raise RenderError(f"the page navigated away (to {exc})") from None
         except Exception as exc:  # noqa: BLE001 - a timeout or a crash: the browser is not reused
             self._kill()
-            what = "time limit" if killed.is_set() or "Timeout" in type(exc).__name__ else type(exc).__name__
-            msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             if "Timeout" in type(exc).__name__ or killed.is_set():
-                raise RenderError(f"over the {self.timeout:g} s {what}") from None
-            raise RenderError(f"browser failed: {what}: {msg[:200]}") from None
+                raise RenderError(f"over the {self.timeout:g} s time limit") from None
+            msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise RenderError(f"browser failed: {type(exc).__name__}: {msg[:200]}") from None
         finally:
             timer.cancel()
-            self.requests.extend(refused)
+        # every request the page made was refused; log them (asked but not failed: blocked too)
+        refused = list(dict.fromkeys(self._refused + self._asked))
+        self.requests.extend(refused)
         rows = _rows_of(raw, n)
         return rows, refused
 

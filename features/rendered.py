@@ -57,7 +57,7 @@ import pandas as pd
 
 from hwnoise.features.render import VIEWPORT
 
-__all__ = ["apply_render", "hidden_rows", "RENDER_FEATURES", "parse_color", "luminance",
+__all__ = ["apply_render", "rendered_walk", "hidden_rows", "RENDER_FEATURES", "parse_color", "luminance",
            "align_render", "dominant", "subtree_last"]
 
 #: The rendered extended features ``apply_render`` adds.
@@ -365,14 +365,17 @@ def _features(rows: pd.DataFrame, r: pd.DataFrame | None) -> dict[str, np.ndarra
     }
 
 
-def _one_page(rows: pd.DataFrame, render: pd.DataFrame | None, page: object) -> tuple[pd.DataFrame, int]:
+def _one_page(rows: pd.DataFrame, render: pd.DataFrame | None, page: object,
+              drop: bool = True, walk_node: bool = False) -> tuple[pd.DataFrame, int]:
     rows = rows.sort_values("node", kind="stable").reset_index(drop=True)
+    if walk_node:
+        rows["walk_node"] = rows["node"].to_numpy()
     r = align_render(rows, render)
     if render is not None and not render.empty and r is None:
         warnings.warn(f"page {page}: render.parquet does not match its rows (walked differently?); "
                       "its render data is ignored", stacklevel=3)
     dropped = 0
-    if r is not None:
+    if r is not None and drop:
         drop = hidden_rows(rows, r)
         dropped = int(drop.sum())
         if dropped:
@@ -384,28 +387,54 @@ def _one_page(rows: pd.DataFrame, render: pd.DataFrame | None, page: object) -> 
     return rows, dropped
 
 
-def apply_render(rows: pd.DataFrame, render: pd.DataFrame | None) -> pd.DataFrame:
+def apply_render(rows: pd.DataFrame, render: pd.DataFrame | None, *, drop: bool = True,
+                 walk_node: bool = False) -> pd.DataFrame:
     """``rows`` (the walker's rows of one page, or feature rows of many with a ``page``
     column) without what the browser hides, measures recomputed, plus ``RENDER_FEATURES``.
 
     ``render``: ``render.parquet``'s rows (``page``, ``node``, ...), or one page's render
     rows when ``rows`` has no ``page`` column. The number of dropped rows is in
-    ``result.attrs["render_dropped"]``.
+    ``result.attrs["render_dropped"]``. With ``drop=False`` no row is dropped (the rows stay
+    aligned with the walk) and only the features are added. With ``walk_node`` a column
+    ``walk_node`` keeps each row's node number in the walk (to map labels back to it).
     """
     if "page" not in rows.columns:
         if render is not None and "page" in render.columns and render["page"].nunique() > 1:
             raise ValueError("rows have no 'page' column but render holds several pages")
-        out, dropped = _one_page(rows, render, "")
+        out, dropped = _one_page(rows, render, "", drop, walk_node)
         out.attrs["render_dropped"] = dropped
         return out
     by_page = {} if render is None or render.empty else {p: g for p, g in render.groupby("page", sort=False)}
     parts, total = [], 0
     for page, g in rows.groupby("page", sort=False):
-        part, dropped = _one_page(g, by_page.get(page), page)
+        part, dropped = _one_page(g, by_page.get(page), page, drop, walk_node)
         parts.append(part)
         total += dropped
-    cols = list(rows.columns) + [c for c in RENDER_FEATURES if c not in rows.columns]
+    extra = ["walk_node"] if walk_node else []
+    cols = list(rows.columns) + [c for c in extra + RENDER_FEATURES if c not in rows.columns]
     out = pd.concat(parts, ignore_index=True)[cols] if parts else rows.assign(
         **{c: pd.Series(dtype=float) for c in RENDER_FEATURES})
     out.attrs["render_dropped"] = total
     return out
+
+
+def rendered_walk(walk, render: pd.DataFrame | None):
+    """``(walk', kept)``: a ``PageWalk`` of the rows the browser shows (measures recomputed,
+    ``segments`` renumbered, hidden text gone) and the original row index of each kept row,
+    so that a method run on ``walk'`` (e.g. CETD) can be mapped back to the walker's rows.
+    Without usable render data it returns the walk itself and every index."""
+    from hwnoise.features.walk import PageWalk
+
+    rows = walk.rows
+    r = align_render(rows, render)
+    if r is None:
+        return walk, np.arange(len(rows))
+    drop = hidden_rows(rows, r)
+    kept = np.flatnonzero(~drop)
+    if not drop.any():
+        return walk, kept
+    new_rows = _remeasure(rows, drop)
+    new_of = np.cumsum(~drop) - 1
+    segments = [(int(new_of[o]), t) for o, t in walk.segments if 0 <= o < len(drop) and not drop[o]]
+    last = subtree_last(new_rows["parent"].to_numpy(np.int64), new_rows["distance"].to_numpy(np.int64))
+    return PageWalk(rows=new_rows, segments=segments, encoding=walk.encoding, last=last), kept

@@ -58,7 +58,21 @@ def run_demo(out: str | Path = "hwnoise-demo", *, submissions: int = 100, seed: 
                     out=out / ("model" if protocol == "pages" else f"model-{protocol}"),
                     verbose=protocol == "pages")
         results.extend(rep["results"])
-    report = {"hwnoise": __version__, "created": now_iso(), "results": results,
+
+    # Text level, on the same test pages as the pages protocol: the model beside CETD and
+    # the external extractors that are installed.
+    from hwnoise.evaluate import evaluate
+    from hwnoise.extractors.external import available
+
+    methods = ["model", "cetd"] + [m for m in ("trafilatura", "readability") if m in available()]
+    info(f"evaluating {', '.join(methods)} on the test pages (text level)")
+    ev = evaluate([ds.path], methods=methods, protocol="pages", seed=seed + 1,
+                  out=out / "evaluation", method_options={"model": {"classifier": classifier}})
+    by_key = {(r["dataset"], r["protocol"], r["method"]): r for r in results}
+    for r in ev["results"]:
+        key = (r["dataset"], r["protocol"], r["method"])
+        by_key[key] = {**by_key.get(key, {}), **r}
+    report = {"hwnoise": __version__, "created": now_iso(), "results": list(by_key.values()),
               "seconds": round(time.perf_counter() - t0, 1)}
     write_json(out / "report.json", report)
     return report
@@ -68,6 +82,8 @@ def summary_lines(report: dict) -> list[str]:
     """One line per protocol: the figures a user looks at first."""
     lines = []
     for r in report["results"]:
+        if r.get("method") != "model" or "RR" not in r:
+            continue
         lines.append(
             f"{r['dataset']:<8} {r['protocol']:<7} nodes {r.get('nodes', 0):>6}  "
             f"weighted P {r['precision']:.3f} R {r['recall']:.3f} F1 {r['f1']:.3f}  "

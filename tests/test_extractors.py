@@ -186,5 +186,11 @@ def test_context_features_read_the_parent_and_grandparent():
     assert out["ctx_parent_ctd"].tolist() == [1.0, 1.0, 2.0, 2.0]  # body is its own parent
     assert out["ctx_grand_ctd"].tolist() == [1.0, 1.0, 1.0, 1.0]
     assert out["ctx_parent_missing"].isna().all()
+    # a subset of a page's rows (the thesis split): parents are node ids, absent ones unknown
+    sub = pd.DataFrame({"node": [0, 2, 3], "parent": [-1, 1, 1], "ctd": [1.0, 3.0, 4.0]})
+    out = add_context(sub, ["ctx_parent_ctd"])
+    assert out["ctx_parent_ctd"].tolist()[0] == 1.0 and out["ctx_parent_ctd"].isna().tolist() == [False, True, True]
+    full = rows.assign(node=[0, 1, 2, 3])
+    assert add_context(full, ["ctx_grand_ctd"])["ctx_grand_ctd"].tolist() == [1.0, 1.0, 1.0, 1.0]
     m = ModelMethod(context=True)
     assert "ctx_parent_link_density" in m.features and "ctd" in m.features

@@ -15,7 +15,7 @@ from lxml import etree
 from hwnoise.dataset import Dataset
 from hwnoise.features.render import (RENDER_COLUMNS, Browser, chromium_available, read_render,
                                      render_dataset, render_page, shown_elements, tagged_html)
-from hwnoise.features.rendered import RENDER_FEATURES, apply_render
+from hwnoise.features.rendered import RENDER_FEATURES, apply_render, rendered_walk
 from hwnoise.features.walk import walk_page
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
@@ -81,12 +81,22 @@ def test_apply_render_equals_the_walk_of_the_page_without_the_hidden_elements():
       <li><a href=/2>two</a> dogs</li></ul></div></div><div id=foot>Footer (c) cats</div></body></html>"""
     root, els, _ = shown_elements(html)
     hide = [i for i, e in enumerate(els) if e.get("id") == "top" or e.get("class") == "rel"]
-    base = walk_page(html, ["cats"], own_terms=["dogs"]).rows
-    out = apply_render(base, _fake_render(base, hide))
+    walk = walk_page(html, ["cats"], own_terms=["dogs"])
+    base = walk.rows
+    out = apply_render(base, _fake_render(base, hide), walk_node=True)
+    assert out["walk_node"].tolist() == [i for i in range(len(base)) if i not in set(hide)
+                                         and not any(base["xpath"][i].startswith(base["xpath"][h] + "/")
+                                                     for h in hide)]
+    out = out.drop(columns="walk_node")
     for i in hide:
         els[i].set("hidden", "")
-    expected = walk_page(etree.tostring(root, method="html", encoding="unicode"), ["cats"],
-                         own_terms=["dogs"]).rows
+    expected_walk = walk_page(etree.tostring(root, method="html", encoding="unicode"), ["cats"],
+                              own_terms=["dogs"])
+    expected = expected_walk.rows
+    shown, kept = rendered_walk(walk, _fake_render(base, hide))
+    assert shown.segments == expected_walk.segments
+    assert base["tag"].to_numpy()[kept].tolist() == expected["tag"].tolist()
+    assert np.allclose(shown.rows["ctd"], expected["ctd"]) and (shown.last == expected_walk.last).all()
     assert out.attrs["render_dropped"] == len(base) - len(expected) > 0
     for col in expected.columns:
         a, b = out[col].to_numpy(), expected[col].to_numpy()
@@ -99,6 +109,8 @@ def test_apply_render_equals_the_walk_of_the_page_without_the_hidden_elements():
 
 def test_apply_render_keeps_pages_without_render_and_rejects_a_misjoin():
     rows = walk_page(VARIED["plain"]).rows.assign(page="p1")
+    kept_all = apply_render(rows, _fake_render(rows, [1]).assign(page="p1"), drop=False)
+    assert len(kept_all) == len(rows) and kept_all.attrs["render_dropped"] == 0
     out = apply_render(rows, None)
     assert len(out) == len(rows) and (out["font_size_rel"] == 1).all()
     bad = _fake_render(rows, [1]).assign(page="p1")
@@ -251,3 +263,15 @@ def test_rerun_renders_nothing_new_and_the_join_is_exact(tmp_path):
         assert len(mine) == len(rows)
         assert (joined["tag"] == joined["tag_r"]).all()
         assert joined["display"].ne("").all()  # every element was found in the browser
+
+
+def test_apply_render_on_a_feature_table_of_several_pages():
+    one = walk_page(VARIED["hidden"]).rows.assign(page="a")
+    two = walk_page(VARIED["tables"]).rows.assign(page="b")
+    render = pd.concat([_fake_render(one, [2]).assign(page="a"), _fake_render(two, [1]).assign(page="b")])
+    both = apply_render(pd.concat([one, two], ignore_index=True), render)
+    for rows, page, hide in ((one, "a", [2]), (two, "b", [1])):
+        alone = apply_render(rows, _fake_render(rows, hide).assign(page=page))
+        got = both[both["page"] == page].reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, alone, check_dtype=False)
+    assert both.attrs["render_dropped"] > 0 and list(both.columns[:len(one.columns)]) == list(one.columns)

@@ -28,9 +28,13 @@ def run(args: argparse.Namespace) -> int:
 
     report = run_demo(args.out, submissions=args.submissions, seed=args.seed,
                       classifier=args.classifier, progress=not args.quiet)
+    from hwnoise.report import summary_table
+
     info("")
-    info("== hwnoise demo: node level (S = noise, N = content) ==")
+    info("== hwnoise demo: node level (S = noise, N = content), model ==")
     for line in summary_lines(report):
         print(line)
+    info("== text level on the same test pages (LCS over words), every method ==")
+    print(summary_table({"results": [r for r in report["results"] if "text_f1" in r]}))
     info(f"done in {report['seconds']} s; pages, features, ARFF, model and report.json in {args.out}")
     return 0
