@@ -18,7 +18,7 @@ from hwnoise.extractors.base import ExtractorError, WalkMethod, query_for, text_
 from hwnoise.features.columns import LABEL
 
 if TYPE_CHECKING:  # pragma: no cover
-    from hwnoise.dataset import Dataset, Page
+    from hwnoise.dataset import Page
     from hwnoise.features.walk import PageWalk
     from hwnoise.training.model import NoiseModel
 

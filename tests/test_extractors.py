@@ -124,7 +124,7 @@ def test_registry():
 
 def test_extract_command_with_a_saved_model(tmp_path, monkeypatch, capsys):
     from hwnoise.cli import main
-    from hwnoise.extractors.model import extract_with_model, rows_from_walk
+    from hwnoise.extractors.model import extract_with_model
     from hwnoise.training.model import NoiseModel
 
     monkeypatch.setenv("HWNOISE_KEY_FILE", str(tmp_path / "key"))
