@@ -129,6 +129,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--classifier", default="j48")
     ap.add_argument("--stack", default="", help="extractors whose verdicts become model features")
     ap.add_argument("--context", action="store_true", help="parent/grandparent context features")
+    ap.add_argument("--page-context", action="store_true",
+                    help="record-structure, position, per-page z-score and class/id features "
+                         "(features/context.py CONTEXT_FEATURES)")
+    ap.add_argument("--threshold", type=float, default=None,
+                    help="probability of content above which a node is content (default: the classifier's)")
     ap.add_argument("--params", default="", help="classifier parameters, k=v,... (ints/floats)")
     ap.add_argument("--limit", type=int, default=None, help="import only the first N pages of each source")
     ap.add_argument("--seed", type=int, default=1)
@@ -139,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     methods = [m for m in args.methods.split(",") if m]
     opts = {"model": {"features": args.features, "classifier": args.classifier, "stack": args.stack,
-                      "context": args.context}}
+                      "context": args.context, "page_context": args.page_context,
+                      "threshold": args.threshold}}
     if args.params:
         params = {}
         for kv in args.params.split(","):
@@ -150,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[list] = []
     only = set(args.only.split(","))
     tag = f"{args.features}-{args.classifier}" + (f"-stack-{args.stack}" if args.stack else "") \
-        + ("-context" if args.context else "")
+        + ("-context" if args.context else "") + ("-pagectx" if args.page_context else "") \
+        + (f"-t{args.threshold}" if args.threshold is not None else "")
     if "big9" in only:
         t0 = time.perf_counter()
         dirs = ensure("big9", args.data, args.work, args.limit)
@@ -174,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(rows, ["target", "method", "pages", "text F1 (mean of pages)",
                               "F1 of means", "target"]))
     print(f"features={args.features} classifier={args.classifier} stack={args.stack or '-'} "
-          f"context={args.context} "
+          f"context={args.context} page_context={args.page_context} threshold={args.threshold} "
           f"params={args.params or '-'} seed={args.seed} "
           f"limit={args.limit}; reports in {reports}")
     return 0

@@ -1,15 +1,14 @@
 """Text-level comparison with and without the rendered mode, through ``hwnoise.evaluate``.
 
-Adds to the registry, for this run only, the methods the rendered mode brings (until the
-registry lists them): ``mss``, ``wang``, ``cetd_render`` (CETD run on the rows the
-browser shows: ``features.rendered.rendered_walk``, then CETD's labels mapped back to the
-walker's rows, hidden rows labelled noise) and ``model_render`` (the learned model with
+Uses the methods the rendered mode brings (``mss``, ``wang``, ``cetd-render``: CETD run on the
+rows the browser shows, its labels mapped back to the walker's rows, hidden rows labelled
+noise) and adds to the registry, for this run only, ``model_render`` (the learned model with
 ``RENDER_FEATURES`` added to its features; the datasets' features.parquet get those
 columns, rows kept, so both models score the same nodes). Every dataset must have been rendered
 (``hwnoise render DATASET``) first.
 
     python bench/render_compare.py /tmp/hw8/big9/big9-bbc-2013 ... \\
-        --methods model,cetd,cetd_render,mss,wang,trafilatura --out /tmp/hw8/eval
+        --methods model,cetd,cetd-render,mss,wang,trafilatura --out /tmp/hw8/eval
 """
 from __future__ import annotations
 
@@ -19,29 +18,6 @@ import sys
 
 import numpy as np
 
-from hwnoise.extractors.base import WalkMethod
-from hwnoise.features.columns import NOISE
-
-
-class CETDRendered(WalkMethod):
-    """CETD on what the browser shows (``cetd_render``)."""
-
-    name = "cetd_render"
-    needs_training = False
-
-    def node_labels(self, page, walk) -> np.ndarray:
-        from hwnoise.extractors.cetd import cetd_labels
-        from hwnoise.features.render import page_render
-        from hwnoise.features.rendered import rendered_walk
-
-        shown, kept = rendered_walk(walk, page_render(page, render_missing=False))
-        labels = np.full(len(walk.rows), NOISE, dtype=object)
-        labels[kept] = cetd_labels(shown)
-        return labels
-
-
-def make_cetd_render(**options) -> CETDRendered:
-    return CETDRendered()
 
 
 def add_render_features(dataset_dirs) -> None:
@@ -70,16 +46,13 @@ def add_render_features(dataset_dirs) -> None:
 def register() -> None:
     from hwnoise.extractors import registry
 
-    registry.METHODS.setdefault("mss", "hwnoise.extractors.mss:make")
-    registry.METHODS.setdefault("wang", "hwnoise.extractors.wang:make")
-    registry.METHODS.setdefault("cetd_render", f"{__name__}:make_cetd_render")
     registry.METHODS.setdefault("model_render", registry.METHODS["model"])
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("datasets", nargs="+")
-    ap.add_argument("--methods", default="model,cetd,cetd_render,mss,wang,trafilatura")
+    ap.add_argument("--methods", default="model,cetd,cetd-render,mss,wang,trafilatura")
     ap.add_argument("--out", default="render-compare")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--model-features", default=None,

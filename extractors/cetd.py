@@ -158,3 +158,26 @@ def make(**options) -> CETD:
     if options:
         raise TypeError(f"cetd takes no options (got {', '.join(options)})")
     return CETD()
+
+
+class CETDRendered(CETD):
+    """CETD on what the browser shows (``cetd-render``): the walk without the elements
+    ``hwnoise render`` found hidden, measures recomputed; hidden elements are noise."""
+
+    name = "cetd-render"
+
+    def node_labels(self, page, walk) -> np.ndarray:
+        from hwnoise.features.render import page_render
+        from hwnoise.features.rendered import rendered_walk
+
+        shown, kept = rendered_walk(walk, page_render(page))
+        labels = np.full(len(walk.rows), NOISE, dtype=object)
+        labels[kept] = cetd_labels(shown)
+        return labels
+
+
+def make_rendered(**options) -> CETDRendered:
+    """The ``cetd-render`` method (renders a page itself when render.parquet lacks it)."""
+    if options:
+        raise TypeError(f"cetd-render takes no options (got {', '.join(options)})")
+    return CETDRendered()

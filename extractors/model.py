@@ -177,6 +177,30 @@ def add_context(rows: pd.DataFrame, features: Sequence[str]) -> pd.DataFrame:
     return rows.assign(**cols)
 
 
+_PAGE_CONTEXT_CACHE: dict[str, pd.DataFrame] = {}
+
+
+def _page_context_names(features: Sequence[str]) -> list[str]:
+    from hwnoise.features.context import CONTEXT_FEATURES
+
+    return [f for f in features if f in CONTEXT_FEATURES]
+
+
+def page_context_columns(rows: pd.DataFrame, html: bytes | str | None, *, http_charset: str | None = None,
+                         key: str | None = None) -> pd.DataFrame:
+    """``rows`` with :data:`hwnoise.features.context.CONTEXT_FEATURES` (record structure,
+    position, per-page z-scores, class/id tokens), cached per page ``key``."""
+    from hwnoise.features.context import CONTEXT_FEATURES, context_columns
+
+    cached = _PAGE_CONTEXT_CACHE.get(key) if key else None
+    if cached is None or len(cached) != len(rows):
+        cached = context_columns(rows.reset_index(drop=True), html, http_charset=http_charset)
+        if key:
+            _PAGE_CONTEXT_CACHE[key] = cached
+    rows = rows.drop(columns=[c for c in CONTEXT_FEATURES if c in rows.columns])
+    return rows.assign(**{c: cached[c].to_numpy() for c in CONTEXT_FEATURES})
+
+
 class ModelMethod(WalkMethod):
     """hwnoise's learned model (C4.5 by default) behind the Method contract."""
 
@@ -185,19 +209,25 @@ class ModelMethod(WalkMethod):
 
     def __init__(self, model: "NoiseModel | None" = None, *, classifier: str = "j48",
                  features: str | Sequence[str] | None = None, name: str | None = None,
-                 stack: str | Sequence[str] = (), context: bool = False, **options: Any) -> None:
+                 stack: str | Sequence[str] = (), context: bool = False, page_context: bool = False,
+                 threshold: float | None = None, **options: Any) -> None:
         super().__init__()
         self.model = model
         self.classifier = classifier
         self.features = features if (features is None or isinstance(features, str)) else list(features)
         self.stack = [s for s in (stack.split(",") if isinstance(stack, str) else stack) if s]
-        if self.stack or context:
+        if self.stack or context or page_context:
+            from hwnoise.features.context import CONTEXT_FEATURES
             from hwnoise.training.model import resolve_features
 
             feats = resolve_features(self.features) + [STACK_PREFIX + s for s in self.stack]
             if context:
                 feats += context_features([STACK_PREFIX + s for s in self.stack] + list(CONTEXT_BASE))
+            if page_context:
+                feats += [f for f in CONTEXT_FEATURES if f not in feats]
             self.features = feats
+        #: probability of content (N) above which a node is content (None: the classifier's own call)
+        self.threshold = None if threshold is None else float(threshold)
         self.options = options
         self.cache = FeatureCache()
         self._warned = False
@@ -221,12 +251,16 @@ class ModelMethod(WalkMethod):
                 rows = rows.assign(**stack_columns(walk, page.read_html(), names,
                                                    http_charset=page.http_charset,
                                                    key=str(page.html_path)))
+        if _page_context_names(features):
+            rows = page_context_columns(rows, page.read_html(), http_charset=page.http_charset,
+                                        key=str(page.html_path))
         return add_context(rows, features)
 
     def fit(self, pages: Sequence["Page"]) -> "ModelMethod":
         """Train a fresh model on the labelled rows of ``pages`` (the training pages only)."""
         if isinstance(self.features, list) and any(
-                f.startswith((STACK_PREFIX,) + CONTEXT_PREFIXES) for f in self.features):
+                f.startswith((STACK_PREFIX,) + CONTEXT_PREFIXES) or f.startswith("ctx_")
+                for f in self.features):
             parts = []
             for page in pages:
                 one = training_rows([page], self.cache)
@@ -251,6 +285,14 @@ class ModelMethod(WalkMethod):
             df = (pd.concat([add_context(g.reset_index(drop=True), feats)
                              for _, g in df.groupby(keys, sort=False)], ignore_index=True)
                   if keys else add_context(df, feats))
+        missing_ctx = [f for f in _page_context_names(feats) if f not in df.columns]
+        if missing_ctx:  # no HTML here: the class/id columns go in as missing values
+            from hwnoise.features.context import add_context_features
+
+            keys = [c for c in ("dataset", "page") if c in df.columns]
+            df = (pd.concat([add_context_features(g.reset_index(drop=True))
+                             for _, g in df.groupby(keys, sort=False)], ignore_index=True)
+                  if keys else add_context_features(df))
         self.model = _new_model(self.classifier, self.features, **self.options)
         self.model.fit(df)
         return self
@@ -278,7 +320,25 @@ class ModelMethod(WalkMethod):
     def node_labels(self, page: "Page", walk: "PageWalk") -> np.ndarray:
         if self.model is None:
             raise ExtractorError("model: not fitted; train it first or pass --model")
-        return np.asarray(self.model.predict(self.rows_for(page, walk)), dtype=object)
+        rows = self.rows_for(page, walk)
+        if self.threshold is None:
+            return np.asarray(self.model.predict(rows), dtype=object)
+        return labels_at_threshold(self.model, rows, self.threshold)
+
+
+def labels_at_threshold(model: "NoiseModel", rows: pd.DataFrame, threshold: float) -> np.ndarray:
+    """"N" where the model's probability of content is at least ``threshold``, else "S"."""
+    from hwnoise.features.columns import CONTENT, NOISE
+
+    if len(rows) == 0:
+        return np.array([], dtype=object)
+    est = model.estimator
+    if not hasattr(est, "predict_proba"):
+        raise ExtractorError(f"model: {type(est).__name__} gives no probabilities; drop threshold")
+    proba = est.predict_proba(model.matrix(rows))
+    classes = [str(c) for c in est.classes_]
+    p_content = proba[:, classes.index(CONTENT)] if CONTENT in classes else np.zeros(len(rows))
+    return np.where(p_content >= threshold, CONTENT, NOISE).astype(object)
 
 
 def model_query(model: "NoiseModel") -> list[str]:
@@ -312,6 +372,8 @@ def extract_with_model(model: "NoiseModel", html: bytes | str, *, http_charset: 
     names = _stack_names(getattr(model, "features", []))
     if names:  # a stacked model: run the extractors it was trained with
         rows = rows.assign(**stack_columns(walk, html, names, http_charset=http_charset))
+    if _page_context_names(getattr(model, "features", [])):
+        rows = page_context_columns(rows, html, http_charset=http_charset)
     rows = add_context(rows, getattr(model, "features", []))
     labels = np.asarray(model.predict(rows), dtype=object)
     return text_from_labels(walk, labels)

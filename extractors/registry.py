@@ -13,6 +13,7 @@ from hwnoise.extractors.base import ExtractorError, Method
 METHODS: dict[str, str] = {
     "model": "hwnoise.extractors.model:make",
     "cetd": "hwnoise.extractors.cetd:make",
+    "cetd-render": "hwnoise.extractors.cetd:make_rendered",
     "alltext": "hwnoise.extractors.external:make_alltext",
     "trafilatura": "hwnoise.extractors.external:make_trafilatura",
     "readability": "hwnoise.extractors.external:make_readability",

@@ -28,7 +28,6 @@ dataset folders to train on instead, to apply one site's model to the others.
 """
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 

@@ -60,6 +60,16 @@ FEATURE_COLUMNS: list[str] = ["dataset", "site", "page", *ROW_COLUMNS, "siteleve
 SCHEMA = pa.schema([(c, _STR if c in ("dataset", "site", "page", LABEL) else
                      (_FLOAT if c == "sitelevel" else _TYPES[c])) for c in FEATURE_COLUMNS])
 
+
+def _rendered_schema() -> tuple[list[str], pa.Schema]:
+    """Columns and schema when ``render.parquet`` exists: the plain ones, the row's node in the
+    unrendered walk (``walk_node``, to map labels back to it) and the rendered features."""
+    from hwnoise.features.rendered import RENDER_FEATURES
+
+    cols = [*FEATURE_COLUMNS, "walk_node", *RENDER_FEATURES]
+    extra = [pa.field("walk_node", pa.int64())] + [pa.field(c, _FLOAT) for c in RENDER_FEATURES]
+    return cols, pa.schema(list(SCHEMA) + extra)
+
 _PART_ROWS = 250_000
 _PART_PAGES = 200
 
@@ -138,12 +148,12 @@ def _site_keys(rows: pd.DataFrame) -> np.ndarray:
     return pd.util.hash_pandas_object(tagpath + "\x1f" + rows["text"], index=False).to_numpy()
 
 
-def _write_part(frames: list[pd.DataFrame], folder: Path, k: int) -> Path:
+def _write_part(frames: list[pd.DataFrame], folder: Path, k: int,
+                columns: list[str] = FEATURE_COLUMNS, schema: pa.Schema = SCHEMA) -> Path:
     df = pd.concat(frames, ignore_index=True)
     df["sitelevel"] = np.nan
     path = folder / f"part-{k:05d}.parquet"
-    pq.write_table(pa.Table.from_pandas(df[FEATURE_COLUMNS], schema=SCHEMA, preserve_index=False),
-                   path)
+    pq.write_table(pa.Table.from_pandas(df[columns], schema=schema, preserve_index=False), path)
     return path
 
 
@@ -152,9 +162,21 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
     """Write ``DATASET/features.parquet`` (a folder of part files) and return its path.
 
     Prints one line per failed page and a summary (pages, rows, share of
-    content nodes among labelled rows, failures) on stderr.
+    content nodes among labelled rows, failures) on stderr. When ``hwnoise render`` has
+    written ``DATASET/render.parquet``, what the browser hides is dropped (measures
+    recomputed, ``walk_node`` keeps each row's node in the plain walk) and the rendered
+    features are added; a page without render rows keeps its plain rows.
     """
     ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
+    columns, schema = FEATURE_COLUMNS, SCHEMA
+    render_by_page: dict | None = None
+    if (ds.path / "render.parquet").exists():
+        from hwnoise.features.render import read_render
+
+        columns, schema = _rendered_schema()
+        render = read_render(ds)
+        render_by_page = {} if render is None else dict(tuple(render.groupby("page", sort=False)))
+    hidden = 0
     query_terms = ds.query_terms()
     pages = list(ds.pages())
     jobs = [(p.id, str(p.html_path), str(p.gold_path), p.http_charset, own_terms(p.fields))
@@ -177,6 +199,12 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
                 failures.append(error)
                 print(f"hwnoise: features: skipped {error}", file=sys.stderr, flush=True)
                 continue
+            if render_by_page is not None:
+                from hwnoise.features.rendered import apply_render
+
+                n_before = len(rows)
+                rows = apply_render(rows, render_by_page.get(pid), drop=True, walk_node=True)
+                hidden += n_before - len(rows)
             rows.insert(0, "page", pid)
             rows.insert(0, "site", site_of.get(pid, ""))
             rows.insert(0, "dataset", ds.name)
@@ -190,13 +218,14 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
             labelled += int(lab.notna().sum())
             content += int((lab == CONTENT).sum())
             if sum(len(f) for f in frames) >= _PART_ROWS or len(frames) >= _PART_PAGES:
-                parts.append((_write_part(frames, tmp, len(parts)), np.concatenate(keys)))
+                parts.append((_write_part(frames, tmp, len(parts), columns, schema),
+                              np.concatenate(keys)))
                 frames, keys = [], []
         if frames or not parts:
-            empty = [pd.DataFrame({c: pd.Series(dtype=object) for c in FEATURE_COLUMNS})]
-            parts.append((_write_part(frames or empty, tmp, len(parts)),
+            empty = [pd.DataFrame({c: pd.Series(dtype=object) for c in columns})]
+            parts.append((_write_part(frames or empty, tmp, len(parts), columns, schema),
                           np.concatenate(keys) if keys else np.zeros(0, dtype=np.uint64)))
-        _add_sitelevel(parts, page_keys, n_pages)
+        _add_sitelevel(parts, page_keys, n_pages, schema)
         _move_into_place(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -206,19 +235,21 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
             pbar.close()
     share = content / labelled if labelled else float("nan")
     info(f"features {ds.name}: {n_pages} pages, {n_rows} rows, content share "
-         f"{share:.3f} of {labelled} labelled rows, {len(failures)} failed -> {out}")
+         f"{share:.3f} of {labelled} labelled rows, {len(failures)} failed"
+         + (f", {hidden} rows the browser hides dropped (render.parquet)" if render_by_page is not None else "")
+         + f" -> {out}")
     return out
 
 
 def _add_sitelevel(parts: list[tuple[Path, np.ndarray]], page_keys: list[np.ndarray],
-                   n_pages: int) -> None:
+                   n_pages: int, schema: pa.Schema = SCHEMA) -> None:
     """Fill each part's ``sitelevel``: share of pages holding the row's (tag path, text)."""
     if page_keys:
         uniq, counts = np.unique(np.concatenate(page_keys), return_counts=True)
     else:
         uniq, counts = np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
     for path, k in parts:
-        table = pq.read_table(path, schema=SCHEMA)
+        table = pq.read_table(path, schema=schema)
         if table.num_rows:
             pos = np.searchsorted(uniq, k)
             share = counts[pos] / max(n_pages, 1)

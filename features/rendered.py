@@ -14,9 +14,12 @@ row keyed ``(page, node)``. ``apply_render``:
    - box has no area, and nothing below it has an area or any text
      (empty spacers, collapsed empty containers; an element whose box is empty
      but whose text spills out, e.g. an inline with overflowing content, stays);
-   - box lies wholly left of or above the page (``x + width <= 0`` or
-     ``y + height <= 0``: the "skip to content" links and other off-screen
-     text a person never sees).
+   - box lies wholly left of the page (``x + width <= 0``), or wholly above it
+     (``y + height <= 0``) and is at most 100 px high: the "skip to content"
+     links and other off-screen text a person never sees. (Pages render
+     without their external style sheets, which hwnoise does not have, so big
+     blocks above the page are layouts gone wrong, not hidden text: a nymag
+     2017 article lies at y = -4671 px; it is kept.)
 
    ``opacity: 0`` is kept as a feature but not dropped: with scripts off, pages
    that fade their content in would lose it. ``<body>`` is never dropped. A
@@ -63,6 +66,10 @@ __all__ = ["apply_render", "rendered_walk", "hidden_rows", "RENDER_FEATURES", "p
 #: The rendered extended features ``apply_render`` adds.
 RENDER_FEATURES: list[str] = ["box_x", "box_y", "box_width", "box_height", "font_size_rel",
                               "font_weight", "color_luminance", "color_differs", "opacity"]
+
+#: Tallest box (px) dropped for lying wholly above the page: skip links moved up are small;
+#: without its external style sheets a page can put a whole article above (nymag 2017).
+_MAX_ABOVE = 100.0
 
 _COLOR_RE = re.compile(r"rgba?\(\s*([\d.]+)[,\s]+([\d.]+)[,\s]+([\d.]+)(?:[,\s/]+([\d.]+%?))?\s*\)")
 
@@ -159,7 +166,7 @@ def hidden_rows(rows: pd.DataFrame, r: pd.DataFrame) -> np.ndarray:
     own = known & (display == "none")
     own |= known & invisible & ~_subtree_any(known & ~invisible & ~(display == "none"), last)
     own |= known & ~area & (chars == 0) & ~_subtree_any(area, last)
-    own |= known & area & ((x + w <= 0) | (y + h <= 0))
+    own |= known & area & ((x + w <= 0) | ((y + h <= 0) & (h <= _MAX_ABOVE)))
     own[0] = False
     # a hidden row takes its subtree with it
     mark = np.zeros(n + 1, dtype=np.int64)

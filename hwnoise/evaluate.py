@@ -112,7 +112,10 @@ def _make_methods(names: Sequence[str], model: Any, options: dict[str, dict]) ->
         opts = dict(options.get(name, {}))
         if name == "model" and model is not None:
             opts["model"] = model
-        out[name] = get_method(name, **opts)
+        try:
+            out[name] = get_method(name, **opts)
+        except TypeError as exc:  # an option the method does not take
+            raise EvaluateError(f"method {name}: bad option(s) {sorted(opts)}: {exc}") from None
     return out
 
 

@@ -54,7 +54,8 @@ class ModelError(HwnoiseError):
 def resolve_features(spec: str | list[str] | tuple[str, ...] | None,
                      columns: list[str] | None = None) -> list[str]:
     """The feature list for ``spec``: None/"thesis" (the five), "extended" (the five and the
-    extended set of features.columns), "all", or "a,b,c" / a list. With ``columns``, ``tag``
+    extended set of features.columns), "all", "rendered" (extended plus the features of
+    ``hwnoise render``), or "a,b,c" / a list. With ``columns``, ``tag``
     becomes the walker's numeric ``tag_code`` when the table has it."""
     if spec is None or (isinstance(spec, str) and spec.strip().lower() in ("", "thesis")):
         feats = list(C.THESIS_FEATURES)
@@ -64,6 +65,10 @@ def resolve_features(spec: str | list[str] | tuple[str, ...] | None,
             raise HwnoiseError("this hwnoise has no extended feature set (features.columns."
                                "ALL_FEATURES); use --features thesis or a,b,c")
         feats = list(extended)
+    elif isinstance(spec, str) and spec.strip().lower() == "rendered":
+        from hwnoise.features.rendered import RENDER_FEATURES
+
+        feats = list(C.ALL_FEATURES) + list(RENDER_FEATURES)
     elif isinstance(spec, str):
         feats = [f.strip() for f in spec.split(",") if f.strip()]
     else:

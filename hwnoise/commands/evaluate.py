@@ -33,6 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--context", action="store_true",
                    help="add each node's parent's and grandparent's link density, CTD, sitelevel, "
                         "sibling share, characters (and stacked shares) as features")
+    p.add_argument("--page-context", action="store_true",
+                   help="add record-structure, position, per-page z-score and class/id features "
+                        "(hwnoise.features.context.CONTEXT_FEATURES) to the learned model")
+    p.add_argument("--method-option", action="append", default=[], metavar="NAME.KEY=VALUE",
+                   help="an option of a method, repeatable (e.g. webstemmer.t=0.8, isotonic.c=0.1, "
+                        "model.threshold=0.4); VALUE is read as JSON when it parses, else as a string")
     p.add_argument("--score-only", default=None, metavar="NAME,...",
                    help="score only these datasets' pages; the others only serve as training pages")
     p.add_argument("--folds", "-k", type=int, default=5, help="folds of cv and cross-site (default 5)")
@@ -42,12 +48,34 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def parse_method_options(items: list[str] | None) -> dict[str, dict]:
+    """``["NAME.KEY=VALUE", ...]`` as ``{NAME: {KEY: value}}``; a VALUE that parses as JSON
+    (numbers, true/false/null, lists, quoted strings) is taken as such, else as the string."""
+    import json
+
+    from hwnoise.errors import HwnoiseError
+
+    out: dict[str, dict] = {}
+    for item in items or []:
+        lhs, eq, raw = item.partition("=")
+        name, dot, key = lhs.strip().partition(".")
+        if not eq or not dot or not name or not key:
+            raise HwnoiseError(f"--method-option {item!r}: expected NAME.KEY=VALUE (e.g. webstemmer.t=0.8)")
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = raw
+        out.setdefault(name, {})[key.strip()] = value
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     from hwnoise.evaluate import evaluate
     from hwnoise.progress import info
     from hwnoise.report import summary_table
 
     options: dict[str, dict] = {}
+    given = parse_method_options(getattr(args, "method_option", None))
     if args.classifier:
         options.setdefault("model", {})["classifier"] = args.classifier
     if args.features:
@@ -56,6 +84,16 @@ def run(args: argparse.Namespace) -> int:
         options.setdefault("model", {})["stack"] = args.stack
     if args.context:
         options.setdefault("model", {})["context"] = True
+    if getattr(args, "page_context", False):
+        options.setdefault("model", {})["page_context"] = True
+    methods = [m for m in args.methods.split(",") if m]
+    unused = sorted(set(given) - set(methods))
+    if unused:
+        from hwnoise.errors import HwnoiseError
+
+        raise HwnoiseError(f"--method-option names {', '.join(unused)}, not among --methods {args.methods}")
+    for name, opts in given.items():  # explicit --method-option wins over the shorthands
+        options.setdefault(name, {}).update(opts)
     report = evaluate(args.datasets, methods=args.methods.split(","), protocol=args.protocol,
                       seed=args.seed, out=args.out, model=args.model, k=args.folds,
                       method_options=options, allow_pickle=args.allow_pickle,

@@ -1,0 +1,222 @@
+"""Context features of a page's nodes: what a node's surroundings say about it.
+
+Per-node features (CTD, link density, ...) transfer poorly across sites (DESIGN.md, "What a
+rough probe showed"). These columns add what a node's own numbers lack, all computed within one
+page so that they carry over to sites never seen in training:
+
+Record structure (listing and collection pages are many siblings of one shape). A node's
+*signature* is its tag plus its class tokens with digits removed (``li.item``); without the
+page's HTML it is the tag alone.
+
+- ``ctx_sig_siblings``: siblings (same parent, itself included) sharing the node's signature.
+- ``ctx_sig_share``: share of the parent's characters that those siblings hold together.
+- ``ctx_in_record``: 1 when the node or an ancestor is a record (``ctx_sig_siblings`` >= 3).
+- ``ctx_record_depth``: depth below the nearest record (0 at the record, -1 outside any).
+- ``ctx_record_page_share``: share of the page's characters held by the nearest record's
+  group (the record and its same-signature siblings); 0 outside any record.
+
+Position and per-page normalisation:
+
+- ``ctx_text_pos``: characters before the node / the page's characters (0 = top, 1 = end).
+- ``ctx_ctd_rank``: percentile rank of ``ctd`` within the page (0..1).
+- ``ctx_ctd_z``, ``ctx_chars_z``, ``ctx_ld_z``: z-scores within the page of ``ctd``,
+  log(1 + ``chars``) and ``link_density``.
+
+Class/id tokens (a hand-listed set; needs the HTML, else NaN):
+
+- ``ctx_cls_noise`` / ``ctx_cls_content``: the node's own class or id holds a noise token
+  (nav, menu, footer, header, sidebar, comment, ad, related, share, breadcrumb, cookie, ...) or
+  a content token (content, main, article, product, item, result, listing, card, post, ...).
+- ``ctx_anc_noise`` / ``ctx_anc_content``: the node or an ancestor does.
+- ``ctx_tag_noise`` / ``ctx_tag_content``: the node is inside ``nav``/``header``/``footer``/
+  ``aside``/``form`` or ``main``/``article`` (from its tag path).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["CONTEXT_FEATURES", "add_context_features", "context_columns", "NOISE_TOKENS",
+           "CONTENT_TOKENS"]
+
+CONTEXT_FEATURES: list[str] = [
+    "ctx_sig_siblings", "ctx_sig_share", "ctx_in_record", "ctx_record_depth",
+    "ctx_record_page_share", "ctx_text_pos", "ctx_ctd_rank", "ctx_ctd_z", "ctx_chars_z",
+    "ctx_ld_z", "ctx_cls_noise", "ctx_cls_content", "ctx_anc_noise", "ctx_anc_content",
+    "ctx_tag_noise", "ctx_tag_content",
+]
+
+NOISE_TOKENS = ("nav", "menu", "footer", "header", "sidebar", "comment", "ad", "ads", "advert",
+                "related", "share", "social", "breadcrumb", "cookie", "banner", "promo", "widget",
+                "popup", "modal", "newsletter", "subscribe", "login", "search", "pagination",
+                "pager", "masthead", "toolbar", "copyright", "sponsor", "skip")
+CONTENT_TOKENS = ("content", "main", "article", "product", "item", "result", "results", "listing",
+                  "list", "card", "post", "entry", "story", "body", "text", "grid", "tile",
+                  "teaser", "record", "hentry", "blog", "news", "collection")
+RECORD_MIN = 3
+
+_SPLIT = re.compile(r"[^a-z]+")
+_NOISE = frozenset(NOISE_TOKENS)
+_CONTENT = frozenset(CONTENT_TOKENS)
+_TAG_NOISE = re.compile(r"/(?:nav|header|footer|aside|form)(?:\[|/|$)")
+_TAG_CONTENT = re.compile(r"/(?:main|article)(?:\[|/|$)")
+
+
+def _tokens(s: str) -> set[str]:
+    """Class/id words: lower case, split on anything but letters (``main-nav_2`` -> main, nav)."""
+    return {t for t in _SPLIT.split(s.lower()) if t}
+
+
+def _parent_positions(rows: pd.DataFrame) -> np.ndarray:
+    """Each row's parent as a row position (-1 for the root or a parent not among the rows)."""
+    n = len(rows)
+    parent = rows["parent"].to_numpy(dtype=np.int64)
+    if "node" in rows.columns:
+        node = rows["node"].to_numpy(dtype=np.int64)
+        pos = np.full(int(max(node.max(), parent.max(), 0)) + 1, -1, dtype=np.int64)
+        pos[node] = np.arange(n)
+        return np.where(parent >= 0, pos[np.maximum(parent, 0)], -1)
+    return np.where((parent >= 0) & (parent < n), parent, -1)
+
+
+def _levels(parent: np.ndarray) -> list[np.ndarray]:
+    """Row positions grouped by depth (roots first): each level's parents are in earlier levels."""
+    n = len(parent)
+    depth = np.zeros(n, dtype=np.int64)
+    todo = parent >= 0
+    cur = parent.copy()
+    while todo.any():  # one step up per pass: as many passes as the tree is deep
+        depth[todo] += 1
+        cur = np.where(todo, parent[np.maximum(cur, 0)], -1)
+        todo = cur >= 0
+    order = np.argsort(depth, kind="stable")
+    bounds = np.flatnonzero(np.diff(depth[order])) + 1
+    return np.split(order, bounds)
+
+
+def _down(parent: np.ndarray, levels: list[np.ndarray], own: np.ndarray, combine) -> np.ndarray:
+    """Propagate a value from ancestors to descendants: ``out[i] = combine(out[parent], own[i])``."""
+    out = own.copy()
+    for idx in levels:
+        p = parent[idx]
+        has = p >= 0
+        if has.any():
+            out[idx[has]] = combine(out[p[has]], own[idx[has]])
+    return out
+
+
+def _z(x: np.ndarray) -> np.ndarray:
+    sd = np.nanstd(x)
+    return (x - np.nanmean(x)) / sd if sd > 0 else np.zeros_like(x)
+
+
+def _class_strings(rows: pd.DataFrame, walk_or_html: Any, http_charset: str | None) -> list[str] | None:
+    """Each row's ``class`` and ``id`` joined, from the page's HTML re-parsed with the walker's
+    parser and hiding rules; None when no HTML is given or the elements do not line up."""
+    if walk_or_html is None:
+        return None
+    html = walk_or_html
+    if not isinstance(html, (bytes, str)):
+        html = getattr(walk_or_html, "html", None)
+        if html is None:
+            return None
+    from hwnoise.extractors.sitelevel import shown_elements
+
+    tags = rows["tag"].astype(str).tolist() if "tag" in rows.columns else None
+    view = shown_elements(html, http_charset, n_rows=len(rows), tags=tags)
+    if not view.aligned:
+        return None
+    return [f"{el.get('class') or ''} {el.get('id') or ''}" for el in view.elements]
+
+
+def context_columns(rows: pd.DataFrame, walk_or_html: Any = None, *,
+                    http_charset: str | None = None) -> pd.DataFrame:
+    """The :data:`CONTEXT_FEATURES` of one page's rows (same index as ``rows``)."""
+    n = len(rows)
+    if n == 0:
+        return pd.DataFrame({c: np.zeros(0) for c in CONTEXT_FEATURES}, index=rows.index)
+    parent = _parent_positions(rows)
+    levels = _levels(parent)
+    chars = pd.to_numeric(rows["chars"], errors="coerce").fillna(0).to_numpy(dtype=float)
+    tags = rows["tag"].astype(str).to_numpy()
+    classes = _class_strings(rows, walk_or_html, http_charset)
+    if classes is not None:
+        toks = [_tokens(c) for c in classes]
+        sig = np.array([t + "." + ".".join(sorted(k)) for t, k in zip(tags, toks)], dtype=object)
+        cls_noise = np.array([bool(k & _NOISE) for k in toks], dtype=float)
+        cls_content = np.array([bool(k & _CONTENT) for k in toks], dtype=float)
+        anc_noise = _down(parent, levels, cls_noise, np.maximum)
+        anc_content = _down(parent, levels, cls_content, np.maximum)
+    else:
+        sig = tags.astype(object)
+        cls_noise = cls_content = anc_noise = anc_content = np.full(n, np.nan)
+
+    # siblings sharing a signature: group by (parent, signature)
+    sig_code = pd.factorize(sig)[0].astype(np.int64)
+    key = (parent + 1) * (int(sig_code.max()) + 1) + sig_code
+    gkey, inv, count = np.unique(key, return_inverse=True, return_counts=True)
+    group_chars = np.bincount(inv, weights=chars)
+    sib = count[inv].astype(float)
+    parent_chars = np.where(parent >= 0, chars[np.maximum(parent, 0)], chars)
+    share = np.where(parent_chars > 0, group_chars[inv] / np.maximum(parent_chars, 1), 0.0)
+    share = np.where(parent >= 0, share, 1.0)
+
+    # the nearest record: a node with >= RECORD_MIN same-signature siblings, or an ancestor that is
+    is_rec = (sib >= RECORD_MIN) & (parent >= 0)
+    total = max(chars.max(), 1.0)
+    rec_share_own = np.where(is_rec, group_chars[inv] / total, np.nan)
+    rec_depth_own = np.where(is_rec, 0.0, np.nan)
+
+    def nearest(up: np.ndarray, own: np.ndarray) -> np.ndarray:  # the node's own record wins
+        return np.where(np.isnan(own), up, own)
+
+    rec_share = _down(parent, levels, rec_share_own, nearest)
+    # depth below the nearest record: +1 per step down from it
+    depth_own = rec_depth_own.copy()
+    rec_depth = depth_own.copy()
+    for idx in levels:
+        p = parent[idx]
+        has = p >= 0
+        ii, pp = idx[has], p[has]
+        rec_depth[ii] = np.where(np.isnan(depth_own[ii]), rec_depth[pp] + 1, 0.0)
+    in_rec = (~np.isnan(rec_depth)).astype(float)
+
+    before = pd.to_numeric(rows.get("chars_before", pd.Series(0.0, index=rows.index)),
+                           errors="coerce").fillna(0).to_numpy(dtype=float)
+    ctd = pd.to_numeric(rows["ctd"], errors="coerce").to_numpy(dtype=float) if "ctd" in rows else np.full(n, np.nan)
+    ld = (pd.to_numeric(rows["link_density"], errors="coerce").to_numpy(dtype=float)
+          if "link_density" in rows else np.full(n, np.nan))
+    xpath = rows["xpath"].astype(str) if "xpath" in rows.columns else pd.Series([""] * n, index=rows.index)
+    out = {
+        "ctx_sig_siblings": sib,
+        "ctx_sig_share": share,
+        "ctx_in_record": in_rec,
+        "ctx_record_depth": np.where(np.isnan(rec_depth), -1.0, rec_depth),
+        "ctx_record_page_share": np.nan_to_num(rec_share, nan=0.0),
+        "ctx_text_pos": before / total,
+        "ctx_ctd_rank": pd.Series(ctd).rank(pct=True).to_numpy(dtype=float),
+        "ctx_ctd_z": _z(ctd),
+        "ctx_chars_z": _z(np.log1p(chars)),
+        "ctx_ld_z": _z(ld),
+        "ctx_cls_noise": cls_noise,
+        "ctx_cls_content": cls_content,
+        "ctx_anc_noise": anc_noise,
+        "ctx_anc_content": anc_content,
+        "ctx_tag_noise": xpath.str.contains(_TAG_NOISE).to_numpy(dtype=float),
+        "ctx_tag_content": xpath.str.contains(_TAG_CONTENT).to_numpy(dtype=float),
+    }
+    return pd.DataFrame(out, index=rows.index)[CONTEXT_FEATURES]
+
+
+def add_context_features(rows: pd.DataFrame, walk_or_html: Any = None, *,
+                         http_charset: str | None = None) -> pd.DataFrame:
+    """``rows`` (one page) with the :data:`CONTEXT_FEATURES` columns added (replacing any).
+
+    ``walk_or_html`` is the page's HTML (bytes or str) for the class/id columns and the
+    class-aware record signature; without it (None, or a walk) those use the tag alone / NaN.
+    """
+    cols = context_columns(rows, walk_or_html, http_charset=http_charset)
+    return rows.drop(columns=[c for c in CONTEXT_FEATURES if c in rows.columns]).join(cols)
