@@ -199,6 +199,46 @@ def test_cli_and_errors(datasets, tmp_path, capsys):
     assert "unknown method 'bogus'" in capsys.readouterr().err
 
 
+def test_parse_method_options():
+    from hwnoise.commands.evaluate import parse_method_options
+    from hwnoise.errors import HwnoiseError
+
+    got = parse_method_options(["webstemmer.t=0.8", "isotonic.c=0.1", "model.page_context=true",
+                                "model.classifier=gb", "model.stack=\"a,b\"", "model.params={\"max_iter\": 5}"])
+    assert got == {"webstemmer": {"t": 0.8}, "isotonic": {"c": 0.1},
+                   "model": {"page_context": True, "classifier": "gb", "stack": "a,b",
+                             "params": {"max_iter": 5}}}
+    for bad in ("webstemmer=0.8", "t=1", ".t=1", "webstemmer.t"):
+        with pytest.raises(HwnoiseError, match="NAME.KEY=VALUE"):
+            parse_method_options([bad])
+
+
+def test_method_options_from_the_command_line_reach_the_methods(datasets, tmp_path, capsys):
+    from hwnoise.cli import main
+
+    def text_recall(*opts: str) -> float:
+        out = tmp_path / "mo"
+        assert main(["evaluate", *map(str, datasets[:2]), "--protocol", "cross-site", "-k", "2",
+                     "--methods", "model", "--classifier", "gb", "--no-figures", "--out", str(out),
+                     *opts]) == 0
+        rep = json.loads((out / "report.json").read_text())
+        recs = [r for r in rep["results"] if r["method"] == "model"]
+        return sum(r["text_recall"] for r in recs) / len(recs)
+
+    # a threshold above every probability keeps nothing; zero keeps every word
+    assert text_recall("--method-option", "model.threshold=1.5") == 0.0
+    assert text_recall("--method-option", "model.threshold=0",
+                       "--method-option", "model.page_context=true") == 1.0
+    capsys.readouterr()
+    # an option the method does not take, or for a method not run, is a clear error
+    assert main(["evaluate", str(datasets[0]), "--methods", "cetd", "--no-figures", "--out",
+                 str(tmp_path / "x"), "--method-option", "cetd.bogus=1"]) == 1
+    assert "cetd" in capsys.readouterr().err
+    assert main(["evaluate", str(datasets[0]), "--methods", "cetd", "--no-figures", "--out",
+                 str(tmp_path / "x"), "--method-option", "webstemmer.t=0.8"]) == 1
+    assert "webstemmer" in capsys.readouterr().err
+
+
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 
 
