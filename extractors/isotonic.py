@@ -145,7 +145,6 @@ def node_features(walk: "PageWalk", view: ElementView | None, url: str = "",
     """The seven columns of :data:`FEATURES`, the node area and the geometry source used."""
     r = walk.rows
     n = len(r)
-    parent = r["parent"].to_numpy()
     last = np.asarray(walk.last, dtype=np.int64)
     idx = np.arange(n)
 

@@ -51,7 +51,6 @@ rendered features.
 """
 from __future__ import annotations
 
-import math
 import re
 import warnings
 
@@ -59,9 +58,10 @@ import numpy as np
 import pandas as pd
 
 from hwnoise.features.render import VIEWPORT
+from hwnoise.features.walk import composite_text_density, query_scores, subtree_last
 
 __all__ = ["apply_render", "rendered_walk", "hidden_rows", "RENDER_FEATURES", "parse_color", "luminance",
-           "align_render", "dominant", "subtree_last"]
+           "align_render", "dominant"]
 
 #: The rendered extended features ``apply_render`` adds.
 RENDER_FEATURES: list[str] = ["box_x", "box_y", "box_width", "box_height", "font_size_rel",
@@ -113,17 +113,6 @@ def dominant(values, weights) -> object:
     return s.idxmax()
 
 
-def subtree_last(parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """Index of each row's last descendant, for rows in preorder (summed level by level)."""
-    n = len(parent)
-    size = np.ones(n, dtype=np.int64)
-    if n > 1:
-        for d in range(int(depth.max()), 0, -1):
-            idx = np.flatnonzero(depth == d)
-            np.add.at(size, parent[idx], size[idx])
-    return np.arange(n, dtype=np.int64) + size - 1
-
-
 def _subtree_any(flag: np.ndarray, last: np.ndarray) -> np.ndarray:
     """Per row: does any row strictly below it have ``flag``?"""
     cs = np.concatenate(([0], np.cumsum(flag.astype(np.int64))))
@@ -151,8 +140,7 @@ def hidden_rows(rows: pd.DataFrame, r: pd.DataFrame) -> np.ndarray:
     if n == 0:
         return np.zeros(0, dtype=bool)
     parent = rows["parent"].to_numpy(np.int64)
-    depth = rows["distance"].to_numpy(np.int64)
-    last = subtree_last(parent, depth)
+    last = subtree_last(parent)
     display = r["display"].fillna("").to_numpy(object)
     vis = r["visibility"].fillna("").to_numpy(object)
     x, y = r["x"].to_numpy(float), r["y"].to_numpy(float)
@@ -177,39 +165,6 @@ def hidden_rows(rows: pd.DataFrame, r: pd.DataFrame) -> np.ndarray:
 
 
 # -- the walk's measures on the kept rows ---------------------------------------------------
-def _ctd(c, t, lc, lt) -> np.ndarray:
-    """Composite text density (seed 003 §2.1.5), every zero denominator taken as 1."""
-    c = c.astype(float)
-    lc = lc.astype(float)
-    t1 = np.where(t == 0, 1, t).astype(float)
-    lc1 = np.where(lc == 0, 1.0, lc)
-    lt1 = np.where(lt == 0, 1, lt).astype(float)
-    nl = c - lc
-    nl1 = np.where(nl == 0, 1.0, nl)
-    cb, lcb = (c[0], lc[0]) if len(c) else (0.0, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        b = np.log((c / nl1) * lc + (lcb / (cb or 1.0)) * c + math.e)
-        lnb = np.log(b)
-        lnb = np.where(lnb == 0, 1.0, lnb)
-        ratio = (c / lc1) * (t1 / lt1)
-        out = (c / t1) * np.log(np.where(ratio > 0, ratio, 1.0)) / lnb
-    return np.where(c == 0, 0.0, out)
-
-
-def _query_score(parent: np.ndarray, m: np.ndarray) -> np.ndarray:
-    qs = np.zeros(len(parent))
-    cur = np.flatnonzero(m)
-    val = m[cur].astype(float)
-    dist = 1.0
-    while len(cur):
-        np.add.at(qs, cur, val / dist)
-        cur = parent[cur]
-        keep = cur >= 0
-        cur, val = cur[keep], val[keep]
-        dist += 1.0
-    return qs
-
-
 def _own_matches(parent: np.ndarray, depth: np.ndarray, qs: np.ndarray) -> np.ndarray:
     """Invert ``_query_score``: each row's own matches from the scores (deepest rows first)."""
     n = len(parent)
@@ -237,7 +192,7 @@ def _remeasure(rows: pd.DataFrame, drop: np.ndarray) -> pd.DataFrame:
     n = len(rows)
     parent0 = rows["parent"].to_numpy(np.int64)
     depth0 = rows["distance"].to_numpy(np.int64)
-    last0 = subtree_last(parent0, depth0)
+    last0 = subtree_last(parent0)
     own_chars0 = rows["own_chars"].to_numpy(np.int64)
     keep = np.flatnonzero(~drop)
     new_of = np.cumsum(~drop) - 1
@@ -262,7 +217,7 @@ def _remeasure(rows: pd.DataFrame, drop: np.ndarray) -> pd.DataFrame:
     for d in range(1, int(depth.max(initial=0)) + 1):
         idx = np.flatnonzero(depth == d)
         in_link[idx] |= in_link[parent[idx]]
-    last = subtree_last(parent, depth)
+    last = subtree_last(parent)
     idx = np.arange(k)
 
     def ssum(v):
@@ -273,7 +228,7 @@ def _remeasure(rows: pd.DataFrame, drop: np.ndarray) -> pd.DataFrame:
     link_chars = ssum(own_chars * in_link)
     link_tags = ssum(is_a)
     tags = np.maximum(last - idx, 1)
-    ctd = _ctd(chars, tags, link_chars, link_tags)
+    ctd = composite_text_density(chars, tags, link_chars, link_tags)
     density_sum = np.zeros(k)
     if k > 1:
         np.add.at(density_sum, parent[1:], ctd[1:])
@@ -312,9 +267,9 @@ def _remeasure(rows: pd.DataFrame, drop: np.ndarray) -> pd.DataFrame:
     out["ctd"] = ctd
     out["density_sum"] = density_sum
     if "matches" in out:
-        out["query_score"] = _query_score(parent, out["matches"].to_numpy(np.int64))
+        out["query_score"] = query_scores(parent, out["matches"].to_numpy(np.int64))
     if "own_query_score" in out:
-        out["own_query_score"] = _query_score(parent, own_m0[keep])
+        out["own_query_score"] = query_scores(parent, own_m0[keep])
     if "link_density" in out:
         out["link_density"] = link_density
     if "position" in out:
@@ -443,5 +398,5 @@ def rendered_walk(walk, render: pd.DataFrame | None):
     new_rows = _remeasure(rows, drop)
     new_of = np.cumsum(~drop) - 1
     segments = [(int(new_of[o]), t) for o, t in walk.segments if 0 <= o < len(drop) and not drop[o]]
-    last = subtree_last(new_rows["parent"].to_numpy(np.int64), new_rows["distance"].to_numpy(np.int64))
+    last = subtree_last(new_rows["parent"].to_numpy(np.int64))
     return PageWalk(rows=new_rows, segments=segments, encoding=walk.encoding, last=last), kept

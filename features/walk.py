@@ -450,7 +450,7 @@ def subtree_last(parent) -> np.ndarray:
     return np.arange(len(parents), dtype=np.int64) + _subtree_sizes(parents) - 1
 
 
-def _query_score(parent: np.ndarray, own_matches: np.ndarray) -> np.ndarray:
+def query_scores(parent: np.ndarray, own_matches: np.ndarray) -> np.ndarray:
     """Σ over text nodes below each row of matches / distance (own text at distance 1)."""
     qs = np.zeros(len(parent), dtype=np.float64)
     cur = np.flatnonzero(own_matches)
@@ -467,7 +467,7 @@ def _query_score(parent: np.ndarray, own_matches: np.ndarray) -> np.ndarray:
     return qs
 
 
-def _ctd(c, t, lc, lt) -> np.ndarray:
+def composite_text_density(c, t, lc, lt) -> np.ndarray:
     """CETD's composite text density (seed 003 §2.1.5), zero denominators as 1."""
     c = c.astype(np.float64)
     lc = lc.astype(np.float64)
@@ -610,13 +610,13 @@ def _measure(tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, li
     link_tags = subtree_sum(is_a)
     tags_ = np.maximum(size - 1, 1)
     td = chars / tags_
-    ctd = _ctd(chars, tags_, link_chars, link_tags)
+    ctd = composite_text_density(chars, tags_, link_chars, link_tags)
     density_sum = np.zeros(n, dtype=np.float64)
     if n > 1:
         np.add.at(density_sum, parent[1:], ctd[1:])
     matches, own_matches = _match_counts(seg_owner, seg_text, n, query, own)
-    query_score = _query_score(parent, matches)
-    own_query_score = _query_score(parent, own_matches)
+    query_score = query_scores(parent, matches)
+    own_query_score = query_scores(parent, own_matches)
 
     # own text: the row's text nodes joined by one space, in document order
     text = [""] * n

@@ -244,7 +244,6 @@ def test_site_is_learnable_but_not_trivial(site):
     the query features: the demo is a real task, not a giveaway."""
     walk = pytest.importorskip("hwnoise.features.walk")
     labels = pytest.importorskip("hwnoise.features.labels")
-    import numpy as np
     import pandas as pd
     from sklearn.metrics import f1_score
     from sklearn.tree import DecisionTreeClassifier
