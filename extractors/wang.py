@@ -58,13 +58,14 @@ TITLE_FEATURES = ["left", "top", "width", "height", "vertical_distance", "horizo
 def page_nodes(walk: "PageWalk", render: pd.DataFrame | None) -> pd.DataFrame:
     """Per walker node: box, shown flag, subtree counts (chars, words, formatting elements,
     formatted chars), the subtree's last text, all hidden text left out."""
-    from hwnoise.features.rendered import align_render, hidden_rows, subtree_last
+    from hwnoise.features.rendered import align_render, hidden_rows
+    from hwnoise.features.walk import subtree_last
 
     rows = walk.rows
     n = len(rows)
     parent = rows["parent"].to_numpy(np.int64)
     depth = rows["distance"].to_numpy(np.int64)
-    last = subtree_last(parent, depth)
+    last = subtree_last(parent)
     r = align_render(rows, render)
     if r is None:
         raise ExtractorError("wang needs the rendered page (run 'hwnoise render DATASET')")
