@@ -3,7 +3,8 @@
     python bench/compare.py [--data ../shared/datasets] [--work /tmp/hwnoise-bench]
                             [--only big9,wcxb,cleaneval,big9-cetd] [--methods model,cetd,trafilatura]
                             [--features thesis|extended|all] [--classifier j48|cart|rf|gb]
-                            [--stack trafilatura,...] [--context] [--params k=v,...] [--limit N]
+                            [--stack trafilatura,...] [--context] [--page-context]
+                            [--threshold P|inner] [--params k=v,...] [--limit N]
 
 - big9: a learned model per site-year (pages protocol); mean text F1 over all site-years,
   beside CETD and trafilatura on the same test pages. Target: >= 0.97.
@@ -29,6 +30,15 @@ F1, big9 then averaged over the 36 site-years, 108 test pages):
           model gb,  extended + stack trafilatura,resiliparse 0.576; + context 0.554
           model gb,  extended + stack trafilatura 0.556
           model gb,  extended + stack trafilatura,resiliparse,cetd 0.590 (listing 0.655, collection 0.536)
+          + page context (features/context.py) 0.611 (listing 0.688, collection 0.547)
+          + page context + parent/grandparent context 0.612 (listing 0.703, collection 0.536)
+          + page context + threshold chosen by inner 3-fold site-grouped CV on the training
+            pages (grid 0.20..0.80; it chose 0.20-0.30) 0.674 (listing 0.752, collection 0.609);
+            grid 0.05..0.80 (chose 0.15-0.30) 0.675 (listing 0.750, collection 0.612)
+          + threshold by inner CV, no page context 0.631 (listing 0.689, collection 0.584)
+          gb, extended + stack trafilatura,resiliparse,cetd,readability + page context + inner
+            threshold (chose 0.20-0.25) 0.682 (listing 0.759, collection 0.618)
+          (all wcxb figures are dev-set figures: WCXB's test split is not in ../shared/datasets)
           trafilatura 0.576, CETD 0.568, resiliparse 0.486 (target 0.75; gold labels -> text
           reach 0.958 listing / 0.942 collection, so node granularity is not the limit)
     CETD vs trafilatura on every page: cleaneval 0.913 vs 0.826 (F1 of means 0.925, the
@@ -132,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--page-context", action="store_true",
                     help="record-structure, position, per-page z-score and class/id features "
                          "(features/context.py CONTEXT_FEATURES)")
-    ap.add_argument("--threshold", type=float, default=None,
+    ap.add_argument("--threshold", default=None,
                     help="probability of content above which a node is content (default: the classifier's)")
     ap.add_argument("--params", default="", help="classifier parameters, k=v,... (ints/floats)")
     ap.add_argument("--limit", type=int, default=None, help="import only the first N pages of each source")
@@ -145,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     methods = [m for m in args.methods.split(",") if m]
     opts = {"model": {"features": args.features, "classifier": args.classifier, "stack": args.stack,
                       "context": args.context, "page_context": args.page_context,
-                      "threshold": args.threshold}}
+                      "threshold": (args.threshold if args.threshold in (None, "inner")
+                                    else float(args.threshold))}}
     if args.params:
         params = {}
         for kv in args.params.split(","):

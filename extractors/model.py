@@ -210,7 +210,7 @@ class ModelMethod(WalkMethod):
     def __init__(self, model: "NoiseModel | None" = None, *, classifier: str = "j48",
                  features: str | Sequence[str] | None = None, name: str | None = None,
                  stack: str | Sequence[str] = (), context: bool = False, page_context: bool = False,
-                 threshold: float | None = None, **options: Any) -> None:
+                 threshold: float | str | None = None, inner_folds: int = 3, **options: Any) -> None:
         super().__init__()
         self.model = model
         self.classifier = classifier
@@ -226,8 +226,11 @@ class ModelMethod(WalkMethod):
             if page_context:
                 feats += [f for f in CONTEXT_FEATURES if f not in feats]
             self.features = feats
-        #: probability of content (N) above which a node is content (None: the classifier's own call)
-        self.threshold = None if threshold is None else float(threshold)
+        #: probability of content (N) above which a node is content (None: the classifier's own
+        #: call; "inner": chosen on the training pages by an inner cross-validation grouped by site)
+        self.inner = isinstance(threshold, str) and threshold.strip().lower() == "inner"
+        self.threshold = None if (threshold is None or self.inner) else float(threshold)
+        self.inner_folds = int(inner_folds)
         self.options = options
         self.cache = FeatureCache()
         self._warned = False
@@ -293,9 +296,15 @@ class ModelMethod(WalkMethod):
             df = (pd.concat([add_context_features(g.reset_index(drop=True))
                              for _, g in df.groupby(keys, sort=False)], ignore_index=True)
                   if keys else add_context_features(df))
-        self.model = _new_model(self.classifier, self.features, **self.options)
+        if self.inner:
+            self.threshold = inner_threshold(df, self._fresh, folds=self.inner_folds)
+        self.model = self._fresh()
         self.model.fit(df)
         return self
+
+    def _fresh(self) -> "NoiseModel":
+        """An unfitted model with this method's classifier, features and options."""
+        return _new_model(self.classifier, self.features, **self.options)
 
     def rows_for(self, page: "Page", walk: "PageWalk") -> pd.DataFrame:
         """The rows the model predicts on: the dataset's stored rows for this page when they
@@ -324,6 +333,63 @@ class ModelMethod(WalkMethod):
         if self.threshold is None:
             return np.asarray(self.model.predict(rows), dtype=object)
         return labels_at_threshold(self.model, rows, self.threshold)
+
+
+THRESHOLDS = np.round(np.arange(0.05, 0.81, 0.05), 2)
+
+
+def page_char_f1(df: pd.DataFrame, p_content: np.ndarray, thresholds: Sequence[float]) -> np.ndarray:
+    """Per threshold, the mean over pages of the F1 of content characters (each node weighted by
+    its own characters): a stand-in for text F1 that needs no walk."""
+    w = pd.to_numeric(df["own_chars"], errors="coerce").fillna(0).to_numpy(dtype=float) \
+        if "own_chars" in df else np.ones(len(df))
+    gold = (df[LABEL].astype(str).to_numpy() == "N")
+    keys = [c for c in ("dataset", "page") if c in df]
+    page = (df.groupby(keys, sort=False).ngroup().to_numpy(dtype=np.int64) if keys
+            else np.zeros(len(df), dtype=np.int64))
+    npages = int(page.max()) + 1 if len(page) else 0
+    g = np.bincount(page, weights=w * gold, minlength=npages)
+    out = []
+    for t in thresholds:
+        pred = p_content >= t
+        tp = np.bincount(page, weights=w * (pred & gold), minlength=npages)
+        pp = np.bincount(page, weights=w * pred, minlength=npages)
+        f1 = np.where(g + pp > 0, 2 * tp / np.maximum(g + pp, 1e-9), 0.0)
+        out.append(f1[g > 0].mean() if (g > 0).any() else 0.0)
+    return np.asarray(out)
+
+
+def inner_threshold(df: pd.DataFrame, new_model, *, folds: int = 3,
+                    thresholds: Sequence[float] = THRESHOLDS) -> float:
+    """The threshold on the probability of content that scores best (:func:`page_char_f1`) on
+    out-of-fold predictions of an inner cross-validation over ``df`` grouped by site (by page
+    when there is one site): only the training rows are ever looked at."""
+    from sklearn.model_selection import GroupKFold
+
+    from hwnoise.features.columns import CONTENT
+
+    df = df[df[LABEL].isin(["S", "N"])].reset_index(drop=True)
+    key = "site" if "site" in df and df["site"].nunique() >= folds else "page"
+    groups = df[key].astype(str).to_numpy() if key in df else np.arange(len(df))
+    k = min(folds, len(np.unique(groups)))
+    if k < 2:
+        return 0.5
+    p = np.zeros(len(df))
+    for tr, te in GroupKFold(n_splits=k).split(df, groups=groups):
+        m = new_model()
+        m.fit(df.iloc[tr])
+        est = m.estimator
+        classes = [str(c) for c in est.classes_]
+        p[te] = est.predict_proba(m.matrix(df.iloc[te]))[:, classes.index(CONTENT)] \
+            if CONTENT in classes else 0.0
+    scores = page_char_f1(df, p, thresholds)
+    best = np.flatnonzero(scores >= scores.max() - 1e-12)
+    chosen = float(np.asarray(thresholds)[best[np.argmin(np.abs(np.asarray(thresholds)[best] - 0.5))]])
+    from hwnoise.progress import info
+
+    info(f"model: inner threshold {chosen:.2f} (page char F1 {scores.max():.3f}; "
+         f"0.50 gives {page_char_f1(df, p, [0.5])[0]:.3f})")
+    return chosen
 
 
 def labels_at_threshold(model: "NoiseModel", rows: pd.DataFrame, threshold: float) -> np.ndarray:

@@ -194,3 +194,31 @@ def test_context_features_read_the_parent_and_grandparent():
     assert add_context(full, ["ctx_grand_ctd"])["ctx_grand_ctd"].tolist() == [1.0, 1.0, 1.0, 1.0]
     m = ModelMethod(context=True)
     assert "ctx_parent_link_density" in m.features and "ctd" in m.features
+
+
+def test_page_char_f1_and_inner_threshold():
+    import pandas as pd
+
+    from hwnoise.extractors.model import (THRESHOLDS, ModelMethod, inner_threshold,
+                                          labels_at_threshold, page_char_f1)
+
+    df = pd.DataFrame({"own_chars": [10, 10, 5, 0], "label": ["N", "S", "N", "S"],
+                       "page": ["a", "a", "b", "b"]})
+    # page a: 10 of 10 content chars kept, 10 noise chars too (F1 2/3 at 0.3); page b: all right
+    got = page_char_f1(df, np.array([0.9, 0.4, 0.6, 0.9]), [0.3, 0.5, 0.7])
+    assert np.allclose(got, [(2 / 3 + 1) / 2, 1.0, 0.5])
+    # six sites where content is x > 0.3: the inner CV, on these rows only, picks a threshold
+    rng = np.random.default_rng(0)
+    n = 1200
+    x = rng.random(n)
+    rows = pd.DataFrame({"ctd": x, "density_sum": rng.random(n), "own_chars": rng.integers(1, 50, n),
+                         "label": np.where(x > 0.3, "N", "S"), "site": [f"s{i % 6}" for i in range(n)],
+                         "page": [f"p{i % 24}" for i in range(n)]})
+    t = inner_threshold(rows, lambda: ModelMethod(classifier="gb", features="ctd,density_sum")._fresh())
+    assert t in THRESHOLDS
+    m = ModelMethod(classifier="gb", features="ctd,density_sum", threshold="inner").fit_rows(rows)
+    assert m.threshold in THRESHOLDS
+    labels = labels_at_threshold(m.model, rows, 0.0)
+    assert (labels == "N").all()
+    assert (labels_at_threshold(m.model, rows, 1.01) == "S").all()
+    assert (labels_at_threshold(m.model, rows, 0.5) == rows["label"].to_numpy()).mean() > 0.95
