@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from hwnoise.extractors.base import ExtractorError, WalkMethod, query_for, text_from_labels
-from hwnoise.features.columns import LABEL
+from hwnoise.features.columns import LABEL, NOISE
 
 if TYPE_CHECKING:  # pragma: no cover
     from hwnoise.dataset import Page
@@ -248,12 +248,13 @@ class ModelMethod(WalkMethod):
             from hwnoise.extractors.base import walk_of
 
             walk = walk if walk is not None else walk_of(page)
-            if len(walk.rows) != len(rows):
+            at = _walk_nodes(rows, walk)
+            if at is None:
                 rows = rows.assign(**{STACK_PREFIX + n: np.nan for n in names})
             else:
-                rows = rows.assign(**stack_columns(walk, page.read_html(), names,
-                                                   http_charset=page.http_charset,
-                                                   key=str(page.html_path)))
+                cols = stack_columns(walk, page.read_html(), names, http_charset=page.http_charset,
+                                     key=str(page.html_path))
+                rows = rows.assign(**{k: np.asarray(v)[at] for k, v in cols.items()})
         if _page_context_names(features):
             rows = page_context_columns(rows, page.read_html(), http_charset=page.http_charset,
                                         key=str(page.html_path))
@@ -310,7 +311,7 @@ class ModelMethod(WalkMethod):
         """The rows the model predicts on: the dataset's stored rows for this page when they
         match the walk (they carry dataset-level features), else the walk's own rows."""
         stored = self.cache.page_rows(page)
-        if stored is not None and len(stored) == len(walk.rows):
+        if stored is not None and _walk_nodes(stored, walk) is not None:
             return self._with_stack(page, stored, walk)
         rows = self._with_stack(page, walk.rows, walk)
         missing = [f for f in getattr(self.model, "features", []) if f not in rows.columns]
@@ -331,8 +332,25 @@ class ModelMethod(WalkMethod):
             raise ExtractorError("model: not fitted; train it first or pass --model")
         rows = self.rows_for(page, walk)
         if self.threshold is None:
-            return np.asarray(self.model.predict(rows), dtype=object)
-        return labels_at_threshold(self.model, rows, self.threshold)
+            labels = np.asarray(self.model.predict(rows), dtype=object)
+        else:
+            labels = labels_at_threshold(self.model, rows, self.threshold)
+        at = _walk_nodes(rows, walk)
+        if at is None or len(at) == len(walk.rows):
+            return labels
+        # rows of a rendered dataset: what the browser hides has no row and is noise
+        full = np.full(len(walk.rows), NOISE, dtype=object)
+        full[at] = labels
+        return full
+
+
+def _walk_nodes(rows: pd.DataFrame, walk: "PageWalk") -> np.ndarray | None:
+    """The walk row of each of ``rows``: all of them in order for the walk's own rows,
+    ``walk_node`` for rows ``hwnoise render`` thinned; None when they do not line up."""
+    if "walk_node" in rows.columns:
+        at = rows["walk_node"].to_numpy(np.int64)
+        return at if len(at) == 0 or (at.min() >= 0 and at.max() < len(walk.rows)) else None
+    return np.arange(len(rows)) if len(rows) == len(walk.rows) else None
 
 
 THRESHOLDS = np.round(np.arange(0.05, 0.81, 0.05), 2)
