@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from hwnoise.features.context import CONTEXT_FEATURES, add_context_features, context_columns
 from hwnoise.features.walk import walk_page
