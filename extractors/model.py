@@ -301,6 +301,8 @@ class ModelMethod(WalkMethod):
             self.threshold = inner_threshold(df, self._fresh, folds=self.inner_folds)
         self.model = self._fresh()
         self.model.fit(df)
+        if self.threshold is not None:
+            self.model.threshold = self.threshold  # saved with the model, used by extract
         return self
 
     def _fresh(self) -> "NoiseModel":

@@ -179,3 +179,17 @@ def test_cart_chooses_alpha_by_grouped_inner_cv():
     assert isinstance(est, PrunedCART) and est.ccp_alpha_ >= 0
     unpruned = PrunedCART(ccp_alpha=0.0).fit(m.matrix(df), df["label"].to_numpy())
     assert est.tree_model_.tree_.node_count <= unpruned.tree_model_.tree_.node_count
+
+
+def test_a_chosen_threshold_is_saved_and_used_after_loading(tmp_path):
+    df = table()
+    model = NoiseModel("rf").fit(df)
+    p = model.estimator.predict_proba(model.matrix(df))[:, list(model.estimator.classes_).index("N")]
+    model.threshold = float(np.quantile(p[p > 0], 0.2))  # well below 0.5: more content
+    loose = model.predict(df)
+    assert (loose == "N").sum() > (np.where(p >= 0.5, "N", "S") == "N").sum()
+    model.save(tmp_path / "m")
+    again = NoiseModel.load(tmp_path / "m", allow_pickle=True)
+    assert again.threshold == pytest.approx(model.threshold)
+    assert (again.predict(df) == loose).all()
+    assert json.loads((tmp_path / "m" / "model.json").read_text())["threshold"] == pytest.approx(model.threshold)

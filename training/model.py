@@ -147,6 +147,9 @@ class NoiseModel:
         self.query = [dict(t) for t in (query or [])]
         self.seed = seed
         self.protocol: str | None = None
+        #: probability of content at or above which a row is content (None: the classifier's
+        #: own decision, 0.5 for two classes); set when a threshold was chosen by inner CV
+        self.threshold: float | None = None
         self.scores: list[dict] = []
         self.train_hash: str | None = None
         self.train_rows = 0
@@ -235,6 +238,12 @@ class NoiseModel:
         """"S"/"N" for every row of ``df``."""
         if len(df) == 0:
             return np.array([], dtype=object)
+        threshold = getattr(self, "threshold", None)
+        if threshold is not None and hasattr(self.estimator, "predict_proba"):
+            classes = [str(c) for c in self.estimator.classes_]
+            if C.CONTENT in classes:
+                p = self.estimator.predict_proba(self.matrix(df))[:, classes.index(C.CONTENT)]
+                return np.where(p >= threshold, C.CONTENT, C.NOISE).astype(object)
         return np.asarray(self.estimator.predict(self.matrix(df))).astype(str).astype(object)
 
     def tree_text(self) -> str:
@@ -276,6 +285,7 @@ class NoiseModel:
             "query": _json_safe(self.query), "seed": self.seed,
             "train_hash": self.train_hash, "train_rows": self.train_rows,
             "protocol": self.protocol, "scores": _json_safe(self.scores),
+            "threshold": getattr(self, "threshold", None),
             "classes": list(C.CLASSES),
         }
 
@@ -361,6 +371,7 @@ class NoiseModel:
         model.query = list(meta.get("query") or [])
         model.seed = meta.get("seed", 1)
         model.protocol = meta.get("protocol")
+        model.threshold = meta.get("threshold")
         model.scores = list(meta.get("scores") or [])
         model.train_hash = meta.get("train_hash")
         model.train_rows = int(meta.get("train_rows") or 0)
