@@ -159,6 +159,11 @@ class Page:
                 return v.strip().strip('"\'')
         return None
 
+    @property
+    def records_path(self) -> Path:
+        """Optional gold records: a JSON list of records, each a list of XPaths."""
+        return self.dataset.path / "records" / f"{self.id}.json"
+
     def read_html(self) -> bytes:
         return self.html_path.read_bytes()
 
@@ -261,6 +266,13 @@ class Dataset:
     def write_gold(self, pid: str, text: str) -> Path:
         path = self.path / "gold" / f"{pid}.txt"
         atomic_write_text(path, text)
+        return path
+
+    def write_records(self, pid: str, records: list[list[str]]) -> Path:
+        """Gold records of a page (``features.record_gold``): a list of lists of XPaths."""
+        path = self.path / "records" / f"{pid}.json"
+        path.parent.mkdir(exist_ok=True)
+        write_json(path, records)
         return path
 
     def page(self, pid: str) -> Page:
