@@ -16,13 +16,13 @@ records' text in document order, one record a block (``record_text``).
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from hwnoise.dataset import check_records, read_records_file
 from hwnoise.errors import HwnoiseError
 
 __all__ = ["RecordGold", "RecordGoldError", "dom_xpaths", "resolve_records", "record_labels",
@@ -50,30 +50,9 @@ def normalize_xpath(xpath: str) -> str:
     return "/" + "/".join(out)
 
 
-def check_records(obj, where: str) -> list[list[str]]:
-    """``obj`` as a list of records (each a non-empty list of XPath strings), or a clear error."""
-    if not isinstance(obj, list):
-        raise RecordGoldError(f"{where}: expected a JSON list of records (each a list of XPaths)")
-    out = []
-    for k, rec in enumerate(obj, 1):
-        if isinstance(rec, str):
-            rec = [rec]
-        if not isinstance(rec, list) or not rec or not all(isinstance(x, str) for x in rec):
-            raise RecordGoldError(f"{where}: record {k} is not a non-empty list of XPath strings")
-        out.append(list(rec))
-    return out
-
-
 def read_records(path: str | Path) -> list[list[str]] | None:
     """The gold records of a ``records/ID.json`` file, or None when there is none."""
-    path = Path(path)
-    if not path.is_file():
-        return None
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as exc:
-        raise RecordGoldError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-    return check_records(obj, str(path))
+    return read_records_file(path)
 
 
 def records_path_for(html_path: str | Path) -> Path:

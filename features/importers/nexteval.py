@@ -36,14 +36,14 @@ class _Gold:
 
     def read_records(self) -> list[list[str]]:
         if self.records is None:
-            from hwnoise.features.record_gold import RecordGoldError, check_records
+            from hwnoise.dataset import DatasetError, check_records
 
             try:
                 obj = json.loads(self.truth.read_text(encoding="utf-8-sig"))
                 self.records = check_records(obj, str(self.truth))
             except json.JSONDecodeError as exc:
                 raise ImportFormatError(f"{self.truth}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-            except RecordGoldError as exc:
+            except DatasetError as exc:
                 raise ImportFormatError(str(exc)) from None
         return self.records
 

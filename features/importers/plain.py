@@ -45,9 +45,10 @@ def pages(src: Path) -> Iterator[SourcePage]:
 
 
 def _records(path: Path) -> list | None:
-    from hwnoise.features.record_gold import RecordGoldError, read_records
+    from hwnoise.dataset import DatasetError
+    from hwnoise.features.record_gold import read_records
 
     try:
         return read_records(path)
-    except RecordGoldError as exc:
+    except DatasetError as exc:
         raise ImportFormatError(str(exc)) from None
