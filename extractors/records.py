@@ -63,7 +63,8 @@ def _children(parent: np.ndarray) -> list[list[int]]:
     return kids
 
 
-def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3) -> list[list[int]]:
+def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3,
+                min_single: int = 20) -> list[list[int]]:
     """The records of a page as lists of rows (each one element or a run of consecutive
     siblings), in document order, from the rows' noise/content labels."""
     rows = walk.rows
@@ -75,7 +76,14 @@ def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3) -> list[
     tags = rows["tag"].tolist()
     chars = rows["chars"].to_numpy(dtype=np.int64)
     kids = _children(parent)
-    roots = [i for i in range(n) if content[i] and (parent[i] < 0 or not content[parent[i]])]
+    roots = [i for i in range(n) if content[i] and (parent[i] < 0 or not content[parent[i]])
+             and tags[i] != "th"]  # a table's header cells are never records
+    last = np.asarray(walk.last)
+    code: dict[str, str] = {}
+    tagstr = "".join(code.setdefault(t, chr(0x100 + len(code))) for t in tags)
+
+    def shape(i: int) -> str:
+        return tagstr[i:int(last[i]) + 1]
 
     tagpath = rows["xpath"].str.replace(r"\[\d+\]", "", regex=True).tolist()
 
@@ -96,7 +104,9 @@ def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3) -> list[
             if len(ks) >= min_repeat and alone(r, roots):
                 top = max(set(tags[c] for c in ks), key=lambda t: sum(tags[c] == t for c in ks))
                 rep = [c for c in ks if tags[c] == top]
-                if len(rep) >= min_repeat and sum(chars[c] for c in rep) >= 0.6 * chars[r]:
+                d = [_distance(shape(a), shape(b)) for a, b in zip(rep, rep[1:])]
+                if (len(rep) >= min_repeat and sum(chars[c] for c in rep) >= 0.6 * chars[r]
+                        and sum(d) / len(d) <= 0.3):  # alike, as a data region's records are
                     out.extend(ks)
                     changed = True
                     continue
@@ -113,12 +123,17 @@ def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3) -> list[
             continue
         gp = parent[p]
         sibs = [c for c in kids[gp] if tags[c] == tags[p]] if gp >= 0 else []
-        if len(sibs) >= 2 and sum(1 for s in sibs if s in holder) >= 2 and len(rs) >= 2:
+        repeated = len(sibs) >= 2 and sum(1 for s in sibs if s in holder) >= 2
+        # parts of one record: unlike each other, together most of their noise parent's text
+        parts = False
+        if 2 <= len(rs) <= 8 and sum(chars[r] for r in rs) >= 0.8 * chars[p]:
+            d = [_distance(shape(a), shape(b)) for a, b in zip(rs, rs[1:])]
+            parts = sum(d) / len(d) > 0.3
+        if len(rs) >= 2 and (repeated or parts):
             for r in rs:
                 lifted[r] = p
     roots = sorted({lifted.get(r, r) for r in roots})
     # drop roots inside another root (a lifted parent covers its fragments)
-    last = np.asarray(walk.last)
     keep, end = [], -1
     for r in roots:
         if r <= end:
@@ -133,9 +148,19 @@ def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3) -> list[
         by_parent.setdefault(int(parent[r]), []).append(r)
     records: list[list[int]] = []
     for p, rs in by_parent.items():
+        if len(rs) == 1 and chars[rs[0]] < min_single:
+            continue  # a lone short snippet (a price, a date) is no record
         records.extend(_runs(rs, tags, kids[p] if p >= 0 else rs, max_run))
     records.sort()
     return records
+
+
+def _distance(a: str, b: str) -> float:
+    """Normalised edit distance of two tag strings (MDR's: by their mean length)."""
+    from rapidfuzz.distance import Levenshtein
+
+    mean = (len(a) + len(b)) / 2
+    return Levenshtein.distance(a, b) / mean if mean else 0.0
 
 
 def _runs(rs: list[int], tags: list[str], siblings: list[int], max_run: int) -> list[list[int]]:
@@ -151,7 +176,8 @@ def _runs(rs: list[int], tags: list[str], siblings: list[int], max_run: int) -> 
             blocks[-1].append(b)
         else:
             blocks.append([b])
-    if len(blocks) >= 2 and len(blocks[0]) > 1 and len({tuple(tags[r] for r in bl) for bl in blocks}) == 1:
+    if (len(blocks) >= 3 and 1 < len(blocks[0]) <= max_run
+            and len({tuple(tags[r] for r in bl) for bl in blocks}) == 1):
         return blocks
     consecutive = all(pos[b] == pos[a] + 1 for a, b in zip(rs, rs[1:]))
     seq = [tags[r] for r in rs]
