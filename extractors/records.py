@@ -128,7 +128,11 @@ def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3,
         parts = False
         if 2 <= len(rs) <= 8 and sum(chars[r] for r in rs) >= 0.8 * chars[p]:
             d = [_distance(shape(a), shape(b)) for a, b in zip(rs, rs[1:])]
-            parts = sum(d) / len(d) > 0.3
+            shapes = [shape(r) for r in rs]
+            periodic = any(len(rs) >= 2 * k and all(_distance(shapes[i], shapes[i + k]) <= 0.3
+                                                    for i in range(len(rs) - k))
+                           for k in range(1, max_run + 1))
+            parts = sum(d) / len(d) > 0.3 and not periodic  # a run of generalized nodes is not
         if len(rs) >= 2 and (repeated or parts):
             for r in rs:
                 lifted[r] = p
