@@ -101,11 +101,22 @@ def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3,
         out = []
         for r in roots:
             ks = [c for c in kids[r] if chars[c] > 0]
-            if len(ks) >= min_repeat and alone(r, roots):
+            one = r
+            while tags[one] in _LISTS and len(ks) == 1:  # a list of one item: the item
+                one = ks[0]
+                ks = [c for c in kids[one] if chars[c] > 0]
+            if one != r and tags[one] in _ITEMS:
+                out.append(one)
+                changed = True
+                continue
+            need = min_repeat
+            if len(ks) == 2 and all(len(shape(c)) >= 4 for c in ks):
+                need = 2  # two structured records alike
+            if len(ks) >= need and alone(r, roots):
                 top = max(set(tags[c] for c in ks), key=lambda t: sum(tags[c] == t for c in ks))
                 rep = [c for c in ks if tags[c] == top]
                 d = [_distance(shape(a), shape(b)) for a, b in zip(rep, rep[1:])]
-                if (len(rep) >= min_repeat and sum(chars[c] for c in rep) >= 0.6 * chars[r]
+                if (len(rep) >= need and sum(chars[c] for c in rep) >= 0.6 * chars[r]
                         and sum(d) / len(d) <= 0.3):  # alike, as a data region's records are
                     out.extend(ks)
                     changed = True
@@ -157,6 +168,10 @@ def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3,
         records.extend(_runs(rs, tags, kids[p] if p >= 0 else rs, max_run))
     records.sort()
     return records
+
+
+_LISTS = frozenset(("table", "tbody", "ul", "ol", "dl"))
+_ITEMS = frozenset(("tr", "li"))
 
 
 def _distance(a: str, b: str) -> float:
