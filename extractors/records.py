@@ -76,8 +76,7 @@ def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3,
     tags = rows["tag"].tolist()
     chars = rows["chars"].to_numpy(dtype=np.int64)
     kids = _children(parent)
-    roots = [i for i in range(n) if content[i] and (parent[i] < 0 or not content[parent[i]])
-             and tags[i] != "th"]  # a table's header cells are never records
+    roots = [i for i in range(n) if content[i] and (parent[i] < 0 or not content[parent[i]])]
     last = np.asarray(walk.last)
     code: dict[str, str] = {}
     tagstr = "".join(code.setdefault(t, chr(0x100 + len(code))) for t in tags)
@@ -155,7 +154,8 @@ def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3,
             continue
         keep.append(r)
         end = last[r]
-    roots = [r for r in keep if chars[r] > 0]
+    # a table's header (th cells, thead rows) is never a record
+    roots = [r for r in keep if chars[r] > 0 and tags[r] != "th" and "/thead" not in tagpath[r]]
 
     # generalized nodes: runs of k consecutive roots under one parent
     by_parent: dict[int, list[int]] = {}
