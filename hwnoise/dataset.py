@@ -11,6 +11,8 @@
       gold/ID.txt         the content text of the page, UTF-8, where known
       query.json          the domain query: [{term, kind, submissions: [...]}]
       features.parquet    one row per DOM node of every page (file or folder of parts)
+      labels.parquet      node labels without gold (``hwnoise label``): one row per page and
+                          node, see ``LABEL_COLUMNS``; a person's rows survive an --auto rerun
 
 Everything is written atomically (temp file + rename) or appended a whole line at
 a time, so a run killed midway leaves every file readable.
@@ -321,5 +323,49 @@ class Dataset:
             raise DatasetError(f"{self.path}: no features.parquet yet; run 'hwnoise features {self.path}'.")
         return pd.read_parquet(self.features_path, columns=columns)
 
+    # -- node labels without gold (hwnoise label) -------------------------------
+    @property
+    def labels_path(self) -> Path:
+        return self.path / "labels.parquet"
+
+    def read_labels(self):
+        """The labels table (``LABEL_COLUMNS`` first, then one ``v_SOURCE`` verdict column per
+        automatic source); an empty table when ``hwnoise label`` has not run."""
+        import pandas as pd
+
+        if not self.labels_path.exists():
+            return pd.DataFrame({c: pd.Series(dtype=t) for c, t in LABEL_COLUMNS.items()})
+        try:
+            return pd.read_parquet(self.labels_path)
+        except Exception as exc:  # noqa: BLE001 - any unreadable file is one clear line
+            raise DatasetError(f"{self.labels_path}: cannot read the labels ({exc}); rerun "
+                               f"'hwnoise label {self.path} --auto' (a person's labels are lost "
+                               "only if this file is)") from None
+
+    def labels_newer(self) -> bool:
+        """True when ``labels.parquet`` changed after ``features.parquet`` was written (the
+        feature table's ``label`` column is then stale)."""
+        if not (self.labels_path.exists() and self.features_path.exists()):
+            return False
+        return self.labels_path.stat().st_mtime_ns > self.features_path.stat().st_mtime_ns
+
+    def write_labels(self, df) -> Path:
+        """Replace the labels table atomically (parquet written to memory, then temp + rename)."""
+        import io
+
+        buf = io.BytesIO()
+        df.reset_index(drop=True).to_parquet(buf, index=False)
+        atomic_write_bytes(self.labels_path, buf.getvalue())
+        return self.labels_path
+
     def __repr__(self) -> str:
         return f"Dataset({str(self.path)!r})"
+
+
+#: Columns of ``labels.parquet`` and their dtypes: ``label`` S/N, ``source`` what set it
+#: (``auto`` combination, ``person``), ``confidence`` in [0.5, 1], ``set_by`` auto|person,
+#: ``time`` ISO 8601, ``checked`` whether a person marked the page checked.
+LABEL_COLUMNS: dict[str, str] = {
+    "page": "object", "node": "int64", "xpath": "object", "label": "object", "source": "object",
+    "confidence": "float64", "set_by": "object", "time": "object", "checked": "bool",
+}
