@@ -39,6 +39,7 @@ import pyarrow.parquet as pq
 from hwnoise.dataset import Dataset
 from hwnoise.features.columns import CONTENT, LABEL
 from hwnoise.features.labels import page_labels
+from hwnoise.features.record_gold import read_records, records_path_for
 from hwnoise.features.walk import ROW_COLUMNS, TermMatcher, walk_page
 from hwnoise.progress import bar, info
 from hwnoise.text import tokenize
@@ -113,7 +114,8 @@ def _page_job(job: tuple) -> tuple[str, pd.DataFrame | None, str | None]:
         if gold_path and Path(gold_path).exists():
             gold = Path(gold_path).read_text(encoding="utf-8", errors="replace")
         rows = walk.rows
-        rows[LABEL] = page_labels(walk, gold, stored)
+        rows[LABEL] = page_labels(walk, gold, html=data, http_charset=charset,
+                                  records=read_records(records_path_for(html_path)), stored=stored)
     except MemoryError:
         return pid, None, f"{html_path}: out of memory while walking the page"
     except Exception as exc:  # noqa: BLE001 - one bad page never stops the run

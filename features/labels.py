@@ -106,9 +106,20 @@ def stored_labels(rows, stored, set_by: str) -> np.ndarray:
     return out
 
 
-def page_labels(walk, gold_text: str | None, stored=None) -> np.ndarray:
-    """The label of every row of one page: gold text where the page has it, else a person's
-    label from ``labels.parquet``, else the automatic one (``resolve_labels``)."""
+def page_labels(walk, gold_text: str | None, *, html: bytes | str | None = None,
+                records: list[list[str]] | None = None,
+                http_charset: str | None = None, stored=None) -> np.ndarray:
+    """A page's node labels, THE place of label precedence: gold records (XPaths of record
+    elements, ``features.record_gold``: each named element and its subtree is content, all
+    else noise) > gold text (``label_page``) > a person's label > an automatic one (``stored``:
+    the page's rows of ``labels.parquet``, ``hwnoise label``; ``resolve_labels``). ``html``
+    (the page's bytes) is needed to place the records; labels are None where nothing applies."""
+    if records is not None and html is not None:
+        from hwnoise.features.record_gold import record_labels, resolve_records
+
+        gold = resolve_records(html, records, http_charset=http_charset, n_rows=len(walk.rows))
+        content = record_labels(len(walk.rows), np.asarray(walk.last), gold)
+        return np.where(content, CONTENT, NOISE).astype(object)
     n = len(walk.rows)
     gold = label_page(walk, gold_text) if gold_text is not None else None
     if stored is None or len(stored) == 0:
