@@ -8,6 +8,10 @@ blow up, as browsers cope with such pages rather than stall.
   walk tens of times its size (its words, their offsets). The run is cut to its first
   ``MAX_TEXT_RUN`` characters (still far longer than any other node of a result page).
 
+- ``MAX_PAGE_CHARS`` characters per page (32 MiB; ``collect --max-bytes`` keeps 10 MiB by
+  default, the largest page of the shared datasets is 2.1 MB): the walk costs some 25 times a
+  page's size, so a bigger page is cut at the last tag before the cap.
+
 ``cap_markup`` returns its input untouched (the same objects) when nothing is over a cap, so
 ordinary pages pay one scan.
 """
@@ -15,10 +19,11 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_ATTRIBUTES", "MAX_TEXT_RUN", "cap_markup", "cap_text"]
+__all__ = ["MAX_ATTRIBUTES", "MAX_TEXT_RUN", "MAX_PAGE_CHARS", "cap_markup", "cap_text"]
 
 MAX_ATTRIBUTES = 1000
 MAX_TEXT_RUN = 1 << 20
+MAX_PAGE_CHARS = 32 << 20
 
 _ATTR = r"""\s+[^\s=/>"'<]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']+))?"""
 _ATTR_RE = re.compile(_ATTR)
@@ -89,9 +94,20 @@ def _cap_runs(text: str, limit: int) -> str:
     return text if len(capped) == len(text) + 1 else capped[1:]
 
 
-def cap_text(text: str, *, max_attributes: int = MAX_ATTRIBUTES, max_text_run: int = MAX_TEXT_RUN) -> str:
-    """``text`` with every element's attributes and every run between tags within the caps."""
-    return _cap_runs(_cap_attributes(text, max_attributes), max_text_run)
+def _cap_length(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("<", 0, limit)
+    return text[:cut if cut > 0 else limit]
+
+
+def cap_text(text: str, *, max_attributes: int | None = None, max_text_run: int | None = None,
+             max_chars: int | None = None) -> str:
+    """``text`` within the caps (the module's, unless given): its length, every element's
+    attributes, every run between tags."""
+    text = _cap_length(text, MAX_PAGE_CHARS if max_chars is None else max_chars)
+    text = _cap_attributes(text, MAX_ATTRIBUTES if max_attributes is None else max_attributes)
+    return _cap_runs(text, MAX_TEXT_RUN if max_text_run is None else max_text_run)
 
 
 def cap_markup(text: str, utf8: bytes | None = None) -> tuple[str, bytes | None]:
