@@ -121,7 +121,7 @@ def _page_job(job: tuple) -> tuple[str, pd.DataFrame | None, str | None]:
     return pid, rows, None
 
 
-def _batch_job(jobs: list[tuple], query_terms: list[str]) -> list[tuple]:
+def _features_batch(jobs: list[tuple], query_terms: list[str]) -> list[tuple]:
     """``_page_job`` over a batch of pages (one task on a scheduler)."""
     _init_worker(query_terms)
     return [_page_job(job) for job in jobs]
@@ -136,7 +136,7 @@ def _ordered(jobs: list[tuple], workers: int, query_terms: list[str], scheduler=
         size = max(1, min(_SCHED_BATCH, -(-len(jobs) // (2 * scheduler.workers))))
         groups = batches(jobs, size)
         for window in batches(groups, 4 * scheduler.workers):
-            for result in scheduler.map(_batch_job, window, list(query_terms)):
+            for result in scheduler.map(_features_batch, window, list(query_terms)):
                 yield from result
         return
     if workers <= 1:

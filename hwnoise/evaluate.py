@@ -193,6 +193,8 @@ def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
 
 #: test pages per scoring task (a few large tasks; the result does not depend on it)
 BATCH_PAGES = 64
+#: fewer test pages than this are scored in this process under the default --scheduler local
+SMALL_PAGES = 60
 
 
 @dataclass
@@ -353,12 +355,12 @@ def aggregate(parts: Sequence[dict]) -> tuple[dict[tuple[str, str], _Tally], lis
     return tallies, rows, skipped
 
 
-def _fit_task(fold: Fold, settings: EvalSettings, portable: bool):
+def _evaluate_fit(fold: Fold, settings: EvalSettings, portable: bool):
     built, test_nodes, lines = fit_fold(fold, settings)
     return (_portable(built) if portable else built), test_nodes, lines
 
 
-def _score_task(task: tuple, fitted: list) -> dict:
+def _evaluate_score(task: tuple, fitted: list) -> dict:
     fold_i, refs = task
     methods, test_nodes, _ = fitted[fold_i]
     return score_batch(refs, methods, test_nodes)
@@ -394,8 +396,10 @@ def run_folds(folds: list[Fold], settings: EvalSettings, sched: Scheduler, *, ou
             info(f"evaluate: resuming; {done} of {len(tasks)} page batches already scored in {parts_dir}")
     todo = [i for i, r in enumerate(results) if r is None]
     need = sorted({tasks[i][0] for i in todo})
-    fitted_list = sched.map(_fit_task, [folds[fi] for fi in need], settings, not sched.inline,
-                            desc="evaluate: fit", unit="fold")
+    small = sum(len(f.test) for f in folds) < SMALL_PAGES
+    local = sched.inline or (small and sched.auto)
+    fitted_list = sched.map(_evaluate_fit, [folds[fi] for fi in need], settings, not local,
+                            desc="evaluate: fit", unit="fold", small=small)
     fitted: list[Any] = [None] * len(folds)
     for fi, res in zip(need, fitted_list):
         fitted[fi] = res
@@ -410,8 +414,8 @@ def run_folds(folds: list[Fold], settings: EvalSettings, sched: Scheduler, *, ou
             atomic_write_text(parts_dir / f"{i:05d}.json", json.dumps(result))
 
     if todo:
-        sched.map(_score_task, [tasks[i] for i in todo], handle, desc="evaluate: score", unit="batch",
-                  on_result=keep)
+        sched.map(_evaluate_score, [tasks[i] for i in todo], handle, desc="evaluate: score", unit="batch",
+                  on_result=keep, small=small)
     tallies, rows, skipped = aggregate([r for r in results if r is not None])
     if parts_dir is not None:
         shutil.rmtree(parts_dir, ignore_errors=True)

@@ -27,8 +27,8 @@ from hwnoise.errors import HwnoiseError
 from hwnoise.progress import bar
 
 NAMES = ("local", "threads", "sync")
-#: seconds to wait for a distributed scheduler to answer
-CONNECT_TIMEOUT = 10
+#: seconds to wait for a distributed scheduler to answer (HWNOISE_DASK_TIMEOUT overrides)
+CONNECT_TIMEOUT = 10.0
 #: times a distributed task is retried when it raises (a dead worker's tasks are rerun anyway)
 RETRIES = 2
 
@@ -58,6 +58,8 @@ class Scheduler:
 
     def __init__(self, spec: str = "local", workers: int | None = None):
         self.spec = check_spec(spec)
+        #: ``local`` without a worker count runs small work in this process (a pool costs ~1 s)
+        self.auto = self.spec == "local" and not workers
         self.workers = max(1, int(workers or os.cpu_count() or 1))
         self.distributed = self.spec not in NAMES
         self._pool: Any = None
@@ -105,15 +107,18 @@ class Scheduler:
         return obj
 
     def map(self, fn: Callable, items: Sequence | Iterable, *args: Any, desc: str = "",
-            unit: str = "task", progress: bool = True, on_result: Callable | None = None) -> list:
+            unit: str = "task", progress: bool = True, on_result: Callable | None = None,
+            small: bool = False) -> list:
         """``[fn(item, *args) for item in items]``, run on this scheduler; the progress bar
         advances as tasks finish (on a cluster: as the cluster reports them done).
-        ``on_result(index, result)`` is called as each result arrives (e.g. to write a part file)."""
+        ``on_result(index, result)`` is called as each result arrives (e.g. to write a part file).
+        ``small``: the caller knows the work is too small to pay for starting a process pool;
+        ``local`` without an explicit worker count then runs it here (same results)."""
         items = list(items)
         out: list[Any] = [None] * len(items)
         pbar = bar(total=len(items), desc=desc, unit=unit) if progress and desc else None
         try:
-            if self.inline or len(items) <= 1 and not self.distributed:
+            if self.inline or (len(items) <= 1 or (small and self.auto)) and not self.distributed:
                 for i, item in enumerate(items):
                     out[i] = fn(item, *args)
                     self.tasks += 1
@@ -158,7 +163,8 @@ def _connect(address: str):
     except ImportError:
         raise SchedulerError(f"--scheduler {address} needs Dask distributed: pip install 'hwnoise[dask]'") from None
     try:
-        return Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        timeout = float(os.environ.get("HWNOISE_DASK_TIMEOUT") or CONNECT_TIMEOUT)
+        return Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError) as exc:
         reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
         raise SchedulerError(f"cannot reach the Dask scheduler at {address} ({reason}); start one with "

@@ -62,6 +62,8 @@ def run(args) -> int:
             import os
 
             workers = 1 if spec == "sync" else (args.workers or os.cpu_count() or 1)
+            if args.workers is None and sum(1 for _ in (target / "pages").glob("*.html")) < 60:
+                workers = 1  # a pool costs more than a few pages do
             build_features(target, workers=workers, progress=not args.no_progress)
             return 0
         from hwnoise.scheduler import Scheduler
