@@ -742,31 +742,45 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
         """Class probabilities as J48's distributionForInstance gives them (no Laplace)."""
         check_is_fitted(self, "value_")
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
-        out = np.zeros((X.shape[0], self.value_.shape[1]))
-        stack = [(0, np.arange(X.shape[0]), np.ones(X.shape[0]))]
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old, 10000))
+        try:
+            return self._probs(0, X, np.arange(X.shape[0]), np.ones(X.shape[0]))
+        finally:
+            sys.setrecursionlimit(old)
+
+    def _probs(self, node: int, X: np.ndarray, rows: np.ndarray, wts: np.ndarray) -> np.ndarray:
+        """ClassifierTree.getProbs for ``rows`` reaching ``node`` with weights ``wts``; the
+        branches of a missing value are summed in branch order from 0, as Java does (the
+        order decides exact ties between classes)."""
+        k = self.value_.shape[1]
+        out = np.zeros((rows.size, k))
+        if rows.size == 0:
+            return out
         children = self.children_
-        kind = getattr(self, "kind_", np.zeros(len(self.feature_), dtype=np.intp))
-        while stack:
-            node, rows, wts = stack.pop()
-            if rows.size == 0:
+        if children[node, 0] < 0:
+            return wts[:, None] * self._leaf_prob(node)
+        kind = getattr(self, "kind_", None)
+        br = _branch(int(kind[node]) if kind is not None else NUMERIC,
+                     X[rows, self.feature_[node]], self.threshold_[node])
+        miss = br < 0
+        tot = self.value_[node].sum()
+        sons = [c for c in children[node] if c >= 0]
+        for b, child in enumerate(sons):
+            mask = br == b
+            if not mask.any():
                 continue
-            if children[node, 0] < 0:
-                out[rows] += wts[:, None] * self._leaf_prob(node)
-                continue
-            br = _branch(int(kind[node]), X[rows, self.feature_[node]], self.threshold_[node])
-            miss = br < 0
-            tot = self.value_[node].sum()
-            for b, child in enumerate(children[node]):
-                if child < 0:
-                    break
-                mask = br == b
-                if self.empty_[child]:
-                    out[rows[mask]] += wts[mask, None] * self._bag_prob(node, child)
-                else:
-                    stack.append((child, rows[mask], wts[mask]))
-                if miss.any() and not self.empty_[child]:
+            if self.empty_[child]:
+                out[mask] = wts[mask, None] * self._bag_prob(node, child)
+            else:
+                out[mask] = self._probs(child, X, rows[mask], wts[mask])
+        if miss.any():
+            acc = np.zeros((int(miss.sum()), k))
+            for child in sons:
+                if not self.empty_[child]:
                     share = self.value_[child].sum() / tot if tot != 0 else 0.0
-                    stack.append((child, rows[miss], wts[miss] * share))
+                    acc = acc + self._probs(child, X, rows[miss], share * wts[miss])
+            out[miss] = acc
         return out
 
     def predict(self, X) -> np.ndarray:

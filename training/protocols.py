@@ -7,6 +7,8 @@
 - ``cv``: k folds grouped by page (every row is tested once).
 - ``cross-site``: k folds grouped by site over the pooled pages of every dataset given: a site's
   pages never sit on both sides.
+- ``weka-cv``: Weka's stratified k-fold cross-validation of the rows (``J48 -t``'s default, k = 10),
+  fold for fold as Weka 3.6 assigns them (:func:`weka_cv_folds`). Nodes of a page fall on both sides.
 
 Every function returns positional indices (numpy int arrays) into the table.
 """
@@ -19,7 +21,7 @@ import pandas as pd
 
 from hwnoise.errors import HwnoiseError
 
-PROTOCOLS = ("thesis", "pages", "cv", "cross-site")
+PROTOCOLS = ("thesis", "pages", "cv", "cross-site", "weka-cv")
 
 
 class ProtocolError(HwnoiseError):
@@ -170,4 +172,9 @@ def splits(df: pd.DataFrame, protocol: str, *, seed: int = 1, k: int = 5,
         return _kfold_groups(_groups(df, "page", protocol), seed, k, protocol, "page")
     if protocol == "cross-site":
         return _kfold_groups(_groups(df, "site", protocol), seed, k, protocol, "site")
+    if protocol == "weka-cv":
+        if "label" not in df.columns:
+            raise ProtocolError("--protocol weka-cv stratifies by class, but the table has no 'label' column")
+        codes, _ = pd.factorize(df["label"], sort=False)
+        return weka_cv_folds(codes, k, seed)
     raise ProtocolError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")

@@ -120,15 +120,23 @@ def _page_groups(df: pd.DataFrame) -> np.ndarray | None:
     return keys.to_numpy()
 
 
-def train(inputs, *, protocol: str = "pages", classifier: str = "j48",
+def train(inputs, *, protocol: str | None = None, classifier: str = "j48",
           features: str | list[str] | None = None, test: str | os.PathLike | None = None,
-          seed: int = 1, out: str | os.PathLike | None = None, k: int = 5, train_share: float = 0.66,
-          params: dict | None = None, verbose: bool = False) -> dict:
+          seed: int = 1, out: str | os.PathLike | None = None, k: int | None = None,
+          train_share: float = 0.66, params: dict | None = None, verbose: bool = False) -> dict:
     """Fit a model on every labelled row of ``inputs``, score it (protocol splits or ``test``),
     and write into ``out`` (when given) model.joblib, model.json, train.arff, report.json and
     report.md. ``verbose`` prints format_result's text on stderr. Returns the report
     (``{hwnoise, created, results}``) with, besides, ``tree``, ``classifier``, ``features``,
-    ``model`` (the NoiseModel fitted on all the data) and ``out``."""
+    ``model`` (the NoiseModel fitted on all the data) and ``out``.
+
+    ``protocol`` None: ``pages``, or for one ARFF file without a ``page`` attribute (a Weka
+    user's file) ``weka-cv``, J48's own default evaluation (see :mod:`.arff_train`)."""
+    weka = _weka_run(inputs, protocol, classifier, features, test, seed, out, k, params, verbose)
+    if weka is not None:
+        return weka
+    protocol = protocol or "pages"
+    k = 5 if k is None else k
     df, desc = load_inputs(inputs)
     what = ", ".join(desc["sources"])
     if features is None and desc["kind"] == "arff":
@@ -182,6 +190,39 @@ def train(inputs, *, protocol: str = "pages", classifier: str = "j48",
         atomic_write_text(out / "report.md", report_markdown(report))
     return {**report, "tree": tree, "classifier": classifier, "features": feats, "model": model,
             "out": str(out) if out is not None else None}
+
+
+def _weka_run(inputs, protocol, classifier, features, test, seed, out, k, params, verbose) -> dict | None:
+    """J48 -t on one ARFF file (tree + Weka's stratified CV), when that is what is asked:
+    ``--protocol weka-cv``, or no protocol on a file without hwnoise's ``page`` attribute."""
+    from hwnoise.training.arff_train import J48_NAMES, noise_model, run_arff
+    from hwnoise.training.arff import load_arff
+
+    paths = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+    if len(paths) != 1 or not _is_arff(Path(paths[0])) or protocol not in (None, "weka-cv"):
+        return None
+    if test is not None or features is not None or classifier.lower() not in J48_NAMES:
+        if protocol == "weka-cv":
+            raise ProtocolError("--protocol weka-cv runs J48 (--classifier j48 or j48-unpruned) on "
+                                "all the attributes of one ARFF file, without --test or --features")
+        return None
+    table = load_arff(paths[0])
+    if protocol is None and PAGE_ATTRIBUTE in table.strings:
+        return None                          # hwnoise's own export: split by page
+    run = run_arff(table, classifier=classifier, params=params, folds=10 if k is None else k, seed=seed)
+    record = run.record()
+    report = {"hwnoise": __version__, "created": now_iso(), "results": [record]}
+    model = noise_model(run, classifier)
+    text = run.text()
+    if verbose:
+        info(text)
+    if out is not None:
+        out = Path(out)
+        model.save(out)
+        write_json(out / "report.json", report)
+        atomic_write_text(out / "j48.txt", text + "\n")
+    return {**report, "tree": run.tree, "weka_text": run.text(tree=False), "classifier": classifier,
+            "features": list(table.names), "model": model, "out": str(out) if out is not None else None}
 
 
 def _pct(x: float | None) -> str:
@@ -241,6 +282,8 @@ def format_result(result: dict, *, tree: bool = True) -> str:
     parts = []
     if tree and result.get("tree"):
         parts.append(result["tree"].rstrip() + "\n")
+    if result.get("weka_text"):              # an ARFF file: J48 -t's own layout
+        return "\n".join(parts + [result["weka_text"]])
     records = list(result.get("results") or [])
     for rec in records:
         pages = f"{rec['pages']} pages, " if "pages" in rec else ""
