@@ -90,7 +90,7 @@ def test_missing_class_rows_place_the_split_point_as_weka():
     value <= the midpoint among every row: 2.45 (an unlabelled row) here, not 2."""
     run = run_arff(FIXTURES / "split_point.arff", cv=False)
     assert "a <= 2.45" in run.tree
-    assert (FIXTURES / "split_point.j48.txt").read_text(encoding="utf-8").rstrip("\n") == run.tree
+    assert (FIXTURES / "split_point.tree.txt").read_text(encoding="utf-8").rstrip("\n") == run.tree
 
 
 def test_weka_cv_folds_are_stratified_and_cover_every_row():
