@@ -234,8 +234,13 @@ def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAUL
             notes.append(f"{label}: no pages")
             continue
         folds: list[tuple[list[Page], list[Page], dict | None]] = []
-        if model is not None:
-            folds.append(([], pages, None))
+        if model is not None:  # a saved model is never scored on the pages it was trained on
+            seen = getattr(model, "trained_on", None) or {}
+            unseen = [p for p in pages if p.id not in set(seen.get(p.dataset.name, ()))]
+            if len(unseen) < len(pages):
+                notes.append(f"{label}: {len(pages) - len(unseen)} page(s) the model was trained on, "
+                             "not scored")
+            folds.append(([], unseen, None))
         elif protocol == "thesis":
             folds.extend(_thesis_folds(pages, seed, train_share, splits))
         else:
