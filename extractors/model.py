@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from hwnoise.training.model import NoiseModel
     from hwnoise.training.spec import ModelSpec
 
-__all__ = ["ModelMethod", "run_extractor", "check_stack", "extract_html", "extract_page",
+__all__ = ["ModelMethod", "run_extractor", "check_stack", "extract_html", "extract_page", "label_with_model",
            "load_model", "training_rows", "make", "text_from_labels", "query_for"]
 
 _TEXT_CACHE: "OrderedDict[tuple[str, str], str]" = OrderedDict()
@@ -220,9 +220,10 @@ def model_query(model: "NoiseModel") -> list[str]:
     return list(model.query_terms())
 
 
-def extract_html(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
-                 query: str | Sequence[str] | None = None) -> tuple[str, list[str]]:
-    """Content text of a bare page and the model features it could not give (missing values).
+def label_with_model(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
+                     query: str | Sequence[str] | None = None) -> tuple["PageWalk", np.ndarray, list[str]]:
+    """``(walk, labels, missing)``: a bare page's walk, the model's "S"/"N" label of every row,
+    and the model features the page could not give (missing values).
 
     The page is walked with the model's domain query unless ``query`` is given (a string is
     split into words by the one tokeniser); the given query is also the page's own terms.
@@ -237,8 +238,15 @@ def extract_html(model: "NoiseModel", html: bytes | str, *, http_charset: str | 
     got = assemble_html(html, model.features, query=terms, own_terms=own, stacker=run_extractor,
                         http_charset=http_charset)
     if len(got.rows) == 0:
-        return "", got.missing
-    return text_from_labels(got.walk, model.predict(got.rows)), got.missing
+        return got.walk, np.zeros(0, dtype=object), got.missing
+    return got.walk, np.asarray(model.predict(got.rows), dtype=object), got.missing
+
+
+def extract_html(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
+                 query: str | Sequence[str] | None = None) -> tuple[str, list[str]]:
+    """Content text of a bare page and the model features it could not give."""
+    walk, labels, missing = label_with_model(model, html, http_charset=http_charset, query=query)
+    return (text_from_labels(walk, labels) if len(labels) else ""), missing
 
 
 def extract_with_model(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,

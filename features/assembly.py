@@ -219,12 +219,21 @@ def walk_dataset_page(page: "Page") -> "PageWalk":
 
 
 def labelled_rows(page: "Page", walk: "PageWalk") -> pd.DataFrame:
-    """A page's walk rows with gold labels (None without gold) and its dataset/site/page keys."""
-    from hwnoise.features.labels import label_page
+    """A page's walk rows with its labels (``features.labels.page_labels``: gold records > gold
+    text > stored labels; None where nothing applies) and its dataset/site/page keys."""
+    from hwnoise.features.labels import page_labels
 
     rows = walk.rows.copy()
-    gold = page.read_gold()
-    rows[LABEL] = label_page(walk, gold) if gold is not None else None
+    stored = None
+    try:
+        table = page.dataset.read_labels()
+        if table is not None and len(table):
+            stored = table[table["page"].astype(str) == str(page.id)]
+    except (AttributeError, HwnoiseError):
+        stored = None
+    records = page.read_records() if hasattr(page, "read_records") else None
+    rows[LABEL] = page_labels(walk, page.read_gold(), html=page.read_html() if records is not None else None,
+                              records=records, http_charset=page.http_charset, stored=stored)
     rows.insert(0, "page", page.id)
     rows.insert(0, "site", page.site)
     rows.insert(0, "dataset", page.dataset.name)
