@@ -221,9 +221,15 @@ def model_query(model: "NoiseModel") -> list[str]:
 
 
 def label_with_model(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
-                     query: str | Sequence[str] | None = None) -> tuple["PageWalk", np.ndarray, list[str]]:
-    """``(walk, labels, missing)``: a bare page's walk, the model's "S"/"N" label of every row,
-    and the model features the page could not give (missing values).
+                     query: str | Sequence[str] | None = None) -> tuple["PageWalk", np.ndarray]:
+    """``(walk, labels)``: a bare page's walk and the model's "S"/"N" label of every row."""
+    walk, labels, _ = _label(model, html, http_charset=http_charset, query=query)
+    return walk, labels
+
+
+def _label(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
+           query: str | Sequence[str] | None = None) -> tuple["PageWalk", np.ndarray, list[str]]:
+    """``(walk, labels, missing)``: also the model features the page could not give.
 
     The page is walked with the model's domain query unless ``query`` is given (a string is
     split into words by the one tokeniser); the given query is also the page's own terms.
@@ -245,7 +251,7 @@ def label_with_model(model: "NoiseModel", html: bytes | str, *, http_charset: st
 def extract_html(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
                  query: str | Sequence[str] | None = None) -> tuple[str, list[str]]:
     """Content text of a bare page and the model features it could not give."""
-    walk, labels, missing = label_with_model(model, html, http_charset=http_charset, query=query)
+    walk, labels, missing = _label(model, html, http_charset=http_charset, query=query)
     return (text_from_labels(walk, labels) if len(labels) else ""), missing
 
 

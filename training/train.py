@@ -149,7 +149,9 @@ def _assembled(df: pd.DataFrame, desc: dict, features: list[str], stacker, show:
         except Exception as exc:  # noqa: BLE001 - one unreadable page is reported and skipped
             info(f"hwnoise: train: skipped {page.html_path}: {type(exc).__name__}: {exc}")
     if not parts:
-        raise HwnoiseError(f"{', '.join(desc['sources'])}: no page could be read")
+        raise HwnoiseError(f"{', '.join(desc['sources'])}: no page's HTML could be read, and this "
+                           "model's stacked extractors / page context need it; give the dataset "
+                           "with its pages, or choose --preset thesis (or --stack none)")
     return pd.concat(parts, ignore_index=True)
 
 
