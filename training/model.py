@@ -87,6 +87,20 @@ def resolve_features(spec: str | list[str] | tuple[str, ...] | None,
     return list(seen)
 
 
+def threads():
+    """A limit on the OpenMP/BLAS threads of classifier fits and predictions (``HWNOISE_THREADS``,
+    default 1): gradient boosting's OpenMP threads spin against each other on a busy machine and
+    make small fits hundreds of times slower; one thread per process is the safe default
+    (``--workers`` gives more processes)."""
+    from threadpoolctl import threadpool_limits
+
+    try:
+        n = max(1, int(os.environ.get("HWNOISE_THREADS", "1")))
+    except ValueError:
+        n = 1
+    return threadpool_limits(limits=n)
+
+
 def _allows_nan(est) -> bool:
     if getattr(est, "allows_nan", False):  # hwnoise's own JSON estimators
         return True
@@ -238,7 +252,8 @@ class NoiseModel:
             kwargs["class_order"] = list(C.CLASSES)
         if groups is not None and "groups" in fit_params:
             kwargs["groups"] = np.asarray(groups)[mask]
-        self.estimator.fit(X, y, **kwargs)
+        with threads():
+            self.estimator.fit(X, y, **kwargs)
         digest = hashlib.sha256()
         digest.update(json.dumps(self.features).encode())
         digest.update(np.ascontiguousarray(X).tobytes())
@@ -252,12 +267,13 @@ class NoiseModel:
         if len(df) == 0:
             return np.array([], dtype=object)
         threshold = getattr(self, "threshold", None)
-        if threshold is not None and hasattr(self.estimator, "predict_proba"):
-            classes = [str(c) for c in self.estimator.classes_]
-            if C.CONTENT in classes:
-                p = self.estimator.predict_proba(self.matrix(df))[:, classes.index(C.CONTENT)]
-                return np.where(p >= threshold, C.CONTENT, C.NOISE).astype(object)
-        return np.asarray(self.estimator.predict(self.matrix(df))).astype(str).astype(object)
+        with threads():
+            if threshold is not None and hasattr(self.estimator, "predict_proba"):
+                classes = [str(c) for c in self.estimator.classes_]
+                if C.CONTENT in classes:
+                    p = self.estimator.predict_proba(self.matrix(df))[:, classes.index(C.CONTENT)]
+                    return np.where(p >= threshold, C.CONTENT, C.NOISE).astype(object)
+            return np.asarray(self.estimator.predict(self.matrix(df))).astype(str).astype(object)
 
     def tree_text(self) -> str:
         """The fitted tree in J48's text format (or scikit-learn's for other trees)."""

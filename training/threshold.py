@@ -48,6 +48,7 @@ def inner_threshold(df: pd.DataFrame, new_model: Callable, *, folds: int = 3,
     from sklearn.model_selection import GroupKFold
 
     from hwnoise.progress import info
+    from hwnoise.training.model import threads
 
     df = df[df[LABEL].isin(["S", "N"])].reset_index(drop=True)
     key = "site" if "site" in df and df["site"].nunique() >= folds else "page"
@@ -61,8 +62,9 @@ def inner_threshold(df: pd.DataFrame, new_model: Callable, *, folds: int = 3,
         m.fit(df.iloc[tr])
         est = m.estimator
         classes = [str(c) for c in est.classes_]
-        p[te] = est.predict_proba(m.matrix(df.iloc[te]))[:, classes.index(CONTENT)] \
-            if CONTENT in classes else 0.0
+        with threads():
+            p[te] = est.predict_proba(m.matrix(df.iloc[te]))[:, classes.index(CONTENT)] \
+                if CONTENT in classes else 0.0
     scores = page_char_f1(df, p, thresholds)
     ts = np.asarray(thresholds)
     best = np.flatnonzero(scores >= scores.max() - 1e-12)

@@ -4,7 +4,9 @@ One dataset named after SRC. Gold is ``gold/NAME.txt`` (UTF-8, else cp1252); a p
 one has no gold, and a gold file without a page is reported as an error. An optional
 ``records/NAME.json`` (a JSON list of records, each a list of XPaths ``/body[1]/div[3]/...``,
 ``features.record_gold``) gives node gold directly: it is copied and ``features`` labels from it. The site is the
-page's canonical domain where it gives one, else SRC's name.
+page's canonical domain where it gives one, else SRC's name. An optional ``query/NAME.txt``
+holds the search terms that found ``html/NAME.html``: they become the page's ``q`` field, so
+that the domain query (``query.json``) and the page's own terms hold them (QueryScore, matches).
 """
 from __future__ import annotations
 
@@ -30,6 +32,8 @@ def pages(src: Path) -> Iterator[SourcePage]:
     for path in files:
         gold = gold_dir / f"{path.stem}.txt"
         records = src / "records" / f"{path.stem}.json"
+        query_file = src / "query" / f"{path.stem}.txt"
+        query = " ".join(decode_text(query_file.read_bytes()).split()) if query_file.is_file() else None
         url = canonical_url(path.read_bytes())
         yield SourcePage(
             unit=name,
@@ -40,7 +44,8 @@ def pages(src: Path) -> Iterator[SourcePage]:
             read_gold=(lambda g=gold: decode_text(g.read_bytes()) if g.is_file() else None),
             read_records=(lambda r=records: _records(r)),
             extra={"name": path.stem},
-            unit_meta={"notes": "plain folder: html/NAME.html with gold/NAME.txt"},
+            query=query or None,
+            unit_meta={"notes": "plain folder: html/NAME.html with gold/NAME.txt (and query/NAME.txt)"},
         )
 
 
