@@ -57,9 +57,9 @@ def run_extractor(name: str, html: bytes | str, http_charset: str | None = None)
     if hit is not None:
         _TEXT_CACHE.move_to_end(key)
         return hit
+    check_stack([name])
     method = _METHODS.get(name)
     if method is None:
-        check_stack([name])
         from hwnoise.extractors.registry import get_method
 
         method = _METHODS[name] = get_method(name)
