@@ -315,7 +315,7 @@ class NoiseModel:
             "train_hash": self.train_hash, "train_rows": self.train_rows,
             "protocol": self.protocol, "scores": _json_safe(self.scores),
             "threshold": getattr(self, "threshold", None),
-            "classes": list(C.CLASSES),
+            "classes": [str(c) for c in getattr(est, "classes_", C.CLASSES)],
             "spec": self.spec.to_dict() if getattr(self, "spec", None) is not None else None,
             "trained_on": getattr(self, "trained_on", None),
         }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -167,24 +168,87 @@ def model_spec(options: dict | None, *, n_sites: int, arff: bool = False):
     return resolve_preset(preset_spec(preset), n_sites, opts)
 
 
-def train(inputs, *, protocol: str = "pages", classifier: str | None = None,
+#: fewer labelled rows than this are fitted in this process under the default --scheduler local
+SMALL_ROWS = 20_000
+
+
+@dataclass
+class _FitJob:
+    """What a fit task needs: the input paths (read by the task) or, in this process, the data."""
+
+    inputs: list[str]
+    classifier: str
+    features: list[str]
+    query: list
+    seed: int
+    params: dict | None
+    protocol: str
+    k: int
+    train_share: float
+    data: pd.DataFrame | None = None
+    spec: dict | None = None        # the ModelSpec (threshold by inner CV and all)
+    keep_model: bool = False        # fold tasks return their model too (the saved one)
+
+
+def _train_fit(fold: int, job: _FitJob):
+    """Fold -1: the model fitted on all the labelled rows; fold i: ``(test index, predictions)``
+    of the protocol's split i."""
+    data = job.data
+    if data is None:
+        import contextlib
+        import io
+
+        with contextlib.redirect_stderr(io.StringIO()):  # the client said it already
+            df, desc = load_inputs(job.inputs)
+            data = _labelled(df, ", ".join(desc["sources"]))
+
+    def fit(rows: pd.DataFrame) -> NoiseModel:
+        if job.spec is not None:
+            from hwnoise.training.spec import ModelSpec, fit_spec
+
+            return fit_spec(ModelSpec.from_dict(job.spec), rows, query=job.query, seed=job.seed,
+                            groups=_page_groups(rows))
+        return NoiseModel(job.classifier, job.features, query=job.query, seed=job.seed,
+                          params=job.params).fit(rows, groups=_page_groups(rows))
+
+    if fold < 0:
+        return fit(data)
+    train_idx, test_idx = splits(data, job.protocol, seed=job.seed, k=job.k, train_share=job.train_share)[fold]
+    m = fit(data.iloc[train_idx])
+    pred = m.predict(data.iloc[test_idx])
+    return (test_idx, pred, m) if job.keep_model else (test_idx, pred)
+
+
+def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
           features: str | list[str] | None = None, test: str | os.PathLike | None = None,
-          seed: int = 1, out: str | os.PathLike | None = None, k: int = 5, train_share: float = 0.66,
-          params: dict | None = None, verbose: bool = False, preset: str | None = None,
+          seed: int = 1, out: str | os.PathLike | None = None, k: int | None = None, train_share: float = 0.66,
+          params: dict | None = None, verbose: bool = False, scheduler=None,
+          workers: int | None = None, preset: str | None = None,
           stack: str | list[str] | None = None, context: bool | None = None,
           page_context: bool | None = None, threshold: float | str | None = None,
           stacker=None, all_pages: bool = False, progress: bool = False) -> dict:
-    """Fit a model of the spec the options give (a preset, default "auto": site for one site's
-    pages, general for several) and score it (protocol splits or ``test``); write into ``out``
-    (when given) model.joblib, model.json, train.arff, report.json and report.md.
+    """Fit a model of the spec the options give (``preset``, default "auto": site for one site's
+    pages, general for several; then single fields over it), score it (protocol splits or
+    ``test``), and write into ``out`` (when given) model.joblib, model.json, train.arff,
+    report.json and report.md. ``verbose`` prints format_result's text on stderr.
 
     Which rows the saved model is fitted on: with the pages protocol, the split's training
     pages (the model whose scores are printed; ``hwnoise evaluate --model`` then scores only
     the pages it never saw), or every page with ``all_pages``; with the other protocols or
-    ``test``, every row (the folds' models only give the scores). ``stacker`` runs stacked
-    extractors (``hwnoise.extractors.model.run_extractor``). Returns the report
-    (``{hwnoise, created, results}``) with, besides, ``tree``, ``classifier``, ``features``,
-    ``spec``, ``model`` and ``out``."""
+    ``test``, every labelled row. ``stacker`` runs stacked extractors
+    (``hwnoise.extractors.model.run_extractor``). Returns the report (``{hwnoise, created,
+    results}``) with, besides, ``tree``, ``classifier``, ``features``, ``spec``, ``model`` and
+    ``out``. ``scheduler`` (``hwnoise.scheduler``: a name, an address or a Scheduler; None runs
+    here, one fit after the other) runs the fits as tasks; each task reads the inputs itself
+    (unless the spec's columns need the pages, then the assembled rows travel).
+
+    ``protocol`` None: ``pages``, or for one ARFF file without a ``page`` attribute (a Weka
+    user's file) ``weka-cv``, J48's own default evaluation (see :mod:`.arff_train`)."""
+    weka = _weka_run(inputs, protocol, classifier or "j48", features, test, seed, out, k, params, verbose)
+    if weka is not None:
+        return weka
+    protocol = protocol or "pages"
+    k = 5 if k is None else k
     df, desc = load_inputs(inputs)
     what = ", ".join(desc["sources"])
     arff = desc["kind"] == "arff"
@@ -214,14 +278,39 @@ def train(inputs, *, protocol: str = "pages", classifier: str | None = None,
             f"{what} has no 'page' attribute, so --protocol {protocol} cannot split by page: only "
             "--protocol thesis and --test TEST.arff apply (export with 'hwnoise export-arff --page')")
 
-    from hwnoise.training.spec import fit_spec
+    save_split = test is None and protocol == "pages" and not all_pages
+    job = _FitJob(list(map(str, [inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)),
+                  classifier, feats, desc["query"], seed, spec.params or None, protocol, k, train_share,
+                  spec=spec.to_dict(), keep_model=save_split)
+    assembled = bool(spec.stack or spec.context or spec.page_context)
+    sched = scheduler if scheduler is not None and not isinstance(scheduler, str) else None
+    own = sched is None and scheduler not in (None, "sync")
+    if own:
+        from hwnoise.scheduler import Scheduler
 
-    def fit(rows: pd.DataFrame) -> NoiseModel:
-        return fit_spec(spec, rows, query=desc["query"], seed=seed, groups=_page_groups(rows))
+        sched = Scheduler(scheduler, workers)
+    try:
+        if sched is None or sched.inline or (sched.auto and len(data) < SMALL_ROWS) or assembled:
+            job.data = data  # this process's rows (assembled ones cannot be reloaded by a task)
+        n_folds = len(splits(data, protocol, seed=seed, k=k, train_share=train_share)) \
+            if test is None else 0
+        # -1: the model fitted on all the data (not needed when the pages split's model is saved)
+        tasks = [*([] if save_split else [-1]), *range(n_folds)]
+        fitted = sched.map(_train_fit, tasks, job, desc="train: fit", unit="fit",
+                           small=len(data) < SMALL_ROWS) if sched is not None \
+            else [_train_fit(t, job) for t in tasks]
+    finally:
+        if own and sched is not None:
+            sched.close()
+    if save_split:
+        model = fitted[0][2]  # the model fitted on the split's training pages, the one scored
+        fitted_on = data.iloc[splits(data, protocol, seed=seed, k=k, train_share=train_share)[0][0]]
+        fitted = [None, *fitted]
+    else:
+        model, fitted_on = fitted[0], data
+    tree = model.tree_text()
 
-    model = None
     if test is not None:
-        model = fit(data)
         test_path = Path(test)
         test_df, test_desc = load_inputs([test_path])
         if not (desc["kind"] == "arff" and features is None):
@@ -230,21 +319,12 @@ def train(inputs, *, protocol: str = "pages", classifier: str | None = None,
         pred = model.predict(test_data)
         used_protocol = "test"
         records = _records(test_data, pred.astype(object), used_protocol, classifier)
-        fitted_on = data
     else:
         pred = np.full(len(data), None, dtype=object)
-        split_list = splits(data, protocol, seed=seed, k=k, train_share=train_share)
-        for train_idx, test_idx in split_list:
-            part = data.iloc[train_idx]
-            m = fit(part)
-            pred[test_idx] = m.predict(data.iloc[test_idx])
-            if protocol == "pages" and not all_pages:
-                model, fitted_on = m, part  # the saved model is the one scored
+        for test_idx, fold_pred, *_ in fitted[1:]:
+            pred[test_idx] = fold_pred
         used_protocol = protocol
         records = _records(data, pred, used_protocol, classifier)
-        if model is None:
-            model, fitted_on = fit(data), data
-    tree = model.tree_text()
     model.protocol = used_protocol
     model.scores = records
     model.trained_on = _trained_on(fitted_on)
@@ -277,6 +357,40 @@ def _page_count(rows: pd.DataFrame) -> int | None:
         return None
     keys = [c for c in ("dataset", PAGE_ATTRIBUTE) if c in rows.columns]
     return int(rows[keys].drop_duplicates().shape[0])
+
+
+
+def _weka_run(inputs, protocol, classifier, features, test, seed, out, k, params, verbose) -> dict | None:
+    """J48 -t on one ARFF file (tree + Weka's stratified CV), when that is what is asked:
+    ``--protocol weka-cv``, or no protocol on a file without hwnoise's ``page`` attribute."""
+    from hwnoise.training.arff_train import J48_NAMES, noise_model, run_arff
+    from hwnoise.training.arff import load_arff
+
+    paths = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+    if len(paths) != 1 or not _is_arff(Path(paths[0])) or protocol not in (None, "weka-cv"):
+        return None
+    if test is not None or features is not None or classifier.lower() not in J48_NAMES:
+        if protocol == "weka-cv":
+            raise ProtocolError("--protocol weka-cv runs J48 (--classifier j48 or j48-unpruned) on "
+                                "all the attributes of one ARFF file, without --test or --features")
+        return None
+    table = load_arff(paths[0])
+    if protocol is None and PAGE_ATTRIBUTE in table.strings:
+        return None                          # hwnoise's own export: split by page
+    run = run_arff(table, classifier=classifier, params=params, folds=10 if k is None else k, seed=seed)
+    record = run.record()
+    report = {"hwnoise": __version__, "created": now_iso(), "results": [record]}
+    model = noise_model(run, classifier)
+    text = run.text()
+    if verbose:
+        info(text)
+    if out is not None:
+        out = Path(out)
+        model.save(out)
+        write_json(out / "report.json", report)
+        atomic_write_text(out / "j48.txt", text + "\n")
+    return {**report, "tree": run.tree, "weka_text": run.text(tree=False), "classifier": classifier,
+            "features": list(table.names), "model": model, "out": str(out) if out is not None else None}
 
 
 def _pct(x: float | None) -> str:
@@ -336,6 +450,8 @@ def format_result(result: dict, *, tree: bool = True) -> str:
     parts = []
     if tree and result.get("tree"):
         parts.append(result["tree"].rstrip() + "\n")
+    if result.get("weka_text"):              # an ARFF file: J48 -t's own layout
+        return "\n".join(parts + [result["weka_text"]])
     records = list(result.get("results") or [])
     for rec in records:
         pages = f"{rec['pages']} pages, " if "pages" in rec else ""

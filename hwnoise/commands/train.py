@@ -24,19 +24,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("inputs", nargs="+", metavar="DATASET|FILE.arff",
                    help="dataset folders (their features.parquet is computed when missing) or one ARFF file")
-    p.add_argument("--protocol", default="pages", choices=["thesis", "pages", "cv", "cross-site"],
-                   help="how to split for scoring (default pages; an ARFF file without a page "
-                        "attribute allows only thesis or --test)")
+    p.add_argument("--protocol", default=None, choices=["thesis", "pages", "cv", "cross-site", "weka-cv"],
+                   help="how to split for scoring (default pages; on an ARFF file without a page "
+                        "attribute, weka-cv: J48 -t's stratified 10-fold cross-validation, printed "
+                        "as Weka prints it)")
     add_model_options(p)
     p.add_argument("--all-pages", action="store_true",
                    help="fit the saved model on every page (the scores still come from the protocol)")
     p.add_argument("--test", default=None, metavar="TEST.arff",
                    help="score the model trained on all of the input on this ARFF file (or dataset folder)")
     p.add_argument("--seed", type=int, default=1, help="seed of the splits and classifiers (default 1)")
-    p.add_argument("-k", "--folds", type=int, default=5, help="folds of cv and cross-site (default 5)")
+    p.add_argument("-k", "--folds", type=int, default=None,
+                   help="folds of cv and cross-site (default 5) and of weka-cv (default 10)")
     p.add_argument("--out", "-o", default=None, metavar="DIR",
                    help="write the model, ARFF and reports here (nothing is written without it)")
     p.add_argument("--no-tree", action="store_true", help="do not print the tree")
+    from hwnoise.scheduler import add_argument
+
+    add_argument(p, "the fits (all the data, and one per protocol split)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes or threads with --scheduler local|threads (default: this machine's cores)")
     p.set_defaults(func=run)
 
 
@@ -47,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
     result = train(args.inputs, protocol=args.protocol, test=args.test, seed=args.seed, out=args.out,
                    k=args.folds, stacker=run_extractor, all_pages=args.all_pages, progress=True,
+                   scheduler=getattr(args, "scheduler", "local"), workers=getattr(args, "workers", None),
                    **model_options(args))
     print(format_result(result, tree=not args.no_tree), end="")
     spec = result["spec"]
