@@ -51,13 +51,13 @@ def check_stack(names: Sequence[str]) -> None:
 def run_extractor(name: str, html: bytes | str, http_charset: str | None = None) -> str:
     """What extractor ``name`` keeps of a page (the stacker of :mod:`hwnoise.features.assembly`);
     cached by the page's bytes, so cross-validation folds run each extractor once per page."""
+    check_stack([name])
     data = html.encode("utf-8", "surrogatepass") if isinstance(html, str) else html
     key = (name, hashlib.sha1(data + b"\0" + (http_charset or "").encode()).hexdigest())
     hit = _TEXT_CACHE.get(key)
     if hit is not None:
         _TEXT_CACHE.move_to_end(key)
         return hit
-    check_stack([name])
     method = _METHODS.get(name)
     if method is None:
         from hwnoise.extractors.registry import get_method
