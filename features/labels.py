@@ -31,7 +31,7 @@ __all__ = ["label_page", "aligned_words"]
 
 def aligned_words(walk, gold_text: str) -> tuple[np.ndarray, np.ndarray]:
     """Per row, ``(own_words, own_aligned)``: the row's own words and how many aligned with gold."""
-    n = len(walk.rows)
+    n = len(walk)
     owners: list[int] = []
     words: list[str] = []
     for node, text in walk.segments:
@@ -53,7 +53,7 @@ def label_page(walk, gold_text: str | None) -> np.ndarray:
     Returns an object array aligned with ``walk.rows``; all None when
     ``gold_text`` is None (the page has no gold).
     """
-    n = len(walk.rows)
+    n = len(walk)
     if gold_text is None:
         return np.full(n, None, dtype=object)
     own_words, own_aligned = aligned_words(walk, gold_text)
