@@ -33,7 +33,9 @@ def _is_arff(path: Path) -> bool:
     return path.suffix.lower() == ".arff" and not path.is_dir()
 
 
-def _dataset_table(path: Path) -> tuple[pd.DataFrame, list[dict]]:
+def _dataset_table(path: Path, features=None) -> tuple[pd.DataFrame, list[dict]]:
+    """A dataset's feature table: every column, or with ``features`` (a ``--features`` spec)
+    only those features and the keys (projection: the text and xpath columns stay on disk)."""
     ds = Dataset(path)
     if not ds.has_features():
         try:
@@ -42,7 +44,17 @@ def _dataset_table(path: Path) -> tuple[pd.DataFrame, list[dict]]:
             raise DatasetError(f"{path}: no features.parquet yet; run 'hwnoise features {path}'") from None
         info(f"{ds.name}: no feature table yet; computing it (hwnoise features)")
         build_features(ds)
-    df = ds.read_features()
+    columns = None
+    if features is not None:
+        import pyarrow.parquet as pq
+
+        from hwnoise.dataset import _first_part
+
+        have = pq.read_schema(_first_part(ds.features_path)).names
+        feats = resolve_features(features, have)
+        if set(feats) <= set(have):  # else read all, so that the error names what there is
+            columns = [*feats, *_KEY_COLUMNS]
+    df = ds.read_features(columns)
     if "dataset" not in df.columns:
         df["dataset"] = ds.name
     if "site" not in df.columns:
@@ -50,9 +62,16 @@ def _dataset_table(path: Path) -> tuple[pd.DataFrame, list[dict]]:
     return df, ds.query()
 
 
-def load_inputs(inputs: str | os.PathLike | Sequence[str | os.PathLike]) -> tuple[pd.DataFrame, dict]:
+#: Columns read beside the features when a table is read for given features.
+_KEY_COLUMNS = ["dataset", "site", "page", "node", "parent", "tag", LABEL]
+
+
+def load_inputs(inputs: str | os.PathLike | Sequence[str | os.PathLike], *,
+                features=None) -> tuple[pd.DataFrame, dict]:
     """The pooled table of ``inputs`` (dataset folders, or one ARFF file) and a description
-    ``{kind: "arff"|"datasets", names: [...], query: [{term, kind}], sources: [...]}``."""
+    ``{kind: "arff"|"datasets", names: [...], query: [{term, kind}], sources: [...]}``.
+    With ``features`` (a ``--features`` spec) a dataset's table is read with only those
+    features and the key columns."""
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     paths = [Path(p) for p in inputs]
@@ -70,7 +89,7 @@ def load_inputs(inputs: str | os.PathLike | Sequence[str | os.PathLike]) -> tupl
     for p in paths:
         if not p.exists():
             raise DatasetError(f"{p}: no such dataset folder or ARFF file")
-        df, q = _dataset_table(p)
+        df, q = _dataset_table(p, features)
         frames.append(df)
         names.extend(df["dataset"].astype(str).unique().tolist())
         for t in q:
@@ -129,7 +148,8 @@ def train(inputs, *, protocol: str = "pages", classifier: str = "j48",
     report.md. ``verbose`` prints format_result's text on stderr. Returns the report
     (``{hwnoise, created, results}``) with, besides, ``tree``, ``classifier``, ``features``,
     ``model`` (the NoiseModel fitted on all the data) and ``out``."""
-    df, desc = load_inputs(inputs)
+    # a plain model needs its features and the keys only; options (context, stacking) may read more
+    df, desc = load_inputs(inputs, features=None if params else (features or "thesis"))
     what = ", ".join(desc["sources"])
     if features is None and desc["kind"] == "arff":
         feats = feature_columns(df)  # a user's ARFF: every attribute but page and the class
@@ -155,7 +175,7 @@ def train(inputs, *, protocol: str = "pages", classifier: str = "j48",
 
     if test is not None:
         test_path = Path(test)
-        test_df, test_desc = load_inputs([test_path])
+        test_df, test_desc = load_inputs([test_path], features=None if params else feats)
         test_data = _labelled(test_df, str(test_path))
         pred = model.predict(test_data)
         used_protocol = "test"
