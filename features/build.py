@@ -38,7 +38,8 @@ import pyarrow.parquet as pq
 
 from hwnoise.dataset import Dataset
 from hwnoise.features.columns import CONTENT, LABEL
-from hwnoise.features.labels import label_page
+from hwnoise.features.labels import page_labels
+from hwnoise.features.record_gold import read_records, records_path_for
 from hwnoise.features.walk import ROW_COLUMNS, TermMatcher, walk_page
 from hwnoise.progress import bar, info
 from hwnoise.text import tokenize
@@ -112,7 +113,8 @@ def _page_job(job: tuple) -> tuple[str, object, str | None]:
         gold = None
         if gold_path and Path(gold_path).exists():
             gold = Path(gold_path).read_text(encoding="utf-8", errors="replace")
-        labels = label_page(walk, gold)
+        labels = page_labels(walk, gold, html=data, http_charset=charset,
+                             records=read_records(records_path_for(html_path)))
         walk.site_keys  # noqa: B018 - made here, in the worker, with the walk's tag paths
         walk.segments = []  # not needed any more: keep what crosses processes small
     except MemoryError:

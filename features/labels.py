@@ -26,7 +26,7 @@ import numpy as np
 from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.text import lcs_mask, tokenize
 
-__all__ = ["label_page", "aligned_words"]
+__all__ = ["label_page", "aligned_words", "page_labels"]
 
 
 def aligned_words(walk, gold_text: str) -> tuple[np.ndarray, np.ndarray]:
@@ -72,3 +72,19 @@ def half_rule(last: np.ndarray, own_words: np.ndarray, own_marked: np.ndarray) -
     sub_marked = cm[last + 1] - cm[idx]
     return np.where(own_words > 0, 2 * own_marked >= own_words,
                     (sub_words > 0) & (2 * sub_marked >= sub_words))
+
+
+def page_labels(walk, gold_text: str | None, *, html: bytes | str | None = None,
+                records: list[list[str]] | None = None,
+                http_charset: str | None = None) -> np.ndarray:
+    """A page's node labels, THE place of label precedence: gold records (XPaths of record
+    elements, ``features.record_gold``: each named element and its subtree is content, all
+    else noise) > gold text (``label_page``). ``html`` (the page's bytes) is needed to place
+    the records; labels are None everywhere when the page has neither."""
+    if records is not None and html is not None:
+        from hwnoise.features.record_gold import record_labels, resolve_records
+
+        gold = resolve_records(html, records, http_charset=http_charset, n_rows=len(walk.rows))
+        content = record_labels(len(walk.rows), np.asarray(walk.last), gold)
+        return np.where(content, CONTENT, NOISE).astype(object)
+    return label_page(walk, gold_text)

@@ -103,6 +103,33 @@ def read_jsonl(path: str | os.PathLike) -> list[dict]:
     return out
 
 
+def read_records_file(path: str | os.PathLike) -> list[list[str]] | None:
+    """A ``records/ID.json`` file: a JSON list of records, each a non-empty list of XPath
+    strings (a bare string is a one-XPath record); None when the file does not exist."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    return check_records(obj, str(path))
+
+
+def check_records(obj: Any, where: str) -> list[list[str]]:
+    """``obj`` as gold records (lists of XPath strings), or a DatasetError naming ``where``."""
+    if not isinstance(obj, list):
+        raise DatasetError(f"{where}: expected a JSON list of records, each a list of XPaths")
+    out = []
+    for k, rec in enumerate(obj, 1):
+        if isinstance(rec, str):
+            rec = [rec]
+        if not isinstance(rec, list) or not rec or not all(isinstance(x, str) for x in rec):
+            raise DatasetError(f"{where}: record {k} is not a non-empty list of XPath strings")
+        out.append(list(rec))
+    return out
+
+
 def page_id(method: str, url: str, fields: Iterable[dict] | None = None) -> str:
     """A stable page ID derived from the submission (method, URL, sorted fields)."""
     items = sorted((str(f.get("name", "")), str(f.get("value", ""))) for f in (fields or []))
@@ -159,11 +186,20 @@ class Page:
                 return v.strip().strip('"\'')
         return None
 
+    @property
+    def records_path(self) -> Path:
+        """Optional gold records: a JSON list of records, each a list of XPaths."""
+        return self.dataset.path / "records" / f"{self.id}.json"
+
     def read_html(self) -> bytes:
         return self.html_path.read_bytes()
 
     def read_gold(self) -> str | None:
         return self.gold_path.read_text(encoding="utf-8") if self.gold_path.exists() else None
+
+    def read_records(self) -> list[list[str]] | None:
+        """The page's gold records (lists of XPaths), or None when it has none."""
+        return read_records_file(self.records_path)
 
     @property
     def fields(self) -> list[dict]:
@@ -261,6 +297,13 @@ class Dataset:
     def write_gold(self, pid: str, text: str) -> Path:
         path = self.path / "gold" / f"{pid}.txt"
         atomic_write_text(path, text)
+        return path
+
+    def write_records(self, pid: str, records: list[list[str]]) -> Path:
+        """Gold records of a page (``features.record_gold``): a list of lists of XPaths."""
+        path = self.path / "records" / f"{pid}.json"
+        path.parent.mkdir(exist_ok=True)
+        write_json(path, records)
         return path
 
     def page(self, pid: str) -> Page:
