@@ -150,7 +150,8 @@ def xpaths(parent: np.ndarray, tags: Sequence[str], nth: np.ndarray, root_path: 
 
 def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, own_chars: np.ndarray,
                   own_link_chars: np.ndarray, matches: np.ndarray, own_matches: np.ndarray,
-                  chars_prior: np.ndarray, root_path: str) -> dict[str, object]:
+                  chars_prior: np.ndarray, root_path: str, *, last: np.ndarray | None = None,
+                  is_a: np.ndarray | None = None) -> dict[str, object]:
     """Every measure of the rows of one page (document order, ``parent`` -1 for body).
 
     ``own_chars``/``own_link_chars``: characters of each row's own text and the part of it
@@ -158,13 +159,16 @@ def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, ow
     page's own terms in each row's own text; ``chars_prior``: characters of the page's text
     before each row in document order. Returns the columns ``node .. sibling_same_tag`` of
     ``walk.ROW_COLUMNS`` (all but ``text``) plus ``last`` (each row's last descendant) and
-    ``tagpath`` (the xpath without positions).
+    ``tagpath`` (the xpath without positions). ``last`` and ``is_a`` (1 for ``<a>``) may be
+    given when the caller has them (the visit records them as it goes).
     """
     n = len(parent)
     idx = np.arange(n, dtype=np.int64)
-    size = subtree_sizes(parent)
-    last = idx + size - 1
-    is_a = np.fromiter((t == "a" for t in tags), dtype=np.int64, count=n)
+    if last is None:
+        last = idx + subtree_sizes(parent) - 1
+    size = last - idx + 1
+    if is_a is None:
+        is_a = np.fromiter((t == "a" for t in tags), dtype=np.int64, count=n)
     chars = subtree_sum(own_chars, last)
     link_chars = subtree_sum(own_link_chars, last)
     link_tags = subtree_sum(is_a, last)

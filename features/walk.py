@@ -394,11 +394,15 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
     classes: list = []
     ids: list = []
     elements: list = []
+    lasts: list[int] = []
     drop = DROP_TAGS
     stack: list[tuple] = []  # (element, row, in link) of the open rows above the current one
     top, cur, in_link, depth = None, -1, False, -1
     walker = etree.iterwalk(body, events=("start", "end"))
     skip = walker.skip_subtree
+    add_tag, add_parent, add_depth, add_start = tags.append, parents.append, depths.append, seg_start.append
+    add_owner, add_text, add_link, add_flag = seg_owner.append, seg_text.append, seg_link.append, link_flag.append
+    add_last, push, pop = lasts.append, stack.append, stack.pop
     for event, el in walker:
         if event == "start":
             tag = el.tag
@@ -412,30 +416,32 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
                     skip()
                     continue
             i = len(tags)
-            tags.append(tag)
-            parents.append(cur)
+            add_tag(tag)
+            add_parent(cur)
             depth += 1
-            depths.append(depth)
-            seg_start.append(len(seg_text))
+            add_depth(depth)
+            add_start(len(seg_text))
+            add_last(i)
             is_a = tag == "a"
-            link_flag.append(is_a)
+            add_flag(is_a)
             if attrs:
                 classes.append(el.get("class"))
                 ids.append(el.get("id"))
             if keep:
                 elements.append(el)
-            stack.append((top, cur, in_link))
+            push((top, cur, in_link))
             top, cur, in_link = el, i, in_link or is_a
             txt = el.text
             if txt:
                 t = " ".join(txt.split())
                 if t:
-                    seg_owner.append(i)
-                    seg_text.append(t)
-                    seg_link.append(in_link)
+                    add_owner(i)
+                    add_text(t)
+                    add_link(in_link)
         else:
             if el is top:
-                top, cur, in_link = stack.pop()
+                lasts[cur] = len(tags) - 1
+                top, cur, in_link = pop()
                 depth -= 1
             if el is body:
                 break
@@ -443,12 +449,12 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
             if tl:
                 t = " ".join(tl.split())
                 if t:
-                    seg_owner.append(cur)
-                    seg_text.append(t)
-                    seg_link.append(in_link)
+                    add_owner(cur)
+                    add_text(t)
+                    add_link(in_link)
     path0 = "/" + "/".join([str(a.tag) for a in reversed(list(body.iterancestors()))] + [str(body.tag)])
     return (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag,
-            path0, classes, ids, elements)
+            path0, classes, ids, elements, lasts)
 
 
 def _drop_rows(visit: tuple, rows: list[int]) -> tuple:
@@ -480,7 +486,7 @@ def _drop_rows(visit: tuple, rows: list[int]) -> tuple:
             [lk for lk, kp in zip(seg_link, keep_seg) if kp],
             [link_flag[i] for i in keep], path0,
             [classes[i] for i in keep] if classes else [], [ids[i] for i in keep] if ids else [],
-            [elements[i] for i in keep] if elements else [])
+            [elements[i] for i in keep] if elements else [], None)
 
 
 def _match_counts(owners: list[int], texts: list[str], n: int, *matchers: TermMatcher):
@@ -607,8 +613,11 @@ def _measure(visit: tuple, query: TermMatcher, own: TermMatcher, encoding) -> Pa
     matches, own_matches = _match_counts(seg_owner, seg_text, n, query, own)
     seg_cum = np.concatenate(([0], np.cumsum(seg_len)))
     prior = seg_cum[np.asarray(seg_start, dtype=np.int64)] if n else np.zeros(0, np.int64)
+    lasts = visit[12]
     columns = tree_measures(parent, tags, np.asarray(depths, dtype=np.int64), own_chars, own_link,
-                            matches, own_matches, prior, path0)
+                            matches, own_matches, prior, path0,
+                            last=np.asarray(lasts, dtype=np.int64) if lasts is not None else None,
+                            is_a=np.asarray(link_flag, dtype=np.int64))
     last = columns.pop("last")
     tagpath = columns.pop("tagpath")
     # own text: the row's text nodes joined by one space, in document order
