@@ -103,7 +103,7 @@ def _init_worker(query_terms: list[str]) -> None:
 
 def _page_job(job: tuple) -> tuple[str, object, str | None]:
     """Walk and label one page; returns ``(page id, (walk, labels), error)``."""
-    pid, html_path, gold_path, charset, own = job
+    pid, html_path, gold_path, charset, own, stored = job
     try:
         data = Path(html_path).read_bytes()
     except OSError as exc:
@@ -114,7 +114,7 @@ def _page_job(job: tuple) -> tuple[str, object, str | None]:
         if gold_path and Path(gold_path).exists():
             gold = Path(gold_path).read_text(encoding="utf-8", errors="replace")
         labels = page_labels(walk, gold, html=data, http_charset=charset,
-                             records=read_records(records_path_for(html_path)))
+                             records=read_records(records_path_for(html_path)), stored=stored)
         walk.site_keys  # noqa: B018 - made here, in the worker, with the walk's tag paths
         walk.segments = []  # not needed any more: keep what crosses processes small
     except MemoryError:
@@ -124,8 +124,24 @@ def _page_job(job: tuple) -> tuple[str, object, str | None]:
     return pid, (walk, labels), None
 
 
-def _ordered(jobs: list[tuple], workers: int, query_terms: list[str]) -> Iterator[tuple]:
-    """Results of ``_page_job`` in job order, at most a few pages in flight per worker."""
+def _features_batch(jobs: list[tuple], query_terms: list[str]) -> list[tuple]:
+    """``_page_job`` over a batch of pages (one task on a scheduler)."""
+    _init_worker(query_terms)
+    return [_page_job(job) for job in jobs]
+
+
+def _ordered(jobs: list[tuple], workers: int, query_terms: list[str], scheduler=None) -> Iterator[tuple]:
+    """Results of ``_page_job`` in job order, at most a few pages in flight per worker; on a
+    ``hwnoise.scheduler.Scheduler`` (other than sync) in batches of pages, a window at a time."""
+    if scheduler is not None and not scheduler.inline:
+        from hwnoise.scheduler import batches
+
+        size = max(1, min(_SCHED_BATCH, -(-len(jobs) // (2 * scheduler.workers))))
+        groups = batches(jobs, size)
+        for window in batches(groups, 4 * scheduler.workers):
+            for result in scheduler.map(_features_batch, window, list(query_terms), small=len(jobs) < 60):
+                yield from result
+        return
     if workers <= 1:
         _init_worker(query_terms)
         for job in jobs:
@@ -230,15 +246,21 @@ def _frame_columns(rows: pd.DataFrame, columns: list[str]) -> dict:
     return out
 
 
+#: most pages per task when a scheduler runs the walk
+_SCHED_BATCH = 64
+
+
 def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
-                   progress: bool = True) -> Path:
+                   progress: bool = True, scheduler=None) -> Path:
     """Write ``DATASET/features.parquet`` (a folder of part files) and return its path.
 
     Prints one line per failed page and a summary (pages, rows, share of
     content nodes among labelled rows, failures) on stderr. When ``hwnoise render`` has
     written ``DATASET/render.parquet``, what the browser hides is dropped (measures
     recomputed, ``walk_node`` keeps each row's node in the plain walk) and the rendered
-    features are added; a page without render rows keeps its plain rows.
+    features are added; a page without render rows keeps its plain rows. ``scheduler`` (a
+    ``hwnoise.scheduler.Scheduler``) walks the pages in batches instead of ``workers``
+    processes; the table is the same.
     """
     ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     columns, schema = FEATURE_COLUMNS, SCHEMA
@@ -252,8 +274,9 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
     hidden = 0
     query_terms = ds.query_terms()
     pages = list(ds.pages())
-    jobs = [(p.id, str(p.html_path), str(p.gold_path), p.http_charset, own_terms(p.fields))
-            for p in pages]
+    stored = dict(tuple(ds.read_labels().groupby("page", sort=False)))  # hwnoise label's
+    jobs = [(p.id, str(p.html_path), str(p.gold_path), p.http_charset, own_terms(p.fields),
+             stored.get(p.id)) for p in pages]
     site_of = {p.id: p.site for p in pages}
     out = ds.features_path
     tmp = Path(tempfile.mkdtemp(dir=ds.path, prefix=".features.parquet.", suffix=".tmp"))
@@ -263,7 +286,7 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
     pbar = bar(total=len(jobs), desc=f"features {ds.name}", unit="page") if progress else None
     try:
         batcher = _Batcher(tmp, columns, schema, ds.name)
-        for pid, result, error in _ordered(jobs, max(1, int(workers)), query_terms):
+        for pid, result, error in _ordered(jobs, max(1, int(workers)), query_terms, scheduler):
             if pbar is not None:
                 pbar.update(1)
             if error is not None:
