@@ -119,8 +119,10 @@ def repeated(base: Path, n: int, work: Path) -> Path:
     return path
 
 
-def in_process(pages: list[tuple[bytes, str | None]], repeat: int, trafilatura: bool) -> dict:
-    """CPU seconds of each repeat of parse, walk and trafilatura over ``pages``."""
+def in_process(pages: list[tuple[bytes, str | None]], repeat: int, trafilatura: bool,
+               trafilatura_repeat: int | None = None) -> dict:
+    """CPU seconds of each repeat of parse, walk and trafilatura over ``pages`` (trafilatura,
+    the slowest by far, ``trafilatura_repeat`` times)."""
     import lxml.html
 
     from hwnoise.features.walk import TermMatcher, walk_page
@@ -134,8 +136,10 @@ def in_process(pages: list[tuple[bytes, str | None]], repeat: int, trafilatura: 
     out: dict[str, list[float]] = {k: [] for k in fns}
     for name, fn in fns.items():
         fn(pages[0][0])  # warm up imports and caches
-    for _ in range(repeat):
+    for r in range(repeat):
         for name, fn in fns.items():  # interleaved, so that load changes hit all alike
+            if name == "trafilatura" and trafilatura_repeat is not None and r >= trafilatura_repeat:
+                continue
             t = time.process_time()
             for data, _gold in pages:
                 if data.strip():
@@ -221,7 +225,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs of each measurement (medians count)")
     ap.add_argument("--sizes", default="100,1000,10000", help="pages of the cost curve ('' for none)")
     ap.add_argument("--curve-repeat", type=int, default=None, help="runs per curve size (default --repeat)")
+    ap.add_argument("--big-repeat", type=int, default=None,
+                    help="runs of the curve's sizes over 5,000 pages (default --curve-repeat)")
     ap.add_argument("--no-trafilatura", action="store_true")
+    ap.add_argument("--trafilatura-repeat", type=int, default=None,
+                    help="runs of trafilatura (default --repeat; it takes ~4x the features stage)")
     ap.add_argument("--no-evaluate", action="store_true", help="skip hwnoise evaluate's memory")
     ap.add_argument("--figure", default=str(ROOT / "docs" / "figures" / "features_cost.png"))
     ap.add_argument("--out", help="also write the figures as JSON here")
@@ -249,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(args.repeat):
         cpu, wall, mem = _run([*HWNOISE, "features", str(base), "--no-progress"])
         feats.append(cpu), walls.append(wall), rss.append(mem)
-    runs = in_process(pages, args.repeat, not args.no_trafilatura)
+    runs = in_process(pages, args.repeat, not args.no_trafilatura, args.trafilatura_repeat)
     runs["features"] = feats
     results["runs"] = runs
     med = {k: statistics.median(v) for k, v in runs.items()}
@@ -281,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         for size in sizes:
             path = repeated(base, size, work)
             cpus, mems = [], []
-            for _ in range(r):
+            for _ in range(args.big_repeat or r if size > 5000 else r):
                 cpu, _, mem = _run([*HWNOISE, "features", str(path), "--no-progress"])
                 cpus.append(cpu), mems.append(mem)
             cpu = statistics.median(cpus)
