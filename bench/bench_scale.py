@@ -50,7 +50,7 @@ def start_cluster(n: int, tmp: Path) -> tuple[str, list[subprocess.Popen]]:
     while not sched_file.exists():
         time.sleep(0.1)
     address = json.loads(sched_file.read_text())["address"]
-    procs += [start(["worker", address, "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"],
+    procs += [start(["worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"],
                     f"worker-{n}-{i}.log") for i in range(n)]
     with Client(address, timeout=60, set_as_default=False) as client:
         client.wait_for_workers(n, timeout=120)
