@@ -171,6 +171,15 @@ def safe_id(pid: object) -> str:
     return f"{slug}-{digest}" if slug else digest
 
 
+def is_within(path: str | os.PathLike, root: str | os.PathLike) -> bool:
+    """Whether ``path``, symlinks followed, lies inside the folder ``root`` (itself resolved):
+    importers refuse files that a symlink or a ``../`` in data would fetch from elsewhere."""
+    try:
+        return Path(path).resolve().is_relative_to(Path(root).resolve())
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, a NUL
+        return False
+
+
 def site_of(url: str | None) -> str:
     """The site of a URL: its registrable domain ("news.example.co.uk" -> "example.co.uk"),
     from the public-suffix list tldextract ships (no network); an IP address or a name with

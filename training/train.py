@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -122,15 +123,70 @@ def _page_groups(df: pd.DataFrame) -> np.ndarray | None:
     return keys.to_numpy()
 
 
-def train(inputs, *, protocol: str = "pages", classifier: str = "j48",
+#: fewer labelled rows than this are fitted in this process under the default --scheduler local
+SMALL_ROWS = 20_000
+
+
+@dataclass
+class _FitJob:
+    """What a fit task needs: the input paths (read by the task) or, in this process, the data."""
+
+    inputs: list[str]
+    classifier: str
+    features: list[str]
+    query: list
+    seed: int
+    params: dict | None
+    protocol: str
+    k: int
+    train_share: float
+    data: pd.DataFrame | None = None
+
+
+def _train_fit(fold: int, job: _FitJob):
+    """Fold -1: the model fitted on all the labelled rows; fold i: ``(test index, predictions)``
+    of the protocol's split i."""
+    data = job.data
+    if data is None:
+        import contextlib
+        import io
+
+        with contextlib.redirect_stderr(io.StringIO()):  # the client said it already
+            df, desc = load_inputs(job.inputs)
+            data = _labelled(df, ", ".join(desc["sources"]))
+
+    def new_model() -> NoiseModel:
+        return NoiseModel(job.classifier, job.features, query=job.query, seed=job.seed, params=job.params)
+
+    if fold < 0:
+        return new_model().fit(data, groups=_page_groups(data))
+    train_idx, test_idx = splits(data, job.protocol, seed=job.seed, k=job.k, train_share=job.train_share)[fold]
+    part = data.iloc[train_idx]
+    m = new_model().fit(part, groups=_page_groups(part))
+    return test_idx, m.predict(data.iloc[test_idx])
+
+
+def train(inputs, *, protocol: str | None = None, classifier: str = "j48",
           features: str | list[str] | None = None, test: str | os.PathLike | None = None,
-          seed: int = 1, out: str | os.PathLike | None = None, k: int = 5, train_share: float = 0.66,
-          params: dict | None = None, verbose: bool = False) -> dict:
+          seed: int = 1, out: str | os.PathLike | None = None, k: int | None = None, train_share: float = 0.66,
+          params: dict | None = None, verbose: bool = False, scheduler=None,
+          workers: int | None = None) -> dict:
     """Fit a model on every labelled row of ``inputs``, score it (protocol splits or ``test``),
     and write into ``out`` (when given) model.joblib, model.json, train.arff, report.json and
     report.md. ``verbose`` prints format_result's text on stderr. Returns the report
     (``{hwnoise, created, results}``) with, besides, ``tree``, ``classifier``, ``features``,
-    ``model`` (the NoiseModel fitted on all the data) and ``out``."""
+    ``model`` (the NoiseModel fitted on all the data) and ``out``. ``scheduler``
+    (``hwnoise.scheduler``: a name, an address or a Scheduler; None runs here, one fit after
+    the other) runs the fit on all the data and the protocol's fits as tasks; each task
+    reads the inputs itself, so only paths and predictions travel. Same model, same scores.
+
+    ``protocol`` None: ``pages``, or for one ARFF file without a ``page`` attribute (a Weka
+    user's file) ``weka-cv``, J48's own default evaluation (see :mod:`.arff_train`)."""
+    weka = _weka_run(inputs, protocol, classifier, features, test, seed, out, k, params, verbose)
+    if weka is not None:
+        return weka
+    protocol = protocol or "pages"
+    k = 5 if k is None else k
     df, desc = load_inputs(inputs)
     what = ", ".join(desc["sources"])
     if features is None and desc["kind"] == "arff":
@@ -149,10 +205,27 @@ def train(inputs, *, protocol: str = "pages", classifier: str = "j48",
             f"{what} has no 'page' attribute, so --protocol {protocol} cannot split by page: only "
             "--protocol thesis and --test TEST.arff apply (export with 'hwnoise export-arff --page')")
 
-    def new_model() -> NoiseModel:
-        return NoiseModel(classifier, feats, query=desc["query"], seed=seed, params=params)
+    job = _FitJob(list(map(str, [inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)),
+                  classifier, feats, desc["query"], seed, params, protocol, k, train_share)
+    sched = scheduler if scheduler is not None and not isinstance(scheduler, str) else None
+    own = sched is None and scheduler not in (None, "sync")
+    if own:
+        from hwnoise.scheduler import Scheduler
 
-    model = new_model().fit(data, groups=_page_groups(data))
+        sched = Scheduler(scheduler, workers)
+    try:
+        if sched is None or sched.inline or (sched.auto and len(data) < SMALL_ROWS):
+            job.data = data  # this process: no reload
+        n_folds = len(splits(data, protocol, seed=seed, k=k, train_share=train_share)) \
+            if test is None else 0
+        tasks = [-1, *range(n_folds)]  # -1: the model fitted on all the data
+        fitted = sched.map(_train_fit, tasks, job, desc="train: fit", unit="fit",
+                           small=len(data) < SMALL_ROWS) if sched is not None \
+            else [_train_fit(t, job) for t in tasks]
+    finally:
+        if own and sched is not None:
+            sched.close()
+    model = fitted[0]
     tree = model.tree_text()
 
     if test is not None:
@@ -164,10 +237,8 @@ def train(inputs, *, protocol: str = "pages", classifier: str = "j48",
         records = _records(test_data, pred.astype(object), used_protocol, classifier)
     else:
         pred = np.full(len(data), None, dtype=object)
-        for train_idx, test_idx in splits(data, protocol, seed=seed, k=k, train_share=train_share):
-            part = data.iloc[train_idx]
-            m = new_model().fit(part, groups=_page_groups(part))
-            pred[test_idx] = m.predict(data.iloc[test_idx])
+        for test_idx, fold_pred in fitted[1:]:
+            pred[test_idx] = fold_pred
         used_protocol = protocol
         records = _records(data, pred, used_protocol, classifier)
     model.protocol = used_protocol
@@ -184,6 +255,39 @@ def train(inputs, *, protocol: str = "pages", classifier: str = "j48",
         atomic_write_text(out / "report.md", report_markdown(report))
     return {**report, "tree": tree, "classifier": classifier, "features": feats, "model": model,
             "out": str(out) if out is not None else None}
+
+
+def _weka_run(inputs, protocol, classifier, features, test, seed, out, k, params, verbose) -> dict | None:
+    """J48 -t on one ARFF file (tree + Weka's stratified CV), when that is what is asked:
+    ``--protocol weka-cv``, or no protocol on a file without hwnoise's ``page`` attribute."""
+    from hwnoise.training.arff_train import J48_NAMES, noise_model, run_arff
+    from hwnoise.training.arff import load_arff
+
+    paths = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+    if len(paths) != 1 or not _is_arff(Path(paths[0])) or protocol not in (None, "weka-cv"):
+        return None
+    if test is not None or features is not None or classifier.lower() not in J48_NAMES:
+        if protocol == "weka-cv":
+            raise ProtocolError("--protocol weka-cv runs J48 (--classifier j48 or j48-unpruned) on "
+                                "all the attributes of one ARFF file, without --test or --features")
+        return None
+    table = load_arff(paths[0])
+    if protocol is None and PAGE_ATTRIBUTE in table.strings:
+        return None                          # hwnoise's own export: split by page
+    run = run_arff(table, classifier=classifier, params=params, folds=10 if k is None else k, seed=seed)
+    record = run.record()
+    report = {"hwnoise": __version__, "created": now_iso(), "results": [record]}
+    model = noise_model(run, classifier)
+    text = run.text()
+    if verbose:
+        info(text)
+    if out is not None:
+        out = Path(out)
+        model.save(out)
+        write_json(out / "report.json", report)
+        atomic_write_text(out / "j48.txt", text + "\n")
+    return {**report, "tree": run.tree, "weka_text": run.text(tree=False), "classifier": classifier,
+            "features": list(table.names), "model": model, "out": str(out) if out is not None else None}
 
 
 def _pct(x: float | None) -> str:
@@ -243,6 +347,8 @@ def format_result(result: dict, *, tree: bool = True) -> str:
     parts = []
     if tree and result.get("tree"):
         parts.append(result["tree"].rstrip() + "\n")
+    if result.get("weka_text"):              # an ARFF file: J48 -t's own layout
+        return "\n".join(parts + [result["weka_text"]])
     records = list(result.get("results") or [])
     for rec in records:
         pages = f"{rec['pages']} pages, " if "pages" in rec else ""
