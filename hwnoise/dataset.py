@@ -444,9 +444,16 @@ class Dataset:
         if not self.query_path.exists():
             return []
         try:
-            return json.loads(self.query_path.read_text(encoding="utf-8"))
+            terms = json.loads(self.query_path.read_text(encoding="utf-8"))
+        except RecursionError:
+            raise DatasetError(f"{self.query_path}: JSON nested too deeply") from None
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{self.query_path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+        if not isinstance(terms, list) or not all(isinstance(t, dict) and isinstance(t.get("term"), str)
+                                                  for t in terms):
+            raise DatasetError(f"{self.query_path}: not a domain query: expected a JSON list of "
+                               '{"term": "...", "kind": "...", "submissions": [...]} objects')
+        return terms
 
     def write_query(self, terms: list[dict]) -> None:
         write_json(self.query_path, terms)
