@@ -89,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--score-only", default=None, metavar="NAME,...",
                     help="train and score only these datasets (all still lend their nodes to the folds)")
+    ap.add_argument("--preset", default=None,
+                    help="hwnoise train --preset (default: train's own default)")
     ap.add_argument("--refine", type=int, default=0, help="Dawid-Skene rounds (auto --refine)")
     ap.add_argument("--write-weights", type=Path, default=None, metavar="data/label_weights.json")
     args = ap.parse_args(argv)
@@ -132,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         comb_ok += ok
         model_dir = args.work / f"{src.name}.model"
         ev_dir = args.work / f"{src.name}.eval"
-        subprocess.run([HWNOISE, "train", str(dst), "--out", str(model_dir), "--no-tree"],
+        preset = ["--preset", args.preset] if args.preset else []
+        subprocess.run([HWNOISE, "train", str(dst), *preset, "--out", str(model_dir), "--no-tree"],
                        check=True, capture_output=True)
         # score on the same pages, with gold: a gold copy restricted to them
         gold_dir = args.work / f"{src.name}.gold"
