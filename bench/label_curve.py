@@ -68,7 +68,9 @@ def score(pages: list[dict], train_idx: list[int], labels_of, test_idx: list[int
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("datasets", nargs="+", type=Path)
+    ap.add_argument("datasets", nargs="*", type=Path)
+    ap.add_argument("--plot-from", nargs="+", type=Path, default=None, metavar="CURVE.json",
+                    help="only plot: the --out files of earlier runs, together")
     ap.add_argument("--work", type=Path, default=Path("/tmp/label-bench-work"))
     ap.add_argument("--ks", default="0,1,2,3,5,8")
     ap.add_argument("--repeats", type=int, default=3)
@@ -77,10 +79,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     ks = [int(k) for k in args.ks.split(",")]
     rows = []
+    if args.plot_from:
+        for f in args.plot_from:
+            rows.extend(json.loads(f.read_text())["rows"])
+        args.datasets = []
     for src in args.datasets:
         pages = load(src, args.work)
         n = len(pages)
-        group = "big9" if src.name.startswith("big9-") else src.name
+        group = "big9" if src.name.startswith("big9-") else Dataset(src).name
         for rep in range(args.repeats):
             order = list(np.random.default_rng(rep).permutation(n))
             for k in ks:
