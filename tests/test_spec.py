@@ -255,3 +255,13 @@ def test_extract_is_a_batch_tool(dataset, tmp_path, capsys):
                           input=files[0].read_bytes(), capture_output=True)
     assert proc.returncode == 0
     assert json.loads(proc.stdout) == {"page": "-", "url": "", "text": lines[0]["text"]}
+
+
+def test_python_api_trains_saves_loads_and_extracts(dataset, tmp_path):
+    from hwnoise import extract, load_model, train
+
+    result = train([dataset], preset="thesis", out=tmp_path / "m", all_pages=True)
+    model = load_model(tmp_path / "m")
+    assert model.trained_on == result["model"].trained_on and len(model.trained_on["news"]) == 9
+    html, gold = article(7, "api.example")
+    assert extract(model, html.encode()) == extract(str(tmp_path / "m"), html.encode())
