@@ -166,7 +166,10 @@ def test_gb_saved_as_json_predicts_as_scikit_learn():
     X = rng.random((2000, 5))
     X[::7, 1] = np.nan
     y = np.where(X[:, 0] + np.nan_to_num(X[:, 1]) > 0.8, "N", "S")
-    est = HistGradientBoostingClassifier(max_iter=40).fit(X, y)
+    from hwnoise.training.model import threads
+
+    with threads():  # one OpenMP thread: spinning threads make small fits slow on a busy machine
+        est = HistGradientBoostingClassifier(max_iter=40).fit(X, y)
     back = TreeEnsemble.from_dict(json.loads(json.dumps(TreeEnsemble.from_sklearn(est).to_dict())))
     Xt = rng.random((500, 5))
     Xt[::3, 1] = np.nan
