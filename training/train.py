@@ -109,6 +109,11 @@ def _labelled(df: pd.DataFrame, what: str) -> pd.DataFrame:
     if LABEL not in df.columns:
         raise HwnoiseError(f"{what}: no 'label' column (pages need gold text to train on)")
     mask = df[LABEL].isin(CLASSES)
+    other = sorted(set(df[LABEL].dropna().astype(str)) - set(CLASSES))
+    if other:  # a Weka user's class set: J48 -t's path takes it, the node protocols do not
+        raise HwnoiseError(f"{what}: classes {other[:5]} are not hwnoise's S/N; give the ARFF file with "
+                           "no --protocol (or --protocol weka-cv): J48 and Weka's cross-validation "
+                           "take any class set")
     if not mask.any():
         raise HwnoiseError(f"{what}: no labelled rows (S/N); pages need gold text to train on")
     if not mask.all():
@@ -263,7 +268,10 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
 
     ``protocol`` None: ``pages``, or for one ARFF file without a ``page`` attribute (a Weka
     user's file) ``weka-cv``, J48's own default evaluation (see :mod:`.arff_train`)."""
-    weka = _weka_run(inputs, protocol, classifier or "j48", features, test, seed, out, k, params, verbose)
+    custom = (preset not in (None, "auto") or bool(stack) or bool(context) or bool(page_context)
+              or threshold is not None)
+    weka = None if custom else _weka_run(inputs, protocol, classifier or "j48", features, test, seed,
+                                         out, k, params, verbose)
     if weka is not None:
         return weka
     protocol = protocol or "pages"
@@ -409,8 +417,13 @@ def _weka_run(inputs, protocol, classifier, features, test, seed, out, k, params
         model.save(out)
         write_json(out / "report.json", report)
         atomic_write_text(out / "j48.txt", text + "\n")
+    from hwnoise.training.spec import ModelSpec
+
+    spec = ModelSpec(preset=None, features=list(table.names), classifier=classifier, params=dict(run.params))
     return {**report, "tree": run.tree, "weka_text": run.text(tree=False), "classifier": classifier,
-            "features": list(table.names), "model": model, "out": str(out) if out is not None else None}
+            "features": list(table.names), "spec": spec, "model": model,
+            "written": "model (model.json, model.joblib), report.json and j48.txt",
+            "out": str(out) if out is not None else None}
 
 
 def _pct(x: float | None) -> str:
