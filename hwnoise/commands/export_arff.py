@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from hwnoise.training.model import resolve_features
     from hwnoise.training.train import load_inputs
 
-    df, desc = load_inputs([args.dataset])
+    df, desc = load_inputs([args.dataset], features=args.features or "thesis")
     feats = resolve_features(args.features, list(df.columns))
     relation = args.relation or "-".join(desc["names"]) or "hwnoise"
     write_arff(df, args.out, features=feats, page=args.page, relation=relation)
