@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hwnoise.dataset import Dataset
+from hwnoise.decode import looks_like_html
 from hwnoise.features.columns import CONTENT, LABEL
 from hwnoise.features.labels import label_page
 from hwnoise.features.walk import ROW_COLUMNS, TermMatcher, walk_page
@@ -94,6 +95,9 @@ def page_rows(html: bytes | str, query_terms: Iterable[str] = (), http_charset: 
 # -- one page, in a worker -----------------------------------------------------------------
 _QUERY: TermMatcher | None = None
 
+#: Why a page whose bytes are no web page (an image, a PDF, plain text) is skipped.
+NOT_HTML = "not HTML (its bytes are not a web page's, whatever its name); skipped"
+
 
 def _init_worker(query_terms: list[str]) -> None:
     global _QUERY
@@ -107,6 +111,8 @@ def _page_job(job: tuple) -> tuple[str, pd.DataFrame | None, str | None]:
         data = Path(html_path).read_bytes()
     except OSError as exc:
         return pid, None, f"{html_path}: cannot read the page: {exc.strerror or exc}"
+    if not looks_like_html(data):
+        return pid, None, f"{html_path}: {NOT_HTML}"
     try:
         walk = walk_page(data, _QUERY or (), http_charset=charset, own_terms=own)
         gold = None
@@ -234,8 +240,10 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
         if pbar is not None:
             pbar.close()
     share = content / labelled if labelled else float("nan")
+    not_html = sum(f.endswith(NOT_HTML) for f in failures)
     info(f"features {ds.name}: {n_pages} pages, {n_rows} rows, content share "
          f"{share:.3f} of {labelled} labelled rows, {len(failures)} failed"
+         + (f" ({not_html} not HTML)" if not_html else "")
          + (f", {hidden} rows the browser hides dropped (render.parquet)" if render_by_page is not None else "")
          + f" -> {out}")
     return out

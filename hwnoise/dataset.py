@@ -293,9 +293,18 @@ class Dataset:
         if not self.query_path.exists():
             return []
         try:
-            return json.loads(self.query_path.read_text(encoding="utf-8"))
+            query = json.loads(self.query_path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{self.query_path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DatasetError(f"{self.query_path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+        bad = "not a list" if not isinstance(query, list) else next(
+            (f"item {i + 1} is not an object with a string 'term'" for i, t in enumerate(query)
+             if not (isinstance(t, dict) and isinstance(t.get("term"), str))), None)
+        if bad:
+            raise DatasetError(f"{self.query_path}: {bad}; the domain query is a JSON list like "
+                               '[{"term": "book", "kind": "value"}] (fix it, or delete the file for none)')
+        return query
 
     def write_query(self, terms: list[dict]) -> None:
         write_json(self.query_path, terms)
@@ -319,7 +328,12 @@ class Dataset:
 
         if not self.features_path.exists():
             raise DatasetError(f"{self.path}: no features.parquet yet; run 'hwnoise features {self.path}'.")
-        return pd.read_parquet(self.features_path, columns=columns)
+        try:
+            return pd.read_parquet(self.features_path, columns=columns)
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            reason = " ".join(str(exc).split())[:200]
+            raise DatasetError(f"{self.features_path}: not a readable feature table ({reason}); "
+                               f"delete it and rebuild it with 'hwnoise features {self.path}'") from None
 
     def __repr__(self) -> str:
         return f"Dataset({str(self.path)!r})"

@@ -74,6 +74,11 @@ def _string_tokens(col: pd.Series) -> list[str]:
     return quoted[codes].tolist()  # code -1 (missing) picks the last entry, "?"
 
 
+#: pandas before 3.0 parses some decimals one bit off unless asked for round-trip parsing
+#: (Python's); 3.0 parses exactly by default and deprecates the option.
+_EXACT_FLOATS = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+
+
 def _is_numeric(col: pd.Series) -> bool:
     return bool(pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype))
 
@@ -270,7 +275,8 @@ def _fast_read(path: Path, text: str) -> tuple[dict | None, pd.DataFrame | None]
     try:
         raw = pd.read_csv(io.StringIO(data_text), header=None, skipinitialspace=True,
                           skip_blank_lines=True, na_values=["?"], keep_default_na=False, engine="c",
-                          dtype={j: (np.float64 if j in numeric else object) for j in range(len(attributes))})
+                          dtype={j: (np.float64 if j in numeric else object) for j in range(len(attributes))},
+                          **_EXACT_FLOATS)
     except (pd.errors.ParserError, ValueError, TypeError):
         return None, None
     if raw.shape != (len(lines), len(attributes)):

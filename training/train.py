@@ -21,7 +21,7 @@ from hwnoise.features.columns import CLASSES, LABEL
 from hwnoise.progress import info
 from hwnoise.training.arff import PAGE_ATTRIBUTE, feature_columns, read_arff, write_arff
 from hwnoise.training.metrics import node_scores, scores_from_confusion
-from hwnoise.training.model import NoiseModel, resolve_features
+from hwnoise.training.model import NoiseModel, check_features, resolve_features
 from hwnoise.training.protocols import PROTOCOLS, ProtocolError, splits
 
 #: The keys of a report record that node-level training fills, in report order.
@@ -135,10 +135,7 @@ def train(inputs, *, protocol: str = "pages", classifier: str = "j48",
         feats = feature_columns(df)  # a user's ARFF: every attribute but page and the class
     else:
         feats = resolve_features(features, list(df.columns))
-    missing = [f for f in feats if f not in df.columns]
-    if missing:
-        raise HwnoiseError(f"{what}: no column(s) {', '.join(missing)} for --features "
-                           f"(available: {', '.join(c for c in df.columns if c not in (LABEL,))})")
+    check_features(feats, df, what)
     data = _labelled(df, what)
     if test is None and protocol not in PROTOCOLS:
         raise ProtocolError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")

@@ -24,7 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hwnoise.demo import run_demo, summary_lines
+    from hwnoise.outputs import check_out_dir
     from hwnoise.progress import info
+
+    check_out_dir(args.out, "-o/--out")
 
     report = run_demo(args.out, submissions=args.submissions, seed=args.seed,
                       classifier=args.classifier, progress=not args.quiet)

@@ -71,6 +71,7 @@ def parse_method_options(items: list[str] | None) -> dict[str, dict]:
 
 def run(args: argparse.Namespace) -> int:
     from hwnoise.evaluate import evaluate
+    from hwnoise.outputs import check_out_dir
     from hwnoise.progress import info
     from hwnoise.report import summary_table
 
@@ -86,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         options.setdefault("model", {})["context"] = True
     if getattr(args, "page_context", False):
         options.setdefault("model", {})["page_context"] = True
+    check_out_dir(args.out, "-o/--out")
     methods = [m for m in args.methods.split(",") if m]
     unused = sorted(set(given) - set(methods))
     if unused:
@@ -100,5 +102,5 @@ def run(args: argparse.Namespace) -> int:
                       figures=not args.no_figures,
                       score_only=args.score_only.split(",") if args.score_only else None)
     print(summary_table(report))
-    info(f"report.json, report.md, pages.csv and figures in {args.out}")
+    info(f"{', '.join(report.get('outputs', []))} in {args.out}")
     return 0

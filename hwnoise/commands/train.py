@@ -52,8 +52,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hwnoise.outputs import check_out_dir
     from hwnoise.progress import info
     from hwnoise.training.train import format_result, train
+
+    if args.out:
+        check_out_dir(args.out, "-o/--out")
 
     result = train(args.inputs, protocol=args.protocol, classifier=args.classifier,
                    features=args.features, test=args.test, seed=args.seed, out=args.out,
