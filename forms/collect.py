@@ -58,8 +58,9 @@ def is_done(dataset: Dataset, record: dict | None) -> bool:
 class _Writer:
     """Writes a page and then its journal line, one fetch at a time (threads share it)."""
 
-    def __init__(self, dataset: Dataset):
+    def __init__(self, dataset: Dataset, warc=None):
         self.dataset = dataset
+        self.warc = warc  # a forms.warc.WarcLog, or None
         self.lock = threading.Lock()
 
     def write(self, sub: dict, record: dict, body: bytes | None) -> None:
@@ -67,6 +68,8 @@ class _Writer:
             if body is not None:
                 self.dataset.write_page(sub["id"], body)
             self.dataset.append_journal(record)
+            if self.warc is not None and body is not None:
+                self.warc.add(record, body)
 
 
 def repair_torn_tail(path) -> bool:
@@ -144,12 +147,13 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
             delay: float = 1.0, user_agent: str | None = None, timeout: float | tuple[float, float] = (5, 30),
             max_bytes: int = DEFAULT_MAX_BYTES, retries: int = 3, backoff: float = 0.5,
             max_redirects: int = 10, retry_failed: bool = False, workers: int = 4, robots: bool = True,
-            progress: bool = True) -> dict:
+            progress: bool = True, warc: str | None = None) -> dict:
     """Fetch the result page of every submission into ``dataset``; return
     ``{fetched, failed, skipped, failed_before}`` for this run.
 
     ``skipped`` counts submissions not fetched now: done before, or failed before and not
     retried (those are also counted in ``failed_before``). Writes the domain query at the end.
+    ``warc``: also append what was fetched to this WARC file (see ``hwnoise.forms.warc``).
     """
     for path in (dataset.submissions_path, dataset.journal_path):
         if repair_torn_tail(path):
@@ -175,7 +179,15 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
     settings = FetchSettings(user_agent=user_agent, delay=delay, timeout=timeout, max_bytes=max_bytes,
                              retries=retries, backoff=backoff, max_redirects=max_redirects,
                              allow_private=allow_private, robots=robots)
-    writer = _Writer(dataset)
+    warc_log = None
+    if warc:
+        from .warc import WarcLog
+
+        warc_log = WarcLog(warc, user_agent=settings.user_agent)
+        if warc_log.cut:
+            info(f"{warc}: cut {warc_log.cut} bytes of a record set torn by an interrupted run")
+        warc_log.backfill(dataset, is_done)
+    writer = _Writer(dataset, warc_log)
     counts = {"fetched": 0, "failed": 0}
     errors: list[str] = []
     stop = threading.Event()

@@ -6,8 +6,16 @@ bytes; then detection (charset-normalizer). Pages often lie: when the declared
 charset is not UTF-8 but the bytes are strictly valid UTF-8 (and not plain
 ASCII), UTF-8 is taken. Labels are mapped as browsers map them ("latin1",
 "iso-8859-1" and "ascii" mean windows-1252, "gb2312" means GBK, ...), and a
-declared UTF-16 in a ``<meta>`` means UTF-8, as WHATWG says. Decoding never
-fails: undecodable bytes become U+FFFD.
+declared UTF-16 in a ``<meta>`` means UTF-8, as WHATWG says. Labels of
+encodings browsers do not implement (UTF-7, UTF-32, Python's escape and
+transform codecs) count as no label at all, so detection decides. UTF-16
+without a BOM is recognised by its NUL bytes (``<\0h\0`` ...) as browsers'
+detectors do. charset-normalizer runs only when nothing declares the encoding,
+on a bounded prefix. Decoding never fails: undecodable bytes become U+FFFD.
+
+``looks_like_html`` / ``sniff_html`` decide whether bytes are an HTML page at
+all (WHATWG MIME sniffing: signatures of images, PDF, archives, binary bytes),
+for a response without a Content-Type and for files a user gives as pages.
 
 Shared by forms/ (the journal records the encoding) and features/.
 """
@@ -16,10 +24,14 @@ from __future__ import annotations
 import codecs
 import re
 
-__all__ = ["decode_html", "sniff_encoding", "normalize_label", "SOURCES"]
+__all__ = ["decode_html", "sniff_encoding", "normalize_label", "SOURCES", "looks_like_html",
+           "sniff_html", "DETECT_PREFIX"]
 
 #: Where an encoding came from (``sniff_encoding``'s second value).
-SOURCES = ("bom", "http", "meta", "utf8-valid", "detected", "fallback")
+SOURCES = ("bom", "http", "meta", "utf8-valid", "utf16-sniffed", "detected", "fallback")
+
+#: How many bytes charset detection reads (it is slow on large inputs; the start suffices).
+DETECT_PREFIX = 32768
 
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
@@ -50,6 +62,14 @@ _WHATWG = {
     **dict.fromkeys(["utf-16be", "unicodefffe"], "utf-16be"),
 }
 
+#: Python codec names of the encodings the WHATWG Encoding Standard (so a browser) implements;
+#: any other codec Python knows (utf-7, utf-32, unicode_escape, rot13, zlib...) is no label.
+_BROWSER_CODECS = frozenset(codecs.lookup(n).name for n in (
+    "utf-8 cp866 iso8859_2 iso8859_3 iso8859_4 iso8859_5 iso8859_6 iso8859_7 iso8859_8 iso8859_10 "
+    "iso8859_13 iso8859_14 iso8859_15 iso8859_16 koi8_r koi8_u mac_roman mac_cyrillic cp874 cp1250 "
+    "cp1251 cp1252 cp1253 cp1254 cp1255 cp1256 cp1257 cp1258 gbk gb18030 big5 big5hkscs euc_jp "
+    "iso2022_jp shift_jis cp932 euc_kr cp949 utf_16 utf_16_le utf_16_be latin_1").split())
+
 #: WHATWG encoding name -> Python codec (the browser's superset where Python's is narrower).
 _CODEC = {
     "gbk": "gb18030", "euc-kr": "cp949", "shift_jis": "cp932", "big5": "big5hkscs",
@@ -73,6 +93,8 @@ def normalize_label(label: str | None) -> str | None:
     try:
         name = codecs.lookup(key).name
     except LookupError:
+        return None
+    if name not in _BROWSER_CODECS:
         return None
     if name.startswith("cp125") and len(name) == 6:
         return "windows-" + name[2:]
@@ -118,7 +140,7 @@ def _detect(data: bytes) -> str | None:
     taken as windows-1252: charset-normalizer cannot tell cp1250 from cp1252 on
     English text, and a browser would not either.
     """
-    sample = data[:32768]
+    sample = data[:DETECT_PREFIX]
     nonascii = len(sample) - len(sample.translate(None, bytes(range(128, 256))))
     if nonascii < 16:
         return "windows-1252"
@@ -141,12 +163,35 @@ def _detect(data: bytes) -> str | None:
     return normalize_label(best.encoding)
 
 
+def _utf16_without_bom(data: bytes) -> str | None:
+    """"utf-16le"/"utf-16be" when NULs fill one byte parity of the start and not the other.
+
+    No ASCII-compatible encoding puts a NUL in every other byte of a page, so a
+    page that does is UTF-16 whatever its label says (browsers' detectors agree).
+    """
+    head = data[:1024]
+    if len(head) < 8 or head.count(0) < len(head) // 8:
+        return None
+    head = head[: len(head) // 2 * 2]
+    even, odd = head[0::2], head[1::2]
+    n = len(odd)
+    for zeros, other, enc in ((odd, even, "utf-16le"), (even, odd, "utf-16be")):
+        if zeros.count(0) >= 0.3 * n and other.count(0) <= 0.02 * n:
+            return enc
+    return None
+
+
 def _sniff(data: bytes, http_charset: str | None) -> tuple[str, str, str | None]:
     """``(encoding, source, text)``; ``text`` is the decoded page when checking UTF-8 made it."""
     for bom, enc in _BOMS:
         if data.startswith(bom):
             return enc, "bom", None
-    declared, source = normalize_label(http_charset), "http"
+    declared_http = normalize_label(http_charset)
+    if declared_http is None or not declared_http.startswith("utf-16"):
+        utf16 = _utf16_without_bom(data)
+        if utf16:
+            return utf16, "utf16-sniffed", None
+    declared, source = declared_http, "http"
     if declared is None:
         declared, source = _meta_charset(data), "meta"
     if declared is not None:
@@ -170,7 +215,7 @@ def sniff_encoding(data: bytes, http_charset: str | None = None) -> tuple[str, s
     """The encoding a browser would use for ``data``, and where it came from.
 
     Returns ``(encoding, source)`` with source one of bom | http | meta |
-    utf8-valid | detected | fallback.
+    utf8-valid | utf16-sniffed | detected | fallback.
     """
     encoding, source, _ = _sniff(bytes(data), http_charset)
     return encoding, source
@@ -191,3 +236,84 @@ def decode_html(data: bytes | str, http_charset: str | None = None) -> tuple[str
     except LookupError:
         encoding, text = "windows-1252", data.decode("cp1252", errors="replace")
     return text, encoding
+
+
+# -- is it HTML at all? (WHATWG MIME Sniffing, "rules for identifying an unknown MIME type") --
+
+#: Bytes that never occur in text (WHATWG "binary data byte").
+_BINARY_BYTES = frozenset(b"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0e\x0f\x10\x11\x12\x13\x14"
+                          b"\x15\x16\x17\x18\x19\x1a\x1c\x1d\x1e\x1f")
+_WS = b"\t\n\x0c\r "
+#: The HTML patterns (case-insensitive, followed by a space or ">").
+_HTML_PATTERNS = (b"<!doctype html", b"<html", b"<head", b"<script", b"<iframe", b"<h1", b"<div",
+                  b"<font", b"<table", b"<a", b"<style", b"<title", b"<b", b"<body", b"<br", b"<p",
+                  b"<!--")
+#: Signatures of what is surely not a page: (prefix, mask or None, name).
+_SIGNATURES: tuple[tuple[bytes, bytes | None, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", None, "a PNG image"),
+    (b"GIF87a", None, "a GIF image"), (b"GIF89a", None, "a GIF image"),
+    (b"\xff\xd8\xff", None, "a JPEG image"),
+    (b"RIFF\0\0\0\0WEBPVP", b"\xff\xff\xff\xff\0\0\0\0\xff\xff\xff\xff\xff\xff", "a WebP image"),
+    (b"%PDF-", None, "a PDF document"), (b"%!PS-Adobe-", None, "a PostScript document"),
+    (b"PK\x03\x04", None, "a ZIP archive (or an office document)"),
+    (b"\x1f\x8b\x08", None, "gzip-compressed data"), (b"Rar!\x1a\x07", None, "a RAR archive"),
+    (b"7z\xbc\xaf\x27\x1c", None, "a 7-Zip archive"), (b"BZh", None, "bzip2-compressed data"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", None, "an old Microsoft Office document"),
+    (b"ID3", None, "an MP3 file"), (b"OggS\0", None, "an Ogg file"),
+    (b"\x1a\x45\xdf\xa3", None, "a WebM/Matroska video"), (b"wOFF", None, "a WOFF font"),
+    (b"wOF2", None, "a WOFF2 font"), (b"\x7fELF", None, "an executable"),
+    (b"PAR1", None, "a Parquet file"),
+)
+#: Start of a tag of an HTML element anywhere in the head: pages saved by hand or by crawlers
+#: often carry junk (a stray header line, text) before ``<html>``, which browsers render anyway.
+_TAG_RE = re.compile(
+    rb"<(?:!doctype\s+html|html|head|body|meta|title|div|p|table|a|span|ul|ol|li|h[1-6]|br|"
+    rb"form|script|style|link|img|b|i|font|center|td|tr|section|article|main|nav|header|footer)"
+    rb"[\s/>]", re.IGNORECASE)
+#: How much of the start ``sniff_html`` reads (WHATWG reads 1445 bytes; the tag search, more).
+SNIFF_PREFIX = 65536
+
+
+def sniff_html(data: bytes) -> str | None:
+    """None when ``data`` is an HTML page, else why not ("a PNG image", "binary data", ...).
+
+    As WHATWG MIME sniffing: a leading HTML pattern (after a BOM and blanks)
+    decides HTML; a known file signature (image, PDF, archive, audio, video,
+    font, executable) or a binary byte in the first 1445 bytes decides not.
+    Text with no HTML tag in the first 64 KiB is "text without HTML markup";
+    text with one (XHTML's ``<?xml``, junk before ``<html>``) is taken as HTML.
+    UTF-16 (with or without a BOM) is looked at as decoded text.
+    """
+    data = bytes(data[:SNIFF_PREFIX])
+    if not data.strip(_WS):
+        return "an empty file"
+    for sig, mask, name in _SIGNATURES:
+        probe = data[: len(sig)]
+        if mask is not None:
+            probe = bytes(a & b for a, b in zip(probe, mask))
+        if probe == sig:
+            return name
+    enc = None
+    for bom, e in _BOMS:
+        if data.startswith(bom):
+            data, enc = data[len(bom):], e
+            break
+    if enc is None:
+        enc = _utf16_without_bom(data)
+    if enc and enc.startswith("utf-16"):
+        data = data.decode(enc, errors="replace").encode("utf-8", errors="replace")
+    head = data.lstrip(_WS)
+    low = head[:64].lower()
+    for pat in _HTML_PATTERNS:
+        if low.startswith(pat) and len(low) > len(pat) and low[len(pat)] in b" >":
+            return None
+    if not _BINARY_BYTES.isdisjoint(data[:1445]):
+        return "binary data"
+    if _TAG_RE.search(data):
+        return None
+    return "text without HTML markup"
+
+
+def looks_like_html(data: bytes) -> bool:
+    """True when ``data`` is an HTML page (see ``sniff_html`` for the rules and the reasons)."""
+    return sniff_html(data) is None

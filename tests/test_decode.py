@@ -99,3 +99,87 @@ def test_never_fails(data, charset):
 
 def test_text_input_passes_through():
     assert decode_html("<p>déjà</p>") == ("<p>déjà</p>", "utf-8")
+
+
+# -- hostile inputs (issue 14) ------------------------------------------------
+
+@pytest.mark.parametrize("label", ["utf-7", "UTF-7", "csUnicode11UTF7", "utf-32", "unicode_escape",
+                                   "rot13", "zlib", "base64", "raw_unicode_escape"])
+def test_labels_browsers_do_not_implement_are_no_label(label):
+    assert normalize_label(label) is None
+
+
+def test_utf7_charset_is_refused_as_browsers_do():
+    # The classic: "+ADw-script+AD4-" is "<script>" in UTF-7; a browser never decodes it so.
+    data = b"<html><p>+ADw-script+AD4-alert(1)+ADw-/script+AD4-</p></html>"
+    text, enc = decode_html(data, "utf-7")
+    assert enc != "utf-7" and "<script>" not in text and "+ADw-script+AD4-" in text
+    assert sniff_encoding(b"<meta charset=utf-7><p>+ADw-b+AD4-") != ("utf-7", "meta")
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_utf16_without_bom_is_sniffed(codec):
+    page = "<html><head><title>Привет</title></head><body><p>Привет мир, café</p></body></html>"
+    data = page.encode(codec)
+    assert not data.startswith((b"\xff\xfe", b"\xfe\xff"))
+    enc, source = sniff_encoding(data, "iso-8859-1")  # a server's default label, wrong here
+    assert (enc, source) == (codec.replace("-le", "le").replace("-be", "be"), "utf16-sniffed")
+    text, _ = decode_html(data)
+    assert text == page
+
+
+def test_single_byte_pages_are_not_taken_for_utf16():
+    data = ("<p>" + "é" * 300 + "</p>").encode("cp1252")
+    assert sniff_encoding(data)[1] != "utf16-sniffed"
+
+
+def test_detection_reads_a_bounded_prefix(monkeypatch):
+    import charset_normalizer
+
+    from hwnoise import decode
+
+    seen = []
+    real = charset_normalizer.from_bytes
+
+    def spy(data, *a, **k):
+        seen.append(len(data))
+        return real(data, *a, **k)
+
+    monkeypatch.setattr(charset_normalizer, "from_bytes", spy)
+    data = ("<p>" + "Привет мир " * 20000 + "</p>").encode("koi8-r")
+    decode.sniff_encoding(data)
+    assert seen and max(seen) <= decode.DETECT_PREFIX < len(data)
+    seen.clear()
+    decode.sniff_encoding(data, "koi8-r")  # declared: no detection at all
+    assert seen == []
+
+
+PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00"
+       b"\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00"
+       b"\x00\x00IEND\xaeB`\x82")
+
+
+@pytest.mark.parametrize("data,reason", [
+    (PNG, "PNG"), (b"GIF89a\x01\x00\x01\x00", "GIF"), (b"\xff\xd8\xff\xe0\x00\x10JFIF", "JPEG"),
+    (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj", "PDF"), (b"PK\x03\x04\x14\x00", "ZIP"),
+    (b"\x1f\x8b\x08\x00\x00\x00\x00\x00", "gzip"), (bytes(range(256)) * 4, "binary"),
+    (b"Just some notes.\nNo markup here at all.\n", "text without HTML markup"), (b" \n\t", "empty"),
+])
+def test_non_html_is_recognised(data, reason):
+    from hwnoise.decode import looks_like_html, sniff_html
+
+    assert reason in sniff_html(data) and looks_like_html(data) is False
+
+
+@pytest.mark.parametrize("data", [
+    b"<!DOCTYPE html><html><p>x</p></html>", b"\n\n  <HTML><BODY>x", b"<p>a paragraph",
+    b"<!-- saved --><html>", b"\xef\xbb\xbf<html><p>x</p>", "<html><p>Привет</p>".encode("utf-16"),
+    "<html><p>Привет мир</p></html>".encode("utf-16-le"),
+    b'<?xml version="1.0"?><!DOCTYPE html><html xmlns="http://www.w3.org/1999/xhtml"><p>x</p>',
+    b"HTTP/1.1 200 OK\r\nServer: x\r\n\r\n<html><body><div>junk before the page</div>",
+    "<html><p>caf\u00e9 \u201cq\u201d</p>".encode("cp1252"),
+])
+def test_html_is_recognised(data):
+    from hwnoise.decode import looks_like_html, sniff_html
+
+    assert sniff_html(data) is None and looks_like_html(data) is True

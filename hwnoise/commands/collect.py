@@ -51,6 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--retry-failed", action="store_true", help="fetch again what failed in earlier runs")
     p.add_argument("--workers", type=int, default=4, help="hosts fetched at once (default 4)")
     p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for sites you run)")
+    p.add_argument("--warc", metavar="FILE.warc.gz",
+                   help="also write what is fetched to this WARC/1.1 file (appended; safe to resume)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -89,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     summary = collect(subs, ds, allow_private=allow or False, delay=args.delay, user_agent=args.user_agent,
                       timeout=tuple(args.timeout), max_bytes=args.max_bytes, retries=args.retries,
                       retry_failed=args.retry_failed, workers=args.workers, robots=not args.no_robots,
-                      progress=not args.quiet)
+                      progress=not args.quiet, warc=args.warc)
     if args.quiet:
         info(f"collect: {summary['fetched']} fetched, {summary['failed']} failed, {summary['skipped']} skipped")
     journal = ds.journal()

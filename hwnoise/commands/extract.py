@@ -15,7 +15,11 @@ def register(sub: argparse._SubParsersAction) -> None:
             "domain query is used unless --query is given."
         ),
     )
-    p.add_argument("page", metavar="PAGE.html", help="the page (its bytes as received); '-' reads stdin")
+    p.add_argument("page", metavar="PAGE.html", nargs="?",
+                   help="the page (its bytes as received); '-' reads stdin")
+    p.add_argument("--warc", metavar="FILE", nargs="+",
+                   help="instead of PAGE.html: every 200 HTML response of these WARC files, written as "
+                        "JSON lines {url, warc, offset, text} on stdout")
     p.add_argument("--model", "-m", required=True, help="the model file or the folder 'hwnoise train --out' wrote")
     p.add_argument("--query", help="the query that led to this page (replaces the model's domain query)")
     p.add_argument("--charset", help="the charset the server declared (as the HTTP header would)")
@@ -28,6 +32,12 @@ def run(args: argparse.Namespace) -> int:
     from hwnoise.errors import HwnoiseError
     from hwnoise.extractors.model import extract_with_model, load_model
 
+    if args.warc:
+        if args.page:
+            raise HwnoiseError("give either PAGE.html or --warc FILE, not both")
+        return _extract_warc(args)
+    if not args.page:
+        raise HwnoiseError("nothing to extract: give PAGE.html (or '-' for stdin), or --warc FILE")
     if args.page == "-":
         data = sys.stdin.buffer.read()
     else:
@@ -44,4 +54,29 @@ def run(args: argparse.Namespace) -> int:
     model = load_model(args.model, allow_pickle=args.allow_pickle)
     text = extract_with_model(model, data, http_charset=args.charset, query=args.query)
     sys.stdout.write(text + ("\n" if text and not text.endswith("\n") else ""))
+    return 0
+
+
+def _extract_warc(args: argparse.Namespace) -> int:
+    """Every 200 HTML response of the WARC files, one JSON line each."""
+    import json
+
+    from hwnoise.extractors.model import extract_with_model, load_model
+    from hwnoise.features.importers.warc import html_responses, warc_files
+    from hwnoise.progress import info
+
+    model = load_model(args.model, allow_pickle=args.allow_pickle)
+    counts = {"records": 0, "responses": 0, "not_response": 0, "skipped_status": 0, "skipped_type": 0,
+              "skipped_url": 0}
+    pages = 0
+    for path in warc_files(args.warc):
+        for rec, payload in html_responses(path, counts):
+            text = extract_with_model(model, payload, http_charset=args.charset or rec["http_charset"],
+                                      query=args.query)
+            sys.stdout.write(json.dumps({"url": rec["url"], "warc": rec["warc"], "offset": rec["warc_offset"],
+                                         "text": text}, ensure_ascii=False) + "\n")
+            pages += 1
+    sys.stdout.flush()
+    info(f"hwnoise extract: {pages} pages from {counts['responses']} responses (skipped "
+         f"{counts['skipped_status']} not 200, {counts['skipped_type']} not HTML)")
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 #: Kept here so that ``--help`` does not import the importers (lxml) just to list formats.
-_FORMATS = ["big9", "cleaneval", "dragnet", "l3s", "readability", "wcxb", "swde", "plain"]
+_FORMATS = ["big9", "cleaneval", "dragnet", "l3s", "readability", "wcxb", "swde", "plain", "warc"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,12 +15,15 @@ def register(sub: argparse._SubParsersAction) -> None:
             "write hwnoise dataset folders under --into: big9 one per site-year, swde one per "
             "site, wcxb one per page type, the others one. Pages are copied as they are, gold "
             "text is taken as DESIGN.md says, page IDs are stable (re-importing duplicates "
-            "nothing). 'plain' reads a folder of html/NAME.html with gold/NAME.txt. Prints the "
-            "dataset folders written, one a line."
+            "nothing). 'plain' reads a folder of html/NAME.html with gold/NAME.txt. 'warc' reads "
+            "WARC files (many SRC; gzip or not): one folder per site, each 200 HTML response a page, "
+            "its URL's query string the submission's fields. Prints the dataset folders written, "
+            "one a line."
         ),
     )
     p.add_argument("format", choices=_FORMATS, metavar="FORMAT", help=f"one of: {', '.join(_FORMATS)}")
-    p.add_argument("src", metavar="SRC", help="the dataset folder, e.g. ../shared/datasets/big9")
+    p.add_argument("src", metavar="SRC", nargs="+",
+                   help="the dataset folder, e.g. ../shared/datasets/big9 (for warc: WARC files or folders)")
     p.add_argument("--into", required=True, metavar="DIR", help="folder to write the dataset folders in")
     p.add_argument("--limit", type=int, default=None, metavar="N", help="import only the first N pages")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
@@ -37,7 +40,19 @@ def run(args: argparse.Namespace) -> int:
 
     check_out_dir(args.into, "--into")
     start = time.perf_counter()
-    paths = import_dataset(args.format, args.src, args.into, limit=args.limit, progress=not args.quiet)
+    if args.format == "warc":
+        from hwnoise.features.importers.warc import import_warc
+
+        paths, c = import_warc(args.src, args.into, limit=args.limit, progress=not args.quiet)
+        info(f"hwnoise import warc: {c['imported']} pages imported from {c['responses']} responses; skipped "
+             f"{c['skipped_status']} not 200, {c['skipped_type']} not HTML, {c['duplicates']} already "
+             f"imported, {c['not_response']} other records")
+    else:
+        if len(args.src) != 1:
+            from hwnoise.errors import HwnoiseError
+
+            raise HwnoiseError(f"import {args.format}: give one SRC folder, not {len(args.src)}")
+        paths = import_dataset(args.format, args.src[0], args.into, limit=args.limit, progress=not args.quiet)
     pages = gold = 0
     from hwnoise.dataset import Dataset
 

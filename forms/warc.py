@@ -1,0 +1,215 @@
+"""WARC out: what ``hwnoise collect`` fetched, as a WARC/1.1 file other web-archive tools read.
+
+The WARC is written with warcio (the Webrecorder library that pywb and Browsertrix use), one
+gzip member per record. Each fetched page becomes a *record set*: for every redirect hop the
+journal lists, a request record and a response record (its status and ``Location``, as the
+journal recorded them), then the request and the response of the page itself, its payload the
+bytes the server sent (de-chunked and content-decoded, as written to ``pages/ID.html``; so
+``Content-Encoding`` and ``Transfer-Encoding`` are left out and ``Content-Length`` is the payload's).
+Every record carries ``WARC-Payload-Digest`` and ``WARC-Block-Digest``, and two extension
+fields: ``Hwnoise-Submission`` (the page ID) and ``Hwnoise-Record-Set`` (``i/n``).
+
+A record set is built in memory, appended with one write and fsynced. The WARC is a function of
+the journal and the pages: on opening, :class:`WarcLog` scans the file, cuts anything after the
+last complete record set (a run killed mid-append), and writes the sets of pages that are done
+in the journal but not yet in the WARC (a run killed between the page and the WARC); a page
+already in the WARC is never written twice.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import io
+import os
+import threading
+from http import HTTPStatus
+from pathlib import Path
+from urllib.parse import urlencode, urlsplit
+
+from hwnoise import __version__
+from hwnoise.dataset import Dataset
+from hwnoise.errors import HwnoiseError
+
+#: response headers left out of the record: the payload is stored decoded and de-chunked
+_DROPPED = {"content-encoding", "transfer-encoding", "content-length", "connection", "keep-alive"}
+SUBMISSION = "Hwnoise-Submission"
+RECORD_SET = "Hwnoise-Record-Set"
+
+
+class WarcError(HwnoiseError):
+    """A WARC file cannot be read or written."""
+
+
+def _warcio():
+    try:
+        from warcio.archiveiterator import ArchiveIterator
+        from warcio.statusandheaders import StatusAndHeaders
+        from warcio.warcwriter import WARCWriter
+    except ImportError:  # pragma: no cover - a declared dependency
+        raise WarcError("WARC support needs warcio: pip install 'warcio>=1.7'") from None
+    return ArchiveIterator, StatusAndHeaders, WARCWriter
+
+
+def warc_date(iso: str | None) -> str | None:
+    """``2026-11-23T10:00:00+00:00`` → ``2026-11-23T10:00:00Z`` (WARC-Date), None if unparsable."""
+    if not iso:
+        return None
+    try:
+        when = _dt.datetime.fromisoformat(iso)
+    except ValueError:
+        return None
+    if when.tzinfo is not None:
+        when = when.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Unknown"
+
+
+def _target(url: str) -> str:
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def record_set(journal: dict, body: bytes, *, user_agent: str | None = None) -> bytes:
+    """The gzipped WARC records of one fetched page (redirect hops, then the page), as bytes."""
+    _, StatusAndHeaders, WARCWriter = _warcio()
+    out = io.BytesIO()
+    writer = WARCWriter(out, gzip=True, warc_version="1.1")
+    sid = journal["submission"]
+    date = warc_date(journal.get("finished")) or warc_date(journal.get("started"))
+    method = (journal.get("method") or "GET").upper()
+    fields = journal.get("fields") or []
+    exchanges: list[tuple[str, str, bytes, int, list, bytes]] = []  # method, url, req body, status, headers, body
+    for hop in journal.get("redirects") or []:
+        req_body = urlencode([(f.get("name", ""), f.get("value", "")) for f in fields]).encode() \
+            if method == "POST" else b""
+        exchanges.append((method, hop["url"], req_body, int(hop["status"]),
+                          [("Location", hop.get("location", "")), ("Content-Length", "0")], b""))
+        if hop["status"] == 303 or (hop["status"] in (301, 302) and method == "POST"):
+            method = "GET"
+    headers = [(k, v) for k, v in (journal.get("headers") or {}).items() if k.lower() not in _DROPPED]
+    headers.append(("Content-Length", str(len(body))))
+    req_body = urlencode([(f.get("name", ""), f.get("value", "")) for f in fields]).encode() \
+        if method == "POST" else b""
+    exchanges.append((method, journal.get("final_url") or journal["url"], req_body,
+                      int(journal.get("status") or 200), headers, body))
+    total = 2 * len(exchanges)
+    for i, (meth, url, rbody, status, rheaders, payload) in enumerate(exchanges):
+        host = urlsplit(url).netloc
+        req_headers = [("Host", host), ("User-Agent", user_agent or "hwnoise"),
+                       ("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5")]
+        if rbody:
+            req_headers += [("Content-Type", "application/x-www-form-urlencoded"),
+                            ("Content-Length", str(len(rbody)))]
+        extra = {SUBMISSION: sid}
+        if date:
+            extra["WARC-Date"] = date
+        resp = writer.create_warc_record(
+            url, "response", payload=io.BytesIO(payload), length=len(payload),
+            http_headers=StatusAndHeaders(f"{status} {_reason(status)}", rheaders, protocol="HTTP/1.1"),
+            warc_headers_dict={**extra, RECORD_SET: f"{2 * i + 2}/{total}"})
+        req = writer.create_warc_record(
+            url, "request", payload=io.BytesIO(rbody), length=len(rbody),
+            http_headers=StatusAndHeaders(f"{meth} {_target(url)}", req_headers, protocol="HTTP/1.1",
+                                          is_http_request=True),
+            warc_headers_dict={**extra, RECORD_SET: f"{2 * i + 1}/{total}"})
+        req.rec_headers.add_header("WARC-Concurrent-To", resp.rec_headers.get_header("WARC-Record-ID"))
+        writer.write_record(req)   # request first, as Heritrix and Common Crawl write them
+        writer.write_record(resp)
+    return out.getvalue()
+
+
+def scan(path: str | os.PathLike) -> tuple[set[str], int, int]:
+    """Scan a WARC hwnoise wrote: ``(submission IDs of complete record sets, end offset of the
+    last complete set, file size)``. Reading stops at the first record that does not parse or
+    whose block digest is wrong (a torn tail)."""
+    ArchiveIterator, _, _ = _warcio()
+    path = Path(path)
+    size = path.stat().st_size
+    done: set[str] = set()
+    good_end = 0
+    with open(path, "rb") as fh:
+        it = ArchiveIterator(fh, check_digests="raise")
+        try:
+            for rec in it:
+                rec.content_stream().read()
+                it.read_to_end(rec)
+                end = it.get_record_offset() + it.get_record_length()
+                if end > size:
+                    break
+                sid = rec.rec_headers.get_header(SUBMISSION)
+                part = rec.rec_headers.get_header(RECORD_SET)
+                if not sid or not part:
+                    good_end = end  # warcinfo and other records stand alone
+                    continue
+                i, _, n = part.partition("/")
+                if i == n:
+                    done.add(sid)
+                    good_end = end
+        except Exception:  # noqa: BLE001 - any parse error marks the torn tail
+            pass
+    return done, good_end, size
+
+
+def _warcinfo(path: Path) -> bytes:
+    _, _, WARCWriter = _warcio()
+    out = io.BytesIO()
+    writer = WARCWriter(out, gzip=True, warc_version="1.1")
+    writer.write_record(writer.create_warcinfo_record(path.name, {
+        "software": f"hwnoise/{__version__} (warcio)", "format": "WARC File Format 1.1",
+        "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"}))
+    return out.getvalue()
+
+
+class WarcLog:
+    """Appends the record set of each fetched page to a WARC file, once per page (threads share it)."""
+
+    def __init__(self, path: str | os.PathLike, *, user_agent: str | None = None):
+        self.path = Path(path)
+        self.user_agent = user_agent
+        self.lock = threading.Lock()
+        self.written = 0
+        self.cut = 0
+        if not self.path.name.endswith((".warc.gz", ".warc")):
+            raise WarcError(f"{self.path}: a WARC file name ends in .warc.gz")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.exists() and self.path.stat().st_size:
+            self.done, good_end, size = scan(self.path)
+            if good_end < size:
+                with open(self.path, "rb+") as fh:
+                    fh.truncate(good_end)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                self.cut = size - good_end
+        else:
+            self.done = set()
+            self._append(_warcinfo(self.path))
+
+    def _append(self, data: bytes) -> None:
+        with open(self.path, "ab") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def add(self, journal: dict, body: bytes) -> bool:
+        """Append the page's record set unless the WARC has it; return whether it was written."""
+        sid = journal["submission"]
+        with self.lock:
+            if sid in self.done:
+                return False
+            self._append(record_set(journal, body, user_agent=self.user_agent))
+            self.done.add(sid)
+            self.written += 1
+            return True
+
+    def backfill(self, dataset: Dataset, is_done) -> int:
+        """Write the pages done in the journal but missing from the WARC; return how many."""
+        count = 0
+        for sid, rec in dataset.journal().items():
+            if sid not in self.done and is_done(dataset, rec):
+                count += self.add(rec, (dataset.path / "pages" / f"{sid}.html").read_bytes())
+        return count

@@ -1,0 +1,284 @@
+"""WARC in and out, against a real local HTTP server and real warcio: collect --warc writes a
+WARC that warcio reads back with the server's bytes; a WARC written by warcio imports byte for
+byte with its query from the URLs; a killed and resumed crawl leaves a valid WARC, no duplicates."""
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from hwnoise.dataset import Dataset
+from hwnoise.features.importers.warc import import_warc
+from hwnoise.forms.warc import RECORD_SET, SUBMISSION, WarcLog, scan
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def body_for(path: str) -> bytes:
+    """What the server sends for a result page: distinct, and not UTF-8 for some."""
+    q = parse_qsl(urlsplit(path).query)
+    words = " ".join(v for _, v in q)
+    text = f"<html><head><title>r</title></head><body><h1>Résultats</h1><p>{words}</p>" \
+           f"<div>footer {path}</div></body></html>"
+    return text.encode("latin-1" if "latin" in path else "utf-8")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.server.hits.append(self.path)  # type: ignore[attr-defined]
+        parts = urlsplit(self.path)
+        q = dict(parse_qsl(parts.query))
+        if q.get("sleep"):
+            time.sleep(float(q["sleep"]))
+        if parts.path == "/robots.txt":
+            return self._send(404, b"", "text/plain")
+        if parts.path == "/go":
+            return self._send(302, b"", "text/html", {"Location": "/search?" + parts.query})
+        if parts.path == "/search":
+            body = body_for(self.path)
+            self.server.sent[self.path] = body  # type: ignore[attr-defined]
+            ctype = "text/html; charset=" + ("iso-8859-1" if "latin" in self.path else "utf-8")
+            if q.get("enc") == "gzip":
+                return self._send(200, gzip.compress(body), ctype, {"Content-Encoding": "gzip"})
+            if q.get("enc") == "chunked":
+                self.send_response(200)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for i in range(0, len(body), 50):
+                    part = body[i:i + 50]
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                self.wfile.write(b"0\r\n\r\n")
+                return None
+            return self._send(200, body, ctype)
+        return self._send(404, b"<html>not here</html>", "text/html")
+
+    def _send(self, status: int, body: bytes, ctype: str, headers: dict | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture(scope="module")
+def server():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    httpd.hits, httpd.sent = [], {}  # type: ignore[attr-defined]
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield httpd
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def url(server, path: str) -> str:
+    return f"http://127.0.0.1:{server.server_address[1]}{path}"
+
+
+def collect_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HWNOISE_PROGRESS": "0"}
+    res = subprocess.run([sys.executable, "-m", "hwnoise.cli", "collect", *args, "--allow-private",
+                          "--delay", "0", "--quiet"], capture_output=True, text=True, env=env, cwd=REPO)
+    if check:
+        assert res.returncode == 0, res.stderr
+    return res
+
+
+def read_warc(path: Path) -> list[dict]:
+    out = []
+    with open(path, "rb") as fh:
+        for rec in ArchiveIterator(fh, check_digests="raise"):
+            out.append({"type": rec.rec_type, "uri": rec.rec_headers.get_header("WARC-Target-URI"),
+                        "version": rec.rec_headers.protocol,
+                        "sid": rec.rec_headers.get_header(SUBMISSION),
+                        "set": rec.rec_headers.get_header(RECORD_SET),
+                        "digest": rec.rec_headers.get_header("WARC-Payload-Digest"),
+                        "status": rec.http_headers.get_statuscode() if rec.http_headers else None,
+                        "payload": rec.content_stream().read()})
+    return out
+
+
+def test_collect_warc_holds_what_the_server_sent(server, tmp_path):
+    paths = ["/search?q=tea&page=1", "/search?q=caf%C3%A9&enc=gzip", "/search?q=latin&cat=books",
+             "/search?q=long&enc=chunked", "/go?q=moved", "/missing?q=x"]
+    (tmp_path / "urls.txt").write_text("\n".join(url(server, p) for p in paths) + "\n")
+    warc = tmp_path / "crawl.warc.gz"
+    collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / "ds"), "--warc", str(warc))
+    recs = read_warc(warc)
+    assert recs[0]["type"] == "warcinfo" and all(r["version"] == "WARC/1.1" for r in recs)
+    pages = [r for r in recs if r["type"] == "response" and r["status"] == "200"]
+    assert len(pages) == 5                                    # one per page; the 404 is not a page
+    for r in pages:
+        path = r["uri"].split(str(server.server_address[1]), 1)[1]
+        assert r["payload"] == server.sent[path]              # de-chunked, decoded, not re-encoded
+        assert r["digest"].startswith("sha1:")
+    hop = [r for r in recs if r["type"] == "response" and r["status"] == "302"]
+    assert len(hop) == 1 and hop[0]["uri"].endswith("/go?q=moved")
+    assert sum(r["type"] == "request" for r in recs) == 6     # 5 pages + 1 redirect hop
+    ds = Dataset(tmp_path / "ds")
+    for r in pages:
+        assert r["payload"] == (ds.path / "pages" / f"{r['sid']}.html").read_bytes()
+
+    # and back in: one dataset per site, the same bytes, the query from the URLs
+    [folder], counts = import_warc([warc], tmp_path / "imported", progress=False)
+    assert counts["imported"] == 5 and counts["skipped_status"] == 1
+    imp = Dataset(folder)
+    got = {p.url: p.read_html() for p in imp.pages()}
+    assert got == {r["uri"]: r["payload"] for r in pages}
+    assert {"tea", "books", "latin", "cat"} <= set(imp.query_terms())
+    latin = next(p for p in imp.pages() if "latin" in p.url)
+    assert latin.http_charset == "iso-8859-1" and {"name": "cat", "value": "books"}.items() <= latin.fields[1].items()
+
+
+def test_warc_written_by_warcio_imports_byte_for_byte(tmp_path):
+    """A WARC another tool wrote (warcio, uncompressed and gzipped, two files, Common Crawl's
+    habits: request records, a chunked payload stored raw, a gzip-encoded payload stored raw)."""
+    pages = {f"https://www.shop.example/find?q=blue+{i}&sort=price": ("<html><body><p>item %d é</p></body></html>" % i)
+             .encode("utf-8") for i in range(4)}
+    pages["https://other.example/list?cat=tools"] = b"<!DOCTYPE html><html><body>tools</body></html>"
+
+    def write(path: Path, items, gz: bool) -> None:
+        with open(path, "wb") as fh:
+            w = WARCWriter(fh, gzip=gz)
+            for u, body, extra in items:
+                status, ctype, enc = extra
+                headers = [("Content-Type", ctype)]
+                payload = body
+                if enc == "chunked":
+                    payload = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 7]), body[i:i + 7])
+                                       for i in range(0, len(body), 7)) + b"0\r\n\r\n"
+                    headers.append(("Transfer-Encoding", "chunked"))
+                elif enc == "gzip":
+                    payload = gzip.compress(body)
+                    headers += [("Content-Encoding", "gzip"), ("Content-Length", str(len(payload)))]
+                else:
+                    headers.append(("Content-Length", str(len(payload))))
+                w.write_record(w.create_warc_record(u, "request", payload=io.BytesIO(b""), length=0,
+                               http_headers=StatusAndHeaders("GET / ", [("Host", "x")], protocol="HTTP/1.1",
+                                                             is_http_request=True)))
+                w.write_record(w.create_warc_record(u, "response", payload=io.BytesIO(payload), length=len(payload),
+                               http_headers=StatusAndHeaders(status, headers, protocol="HTTP/1.1")))
+
+    urls = list(pages)
+    write(tmp_path / "a.warc.gz", [(urls[0], pages[urls[0]], ("200 OK", "text/html; charset=utf-8", None)),
+                                   (urls[1], pages[urls[1]], ("200 OK", "text/html", "chunked")),
+                                   ("https://www.shop.example/logo.png", b"\x89PNG", ("200 OK", "image/png", None)),
+                                   ("https://www.shop.example/find?q=gone", b"<html>", ("404 Not Found", "text/html", None))],
+          gz=True)
+    write(tmp_path / "b.warc", [(urls[2], pages[urls[2]], ("200 OK", "text/html", "gzip")),
+                                (urls[3], pages[urls[3]], ("200 OK", "application/xhtml+xml", None)),
+                                (urls[4], pages[urls[4]], ("200 OK", "text/html", None)),
+                                (urls[0], pages[urls[0]], ("200 OK", "text/html", None))], gz=False)
+    folders, counts = import_warc([tmp_path / "a.warc.gz", tmp_path / "b.warc"], tmp_path / "out", progress=False)
+    assert sorted(f.name for f in folders) == ["other.example", "shop.example"]
+    assert counts == {**counts, "imported": 5, "skipped_status": 1, "skipped_type": 1, "duplicates": 1,
+                      "not_response": 8}
+    got = {p.url: p.read_html() for f in folders for p in Dataset(f).pages()}
+    assert got == pages                                          # byte for byte
+    shop = Dataset(tmp_path / "out" / "shop.example")
+    sub = next(s for s in shop.submissions() if s["url"] == urls[0])
+    assert sub["method"] == "GET" and [(f["name"], f["value"]) for f in sub["fields"]] == [("q", "blue 0"), ("sort", "price")]
+    assert {"q", "sort", "blue", "price"} <= set(shop.query_terms())
+    # importing again adds nothing
+    _, again = import_warc([tmp_path / "a.warc.gz", tmp_path / "b.warc"], tmp_path / "out", progress=False)
+    assert again["imported"] == 0 and again["duplicates"] == 6
+    assert len(shop.submissions()) == 4
+
+
+def test_killed_crawl_resumes_into_a_valid_warc_without_duplicates(server, tmp_path):
+    n = 16
+    urls = [url(server, f"/search?q=k{i}&sleep=0.05") for i in range(n)]
+    (tmp_path / "urls.txt").write_text("\n".join(urls) + "\n")
+    into, warc = tmp_path / "ds", tmp_path / "crawl.warc.gz"
+    env = {**os.environ, "HWNOISE_PROGRESS": "0"}
+    proc = subprocess.Popen([sys.executable, "-m", "hwnoise.cli", "collect", str(tmp_path / "urls.txt"),
+                             "--into", str(into), "--warc", str(warc), "--allow-private", "--delay", "0",
+                             "--quiet"], env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    journal = into / "journal.jsonl"
+    while proc.poll() is None and (not journal.exists() or journal.read_bytes().count(b"\n") < 5):
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    # make the worst cases certain: the last page's record set lost (killed between its journal
+    # line and the WARC), and half a record set torn off the end (killed mid-append)
+    done, good_end, size = scan(warc)
+    assert good_end == size and len(done) >= 4
+    with open(warc, "rb") as fh:
+        it = ArchiveIterator(fh)
+        starts = [it.get_record_offset() for rec in it if (rec.rec_headers.get_header(RECORD_SET) or "").startswith("1/")]
+    os.truncate(warc, starts[-1])
+    with open(warc, "ab") as fh:
+        fh.write(b"\x1f\x8b\x08\x00" + os.urandom(40))
+    assert len(scan(warc)[0]) == len(done) - 1
+
+    collect_cli(str(tmp_path / "urls.txt"), "--into", str(into), "--warc", str(warc))
+    recs = read_warc(warc)                                    # parses to the end, digests checked
+    pages = [r for r in recs if r["type"] == "response"]
+    assert sorted(r["uri"] for r in pages) == sorted(urls)    # every page once
+    assert len({r["sid"] for r in pages}) == n
+    ds = Dataset(into)
+    for r in pages:
+        assert r["payload"] == (ds.path / "pages" / f"{r['sid']}.html").read_bytes()
+    before = warc.read_bytes()
+    collect_cli(str(tmp_path / "urls.txt"), "--into", str(into), "--warc", str(warc))
+    assert warc.read_bytes() == before                        # a rerun changes nothing
+
+
+def test_pages_fetched_before_the_warc_are_backfilled_once(server, tmp_path):
+    urls = [url(server, f"/search?q=b{i}") for i in range(3)]
+    (tmp_path / "urls.txt").write_text("\n".join(urls) + "\n")
+    collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / "ds"))
+    warc = tmp_path / "late.warc"
+    collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / "ds"), "--warc", str(warc))
+    assert sorted(r["uri"] for r in read_warc(warc) if r["type"] == "response") == sorted(urls)
+    res = collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / "ds"), "--warc",
+                      str(tmp_path / "bad.txt"), check=False)
+    assert res.returncode == 1 and res.stderr.strip().splitlines()[-1].startswith("hwnoise: error: ")
+
+
+def test_extract_reads_a_warc_and_writes_json_lines(server, tmp_path, monkeypatch, capsys):
+    from test_train_cli import make_dataset
+
+    from hwnoise.cli import main
+    from hwnoise.extractors.model import extract_with_model, load_model
+
+    monkeypatch.setenv("HWNOISE_KEY_FILE", str(tmp_path / "model-signing.key"))
+    ds = make_dataset(tmp_path / "alpha", "alpha", 1, ["a1.com", "a2.com"], n_pages=6)
+    assert main(["train", str(ds.path), "--protocol", "pages", "--out", str(tmp_path / "model")]) == 0
+    urls = [url(server, p) for p in ("/search?q=x1", "/search?q=latin&a=b", "/missing?q=1")]
+    (tmp_path / "urls.txt").write_text("\n".join(urls) + "\n")
+    warc = tmp_path / "c.warc.gz"
+    collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / "ds"), "--warc", str(warc))
+    capsys.readouterr()
+    assert main(["extract", "--warc", str(warc), "-m", str(tmp_path / "model")]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [x["url"] for x in lines] == urls[:2]
+    model = load_model(tmp_path / "model")
+    for x in lines:
+        body = server.sent[x["url"].split(str(server.server_address[1]), 1)[1]]
+        charset = "iso-8859-1" if "latin" in x["url"] else "utf-8"
+        assert x["text"] == extract_with_model(model, body, http_charset=charset)
+    assert main(["extract", "page.html", "--warc", str(warc), "-m", str(tmp_path / "model")]) == 1
