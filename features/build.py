@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hwnoise.dataset import Dataset
-from hwnoise.decode import looks_like_html
+from hwnoise.decode import sniff_html
 from hwnoise.features.columns import CONTENT, LABEL
 from hwnoise.features.labels import label_page
 from hwnoise.features.walk import ROW_COLUMNS, TermMatcher, walk_page
@@ -96,7 +96,7 @@ def page_rows(html: bytes | str, query_terms: Iterable[str] = (), http_charset: 
 _QUERY: TermMatcher | None = None
 
 #: Why a page whose bytes are no web page (an image, a PDF, plain text) is skipped.
-NOT_HTML = "not HTML (its bytes are not a web page's, whatever its name); skipped"
+NOT_HTML = "skipped as no web page, whatever its name says"
 
 
 def _init_worker(query_terms: list[str]) -> None:
@@ -111,8 +111,9 @@ def _page_job(job: tuple) -> tuple[str, pd.DataFrame | None, str | None]:
         data = Path(html_path).read_bytes()
     except OSError as exc:
         return pid, None, f"{html_path}: cannot read the page: {exc.strerror or exc}"
-    if not looks_like_html(data):
-        return pid, None, f"{html_path}: {NOT_HTML}"
+    why = sniff_html(data)
+    if why:
+        return pid, None, f"{html_path}: not HTML ({why}); {NOT_HTML}"
     try:
         walk = walk_page(data, _QUERY or (), http_charset=charset, own_terms=own)
         gold = None

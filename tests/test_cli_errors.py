@@ -232,4 +232,34 @@ def test_import_progress_bar_has_a_total(tmp_path):
                           str(tmp_path / "ds")], capture_output=True, text=True,
                          env={**os.environ, "HWNOISE_PROGRESS": "1"})
     assert res.returncode == 0, res.stderr
-    assert "3/3" in res.stderr
+    import re
+
+    assert re.search(r"import plain:.*\b[0-3]/3\b", res.stderr), res.stderr  # tqdm's n/total
+
+
+# -- a page that is no HTML ------------------------------------------------------------------
+
+def test_a_png_named_html_is_refused_as_a_page(tmp_path, capsys):
+    png = tmp_path / "img.html"
+    png.write_bytes(PNG)
+    code, out, err = run(capsys, "features", str(png), "--query", "x")
+    assert code == 1 and out == ""
+    line = one_error_line(err)
+    assert "not HTML" in line and "PNG" in line and str(png) in line
+    text = tmp_path / "notes.html"
+    text.write_text("Just some notes.\nNo markup at all.\n", encoding="utf-8")
+    code, out, err = run(capsys, "extract", "--model", str(tmp_path / "no-model"), str(text))
+    assert code == 1 and out == "" and "not HTML" in one_error_line(err)
+
+
+def test_dataset_mode_skips_and_counts_pages_that_are_not_html(tmp_path, capsys):
+    src = plain_source(tmp_path / "src", n=3, png=True)
+    code, out, _ = run(capsys, "import", "plain", str(src), "--into", str(tmp_path / "ds"), "-q")
+    assert code == 0
+    ds = Path(out.strip())
+    code, _, err = run(capsys, "features", str(ds), "--no-progress")
+    assert code == 0
+    assert "3 pages" in err and "1 failed (1 not HTML)" in err and "PNG" in err
+    import pandas as pd
+
+    assert pd.read_parquet(ds / "features.parquet")["page"].nunique() == 3

@@ -46,11 +46,12 @@ def run(args: argparse.Namespace) -> int:
             data = path.read_bytes()
         except OSError as exc:
             raise HwnoiseError(f"{path}: cannot read the page: {exc.strerror}") from None
-    from hwnoise.decode import looks_like_html
+    from hwnoise.decode import sniff_html
 
-    if not looks_like_html(data):
-        raise HwnoiseError(f"{args.page if args.page != '-' else 'stdin'}: not HTML (its bytes are "
-                           "not a web page's, whatever its name); give the page's HTML")
+    why = sniff_html(data)
+    if why:
+        raise HwnoiseError(f"{args.page if args.page != '-' else 'stdin'}: not HTML ({why}, whatever "
+                           "its name says); give the page's HTML as the server sent it")
     model = load_model(args.model, allow_pickle=args.allow_pickle)
     text = extract_with_model(model, data, http_charset=args.charset, query=args.query)
     sys.stdout.write(text + ("\n" if text and not text.endswith("\n") else ""))

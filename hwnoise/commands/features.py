@@ -76,12 +76,13 @@ def run(args) -> int:
             data = gzip.decompress(data)
     except (OSError, EOFError) as exc:
         raise HwnoiseError(f"{target}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
-    from hwnoise.decode import looks_like_html
+    from hwnoise.decode import sniff_html
     from hwnoise.features.build import page_rows
 
-    if not looks_like_html(data):
-        raise HwnoiseError(f"{target}: not HTML (its bytes are not a web page's, whatever its "
-                           "name); give the page's HTML as the server sent it")
+    why = sniff_html(data)
+    if why:
+        raise HwnoiseError(f"{target}: not HTML ({why}, whatever its name says); give the page's "
+                           "HTML as the server sent it")
     terms = _terms(args.query)
     if not terms:
         info("hwnoise: warning: no query terms (--query is missing or empty): QueryScore and "
