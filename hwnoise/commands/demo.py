@@ -39,5 +39,7 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     info("== text level on the same test pages (LCS over words), every method ==")
     print(summary_table({"results": [r for r in report["results"] if "text_f1" in r]}))
+    for note in report.get("notes", []):
+        info(f"note: {note}")
     info(f"done in {report['seconds']} s; pages, features, ARFF, model and report.json in {args.out}")
     return 0
