@@ -442,6 +442,13 @@ def extract_with_model(model: "NoiseModel", html: bytes | str, *, http_charset: 
     The page is walked with the model's domain query unless ``query`` is given (a string is
     split into words by the one tokeniser).
     """
+    walk, labels = label_with_model(model, html, http_charset=http_charset, query=query)
+    return text_from_labels(walk, labels) if len(walk.rows) else ""
+
+
+def label_with_model(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
+                     query: str | Sequence[str] | None = None) -> tuple:
+    """``(walk, labels)``: the page's walk and the model's "S"/"N" label of every row."""
     from hwnoise.features.walk import walk_page
     from hwnoise.text import tokenize
 
@@ -453,7 +460,7 @@ def extract_with_model(model: "NoiseModel", html: bytes | str, *, http_charset: 
         own = list(terms)
     walk = walk_page(html, terms, http_charset=http_charset, own_terms=own)
     if len(walk.rows) == 0:
-        return ""
+        return walk, np.zeros(0, dtype=object)
     rows = walk.rows
     names = _stack_names(getattr(model, "features", []))
     if names:  # a stacked model: run the extractors it was trained with
@@ -461,8 +468,7 @@ def extract_with_model(model: "NoiseModel", html: bytes | str, *, http_charset: 
     if _page_context_names(getattr(model, "features", [])):
         rows = page_context_columns(rows, html, http_charset=http_charset)
     rows = add_context(rows, getattr(model, "features", []))
-    labels = np.asarray(model.predict(rows), dtype=object)
-    return text_from_labels(walk, labels)
+    return walk, np.asarray(model.predict(rows), dtype=object)
 
 
 def load_model(path: str | Path, *, allow_pickle: bool = False) -> "NoiseModel":

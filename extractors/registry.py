@@ -25,6 +25,7 @@ METHODS: dict[str, str] = {
     "nce": "hwnoise.extractors.nce:make",
     "mss": "hwnoise.extractors.mss:make",
     "wang": "hwnoise.extractors.wang:make",
+    "mdr": "hwnoise.extractors.mdr:make",
 }
 
 

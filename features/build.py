@@ -39,7 +39,8 @@ import pyarrow.parquet as pq
 from hwnoise.dataset import Dataset
 from hwnoise.decode import sniff_html
 from hwnoise.features.columns import CONTENT, LABEL
-from hwnoise.features.labels import label_page
+from hwnoise.features.labels import page_labels
+from hwnoise.features.record_gold import read_records, records_path_for
 from hwnoise.features.walk import ROW_COLUMNS, TermMatcher, walk_page
 from hwnoise.progress import bar, info
 from hwnoise.text import tokenize
@@ -106,7 +107,7 @@ def _init_worker(query_terms: list[str]) -> None:
 
 def _page_job(job: tuple) -> tuple[str, pd.DataFrame | None, str | None]:
     """Walk and label one page; returns ``(page id, rows, error)``."""
-    pid, html_path, gold_path, charset, own = job
+    pid, html_path, gold_path, charset, own, stored = job
     try:
         data = Path(html_path).read_bytes()
     except OSError as exc:
@@ -120,7 +121,8 @@ def _page_job(job: tuple) -> tuple[str, pd.DataFrame | None, str | None]:
         if gold_path and Path(gold_path).exists():
             gold = Path(gold_path).read_text(encoding="utf-8", errors="replace")
         rows = walk.rows
-        rows[LABEL] = label_page(walk, gold)
+        rows[LABEL] = page_labels(walk, gold, html=data, http_charset=charset,
+                                  records=read_records(records_path_for(html_path)), stored=stored)
     except MemoryError:
         return pid, None, f"{html_path}: out of memory while walking the page"
     except Exception as exc:  # noqa: BLE001 - one bad page never stops the run
@@ -186,8 +188,9 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
     hidden = 0
     query_terms = ds.query_terms()
     pages = list(ds.pages())
-    jobs = [(p.id, str(p.html_path), str(p.gold_path), p.http_charset, own_terms(p.fields))
-            for p in pages]
+    stored = dict(tuple(ds.read_labels().groupby("page", sort=False)))  # hwnoise label's
+    jobs = [(p.id, str(p.html_path), str(p.gold_path), p.http_charset, own_terms(p.fields),
+             stored.get(p.id)) for p in pages]
     site_of = {p.id: p.site for p in pages}
     out = ds.features_path
     tmp = Path(tempfile.mkdtemp(dir=ds.path, prefix=".features.parquet.", suffix=".tmp"))

@@ -26,7 +26,7 @@ import numpy as np
 from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.text import lcs_mask, tokenize
 
-__all__ = ["label_page", "aligned_words"]
+__all__ = ["label_page", "aligned_words", "page_labels", "resolve_labels", "stored_labels"]
 
 
 def aligned_words(walk, gold_text: str) -> tuple[np.ndarray, np.ndarray]:
@@ -72,3 +72,57 @@ def half_rule(last: np.ndarray, own_words: np.ndarray, own_marked: np.ndarray) -
     sub_marked = cm[last + 1] - cm[idx]
     return np.where(own_words > 0, 2 * own_marked >= own_words,
                     (sub_words > 0) & (2 * sub_marked >= sub_words))
+
+
+def resolve_labels(n: int, *layers: np.ndarray | None) -> np.ndarray:
+    """THE precedence of node labels: ``layers`` in order of authority, each an array of
+    "S"/"N"/None aligned with the rows (or None for a layer the page lacks); a row takes the
+    label of the first layer that has one, None when none has.
+
+    The order callers pass (``page_labels``): gold text > a person's label > auto label.
+    """
+    out = np.full(n, None, dtype=object)
+    for layer in reversed([x for x in layers if x is not None]):
+        layer = np.asarray(layer, dtype=object)
+        has = np.array([v in (NOISE, CONTENT) for v in layer], dtype=bool)
+        out[has] = layer[has]
+    return out
+
+
+def stored_labels(rows, stored, set_by: str) -> np.ndarray:
+    """The labels of ``stored`` (rows of ``labels.parquet`` for one page) set by ``set_by``
+    (auto|person), aligned with the walk's ``rows``; a stored node whose xpath differs from
+    the row's (the page changed since it was labelled) is ignored."""
+    n = len(rows)
+    out = np.full(n, None, dtype=object)
+    if stored is None or len(stored) == 0:
+        return out
+    sel = stored[stored["set_by"] == set_by]
+    node = sel["node"].to_numpy(dtype=np.int64)
+    ok = (node >= 0) & (node < n)
+    node, lab, xp = node[ok], sel["label"].to_numpy()[ok], sel["xpath"].to_numpy()[ok]
+    same = np.asarray(rows["xpath"].to_numpy()[node] == xp, dtype=bool)
+    out[node[same]] = lab[same]
+    return out
+
+
+def page_labels(walk, gold_text: str | None, *, html: bytes | str | None = None,
+                records: list[list[str]] | None = None,
+                http_charset: str | None = None, stored=None) -> np.ndarray:
+    """A page's node labels, THE place of label precedence: gold records (XPaths of record
+    elements, ``features.record_gold``: each named element and its subtree is content, all
+    else noise) > gold text (``label_page``) > a person's label > an automatic one (``stored``:
+    the page's rows of ``labels.parquet``, ``hwnoise label``; ``resolve_labels``). ``html``
+    (the page's bytes) is needed to place the records; labels are None where nothing applies."""
+    if records is not None and html is not None:
+        from hwnoise.features.record_gold import record_labels, resolve_records
+
+        gold = resolve_records(html, records, http_charset=http_charset, n_rows=len(walk.rows))
+        content = record_labels(len(walk.rows), np.asarray(walk.last), gold)
+        return np.where(content, CONTENT, NOISE).astype(object)
+    n = len(walk.rows)
+    gold = label_page(walk, gold_text) if gold_text is not None else None
+    if stored is None or len(stored) == 0:
+        return gold if gold is not None else np.full(n, None, dtype=object)
+    return resolve_labels(n, gold, stored_labels(walk.rows, stored, "person"),
+                          stored_labels(walk.rows, stored, "auto"))

@@ -15,7 +15,7 @@ from hwnoise import __version__
 
 #: Subcommand modules in the order ``--help`` lists them.
 COMMANDS = [
-    "demo", "collect", "import_", "features", "render", "export_arff", "train", "extract", "evaluate",
+    "demo", "collect", "import_", "features", "render", "label", "export_arff", "train", "extract", "evaluate",
 ]
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2

@@ -11,6 +11,8 @@
       gold/ID.txt         the content text of the page, UTF-8, where known
       query.json          the domain query: [{term, kind, submissions: [...]}]
       features.parquet    one row per DOM node of every page (file or folder of parts)
+      labels.parquet      node labels without gold (``hwnoise label``): one row per page and
+                          node, see ``LABEL_COLUMNS``; a person's rows survive an --auto rerun
 
 Everything is written atomically (temp file + rename) or appended a whole line at
 a time, so a run killed midway leaves every file readable.
@@ -103,6 +105,33 @@ def read_jsonl(path: str | os.PathLike) -> list[dict]:
     return out
 
 
+def read_records_file(path: str | os.PathLike) -> list[list[str]] | None:
+    """A ``records/ID.json`` file: a JSON list of records, each a non-empty list of XPath
+    strings (a bare string is a one-XPath record); None when the file does not exist."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    return check_records(obj, str(path))
+
+
+def check_records(obj: Any, where: str) -> list[list[str]]:
+    """``obj`` as gold records (lists of XPath strings), or a DatasetError naming ``where``."""
+    if not isinstance(obj, list):
+        raise DatasetError(f"{where}: expected a JSON list of records, each a list of XPaths")
+    out = []
+    for k, rec in enumerate(obj, 1):
+        if isinstance(rec, str):
+            rec = [rec]
+        if not isinstance(rec, list) or not rec or not all(isinstance(x, str) for x in rec):
+            raise DatasetError(f"{where}: record {k} is not a non-empty list of XPath strings")
+        out.append(list(rec))
+    return out
+
+
 def page_id(method: str, url: str, fields: Iterable[dict] | None = None) -> str:
     """A stable page ID derived from the submission (method, URL, sorted fields)."""
     items = sorted((str(f.get("name", "")), str(f.get("value", ""))) for f in (fields or []))
@@ -159,11 +188,20 @@ class Page:
                 return v.strip().strip('"\'')
         return None
 
+    @property
+    def records_path(self) -> Path:
+        """Optional gold records: a JSON list of records, each a list of XPaths."""
+        return self.dataset.path / "records" / f"{self.id}.json"
+
     def read_html(self) -> bytes:
         return self.html_path.read_bytes()
 
     def read_gold(self) -> str | None:
         return self.gold_path.read_text(encoding="utf-8") if self.gold_path.exists() else None
+
+    def read_records(self) -> list[list[str]] | None:
+        """The page's gold records (lists of XPaths), or None when it has none."""
+        return read_records_file(self.records_path)
 
     @property
     def fields(self) -> list[dict]:
@@ -263,6 +301,13 @@ class Dataset:
         atomic_write_text(path, text)
         return path
 
+    def write_records(self, pid: str, records: list[list[str]]) -> Path:
+        """Gold records of a page (``features.record_gold``): a list of lists of XPaths."""
+        path = self.path / "records" / f"{pid}.json"
+        path.parent.mkdir(exist_ok=True)
+        write_json(path, records)
+        return path
+
     def page(self, pid: str) -> Page:
         subs = {s["id"]: s for s in self.submissions()}
         return Page(pid, self, subs.get(pid, {"id": pid}), self.journal().get(pid))
@@ -335,5 +380,49 @@ class Dataset:
             raise DatasetError(f"{self.features_path}: not a readable feature table ({reason}); "
                                f"delete it and rebuild it with 'hwnoise features {self.path}'") from None
 
+    # -- node labels without gold (hwnoise label) -------------------------------
+    @property
+    def labels_path(self) -> Path:
+        return self.path / "labels.parquet"
+
+    def read_labels(self):
+        """The labels table (``LABEL_COLUMNS`` first, then one ``v_SOURCE`` verdict column per
+        automatic source); an empty table when ``hwnoise label`` has not run."""
+        import pandas as pd
+
+        if not self.labels_path.exists():
+            return pd.DataFrame({c: pd.Series(dtype=t) for c, t in LABEL_COLUMNS.items()})
+        try:
+            return pd.read_parquet(self.labels_path)
+        except Exception as exc:  # noqa: BLE001 - any unreadable file is one clear line
+            raise DatasetError(f"{self.labels_path}: cannot read the labels ({exc}); rerun "
+                               f"'hwnoise label {self.path} --auto' (a person's labels are lost "
+                               "only if this file is)") from None
+
+    def labels_newer(self) -> bool:
+        """True when ``labels.parquet`` changed after ``features.parquet`` was written (the
+        feature table's ``label`` column is then stale)."""
+        if not (self.labels_path.exists() and self.features_path.exists()):
+            return False
+        return self.labels_path.stat().st_mtime_ns > self.features_path.stat().st_mtime_ns
+
+    def write_labels(self, df) -> Path:
+        """Replace the labels table atomically (parquet written to memory, then temp + rename)."""
+        import io
+
+        buf = io.BytesIO()
+        df.reset_index(drop=True).to_parquet(buf, index=False)
+        atomic_write_bytes(self.labels_path, buf.getvalue())
+        return self.labels_path
+
     def __repr__(self) -> str:
         return f"Dataset({str(self.path)!r})"
+
+
+#: Columns of ``labels.parquet`` and their dtypes: ``label`` S/N, ``source`` what set it
+#: (``auto`` combination, ``person``), ``confidence`` in [0.5, 1], ``set_by`` auto|person,
+#: ``time`` ISO 8601, ``checked`` whether a person marked the page checked.
+LABEL_COLUMNS: dict[str, str] = {
+    "page": "object", "node": "int64", "xpath": "object", "label": "object", "source": "object",
+    "confidence": "float64", "set_by": "object", "time": "object", "checked": "bool",
+}

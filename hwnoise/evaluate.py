@@ -65,6 +65,7 @@ class _Tally:
         self.text: list[dict] = []
         self.values: list[float] = []
         self.words: list[int] = []
+        self.records: list[dict] = []   # per-page record scores (gold with records only)
         self.pages = 0
         self.failures = 0
         self.errors: list[str] = []
@@ -81,6 +82,10 @@ class _Tally:
                 rec.update(node_scores(yt, yp))
         if self.text:
             rec.update(mean_text_scores(self.text))
+        if self.records:
+            from hwnoise.training.record_metrics import mean_record_scores
+
+            rec.update(mean_record_scores(self.records))
         if self.values:
             rec["value_recall"] = float(np.mean(self.values))
         if self.words:
@@ -123,7 +128,7 @@ def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
                 value_gold: bool, test_nodes: np.ndarray | None, rows_out: list[dict]) -> bool:
     """Score every method on one test page; False when it has no gold or cannot be read."""
     from hwnoise.extractors.base import labels_nodes, text_from_labels, walk_of
-    from hwnoise.features.labels import label_page
+    from hwnoise.features.labels import page_labels
 
     gold = page.read_gold()
     if gold is None:
@@ -135,7 +140,9 @@ def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
         return False
     gold_labels = None
     if gold is not None and len(walk.rows):
-        gold_labels = np.asarray(label_page(walk, gold), dtype=object)
+        gold_labels = np.asarray(page_labels(walk, gold, html=page.read_html(), records=page.read_records(),
+                                             http_charset=page.http_charset), dtype=object)
+    gold_records, xpaths = _gold_records(page, walk)
     for name, method in methods.items():
         tally = tallies[name]
         t0 = time.perf_counter()
@@ -164,6 +171,11 @@ def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
             sel = slice(None) if test_nodes is None else test_nodes
             tally.y_true.append(gold_labels[sel])
             tally.y_pred.append(labels[sel])
+        if gold_records is not None:
+            rs = _record_scores(method, page, walk, labels, xpaths, gold_records)
+            if rs is not None:
+                tally.records.append(rs)
+                row.update(rs)
         if gold is not None:
             if value_gold:
                 vr = value_recall(text, gold)
@@ -177,6 +189,35 @@ def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
                 row.update({f"text_{k}": v for k, v in s.items()})
         rows_out.append(row)
     return True
+
+
+def _gold_records(page: Page, walk) -> tuple[list[list[str]] | None, list[str] | None]:
+    """The page's gold records as XPath lists (all of them, resolved or not) and every walker
+    row's XPath in the same form; (None, None) when the page has no gold records."""
+    records = page.read_records()
+    if records is None:
+        return None, None
+    from hwnoise.extractors.records import row_xpaths
+    from hwnoise.features.record_gold import normalize_xpath
+
+    xpaths = row_xpaths(page.read_html(), len(walk.rows), http_charset=page.http_charset)
+    return [[normalize_xpath(x) for x in rec] for rec in records], xpaths
+
+
+def _record_scores(method: Any, page: Page, walk, labels, xpaths: list[str],
+                   gold: list[list[str]]) -> dict | None:
+    """Record-level scores of one method on one page: its own records where it gives them
+    (``records(page, walk)``), else records grouped from its node labels; None when neither."""
+    from hwnoise.extractors.records import records_from_labels
+    from hwnoise.training.record_metrics import record_scores
+
+    if callable(getattr(method, "records", None)):
+        pred = method.records(page, walk)
+    elif labels is not None and len(labels) == len(xpaths):
+        pred = [r.xpaths for r in records_from_labels(walk, labels, xpaths)]
+    else:
+        return None
+    return record_scores(pred, gold)
 
 
 def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAULT_METHODS,

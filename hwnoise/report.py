@@ -95,6 +95,10 @@ def summary_table(report: dict, *, markdown: bool = False) -> str:
         rows.append([r["dataset"], r["method"], r.get("pages"), r.get("text_precision"),
                      r.get("text_recall"), r.get("text_f1"), r.get("text_f1_of_means"),
                      r.get("f1"), r.get("content_f1"), r.get("value_recall")])
+    if any("record_f1" in r for r in report.get("results", [])):  # the record level, where gold has records
+        header.append("record F1")
+        for row, r in zip(rows, report.get("results", [])):
+            row.append(r.get("record_f1"))
     return format_table(rows, header, markdown=markdown)
 
 
@@ -141,6 +145,19 @@ def markdown_report(report: dict, figures: Sequence[str] = ()) -> str:
                 + [by.get((d, m), {}).get("words") for m in value_methods]
                 for d in datasets if any("value_recall" in by.get((d, m), {}) for m in value_methods)]
         out += [format_table(_with_mean(rows), header, markdown=True, digits=3), ""]
+
+    record_methods = _methods_with(by, datasets, methods, "record_f1")
+    if record_methods:
+        out += ["## Record level (gold records as XPaths)", "",
+                "Predicted and gold records matched one to one by the Jaccard overlap of their "
+                "XPath sets (Hungarian), partial credit; means over pages "
+                "(`hwnoise.training.record_metrics`).", ""]
+        for m in record_methods:
+            rows = [[d, r.get("record_pages"), r.get("record_precision"), r.get("record_recall"),
+                     r.get("record_f1")]
+                    for d in datasets if "record_f1" in (r := by.get((d, m), {}))]
+            out += [f"### {m}", "", format_table(_with_mean(rows), ["Dataset", "pages", "Precision",
+                                                                   "Recall", "F1"], markdown=True), ""]
 
     node_methods = _methods_with(by, datasets, methods, "f1")
     if node_methods:

@@ -35,12 +35,14 @@ def _is_arff(path: Path) -> bool:
 
 def _dataset_table(path: Path) -> tuple[pd.DataFrame, list[dict]]:
     ds = Dataset(path)
-    if not ds.has_features():
+    if not ds.has_features() or ds.labels_newer():
         try:
             from hwnoise.features.build import build_features
         except ImportError:
             raise DatasetError(f"{path}: no features.parquet yet; run 'hwnoise features {path}'") from None
-        info(f"{ds.name}: no feature table yet; computing it (hwnoise features)")
+        info(f"{ds.name}: " + ("labels.parquet changed since the feature table; recomputing it"
+                               if ds.has_features() else "no feature table yet; computing it")
+             + " (hwnoise features)")
         build_features(ds)
     df = ds.read_features()
     if "dataset" not in df.columns:

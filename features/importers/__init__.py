@@ -31,7 +31,7 @@ __all__ = ["FORMATS", "import_dataset", "ImportFormatError", "SourcePage", "deco
            "source_url", "canonical_url", "simple_query"]
 
 #: The formats ``hwnoise import`` reads, one module each.
-FORMATS = ["big9", "cleaneval", "dragnet", "l3s", "readability", "wcxb", "swde", "plain"]
+FORMATS = ["big9", "cleaneval", "dragnet", "l3s", "readability", "wcxb", "swde", "plain", "nexteval"]
 
 
 class ImportFormatError(HwnoiseError):
@@ -57,6 +57,7 @@ class SourcePage:
     method: str = "GET"
     extra: dict = field(default_factory=dict)       # more keys for the submission
     unit_meta: dict = field(default_factory=dict)   # notes and more keys for dataset.json
+    read_records: Callable[[], list | None] | None = None  # gold records: lists of XPaths
 
 
 # -- helpers shared by the format modules ---------------------------------------------------
@@ -214,7 +215,13 @@ def _write_page(fmt: str, unit: _Unit, sp: SourcePage) -> None:
         gold = sp.read_gold()
     except OSError as exc:
         raise ImportFormatError(f"{exc.filename or sp.source}: cannot read: {exc.strerror}") from None
+    try:
+        records = sp.read_records() if sp.read_records is not None else None
+    except OSError as exc:
+        raise ImportFormatError(f"{exc.filename or sp.source}: cannot read: {exc.strerror}") from None
     unit.ds.write_page(pid, html)
+    if records is not None:
+        unit.ds.write_records(pid, records)
     if gold is not None:
         unit.ds.write_gold(pid, gold)
     unit.ds.add_submission({"id": pid, "method": sp.method, "url": url, "fields": sp.fields,

@@ -1,7 +1,9 @@
 """A plain folder of pages: ``SRC/html/NAME.html`` (or ``.htm``) with ``SRC/gold/NAME.txt``.
 
 One dataset named after SRC. Gold is ``gold/NAME.txt`` (UTF-8, else cp1252); a page without
-one has no gold, and a gold file without a page is reported as an error. The site is the
+one has no gold, and a gold file without a page is reported as an error. An optional
+``records/NAME.json`` (a JSON list of records, each a list of XPaths ``/body[1]/div[3]/...``,
+``features.record_gold``) gives node gold directly: it is copied and ``features`` labels from it. The site is the
 page's canonical domain where it gives one, else SRC's name.
 """
 from __future__ import annotations
@@ -27,6 +29,7 @@ def pages(src: Path) -> Iterator[SourcePage]:
     name = src.resolve().name or "plain"
     for path in files:
         gold = gold_dir / f"{path.stem}.txt"
+        records = src / "records" / f"{path.stem}.json"
         url = canonical_url(path.read_bytes())
         yield SourcePage(
             unit=name,
@@ -35,6 +38,17 @@ def pages(src: Path) -> Iterator[SourcePage]:
             site=site_of(url) or name,
             read_html=path.read_bytes,
             read_gold=(lambda g=gold: decode_text(g.read_bytes()) if g.is_file() else None),
+            read_records=(lambda r=records: _records(r)),
             extra={"name": path.stem},
             unit_meta={"notes": "plain folder: html/NAME.html with gold/NAME.txt"},
         )
+
+
+def _records(path: Path) -> list | None:
+    from hwnoise.dataset import DatasetError
+    from hwnoise.features.record_gold import read_records
+
+    try:
+        return read_records(path)
+    except DatasetError as exc:
+        raise ImportFormatError(str(exc)) from None

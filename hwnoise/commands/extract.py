@@ -23,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", "-m", required=True, help="the model file or the folder 'hwnoise train --out' wrote")
     p.add_argument("--query", help="the query that led to this page (replaces the model's domain query)")
     p.add_argument("--charset", help="the charset the server declared (as the HTTP header would)")
+    p.add_argument("--records", action="store_true",
+                   help="write the page's data records instead, one JSON line each: "
+                        '{"page", "record", "xpath", "text", "fields": [{"xpath", "text"}]}')
     p.add_argument("--allow-pickle", action="store_true",
                    help="allow loading a pickled model (only for model files you trust)")
     p.set_defaults(func=run)
@@ -53,8 +56,27 @@ def run(args: argparse.Namespace) -> int:
         raise HwnoiseError(f"{args.page if args.page != '-' else 'stdin'}: not HTML ({why}, whatever "
                            "its name says); give the page's HTML as the server sent it")
     model = load_model(args.model, allow_pickle=args.allow_pickle)
+    if getattr(args, "records", False):
+        return _records(model, data, args)
     text = extract_with_model(model, data, http_charset=args.charset, query=args.query)
     sys.stdout.write(text + ("\n" if text and not text.endswith("\n") else ""))
+    return 0
+
+
+def _records(model, data: bytes, args: argparse.Namespace) -> int:
+    """``--records``: the model's content nodes grouped into records, JSON lines on stdout."""
+    import json
+
+    from hwnoise.extractors.model import label_with_model
+    from hwnoise.extractors.records import page_records, record_json
+    from hwnoise.progress import info
+
+    walk, labels = label_with_model(model, data, http_charset=args.charset, query=args.query)
+    name = "-" if args.page == "-" else Path(args.page).name
+    records = page_records(data, walk, labels, http_charset=args.charset) if len(walk.rows) else []
+    for k, rec in enumerate(records, 1):
+        sys.stdout.write(json.dumps(record_json(name, k, rec), ensure_ascii=False) + "\n")
+    info(f"hwnoise extract --records: {len(records)} records in {name}")
     return 0
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 import argparse
 
 #: Kept here so that ``--help`` does not import the importers (lxml) just to list formats.
-_FORMATS = ["big9", "cleaneval", "dragnet", "l3s", "readability", "wcxb", "swde", "plain", "warc"]
+_FORMATS = ["big9", "cleaneval", "dragnet", "l3s", "readability", "wcxb", "swde", "plain", "warc",
+            "nexteval"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:

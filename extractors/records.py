@@ -1,0 +1,195 @@
+"""Records out of node labels: group a page's content nodes into data records.
+
+A content node whose parent is noise starts a *content root* (the maximal content subtrees of
+the page). Roots under one parent are the candidates of a data region; each record is one
+root element or, when the page's structure repeats in runs (MDR's generalized nodes: a record
+made of k consecutive siblings, e.g. a title row and a details row), a run of k consecutive
+roots. The run length k is chosen per parent as the smallest k (1..3) whose runs share one
+tag string (the tag sequence of the run, as DEPTA and MDR compare tag strings) over the whole
+group; k = 1 when no run length repeats.
+
+Two labelling slips are repaired from the structure, so that records follow the repeated
+siblings rather than the slips:
+
+- *over-inclusion*: a root whose element children repeat one tag many times (at least
+  ``min_repeat`` children, and they hold most of its text) while its own tag does not repeat
+  among its siblings is a region, not a record: its children become the roots (a ``<tbody>``
+  or ``<ul>`` labelled content with its rows);
+- *fragments*: roots that are all below one noise element ``e`` whose siblings of the same tag
+  also hold roots (cells of rows whose ``<tr>`` was labelled noise) are lifted to ``e``.
+
+``records_from_labels(walk, labels, xpaths)`` returns ``Record`` objects; XPaths are written
+in the gold's form (``features.record_gold.dom_xpaths``), so records can be scored against
+gold records as sets of XPaths (``training.record_metrics``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hwnoise.features.columns import CONTENT
+
+__all__ = ["Record", "records_from_labels", "record_rows", "page_records", "record_json",
+           "row_xpaths"]
+
+
+@dataclass
+class Record:
+    """One data record: its element rows (consecutive siblings), XPaths, text and fields."""
+
+    rows: list[int]
+    xpaths: list[str]
+    text: str
+    fields: list[dict] = field(default_factory=list)
+
+
+def row_xpaths(html: bytes | str, n_rows: int, *, http_charset: str | None = None) -> list[str]:
+    """Every walker row's XPath in the browser's form (``/body[1]/div[3]/...``)."""
+    from hwnoise.features.record_gold import RecordGoldError, dom_xpaths
+    from hwnoise.features.render import shown_elements
+
+    _, els, parents = shown_elements(html, http_charset=http_charset)
+    if len(els) != n_rows:
+        raise RecordGoldError(f"the page's shown elements ({len(els)}) differ from the walk's rows ({n_rows})")
+    return dom_xpaths(els, parents)
+
+
+def _children(parent: np.ndarray) -> list[list[int]]:
+    kids: list[list[int]] = [[] for _ in range(len(parent))]
+    for i in range(1, len(parent)):
+        if parent[i] >= 0:
+            kids[parent[i]].append(i)
+    return kids
+
+
+def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3) -> list[list[int]]:
+    """The records of a page as lists of rows (each one element or a run of consecutive
+    siblings), in document order, from the rows' noise/content labels."""
+    rows = walk.rows
+    n = len(rows)
+    if n == 0:
+        return []
+    content = np.asarray(labels, dtype=object) == CONTENT
+    parent = rows["parent"].to_numpy(dtype=np.int64)
+    tags = rows["tag"].tolist()
+    chars = rows["chars"].to_numpy(dtype=np.int64)
+    kids = _children(parent)
+    roots = [i for i in range(n) if content[i] and (parent[i] < 0 or not content[parent[i]])]
+
+    tagpath = rows["xpath"].str.replace(r"\[\d+\]", "", regex=True).tolist()
+
+    def alone(i: int, among: list[int]) -> bool:
+        """No same-tag sibling, and no other root at the same tag path (records repeat)."""
+        p = parent[i]
+        if p >= 0 and sum(1 for c in kids[p] if tags[c] == tags[i]) > 1:
+            return False
+        return sum(1 for r in among if tagpath[r] == tagpath[i]) == 1
+
+    # over-inclusion: a region labelled as one record is split into its repeated children
+    changed = True
+    while changed:
+        changed = False
+        out = []
+        for r in roots:
+            ks = [c for c in kids[r] if chars[c] > 0]
+            if len(ks) >= min_repeat and alone(r, roots):
+                top = max(set(tags[c] for c in ks), key=lambda t: sum(tags[c] == t for c in ks))
+                rep = [c for c in ks if tags[c] == top]
+                if len(rep) >= min_repeat and sum(chars[c] for c in rep) >= 0.6 * chars[r]:
+                    out.extend(ks)
+                    changed = True
+                    continue
+            out.append(r)
+        roots = out
+
+    # fragments: roots below one noise element whose same-tag siblings also hold roots
+    holder = {}
+    for r in roots:
+        holder.setdefault(int(parent[r]), []).append(r)
+    lifted: dict[int, int] = {}
+    for p, rs in holder.items():
+        if p <= 0 or content[p]:
+            continue
+        gp = parent[p]
+        sibs = [c for c in kids[gp] if tags[c] == tags[p]] if gp >= 0 else []
+        if len(sibs) >= 2 and sum(1 for s in sibs if s in holder) >= 2 and len(rs) >= 2:
+            for r in rs:
+                lifted[r] = p
+    roots = sorted({lifted.get(r, r) for r in roots})
+    # drop roots inside another root (a lifted parent covers its fragments)
+    last = np.asarray(walk.last)
+    keep, end = [], -1
+    for r in roots:
+        if r <= end:
+            continue
+        keep.append(r)
+        end = last[r]
+    roots = [r for r in keep if chars[r] > 0]
+
+    # generalized nodes: runs of k consecutive roots under one parent
+    by_parent: dict[int, list[int]] = {}
+    for r in roots:
+        by_parent.setdefault(int(parent[r]), []).append(r)
+    records: list[list[int]] = []
+    for p, rs in by_parent.items():
+        records.extend(_runs(rs, tags, kids[p] if p >= 0 else rs, max_run))
+    records.sort()
+    return records
+
+
+def _runs(rs: list[int], tags: list[str], siblings: list[int], max_run: int) -> list[list[int]]:
+    """Split one parent's roots into records of k consecutive siblings (k = 1 unless the
+    roots are consecutive siblings whose tag string repeats with period k > 1)."""
+    if len(rs) < 4:
+        return [[r] for r in rs]
+    pos = {c: k for k, c in enumerate(siblings)}
+    # blocks of consecutive roots, separated by noise siblings: equal blocks are records
+    blocks = [[rs[0]]]
+    for a, b in zip(rs, rs[1:]):
+        if pos[b] == pos[a] + 1:
+            blocks[-1].append(b)
+        else:
+            blocks.append([b])
+    if len(blocks) >= 2 and len(blocks[0]) > 1 and len({tuple(tags[r] for r in bl) for bl in blocks}) == 1:
+        return blocks
+    consecutive = all(pos[b] == pos[a] + 1 for a, b in zip(rs, rs[1:]))
+    seq = [tags[r] for r in rs]
+    if consecutive and len(set(seq)) > 1:
+        for k in range(2, max_run + 1):
+            if len(rs) % k == 0 and len(rs) // k >= 2 and all(seq[i] == seq[i % k] for i in range(len(seq))):
+                return [rs[i:i + k] for i in range(0, len(rs), k)]
+    return [[r] for r in rs]
+
+
+def records_from_labels(walk, labels, xpaths: list[str], **options) -> list[Record]:
+    """Records with their XPaths, text (own text of the record's content, document order) and
+    fields (each content element with own text: its XPath and text)."""
+    last = np.asarray(walk.last)
+    content = np.asarray(labels, dtype=object) == CONTENT
+    texts = walk.rows["text"].tolist()
+    out = []
+    for rows in record_rows(walk, labels, **options):
+        fields = []
+        for r in rows:
+            for i in range(r, int(last[r]) + 1):
+                if texts[i] and (content[i] or i == r):
+                    fields.append({"xpath": xpaths[i], "text": texts[i]})
+        out.append(Record(rows=rows, xpaths=[xpaths[r] for r in rows],
+                          text=" ".join(f["text"] for f in fields), fields=fields))
+    return out
+
+
+def page_records(html: bytes | str, walk, labels, *, http_charset: str | None = None,
+                 **options) -> list[Record]:
+    """``records_from_labels`` with the XPaths computed from the page."""
+    return records_from_labels(walk, labels, row_xpaths(html, len(walk.rows), http_charset=http_charset),
+                               **options)
+
+
+def record_json(page: str, k: int, rec: Record) -> dict:
+    """One JSON line of ``hwnoise extract --records``."""
+    out = {"page": page, "record": k, "xpath": rec.xpaths[0], "text": rec.text, "fields": rec.fields}
+    if len(rec.xpaths) > 1:
+        out["xpaths"] = rec.xpaths
+    return out

@@ -1,0 +1,58 @@
+"""``hwnoise label``: node labels for a crawl without gold (automatic, or by a person in a browser)."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "label", help="label a dataset's nodes without gold: --auto from the site's own evidence, "
+                      "--serve a labelling page in the browser",
+        description=(
+            "Write DATASET/labels.parquet, one row per page and node (label S/N, source, "
+            "confidence, set_by auto|person, time). --auto combines the site's own evidence "
+            "(SiteLevel template repetition, the domain query, CETD density, repeated records, the "
+            "installed extractors, the shipped general model) and keeps every label a person set. "
+            "--serve shows the pages on 127.0.0.1 with the labels drawn over them; a click toggles "
+            "a node. 'hwnoise features' and 'hwnoise train' use these labels where a page has no "
+            "gold (gold > person > auto)."
+        ),
+    )
+    p.add_argument("dataset", metavar="DATASET", help="a dataset folder")
+    mode = p.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--auto", action="store_true", help="label every node automatically")
+    mode.add_argument("--serve", action="store_true", help="serve the labelling page")
+    p.add_argument("--no-general", action="store_true",
+                   help="--auto: leave the shipped general model out")
+    p.add_argument("--extractors", default=None, metavar="A,B",
+                   help="--auto: external extractors to ask (default: every installed one; '' none)")
+    p.add_argument("--weights", default=None, metavar="FILE.json",
+                   help="--auto: combination weights {bias, weights: {source: w}} (default: shipped)")
+    p.add_argument("--port", type=int, default=0, help="--serve: port (default: a free one)")
+    p.add_argument("--no-open", action="store_true", help="--serve: do not open a browser")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from hwnoise.dataset import Dataset, DatasetError
+
+    ds = Dataset(args.dataset)
+    if args.auto:
+        from hwnoise.labelling.auto import AutoOptions, auto_label
+
+        weights = None
+        if args.weights:
+            try:
+                weights = json.loads(Path(args.weights).read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError) as exc:
+                raise DatasetError(f"{args.weights}: cannot read the weights ({exc}); give a JSON "
+                                   'file like {"bias": 0, "weights": {"sitelevel": 1}}') from None
+        ext = None if args.extractors is None else [x for x in args.extractors.split(",") if x]
+        auto_label(ds, AutoOptions(general=not args.no_general, external=ext, weights=weights))
+        return 0
+    from hwnoise.labelling.serve import serve
+
+    serve(ds, port=args.port, open_browser=not args.no_open)
+    return 0

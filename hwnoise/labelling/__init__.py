@@ -1,0 +1,1 @@
+"""Node labels for crawls without gold: automatic (``auto``) and by a person (``serve``)."""

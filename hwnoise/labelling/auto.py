@@ -1,0 +1,228 @@
+"""Automatic node labels for a crawl without gold (``hwnoise label DATASET --auto``).
+
+Every page of the dataset is walked as the features stage walks it; each *source* gives a
+verdict per node (+1 content, -1 noise, 0 no opinion):
+
+- ``sitelevel``: seed 000's SiteLevel template detection over the dataset's own pages (what
+  repeats at the same tag path on many of the site's pages is template: noise), else content;
+- ``query``: the domain query (records carry the submitted values, menus and footers do not):
+  +1 where the node's subtree matches a query term, no opinion elsewhere;
+- ``cetd``: the layout, CETD's density (seed 003's baseline);
+- ``records``: repeated record structures, +1 on a node with at least two siblings of its
+  tag whose subtrees hold text (a result list), no opinion elsewhere;
+- ``trafilatura``, ``readability``, ``justext``, ``resiliparse``: the installed external
+  extractors, their text mapped onto the nodes by the same LCS rule as gold text
+  (``hwnoise.features.labels.label_page``);
+- ``general``: the shipped general model (``load_model("general")``), when present and wanted.
+
+The combined label is a weighted vote: P(content) = sigmoid(bias + sum of weight * verdict), a
+logistic model over the verdicts, its weights read from ``hwnoise.data/label_weights.json``
+(fitted by ``bench/label_weights.py`` on cross-site folds) or given by the caller; the
+confidence is max(P, 1 - P). A source that is missing simply votes 0.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+
+from hwnoise.dataset import LABEL_COLUMNS, Dataset, now_iso
+from hwnoise.features.columns import CONTENT, NOISE
+from hwnoise.features.labels import label_page
+from hwnoise.progress import bar, info
+
+__all__ = ["AutoOptions", "SOURCES", "auto_label", "combine", "default_weights", "merge_labels",
+           "page_verdicts", "recombine"]
+
+#: Every source, in the order of the ``v_SOURCE`` columns of labels.parquet.
+SOURCES = ("sitelevel", "query", "cetd", "records", "trafilatura", "readability", "justext",
+           "resiliparse", "general")
+EXTERNAL = ("trafilatura", "readability", "justext", "resiliparse")
+
+
+@dataclass
+class AutoOptions:
+    """What ``auto_label`` uses: ``general`` model on/off, the external extractors (None = every
+    installed one), the combination's ``weights`` (None = the shipped ones), a progress bar."""
+
+    general: bool = True
+    external: Sequence[str] | None = None
+    weights: dict | None = None
+    progress: bool = True
+    sources: Sequence[str] = field(default_factory=lambda: SOURCES)
+
+
+def default_weights() -> dict:
+    """The shipped combination weights ``{"bias": b, "weights": {source: w}}``; equal votes
+    when the file is absent."""
+    try:
+        text = (resources.files("hwnoise.data") / "label_weights.json").read_text(encoding="utf-8")
+        return json.loads(text)
+    except (FileNotFoundError, OSError, ModuleNotFoundError):
+        return {"bias": 0.0, "weights": {s: 1.0 for s in SOURCES}}
+
+
+def combine(verdicts: pd.DataFrame, weights: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Labels ("S"/"N") and confidences from the ``v_SOURCE`` columns of ``verdicts``."""
+    z = np.full(len(verdicts), float(weights.get("bias", 0.0)))
+    for src, w in (weights.get("weights") or {}).items():
+        col = f"v_{src}"
+        if col in verdicts.columns:
+            z += float(w) * np.nan_to_num(verdicts[col].to_numpy(dtype=float), nan=0.0)
+    p = 1.0 / (1.0 + np.exp(-z))
+    return np.where(p >= 0.5, CONTENT, NOISE).astype(object), np.maximum(p, 1.0 - p)
+
+
+def _vote(labels: np.ndarray) -> np.ndarray:
+    labels = np.asarray(labels, dtype=object)
+    return np.where(labels == CONTENT, 1.0, np.where(labels == NOISE, -1.0, 0.0))
+
+
+def _records_vote(rows: pd.DataFrame) -> np.ndarray:
+    """+1 on nodes with >= 2 same-tag siblings whose subtrees hold text (a repeated record)."""
+    parent = rows["parent"].to_numpy()
+    chars = rows["chars"].to_numpy()
+    key = pd.Series(list(zip(parent, rows["tag"])))
+    with_text = pd.Series(chars > 0)
+    same = with_text.groupby(key).transform("sum").to_numpy()
+    return np.where((parent >= 0) & (chars > 0) & (same >= 3), 1.0, 0.0)
+
+
+def page_verdicts(page, walk, *, sitelevel=None, externals: dict | None = None,
+                  general=None) -> pd.DataFrame:
+    """One column ``v_SOURCE`` per source for the rows of ``walk`` (NaN: source absent)."""
+    from hwnoise.extractors.cetd import cetd_labels
+
+    rows = walk.rows
+    out = pd.DataFrame(index=range(len(rows)))
+    if sitelevel is not None:
+        out["v_sitelevel"] = _vote(sitelevel.node_labels(page, walk))
+    out["v_query"] = np.where(rows["query_score"].to_numpy() > 0, 1.0, 0.0)
+    out["v_cetd"] = _vote(cetd_labels(walk))
+    out["v_records"] = _records_vote(rows)
+    html = None
+    for name, method in (externals or {}).items():
+        if html is None:
+            html = page.read_html()
+        try:
+            text = method.extract_html(html, http_charset=page.http_charset) or ""
+        except Exception:  # noqa: BLE001 - one extractor failing on a page is no opinion
+            out[f"v_{name}"] = 0.0
+            continue
+        out[f"v_{name}"] = _vote(label_page(walk, text))
+    if general is not None:
+        out["v_general"] = _vote(general.node_labels(page, walk))
+    return out
+
+
+def _general_method(wanted: bool):
+    if not wanted:
+        return None
+    try:
+        from hwnoise.extractors.model import ModelMethod, load_model
+
+        return ModelMethod(load_model("general"))
+    except Exception as exc:  # noqa: BLE001 - the general model may not be shipped yet
+        info(f"label: the general model is not available ({type(exc).__name__}: {exc}); "
+             "labelling without it (--no-general silences this)")
+        return None
+
+
+def _externals(names: Sequence[str] | None) -> dict:
+    from hwnoise.extractors.external import available
+    from hwnoise.extractors.registry import get_method
+
+    have = available()
+    names = have if names is None else [n for n in names if n in have]
+    return {n: get_method(n) for n in names if n in EXTERNAL}
+
+
+def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd.DataFrame:
+    """Label every node of every page of ``dataset``; returns the new table (``LABEL_COLUMNS``
+    + ``v_SOURCE``), rows set by a person kept from the stored table, and writes it."""
+    from hwnoise.extractors.base import walk_of
+    from hwnoise.extractors.sitelevel import SiteLevel
+
+    opts = options or AutoOptions()
+    ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
+    pages = list(ds.pages())
+    weights = opts.weights or default_weights()
+    sources = set(opts.sources)
+    sitelevel = None
+    if "sitelevel" in sources and pages:
+        records = []
+        for page in pages:
+            try:
+                records.append(SiteLevel().record(page))
+            except Exception as exc:  # noqa: BLE001
+                print(f"hwnoise: label: skipped {page.html_path}: {type(exc).__name__}: {exc}",
+                      file=sys.stderr)
+        sitelevel = SiteLevel().fit_records(records)
+    externals = _externals(opts.external) if sources & set(EXTERNAL) else {}
+    externals = {k: v for k, v in externals.items() if k in sources}
+    general = _general_method(opts.general and "general" in sources)
+    frames = []
+    now = now_iso()
+    pbar = bar(total=len(pages), desc=f"label {ds.name}", unit="page") if opts.progress else None
+    try:
+        for page in pages:
+            if pbar is not None:
+                pbar.update(1)
+            try:
+                walk = walk_of(page)
+                v = page_verdicts(page, walk, sitelevel=sitelevel, externals=externals,
+                                  general=general)
+            except Exception as exc:  # noqa: BLE001 - one bad page never stops the run
+                print(f"hwnoise: label: skipped {page.html_path}: {type(exc).__name__}: {exc}",
+                      file=sys.stderr)
+                continue
+            lab, conf = combine(v, weights)
+            df = pd.DataFrame({"page": page.id, "node": walk.rows["node"].to_numpy(dtype=np.int64),
+                               "xpath": walk.rows["xpath"].to_numpy(), "label": lab,
+                               "source": "auto", "confidence": conf, "set_by": "auto",
+                               "time": now, "checked": False})
+            frames.append(pd.concat([df, v], axis=1))
+    finally:
+        if pbar is not None:
+            pbar.close()
+    new = pd.concat(frames, ignore_index=True) if frames else ds.read_labels()
+    table = merge_labels(ds.read_labels(), new)
+    ds.write_labels(table)
+    used = [c[2:] for c in new.columns if c.startswith("v_")]
+    share = float((new["label"] == CONTENT).mean()) if len(new) else math.nan
+    info(f"label {ds.name}: {len(frames)} pages, {len(new)} nodes, content share {share:.3f}; "
+         f"sources: {', '.join(used)}; {int((table['set_by'] == 'person').sum())} labels "
+         f"set by a person kept -> {ds.labels_path}")
+    return table
+
+
+def merge_labels(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    """``new`` auto rows, plus every row of ``old`` a person set (which then wins by
+    precedence); a page's ``checked`` mark is kept."""
+    person = old[old["set_by"] == "person"] if len(old) else old
+    if len(old):
+        checked = set(old.loc[old["checked"].astype(bool), "page"])
+        if checked:
+            new = new.copy()
+            new.loc[new["page"].isin(checked), "checked"] = True
+    out = pd.concat([new, person], ignore_index=True) if len(person) else new
+    for c, t in LABEL_COLUMNS.items():
+        if c in out.columns and t != "object":
+            out[c] = out[c].astype(t)
+    return out
+
+
+def recombine(table: pd.DataFrame, weights: dict) -> pd.DataFrame:
+    """The auto rows of ``table`` relabelled with other ``weights`` (sources unchanged)."""
+    table = table.copy()
+    auto = (table["set_by"] == "auto").to_numpy()
+    lab, conf = combine(table.loc[auto], weights)
+    table.loc[auto, "label"] = lab
+    table.loc[auto, "confidence"] = conf
+    return table

@@ -1,0 +1,113 @@
+"""``hwnoise label --auto``: the labels file, its precedence (gold > person > auto), reruns."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hwnoise.cli import main
+from hwnoise.dataset import Dataset
+from hwnoise.features.labels import resolve_labels
+
+NAV = "<div id='nav'><a href='/'>Home</a> <a href='/a'>About us</a> <a href='/s'>Search the catalogue</a></div>"
+FOOT = "<div id='foot'><p>Copyright 2026 Example Books Ltd. All rights reserved.</p></div>"
+RECORDS = [
+    ("gardens", ["A history of English gardens and their makers through four centuries",
+                 "Gardens of the south: planting for dry summers and mild wet winters"]),
+    ("rivers", ["Rivers of Europe: a travellers guide from the Rhine to the Danube delta",
+                "The river keepers: stories of locks, weirs and the people who ran them"]),
+    ("bridges", ["Bridges that changed engineering, from stone arches to steel cables",
+                 "Building the long bridge: a memoir of a civil engineer in the fifties"]),
+    ("clocks", ["Clockmakers of London and the craft of the longcase clock explained",
+                "Time kept: mechanical clocks in churches, towers and village squares"]),
+]
+
+
+def _page(term: str, titles: list[str]) -> bytes:
+    recs = "".join(f"<li class='rec'><h3>{t}</h3><p>Subject {term}. In stock, ships in two days "
+                   f"from our warehouse, {i + 3} copies left.</p></li>" for i, t in enumerate(titles))
+    return (f"<html><head><title>Results for {term}</title></head><body>{NAV}"
+            f"<h1>Results for {term}</h1><ul id='results'>{recs}</ul>{FOOT}</body></html>").encode()
+
+
+@pytest.fixture()
+def crawl(tmp_path):
+    ds = Dataset.create(tmp_path / "books", name="books", source="test")
+    for term, titles in RECORDS:
+        sub = ds.add_submission({"url": f"http://books.example/search?q={term}",
+                                 "fields": [{"name": "q", "value": term}]})
+        ds.write_page(sub["id"], _page(term, titles))
+    ds.write_query([{"term": t, "kind": "value", "submissions": []} for t, _ in RECORDS])
+    return ds
+
+
+def _auto(ds, *extra) -> int:
+    return main(["label", str(ds.path), "--auto", "--no-general", "--extractors", "", *extra])
+
+
+def test_resolve_labels_precedence():
+    gold = np.array(["N", None, None, None], dtype=object)
+    person = np.array(["S", "S", None, None], dtype=object)
+    auto = np.array(["S", "N", "N", None], dtype=object)
+    assert resolve_labels(4, gold, person, auto).tolist() == ["N", "S", "N", None]
+    assert resolve_labels(2, None, None).tolist() == [None, None]
+
+
+def test_auto_labels_template_noise_records_content(crawl):
+    assert _auto(crawl) == 0
+    lab = crawl.read_labels()
+    for col in ("page", "node", "xpath", "label", "source", "confidence", "set_by", "time"):
+        assert col in lab.columns
+    assert set(lab["set_by"]) == {"auto"} and lab["confidence"].between(0.5, 1).all()
+    assert {"v_sitelevel", "v_cetd", "v_query"} <= set(lab.columns)
+    nav = lab[lab["xpath"].str.contains(r"/body/div\[1\]/a")]
+    recs = lab[lab["xpath"].str.contains(r"/ul\[1\]/li\[\d\]/h3\[1\]$")]
+    assert len(nav) == 12 and (nav["label"] == "S").all()
+    assert len(recs) == 8 and (recs["label"] == "N").all()
+
+
+def test_person_label_survives_rerun_and_wins_in_features(crawl):
+    assert _auto(crawl) == 0
+    lab = crawl.read_labels()
+    target = lab[lab["xpath"].str.endswith("/ul[1]/li[1]/h3[1]")].iloc[0]
+    person = target.copy()
+    person["label"], person["set_by"], person["source"], person["confidence"] = "S", "person", "person", 1.0
+    crawl.write_labels(pd.concat([lab, person.to_frame().T], ignore_index=True))
+    assert _auto(crawl) == 0  # the rerun keeps what the person set
+    lab2 = crawl.read_labels()
+    kept = lab2[(lab2["set_by"] == "person")]
+    assert len(kept) == 1 and kept.iloc[0]["label"] == "S"
+    assert main(["features", str(crawl.path)]) == 0
+    feats = crawl.read_features()
+    row = feats[(feats["page"] == target["page"]) & (feats["node"] == target["node"])]
+    assert row.iloc[0]["label"] == "S"  # person over auto
+    other = feats[(feats["page"] != target["page"]) & feats["xpath"].str.endswith("/ul[1]/li[1]/h3[1]")]
+    assert (other["label"] == "N").all()
+    # gold wins over the person: write gold that keeps the first record's title
+    term, titles = next((t, ti) for t, ti in RECORDS
+                        if crawl.page(target["page"]).fields[0]["value"] == t)
+    crawl.write_gold(target["page"], "\n".join(titles))
+    assert main(["features", str(crawl.path)]) == 0
+    feats = crawl.read_features()
+    row = feats[(feats["page"] == target["page"]) & (feats["node"] == target["node"])]
+    assert row.iloc[0]["label"] == "N"
+
+
+def test_train_uses_auto_labels_and_recomputes_stale_features(crawl, tmp_path, capsys):
+    assert main(["features", str(crawl.path)]) == 0  # no gold, no labels: nothing to train on
+    assert crawl.read_features()["label"].isna().all()
+    assert _auto(crawl) == 0
+    out = tmp_path / "model"
+    assert main(["train", str(crawl.path), "--out", str(out), "--no-tree", "--protocol", "cv",
+                 "-k", "2"]) == 0
+    assert "recomputing" in capsys.readouterr().err
+    assert (out / "model.json").exists()
+    assert crawl.read_features()["label"].notna().all()
+
+
+def test_bad_weights_file_is_one_line(crawl, tmp_path, capsys):
+    bad = tmp_path / "w.json"
+    bad.write_text("{not json")
+    assert _auto(crawl, "--weights", str(bad)) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("hwnoise: error: ") and str(bad) in err[-1]

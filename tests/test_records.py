@@ -1,0 +1,216 @@
+"""Records: gold records as XPaths (import nexteval / plain), node labels from them, records
+grouped from labels, the record metric, MDR, the record level of evaluate, extract --records."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hwnoise.cli import main
+from hwnoise.dataset import Dataset
+from hwnoise.extractors.base import walk_of
+from hwnoise.extractors.mdr import K, MDR, T, mdr_records
+from hwnoise.extractors.records import page_records, record_rows, row_xpaths
+from hwnoise.features.importers import ImportFormatError, import_dataset
+from hwnoise.features.labels import page_labels
+from hwnoise.features.record_gold import normalize_xpath, resolve_records
+from hwnoise.features.walk import walk_page
+from hwnoise.training.record_metrics import mean_record_scores, record_scores
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "nexteval"
+
+NAV = "<div id=nav><a href=/>Home</a> <a href=/about>About us</a> <a href=/help>Help</a></div>"
+FOOT = "<div class=foot><p>Copyright 2026 Example Books. All rights reserved.</p></div>"
+
+
+def listing(seed: int, n: int = 5, hidden: bool = True) -> str:
+    """A result page: nav, a table of n records (tbody as Chromium writes it), a hidden
+    record, a footer."""
+    rows = "".join(
+        f"<tr><td><a href=/b/{seed}{k}>Book title {seed} {k} volume</a></td>"
+        f"<td><span>Author {k} Name{seed}</span> <b>{10 + k}.99</b></td></tr>" for k in range(n))
+    extra = (f"<tr style='display: none'><td><a href=/x>Hidden title {seed}</a></td>"
+             f"<td><span>Hidden author</span> <b>1.00</b></td></tr>") if hidden else ""
+    return (f"<html><head><title>Results {seed}</title></head><body>{NAV}"
+            f"<div class=main><h2>Search results</h2><table><tbody>{rows}{extra}</tbody></table></div>"
+            f"{FOOT}</body></html>")
+
+
+def gold_of(n: int = 5, hidden: bool = True) -> list[list[str]]:
+    base = "/body[1]/div[2]/table[1]/tbody[1]"
+    out = [[f"{base}/tr[{k + 1}]"] for k in range(n)]
+    if hidden:
+        out.append([f"{base}/tr[{n + 1}]"])
+    return out
+
+
+@pytest.fixture
+def nexteval_src(tmp_path) -> Path:
+    src = tmp_path / "src"
+    (src / "html").mkdir(parents=True)
+    (src / "groundTruth").mkdir()
+    for k, n in ((1, 5), (2, 6), (3, 4), (4, 5)):
+        (src / "html" / f"{k}.html").write_text(listing(k, n), encoding="utf-8")
+        (src / "groundTruth" / f"{k}.json").write_text(json.dumps(gold_of(n)), encoding="utf-8")
+    return src
+
+
+def test_xpaths_resolve_to_walker_rows_and_label_record_subtrees():
+    html = listing(1, 5).encode()
+    walk = walk_page(html)
+    gold = resolve_records(html, gold_of(5), n_rows=len(walk.rows))
+    assert gold.records == 6 and gold.xpaths == 6
+    assert gold.unresolved == 1 and gold.hidden == 1 and len(gold.rows) == 5
+    labels = page_labels(walk, None, html=html, records=gold_of(5))
+    rows = walk.rows
+    content = set(rows.loc[labels == "N", "xpath"])
+    assert "/html/body/div[2]/table[1]/tbody[1]/tr[3]/td[2]/b[1]" in content
+    assert not any(x.startswith("/html/body/div[1]") for x in content)  # nav is noise
+    assert "/html/body/div[2]/table[1]/tbody[1]" not in content     # the records' parent too
+    # gold records beat gold text (one place of precedence)
+    assert (page_labels(walk, "Home About us Help", html=html, records=gold_of(5)) == labels).all()
+    assert normalize_xpath("/html/body/div[2]/TABLE") == "/body[1]/div[2]/table[1]"
+
+
+def test_import_nexteval_writes_records_gold_text_and_counts(nexteval_src, tmp_path, capsys):
+    assert main(["import", "nexteval", str(nexteval_src), "--into", str(tmp_path / "out"), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "1 of 6 record XPaths name no shown element of html/1.html" in err
+    ds = Dataset(tmp_path / "out" / "nexteval")
+    pages = list(ds.pages())
+    assert [p.submission["name"] for p in pages] == ["1", "2", "3", "4"]
+    assert len({p.site for p in pages}) == 4                   # every page its own site
+    p = pages[0]
+    assert p.read_records() == gold_of(5)
+    assert p.submission["unresolved"] == 1 and p.submission["hidden"] == 1
+    blocks = p.read_gold().split("\n\n")
+    assert len(blocks) == 5 and blocks[0].startswith("Book title 1 0 volume Author 0 Name1")
+    assert "Hidden" not in p.read_gold() and "Home" not in p.read_gold()
+    # features label the nodes from the records, not by aligning text
+    assert main(["features", str(ds.path), "--no-progress"]) == 0
+    df = ds.read_features(["page", "xpath", "label"])
+    one = df[df.page == p.id]
+    lab = dict(zip(one.xpath, one.label))
+    assert lab["/html/body/div[2]/table[1]/tbody[1]/tr[1]/td[1]/a[1]"] == "N"
+    assert lab["/html/body/div[2]/h2[1]"] == "S" and lab["/html/body/div[1]/a[1]"] == "S"
+
+
+def test_import_nexteval_errors(tmp_path, nexteval_src):
+    with pytest.raises(ImportFormatError, match="groundTruth"):
+        import_dataset("nexteval", tmp_path, tmp_path / "o", progress=False)
+    (nexteval_src / "groundTruth" / "2.json").write_text("{\"a\": 1}", encoding="utf-8")
+    with pytest.raises(ImportFormatError, match="2.json: expected a JSON list of records"):
+        import_dataset("nexteval", nexteval_src, tmp_path / "o", progress=False)
+
+
+def test_import_plain_reads_optional_records(tmp_path):
+    src = tmp_path / "plain"
+    (src / "html").mkdir(parents=True)
+    (src / "records").mkdir()
+    (src / "html" / "a.html").write_text(listing(1, 3, hidden=False), encoding="utf-8")
+    (src / "html" / "b.html").write_text(listing(2, 3, hidden=False), encoding="utf-8")
+    (src / "records" / "a.json").write_text(json.dumps(gold_of(3, hidden=False)), encoding="utf-8")
+    (ds_path,) = import_dataset("plain", src, tmp_path / "out", progress=False)
+    ds = Dataset(ds_path)
+    by = {p.submission["name"]: p for p in ds.pages()}
+    assert by["a"].read_records() == gold_of(3, hidden=False) and by["b"].read_records() is None
+
+
+def test_record_metric_partial_credit_one_to_one():
+    gold = [["/a"], ["/b"], ["/c", "/d"]]
+    assert record_scores(gold, gold)["record_f1"] == 1.0
+    s = record_scores([["/a"], ["/c"], ["/a", "/b"]], gold)
+    # /a-/a 1, /c-{c,d} 0.5, {a,b}-/b 0.5 (one to one: /a cannot be used twice)
+    assert s["record_precision"] == pytest.approx(2 / 3) and s["record_recall"] == pytest.approx(2 / 3)
+    assert record_scores([], gold)["record_f1"] == 0.0 and record_scores([], [])["record_f1"] == 1.0
+    m = mean_record_scores([record_scores(gold, gold), record_scores([], gold)])
+    assert m["record_f1"] == 0.5 and m["record_pages"] == 2
+
+
+def _labels_for(walk, xpaths_content):
+    xs = walk.rows["xpath"].tolist()
+    last = np.asarray(walk.last)
+    lab = np.full(len(xs), "S", dtype=object)
+    for i, x in enumerate(xs):
+        if x in xpaths_content:
+            lab[i:last[i] + 1] = "N"
+    return lab
+
+
+def test_grouping_repairs_over_inclusion_and_fragments():
+    html = listing(1, 5, hidden=False).encode()
+    walk = walk_page(html)
+    xp = row_xpaths(html, len(walk.rows))
+    gold = [[x] for x in (g[0] for g in gold_of(5, hidden=False))]
+    t = "/html/body/div[2]/table[1]/tbody[1]"
+    exact = _labels_for(walk, {f"{t}/tr[{k}]" for k in range(1, 6)})
+    whole = _labels_for(walk, {t})                                   # tbody labelled content
+    cells = _labels_for(walk, {f"{t}/tr[{k}]/td[{c}]" for k in range(1, 6) for c in (1, 2)})
+    for lab in (exact, whole, cells):
+        recs = [[xp[r] for r in rec] for rec in record_rows(walk, lab)]
+        assert record_scores(recs, gold)["record_f1"] == 1.0, recs
+
+
+def test_generalized_records_of_two_rows():
+    """Records of two consecutive rows (title row, details row) separated by spacer rows."""
+    body = "".join(f"<tr><td><a href=/{k}>Title {k} here</a></td></tr><tr><td>Details of item {k} text</td></tr>"
+                   "<tr><td><hr></td></tr>" for k in range(4))
+    html = f"<html><body>{NAV}<table><tbody>{body}</tbody></table></body></html>".encode()
+    walk = walk_page(html)
+    t = "/html/body/table[1]/tbody[1]"
+    lab = _labels_for(walk, {f"{t}/tr[{3 * k + j}]" for k in range(4) for j in (1, 2)})
+    recs = record_rows(walk, lab)
+    assert len(recs) == 4 and all(len(r) == 2 for r in recs)
+
+
+def test_mdr_finds_the_data_region_with_the_published_settings():
+    assert (K, T) == (10, 0.3)
+    html = listing(1, 6, hidden=False).encode()
+    walk = walk_page(html)
+    xs = walk.rows["xpath"].tolist()
+    recs = [[xs[r] for r in rec] for rec in mdr_records(walk)]
+    want = [[f"/html/body/div[2]/table[1]/tbody[1]/tr[{k}]"] for k in range(1, 7)]
+    assert all(w in recs for w in want)
+
+
+def test_evaluate_reports_a_record_level_and_extract_records(nexteval_src, tmp_path, capsys):
+    (ds_path,) = import_dataset("nexteval", nexteval_src, tmp_path / "d", progress=False)
+    out = tmp_path / "ev"
+    assert main(["evaluate", str(ds_path), "--methods", "model,mdr,cetd", "--protocol", "cross-site",
+                 "-k", "2", "--no-figures", "--out", str(out)]) == 0
+    res = {r["method"]: r for r in json.loads((out / "report.json").read_text())["results"]}
+    for m in ("model", "mdr", "cetd"):
+        assert 0.0 <= res[m]["record_f1"] <= 1.0 and res[m]["record_pages"] == 4
+    assert res["mdr"]["record_recall"] > 0.5
+    assert res["model"]["record_f1"] > 0.7 and res["model"]["content_f1"] > 0.9
+    assert "record" in (out / "report.md").read_text()
+    # a trained model writes records as JSON lines
+    model_dir = tmp_path / "m"
+    assert main(["train", str(ds_path), "--out", str(model_dir), "--no-tree"]) == 0
+    page = tmp_path / "new.html"
+    page.write_text(listing(9, 4, hidden=False), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["extract", str(page), "--model", str(model_dir), "--records"]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert len(lines) == 4 and lines[0]["page"] == "new.html" and lines[0]["record"] == 1
+    assert lines[0]["xpath"] == "/body[1]/div[2]/table[1]/tbody[1]/tr[1]"
+    assert "Book title 9 0 volume" in lines[0]["text"]
+    assert {"xpath", "text"} <= set(lines[0]["fields"][0])
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/datasets/nexteval not present")
+def test_real_nexteval_pages_resolve_and_group():
+    for pid in ("111", "65"):
+        html = (SHARED / "html" / f"{pid}.html").read_bytes()
+        records = json.loads((SHARED / "groundTruth" / f"{pid}.json").read_text())
+        walk = walk_page(html)
+        gold = resolve_records(html, records, n_rows=len(walk.rows))
+        found = gold.xpaths - gold.unresolved + gold.hidden   # exists in the parsed tree
+        assert found == gold.xpaths, pid                      # every XPath names an element
+        labels = page_labels(walk, None, html=html, records=records)
+        if gold.unresolved == 0:
+            recs = page_records(html, walk, labels)
+            g = [[normalize_xpath(x) for x in r] for r in records]
+            assert record_scores([r.xpaths for r in recs], g)["record_f1"] > 0.9, pid
