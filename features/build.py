@@ -130,8 +130,24 @@ def _page_job(job: tuple) -> tuple[str, pd.DataFrame | None, str | None]:
     return pid, rows, None
 
 
-def _ordered(jobs: list[tuple], workers: int, query_terms: list[str]) -> Iterator[tuple]:
-    """Results of ``_page_job`` in job order, at most a few pages in flight per worker."""
+def _features_batch(jobs: list[tuple], query_terms: list[str]) -> list[tuple]:
+    """``_page_job`` over a batch of pages (one task on a scheduler)."""
+    _init_worker(query_terms)
+    return [_page_job(job) for job in jobs]
+
+
+def _ordered(jobs: list[tuple], workers: int, query_terms: list[str], scheduler=None) -> Iterator[tuple]:
+    """Results of ``_page_job`` in job order, at most a few pages in flight per worker; on a
+    ``hwnoise.scheduler.Scheduler`` (other than sync) in batches of pages, a window at a time."""
+    if scheduler is not None and not scheduler.inline:
+        from hwnoise.scheduler import batches
+
+        size = max(1, min(_SCHED_BATCH, -(-len(jobs) // (2 * scheduler.workers))))
+        groups = batches(jobs, size)
+        for window in batches(groups, 4 * scheduler.workers):
+            for result in scheduler.map(_features_batch, window, list(query_terms), small=len(jobs) < 60):
+                yield from result
+        return
     if workers <= 1:
         _init_worker(query_terms)
         for job in jobs:
@@ -166,15 +182,21 @@ def _write_part(frames: list[pd.DataFrame], folder: Path, k: int,
     return path
 
 
+#: most pages per task when a scheduler runs the walk
+_SCHED_BATCH = 64
+
+
 def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
-                   progress: bool = True) -> Path:
+                   progress: bool = True, scheduler=None) -> Path:
     """Write ``DATASET/features.parquet`` (a folder of part files) and return its path.
 
     Prints one line per failed page and a summary (pages, rows, share of
     content nodes among labelled rows, failures) on stderr. When ``hwnoise render`` has
     written ``DATASET/render.parquet``, what the browser hides is dropped (measures
     recomputed, ``walk_node`` keeps each row's node in the plain walk) and the rendered
-    features are added; a page without render rows keeps its plain rows.
+    features are added; a page without render rows keeps its plain rows. ``scheduler`` (a
+    ``hwnoise.scheduler.Scheduler``) walks the pages in batches instead of ``workers``
+    processes; the table is the same.
     """
     ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     columns, schema = FEATURE_COLUMNS, SCHEMA
@@ -202,7 +224,7 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
     n_rows = n_pages = labelled = content = 0
     pbar = bar(total=len(jobs), desc=f"features {ds.name}", unit="page") if progress else None
     try:
-        for pid, rows, error in _ordered(jobs, max(1, int(workers)), query_terms):
+        for pid, rows, error in _ordered(jobs, max(1, int(workers)), query_terms, scheduler):
             if pbar is not None:
                 pbar.update(1)
             if error is not None:

@@ -490,6 +490,13 @@ def _worker(tasks, results, scripts: bool, timeout: float, check: bool) -> None:
         results.put(("exit", None, os.getpid()))
 
 
+def _render_batch(jobs: list[tuple], scripts: bool, timeout: float, check: bool) -> list[tuple]:
+    """A batch of pages rendered by one browser (one task on a ``hwnoise.scheduler``; Playwright's
+    sync API wants one thread per process, so Dask workers for render run ``--nthreads 1``)."""
+    with Browser(scripts=scripts, timeout=timeout) as browser:
+        return [_job(browser, job, check) for job in jobs]
+
+
 def _done_pages(path: Path) -> set[str]:
     if not path.exists():
         return set()
@@ -515,16 +522,22 @@ def _merge(path: Path, frames: list[pd.DataFrame]) -> None:
         raise
 
 
+#: most pages per task when a scheduler renders
+_SCHED_BATCH = 32
+
+
 def render_dataset(dataset: Dataset | str | os.PathLike, *, workers: int = 2, scripts: bool = False,
                    timeout: float = 15.0, progress: bool = True, retry_failed: bool = False,
-                   force: bool = False, check: bool = True) -> dict[str, Any]:
+                   force: bool = False, check: bool = True, scheduler=None) -> dict[str, Any]:
     """Render every page of ``dataset`` not rendered yet into ``DATASET/render.parquet``.
 
     Returns ``{"rendered", "failed", "skipped", "refused_requests", "seconds",
     "pages_per_second"}``. Failed pages are listed in ``DATASET/render_failed.jsonl``
     (page, file, reason) and are tried again only with ``retry_failed``; ``force``
     renders every page again. ``check`` compares each page's elements with the
-    walker's rows before storing them.
+    walker's rows before storing them. ``scheduler`` (a ``hwnoise.scheduler.Scheduler``, e.g.
+    a Dask cluster whose workers have Chromium) renders batches of pages instead of ``workers``
+    local processes.
     """
     from hwnoise.progress import bar, info
 
@@ -567,7 +580,15 @@ def render_dataset(dataset: Dataset | str | os.PathLike, *, workers: int = 2, sc
             last_flush = time.monotonic()
 
     try:
-        if jobs and (workers == 1 or len(jobs) == 1):
+        if jobs and scheduler is not None and not scheduler.inline:
+            from hwnoise.scheduler import batches
+
+            groups = batches(jobs, max(1, min(_SCHED_BATCH, -(-len(jobs) // (2 * scheduler.workers)))))
+            for window in batches(groups, 2 * scheduler.workers):
+                for results in scheduler.map(_render_batch, window, scripts, timeout, check):
+                    for result in results:
+                        take(*result)
+        elif jobs and (workers == 1 or len(jobs) == 1):
             with Browser(scripts=scripts, timeout=timeout) as browser:
                 for job in jobs:
                     take(*_job(browser, job, check))

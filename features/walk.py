@@ -67,6 +67,7 @@ from lxml import etree
 
 from hwnoise.decode import decode_html
 from hwnoise.features.css import DROP_TAGS, hides, match_rows, page_style
+from hwnoise.features.limits import cap_markup
 from hwnoise.text import WORD_RE, normalize, tokenize
 
 __all__ = ["PageWalk", "walk_page", "parse_html", "TermMatcher", "TAG_VOCABULARY", "MAX_DEPTH",
@@ -172,6 +173,7 @@ def parse_html(text: str, utf8: bytes | None = None) -> tuple[etree._Element, bo
     ``utf8``, when given, is ``text`` as valid UTF-8 bytes without NUL (the page's
     own bytes): parsed as they are, which saves encoding the text again.
     """
+    text, utf8 = cap_markup(text, utf8)  # what libxml2 or the walk would choke on (features/limits.py)
     if utf8 is not None:
         data = utf8
     else:

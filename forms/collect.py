@@ -25,7 +25,7 @@ from hwnoise.dataset import Dataset, now_iso
 from hwnoise.errors import HwnoiseError
 from hwnoise.progress import bar, info
 
-from .fetch import DEFAULT_MAX_BYTES, Fetcher, FetchError, FetchSettings
+from .fetch import DEFAULT_MAX_BYTES, DEFAULT_PAGE_TIMEOUT, Fetcher, FetchError, FetchSettings
 from .query import write_domain_query
 from .submissions import make_submission
 
@@ -47,7 +47,7 @@ def is_done(dataset: Dataset, record: dict | None) -> bool:
     """Whether a journal line is a success whose page is on disk with the size it records."""
     if not record or record.get("error") or not record.get("sha256"):
         return False
-    path = dataset.path / "pages" / f"{record['submission']}.html"
+    path = dataset.page_path(record["submission"])
     try:
         size = path.stat().st_size
     except FileNotFoundError:
@@ -147,19 +147,28 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
             delay: float = 1.0, user_agent: str | None = None, timeout: float | tuple[float, float] = (5, 30),
             max_bytes: int = DEFAULT_MAX_BYTES, retries: int = 3, backoff: float = 0.5,
             max_redirects: int = 10, retry_failed: bool = False, workers: int = 4, robots: bool = True,
-            progress: bool = True, warc: str | None = None) -> dict:
+            progress: bool = True, warc: str | None = None,
+            page_timeout: float = DEFAULT_PAGE_TIMEOUT) -> dict:
     """Fetch the result page of every submission into ``dataset``; return
     ``{fetched, failed, skipped, failed_before}`` for this run.
 
     ``skipped`` counts submissions not fetched now: done before, or failed before and not
     retried (those are also counted in ``failed_before``). Writes the domain query at the end.
     ``warc``: also append what was fetched to this WARC file (see ``hwnoise.forms.warc``).
+    ``page_timeout``: most seconds one response may take in all (a trickled body is cut and
+    journaled as a failure). Submission ids that are not safe file names are stored under
+    ``hwnoise.dataset.safe_id`` names (the given id kept as ``given_id``).
     """
     for path in (dataset.submissions_path, dataset.journal_path):
         if repair_torn_tail(path):
             info(f"{path}: cut a torn last line left by an interrupted run")
     subs = [dataset.add_submission(_normalized(s)) for s in submissions]
     unique = list(OrderedDict((s["id"], s) for s in subs).values())
+    mapped = [s for s in unique if "given_id" in s]
+    if mapped and progress:
+        info(f"hwnoise: collect: {len(mapped)} submission id(s) are not safe file names "
+             f"(e.g. {str(mapped[0]['given_id'])[:60]!r}); their pages are stored as pages/SAFE_ID.html, "
+             "the id given kept as given_id in submissions.jsonl")
     journal = dataset.journal()
     pending, skipped, failed_before = [], 0, 0
     for sub in unique:
@@ -177,6 +186,7 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
         by_host.setdefault(urlsplit(sub["url"]).netloc.lower(), []).append(sub)
 
     settings = FetchSettings(user_agent=user_agent, delay=delay, timeout=timeout, max_bytes=max_bytes,
+                             page_timeout=page_timeout,
                              retries=retries, backoff=backoff, max_redirects=max_redirects,
                              allow_private=allow_private, robots=robots)
     warc_log = None

@@ -7,13 +7,16 @@ settings object (:class:`FetchSettings`) and able to switch itself off:
   non-public) addresses refused unless allowed, checked after DNS resolution, at connect
   time too (so a DNS answer that changes between the check and the connect cannot slip
   through), and again on every redirect hop.
-- :class:`RobotsPolicy` — robots.txt per host (RFC 9309), ``Crawl-delay`` applied.
+- :class:`RobotsPolicy` — robots.txt per host (RFC 9309, parsed by Protego), ``Crawl-delay``
+  applied (capped at ``MAX_CRAWL_DELAY``, with a message).
 - :class:`HostThrottle` — one request at a time per host, ``delay`` seconds apart.
 - :class:`RetryPolicy` — retries with exponential backoff on connection errors,
   timeouts, 429 and 5xx, honouring ``Retry-After`` (seconds or an HTTP date).
 - :class:`RedirectPolicy` — redirects followed by hand within a limit, every hop
   recorded and checked.
-- :class:`BodyPolicy` — a maximum body size (streamed and cut off) and a content-type check.
+- :class:`BodyPolicy` — a maximum body size (streamed and cut off), a time limit on the whole
+  response (``page_timeout``: a body trickled a byte at a time is cut), and a content-type
+  check (a response without one is sniffed as browsers do: ``hwnoise.decode.sniff_html``).
 
 :class:`Fetcher` ties them together; ``Fetcher.fetch`` returns a :class:`FetchResult` or
 raises :class:`FetchError` (naming the URL, and carrying what was learnt: status, headers,
@@ -30,7 +33,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import requests
 import urllib3
@@ -39,11 +42,14 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from hwnoise import __version__
+from hwnoise.decode import sniff_html
 from hwnoise.errors import HwnoiseError
 
 DEFAULT_USER_AGENT = f"hwnoise/{__version__} (hidden-web research crawler; robots.txt token hwnoise)"
 ROBOTS_TOKEN = "hwnoise"
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+#: Seconds one response (headers and body) may take in all, however slowly it trickles.
+DEFAULT_PAGE_TIMEOUT = 120.0
 HTML_TYPES = ("text/html", "application/xhtml+xml", "application/xml", "text/xml", "text/plain")
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 507, 508, 509, 520, 521, 522, 523, 524})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -78,6 +84,11 @@ class BodyError(FetchError):
     """The body is too large or not HTML (never retried)."""
 
 
+class PageTimeout(BodyError):
+    """The response did not complete within the page time limit (never retried: a server that
+    trickles a page would trickle it again)."""
+
+
 @dataclass
 class FetchSettings:
     """Everything the policies read; one object travels through the fetcher."""
@@ -85,7 +96,7 @@ class FetchSettings:
     user_agent: str | None = None
     delay: float = 1.0
     timeout: tuple[float, float] = (5.0, 30.0)
-    total_timeout: float = 300.0
+    page_timeout: float = DEFAULT_PAGE_TIMEOUT
     max_bytes: int = DEFAULT_MAX_BYTES
     retries: int = 3
     backoff: float = 0.5
@@ -184,9 +195,22 @@ class AddressPolicy:
         self.resolve(parts.hostname or "", parts.port or (443 if parts.scheme.lower() == "https" else 80), url)
 
 
+#: thread ident -> the urllib3 connection that thread is sending its request on (for the
+#: page-time watchdog, which shuts that socket down when the page's time is up).
+_ACTIVE_CONN: dict[int, Any] = {}
+
+
+def _tracked(base: type) -> dict:
+    def request(self, *args: Any, **kwargs: Any):
+        _ACTIVE_CONN[threading.get_ident()] = self
+        return base.request(self, *args, **kwargs)
+    return {"request": request}
+
+
 def _guarded_adapter(policy: AddressPolicy) -> HTTPAdapter:
     """An HTTPAdapter whose connections connect only to addresses ``policy`` allows, checked
-    on the addresses actually dialled (no gap between check and connect)."""
+    on the addresses actually dialled (no gap between check and connect), and whose
+    connections are known to the page-time watchdog."""
 
     def new_conn(base):
         def _new_conn(self):
@@ -204,8 +228,11 @@ def _guarded_adapter(policy: AddressPolicy) -> HTTPAdapter:
             raise last  # type: ignore[misc]
         return _new_conn
 
-    http_conn = type("GuardedHTTPConnection", (HTTPConnection,), {"_new_conn": new_conn(HTTPConnection)})
-    https_conn = type("GuardedHTTPSConnection", (HTTPSConnection,), {"_new_conn": new_conn(HTTPSConnection)})
+    def members(base: type) -> dict:
+        return {**_tracked(base), **({} if policy.allow_all else {"_new_conn": new_conn(base)})}
+
+    http_conn = type("GuardedHTTPConnection", (HTTPConnection,), members(HTTPConnection))
+    https_conn = type("GuardedHTTPSConnection", (HTTPSConnection,), members(HTTPSConnection))
     http_pool = type("GuardedHTTPPool", (HTTPConnectionPool,), {"ConnectionCls": http_conn})
     https_pool = type("GuardedHTTPSPool", (HTTPSConnectionPool,), {"ConnectionCls": https_conn})
 
@@ -215,6 +242,39 @@ def _guarded_adapter(policy: AddressPolicy) -> HTTPAdapter:
             self.poolmanager.pool_classes_by_scheme = {"http": http_pool, "https": https_pool}
 
     return GuardedAdapter(max_retries=0)
+
+
+class _PageClock:
+    """A watchdog for one exchange: when ``seconds`` pass before ``stop``, it shuts the socket
+    of the calling thread's request down, so a read blocked on a trickle returns at once (the
+    read timeout alone restarts with every byte)."""
+
+    def __init__(self, seconds: float):
+        self.expired = False
+        self._ident = threading.get_ident()
+        self._lock = threading.Lock()
+        self._done = False
+        self._timer = threading.Timer(max(0.0, seconds), self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self.expired = True
+            conn = _ACTIVE_CONN.get(self._ident)
+            sock = getattr(conn, "sock", None)
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def stop(self) -> None:
+        with self._lock:
+            self._done = True
+        self._timer.cancel()
 
 
 # -- per-host throttling -------------------------------------------------------------------------
@@ -290,63 +350,29 @@ def parse_retry_after(value: str | None) -> float | None:
 
 # -- robots.txt -------------------------------------------------------------------------------------
 
+#: The longest Crawl-delay obeyed, in seconds; a robots.txt asking more is capped (with a message).
+MAX_CRAWL_DELAY = 60.0
+
+_UA_LINE = re.compile(r"^(\s*user-agent\s*:\s*)([^/#\s]*)/[^#\s]*", re.IGNORECASE | re.MULTILINE)
+
+
 class RobotsRules:
-    """The rules of one robots.txt for one crawler (RFC 9309): the groups naming the crawler's
-    token (else ``*``), merged; the longest matching pattern wins, Allow on a tie; ``*`` and
-    a final ``$`` in patterns; percent-encoding compared decoded. Crawl-delay (not in the RFC,
-    widely used) is read with decimals."""
+    """The rules of one robots.txt for one crawler, read by Protego (Scrapy's RFC 9309 parser):
+    the groups naming the crawler's token (else ``*``), the longest matching pattern wins,
+    Allow on a tie, ``*`` and ``$`` in patterns, percent-encoding normalised. Crawl-delay (not in
+    the RFC, widely used) is read with decimals. A ``User-agent: name/1.0`` line names ``name``
+    (the product token without its version)."""
 
     def __init__(self, lines: list[str] | str = (), token: str = ROBOTS_TOKEN):
-        if isinstance(lines, str):
-            lines = lines.splitlines()
-        token = token.lower()
-        groups: list[tuple[list[str], list[tuple[bool, str]], list[float]]] = []
-        agents: list[str] | None = None
-        rules: list[tuple[bool, str]] = []
-        delays: list[float] = []
-        for raw in lines:
-            line = raw.split("#", 1)[0].strip()
-            key, sep, value = line.partition(":")
-            if not sep:
-                continue
-            key, value = key.strip().lower(), value.strip()
-            if key == "user-agent":
-                if agents is None or rules or delays:  # a new group starts
-                    agents, rules, delays = [], [], []
-                    groups.append((agents, rules, delays))
-                agents.append(value.split("/", 1)[0].strip().lower())
-            elif agents is None:
-                continue  # rules before any user-agent line belong to no group
-            elif key in ("allow", "disallow"):
-                if value:
-                    rules.append((key == "allow", value))
-            elif key == "crawl-delay":
-                try:
-                    delays.append(float(value))
-                except ValueError:
-                    pass
-        mine = [g for g in groups if token in g[0]] or [g for g in groups if "*" in g[0]]
-        self.rules = [(allow, _pattern(path), len(path)) for g in mine for allow, path in g[1]]
-        self.crawl_delay = next((d for g in mine for d in g[2]), None)
+        from protego import Protego
+
+        text = lines if isinstance(lines, str) else "\n".join(lines)
+        self.token = token.lower()
+        self._rules = Protego.parse(_UA_LINE.sub(r"\1\2", text))
+        self.crawl_delay: float | None = self._rules.crawl_delay(self.token)
 
     def allowed(self, url: str) -> bool:
-        parts = urlsplit(url)
-        path = unquote(parts.path or "/") + (f"?{unquote(parts.query)}" if parts.query else "")
-        if path == "/robots.txt":
-            return True
-        best: tuple[int, bool] | None = None
-        for allow, regex, length in self.rules:
-            if regex.match(path) and (best is None or (length, allow) > best):
-                best = (length, allow)
-        return best is None or best[1]
-
-
-def _pattern(path: str) -> re.Pattern:
-    path = unquote(path)
-    anchored = path.endswith("$")
-    body = path[:-1] if anchored else path
-    regex = ".*".join(re.escape(part) for part in body.split("*"))
-    return re.compile(regex + ("$" if anchored else ""), re.DOTALL)
+        return self._rules.can_fetch(url, self.token)
 
 
 class RobotsPolicy:
@@ -388,8 +414,15 @@ class RobotsPolicy:
                 return RobotsRules()
             return exc.reason
         rules = RobotsRules(res.body.decode("utf-8", errors="replace") if 200 <= res.status < 300 else "")
-        if rules.crawl_delay:
-            self.fetcher.throttle.set_delay(urlsplit(origin).netloc.lower(), rules.crawl_delay)
+        delay = rules.crawl_delay
+        if delay and delay > MAX_CRAWL_DELAY:
+            from hwnoise.progress import info
+
+            info(f"hwnoise: {origin}/robots.txt asks a Crawl-delay of {delay:g} s; "
+                 f"waiting {MAX_CRAWL_DELAY:g} s between requests instead (the cap)")
+            delay = MAX_CRAWL_DELAY
+        if delay and delay > 0:
+            self.fetcher.throttle.set_delay(urlsplit(origin).netloc.lower(), delay)
         return rules
 
 
@@ -416,10 +449,9 @@ class Fetcher:
                 sess = requests.Session()
                 sess.headers["User-Agent"] = self.settings.user_agent  # type: ignore[assignment]
                 sess.headers["Accept"] = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
-                if not self.address.allow_all:
-                    adapter = _guarded_adapter(self.address)
-                    sess.mount("http://", adapter)
-                    sess.mount("https://", adapter)
+                adapter = _guarded_adapter(self.address)
+                sess.mount("http://", adapter)
+                sess.mount("https://", adapter)
                 self._sessions[host] = sess
             return sess
 
@@ -488,7 +520,7 @@ class Fetcher:
             attempt += 1
             try:
                 res = self._exchange(method, url, data, enctype, content_check, max_bytes)
-            except (BlockedURL, RobotsDenied, BodyError) as exc:
+            except (BlockedURL, RobotsDenied, BodyError) as exc:  # PageTimeout is a BodyError
                 exc.attempts = attempt
                 raise
             except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError,
@@ -525,8 +557,11 @@ class Fetcher:
             else:
                 kwargs["data"] = data
         lock = self.throttle.lock(host)
+        limit = self.settings.page_timeout
         with lock:
             self.throttle.wait(host)
+            clock = _PageClock(limit)
+            status, headers = None, {}
             try:
                 resp = sess.request(method, url, **kwargs)
                 try:
@@ -535,13 +570,25 @@ class Fetcher:
                     if content_check and status < 300:
                         self._check_type(url, status, headers)
                     # read even a redirect's or an error's (bounded) body, so the connection is reused
-                    body = self._read_body(url, resp, status, headers, max_bytes)
+                    body = self._read_body(url, resp, status, headers, max_bytes, clock)
                     if status in REDIRECT_STATUSES:
                         body = b""
                 finally:
                     resp.close()
+            except (requests.RequestException, urllib3.exceptions.HTTPError, OSError):
+                if clock.expired:
+                    raise PageTimeout(url, f"response not complete after {limit:g} s, the page time "
+                                           "limit (raise --page-timeout); cut", status=status,
+                                      headers=headers) from None
+                raise
             finally:
+                clock.stop()
                 self.throttle.done(host)
+        if content_check and status < 300 and not headers.get("content-type"):
+            reason = sniff_html(body)
+            if reason:
+                raise BodyError(url, f"no Content-Type, and the body is {reason}, not HTML; not kept",
+                                status=status, headers=headers)
         return FetchResult(url=url, final_url=url, method=method, status=status, headers=headers, body=body,
                            http_charset=charset_of(headers.get("content-type")))
 
@@ -550,22 +597,23 @@ class Fetcher:
         if ctype and ctype not in self.settings.content_types:
             raise BodyError(url, f"content type {ctype!r} is not HTML; not kept", status=status, headers=headers)
 
-    def _read_body(self, url: str, resp: requests.Response, status: int, headers: dict, max_bytes: int) -> bytes:
+    def _read_body(self, url: str, resp: requests.Response, status: int, headers: dict, max_bytes: int,
+                   clock: _PageClock | None = None) -> bytes:
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > max_bytes and "content-encoding" not in headers:
             raise BodyError(url, f"body of {int(declared)} bytes exceeds the maximum of {max_bytes} bytes "
                                  "(raise --max-bytes)", status=status, headers=headers)
         chunks, size = [], 0
-        deadline = time.monotonic() + self.settings.total_timeout
         for chunk in resp.iter_content(65536):
             size += len(chunk)
             if size > max_bytes:
                 raise BodyError(url, f"body cut off after {max_bytes} bytes, the maximum (raise --max-bytes)",
                                 status=status, headers=headers)
             chunks.append(chunk)
-            if time.monotonic() > deadline:
-                raise FetchError(url, f"body not complete after {self.settings.total_timeout:.0f} s",
-                                 status=status, headers=headers)
+            if clock is not None and clock.expired:
+                raise PageTimeout(url, f"response not complete after {self.settings.page_timeout:g} s, "
+                                       "the page time limit (raise --page-timeout); cut",
+                                  status=status, headers=headers)
         return b"".join(chunks)
 
 

@@ -24,7 +24,11 @@ class SubmissionsError(HwnoiseError):
 
 
 def _check_url(url: str, where: str) -> None:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port out of range or not a number
+    except ValueError as exc:
+        raise SubmissionsError(f"{where}: {url[:200]!r} is not a valid URL ({exc})") from None
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         raise SubmissionsError(f"{where}: {url[:200]!r} is not an http or https URL")
 
@@ -81,7 +85,7 @@ def _fields_of(raw: Any, where: str) -> list[dict]:
     if isinstance(raw, list):
         out = []
         for i, f in enumerate(raw):
-            if isinstance(f, dict) and "name" in f:
+            if isinstance(f, dict) and isinstance(f.get("name"), (str, int, float)):
                 out.append({"name": f["name"], "value": f.get("value", ""), "label": f.get("label"),
                             **({"type": f["type"]} if f.get("type") else {})})
             elif isinstance(f, (list, tuple)) and len(f) == 2:
@@ -104,10 +108,18 @@ def submission_from_json(obj: Any, where: str) -> dict:
         raise SubmissionsError(f"{where}: no 'action' (or 'url') given")
     _check_url(action, where)
     fields = _fields_of(obj.get("fields"), where)
+    enctype = obj.get("enctype")
+    if enctype is not None and not isinstance(enctype, str):
+        raise SubmissionsError(f"{where}: 'enctype' must be a string such as \"multipart/form-data\"")
+    for key in ("id", "site"):
+        if obj.get(key) is not None and not isinstance(obj[key], (str, int)):
+            raise SubmissionsError(f"{where}: {key!r} must be a string")
+    if isinstance(obj.get("id"), str) and not obj["id"].strip():
+        raise SubmissionsError(f"{where}: 'id' is empty (leave it out to have one made)")
+    extra = {k: obj[k] for k in ("id", "site", "form") if obj.get(k) not in (None, "")}
     if method == "GET" and not fields and "fields" not in obj:
-        return submission_from_url(action)
-    extra = {k: obj[k] for k in ("id", "site", "form") if obj.get(k)}
-    return make_submission(method, action, fields, enctype=obj.get("enctype"), **extra)
+        return {**submission_from_url(action), **extra}
+    return make_submission(method, action, fields, enctype=enctype, **extra)
 
 
 def _read_lines(path: Path, fmt: str) -> list[dict]:
@@ -123,6 +135,8 @@ def _read_lines(path: Path, fmt: str) -> list[dict]:
                 raise SubmissionsError(f"{where}: a JSON line in a file read as --format urls")
             try:
                 obj = json.loads(line)
+            except RecursionError:
+                raise SubmissionsError(f"{where}: JSON nested too deeply") from None
             except json.JSONDecodeError as exc:
                 raise SubmissionsError(f"{where}: not valid JSON: {exc.msg} (column {exc.colno})") from None
             out.append(submission_from_json(obj, where))
@@ -153,9 +167,12 @@ def _is_document(entry: dict) -> bool:
 def _read_har(path: Path) -> list[dict]:
     try:
         har = json.loads(path.read_text(encoding="utf-8-sig", errors="replace"))
+    except RecursionError:
+        raise SubmissionsError(f"{path}: JSON nested too deeply (HAR)") from None
     except json.JSONDecodeError as exc:
         raise SubmissionsError(f"{path}:{exc.lineno}: not valid JSON (HAR): {exc.msg}") from None
-    entries = (har.get("log") or {}).get("entries") if isinstance(har, dict) else None
+    log = har.get("log") if isinstance(har, dict) else None
+    entries = log.get("entries") if isinstance(log, dict) else None
     if not isinstance(entries, list):
         raise SubmissionsError(f"{path}: not a HAR file (no log.entries)")
     out = []
@@ -165,19 +182,28 @@ def _read_har(path: Path) -> list[dict]:
         if not isinstance(req, dict) or not req.get("url"):
             raise SubmissionsError(f"{where}: no request.url")
         url, method = str(req["url"]), str(req.get("method") or "GET").upper()
-        if urlsplit(url).scheme.lower() not in ("http", "https") or not _is_document(entry):
+        try:
+            scheme = urlsplit(url).scheme.lower()
+        except ValueError:
+            raise SubmissionsError(f"{where}: {url[:200]!r} is not a valid URL") from None
+        if scheme not in ("http", "https") or not _is_document(entry):
             continue  # data:, blob:, extensions; images, scripts, styles
+        _check_url(url, where)
         if method == "GET":
             out.append(submission_from_url(url))
         elif method == "POST":
             post = req.get("postData") or {}
+            if not isinstance(post, dict):
+                raise SubmissionsError(f"{where}: request.postData is not an object")
             mime = str(post.get("mimeType") or "application/x-www-form-urlencoded")
             if post.get("params"):
+                if not isinstance(post["params"], list) or not all(isinstance(p, dict) for p in post["params"]):
+                    raise SubmissionsError(f"{where}: request.postData.params is not a list of objects")
                 fields = [{"name": p.get("name", ""), "value": p.get("value", ""), "label": None}
                           for p in post["params"] if "fileName" not in p]
             elif "urlencoded" in mime.lower() and post.get("text") is not None:
                 fields = [{"name": k, "value": v, "label": None}
-                          for k, v in parse_qsl(post["text"], keep_blank_values=True)]
+                          for k, v in parse_qsl(str(post["text"]), keep_blank_values=True)]
             elif not post.get("text"):
                 fields = []
             else:
@@ -219,7 +245,11 @@ def read_submissions(path: str | os.PathLike, fmt: str = "auto") -> list[dict]:
     if head.startswith("["):
         try:
             items = json.loads(head)
+        except RecursionError:
+            raise SubmissionsError(f"{path}: JSON nested too deeply") from None
         except json.JSONDecodeError as exc:
             raise SubmissionsError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+        if not isinstance(items, list):
+            raise SubmissionsError(f"{path}: not a JSON array of submissions")
         return [submission_from_json(obj, f"{path}: item {i}") for i, obj in enumerate(items)]
     return _read_lines(path, "auto" if fmt == "auto" else kind)

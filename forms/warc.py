@@ -211,5 +211,5 @@ class WarcLog:
         count = 0
         for sid, rec in dataset.journal().items():
             if sid not in self.done and is_done(dataset, rec):
-                count += self.add(rec, (dataset.path / "pages" / f"{sid}.html").read_bytes())
+                count += self.add(rec, dataset.page_path(sid).read_bytes())
         return count

@@ -23,6 +23,7 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import re
 import tempfile
 import warnings
 from collections.abc import Iterable, Iterator
@@ -97,6 +98,8 @@ def read_jsonl(path: str | os.PathLike) -> list[dict]:
             continue
         try:
             out.append(json.loads(line))
+        except RecursionError:
+            raise DatasetError(f"{path}:{i}: JSON nested too deeply") from None
         except json.JSONDecodeError as exc:
             if i == len(lines):
                 warnings.warn(f"{path}:{i}: skipping a torn last line (an interrupted write)")
@@ -139,12 +142,91 @@ def page_id(method: str, url: str, fields: Iterable[dict] | None = None) -> str:
     return hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
 
 
+#: A page ID used as a file name as it is: a letter or digit, then letters, digits, ``._-``.
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+MAX_ID_LENGTH = 128
+#: Names Windows refuses for a file whatever the extension.
+_RESERVED = frozenset(["con", "prn", "aux", "nul"] + [f"{d}{i}" for d in ("com", "lpt") for i in range(10)])
+
+
+def is_safe_id(pid: object) -> bool:
+    """Whether ``pid`` can be a file name stem as it is (no ``/``, ``..``, NUL, 128 chars at most)."""
+    return (isinstance(pid, str) and len(pid) <= MAX_ID_LENGTH and _SAFE_ID.fullmatch(pid) is not None
+            and pid.split(".")[0].lower() not in _RESERVED)
+
+
+def safe_id(pid: object) -> str:
+    """The file name stem of page ID ``pid``: the ID itself when ``is_safe_id``, else its
+    letters and digits (at most 64) and a hash of the whole ID ("../../x" -> "x-3f2a...").
+
+    Every path built from an ID (pages/ID.html, gold/ID.txt) goes through this, so an ID read
+    from data (a submissions file, a hand-edited submissions.jsonl) never leaves the folder,
+    never holds a NUL and never exceeds a file-name limit; a safe ID maps to itself.
+    """
+    text = pid if isinstance(pid, str) else json.dumps(pid, ensure_ascii=False, default=str)
+    if is_safe_id(text):
+        return text
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:64].strip("-")
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{slug}-{digest}" if slug else digest
+
+
+def is_within(path: str | os.PathLike, root: str | os.PathLike) -> bool:
+    """Whether ``path``, symlinks followed, lies inside the folder ``root`` (itself resolved):
+    importers refuse files that a symlink or a ``../`` in data would fetch from elsewhere."""
+    try:
+        return Path(path).resolve().is_relative_to(Path(root).resolve())
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, a NUL
+        return False
+
+
 def site_of(url: str | None) -> str:
-    """The site of a URL: its host without a leading ``www.`` ("" when there is none)."""
+    """The site of a URL: its registrable domain ("news.example.co.uk" -> "example.co.uk"),
+    from the public-suffix list tldextract ships (no network); an IP address or a name with
+    no public suffix (localhost) is its own site; "" when the URL has no host."""
     if not url:
         return ""
-    host = (urlsplit(url).hostname or "").lower()
+    try:
+        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    except ValueError:
+        return ""
+    if not host:
+        return ""
+    ext = _public_suffixes()(host)
+    domain = ".".join(p for p in (ext.domain, ext.suffix) if p) if ext.suffix and ext.domain else ""
+    if domain:
+        return domain
     return host[4:] if host.startswith("www.") else host
+
+
+_EXTRACT = None
+
+
+def _public_suffixes():
+    """tldextract on its bundled snapshot of the public-suffix list (never fetched)."""
+    global _EXTRACT
+    if _EXTRACT is None:
+        import tldextract
+
+        _EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None,
+                                         include_psl_private_domains=True)
+    return _EXTRACT
+
+
+def _with_id(sub: dict) -> dict:
+    """``sub`` with a safe ``id`` (derived when missing; mapped by ``safe_id`` when unsafe, the
+    given one kept as ``given_id``). Changes ``sub`` in place and returns it."""
+    sub.setdefault("method", "GET")
+    sub.setdefault("fields", [])
+    pid = sub.get("id")
+    if pid is None or pid == "":
+        fields = sub["fields"] if isinstance(sub["fields"], list) else []
+        sub["id"] = page_id(str(sub["method"]), str(sub.get("action") or sub.get("url") or ""),
+                            [f for f in fields if isinstance(f, dict)])
+    elif not is_safe_id(pid):
+        sub["given_id"] = pid
+        sub["id"] = safe_id(pid)
+    return sub
 
 
 @dataclass
@@ -166,11 +248,11 @@ class Page:
 
     @property
     def html_path(self) -> Path:
-        return self.dataset.path / "pages" / f"{self.id}.html"
+        return self.dataset.page_path(self.id)
 
     @property
     def gold_path(self) -> Path:
-        return self.dataset.path / "gold" / f"{self.id}.txt"
+        return self.dataset.gold_file(self.id)
 
     @property
     def http_charset(self) -> str | None:
@@ -222,6 +304,8 @@ class Dataset:
             self.meta: dict = json.loads((self.path / "dataset.json").read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{self.path / 'dataset.json'}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+        if not isinstance(self.meta, dict):
+            raise DatasetError(f"{self.path / 'dataset.json'}: not a JSON object")
 
     # -- creation and metadata ------------------------------------------------
     @classmethod
@@ -229,8 +313,14 @@ class Dataset:
                notes: str = "", **meta: Any) -> "Dataset":
         """Create (or reopen, keeping its contents) the dataset folder at ``path``."""
         path = Path(path)
-        (path / "pages").mkdir(parents=True, exist_ok=True)
-        (path / "gold").mkdir(exist_ok=True)
+        if path.exists() and not path.is_dir():
+            raise DatasetError(f"{path}: exists and is not a folder; give a new or a dataset folder")
+        try:
+            (path / "pages").mkdir(parents=True, exist_ok=True)
+            (path / "gold").mkdir(exist_ok=True)
+        except OSError as exc:
+            raise DatasetError(f"{path}: cannot create the dataset folder: {exc.strerror or exc}; "
+                               "choose a place you can write") from None
         mpath = path / "dataset.json"
         if mpath.exists():
             ds = cls(path)
@@ -260,24 +350,32 @@ class Dataset:
         return self.path / "journal.jsonl"
 
     def submissions(self) -> list[dict]:
-        """Every submission, first occurrence of each ID, in file order."""
+        """Every submission, first occurrence of each ID, in file order.
+
+        A line without an ``id`` gets the one ``add_submission`` would give it; an ID that is
+        not a safe file name is mapped by ``safe_id`` (the given one kept as ``given_id``).
+        """
         seen: dict[str, dict] = {}
-        for sub in read_jsonl(self.submissions_path):
-            seen.setdefault(sub["id"], sub)
+        for i, sub in enumerate(read_jsonl(self.submissions_path), 1):
+            if not isinstance(sub, dict):
+                raise DatasetError(f"{self.submissions_path}: record {i} is not a JSON object")
+            seen.setdefault(_with_id(sub)["id"], sub)
         return list(seen.values())
 
     def add_submission(self, sub: dict) -> dict:
-        """Record a submission (adding ``id`` and ``site`` when missing) unless its ID is known."""
+        """Record a submission (adding ``id`` and ``site`` when missing) unless its ID is known;
+        return the submission as recorded (the first one given, when the ID was known: two URLs
+        that mean one submission are fetched as the first was recorded)."""
         sub = dict(sub)
-        sub.setdefault("method", "GET")
-        sub.setdefault("fields", [])
-        sub.setdefault("id", page_id(sub["method"], sub.get("action") or sub.get("url", ""), sub["fields"]))
         sub.setdefault("site", site_of(sub.get("url")))
-        if not hasattr(self, "_known_ids"):
-            self._known_ids = {s["id"] for s in self.submissions()}
-        if sub["id"] not in self._known_ids:
-            append_jsonl(self.submissions_path, sub)
-            self._known_ids.add(sub["id"])
+        sub = _with_id(sub)
+        if not hasattr(self, "_known"):
+            self._known = {s["id"]: s for s in self.submissions()}
+        known = self._known.get(sub["id"])
+        if known is not None:
+            return known
+        append_jsonl(self.submissions_path, sub)
+        self._known[sub["id"]] = sub
         return sub
 
     def journal(self) -> dict[str, dict]:
@@ -291,13 +389,21 @@ class Dataset:
         append_jsonl(self.journal_path, record)
 
     # -- pages ----------------------------------------------------------------
+    def page_path(self, pid: str) -> Path:
+        """pages/ID.html, the ID made a safe file name (``safe_id``): never outside the folder."""
+        return self.path / "pages" / f"{safe_id(pid)}.html"
+
+    def gold_file(self, pid: str) -> Path:
+        """gold/ID.txt, the ID made a safe file name (``safe_id``)."""
+        return self.path / "gold" / f"{safe_id(pid)}.txt"
+
     def write_page(self, pid: str, data: bytes) -> Path:
-        path = self.path / "pages" / f"{pid}.html"
+        path = self.page_path(pid)
         atomic_write_bytes(path, data)
         return path
 
     def write_gold(self, pid: str, text: str) -> Path:
-        path = self.path / "gold" / f"{pid}.txt"
+        path = self.gold_file(pid)
         atomic_write_text(path, text)
         return path
 
@@ -319,7 +425,7 @@ class Dataset:
         for sub in self.submissions():
             pid = sub["id"]
             listed.add(pid)
-            if (self.path / "pages" / f"{pid}.html").exists():
+            if self.page_path(pid).exists():
                 yield Page(pid, self, sub, journal.get(pid))
         for p in sorted((self.path / "pages").glob("*.html")):
             if p.stem not in listed:

@@ -13,10 +13,15 @@ Writes ``report.json`` (one record per dataset, protocol and method), ``report.m
 """
 from __future__ import annotations
 
+import copy
 import csv
+import hashlib
+import json
+import shutil
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +31,8 @@ import pandas as pd
 from hwnoise import __version__
 from hwnoise.dataset import Dataset, Page, atomic_write_text, now_iso, write_json
 from hwnoise.errors import HwnoiseError
-from hwnoise.progress import info, progress
+from hwnoise.progress import info
+from hwnoise.scheduler import Scheduler, batches
 from hwnoise.text import collapse_space, mean_text_scores, text_scores, tokenize
 
 DEFAULT_METHODS = ("model", "cetd")
@@ -220,12 +226,254 @@ def _record_scores(method: Any, page: Page, walk, labels, xpaths: list[str],
     return record_scores(pred, gold)
 
 
+# -- plan -> fit per fold -> score per page batch -> aggregate -----------------------------------
+# Each step is a function; fit_fold and score_batch run on any scheduler (hwnoise.scheduler) and
+# take and return small things: page references (dataset folder, page ID), fitted methods, and
+# per-batch tallies. Results are merged in fold and batch order, so every scheduler gives the
+# same report as a serial run.
+
+#: test pages per scoring task (a few large tasks; the result does not depend on it)
+BATCH_PAGES = 64
+#: fewer test pages than this are scored in this process under the default --scheduler local
+SMALL_PAGES = 60
+
+
+@dataclass
+class Fold:
+    """One fit and the pages it scores: page references ``(dataset folder, page ID)``."""
+
+    unit: str
+    index: int
+    total: int
+    train: list[tuple[str, str]]
+    test: list[tuple[str, str]]
+    thesis: bool = False       # seed 003's node split: masks computed from the unit's pages
+    unit_pages: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class EvalSettings:
+    """What every fold fits and scores."""
+
+    methods: tuple[str, ...]
+    model: Any = None
+    options: dict = field(default_factory=dict)
+    seed: int = 1
+    train_share: float = 0.66
+
+
+def _ref(page: Page) -> tuple[str, str]:
+    return (str(page.dataset.path), page.id)
+
+
+def load_pages(refs: Sequence[tuple[str, str]]) -> list[Page]:
+    """The pages of ``refs``, in order (each dataset folder opened once)."""
+    by_ds: dict[str, dict[str, Page]] = {}
+    out = []
+    for path, pid in refs:
+        if path not in by_ds:
+            by_ds[path] = {p.id: p for p in Dataset(path).pages()}
+        out.append(by_ds[path][pid])
+    return out
+
+
+def plan(datasets: Sequence[Dataset], protocol: str, given_model: bool, *, seed: int = 1, k: int = 5,
+         train_share: float = 0.66, score_only: Sequence[str] | None = None) -> tuple[list[Fold], list[str]]:
+    """The folds of the evaluation: one unit per dataset, or every dataset pooled for
+    cross-site; each unit split by the protocol. Returns the folds and notes."""
+    from hwnoise.training.protocols import splits
+
+    units = [list(datasets)] if (protocol == "cross-site" and not given_model) else [[d] for d in datasets]
+    folds: list[Fold] = []
+    notes: list[str] = []
+    keep = set(score_only) if score_only is not None else None
+    for unit in units:
+        pages = [p for ds in unit for p in ds.pages()]
+        label = "+".join(ds.name for ds in unit)
+        if not pages:
+            notes.append(f"{label}: no pages")
+            continue
+        if given_model:
+            parts = [([], pages, False)]
+        elif protocol == "thesis":
+            parts = [([], pages, True)]
+        else:
+            table = _page_table(pages)
+            parts = [([pages[i] for i in tr], [pages[i] for i in te], False)
+                     for tr, te in splits(table, protocol, seed=seed, k=k, train_share=train_share)]
+        for fi, (train_pages, test_pages, thesis) in enumerate(parts):
+            if keep is not None:
+                test_pages = [p for p in test_pages if p.dataset.name in keep]
+                if not test_pages:
+                    continue
+            folds.append(Fold(label, fi, len(parts), [_ref(p) for p in train_pages],
+                              [_ref(p) for p in test_pages], thesis,
+                              [_ref(p) for p in pages] if thesis else []))
+    return folds, notes
+
+
+def _portable(methods: dict[str, Any]) -> dict[str, Any]:
+    """Fitted methods without the feature tables they cached (workers read their own)."""
+    from hwnoise.extractors.model import FeatureCache
+
+    out = {}
+    for name, method in methods.items():
+        if isinstance(getattr(method, "cache", None), FeatureCache):
+            method = copy.copy(method)
+            method.cache = FeatureCache()
+        out[name] = method
+    return out
+
+
+def fit_fold(fold: Fold, settings: EvalSettings) -> tuple[dict[str, Any], dict | None, list[str]]:
+    """Build every method and fit those that learn on the fold's training pages (for the
+    thesis protocol, on its training nodes). Returns the methods, the thesis test nodes per
+    page (or None) and lines for people."""
+    from hwnoise.training.protocols import splits
+
+    built = _make_methods(settings.methods, settings.model, settings.options)
+    masks = None
+    if fold.thesis:
+        masks = _thesis_folds(load_pages(fold.unit_pages), settings.seed, settings.train_share, splits)[0][2]
+    train_pages = load_pages(fold.train)
+    lines = []
+    for name, method in built.items():
+        if getattr(method, "needs_training", False):
+            t0 = time.perf_counter()
+            if masks is not None and hasattr(method, "fit_rows"):
+                method.fit_rows(masks["train_rows"])
+            else:
+                method.fit(train_pages)
+            lines.append(f"{fold.unit}: {name} fitted on {len(train_pages)} pages "
+                         f"(fold {fold.index + 1}/{fold.total}, {time.perf_counter() - t0:.1f} s)")
+    test_nodes = dict(masks["test_nodes"]) if masks is not None else None
+    return built, test_nodes, lines
+
+
+def score_batch(refs: Sequence[tuple[str, str]], methods: dict[str, Any],
+                test_nodes: dict | None) -> dict:
+    """Score every method on a batch of test pages; a JSON-able partial result
+    ``{tallies: {dataset: {method: ...}}, rows: [...], skipped: {dataset: n}}``."""
+    tallies: dict[tuple[str, str], _Tally] = defaultdict(_Tally)
+    rows: list[dict] = []
+    skipped: dict[str, int] = defaultdict(int)
+    for page in load_pages(refs):
+        per = {name: tallies[(page.dataset.name, name)] for name in methods}
+        mask = None if test_nodes is None else test_nodes.get(page.id)  # None: every node, as before
+        if not _score_page(page, methods, per, is_value_gold(page.dataset), mask, rows):
+            skipped[page.dataset.name] += 1
+    out: dict[str, Any] = {"tallies": {}, "rows": rows, "skipped": dict(skipped)}
+    for (ds, name), t in tallies.items():
+        out["tallies"].setdefault(ds, {})[name] = {
+            "y_true": [a.tolist() for a in t.y_true], "y_pred": [a.tolist() for a in t.y_pred],
+            "text": t.text, "values": t.values, "words": t.words, "records": t.records, "pages": t.pages,
+            "failures": t.failures, "errors": t.errors, "seconds": t.seconds}
+    return out
+
+
+def aggregate(parts: Sequence[dict]) -> tuple[dict[tuple[str, str], _Tally], list[dict], dict[str, int]]:
+    """Merge the batch results, in order, into one tally per (dataset, method)."""
+    tallies: dict[tuple[str, str], _Tally] = defaultdict(_Tally)
+    rows: list[dict] = []
+    skipped: dict[str, int] = defaultdict(int)
+    for part in parts:
+        for ds, by_method in part["tallies"].items():
+            for name, t in by_method.items():
+                tally = tallies[(ds, name)]
+                tally.y_true += [np.asarray(a, dtype=object) for a in t["y_true"]]
+                tally.y_pred += [np.asarray(a, dtype=object) for a in t["y_pred"]]
+                tally.text += t["text"]
+                tally.values += t["values"]
+                tally.words += t["words"]
+                tally.records += t["records"]
+                tally.pages += t["pages"]
+                tally.failures += t["failures"]
+                tally.errors += t["errors"]
+                tally.seconds += t["seconds"]
+        rows += part["rows"]
+        for ds, n in part["skipped"].items():
+            skipped[ds] += n
+    return tallies, rows, skipped
+
+
+def _evaluate_fit(fold: Fold, settings: EvalSettings, portable: bool):
+    built, test_nodes, lines = fit_fold(fold, settings)
+    return (_portable(built) if portable else built), test_nodes, lines
+
+
+def _evaluate_score(task: tuple, fitted: list) -> dict:
+    fold_i, refs = task
+    methods, test_nodes, _ = fitted[fold_i]
+    return score_batch(refs, methods, test_nodes)
+
+
+def _parts_dir(out: str | Path | None, folds: list[Fold], settings: EvalSettings, size: int) -> Path | None:
+    """Where the batch results of this very plan are kept until the report is written, so that
+    a killed run resumes from them (None without --out or with a model object given)."""
+    if out is None or (settings.model is not None and not isinstance(settings.model, (str, Path))):
+        return None
+    key = json.dumps([__version__, [asdict(f) for f in folds], list(settings.methods), settings.options,
+                      settings.seed, settings.train_share, str(settings.model), size], sort_keys=True, default=str)
+    return Path(out) / ".parts" / hashlib.sha1(key.encode()).hexdigest()[:16]
+
+
+def run_folds(folds: list[Fold], settings: EvalSettings, sched: Scheduler, *, out: str | Path | None = None,
+              batch_pages: int | None = None) -> tuple[dict, list[dict], dict]:
+    """Fit every fold, then score its test pages in batches, on ``sched``; merge in order."""
+    size = batch_pages or BATCH_PAGES
+    tasks = [(fi, refs) for fi, fold in enumerate(folds) for refs in batches(fold.test, size)]
+    parts_dir = _parts_dir(out, folds, settings, size)
+    results: list[dict | None] = [None] * len(tasks)
+    if parts_dir is not None and parts_dir.is_dir():
+        for i in range(len(tasks)):
+            path = parts_dir / f"{i:05d}.json"
+            if path.is_file():
+                try:
+                    results[i] = json.loads(path.read_text(encoding="utf-8"))
+                except ValueError:
+                    results[i] = None
+        done = sum(r is not None for r in results)
+        if done:
+            info(f"evaluate: resuming; {done} of {len(tasks)} page batches already scored in {parts_dir}")
+    todo = [i for i, r in enumerate(results) if r is None]
+    need = sorted({tasks[i][0] for i in todo})
+    small = sum(len(f.test) for f in folds) < SMALL_PAGES
+    local = sched.inline or (small and sched.auto)
+    fitted_list = sched.map(_evaluate_fit, [folds[fi] for fi in need], settings, not local,
+                            desc="evaluate: fit", unit="fold", small=small)
+    fitted: list[Any] = [None] * len(folds)
+    for fi, res in zip(need, fitted_list):
+        fitted[fi] = res
+        for line in res[2]:
+            info(line)
+    handle = sched.share(fitted) if todo else None
+
+    def keep(j: int, result: dict) -> None:
+        i = todo[j]
+        results[i] = result
+        if parts_dir is not None:
+            atomic_write_text(parts_dir / f"{i:05d}.json", json.dumps(result))
+
+    if todo:
+        sched.map(_evaluate_score, [tasks[i] for i in todo], handle, desc="evaluate: score", unit="batch",
+                  on_result=keep, small=small)
+    tallies, rows, skipped = aggregate([r for r in results if r is not None])
+    if parts_dir is not None:
+        shutil.rmtree(parts_dir, ignore_errors=True)
+        try:
+            parts_dir.parent.rmdir()
+        except OSError:
+            pass
+    return tallies, rows, skipped
+
+
 def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAULT_METHODS,
              protocol: str = "pages", seed: int = 1, out: str | Path | None = None,
              model: Any = None, *, k: int = 5, train_share: float = 0.66,
              method_options: dict[str, dict] | None = None, allow_pickle: bool = False,
              figures: bool = True, build: bool = True,
-             score_only: Sequence[str] | None = None) -> dict:
+             score_only: Sequence[str] | None = None, scheduler: "str | Scheduler | None" = "sync",
+             workers: int | None = None) -> dict:
     """Score ``methods`` on the test pages of each dataset; return (and write) the report.
 
     ``model`` (a NoiseModel or a saved model's path) scores that model on every page of
@@ -233,10 +481,11 @@ def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAUL
     dataset without ``features.parquet`` gets one first (``hwnoise features``), so that the
     learned model sees the dataset-level features too. ``score_only`` names the datasets whose
     test pages are scored; the others then only lend their pages to training (e.g. WCXB listing
-    pages scored by a cross-site model trained on every other page type).
+    pages scored by a cross-site model trained on every other page type). ``scheduler``
+    (``hwnoise.scheduler``: local, threads, sync, tcp://...) runs the fits and the page batches;
+    the report is the same on every one. With ``out``, batches scored are kept under
+    ``out/.parts/`` until the report is written, so a killed run resumes from them.
     """
-    from hwnoise.training.protocols import splits
-
     datasets = _open(dataset_dirs)
     methods = list(dict.fromkeys(m.strip() for m in methods if m.strip()))
     if not methods:
@@ -254,56 +503,24 @@ def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAUL
         if unknown:
             raise EvaluateError(f"--score-only names no dataset given: {', '.join(sorted(unknown))}")
 
-    if build and model is None and any(m in ("model",) for m in methods):
-        from hwnoise.features.build import build_features
+    sched_own = not isinstance(scheduler, Scheduler)
+    sched = Scheduler(scheduler or "local", workers) if sched_own else scheduler
+    try:
+        if build and model is None and any(m in ("model",) for m in methods):
+            from hwnoise.features.build import build_features
 
-        for ds in datasets:
-            if not ds.has_features():  # the stored rows carry the dataset-level features
-                info(f"{ds.name}: no features.parquet yet; building it")
-                build_features(ds, progress=False)
-
-    # units: one per dataset, or every dataset pooled for cross-site
-    units = [datasets] if (protocol == "cross-site" and model is None) else [[d] for d in datasets]
-    tallies: dict[tuple[str, str], _Tally] = defaultdict(_Tally)
-    page_rows: list[dict] = []
-    notes: list[str] = []
-    skipped: dict[str, int] = defaultdict(int)
-    for unit in units:
-        pages = [p for ds in unit for p in ds.pages()]
-        label = "+".join(ds.name for ds in unit)
-        if not pages:
-            notes.append(f"{label}: no pages")
-            continue
-        folds: list[tuple[list[Page], list[Page], dict | None]] = []
-        if model is not None:
-            folds.append(([], pages, None))
-        elif protocol == "thesis":
-            folds.extend(_thesis_folds(pages, seed, train_share, splits))
-        else:
-            table = _page_table(pages)
-            for train_idx, test_idx in splits(table, protocol, seed=seed, k=k, train_share=train_share):
-                folds.append(([pages[i] for i in train_idx], [pages[i] for i in test_idx], None))
-        for fi, (train_pages, test_pages, node_masks) in enumerate(folds):
-            if score_only is not None:
-                test_pages = [p for p in test_pages if p.dataset.name in set(score_only)]
-                if not test_pages:
-                    continue
-            built = _make_methods(methods, model, options)
-            for name, method in built.items():
-                if getattr(method, "needs_training", False):
-                    t0 = time.perf_counter()
-                    if node_masks is not None and hasattr(method, "fit_rows"):
-                        method.fit_rows(node_masks["train_rows"])
-                    else:
-                        method.fit(train_pages)
-                    info(f"{label}: {name} fitted on {len(train_pages)} pages "
-                         f"(fold {fi + 1}/{len(folds)}, {time.perf_counter() - t0:.1f} s)")
-            for page in progress(test_pages, desc=f"evaluate {label}", unit="page"):
-                value_gold = is_value_gold(page.dataset)
-                per = {name: tallies[(page.dataset.name, name)] for name in built}
-                mask = node_masks["test_nodes"].get(page.id) if node_masks is not None else None
-                if not _score_page(page, built, per, value_gold, mask, page_rows):
-                    skipped[page.dataset.name] += 1
+            for ds in datasets:
+                if not ds.has_features():  # the stored rows carry the dataset-level features
+                    info(f"{ds.name}: no features.parquet yet; building it")
+                    build_features(ds, progress=False, scheduler=sched)
+        folds, notes = plan(datasets, protocol, model is not None, seed=seed, k=k, train_share=train_share,
+                            score_only=score_only)
+        settings = EvalSettings(methods=tuple(methods), model=model, options=options, seed=seed,
+                                train_share=train_share)
+        tallies, page_rows, skipped = run_folds(folds, settings, sched, out=out)
+    finally:
+        if sched_own:
+            sched.close()
 
     results = []
     for ds in datasets:

@@ -15,8 +15,15 @@ Routes (path part of the URL; ``key`` in the query string keeps per-test counter
 - ``/redirect?to=URL&code=302``  redirects to any URL (private addresses, ``file:``...)
 - ``/image``             a PNG, ``/big`` a body larger than the tests' limits
 - ``/gone``              404
+- ``/trickle?every=S&n=N``  Content-Length N (default 2000), then one byte every S seconds
+                         (default 0.05): the read timeout never fires, only a page time limit
+- ``/no-type?kind=png|html|text``  a body with no Content-Type header (PNG bytes by default)
+- ``/utf7``              ``charset=utf-7`` with a UTF-7 ``<script>`` in the body
 - ``/private/...``       a page robots.txt disallows
 - ``/form`` ``/post-form``  a search form (GET; POST multipart-free), ``/search`` its results
+
+``TRAVERSING_IDS`` are submission ids that would leave the dataset folder (``hostile_lines``
+makes JSON lines of them pointing at this server).
 
 ``server.log`` holds ``(monotonic time, method, path with query, body)`` for every request,
 ``server.connections`` counts TCP connections accepted.
@@ -54,6 +61,23 @@ FORM_PAGE = """<!DOCTYPE html>
 <form action="/newsletter" method="post"><input name="email" placeholder="Your e-mail"></form>
 </body></html>
 """
+
+
+PNG_BYTES = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00"
+             b"\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N"
+             b"\x00\x00\x00\x00IEND\xaeB`\x82")
+
+#: ids that would write (or read) outside the dataset folder, or cannot be a file name at all
+TRAVERSING_IDS = ["../../escaped", "sub/../../../escaped2", "/tmp/hwnoise-absolute-escape", "..", ".",
+                  "a\x00b", "x" * 300, "..\\..\\win", "CON", " spaced id "]
+
+
+def hostile_lines(server: "MisbehavingServer") -> str:
+    """JSON lines, one per ``TRAVERSING_IDS`` id, each a distinct page of ``server``."""
+    import json
+
+    return "".join(json.dumps({"id": pid, "url": server.url(f"/page?n={i}")}) + "\n"
+                   for i, pid in enumerate(TRAVERSING_IDS))
 
 
 def result_page(fields: list[tuple[str, str]], note: str = "") -> bytes:
@@ -173,6 +197,30 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, b"\x89PNG\r\n\x1a\n" + b"\0" * 100, "image/png")
         if path == "/big":
             return self._send(200, b"<html><body>" + b"b" * 50_000 + b"</body></html>")
+        if path == "/trickle":
+            n, every = int(q.get("n", 2000)), float(q.get("every", 0.05))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(n))
+            self.end_headers()
+            self.wfile.flush()
+            try:
+                for _ in range(n):
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                    time.sleep(every)
+            except OSError:
+                pass
+            self.close_connection = True
+            return
+        if path == "/no-type":
+            kind = q.get("kind", "png")
+            body = {"png": PNG_BYTES, "html": result_page([], " (no type)"),
+                    "text": b"Plain notes, no markup at all.\n"}[kind]
+            return self._send(200, body, ctype="")
+        if path == "/utf7":
+            return self._send(200, b"<html><body><p>+ADw-script+AD4-alert(1)+ADw-/script+AD4-</p></body></html>",
+                              "text/html; charset=utf-7")
         if path == "/gone":
             return self._send(404, b"<h1>Not found</h1>")
         if path.startswith("/private"):

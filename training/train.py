@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -122,15 +123,62 @@ def _page_groups(df: pd.DataFrame) -> np.ndarray | None:
     return keys.to_numpy()
 
 
+#: fewer labelled rows than this are fitted in this process under the default --scheduler local
+SMALL_ROWS = 20_000
+
+
+@dataclass
+class _FitJob:
+    """What a fit task needs: the input paths (read by the task) or, in this process, the data."""
+
+    inputs: list[str]
+    classifier: str
+    features: list[str]
+    query: list
+    seed: int
+    params: dict | None
+    protocol: str
+    k: int
+    train_share: float
+    data: pd.DataFrame | None = None
+
+
+def _train_fit(fold: int, job: _FitJob):
+    """Fold -1: the model fitted on all the labelled rows; fold i: ``(test index, predictions)``
+    of the protocol's split i."""
+    data = job.data
+    if data is None:
+        import contextlib
+        import io
+
+        with contextlib.redirect_stderr(io.StringIO()):  # the client said it already
+            df, desc = load_inputs(job.inputs)
+            data = _labelled(df, ", ".join(desc["sources"]))
+
+    def new_model() -> NoiseModel:
+        return NoiseModel(job.classifier, job.features, query=job.query, seed=job.seed, params=job.params)
+
+    if fold < 0:
+        return new_model().fit(data, groups=_page_groups(data))
+    train_idx, test_idx = splits(data, job.protocol, seed=job.seed, k=job.k, train_share=job.train_share)[fold]
+    part = data.iloc[train_idx]
+    m = new_model().fit(part, groups=_page_groups(part))
+    return test_idx, m.predict(data.iloc[test_idx])
+
+
 def train(inputs, *, protocol: str = "pages", classifier: str = "j48",
           features: str | list[str] | None = None, test: str | os.PathLike | None = None,
           seed: int = 1, out: str | os.PathLike | None = None, k: int = 5, train_share: float = 0.66,
-          params: dict | None = None, verbose: bool = False) -> dict:
+          params: dict | None = None, verbose: bool = False, scheduler=None,
+          workers: int | None = None) -> dict:
     """Fit a model on every labelled row of ``inputs``, score it (protocol splits or ``test``),
     and write into ``out`` (when given) model.joblib, model.json, train.arff, report.json and
     report.md. ``verbose`` prints format_result's text on stderr. Returns the report
     (``{hwnoise, created, results}``) with, besides, ``tree``, ``classifier``, ``features``,
-    ``model`` (the NoiseModel fitted on all the data) and ``out``."""
+    ``model`` (the NoiseModel fitted on all the data) and ``out``. ``scheduler``
+    (``hwnoise.scheduler``: a name, an address or a Scheduler; None runs here, one fit after
+    the other) runs the fit on all the data and the protocol's fits as tasks; each task
+    reads the inputs itself, so only paths and predictions travel. Same model, same scores."""
     df, desc = load_inputs(inputs)
     what = ", ".join(desc["sources"])
     if features is None and desc["kind"] == "arff":
@@ -146,10 +194,27 @@ def train(inputs, *, protocol: str = "pages", classifier: str = "j48",
             f"{what} has no 'page' attribute, so --protocol {protocol} cannot split by page: only "
             "--protocol thesis and --test TEST.arff apply (export with 'hwnoise export-arff --page')")
 
-    def new_model() -> NoiseModel:
-        return NoiseModel(classifier, feats, query=desc["query"], seed=seed, params=params)
+    job = _FitJob(list(map(str, [inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)),
+                  classifier, feats, desc["query"], seed, params, protocol, k, train_share)
+    sched = scheduler if scheduler is not None and not isinstance(scheduler, str) else None
+    own = sched is None and scheduler not in (None, "sync")
+    if own:
+        from hwnoise.scheduler import Scheduler
 
-    model = new_model().fit(data, groups=_page_groups(data))
+        sched = Scheduler(scheduler, workers)
+    try:
+        if sched is None or sched.inline or (sched.auto and len(data) < SMALL_ROWS):
+            job.data = data  # this process: no reload
+        n_folds = len(splits(data, protocol, seed=seed, k=k, train_share=train_share)) \
+            if test is None else 0
+        tasks = [-1, *range(n_folds)]  # -1: the model fitted on all the data
+        fitted = sched.map(_train_fit, tasks, job, desc="train: fit", unit="fit",
+                           small=len(data) < SMALL_ROWS) if sched is not None \
+            else [_train_fit(t, job) for t in tasks]
+    finally:
+        if own and sched is not None:
+            sched.close()
+    model = fitted[0]
     tree = model.tree_text()
 
     if test is not None:
@@ -161,10 +226,8 @@ def train(inputs, *, protocol: str = "pages", classifier: str = "j48",
         records = _records(test_data, pred.astype(object), used_protocol, classifier)
     else:
         pred = np.full(len(data), None, dtype=object)
-        for train_idx, test_idx in splits(data, protocol, seed=seed, k=k, train_share=train_share):
-            part = data.iloc[train_idx]
-            m = new_model().fit(part, groups=_page_groups(part))
-            pred[test_idx] = m.predict(data.iloc[test_idx])
+        for test_idx, fold_pred in fitted[1:]:
+            pred[test_idx] = fold_pred
         used_protocol = protocol
         records = _records(data, pred, used_protocol, classifier)
     model.protocol = used_protocol

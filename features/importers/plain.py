@@ -4,14 +4,17 @@ One dataset named after SRC. Gold is ``gold/NAME.txt`` (UTF-8, else cp1252); a p
 one has no gold, and a gold file without a page is reported as an error. An optional
 ``records/NAME.json`` (a JSON list of records, each a list of XPaths ``/body[1]/div[3]/...``,
 ``features.record_gold``) gives node gold directly: it is copied and ``features`` labels from it. The site is the
-page's canonical domain where it gives one, else SRC's name.
+page's canonical domain where it gives one, else SRC's name. A page, gold or records file
+that is a symlink leading out of SRC is not read (a folder someone hands over must not copy
+``~/.ssh`` into a dataset): it is skipped with a message.
 """
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
 
-from hwnoise.dataset import site_of
+from hwnoise.dataset import is_within, site_of
+from hwnoise.progress import info
 from hwnoise.features.importers import ImportFormatError, SourcePage, canonical_url, decode_text
 
 
@@ -20,6 +23,11 @@ def pages(src: Path) -> Iterator[SourcePage]:
     if not html_dir.is_dir():
         raise ImportFormatError(f"{html_dir}: missing; a plain folder has html/NAME.html and gold/NAME.txt")
     files = sorted(p for p in html_dir.iterdir() if p.is_file() and p.suffix.lower() in (".html", ".htm"))
+    outside = [p for p in files if not is_within(p, src)]
+    if outside:
+        info(f"hwnoise: import plain: skipped {len(outside)} page(s) that are symlinks out of {src} "
+             f"(e.g. {outside[0]} -> {outside[0].resolve()}); copy them in to import them")
+        files = [p for p in files if p not in outside]
     stems = {p.stem for p in files}
     if gold_dir.is_dir():
         orphans = sorted(g.name for g in gold_dir.glob("*.txt") if g.stem not in stems)
@@ -37,11 +45,21 @@ def pages(src: Path) -> Iterator[SourcePage]:
             url=url,
             site=site_of(url) or name,
             read_html=path.read_bytes,
-            read_gold=(lambda g=gold: decode_text(g.read_bytes()) if g.is_file() else None),
-            read_records=(lambda r=records: _records(r)),
+            read_gold=(lambda g=gold: decode_text(g.read_bytes()) if _inside(g, src) else None),
+            read_records=(lambda r=records: _records(r) if _inside(r, src) else None),
             extra={"name": path.stem},
             unit_meta={"notes": "plain folder: html/NAME.html with gold/NAME.txt"},
         )
+
+
+def _inside(path: Path, src: Path) -> bool:
+    """Whether ``path`` is a file to read: present, and not a symlink out of ``src`` (said once)."""
+    if not path.is_file():
+        return False
+    if is_within(path, src):
+        return True
+    info(f"hwnoise: import plain: {path} is a symlink out of {src} ({path.resolve()}); not read")
+    return False
 
 
 def _records(path: Path) -> list | None:

@@ -46,7 +46,7 @@ def _imported(ds: Dataset, rec: dict | None) -> bool:
     """Whether a journal line is a page already written with the size it records."""
     if not rec or rec.get("error") or not rec.get("sha256"):
         return False
-    path = ds.path / "pages" / f"{rec['submission']}.html"
+    path = ds.page_path(rec["submission"])
     return path.is_file() and path.stat().st_size == rec.get("bytes", -1)
 
 

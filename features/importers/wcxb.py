@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from hwnoise.dataset import site_of
+from hwnoise.dataset import is_safe_id, is_within, site_of
 from hwnoise.features.importers import ImportFormatError, SourcePage
 
 
@@ -22,14 +22,16 @@ def read_truth(path: Path) -> dict:
         truth = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ImportFormatError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise ImportFormatError(f"{path}: JSON nested too deeply") from None
     except UnicodeDecodeError:
         raise ImportFormatError(f"{path}: not UTF-8 text (a WCXB ground-truth file is JSON)") from None
     except OSError as exc:
-        raise ImportFormatError(f"{path}: cannot read the page's ground truth ({exc.strerror}); "
+        raise ImportFormatError(f"{path}: cannot read the page's ground truth ({exc.strerror or exc}); "
                                 "each SPLIT/html/ID.html.gz needs SPLIT/ground-truth/ID.json: restore "
                                 "it or drop the page from subset.tsv") from None
     if not isinstance(truth, dict):
-        raise ImportFormatError(f"{path}: not a WCXB ground-truth object (a JSON object with "
+        raise ImportFormatError(f"{path}: not a JSON object (WCXB ground truth: an object with "
                                 "ground_truth.main_content)")
     return truth
 
@@ -57,7 +59,17 @@ def _rows(src: Path) -> list[dict]:
     tsv = src / "subset.tsv"
     if tsv.is_file():
         with open(tsv, encoding="utf-8", newline="") as fh:
-            return list(csv.DictReader(fh, delimiter="\t"))
+            rows = list(csv.DictReader(fh, delimiter="\t"))
+        for line, row in enumerate(rows, 2):
+            # the ids become paths: a "../" or an absolute path would read files outside SRC
+            for key in ("split", "file_id"):
+                value = row.get(key)
+                if key == "file_id" and value is None:
+                    raise ImportFormatError(f"{tsv}:{line}: no file_id column")
+                if value is not None and value != "" and not is_safe_id(value):
+                    raise ImportFormatError(f"{tsv}:{line}: {key} {value[:80]!r} is not a plain file name "
+                                            "(letters, digits, '._-'); refused")
+        return rows
     return [{"split": "dev", "file_id": p.name.split(".")[0]}
             for p in sorted((src / "dev" / "html").glob("*.html.gz"))]
 
@@ -69,12 +81,17 @@ def pages(src: Path) -> Iterator[SourcePage]:
     truths = {}
     for row in rows:
         split, fid = row.get("split") or "dev", row["file_id"]
-        truths[(split, fid)] = read_truth(src / split / "ground-truth" / f"{fid}.json")
+        truth_path = src / split / "ground-truth" / f"{fid}.json"
+        if not is_within(truth_path, src):
+            raise ImportFormatError(f"{truth_path}: a symlink out of {src}; refused")
+        truths[(split, fid)] = read_truth(truth_path)
     rows.sort(key=lambda r: (page_type(truths[(r.get("split") or "dev", r["file_id"])]), r["file_id"]))
     for row in rows:
         split, fid = row.get("split") or "dev", row["file_id"]
         truth = truths[(split, fid)]
         html_path = src / split / "html" / f"{fid}.html.gz"
+        if not is_within(html_path, src):
+            raise ImportFormatError(f"{html_path}: a symlink out of {src}; refused")
         ptype = page_type(truth)
         url = truth.get("url") or row.get("url") or ""
         yield SourcePage(

@@ -45,6 +45,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed of the split (default 1)")
     p.add_argument("--out", "-o", default="hwnoise-evaluation", help="output folder")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
+    from hwnoise.scheduler import add_argument
+
+    add_argument(p, "the fits (one per fold) and the scoring (page batches)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes or threads with --scheduler local|threads (default: this machine's cores)")
     p.set_defaults(func=run)
 
 
@@ -100,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
                       seed=args.seed, out=args.out, model=args.model, k=args.folds,
                       method_options=options, allow_pickle=args.allow_pickle,
                       figures=not args.no_figures,
-                      score_only=args.score_only.split(",") if args.score_only else None)
+                      score_only=args.score_only.split(",") if args.score_only else None,
+                      scheduler=getattr(args, "scheduler", "local"), workers=getattr(args, "workers", None))
     print(summary_table(report))
     info(f"{', '.join(report.get('outputs', []))} in {args.out}")
     return 0

@@ -28,6 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         '{"page", "record", "xpath", "text", "fields": [{"xpath", "text"}]}')
     p.add_argument("--allow-pickle", action="store_true",
                    help="allow loading a pickled model (only for model files you trust)")
+    from hwnoise.scheduler import add_argument
+
+    add_argument(p, "extraction from many --warc files (one task per file)")
     p.set_defaults(func=run)
 
 
@@ -80,26 +83,50 @@ def _records(model, data: bytes, args: argparse.Namespace) -> int:
     return 0
 
 
-def _extract_warc(args: argparse.Namespace) -> int:
-    """Every 200 HTML response of the WARC files, one JSON line each."""
+def _warc_lines(path: str, model, charset: str | None, query: str | None) -> tuple[list[str], dict]:
+    """The JSON lines of one WARC file, and the counts of what was read (one scheduler task)."""
     import json
 
-    from hwnoise.extractors.model import extract_with_model, load_model
-    from hwnoise.features.importers.warc import html_responses, warc_files
-    from hwnoise.progress import info
+    from hwnoise.extractors.model import extract_with_model
+    from hwnoise.features.importers.warc import html_responses
 
-    model = load_model(args.model, allow_pickle=args.allow_pickle)
     counts = {"records": 0, "responses": 0, "not_response": 0, "skipped_status": 0, "skipped_type": 0,
               "skipped_url": 0}
+    lines = []
+    for rec, payload in html_responses(Path(path), counts):
+        text = extract_with_model(model, payload, http_charset=charset or rec["http_charset"], query=query)
+        lines.append(json.dumps({"url": rec["url"], "warc": rec["warc"], "offset": rec["warc_offset"],
+                                 "text": text}, ensure_ascii=False))
+    return lines, counts
+
+
+def _extract_warc(args: argparse.Namespace) -> int:
+    """Every 200 HTML response of the WARC files, one JSON line each, in file order."""
+    from hwnoise.extractors.model import load_model
+    from hwnoise.features.importers.warc import warc_files
+    from hwnoise.progress import info
+    from hwnoise.scheduler import Scheduler
+
+    model = load_model(args.model, allow_pickle=args.allow_pickle)
+    files = [str(p) for p in warc_files(args.warc)]
+    total: dict[str, int] = {}
     pages = 0
-    for path in warc_files(args.warc):
-        for rec, payload in html_responses(path, counts):
-            text = extract_with_model(model, payload, http_charset=args.charset or rec["http_charset"],
-                                      query=args.query)
-            sys.stdout.write(json.dumps({"url": rec["url"], "warc": rec["warc"], "offset": rec["warc_offset"],
-                                         "text": text}, ensure_ascii=False) + "\n")
-            pages += 1
+
+    def emit(_i: int, result: tuple) -> None:
+        nonlocal pages
+        lines, counts = result
+        for k, v in counts.items():
+            total[k] = total.get(k, 0) + v
+        pages += len(lines)
+
+    with Scheduler(getattr(args, "scheduler", "local") or "local") as sched:
+        handle = sched.share(model) if len(files) > 1 else model
+        results = sched.map(_warc_lines, files, handle, args.charset, args.query, on_result=emit,
+                            small=len(files) < 2, desc="extract", unit="file")
+    for lines, _ in results:
+        for line in lines:
+            sys.stdout.write(line + "\n")
     sys.stdout.flush()
-    info(f"hwnoise extract: {pages} pages from {counts['responses']} responses (skipped "
-         f"{counts['skipped_status']} not 200, {counts['skipped_type']} not HTML)")
+    info(f"hwnoise extract: {pages} pages from {total.get('responses', 0)} responses (skipped "
+         f"{total.get('skipped_status', 0)} not 200, {total.get('skipped_type', 0)} not HTML)")
     return 0

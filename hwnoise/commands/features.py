@@ -26,12 +26,16 @@ def register(subparsers) -> None:
     )
     p.add_argument("target", metavar="DATASET|PAGE.html",
                    help="a dataset folder or one HTML file (.html.gz is read too)")
-    p.add_argument("--workers", type=int, default=1, help="processes for a dataset (default 1)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes for a dataset with --scheduler local (default: this machine's cores)")
     p.add_argument("--query", action="append", default=[], metavar="TERMS",
                    help='query terms for one page, e.g. --query "nome aprovado" (words split by '
                         "the tokeniser; repeat the option to give a multi-word term as a phrase)")
     p.add_argument("--charset", default=None, help="the page's HTTP charset, if known")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    from hwnoise.scheduler import add_argument
+
+    add_argument(p, "the walk of a dataset's pages")
     p.set_defaults(func=run)
 
 
@@ -54,7 +58,7 @@ def run(args) -> int:
         from hwnoise.dataset import Dataset
         from hwnoise.features.build import build_features
 
-        if args.workers < 1:
+        if args.workers is not None and args.workers < 1:
             raise HwnoiseError(f"--workers must be at least 1, not {args.workers}")
         ds = Dataset(target)
         from hwnoise.outputs import check_out_dir
@@ -64,7 +68,19 @@ def run(args) -> int:
             info(f"hwnoise: warning: {ds.query_path} has no terms: QueryScore and matches will be "
                  "zero on every node (write the form's labels and values there as "
                  '[{"term": ..., "kind": ...}])')
-        build_features(ds, workers=args.workers, progress=not args.no_progress)
+        spec = getattr(args, "scheduler", "local") or "local"
+        if spec in ("local", "sync"):  # this machine's process pool (or none)
+            import os
+
+            workers = 1 if spec == "sync" else (args.workers or os.cpu_count() or 1)
+            if args.workers is None and sum(1 for _ in (target / "pages").glob("*.html")) < 60:
+                workers = 1  # a pool costs more than a few pages do
+            build_features(ds, workers=workers, progress=not args.no_progress)
+            return 0
+        from hwnoise.scheduler import Scheduler
+
+        with Scheduler(spec, args.workers) as sched:
+            build_features(ds, progress=not args.no_progress, scheduler=sched)
         return 0
     if not target.exists():
         raise HwnoiseError(f"{target}: no such file or folder (give a dataset folder or an HTML file)")

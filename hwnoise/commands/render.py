@@ -31,6 +31,9 @@ def register(subparsers) -> None:
                    help="render again the pages recorded as failed")
     p.add_argument("--force", action="store_true", help="render every page again")
     p.add_argument("--no-progress", action="store_true", help="no progress bar or summary")
+    from hwnoise.scheduler import add_argument
+
+    add_argument(p, "the rendering (local: --workers browser processes here)")
     p.set_defaults(func=run)
 
 
@@ -46,7 +49,17 @@ def run(args) -> int:
         raise HwnoiseError(f"--timeout must be a positive number of seconds, not {args.timeout}")
     if not Path(args.dataset).is_dir():
         raise HwnoiseError(f"{args.dataset}: no such dataset folder")
-    summary = render_dataset(args.dataset, workers=args.workers, scripts=args.scripts,
-                             timeout=args.timeout, progress=not args.no_progress,
-                             retry_failed=args.retry_failed, force=args.force)
+    spec = getattr(args, "scheduler", "local") or "local"
+    opts = dict(scripts=args.scripts, timeout=args.timeout, progress=not args.no_progress,
+                retry_failed=args.retry_failed, force=args.force)
+    if spec == "threads":
+        raise HwnoiseError("render runs its browsers in processes: use --scheduler local (with --workers) "
+                           "or a Dask scheduler whose workers run --nthreads 1")
+    if spec in ("local", "sync"):
+        summary = render_dataset(args.dataset, workers=1 if spec == "sync" else args.workers, **opts)
+    else:
+        from hwnoise.scheduler import Scheduler
+
+        with Scheduler(spec, args.workers) as sched:
+            summary = render_dataset(args.dataset, workers=args.workers, scheduler=sched, **opts)
     return 0 if summary["failed"] == 0 or summary["rendered"] > 0 else 1

@@ -48,6 +48,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", "-o", default=None, metavar="DIR",
                    help="write the model, ARFF and reports here (nothing is written without it)")
     p.add_argument("--no-tree", action="store_true", help="do not print the tree")
+    from hwnoise.scheduler import add_argument
+
+    add_argument(p, "the fits (all the data, and one per protocol split)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes or threads with --scheduler local|threads (default: this machine's cores)")
     p.set_defaults(func=run)
 
 
@@ -61,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
 
     result = train(args.inputs, protocol=args.protocol, classifier=args.classifier,
                    features=args.features, test=args.test, seed=args.seed, out=args.out,
-                   k=args.folds, params=dict(args.param) or None)
+                   k=args.folds, params=dict(args.param) or None,
+                   scheduler=getattr(args, "scheduler", "local"), workers=getattr(args, "workers", None))
     print(format_result(result, tree=not args.no_tree), end="")
     if args.out:
         info(f"model (model.json, model.joblib), train.arff, report.json and report.md in {args.out}")

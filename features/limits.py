@@ -1,0 +1,117 @@
+"""Caps applied to a page's markup before it is parsed: bounds on what makes parsing or the walk
+blow up, as browsers cope with such pages rather than stall.
+
+- ``MAX_ATTRIBUTES`` attributes per element: libxml2 checks each new attribute against the
+  element's others, so 100,000 attributes on one element take minutes (quadratic). The first
+  ``MAX_ATTRIBUTES`` are kept, the rest of that run dropped.
+- ``MAX_TEXT_RUN`` characters between two ``<``: one text node of tens of megabytes costs the
+  walk tens of times its size (its words, their offsets). The run is cut to its first
+  ``MAX_TEXT_RUN`` characters (still far longer than any other node of a result page).
+
+- ``MAX_PAGE_CHARS`` characters per page (32 MiB; ``collect --max-bytes`` keeps 10 MiB by
+  default, the largest page of the shared datasets is 2.1 MB): the walk costs some 25 times a
+  page's size, so a bigger page is cut at the last tag before the cap.
+
+``cap_markup`` returns its input untouched (the same objects) when nothing is over a cap, so
+ordinary pages pay one scan.
+"""
+from __future__ import annotations
+
+import re
+
+__all__ = ["MAX_ATTRIBUTES", "MAX_TEXT_RUN", "MAX_PAGE_CHARS", "cap_markup", "cap_text"]
+
+MAX_ATTRIBUTES = 1000
+MAX_TEXT_RUN = 1 << 20
+MAX_PAGE_CHARS = 32 << 20
+
+_ATTR = r"""\s+[^\s=/>"'<]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']+))?"""
+_ATTR_RE = re.compile(_ATTR)
+
+
+def _patterns(n: int) -> tuple[re.Pattern, re.Pattern]:
+    """(gate, run): the gate finds, fast, tags that are long enough to hold more than ``n``
+    attributes (2n characters before any ``>`` or any ``<``); the run matches their attributes."""
+    gate = re.compile(r"<[A-Za-z](?:[^>]{%d}|[^<]{%d})" % (2 * n, 2 * n))
+    return gate, re.compile(r"<[A-Za-z][^\s/>]*((?:%s){%d,})" % (_ATTR, n + 1))
+
+
+_PATTERNS = {MAX_ATTRIBUTES: _patterns(MAX_ATTRIBUTES)}
+
+
+def _cap_attributes(text: str, limit: int) -> str:
+    """Drop attributes past the ``limit``-th of an element. A tag whose every attribute value
+    holds both ``<`` and ``>`` slips past the gate (a known gap; such pages are contrived)."""
+    gate, runs = _PATTERNS.get(limit) or _PATTERNS.setdefault(limit, _patterns(limit))
+    out, last = [], 0
+    pos = 0
+    while True:
+        g = gate.search(text, pos)
+        if g is None:
+            break
+        m = runs.match(text, g.start())
+        if m is None:
+            pos = g.start() + 1
+            continue
+        pos = m.end()
+        start = m.start(1)
+        keep = start
+        for i, a in enumerate(_ATTR_RE.finditer(text, start, m.end(1))):
+            if i == limit:
+                break
+            keep = a.end()
+        out += [text[last:keep]]
+        last = m.end(1)
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
+
+
+_LONG_RUNS: dict[int, tuple[re.Pattern, re.Pattern]] = {}
+
+
+def _cut(text: str, pattern: re.Pattern, limit: int) -> str:
+    out, last = [], 0
+    for m in pattern.finditer(text):
+        out += [text[last:m.start(1) + limit]]
+        last = m.end(1)
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _cap_runs(text: str, limit: int) -> str:
+    """Cut every text run (``>`` to ``<``) and every tag body (``<`` to ``>``) longer than
+    ``limit`` characters to its first ``limit``: a giant text node or attribute value."""
+    if len(text) <= limit:
+        return text
+    pats = _LONG_RUNS.get(limit) or _LONG_RUNS.setdefault(limit, (
+        re.compile(r">([^<]{%d}[^<]*)" % (limit + 1)), re.compile(r"<([^>]{%d}[^>]*)" % (limit + 1))))
+    capped = _cut(">" + text, pats[0], limit)  # the ">" stands for the start: a run may open the page
+    capped = _cut(capped, pats[1], limit)
+    return text if len(capped) == len(text) + 1 else capped[1:]
+
+
+def _cap_length(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("<", 0, limit)
+    return text[:cut if cut > 0 else limit]
+
+
+def cap_text(text: str, *, max_attributes: int | None = None, max_text_run: int | None = None,
+             max_chars: int | None = None) -> str:
+    """``text`` within the caps (the module's, unless given): its length, every element's
+    attributes, every run between tags."""
+    text = _cap_length(text, MAX_PAGE_CHARS if max_chars is None else max_chars)
+    text = _cap_attributes(text, MAX_ATTRIBUTES if max_attributes is None else max_attributes)
+    return _cap_runs(text, MAX_TEXT_RUN if max_text_run is None else max_text_run)
+
+
+def cap_markup(text: str, utf8: bytes | None = None) -> tuple[str, bytes | None]:
+    """``(text, utf8)`` for ``features.walk.parse_html``: unchanged when within the caps, else
+    the capped text and ``None`` (the page's own bytes no longer match it)."""
+    capped = cap_text(text)
+    return (text, utf8) if capped is text else (capped, None)

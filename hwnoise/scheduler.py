@@ -1,0 +1,178 @@
+"""Where the heavy stages run: ``--scheduler local|threads|sync|tcp://HOST:PORT``.
+
+One place maps the option to an executor with one call, :meth:`Scheduler.map`: run a
+module-level function over a list of small arguments (paths, page IDs, fold numbers) and
+return the results in argument order, whatever order they finish in, so every stage gives
+the same output on every scheduler.
+
+- ``sync``: in this process, one task after the other (what tests and debuggers want).
+- ``threads``: a thread pool in this process.
+- ``local`` (the default): a pool of processes on this machine's cores (``workers`` of them).
+- ``tcp://HOST:PORT``: a running Dask distributed scheduler (``pip install 'hwnoise[dask]'``;
+  start it with ``dask scheduler`` and workers with ``dask worker tcp://HOST:PORT`` on machines
+  that see the same dataset folders). Tasks are retried when they fail or their worker dies;
+  an unreachable scheduler is an error, never a silent fallback to this machine.
+
+Tasks should be few and large (a dataset, a batch of pages, a fold), and take and return
+small things: workers read and write the dataset folders themselves.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from typing import Any
+
+from hwnoise.errors import HwnoiseError
+from hwnoise.progress import bar
+
+NAMES = ("local", "threads", "sync")
+#: seconds to wait for a distributed scheduler to answer (HWNOISE_DASK_TIMEOUT overrides)
+CONNECT_TIMEOUT = 10.0
+#: times a distributed task is retried when it raises (a dead worker's tasks are rerun anyway)
+RETRIES = 2
+
+
+class SchedulerError(HwnoiseError):
+    """A --scheduler that is not understood or cannot be reached."""
+
+
+def check_spec(spec: str) -> str:
+    """``spec`` when it names a scheduler (for argparse), else SchedulerError."""
+    spec = (spec or "local").strip()
+    if spec in NAMES or spec.startswith(("tcp://", "tls://", "inproc://")):
+        return spec
+    raise SchedulerError(f"--scheduler {spec!r}: use local, threads, sync or the address of a Dask "
+                         "scheduler such as tcp://10.0.0.5:8786")
+
+
+def add_argument(parser: Any, what: str = "the work") -> None:
+    """The ``--scheduler`` option, the same on every command that has it."""
+    parser.add_argument("--scheduler", default="local", metavar="local|threads|sync|tcp://HOST:PORT",
+                        help=f"where {what} runs: local (default: processes on this machine's cores), "
+                             "threads, sync (this process), or a Dask scheduler's address")
+
+
+class Scheduler:
+    """An executor chosen by name; use as a context manager (it closes its pool or client)."""
+
+    def __init__(self, spec: str = "local", workers: int | None = None):
+        self.spec = check_spec(spec)
+        #: ``local`` without a worker count runs small work in this process (a pool costs ~1 s)
+        self.auto = self.spec == "local" and not workers
+        self.workers = max(1, int(workers or os.cpu_count() or 1))
+        self.distributed = self.spec not in NAMES
+        self._pool: Any = None
+        self.client: Any = None
+        self.tasks = 0
+        if self.distributed:
+            self.client = _connect(self.spec)
+            self.workers = max(1, sum(w.get("nthreads", 1) for w in
+                                      self.client.scheduler_info().get("workers", {}).values()))
+
+    # -- lifetime
+    def __enter__(self) -> "Scheduler":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+
+    @property
+    def inline(self) -> bool:
+        """True when tasks run in this process, one after the other."""
+        return self.spec == "sync" or (self.spec == "local" and self.workers == 1)
+
+    def _executor(self):
+        if self._pool is None:
+            if self.spec == "threads":
+                self._pool = ThreadPoolExecutor(max_workers=self.workers)
+            else:
+                self._pool = ProcessPoolExecutor(max_workers=self.workers)
+        return self._pool
+
+    # -- work
+    def share(self, obj: Any) -> Any:
+        """A handle to pass ``obj`` (a fitted model...) to many tasks: on a cluster it is sent
+        to the workers once instead of with every task."""
+        if self.distributed:
+            return self.client.scatter(obj, broadcast=False, hash=False)
+        return obj
+
+    def map(self, fn: Callable, items: Sequence | Iterable, *args: Any, desc: str = "",
+            unit: str = "task", progress: bool = True, on_result: Callable | None = None,
+            small: bool = False) -> list:
+        """``[fn(item, *args) for item in items]``, run on this scheduler; the progress bar
+        advances as tasks finish (on a cluster: as the cluster reports them done).
+        ``on_result(index, result)`` is called as each result arrives (e.g. to write a part file).
+        ``small``: the caller knows the work is too small to pay for starting a process pool;
+        ``local`` without an explicit worker count then runs it here (same results)."""
+        items = list(items)
+        out: list[Any] = [None] * len(items)
+        pbar = bar(total=len(items), desc=desc, unit=unit) if progress and desc else None
+        try:
+            if self.inline or (len(items) <= 1 or (small and self.auto)) and not self.distributed:
+                for i, item in enumerate(items):
+                    out[i] = fn(item, *args)
+                    self.tasks += 1
+                    if on_result is not None:
+                        on_result(i, out[i])
+                    if pbar is not None:
+                        pbar.update(1)
+                return out
+            if self.distributed:
+                from distributed import as_completed as dask_completed
+
+                futures = [self.client.submit(fn, item, *args, pure=False, retries=RETRIES) for item in items]
+                index = {f.key: i for i, f in enumerate(futures)}
+                done = dask_completed(futures, with_results=True, loop=self.client.loop)
+            else:
+                pool = self._executor()
+                futures = [pool.submit(fn, item, *args) for item in items]
+                index = {id(f): i for i, f in enumerate(futures)}
+                done = ((f, f.result()) for f in as_completed(futures))
+            try:
+                for fut, result in done:
+                    i = index[fut.key] if self.distributed else index[id(fut)]
+                    out[i] = result
+                    self.tasks += 1
+                    if on_result is not None:
+                        on_result(i, result)
+                    if pbar is not None:
+                        pbar.update(1)
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                raise
+            return out
+        finally:
+            if pbar is not None:
+                pbar.close()
+
+
+def _connect(address: str):
+    try:
+        from distributed import Client
+    except ImportError:
+        raise SchedulerError(f"--scheduler {address} needs Dask distributed: pip install 'hwnoise[dask]'") from None
+    try:
+        timeout = float(os.environ.get("HWNOISE_DASK_TIMEOUT") or CONNECT_TIMEOUT)
+        return Client(address, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise SchedulerError(f"cannot reach the Dask scheduler at {address} ({reason}); start one with "
+                             f"'dask scheduler' and workers with 'dask worker {address}', or use "
+                             "--scheduler local") from None
+
+
+def batches(items: Sequence, size: int) -> list[list]:
+    """``items`` cut into consecutive lists of at most ``size``."""
+    size = max(1, int(size))
+    return [list(items[i:i + size]) for i in range(0, len(items), size)]

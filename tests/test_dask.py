@@ -1,0 +1,186 @@
+"""A real Dask cluster on 127.0.0.1 (a ``dask scheduler`` and two ``dask worker`` processes):
+features, train and evaluate through it give what the serial run gives, the scheduler's task
+counts show the work went there, a worker killed mid-run changes nothing, and an unreachable
+scheduler is one clear error."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("distributed")
+from distributed import Client  # noqa: E402
+
+from hwnoise.cli import main  # noqa: E402
+from hwnoise.features.build import build_features  # noqa: E402
+from hwnoise.scheduler import Scheduler  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "HWNOISE_PROGRESS": "0", "PYTHONPATH": str(REPO / "tests")}
+
+
+def _start(args: list[str], log: Path) -> subprocess.Popen:
+    # a session of its own, so that the nanny and its worker are stopped together
+    return subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=open(log, "wb"),
+                            stderr=subprocess.STDOUT, env=ENV, cwd=log.parent, start_new_session=True)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _worker(address: str, name: str, log: Path) -> subprocess.Popen:
+    return _start(["worker", address, "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1",
+                   "--name", name, "--memory-limit", "2GiB"], log)
+
+
+def _wait_workers(client: Client, names: set[str], timeout: float = 60) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        have = {w["name"] for w in client.scheduler_info()["workers"].values()}
+        if names <= have:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"workers {names} did not join")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    root = tmp_path_factory.mktemp("dask")
+    sched_file = root / "scheduler.json"
+    procs = [_start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                     "--scheduler-file", str(sched_file)], root / "scheduler.log")]
+    try:
+        end = time.monotonic() + 60
+        while not sched_file.exists() and time.monotonic() < end:
+            time.sleep(0.1)
+        address = json.loads(sched_file.read_text())["address"]
+        procs += [_worker(address, f"w{i}", root / f"w{i}.log") for i in (1, 2)]
+        client = Client(address, timeout=30, set_as_default=False)
+        _wait_workers(client, {"w1", "w2"})
+        yield address, client, root
+        client.close()
+    finally:
+        for p in reversed(procs):
+            _stop(p)
+
+
+def task_counts(client: Client) -> dict[str, int]:
+    """Tasks the scheduler has seen through to a worker, by function name."""
+    def counts(dask_scheduler):
+        return {name: tp.state_counts.get("processing", 0) for name, tp in dask_scheduler.task_prefixes.items()}
+    return client.run_on_scheduler(counts)
+
+
+def executed(client: Client) -> dict[str, int]:
+    return {w["name"]: n for addr, n in client.run(lambda dask_worker: dask_worker.state.executed_count).items()
+            for a, w in client.scheduler_info()["workers"].items() if a == addr}
+
+
+@pytest.fixture(scope="module")
+def datasets(tmp_path_factory):
+    from test_evaluate import LAYOUTS, make_dataset
+
+    root = tmp_path_factory.mktemp("dask-data")
+    return [make_dataset(root, site, pages=10) for site in LAYOUTS]
+
+
+def results(path: Path) -> list[dict]:
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in json.loads(path.read_text())["results"]]
+
+
+def test_features_train_evaluate_on_the_cluster_equal_the_serial_run(cluster, datasets, tmp_path, monkeypatch,
+                                                                      capsys):
+    address, client, _ = cluster
+    monkeypatch.setenv("HWNOISE_KEY_FILE", str(tmp_path / "key"))
+    before, ran_before = task_counts(client), executed(client)
+
+    # features: the same table, walked by the workers
+    serial = {}
+    for d in datasets:
+        build_features(d, progress=False)
+        serial[d] = pd.read_parquet(d / "features.parquet")
+    with Scheduler(address) as sched:
+        for d in datasets:
+            build_features(d, progress=False, scheduler=sched)
+            pd.testing.assert_frame_equal(pd.read_parquet(d / "features.parquet"), serial[d])
+
+    # train: the same model and scores
+    dirs = list(map(str, datasets))
+    for name, sched in (("serial", "sync"), ("cluster", address)):
+        assert main(["train", *dirs, "--protocol", "cv", "-k", "3", "--no-tree", "--out", str(tmp_path / name),
+                     "--scheduler", sched]) == 0
+    assert results(tmp_path / "serial" / "report.json") == results(tmp_path / "cluster" / "report.json")
+    from hwnoise.training.model import NoiseModel
+
+    assert NoiseModel.load(tmp_path / "serial").tree_text() == NoiseModel.load(tmp_path / "cluster").tree_text()
+
+    # evaluate: the same report
+    for name, sched in (("eval-serial", "sync"), ("eval-cluster", address)):
+        assert main(["evaluate", *dirs, "--methods", "model,cetd,alltext", "--protocol", "cross-site", "-k", "3",
+                     "--no-figures", "--out", str(tmp_path / name), "--scheduler", sched]) == 0
+    got = results(tmp_path / "eval-cluster" / "report.json")
+    assert got == results(tmp_path / "eval-serial" / "report.json")
+    assert {r["method"] for r in got} == {"model", "cetd", "alltext"} and len(got) == 9
+    assert not (tmp_path / "eval-cluster" / ".parts").exists()     # part files removed once reported
+
+    after, ran_after = task_counts(client), executed(client)
+    done = {k: after.get(k, 0) - before.get(k, 0) for k in after}
+    assert done.get("features_batch", 0) >= 3     # features: page batches of every dataset
+    assert done.get("train_fit", 0) == 4           # train: all the data + 3 folds
+    assert done.get("evaluate_fit", 0) == 3        # evaluate: 3 folds ...
+    assert done.get("evaluate_score", 0) >= 3      # ... and their page batches
+    assert all(ran_after[w] > ran_before.get(w, 0) for w in ("w1", "w2"))   # both workers worked
+
+
+def test_a_worker_killed_mid_run_changes_nothing(cluster, datasets, tmp_path):
+    address, client, root = cluster
+    args = [*map(str, datasets), "--methods", "model,cetd,alltext", "--protocol", "cv", "-k", "5",
+            "--no-figures"]
+    assert main(["evaluate", *args, "--out", str(tmp_path / "serial"), "--scheduler", "sync"]) == 0
+    victim = _worker(address, "victim", root / "victim.log")
+    try:
+        _wait_workers(client, {"victim"})
+        addr = next(a for a, w in client.scheduler_info()["workers"].items() if w["name"] == "victim")
+        run = subprocess.Popen([sys.executable, "-m", "hwnoise.cli", "evaluate", *args, "--out",
+                                str(tmp_path / "cluster"), "--scheduler", address], env=ENV, cwd=REPO,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        killed = False
+        while run.poll() is None and not killed:
+            if client.processing(addr).get(addr):
+                os.killpg(victim.pid, signal.SIGKILL)   # the worker and its nanny, mid-task
+                killed = True
+            else:
+                time.sleep(0.005)
+        _, err = run.communicate(timeout=120)
+        assert killed, "the run ended before the victim got a task"
+        assert run.returncode == 0, err.decode()
+    finally:
+        _stop(victim)
+    assert results(tmp_path / "cluster" / "report.json") == results(tmp_path / "serial" / "report.json")
+
+
+def test_an_unreachable_scheduler_is_one_clear_error(datasets, tmp_path):
+    env = {**ENV, "HWNOISE_DASK_TIMEOUT": "1"}
+    res = subprocess.run([sys.executable, "-m", "hwnoise.cli", "evaluate", str(datasets[0]), "--out",
+                          str(tmp_path / "o"), "--scheduler", "tcp://127.0.0.1:9"], env=env, cwd=REPO,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 1
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hwnoise: error: cannot reach the Dask scheduler at "
+                                                   "tcp://127.0.0.1:9")
+    assert not (tmp_path / "o" / "report.json").exists()
+    assert main(["features", str(datasets[0]), "--scheduler", "nowhere"]) == 1

@@ -1,0 +1,62 @@
+"""Page ids as file names (issue 14) and site_of as the registrable domain."""
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from hwnoise import dataset as dataset_mod
+from hwnoise.dataset import Dataset, is_safe_id, safe_id, site_of
+
+
+@pytest.mark.parametrize("pid", ["../../x", "sub/../../../x", "/etc/passwd", "..", ".", "", "a\x00b", "x" * 300,
+                                 "C:\\windows\\x", "CON", "nul.txt", ".hidden", "a b", "é", 5, None, ["a"]])
+def test_unsafe_ids_map_to_safe_distinct_names(pid):
+    name = safe_id(pid)
+    assert is_safe_id(name) and name != pid and "/" not in name and "\\" not in name
+    assert len(name) <= 128 and safe_id(name) == name                     # idempotent
+
+
+def test_safe_ids_are_kept_and_mapped_ids_do_not_collide():
+    for pid in ("0a1b2c3d4e5f6a7b", "book-12", "page_3.v2", "A"):
+        assert safe_id(pid) == pid
+    mapped = {safe_id(p) for p in ("a/b", "a:b", "a b", "a\x00b", "../a/b")}
+    assert len(mapped) == 5
+
+
+def test_paths_built_from_ids_stay_in_the_folder(tmp_path):
+    ds = Dataset.create(tmp_path / "ds")
+    for pid in ("../../x", "/abs", "a\x00b", "y" * 400):
+        for path in (ds.page_path(pid), ds.gold_file(pid), ds.write_page(pid, b"<p>x"), ds.write_gold(pid, "x")):
+            assert path.parent.parent == ds.path
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_create_refuses_a_file_and_an_unwritable_place(tmp_path):
+    (tmp_path / "f").write_text("keep")
+    with pytest.raises(dataset_mod.DatasetError, match="not a folder"):
+        Dataset.create(tmp_path / "f")
+    with pytest.raises(dataset_mod.DatasetError, match="cannot create"):
+        Dataset.create("/proc/hwnoise-no/ds")
+    assert (tmp_path / "f").read_text() == "keep"
+
+
+@pytest.mark.parametrize("url,site", [
+    ("http://news.example.com/a", "example.com"), ("https://shop.example.com/b?q=1", "example.com"),
+    ("http://www.example.com/", "example.com"), ("http://a.b.example.co.uk/", "example.co.uk"),
+    ("https://alice.github.io/x", "alice.github.io"),           # a private suffix: one site per user
+    ("http://127.0.0.1:8001/p", "127.0.0.1"), ("http://[::1]:80/", "::1"), ("http://localhost/x", "localhost"),
+    ("http://EXAMPLE.ORG./", "example.org"), ("", ""), (None, ""), ("http://[::1", ""), ("not a url", ""),
+])
+def test_site_of_is_the_registrable_domain(url, site):
+    assert site_of(url) == site
+
+
+def test_site_of_needs_no_network(monkeypatch):
+    def refuse(*a, **k):
+        raise AssertionError("site_of touched the network")
+
+    monkeypatch.setattr(dataset_mod, "_EXTRACT", None)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    assert site_of("http://news.bbc.co.uk/x") == site_of("http://shop.bbc.co.uk/") == "bbc.co.uk"

@@ -1,0 +1,81 @@
+"""Importers against hostile folders (issue 14): a WCXB subset.tsv whose file_id traverses, a
+plain folder whose pages are symlinks out of it, a missing truth file; ``features`` reading
+pages named by a traversing id in submissions.jsonl."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from hwnoise.cli import main
+from hwnoise.dataset import Dataset
+from hwnoise.features.importers import ImportFormatError, import_dataset
+
+PAGE = b"<html><body><div><p>Inside page text that is long enough to count.</p></div></body></html>"
+
+
+def wcxb_folder(root: Path, file_id: str, split: str = "dev") -> Path:
+    (root / "dev" / "html").mkdir(parents=True)
+    (root / "dev" / "ground-truth").mkdir()
+    with gzip.open(root / "dev" / "html" / "0001.html.gz", "wb") as fh:
+        fh.write(PAGE)
+    (root / "dev" / "ground-truth" / "0001.json").write_text(json.dumps(
+        {"url": "https://a.example/1", "ground_truth": {"main_content": "Inside page text"}}))
+    (root / "subset.tsv").write_text(f"split\tfile_id\tdomain\n{split}\t{file_id}\ta.example\n")
+    return root
+
+
+def test_wcxb_file_id_that_traverses_is_refused(tmp_path):
+    secret = tmp_path / "secret"
+    (secret / "x" / "ground-truth").mkdir(parents=True)
+    (secret / "x" / "ground-truth" / "x.json").write_text(json.dumps({"ground_truth": {"main_content": "SECRET"}}))
+    src = wcxb_folder(tmp_path / "w" / "src", "../../../secret/x/ground-truth/x")
+    with pytest.raises(ImportFormatError, match=r"subset.tsv:2: file_id .* not a plain file name"):
+        import_dataset("wcxb", src, tmp_path / "out", progress=False)
+    src2 = wcxb_folder(tmp_path / "w2" / "src", "0001", split="../../secret")
+    with pytest.raises(ImportFormatError, match=r"subset.tsv:2: split"):
+        import_dataset("wcxb", src2, tmp_path / "out2", progress=False)
+    assert not any("SECRET" in p.read_text(errors="replace") for p in tmp_path.rglob("*.txt"))
+
+
+def test_wcxb_missing_truth_file_is_one_line(tmp_path, capsys):
+    src = wcxb_folder(tmp_path / "src", "0002")
+    code = main(["import", "wcxb", str(src), "--into", str(tmp_path / "out"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 1 and "0002.json" in err and "cannot read" in err and "Traceback" not in err
+
+
+def test_plain_does_not_follow_symlinks_out_of_its_folder(tmp_path, capsys):
+    outside = tmp_path / "private"
+    outside.mkdir()
+    (outside / "id_rsa.html").write_text("<p>-----BEGIN PRIVATE KEY----- outside</p>")
+    (outside / "gold.txt").write_text("outside gold")
+    src = tmp_path / "site"
+    (src / "html").mkdir(parents=True)
+    (src / "gold").mkdir()
+    (src / "html" / "ok.html").write_bytes(PAGE)
+    (src / "html" / "inner.html").symlink_to(src / "html" / "ok.html")          # inside: fine
+    os.symlink(outside / "id_rsa.html", src / "html" / "key.html")
+    os.symlink(outside / "gold.txt", src / "gold" / "ok.txt")
+    paths = import_dataset("plain", src, tmp_path / "out", progress=False)
+    ds = Dataset(paths[0])
+    names = sorted(p.submission["name"] for p in ds.pages())
+    assert names == ["inner", "ok"]
+    assert all(b"PRIVATE KEY" not in p.read_html() for p in ds.pages())
+    assert all(p.read_gold() is None for p in ds.pages())                          # gold was outside
+    err = capsys.readouterr().err
+    assert "key.html" in err and "symlink" in err and "ok.txt" in err
+
+
+def test_features_never_reads_a_page_outside_the_dataset(tmp_path, capsys):
+    ds = Dataset.create(tmp_path / "w" / "ds")
+    ds.write_page("good", PAGE)
+    (tmp_path / "w" / "stolen.html").write_bytes(b"<html><body><p>STOLEN outside words</p></body></html>")
+    ds.submissions_path.write_text(json.dumps({"id": "good", "url": "http://a.example/1"}) + "\n"
+                                   + json.dumps({"id": "../../stolen", "url": "http://a.example/2"}) + "\n")
+    assert main(["features", str(ds.path), "--query", "inside"]) == 0
+    feats = ds.read_features()
+    assert set(feats["page"].astype(str)) == {"good"}

@@ -1,0 +1,54 @@
+"""Pages built to blow up parsing or the walk (issue 14): caps applied before libxml2 parses."""
+from __future__ import annotations
+
+import tracemalloc
+
+from hwnoise.features import limits
+from hwnoise.features.limits import MAX_ATTRIBUTES, MAX_TEXT_RUN, cap_text
+from hwnoise.features.walk import parse_html, walk_page
+
+
+def test_attributes_per_element_are_capped_before_parsing():
+    attrs = " ".join(f'a{i}="v{i}"' for i in range(20_000))
+    html = f"<html><body><div id=big {attrs}>inside</div><p>after the big element</p></body></html>"
+    root, _ = parse_html(html)
+    big = root.find(".//div")
+    assert len(big.attrib) == MAX_ATTRIBUTES and big.get("id") == "big" and big.text == "inside"
+    assert root.find(".//p").text == "after the big element"
+
+
+def test_attributes_with_quoted_brackets_and_boolean_ones_are_capped_too():
+    attrs = " ".join(f'b{i} c{i}="x>y"' for i in range(3000))
+    capped = cap_text(f"<p {attrs}>t</p>")
+    root, _ = parse_html(capped)
+    assert len(root.find(".//p").attrib) == MAX_ATTRIBUTES and root.find(".//p").text == "t"
+
+
+def test_ordinary_pages_are_left_alone():
+    html = "<html><body>" + "<div class=a><p>some words <a href='/x'>link</a></p></div>" * 2000 + "</body></html>"
+    assert cap_text(html) is html
+    assert cap_text("plain text without tags") == "plain text without tags"
+
+
+def test_a_giant_text_node_is_cut_and_bounded_in_memory(monkeypatch):
+    root, _ = parse_html("<html><body><p>" + "word " * 300_000 + "</p><div>tail</div></body></html>")
+    assert len(root.find(".//p").text) == MAX_TEXT_RUN and root.find(".//div").text == "tail"
+    # the walk's memory follows the cap, not the node: a 1 MB node under a 50,000-character cap
+    # (uncapped, the walk of this page peaks at about 23 MB under tracemalloc)
+    monkeypatch.setattr(limits, "MAX_TEXT_RUN", 50_000)
+    html = ("<html><body><p>" + "word " * 200_000 + "</p><div>tail</div></body></html>").encode()
+    tracemalloc.start()
+    try:
+        walk_page(html, ["word"])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 5 * len(html)
+
+
+def test_a_giant_attribute_value_and_an_oversized_page_are_cut():
+    assert len(cap_text('<p title="' + "v" * 50 + '">x</p>', max_text_run=20)) < 40
+    page = "<p>" + "<b>x</b>" * 100
+    cut = cap_text(page, max_chars=40)
+    assert 30 <= len(cut) <= 40 and cut.count("<") == cut.count(">")     # cut before a tag, not in one
+    assert limits.MAX_PAGE_CHARS == 32 << 20

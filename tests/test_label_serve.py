@@ -1,0 +1,172 @@
+"""``hwnoise label --serve``: the labelling page, in real Chromium over real HTTP on 127.0.0.1."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from hwnoise.cli import main
+from hwnoise.dataset import Dataset
+
+CHROMIUM = "/usr/bin/chromium"
+FIGURE = Path(__file__).resolve().parent.parent / "docs" / "figures" / "label-page.png"
+
+
+class _Outside(BaseHTTPRequestHandler):
+    """A server standing for the rest of the web: it counts every request that reaches it."""
+
+    hits: list[str] = []
+
+    def do_GET(self):  # noqa: N802
+        type(self).hits.append(self.path)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *a):
+        pass
+
+
+@pytest.fixture()
+def outside():
+    _Outside.hits = []
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Outside)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}", _Outside.hits
+    srv.shutdown()
+    srv.server_close()
+
+
+def _page(term: str, other: str) -> bytes:
+    recs = "".join(f"<li><h3>{term.title()} book number {i}: a long and useful title</h3>"
+                   f"<p>About {term}, in stock, {i} copies, ships from our warehouse.</p></li>"
+                   for i in range(1, 4))
+    return (f"<html><head><title>{term}</title><link rel='stylesheet' href='{other}/s.css'>"
+            f"<script>fetch('{other}/fetch?{term}')</script></head>"
+            f"<body><div id='nav'><a href='{other}/home'>Home</a> <a href='/about'>About us</a></div>"
+            f"<h1>Results for {term}</h1><img src='{other}/img.png'><img src='/local.png'>"
+            f"<ul>{recs}</ul><div onclick=\"fetch('{other}/click')\"><p>Copyright 2026 Example "
+            f"Books. All rights reserved.</p></div></body></html>").encode()
+
+
+@pytest.fixture()
+def crawl(tmp_path, outside):
+    other, _ = outside
+    ds = Dataset.create(tmp_path / "shop", name="shop", source="test")
+    for term in ("gardens", "rivers", "bridges"):
+        sub = ds.add_submission({"url": f"http://shop.example/?q={term}",
+                                 "fields": [{"name": "q", "value": term}]})
+        ds.write_page(sub["id"], _page(term, other))
+    ds.write_query([{"term": t, "kind": "value", "submissions": []}
+                    for t in ("gardens", "rivers", "bridges")])
+    assert main(["label", str(ds.path), "--auto", "--no-general", "--extractors", ""]) == 0
+    return ds
+
+
+def _get(url: str, data: bytes | None = None) -> int:
+    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def test_requests_without_the_token_are_refused(crawl):
+    from hwnoise.labelling.serve import make_server
+
+    srv = make_server(crawl)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        base = srv.url.split("?")[0]
+        pid = crawl.page_ids()[0]
+        before = crawl.labels_path.read_bytes()
+        assert _get(srv.url) == 200
+        assert _get(base) == 403
+        assert _get(base + "?t=wrong") == 403
+        assert _get(f"{base}frame/{pid}") == 403
+        assert _get(f"{base}api/label", b'{"page": "%s", "node": 0, "label": "N"}' % pid.encode()) == 403
+        assert crawl.labels_path.read_bytes() == before  # nothing written
+        assert _get(f"{base}frame/..%2f..%2fetc?t={srv.token}") in (400, 404)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_cli_serves_on_loopback_with_token(crawl):
+    exe = Path(sys.executable).with_name("hwnoise")
+    proc = subprocess.Popen([str(exe), "label", str(crawl.path), "--serve", "--port", "0", "--no-open"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:") and "?t=" in url
+        assert _get(url) == 200
+        assert _get(url.split("?")[0]) == 403
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed")
+def test_browser_shows_page_click_flips_label_on_screen_and_disk(crawl, outside, tmp_path):
+    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
+    from playwright.sync_api import sync_playwright
+
+    from hwnoise.labelling.serve import make_server
+
+    _, hits = outside
+    srv = make_server(crawl)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": 1100, "height": 620})
+            page.goto(srv.url)
+            frame = page.frame_locator("#frame")
+            h3 = frame.locator("li:nth-child(1) > h3")
+            h3.wait_for()
+            page.wait_for_function(
+                "() => { const d = document.getElementById('frame').contentDocument;"
+                " return d && d.querySelectorAll('[data-hw-label=\"N\"]').length > 0; }")
+            pid = page.evaluate("document.body.getAttribute('data-page')")
+            node = int(h3.get_attribute("data-hw-node"))
+            before = h3.get_attribute("data-hw-label")
+            assert before == "N"
+            # the template (the nav links) is drawn as noise
+            assert frame.locator("#nav > a").first.get_attribute("data-hw-label") == "S"
+            shot = tmp_path / "label-page.png"
+            page.screenshot(path=str(shot))
+            if os.environ.get("HWNOISE_UPDATE_FIGURES"):
+                FIGURE.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(shot, FIGURE)
+            h3.click()
+            page.wait_for_function(
+                f"() => document.getElementById('frame').contentDocument"
+                f".querySelector('[data-hw-node=\"{node}\"]').getAttribute('data-hw-label') === 'S'")
+            page.wait_for_function("() => document.getElementById('saved').textContent.includes('saved')")
+            lab = Dataset(crawl.path).read_labels()
+            mine = lab[(lab["page"] == pid) & (lab["node"] == node) & (lab["set_by"] == "person")]
+            assert len(mine) == 1 and mine.iloc[0]["label"] == "S"
+            # a key marks the page checked, saved too
+            page.keyboard.press("c")
+            page.wait_for_function("() => document.getElementById('checked').checked")
+            lab = Dataset(crawl.path).read_labels()
+            assert lab.loc[lab["page"] == pid, "checked"].all()
+            page.keyboard.press("ArrowRight")
+            page.wait_for_function(f"() => document.body.getAttribute('data-page') !== '{pid}'")
+            browser.close()
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    # nothing the stored pages asked for (stylesheet, script fetch, images, handlers) left
+    # the labelling server; its own-origin image was refused for want of the token
+    assert hits == []
+    assert srv.refused >= 1
