@@ -60,7 +60,22 @@ def _pyproject() -> dict:
 
 
 def _names(specs: list[str]) -> set[str]:
-    return {re.split(r"[<>=!~\[; ]", s.strip(), maxsplit=1)[0].lower().replace("_", "-") for s in specs}
+    """The distribution names ``specs`` bring: each named one, and for ``name[extra]`` what that
+    extra of the installed ``name`` requires (``dask[distributed]`` brings ``distributed``)."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    names = set()
+    for spec in specs:
+        m = re.match(r"\s*([A-Za-z0-9_.\-]+)\s*(?:\[([^\]]*)\])?", spec)
+        names.add(m.group(1).lower().replace("_", "-"))
+        for extra in filter(None, (m.group(2) or "").split(",")):
+            try:
+                reqs = requires(m.group(1)) or []
+            except PackageNotFoundError:
+                continue
+            names |= {re.split(r"[<>=!~\[; (]", r, maxsplit=1)[0].lower().replace("_", "-")
+                      for r in reqs if re.search(rf"extra\s*==\s*['\"]{extra.strip()}['\"]", r)}
+    return names
 
 
 def test_every_third_party_import_is_declared():
