@@ -135,7 +135,8 @@ MALFORMED = {
                        "@data\n1,2,S\n3,N\n", 7),
     "unknown class value": ("@relation r\n@attribute a numeric\n@attribute result {S,N}\n@data\n1,S\n1,X\n", 6),
     "bad type": ("@relation r\n@attribute a numeric\n@attribute b date\n@attribute result {S,N}\n@data\n", 3),
-    "class values not S/N": ("@relation r\n@attribute a numeric\n@attribute result {yes,no}\n@data\n1,yes\n", 3),
+    "value not declared": ("@relation r\n@attribute a {x,y}\n@attribute result {S,N}\n@data\nx,S\nz,N\n", 6),
+    "not a number": ("@relation r\n@attribute a numeric\n@attribute result {S,N}\n@data\n1,S\n\n2x,N\n", 7),
 }
 
 

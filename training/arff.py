@@ -15,6 +15,7 @@ import io
 import os
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterable
 
@@ -72,11 +73,6 @@ def _string_tokens(col: pd.Series) -> list[str]:
     codes, uniques = pd.factorize(col.astype(object), use_na_sentinel=True)
     quoted = np.asarray([quote(v) for v in uniques] + ["?"], dtype=object)
     return quoted[codes].tolist()  # code -1 (missing) picks the last entry, "?"
-
-
-#: pandas before 3.0 parses some decimals one bit off unless asked for round-trip parsing
-#: (Python's); 3.0 parses exactly by default and deprecates the option.
-_EXACT_FLOATS = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
 
 
 def _is_numeric(col: pd.Series) -> bool:
@@ -179,64 +175,218 @@ def write_arff(df: pd.DataFrame, path: str | os.PathLike | IO[str] | None,
     return path
 
 
-def read_arff(path: str | os.PathLike) -> pd.DataFrame:
-    """Read an ARFF file into a DataFrame: numeric attributes as floats, nominal ones as
-    categoricals (declared order), the class attribute renamed ``label``, ``page`` kept.
+_NUMERIC_TYPES = ("NUMERIC", "REAL", "INTEGER")
+#: tokens per block of the fast data reader: bounds its memory (about 100 bytes a token)
+_BLOCK_TOKENS = 1_000_000
 
-    The class is the attribute named ``result``, ``class`` or ``label``, else the last nominal
-    attribute; its values must be S (noise) and N (content). Sparse rows are read too.
-    Raises ArffError naming the file and line on malformed input.
-    """
+
+@dataclass
+class ArffTable:
+    """An ARFF file as numpy arrays, as Weka holds it: every numeric and nominal attribute but
+    the class is a column of ``X`` (numbers; nominal values as their declared index; NaN for
+    ``?``), the class is ``y`` (index into ``classes``, -1 for ``?``), and string attributes
+    (such as hwnoise's ``page``) are kept aside in ``strings``."""
+    relation: str
+    attributes: list[tuple[str, object]]
+    names: list[str]
+    X: np.ndarray
+    nominal: dict[int, list[str]]
+    class_name: str
+    classes: list[str]
+    y: np.ndarray
+    strings: dict[str, np.ndarray]
+    source: str = ""
+
+    @property
+    def labelled(self) -> np.ndarray:
+        """Rows whose class is known."""
+        return self.y >= 0
+
+    def labels(self) -> np.ndarray:
+        """The class of each row as a string (None when missing)."""
+        lab = np.asarray(list(self.classes) + [None], dtype=object)
+        return lab[np.where(self.y >= 0, self.y, len(self.classes))]
+
+
+def _class_attribute(attributes: list[tuple[str, object]]) -> str | None:
+    """The class: the last attribute when it is nominal (Weka's default), else one named
+    result/class/label, else the last nominal attribute."""
+    if attributes and isinstance(attributes[-1][1], list):
+        return attributes[-1][0]
+    kinds = dict(attributes)
+    named = next((n for n, _ in attributes if n.lower() in _CLASS_NAMES and isinstance(kinds[n], list)), None)
+    if named is not None:
+        return named
+    nominal = [n for n, t in attributes if isinstance(t, list)]
+    return nominal[-1] if nominal else None
+
+
+def load_arff(path: str | os.PathLike) -> ArffTable:
+    """Read an ARFF file into an :class:`ArffTable`: the matrix is built in blocks of rows
+    straight from the tokens (no per-column assignment), so a file with a million attributes
+    costs about its size in memory. Raises ArffError naming the file and line when malformed."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise ArffError(f"{path}: no such ARFF file") from None
+    except IsADirectoryError:
+        raise ArffError(f"{path}: is a folder, not an ARFF file") from None
     except UnicodeDecodeError:
         text = path.read_bytes().decode("latin-1")
-    obj, df = _fast_read(path, text)
-    if df is None:
+    obj, tokens = _fast_tokens(path, text)
+    if tokens is None:
         obj = _liac_decode(path, text)
-        data = obj["data"]
-        names = [a[0] for a in obj["attributes"]]
-        df = pd.DataFrame(data, columns=names) if data else pd.DataFrame({n: [] for n in names})
-    attributes = obj["attributes"]
-    names = [a[0] for a in attributes]
-    class_name = next((n for n in names if n.lower() in _CLASS_NAMES
-                       and isinstance(dict(attributes)[n], list)), None)
+        rows = obj["data"]
+        tokens = np.empty((len(rows), len(obj["attributes"])), dtype=object)
+        if rows:
+            tokens[:] = rows
+        blocks = [tokens]
+    else:
+        blocks = tokens
+    attributes = [(str(n), t) for n, t in obj["attributes"]]
+    class_name = _class_attribute(attributes)
     if class_name is None:
-        nominal = [n for n, t in attributes if isinstance(t, list)]
-        if not nominal:
-            raise ArffError(f"{path}: no nominal class attribute; hwnoise needs '@attribute "
-                            f"{CLASS_ATTRIBUTE} {{S,N}}' (S = noise, N = content)")
-        class_name = nominal[-1]
-    declared = [str(v) for v in dict(attributes)[class_name]]
-    if not set(declared) <= set(CLASSES):
-        line = _attribute_line(text, class_name)
-        raise ArffError(f"{path}:{line}: the class attribute {class_name!r} has values "
-                        f"{{{','.join(declared)}}}; hwnoise needs {{S,N}} (S = noise, N = content)")
-    for n, t in attributes:
-        if n == class_name:
-            continue
-        if isinstance(t, list):
-            if n == PAGE_ATTRIBUTE:
-                df[n] = _objects(df[n])
+        raise ArffError(f"{path}: no nominal class attribute (Weka's J48 needs one: the last "
+                        f"attribute, e.g. '@attribute {CLASS_ATTRIBUTE} {{S,N}}')")
+    return _table(path, text, obj, attributes, class_name, blocks)
+
+
+def _table(path: Path, text: str, obj: dict, attributes, class_name: str, blocks) -> ArffTable:
+    kinds = [("class" if n == class_name else "numeric" if t in _NUMERIC_TYPES
+              else "nominal" if isinstance(t, list) else "string") for n, t in attributes]
+    feat_idx = [j for j, k in enumerate(kinds) if k in ("numeric", "nominal")]
+    feat_pos = {j: i for i, j in enumerate(feat_idx)}
+    n = sum(b.shape[0] for b in blocks)
+    X = np.empty((n, len(feat_idx)), dtype=np.float64)
+    cj = kinds.index("class")
+    classes = [str(v) for v in attributes[cj][1]]
+    y = np.empty(n, dtype=np.int64)
+    strings = {attributes[j][0]: np.empty(n, dtype=object) for j, k in enumerate(kinds) if k == "string"}
+    num_cols = [j for j in feat_idx if kinds[j] == "numeric"]
+    # nominal attributes grouped by their value list: one vectorised lookup per group
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for j in feat_idx:
+        if kinds[j] == "nominal":
+            groups.setdefault(tuple(str(v) for v in attributes[j][1]), []).append(j)
+    start = 0
+    for block in blocks:
+        rows = slice(start, start + block.shape[0])
+        if num_cols:
+            X[rows, [feat_pos[j] for j in num_cols]] = _numbers(path, text, block[:, num_cols], start)
+        for values, cols in groups.items():
+            codes = _codes(path, text, block[:, cols], values, start).astype(np.float64)
+            codes[codes < 0] = np.nan
+            X[rows, [feat_pos[j] for j in cols]] = codes
+        for name, arr in strings.items():
+            j = [a[0] for a in attributes].index(name)
+            col = block[:, j]
+            arr[rows] = col
+        y[rows] = _codes(path, text, block[:, [cj]], tuple(classes), start)[:, 0]
+        start += block.shape[0]
+    names = [attributes[j][0] for j in feat_idx]
+    nominal = {feat_pos[j]: [str(v) for v in attributes[j][1]] for j in feat_idx if kinds[j] == "nominal"}
+    return ArffTable(relation=str(obj.get("relation", "")), attributes=attributes, names=names, X=X,
+                     nominal=nominal, class_name=class_name, classes=classes, y=y, strings=strings,
+                     source=str(path))
+
+
+def _first_bad_line(text: str, row: int) -> int:
+    """The file line of data row ``row`` (0-based), for an error message."""
+    m = _DATA_LINE.search(text)
+    if m is None:
+        return 0
+    base = text.count("\n", 0, m.end()) + 1
+    seen = -1
+    for i, line in enumerate(text[m.end():].split("\n")):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("%"):
+            seen += 1
+            if seen == row:
+                return base + i
+    return 0
+
+
+def _numbers(path: Path, text: str, tok: np.ndarray, start: int) -> np.ndarray:
+    """Numeric tokens (strings from the fast reader, floats/None from liac-arff) as floats."""
+    flat = pd.Series(tok.ravel(), dtype=object)
+    is_missing = flat.isna()
+    vals = pd.to_numeric(flat.where(~is_missing, np.nan), errors="coerce")
+    bad = vals.isna() & ~is_missing
+    if bad.any():  # Java spellings pandas does not read (Infinity, NaN), or a real error
+        for i in np.flatnonzero(bad.to_numpy()):
+            try:
+                vals.iat[i] = float(str(flat.iat[i]).strip())
+            except ValueError:
+                r = start + i // tok.shape[1]
+                raise ArffError(f"{path}:{_first_bad_line(text, r)}: {str(flat.iat[i])!r} is not a "
+                                "number (numeric attribute)") from None
+    return vals.to_numpy(dtype=np.float64).reshape(tok.shape)
+
+
+def _codes(path: Path, text: str, tok: np.ndarray, values: tuple[str, ...], start: int) -> np.ndarray:
+    """Nominal tokens as value indices (-1 for missing)."""
+    flat = pd.Series(tok.ravel(), dtype=object)
+    is_missing = flat.isna()
+    codes = pd.Index(list(values), dtype=object).get_indexer(flat.to_numpy())
+    bad = (codes < 0) & ~is_missing.to_numpy()
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        r = start + i // max(tok.shape[1], 1)
+        raise ArffError(f"{path}:{_first_bad_line(text, r)}: {str(flat.iat[i])!r} is not one of the "
+                        f"declared values {{{','.join(values[:10])}{',...' if len(values) > 10 else ''}}}")
+    return codes.astype(np.int64).reshape(tok.shape)
+
+
+def read_arff(path: str | os.PathLike) -> pd.DataFrame:
+    """Read an ARFF file into a DataFrame: numeric attributes as floats, nominal ones as
+    categoricals (declared order), the class attribute renamed ``label``, ``page`` kept.
+
+    The class is the last attribute when nominal (as Weka), else one named ``result``,
+    ``class`` or ``label``, else the last nominal attribute; any set of class values.
+    Sparse rows are read too. Raises ArffError naming the file and line on malformed input."""
+    t = load_arff(path)
+    return table_frame(t)
+
+
+def table_frame(t: ArffTable) -> pd.DataFrame:
+    """An :class:`ArffTable` as the DataFrame :func:`read_arff` returns, built in one go."""
+    pos = {name: i for i, name in enumerate(t.names)}
+    n = t.X.shape[0]
+    cols: dict[str, object] = {}
+    for name, kind in t.attributes:
+        if name == t.class_name:
+            cols[LABEL] = pd.Series(t.labels(), dtype=object)
+        elif name in t.strings:
+            cols[name] = pd.Series(t.strings[name], dtype=object)
+        elif name in pos and pos[name] in t.nominal:
+            codes = t.X[:, pos[name]]
+            vals = t.nominal[pos[name]]
+            if name == PAGE_ATTRIBUTE:
+                lab = np.asarray(list(vals) + [None], dtype=object)
+                cols[name] = pd.Series(lab[np.where(np.isnan(codes), len(vals), np.nan_to_num(codes)).astype(np.intp)],
+                                       dtype=object)
             else:
-                df[n] = pd.Categorical(df[n], categories=[str(v) for v in t])
-        elif t in ("NUMERIC", "REAL", "INTEGER"):
-            df[n] = pd.to_numeric(df[n], errors="coerce").astype("float64")
-        else:
-            df[n] = _objects(df[n])
-    df = df.rename(columns={class_name: LABEL})
-    df[LABEL] = _objects(df[LABEL])
-    df.attrs["relation"] = obj.get("relation", "")
-    df.attrs["source"] = str(path)
+                cols[name] = pd.Categorical.from_codes(np.where(np.isnan(codes), -1, codes).astype(np.int64),
+                                                       categories=vals)
+    if all(name in cols or name in pos and pos[name] not in t.nominal for name, _ in t.attributes) \
+            and len(cols) <= 2 and len(t.names) > 1000:
+        # a wide numeric file: one float block, then the few other columns
+        numeric = [name for name, _ in t.attributes if name in pos and pos[name] not in t.nominal]
+        df = pd.DataFrame(t.X[:, [pos[c] for c in numeric]], columns=numeric)
+        for name, col in cols.items():
+            df[name] = col
+        order = [LABEL if name == t.class_name else name for name, _ in t.attributes]
+        df = df[order]
+    else:
+        for name, _ in t.attributes:
+            if name in pos and pos[name] not in t.nominal:
+                cols[name] = t.X[:, pos[name]]
+        order = [LABEL if name == t.class_name else name for name, _ in t.attributes]
+        df = pd.DataFrame({c: cols[c] for c in order}, index=pd.RangeIndex(n))
+    df.attrs["relation"] = t.relation
+    df.attrs["source"] = t.source
     return df
-
-
-def _objects(col: pd.Series) -> pd.Series:
-    """An object column whose missing values are None (not NaN), however it was parsed."""
-    return col.astype(object).where(col.notna(), None)
 
 
 _DATA_LINE = re.compile(r"^[ \t]*@data[ \t]*\r?$", re.I | re.M)
@@ -252,11 +402,11 @@ def _liac_decode(path: Path, text: str) -> dict:
         raise ArffError(f"{path}: malformed ARFF ({exc})") from None
 
 
-def _fast_read(path: Path, text: str) -> tuple[dict | None, pd.DataFrame | None]:
-    """liac-arff parses the header; pandas' C parser reads a plain dense data section (no
-    quotes, braces, comments or escapes) about 20x faster than liac-arff would. Anything
-    unusual or wrong returns (None, None), and the liac-arff path reads the file and names
-    the line of any error."""
+def _fast_tokens(path: Path, text: str) -> tuple[dict | None, list[np.ndarray] | None]:
+    """liac-arff parses the header; a plain dense data section (no quotes, braces, comments or
+    escapes) is split here into blocks of token rows, each a 2-D object array of at most
+    ``_BLOCK_TOKENS`` tokens. Anything unusual returns (None, None), and liac-arff reads the
+    file and names the line of any error."""
     m = _DATA_LINE.search(text)
     if m is None:
         return None, None
@@ -264,35 +414,27 @@ def _fast_read(path: Path, text: str) -> tuple[dict | None, pd.DataFrame | None]
     if _PLAIN_DATA.search(data_text):
         return None, None
     obj = _liac_decode(path, text[:m.end()] + "\n")
-    attributes = obj["attributes"]
-    if not data_text.strip():
+    width = len(obj["attributes"])
+    if not data_text.strip() or width == 0:
         return None, None
-    lines = pd.Series(data_text.splitlines(), dtype=object)
-    lines = lines[lines.str.strip() != ""]
-    if (lines.str.count(",") != len(attributes) - 1).any():  # a short or long row: liac names it
-        return None, None
-    numeric = {j for j, (_, kind) in enumerate(attributes) if kind in ("NUMERIC", "REAL", "INTEGER")}
-    try:
-        raw = pd.read_csv(io.StringIO(data_text), header=None, skipinitialspace=True,
-                          skip_blank_lines=True, na_values=["?"], keep_default_na=False, engine="c",
-                          dtype={j: (np.float64 if j in numeric else object) for j in range(len(attributes))},
-                          **_EXACT_FLOATS)
-    except (pd.errors.ParserError, ValueError, TypeError):
-        return None, None
-    if raw.shape != (len(lines), len(attributes)):
-        return None, None
-    out = {}
-    for j, (name, kind) in enumerate(attributes):
-        col = raw[j]
-        if j in numeric:
-            out[name] = col.astype("float64")
-            continue
-        col = col.where(col.isna(), col.astype(str).str.strip())
-        col = col.where(col != "", None)
-        if isinstance(kind, list) and not (col.isin([str(v) for v in kind]) | col.isna()).all():
+    strip = " " in data_text or "\t" in data_text or "\r" in data_text
+    lines = [ln for ln in data_text.split("\n") if ln.strip()]
+    per_block = max(1, _BLOCK_TOKENS // width)
+    blocks = []
+    for b in range(0, len(lines), per_block):
+        part = lines[b:b + per_block]
+        toks = ",".join(part).split(",")
+        if len(toks) != len(part) * width:       # a short or long row: liac-arff names it
             return None, None
-        out[name] = col.astype(object).where(col.notna(), None)
-    return obj, pd.DataFrame(out, columns=[a[0] for a in attributes])
+        arr = np.asarray(toks, dtype=object).reshape(len(part), width)
+        del toks
+        if strip:
+            arr = np.asarray(pd.Series(arr.ravel(), dtype=object).str.strip(), dtype=object).reshape(arr.shape)
+        if (arr == "").any():
+            return None, None
+        arr[arr == "?"] = None                   # a bare ? is a missing value
+        blocks.append(arr)
+    return obj, blocks
 
 
 def feature_columns(df: pd.DataFrame) -> list[str]:

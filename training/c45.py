@@ -153,12 +153,68 @@ def _first_record(g: np.ndarray) -> int:
 
 # ---------------------------------------------------------------- split search
 
-class _Split:
-    __slots__ = ("feature", "info_gain", "gain_ratio", "threshold", "left", "right")
+#: Split kinds: C45Split on a numeric attribute (``<=``/``>``), on a nominal one (one branch
+#: per value, ``= v``), and BinC45Split's nominal test (``= v``/``!= v``, threshold = code of v).
+NUMERIC, NOMINAL, NOMINAL_BINARY = 0, 1, 2
 
-    def __init__(self, feature, info_gain, gain_ratio, threshold, left, right):
+
+class _Split:
+    __slots__ = ("feature", "info_gain", "gain_ratio", "threshold", "left", "right", "kind")
+
+    def __init__(self, feature, info_gain, gain_ratio, threshold, left, right, kind=NUMERIC):
         self.feature, self.info_gain, self.gain_ratio = feature, info_gain, gain_ratio
         self.threshold, self.left, self.right = threshold, left, right
+        self.kind = kind
+
+
+def _dist_gains(dist: np.ndarray, sum_w: float) -> tuple[float, float]:
+    """InfoGainSplitCrit and GainRatioSplitCrit of a (bags x classes) distribution of the known
+    values, in a node of weight ``sum_w`` (the unknowns count as an extra bag in the ratio)."""
+    total = float(dist.sum())
+    old_ent = float(_log_func(total) - _log_func(dist.sum(axis=0)).sum())
+    per_bag = dist.sum(axis=1)
+    new_ent = float(-(_log_func(dist).sum() - _log_func(per_bag).sum()))
+    unknown_rate = (sum_w - total) / sum_w
+    num = (old_ent - new_ent) * (1 - unknown_rate)
+    gain = 0.0 if abs(num) < SMALL else num / total
+    split_ent = 0.0
+    if total - 0 > SMALL:
+        split_ent = float(_log_func(sum_w) - _log_func(per_bag).sum() - _log_func(sum_w - total))
+    ratio = 0.0 if abs(split_ent) < SMALL else gain / (split_ent / sum_w)
+    return gain, ratio
+
+
+def _nominal_split(codes: np.ndarray, ys: np.ndarray, ws: np.ndarray, n_values: int, n_classes: int,
+                   sum_w: float, min_obj: int, feature: int, binary: bool) -> _Split | None:
+    """C45Split (or with ``binary``, BinC45Split).handleEnumeratedAttribute on the known values.
+
+    A multiway split exists when two values weigh at least ``min_obj`` each, even with no gain
+    (it then counts in the average gain, as in J48). The binary form tries ``= v`` against the
+    rest for each value in order and keeps the first, or one whose gain ratio beats it by 1e-6."""
+    dist = np.bincount(codes * n_classes + ys, weights=ws,
+                       minlength=n_values * n_classes).reshape(n_values, n_classes)
+    per_bag = dist.sum(axis=1)
+    big = (min_obj - per_bag < SMALL)              # Utils.grOrEq(perBag, minNoObj)
+    if not binary:
+        if np.count_nonzero(big) < 2:
+            return None
+        gain, ratio = _dist_gains(dist, sum_w)
+        return _Split(feature, gain, ratio, np.nan, None, None, NOMINAL)
+    total = dist.sum(axis=0)
+    valid, gain, ratio, point = False, 0.0, 0.0, np.nan
+    for i in range(n_values):
+        if not big[i]:
+            continue
+        two = np.vstack([dist[i], total - dist[i]])
+        if np.count_nonzero(min_obj - two.sum(axis=1) < SMALL) < 2:
+            continue
+        valid = True                                 # m_numSubsets = 2, whatever the gain
+        g, r = _dist_gains(two, sum_w)
+        if i == 0 or r - ratio > SMALL:
+            gain, ratio, point = g, r, float(i)
+    if not valid:
+        return None
+    return _Split(feature, gain, ratio, point, None, None, NOMINAL_BINARY)
 
 
 def _numeric_split(x: np.ndarray, yi: np.ndarray, w: np.ndarray, n_classes: int,
@@ -259,11 +315,12 @@ def _sorted_split(xs: np.ndarray, ys: np.ndarray, ws: np.ndarray, n_classes: int
 # ---------------------------------------------------------------- the growing tree
 
 class _Node:
-    __slots__ = ("feature", "threshold", "sons", "counts", "bags", "empty")
+    __slots__ = ("feature", "threshold", "sons", "counts", "bags", "empty", "kind")
 
     def __init__(self, counts: np.ndarray):
         self.feature = -1
         self.threshold = np.nan
+        self.kind = NUMERIC
         self.sons: list[_Node] | None = None
         self.counts = counts           # class weights of the node's data
         self.bags: np.ndarray | None = None   # weight of each branch (for unknown values)
@@ -273,30 +330,61 @@ class _Node:
     def is_leaf(self) -> bool:
         return self.sons is None
 
+    def make_leaf(self) -> None:
+        self.sons, self.feature, self.threshold, self.bags, self.kind = None, -1, np.nan, None, NUMERIC
+
 
 def _goes_left(x: np.ndarray, thr: float) -> np.ndarray:
     """C45Split.whichSubset: Utils.smOrEq(value, splitPoint)."""
     return (x - thr < SMALL) | (x <= thr)
 
 
+def _branch(kind: int, x: np.ndarray, thr: float) -> np.ndarray:
+    """whichSubset of a split for each value of x: the branch index, -1 for a missing value."""
+    miss = np.isnan(x)
+    if kind == NUMERIC:
+        b = np.where(_goes_left(x, thr), 0, 1)
+    elif kind == NOMINAL:
+        b = np.where(miss, -1, np.nan_to_num(x, nan=-1.0)).astype(np.intp)
+    else:
+        b = np.where(x == thr, 0, 1)
+    b[miss] = -1
+    return b
+
+
 class _Builder:
     """Grows, collapses and prunes one tree on (X, y, w); J48's recursive classes as functions."""
 
-    def __init__(self, X, yi, w, n_classes, params):
+    def __init__(self, X, yi, w, n_classes, params, n_values=None, X_all=None):
         self.X, self.yi, self.w, self.k = X, yi, w, n_classes
         self.XT = np.ascontiguousarray(X.T)      # one contiguous row per feature: fast gathers
         self.min_obj = int(params["min_num_obj"])
         self.cf = float(params["confidence"])
         self.mdl = bool(params["use_mdl_correction"])
         self.raising = bool(params["subtree_raising"])
+        self.binary = bool(params.get("binary_splits", False))
+        d = X.shape[1]
+        self.n_values = np.zeros(d, dtype=np.intp) if n_values is None else np.asarray(n_values, np.intp)
+        # J48's m_allData: every training row, those with a missing class too
+        X_all = X if X_all is None else X_all
+        n_all = X_all.shape[0]
+        # C45ModelSelection: a nominal attribute with >= 0.3 * |allData| values is left out of
+        # the average gain, unless every attribute is such (multiVal)
+        nominal = self.n_values > 0
+        many = nominal & ~(self.n_values - 0.3 * n_all < -SMALL)
+        multi_val = bool(d) and bool(np.all(many))
+        self.in_average = ~many | multi_val
         # every weight 1: counts stay integers (an unknown value would make fractions)
         self.table = None
         if np.all(w == 1.0):
             n = np.arange(X.shape[0] + 1, dtype=np.float64)
             self.table = _log_func(n)
         self.sorted_cols = []
-        for j in range(X.shape[1]):
-            col = X[:, j]
+        for j in range(d):
+            if nominal[j]:
+                self.sorted_cols.append(None)
+                continue
+            col = X_all[:, j]
             col = col[~np.isnan(col)]
             # distinct values, each as first met in the data (-0.0 vs 0.0, as setSplitPoint)
             _, first = np.unique(col, return_index=True)
@@ -315,62 +403,70 @@ class _Builder:
         yi = self.yi[rows]
         table = self.table if self.table is not None and np.all(w == 1.0) else None
         splits = []
+        gain_sum, valid = 0.0, 0
         for j, pos in enumerate(orders):
-            s = _sorted_split(self.XT[j, rows[pos]], yi[pos], w[pos], self.k, total,
-                              self.min_obj, self.mdl, j, table)
+            if self.n_values[j] > 0:
+                s = _nominal_split(self.XT[j, rows[pos]].astype(np.intp), yi[pos], w[pos],
+                                   int(self.n_values[j]), self.k, total, self.min_obj, j, self.binary)
+            else:
+                s = _sorted_split(self.XT[j, rows[pos]], yi[pos], w[pos], self.k, total,
+                                  self.min_obj, self.mdl, j, table)
             if s is not None:
                 splits.append(s)
-        if not splits:
+                if self.in_average[j]:
+                    gain_sum += s.info_gain
+                    valid += 1
+        if not valid:
             return None
-        avg = sum(s.info_gain for s in splits) / len(splits)
+        avg = gain_sum / valid
         best, best_ratio = None, 0.0
         for s in splits:
             if s.info_gain >= avg - 1e-3 and s.gain_ratio - best_ratio > SMALL:
                 best, best_ratio = s, s.gain_ratio
         if best is None or abs(best_ratio) < SMALL:
             return None
-        # setSplitPoint: the largest training value <= the cut
-        uniq = self.sorted_cols[best.feature]
-        pos = np.searchsorted(uniq, best.threshold + SMALL, side="left") - 1
-        if pos >= 0:
-            best.threshold = float(uniq[pos])
-        else:
-            best.threshold = -sys.float_info.max
+        if best.kind == NUMERIC:
+            # setSplitPoint: the largest training value <= the cut
+            uniq = self.sorted_cols[best.feature]
+            pos = np.searchsorted(uniq, best.threshold + SMALL, side="left") - 1
+            if pos >= 0:
+                best.threshold = float(uniq[pos])
+            else:
+                best.threshold = -sys.float_info.max
         return best
+
+    def n_branches(self, node: _Node) -> int:
+        return int(self.n_values[node.feature]) if node.kind == NOMINAL else 2
 
     # -- ClassifierSplitModel.split with the weights of unknown values
     def route(self, node: _Node, rows, w, bags=None):
-        """The data of each son: (rows, weights) pairs; unknowns go both ways, weighted."""
-        x = self.XT[node.feature, rows]
-        miss = np.isnan(x)
-        left = ~miss & _goes_left(x, node.threshold)
-        right = ~miss & ~left
+        """The data of each son: (rows, weights) pairs; unknowns go every way, weighted."""
+        br = _branch(node.kind, self.XT[node.feature, rows], node.threshold)
+        miss = br < 0
         bags = node.bags if bags is None else bags
         tot = float(bags.sum())
-        if miss.any():
-            out = []
-            for b, mask in ((0, left), (1, right)):
-                share = bags[b] / tot if tot != 0 else 0.5
-                if share - 0 > SMALL:
-                    sel = mask | miss
-                    ww = np.where(miss[sel], w[sel] * share, w[sel])
-                    out.append((rows[sel], ww))
-                else:
-                    out.append((rows[mask], w[mask]))
-            return out
-        return [(rows[left], w[left]), (rows[right], w[right])]
+        has_miss = bool(miss.any())
+        out = []
+        for b in range(len(bags)):
+            mask = br == b
+            share = bags[b] / tot if tot != 0 else 1.0 / len(bags)
+            if has_miss and share - 0 > SMALL:
+                sel = mask | miss
+                out.append((rows[sel], np.where(miss[sel], w[sel] * share, w[sel])))
+            else:
+                out.append((rows[mask], w[mask]))
+        return out
 
     def bags_of(self, node: _Node, rows, w):
         """Branch weights of a split on this data (resetDistribution): known shares, the
         unknowns spread in the same proportions (uniform when nothing is known)."""
-        x = self.XT[node.feature, rows]
-        miss = np.isnan(x)
-        left = ~miss & _goes_left(x, node.threshold)
-        right = ~miss & ~left
-        known = np.array([w[left].sum(), w[right].sum()], dtype=np.float64)
+        br = _branch(node.kind, self.XT[node.feature, rows], node.threshold)
+        nb = self.n_branches(node)
+        miss = br < 0
+        known = np.bincount(br[~miss], weights=w[~miss], minlength=nb).astype(np.float64)
         unk = float(w[miss].sum())
         kt = known.sum()
-        probs = known / kt if abs(kt) >= SMALL and kt != 0 else np.array([0.5, 0.5])
+        probs = known / kt if abs(kt) >= SMALL and kt != 0 else np.full(nb, 1.0 / nb)
         return known + unk * probs
 
     # -- ClassifierTree.buildTree
@@ -380,7 +476,10 @@ class _Builder:
         for j in range(self.XT.shape[0]):
             col = self.XT[j]
             known = np.flatnonzero(~np.isnan(col))
-            out.append(known[np.argsort(col[known], kind="stable")])
+            if self.n_values[j] > 0:
+                out.append(known)
+            else:
+                out.append(known[np.argsort(col[known], kind="stable")])
         return out
 
     def build(self, rows, w, orders) -> _Node:
@@ -390,18 +489,16 @@ class _Builder:
         if split is None:
             node.empty = abs(float(w.sum())) < SMALL
             return node
-        node.feature, node.threshold = split.feature, split.threshold
+        node.feature, node.threshold, node.kind = split.feature, split.threshold, split.kind
         node.bags = self.bags_of(node, rows, w)
-        x = self.XT[node.feature, rows]
-        miss = np.isnan(x)
-        left = ~miss & _goes_left(x, node.threshold)
-        masks = (left, ~miss & ~left)
+        br = _branch(node.kind, self.XT[node.feature, rows], node.threshold)
+        miss = br < 0
         tot = float(node.bags.sum())
         has_miss = bool(miss.any())
         sons = []
-        for b in (0, 1):
-            share = node.bags[b] / tot if tot != 0 else 0.5
-            take = masks[b] | miss if has_miss and share - 0 > SMALL else masks[b]
+        for b in range(len(node.bags)):
+            share = node.bags[b] / tot if tot != 0 else 1.0 / len(node.bags)
+            take = (br == b) | miss if has_miss and share - 0 > SMALL else br == b
             r = rows[take]
             ww = np.where(miss[take], w[take] * share, w[take]) if has_miss else w[take]
             newpos = np.cumsum(take) - 1           # position in the son of each kept position
@@ -423,7 +520,7 @@ class _Builder:
         if node.is_leaf:
             return
         if self.training_errors(node) >= _num_incorrect(node.counts) - 1e-3:
-            node.sons, node.feature, node.threshold, node.bags = None, -1, np.nan, None
+            node.make_leaf()
         else:
             for s in node.sons:
                 self.collapse(s)
@@ -469,11 +566,12 @@ class _Builder:
             err_leaf = _estimated_errors(node.counts, self.cf)
             err_tree = self.estimated_errors(node)
             if (err_leaf - (err_tree + 0.1) < SMALL) and (err_leaf - (err_branch + 0.1) < SMALL):
-                node.sons, node.feature, node.threshold, node.bags = None, -1, np.nan, None
+                node.make_leaf()
                 return
             if err_branch - (err_tree + 0.1) < SMALL:
                 big = node.sons[largest]
                 node.sons, node.feature, node.threshold = big.sons, big.feature, big.threshold
+                node.kind = big.kind
                 node.bags = big.bags         # recomputed below; m_isEmpty is not copied (as J48)
                 self.new_distribution(node, rows, w)
                 continue                     # prune() again on the raised node
@@ -517,14 +615,39 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
                 or self.min_num_obj < 0:
             raise ValueError(f"min_num_obj must be a non-negative integer (J48's -M), got {self.min_num_obj!r}")
 
-    def fit(self, X, y, sample_weight=None, class_order: Sequence | None = None) -> "C45Classifier":
-        """Grow (and unless ``unpruned``, prune) the tree on X (n_samples, n_features), y."""
+    def fit(self, X, y, sample_weight=None, class_order: Sequence | None = None,
+            nominal: dict[int, Sequence[str]] | None = None,
+            X_unlabelled=None) -> "C45Classifier":
+        """Grow (and unless ``unpruned``, prune) the tree on X (n_samples, n_features), y.
+
+        ``nominal`` maps a feature index to its declared values: that column holds value codes
+        (0..len-1, NaN missing) and is split one branch per value as J48 does (``= v``/``!= v``
+        with ``binary_splits``). ``X_unlabelled`` are rows whose class is missing: J48 drops
+        them before growing but still places numeric split points among their values and counts
+        them in its many-valued-attribute test, so they are given here to do the same."""
         self._check_params()
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
         check_classification_targets(y)
         w = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if np.any(w < 0):
             raise ValueError("sample weights must not be negative")
+        n_values = np.zeros(X.shape[1], dtype=np.intp)
+        categories: list[list[str] | None] = [None] * X.shape[1]
+        for j, values in (nominal or {}).items():
+            j = int(j)
+            if not 0 <= j < X.shape[1]:
+                raise ValueError(f"nominal feature index {j} out of range (X has {X.shape[1]} columns)")
+            values = [str(v) for v in values]
+            col = X[:, j]
+            known = col[~np.isnan(col)]
+            if known.size and (np.any(known != np.floor(known)) or known.min() < 0
+                               or known.max() >= len(values)):
+                raise ValueError(f"nominal feature {j} must hold codes 0..{len(values) - 1} or NaN")
+            n_values[j], categories[j] = len(values), values
+        X_all = X
+        if X_unlabelled is not None:
+            Xu = np.asarray(X_unlabelled, dtype=np.float64).reshape(-1, X.shape[1])
+            X_all = np.vstack([X, Xu]) if Xu.size else X
         if class_order is None:
             self.classes_ = np.unique(y)
         else:
@@ -540,8 +663,10 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
         keep = w > 0                     # a zero weight drops the row (J48 would keep it)
         if not keep.all():
             X, yi, w = X[keep], yi[keep], w[keep]
+            if X_unlabelled is None:
+                X_all = X
         params = self.get_params()
-        builder = _Builder(X, yi, w, len(self.classes_), params)
+        builder = _Builder(X, yi, w, len(self.classes_), params, n_values, X_all)
         rows = np.arange(X.shape[0])
         old = sys.getrecursionlimit()
         sys.setrecursionlimit(max(old, 10000))
@@ -553,32 +678,43 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
                 builder.prune(root, rows, w)
         finally:
             sys.setrecursionlimit(old)
+        self.categories_ = categories
         self._store(root, len(self.classes_))
         return self
 
     # -- parallel arrays, preorder as in sklearn's tree
     def _store(self, root: _Node, k: int) -> None:
         nodes: list[_Node] = []
-        left: list[int] = []
-        right: list[int] = []
+        kids: list[list[int]] = []
         stack = [(root, -1, 0)]
         while stack:
-            node, parent, side = stack.pop()
+            node, parent, branch = stack.pop()
             i = len(nodes)
             nodes.append(node)
-            left.append(-1)
-            right.append(-1)
+            kids.append([])
             if parent >= 0:
-                (left if side == 0 else right)[parent] = i
+                kids[parent][branch] = i
             if not node.is_leaf:
-                stack.append((node.sons[1], i, 1))
-                stack.append((node.sons[0], i, 0))
-        self.children_left_ = np.array(left, dtype=np.intp)
-        self.children_right_ = np.array(right, dtype=np.intp)
+                kids[i] = [-1] * len(node.sons)
+                for b in range(len(node.sons) - 1, -1, -1):
+                    stack.append((node.sons[b], i, b))
+        width = max(2, max(len(c) for c in kids))
+        children = np.full((len(nodes), width), -1, dtype=np.intp)
+        for i, c in enumerate(kids):
+            children[i, :len(c)] = c
+        self._set_children(children)
         self.feature_ = np.array([n.feature for n in nodes], dtype=np.intp)
         self.threshold_ = np.array([n.threshold for n in nodes], dtype=np.float64)
+        self.kind_ = np.array([n.kind for n in nodes], dtype=np.intp)
         self.value_ = np.array([n.counts for n in nodes], dtype=np.float64).reshape(len(nodes), k)
         self.empty_ = np.array([n.empty for n in nodes], dtype=bool)
+
+    def _set_children(self, children: np.ndarray) -> None:
+        """``children_[i, b]``: the son of node i on branch b (-1: none); the first two as
+        ``children_left_``/``children_right_`` as in scikit-learn's trees."""
+        self.children_ = children
+        self.children_left_ = children[:, 0].copy()
+        self.children_right_ = children[:, 1].copy()
 
     @property
     def node_count_(self) -> int:
@@ -606,29 +742,45 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
         """Class probabilities as J48's distributionForInstance gives them (no Laplace)."""
         check_is_fitted(self, "value_")
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
-        out = np.zeros((X.shape[0], self.value_.shape[1]))
-        stack = [(0, np.arange(X.shape[0]), np.ones(X.shape[0]))]
-        cl, cr = self.children_left_, self.children_right_
-        while stack:
-            node, rows, wts = stack.pop()
-            if rows.size == 0:
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old, 10000))
+        try:
+            return self._probs(0, X, np.arange(X.shape[0]), np.ones(X.shape[0]))
+        finally:
+            sys.setrecursionlimit(old)
+
+    def _probs(self, node: int, X: np.ndarray, rows: np.ndarray, wts: np.ndarray) -> np.ndarray:
+        """ClassifierTree.getProbs for ``rows`` reaching ``node`` with weights ``wts``; the
+        branches of a missing value are summed in branch order from 0, as Java does (the
+        order decides exact ties between classes)."""
+        k = self.value_.shape[1]
+        out = np.zeros((rows.size, k))
+        if rows.size == 0:
+            return out
+        children = self.children_
+        if children[node, 0] < 0:
+            return wts[:, None] * self._leaf_prob(node)
+        kind = getattr(self, "kind_", None)
+        br = _branch(int(kind[node]) if kind is not None else NUMERIC,
+                     X[rows, self.feature_[node]], self.threshold_[node])
+        miss = br < 0
+        tot = self.value_[node].sum()
+        sons = [c for c in children[node] if c >= 0]
+        for b, child in enumerate(sons):
+            mask = br == b
+            if not mask.any():
                 continue
-            if cl[node] < 0:
-                out[rows] += wts[:, None] * self._leaf_prob(node)
-                continue
-            x = X[rows, self.feature_[node]]
-            miss = np.isnan(x)
-            left = ~miss & _goes_left(x, self.threshold_[node])
-            right = ~miss & ~left
-            tot = self.value_[node].sum()
-            for child, mask in ((cl[node], left), (cr[node], right)):
-                if self.empty_[child]:
-                    out[rows[mask]] += wts[mask, None] * self._bag_prob(node, child)
-                else:
-                    stack.append((child, rows[mask], wts[mask]))
-                if miss.any() and not self.empty_[child]:
+            if self.empty_[child]:
+                out[mask] = wts[mask, None] * self._bag_prob(node, child)
+            else:
+                out[mask] = self._probs(child, X, rows[mask], wts[mask])
+        if miss.any():
+            acc = np.zeros((int(miss.sum()), k))
+            for child in sons:
+                if not self.empty_[child]:
                     share = self.value_[child].sum() / tot if tot != 0 else 0.0
-                    stack.append((child, rows[miss], wts[miss] * share))
+                    acc = acc + self._probs(child, X, rows[miss], share * wts[miss])
+            out[miss] = acc
         return out
 
     def predict(self, X) -> np.ndarray:
@@ -665,6 +817,10 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
             "threshold": thr,
             "value": self.value_.tolist(),
             "empty": self.empty_.tolist(),
+            # multiway (nominal) splits: every branch, each node's split kind, the values
+            "children": self.children_.tolist(),
+            "kind": getattr(self, "kind_", np.zeros(len(self.feature_), dtype=np.intp)).tolist(),
+            "categories": getattr(self, "categories_", None),
         }
 
     @classmethod
@@ -678,9 +834,22 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
             clf.n_features_in_ = int(data["n_features_in"])
             if data.get("feature_names_in"):
                 clf.feature_names_in_ = np.asarray(data["feature_names_in"], dtype=object)
-            clf.children_left_ = np.asarray(data["children_left"], dtype=np.intp)
-            clf.children_right_ = np.asarray(data["children_right"], dtype=np.intp)
+            if data.get("children") is not None:
+                children = np.asarray(data["children"], dtype=np.intp)
+            else:                    # a binary tree written before multiway splits
+                children = np.column_stack([np.asarray(data["children_left"], dtype=np.intp),
+                                            np.asarray(data["children_right"], dtype=np.intp)])
+            if children.ndim != 2 or children.shape[1] < 2:
+                raise ValueError("children must be a table with at least two columns")
+            for key, col in (("children_left", 0), ("children_right", 1)):
+                if key in data and data[key] != children[:, col].tolist():
+                    raise ValueError(f"{key} disagrees with children")
+            clf._set_children(children)
             clf.feature_ = np.asarray(data["feature"], dtype=np.intp)
+            clf.kind_ = np.asarray(data.get("kind") or [NUMERIC] * len(clf.feature_), dtype=np.intp)
+            cats = data.get("categories")
+            clf.categories_ = [None if c is None else [str(v) for v in c] for c in cats] \
+                if cats is not None else [None] * clf.n_features_in_
             clf.threshold_ = np.asarray([np.nan if t is None else t for t in data["threshold"]],
                                         dtype=np.float64)
             clf.value_ = np.asarray(data["value"], dtype=np.float64).reshape(len(data["feature"]), -1)
@@ -688,13 +857,26 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
         except (KeyError, TypeError, ValueError) as exc:
             raise C45Error(f"malformed {FORMAT} tree: {exc}") from None
         n = clf.value_.shape[0]
-        arrays = (clf.children_left_, clf.children_right_, clf.feature_, clf.threshold_, clf.empty_)
-        if any(a.shape != (n,) for a in arrays) or clf.value_.shape[1] != len(clf.classes_):
+        arrays = (clf.children_left_, clf.children_right_, clf.feature_, clf.threshold_, clf.empty_,
+                  clf.kind_)
+        if any(a.shape != (n,) for a in arrays) or clf.value_.shape[1] != len(clf.classes_) \
+                or len(clf.categories_) != clf.n_features_in_:
             raise C45Error(f"malformed {FORMAT} tree: arrays of different lengths")
         inner = clf.children_left_ >= 0
-        kids = np.concatenate([clf.children_left_[inner], clf.children_right_[inner]])
+        kids = clf.children_[inner]
+        n_kids = (kids >= 0).sum(axis=1)
+        ok_shape = bool(np.all(np.sort(kids, axis=1)[:, ::-1][:, :1] >= 0)) if kids.size else True
+        kids = kids[kids >= 0]
         if (kids <= 0).any() or (kids >= n).any() or len(set(kids.tolist())) != kids.size \
-                or ((clf.children_right_ >= 0) != inner).any() \
-                or (clf.feature_[inner] < 0).any() or (clf.feature_[inner] >= clf.n_features_in_).any():
+                or not ok_shape or ((clf.children_right_ >= 0) != inner).any() \
+                or (clf.children_[~inner] >= 0).any() \
+                or (clf.feature_[inner] < 0).any() or (clf.feature_[inner] >= clf.n_features_in_).any() \
+                or not np.isin(clf.kind_, (NUMERIC, NOMINAL, NOMINAL_BINARY)).all():
             raise C45Error(f"malformed {FORMAT} tree: children or features out of range")
+        for i in np.flatnonzero(inner & (clf.kind_ != NUMERIC)):
+            cats = clf.categories_[clf.feature_[i]]
+            want = len(cats) if cats is not None and clf.kind_[i] == NOMINAL else 2
+            if cats is None or n_kids[list(np.flatnonzero(inner)).index(i)] != want:
+                raise C45Error(f"malformed {FORMAT} tree: node {i} splits a nominal feature "
+                               "with the wrong number of branches")
         return clf

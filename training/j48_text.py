@@ -127,16 +127,28 @@ def tree_lines(clf, feature_names: Sequence[str] | None = None,
 
 
 def _subtree(clf, node: int, depth: int, names, classes) -> list[str]:
-    cl, cr = clf.children_left_, clf.children_right_
-    out: list[str] = []
-    if getattr(clf, "binary_splits", False):      # BinC45Split prints the raw Java double
-        thr = java_double(float(clf.threshold_[node]))
+    from hwnoise.training.c45 import NOMINAL, NOMINAL_BINARY
+
+    children = clf.children_
+    kind = int(getattr(clf, "kind_", [0] * len(clf.feature_))[node])
+    feature = clf.feature_[node]
+    name = names[feature]
+    if kind == NOMINAL:
+        cats = clf.categories_[feature]
+        tests = [f"{name} = {cats[b]}" for b in range(len(cats))]
+    elif kind == NOMINAL_BINARY:
+        value = clf.categories_[feature][int(clf.threshold_[node])]
+        tests = [f"{name} = {value}", f"{name} != {value}"]
     else:
-        thr = double_to_string(float(clf.threshold_[node]), 6)
-    name = names[clf.feature_[node]]
-    for op, child in (("<=", cl[node]), (">", cr[node])):
-        line = "|   " * depth + f"{name} {op} {thr}"
-        if cl[child] < 0:
+        if getattr(clf, "binary_splits", False):      # BinC45Split prints the raw Java double
+            thr = java_double(float(clf.threshold_[node]))
+        else:
+            thr = double_to_string(float(clf.threshold_[node]), 6)
+        tests = [f"{name} <= {thr}", f"{name} > {thr}"]
+    out: list[str] = []
+    for test, child in zip(tests, children[node]):
+        line = "|   " * depth + test
+        if children[child, 0] < 0:
             out.append(line + ": " + _label(clf.value_[child], clf.value_[node], classes))
         else:
             out.append(line)
@@ -180,7 +192,7 @@ def export_j48(clf, feature_names: Sequence[str] | None = None,
 
 # ---------------------------------------------------------------- parsing
 
-_RULE = re.compile(r"^((?:\|   )*)(.+?) (<=|>|=) (\S+?)(?:: (.+?) \(([^/()]+)(?:/([^()]+))?\))?$")
+_RULE = re.compile(r"^((?:\|   )*)(.+?) (<=|>|!=|=) (.+?)(?:: (.+?) \(([^/()]+)(?:/([^()]+))?\))?$")
 _ROOT_LEAF = re.compile(r"^: (.+?) \(([^/()]+)(?:/([^()]+))?\)$")
 
 
@@ -229,26 +241,40 @@ def parse_j48(text: str) -> dict[str, Any]:
 
         def node(depth: int) -> dict[str, Any]:
             nonlocal pos
-            children = []
+            children, tests = [], []
             attr = thr_text = None
-            for _ in range(2):
-                if pos >= len(body):
-                    raise J48TextError(f"line {body[-1][0]}: the tree ends inside a split")
+            while pos < len(body):
                 no, line = body[pos]
                 mm = _RULE.match(line)
-                if not mm or len(mm.group(1)) // 4 != depth:
+                level = len(mm.group(1)) // 4 if mm else -1
+                if children and (level < depth or (level == depth and len(children) == 2
+                                                   and tests[0] == "<=")):
+                    break
+                if not mm or level != depth:
                     raise J48TextError(f"line {no}: expected a rule at depth {depth}: {line!r}")
-                if attr is not None and (mm.group(2) != attr or mm.group(4) != thr_text):
-                    raise J48TextError(f"line {no}: the second branch tests {mm.group(2)} "
-                                       f"{mm.group(4)}, not {attr} {thr_text}")
-                attr, thr_text = mm.group(2), mm.group(4)
+                if attr is not None and mm.group(2) != attr:
+                    raise J48TextError(f"line {no}: this branch tests {mm.group(2)}, not {attr}")
+                if tests and tests[0] in ("<=", "!=") or (tests and tests[0] == "=" and mm.group(3) == "!="):
+                    if mm.group(4) != thr_text:
+                        raise J48TextError(f"line {no}: the second branch tests {mm.group(2)} "
+                                           f"{mm.group(4)}, not {attr} {thr_text}")
+                attr, thr_text = mm.group(2), (mm.group(4) if thr_text is None else thr_text)
+                tests.append(mm.group(3))
                 pos += 1
                 if mm.group(5) is not None:
                     children.append(_leaf(mm.group(5), mm.group(6), mm.group(7)))
                 else:
                     children.append(node(depth + 1))
-            return {"attribute": attr, "threshold": float(thr_text), "threshold_text": thr_text,
-                    "children": children}
+                if tests[-1] in (">", "!="):
+                    break
+            if len(children) < 2:
+                last = body[min(pos, len(body) - 1)][0]
+                raise J48TextError(f"line {last}: the tree ends inside a split")
+            out = {"attribute": attr, "threshold_text": thr_text, "children": children,
+                   "tests": tests}
+            if tests[0] == "<=":
+                out["threshold"] = float(thr_text)
+            return out
 
         tree = node(0)
         if pos != len(body):
@@ -265,9 +291,8 @@ def tree_shape(parsed: dict[str, Any]) -> tuple[int, int]:
     def walk(n):
         if "children" not in n:
             return 1, 1
-        a = walk(n["children"][0])
-        b = walk(n["children"][1])
-        return a[0] + b[0], a[1] + b[1] + 1
+        parts = [walk(c) for c in n["children"]]
+        return sum(p[0] for p in parts), sum(p[1] for p in parts) + 1
     return walk(parsed["tree"])
 
 
@@ -281,12 +306,13 @@ def diff_trees(a: dict[str, Any], b: dict[str, Any], tol: float = 0.011) -> list
                        f"{'split' if 'children' in y else 'leaf'}")
             return
         if "children" in x:
-            if x["attribute"] != y["attribute"] or x["threshold_text"] != y["threshold_text"]:
+            if x["attribute"] != y["attribute"] or x["threshold_text"] != y["threshold_text"] \
+                    or len(x["children"]) != len(y["children"]):
                 out.append(f"{path or 'root'}: {x['attribute']} {x['threshold_text']} vs "
                            f"{y['attribute']} {y['threshold_text']}")
                 return
-            for i, op in enumerate(("<=", ">")):
-                walk(x["children"][i], y["children"][i], f"{path}/{x['attribute']}{op}{x['threshold_text']}")
+            for i, op in enumerate(x.get("tests", ("<=", ">"))):
+                walk(x["children"][i], y["children"][i], f"{path}/{x['attribute']}{op}{x['threshold_text']}#{i}")
         elif x["class"] != y["class"] or abs(x["weight"] - y["weight"]) > tol \
                 or abs(x["errors"] - y["errors"]) > tol:
             out.append(f"{path}: {x['class']} ({x['weight']}/{x['errors']}) vs "

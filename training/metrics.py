@@ -69,3 +69,47 @@ def node_scores(y_true: Sequence | np.ndarray, y_pred: Sequence | np.ndarray) ->
     report record stays a flat JSON object).
     """
     return scores_from_confusion(**confusion(y_true, y_pred))
+
+
+# -- any class set (a Weka user's ARFF file) -------------------------------------------------
+
+def confusion_matrix(y_true: Sequence | np.ndarray, y_pred: Sequence | np.ndarray,
+                     classes: Sequence[str]) -> np.ndarray:
+    """The k x k confusion matrix (rows: actual class, columns: predicted) over ``classes``;
+    a label outside ``classes`` raises ValueError."""
+    classes = [str(c) for c in classes]
+    t = np.asarray(y_true, dtype=object).astype(str)
+    p = np.asarray(y_pred, dtype=object).astype(str)
+    if t.shape != p.shape:
+        raise ValueError(f"y_true has {t.size} labels, y_pred {p.size}")
+    index = {c: i for i, c in enumerate(classes)}
+    for name, arr in (("y_true", t), ("y_pred", p)):
+        odd = set(np.unique(arr)) - set(classes)
+        if odd:
+            raise ValueError(f"{name} holds labels outside {classes}: {sorted(odd)[:5]}")
+    k = len(classes)
+    ti = np.fromiter((index[v] for v in t), dtype=np.int64, count=t.size)
+    pi = np.fromiter((index[v] for v in p), dtype=np.int64, count=p.size)
+    return np.bincount(ti * k + pi, minlength=k * k).reshape(k, k)
+
+
+def scores_from_matrix(matrix: np.ndarray, classes: Sequence[str]) -> dict:
+    """Weka's figures from a confusion matrix of any class set: per class precision, recall
+    and F1 (0 when undefined, as Weka 3.6), their averages weighted by class support
+    ("Weighted Avg."), accuracy, and the matrix itself (a list of rows, actual class first)."""
+    m = np.asarray(matrix, dtype=np.float64)
+    classes = [str(c) for c in classes]
+    support = m.sum(axis=1)
+    predicted = m.sum(axis=0)
+    tp = np.diag(m)
+    total = float(m.sum())
+    per = {}
+    for i, c in enumerate(classes):
+        p, r = _safe_div(tp[i], predicted[i]), _safe_div(tp[i], support[i])
+        per[c] = {"precision": p, "recall": r, "f1": _f1(p, r), "support": float(support[i])}
+    weighted = {key: _safe_div(sum(per[c][key] * per[c]["support"] for c in classes), total)
+                for key in ("precision", "recall", "f1")}
+    matrix_out = [[int(v) if float(v).is_integer() else float(v) for v in row] for row in m]
+    return {"nodes": int(total) if total.is_integer() else total, **weighted,
+            "accuracy": _safe_div(float(tp.sum()), total), "per_class": per,
+            "confusion": matrix_out}

@@ -308,7 +308,7 @@ class NoiseModel:
             "train_hash": self.train_hash, "train_rows": self.train_rows,
             "protocol": self.protocol, "scores": _json_safe(self.scores),
             "threshold": getattr(self, "threshold", None),
-            "classes": list(C.CLASSES),
+            "classes": [str(c) for c in getattr(est, "classes_", C.CLASSES)],
         }
 
     def save(self, directory: str | os.PathLike) -> Path:

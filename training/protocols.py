@@ -7,6 +7,8 @@
 - ``cv``: k folds grouped by page (every row is tested once).
 - ``cross-site``: k folds grouped by site over the pooled pages of every dataset given: a site's
   pages never sit on both sides.
+- ``weka-cv``: Weka's stratified k-fold cross-validation of the rows (``J48 -t``'s default, k = 10),
+  fold for fold as Weka 3.6 assigns them (:func:`weka_cv_folds`). Nodes of a page fall on both sides.
 
 Every function returns positional indices (numpy int arrays) into the table.
 """
@@ -19,7 +21,7 @@ import pandas as pd
 
 from hwnoise.errors import HwnoiseError
 
-PROTOCOLS = ("thesis", "pages", "cv", "cross-site")
+PROTOCOLS = ("thesis", "pages", "cv", "cross-site", "weka-cv")
 
 
 class ProtocolError(HwnoiseError):
@@ -53,6 +55,52 @@ def weka_randomize(n: int, seed: int = 1) -> np.ndarray:
                     break
         order[j], order[k] = order[k], order[j]
     return np.asarray(order, dtype=np.int64)
+
+
+def weka_cv_folds(y: np.ndarray, k: int = 10, seed: int = 1) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (train, test) rows of Weka 3.6's stratified k-fold cross-validation (``J48 -t F``).
+
+    ``y`` holds class indices, negative for a missing class. As ``Evaluation.crossValidateModel``:
+    ``randomize(new Random(seed))``, then ``stratify(k)`` (rows grouped by class in order of
+    first appearance, the missing classes as one more group, then dealt every k-th row), then
+    ``testCV``/``trainCV`` fold i: a contiguous block of ``n // k`` rows, one more for the first
+    ``n % k`` folds. Rows of missing class go into the folds (J48 ignores them when training,
+    the evaluation counts them as "Ignored Class Unknown Instances")."""
+    y = np.asarray(y)
+    n = len(y)
+    if k < 2:
+        raise ProtocolError(f"cross-validation needs at least 2 folds, not {k}")
+    if n < k:
+        raise ProtocolError(f"{k}-fold cross-validation needs at least {k} rows; the table has {n}")
+    order = weka_randomize(n, seed)
+    order = _stratify(order, np.where(y < 0, -1, y))
+    # stratStep: rows start, start + k, start + 2k, ... for start = 0, 1, ...
+    order = np.concatenate([order[s::k] for s in range(k)])
+    out = []
+    for i in range(k):
+        size = n // k + (1 if i < n % k else 0)
+        first_row = i * (n // k) + min(i, n % k)
+        test = order[first_row:first_row + size]
+        train = np.concatenate([order[:first_row], order[first_row + size:]])
+        out.append((train, test))
+    return out
+
+
+def _stratify(order: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Instances.stratify's class grouping, swap for swap (it is not a stable sort)."""
+    rows = order.tolist()
+    cls = y[order].tolist()
+    n = len(rows)
+    index = 1
+    while index < n:
+        c = cls[index - 1]
+        for j in range(index, n):
+            if cls[j] == c:
+                rows[index], rows[j] = rows[j], rows[index]
+                cls[index], cls[j] = cls[j], cls[index]
+                index += 1
+        index += 1
+    return np.asarray(rows, dtype=np.int64)
 
 
 def _groups(df: pd.DataFrame, column: str, protocol: str) -> np.ndarray:
@@ -124,4 +172,9 @@ def splits(df: pd.DataFrame, protocol: str, *, seed: int = 1, k: int = 5,
         return _kfold_groups(_groups(df, "page", protocol), seed, k, protocol, "page")
     if protocol == "cross-site":
         return _kfold_groups(_groups(df, "site", protocol), seed, k, protocol, "site")
+    if protocol == "weka-cv":
+        if "label" not in df.columns:
+            raise ProtocolError("--protocol weka-cv stratifies by class, but the table has no 'label' column")
+        codes, _ = pd.factorize(df["label"], sort=False)
+        return weka_cv_folds(codes, k, seed)
     raise ProtocolError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")

@@ -166,9 +166,9 @@ def _train_fit(fold: int, job: _FitJob):
     return test_idx, m.predict(data.iloc[test_idx])
 
 
-def train(inputs, *, protocol: str = "pages", classifier: str = "j48",
+def train(inputs, *, protocol: str | None = None, classifier: str = "j48",
           features: str | list[str] | None = None, test: str | os.PathLike | None = None,
-          seed: int = 1, out: str | os.PathLike | None = None, k: int = 5, train_share: float = 0.66,
+          seed: int = 1, out: str | os.PathLike | None = None, k: int | None = None, train_share: float = 0.66,
           params: dict | None = None, verbose: bool = False, scheduler=None,
           workers: int | None = None) -> dict:
     """Fit a model on every labelled row of ``inputs``, score it (protocol splits or ``test``),
@@ -178,7 +178,15 @@ def train(inputs, *, protocol: str = "pages", classifier: str = "j48",
     ``model`` (the NoiseModel fitted on all the data) and ``out``. ``scheduler``
     (``hwnoise.scheduler``: a name, an address or a Scheduler; None runs here, one fit after
     the other) runs the fit on all the data and the protocol's fits as tasks; each task
-    reads the inputs itself, so only paths and predictions travel. Same model, same scores."""
+    reads the inputs itself, so only paths and predictions travel. Same model, same scores.
+
+    ``protocol`` None: ``pages``, or for one ARFF file without a ``page`` attribute (a Weka
+    user's file) ``weka-cv``, J48's own default evaluation (see :mod:`.arff_train`)."""
+    weka = _weka_run(inputs, protocol, classifier, features, test, seed, out, k, params, verbose)
+    if weka is not None:
+        return weka
+    protocol = protocol or "pages"
+    k = 5 if k is None else k
     df, desc = load_inputs(inputs)
     what = ", ".join(desc["sources"])
     if features is None and desc["kind"] == "arff":
@@ -246,6 +254,39 @@ def train(inputs, *, protocol: str = "pages", classifier: str = "j48",
             "out": str(out) if out is not None else None}
 
 
+def _weka_run(inputs, protocol, classifier, features, test, seed, out, k, params, verbose) -> dict | None:
+    """J48 -t on one ARFF file (tree + Weka's stratified CV), when that is what is asked:
+    ``--protocol weka-cv``, or no protocol on a file without hwnoise's ``page`` attribute."""
+    from hwnoise.training.arff_train import J48_NAMES, noise_model, run_arff
+    from hwnoise.training.arff import load_arff
+
+    paths = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+    if len(paths) != 1 or not _is_arff(Path(paths[0])) or protocol not in (None, "weka-cv"):
+        return None
+    if test is not None or features is not None or classifier.lower() not in J48_NAMES:
+        if protocol == "weka-cv":
+            raise ProtocolError("--protocol weka-cv runs J48 (--classifier j48 or j48-unpruned) on "
+                                "all the attributes of one ARFF file, without --test or --features")
+        return None
+    table = load_arff(paths[0])
+    if protocol is None and PAGE_ATTRIBUTE in table.strings:
+        return None                          # hwnoise's own export: split by page
+    run = run_arff(table, classifier=classifier, params=params, folds=10 if k is None else k, seed=seed)
+    record = run.record()
+    report = {"hwnoise": __version__, "created": now_iso(), "results": [record]}
+    model = noise_model(run, classifier)
+    text = run.text()
+    if verbose:
+        info(text)
+    if out is not None:
+        out = Path(out)
+        model.save(out)
+        write_json(out / "report.json", report)
+        atomic_write_text(out / "j48.txt", text + "\n")
+    return {**report, "tree": run.tree, "weka_text": run.text(tree=False), "classifier": classifier,
+            "features": list(table.names), "model": model, "out": str(out) if out is not None else None}
+
+
 def _pct(x: float | None) -> str:
     return "" if x is None else f"{100 * x:.1f}%"
 
@@ -303,6 +344,8 @@ def format_result(result: dict, *, tree: bool = True) -> str:
     parts = []
     if tree and result.get("tree"):
         parts.append(result["tree"].rstrip() + "\n")
+    if result.get("weka_text"):              # an ARFF file: J48 -t's own layout
+        return "\n".join(parts + [result["weka_text"]])
     records = list(result.get("results") or [])
     for rec in records:
         pages = f"{rec['pages']} pages, " if "pages" in rec else ""

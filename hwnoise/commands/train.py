@@ -30,9 +30,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("inputs", nargs="+", metavar="DATASET|FILE.arff",
                    help="dataset folders (their features.parquet is computed when missing) or one ARFF file")
-    p.add_argument("--protocol", default="pages", choices=["thesis", "pages", "cv", "cross-site"],
-                   help="how to split for scoring (default pages; an ARFF file without a page "
-                        "attribute allows only thesis or --test)")
+    p.add_argument("--protocol", default=None, choices=["thesis", "pages", "cv", "cross-site", "weka-cv"],
+                   help="how to split for scoring (default pages; on an ARFF file without a page "
+                        "attribute, weka-cv: J48 -t's stratified 10-fold cross-validation, printed "
+                        "as Weka prints it)")
     p.add_argument("--classifier", default="j48",
                    help="j48 (default, Weka J48's C4.5), j48-unpruned, cart, rf, gb, logreg, or a "
                         "dotted scikit-learn class such as sklearn.ensemble.ExtraTreesClassifier")
@@ -44,7 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--test", default=None, metavar="TEST.arff",
                    help="score the model trained on all of the input on this ARFF file (or dataset folder)")
     p.add_argument("--seed", type=int, default=1, help="seed of the splits and classifiers (default 1)")
-    p.add_argument("-k", "--folds", type=int, default=5, help="folds of cv and cross-site (default 5)")
+    p.add_argument("-k", "--folds", type=int, default=None,
+                   help="folds of cv and cross-site (default 5) and of weka-cv (default 10)")
     p.add_argument("--out", "-o", default=None, metavar="DIR",
                    help="write the model, ARFF and reports here (nothing is written without it)")
     p.add_argument("--no-tree", action="store_true", help="do not print the tree")

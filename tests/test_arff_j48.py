@@ -1,0 +1,149 @@
+"""J48 on any ARFF a Weka user brings: nominal attributes, several classes, missing values and
+missing classes, and ``hwnoise train FILE.arff`` printing what ``J48 -t FILE.arff`` prints.
+
+Generated files are compared with real Weka 3.6.14 (tests marked ``weka``, skipped without the
+jar); a stored file with Weka's own output (data/arff/mixed.*) is compared without Java.
+"""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hwnoise.cli import main
+from hwnoise.training.arff import load_arff
+from hwnoise.training.arff_train import run_arff
+from hwnoise.training.protocols import weka_cv_folds, weka_randomize
+from hwnoise.training.weka import WEKA_JAR, weka_available
+
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "arff"
+needs_weka = pytest.mark.skipif(not weka_available(), reason="Weka (java + weka.jar) not installed")
+
+
+def mixed_arff(seed: int, path: Path, n: int | None = None) -> Path:
+    """Nominal attributes of 2-5 values, 0-2 numeric ones, 2-4 classes (one with a space in
+    its name), some '?' values and '?' classes (none, 5 % or 20 %), seeded."""
+    rng = np.random.default_rng(seed)
+    n = n or int(rng.integers(15, 400))
+    k = int(rng.integers(2, 5))
+    classes = ["c%d" % i for i in range(k)] if seed % 2 else ["yes", "no", "maybe", "x y"][:k]
+    attrs, cols = [], []
+    score = rng.normal(size=n)
+    for j in range(int(rng.integers(1, 4))):
+        nv = int(rng.integers(2, 6))
+        vals = ["v%d" % i for i in range(nv)]
+        c = rng.integers(0, nv, n)
+        score += (c % 2) * rng.normal()
+        attrs.append(("n%d" % j, "{" + ",".join(vals) + "}"))
+        cols.append([vals[i] for i in c])
+    for j in range(int(rng.integers(0, 3))):
+        x = np.round(rng.normal(size=n) * 3, 1) if j % 2 else rng.integers(0, 6, n).astype(float)
+        score += x * rng.normal() * 0.3
+        attrs.append(("x%d" % j, "numeric"))
+        cols.append([repr(float(v)) if v != int(v) else str(int(v)) for v in x])
+    q = np.quantile(score, np.linspace(0, 1, k + 1)[1:-1])
+    y = [classes[i] for i in np.searchsorted(q, score + rng.normal(size=n) * 0.5)]
+    miss = [0, 0.05, 0.2][seed % 3]
+    lines = ["@relation gen%d" % seed] + ["@attribute %s %s" % a for a in attrs]
+    lines.append("@attribute class {" + ",".join("'%s'" % c if " " in c else c for c in classes) + "}")
+    lines.append("@data")
+    for i in range(n):
+        row = [("?" if rng.random() < miss else c[i]) for c in cols]
+        lab = y[i] if rng.random() >= miss else "?"
+        row.append("'%s'" % lab if " " in lab else lab)
+        lines.append(",".join(row))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def weka_j48(path: Path, *options: str) -> str:
+    out = subprocess.run(["java", "-cp", str(WEKA_JAR), "weka.classifiers.trees.J48", "-t", str(path),
+                          *options], capture_output=True, text=True, check=True).stdout
+    assert "J48" in out, out[:500]
+    return out
+
+
+def weka_tree(out: str) -> str:
+    return out[out.index("J48 "):out.index("\n\n\nTime taken")]
+
+
+def weka_cv(out: str) -> str:
+    return out[out.index("=== Stratified cross-validation ==="):].rstrip("\n")
+
+
+# ------------------------------------------------------------------ without Java
+
+def test_stored_weka_output_is_what_train_prints(capsys):
+    """data/arff/mixed.arff: 3 nominal and 2 numeric attributes, 4 classes, '?' values and
+    classes; mixed.weka.txt is the tree and cross-validation Weka 3.6.14 printed for it."""
+    assert main(["train", str(FIXTURES / "mixed.arff")]) == 0
+    out = capsys.readouterr().out
+    expected = (FIXTURES / "mixed.weka.txt").read_text(encoding="utf-8")
+    assert weka_tree(expected) in out
+    assert weka_cv(expected) in out
+
+
+def test_missing_class_rows_place_the_split_point_as_weka():
+    """J48 drops rows of missing class before growing but places a numeric cut at the largest
+    value <= the midpoint among every row: 2.45 (an unlabelled row) here, not 2."""
+    run = run_arff(FIXTURES / "split_point.arff", cv=False)
+    assert "a <= 2.45" in run.tree
+    assert (FIXTURES / "split_point.tree.txt").read_text(encoding="utf-8").rstrip("\n") == run.tree
+
+
+def test_weka_cv_folds_are_stratified_and_cover_every_row():
+    y = np.array([0, 1, 2, -1, 0, 0, 1, 2, 2, 0, 1, -1, 0, 1, 0, 2, 0, 0, 1, 1, 2, 0, 0])
+    folds = weka_cv_folds(y, 10, 1)
+    tests = np.concatenate([t for _, t in folds])
+    assert sorted(tests.tolist()) == list(range(len(y)))
+    for train, test in folds:
+        assert not set(train) & set(test) and len(train) + len(test) == len(y)
+    assert [len(t) for _, t in folds] == [3, 3, 3, 2, 2, 2, 2, 2, 2, 2]
+    assert weka_randomize(5, 1).tolist() != list(range(5))
+
+
+def test_three_classes_and_any_names_are_trained_and_scored(tmp_path, capsys):
+    path = mixed_arff(4, tmp_path / "m.arff")
+    classes = load_arff(path).classes
+    assert classes == ["yes", "no", "maybe", "x y"]
+    assert main(["train", str(path), "--out", str(tmp_path / "model")]) == 0
+    out = capsys.readouterr().out
+    assert "=== Confusion Matrix ===" in out and " = maybe" in out
+    import json
+    report = json.loads((tmp_path / "model" / "report.json").read_text())
+    rec = report["results"][0]
+    assert rec["protocol"] == "weka-cv" and rec["classes"] == classes
+    assert len(rec["confusion"]) == 4 and 0 <= rec["f1"] <= 1
+    from hwnoise.training.model import NoiseModel
+    model = NoiseModel.load(tmp_path / "model")
+    assert [str(c) for c in model.estimator.classes_] == classes
+    meta = json.loads((tmp_path / "model" / "model.json").read_text())
+    assert meta["classes"] == classes
+
+
+# ------------------------------------------------------------------ against real Weka
+
+@pytest.mark.weka
+@needs_weka
+@pytest.mark.parametrize("seed", [1, 2, 5, 8, 13, 21])
+@pytest.mark.parametrize("options,params", [((), {}), (("-B",), {"binary_splits": True}),
+                                            (("-U",), {"unpruned": True})])
+def test_generated_nominal_files_give_weka_s_tree(seed, options, params, tmp_path):
+    path = mixed_arff(seed, tmp_path / f"g{seed}.arff")
+    expected = weka_tree(weka_j48(path, "-no-cv", *options))
+    run = run_arff(path, params=params, cv=False)
+    assert run.tree == expected.rstrip("\n")
+
+
+@pytest.mark.weka
+@needs_weka
+@pytest.mark.parametrize("seed", [3, 6, 10, 12])
+def test_train_prints_weka_s_cross_validation(seed, tmp_path, capsys):
+    path = mixed_arff(seed, tmp_path / f"cv{seed}.arff")
+    expected = weka_j48(path)
+    assert main(["train", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert weka_tree(expected) in out
+    assert weka_cv(expected) in out          # summary lines and confusion matrix, character for character
