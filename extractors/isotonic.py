@@ -19,11 +19,10 @@ Choices where seed 000 is silent or the data lack what it used:
   share of the page's text before the node (``chars_before``), left = depth / deepest depth,
   area = the node's characters. ``geometry_`` records which was used.
 - Smoothing values: seed 000 names the objective's parts (the tree constraint, the penalty
-  c per node) but not the program. Ours is exact over a finite set of candidate values, the
-  page's distinct classifier scores (checked against brute force in the tests); when a page
-  has more than ``levels`` distinct scores the candidates are ``levels`` quantiles of them
-  (default 256), so a smoothed value can differ from the unrestricted optimum by about the
-  spacing of those quantiles. O(n * levels) time instead of the paper's O(n^2 log n).
+  c per node) but not the program. Ours solves it exactly over the reals: each node's least
+  cost as a function of its value is a continuous piecewise quadratic, built bottom-up (checked
+  in the tests against an independent solver). ``levels=N`` instead restricts the values to N
+  quantiles of the page's scores (faster; an approximation).
 - Intra-site links: an ``<a href>`` whose resolved host has the page's site (relative links
   are intra-site); links per word counts ``<a>`` elements over the words of the subtree.
 - ``training="pooled"`` adds to a dataset's training pages every page of the datasets named in
@@ -63,19 +62,192 @@ def _levels(scores: np.ndarray, levels: int | None) -> np.ndarray:
     return values
 
 
+# -- exact smoothing: piecewise quadratic functions of the node value ---------------------------
+_EPS = 1e-12
+
+
+class _PQ:
+    """A continuous piecewise quadratic on [xs[0], xs[-1]]: a*v^2 + b*v + c0 on [xs[i], xs[i+1]]."""
+    __slots__ = ("xs", "a", "b", "c")
+
+    def __init__(self, xs, a, b, c):
+        self.xs, self.a, self.b, self.c = xs, a, b, c
+
+    def piece(self, v: float) -> int:
+        return int(min(max(np.searchsorted(self.xs, v, side="right") - 1, 0), len(self.a) - 1))
+
+    def __call__(self, v: float) -> float:
+        i = self.piece(v)
+        return float((self.a[i] * v + self.b[i]) * v + self.c[i])
+
+    def argmin_from(self, v: float) -> tuple[float, float]:
+        """(min, argmin) of the function over [v, end] (the smallest argmin)."""
+        best, arg = np.inf, v
+        for i in range(self.piece(v), len(self.a)):
+            lo, hi = max(self.xs[i], v), self.xs[i + 1]
+            a, b, c = self.a[i], self.b[i], self.c[i]
+            cands = [lo, hi]
+            if a > 0:
+                p = -b / (2 * a)
+                if lo < p < hi:
+                    cands.append(p)
+            for w in sorted(cands):
+                f = (a * w + b) * w + c
+                if f < best - _EPS:
+                    best, arg = f, w
+        return float(best), float(arg)
+
+
+def _pq_merge(f: _PQ, g: _PQ):
+    xs = np.unique(np.concatenate([f.xs, g.xs]))
+    keep = np.concatenate(([True], np.diff(xs) > _EPS))
+    xs = xs[keep]
+    xs[-1] = max(f.xs[-1], g.xs[-1])
+    mid = (xs[:-1] + xs[1:]) / 2
+    i = np.clip(np.searchsorted(f.xs, mid, side="right") - 1, 0, len(f.a) - 1)
+    j = np.clip(np.searchsorted(g.xs, mid, side="right") - 1, 0, len(g.a) - 1)
+    return xs, i, j
+
+
+def _pq_add(f: _PQ, g: _PQ) -> _PQ:
+    xs, i, j = _pq_merge(f, g)
+    return _PQ(xs, f.a[i] + g.a[j], f.b[i] + g.b[j], f.c[i] + g.c[j])
+
+
+def _roots(a: float, b: float, c: float, lo: float, hi: float) -> list[float]:
+    """Roots of a*v^2 + b*v + c strictly inside (lo, hi)."""
+    if abs(a) < 1e-15:
+        if abs(b) < 1e-15:
+            return []
+        r = [-c / b]
+    else:
+        disc = b * b - 4 * a * c
+        if disc < 0:
+            return []
+        s = np.sqrt(disc)
+        q = -0.5 * (b + np.copysign(s, b))     # the stable pair of roots
+        r = [q / a] + ([c / q] if q != 0 else [])
+    return sorted(x for x in r if lo + _EPS < x < hi - _EPS)
+
+
+def _pq_min(f: _PQ, g: _PQ) -> _PQ:
+    """The pointwise minimum of two piecewise quadratics."""
+    xs, i, j = _pq_merge(f, g)
+    out_x, out_a, out_b, out_c = [xs[0]], [], [], []
+    for p in range(len(xs) - 1):
+        lo, hi = xs[p], xs[p + 1]
+        fa, fb, fc = f.a[i[p]], f.b[i[p]], f.c[i[p]]
+        ga, gb, gc = g.a[j[p]], g.b[j[p]], g.c[j[p]]
+        cuts = [lo] + _roots(fa - ga, fb - gb, fc - gc, lo, hi) + [hi]
+        for s in range(len(cuts) - 1):
+            m = (cuts[s] + cuts[s + 1]) / 2
+            take_f = (fa * m + fb) * m + fc <= (ga * m + gb) * m + gc
+            coef = (fa, fb, fc) if take_f else (ga, gb, gc)
+            if out_a and (out_a[-1], out_b[-1], out_c[-1]) == coef:
+                out_x[-1] = cuts[s + 1]
+                continue
+            out_a.append(coef[0]); out_b.append(coef[1]); out_c.append(coef[2])  # noqa: E702
+            out_x.append(cuts[s + 1])
+    return _PQ(np.asarray(out_x), np.asarray(out_a), np.asarray(out_b), np.asarray(out_c))
+
+
+def _pq_suffix_min(f: _PQ) -> _PQ:
+    """v -> min over w >= v of f(w)."""
+    xs, a, b, c = f.xs, f.a, f.b, f.c
+    pieces: list[tuple[float, float, float, float, float]] = []   # (lo, hi, a, b, c), right to left
+    run = np.inf
+    for i in range(len(a) - 1, -1, -1):
+        lo, hi = xs[i], xs[i + 1]
+        ai, bi, ci = a[i], b[i], c[i]
+        # h(v) = min over [v, hi] of the piece: constant up to its minimum point, then the piece
+        if ai > 0:                       # (pieces are never concave: squares and constants)
+            p = min(max(-bi / (2 * ai), lo), hi)
+        else:
+            p = hi if bi <= 0 else lo
+        qp = (ai * p + bi) * p + ci
+        segs = []
+        if p > lo:
+            segs.append((lo, p, 0.0, 0.0, qp))
+        if p < hi:
+            segs.append((p, hi, ai, bi, ci))
+        # min with the running minimum to the right (h is non-decreasing in v)
+        for slo, shi, sa, sb, sc in reversed(segs):
+            hlo = (sa * slo + sb) * slo + sc
+            hhi = (sa * shi + sb) * shi + sc
+            if hlo >= run:
+                pieces.append((slo, shi, 0.0, 0.0, run))
+            elif hhi <= run:
+                pieces.append((slo, shi, sa, sb, sc))
+            else:
+                r = _roots(sa, sb, sc - run, slo, shi)
+                cut = r[0] if r else shi
+                pieces.append((cut, shi, 0.0, 0.0, run))
+                pieces.append((slo, cut, sa, sb, sc))
+            run = min(run, hlo)
+    pieces.reverse()
+    out_x, out_a, out_b, out_c = [pieces[0][0]], [], [], []
+    for lo, hi, pa, pb, pc in pieces:
+        if hi - lo <= _EPS and out_a:
+            out_x[-1] = hi
+            continue
+        if out_a and (out_a[-1], out_b[-1], out_c[-1]) == (pa, pb, pc):
+            out_x[-1] = hi
+            continue
+        out_a.append(pa); out_b.append(pb); out_c.append(pc)  # noqa: E702
+        out_x.append(hi)
+    return _PQ(np.asarray(out_x), np.asarray(out_a), np.asarray(out_b), np.asarray(out_c))
+
+
+def _smooth_exact(parent: np.ndarray, y: np.ndarray, c: float) -> np.ndarray:
+    """The exact optimum of the smoothing objective: bottom-up, node i's cost as a function of
+    its value v, ``f_i(v) = (y_i - v)^2 + sum_children min(f_ch(v), c + min_{w >= v} f_ch(w))``
+    as continuous piecewise quadratics on [min y, max y] (an optimum never leaves that range:
+    clipping keeps the order, equal values and lowers the squares); then top-down the argmins."""
+    n = len(y)
+    lo, hi = float(y.min()), float(y.max())
+    if hi - lo <= _EPS:
+        return np.full(n, lo)
+    dom = np.array([lo, hi])
+    f: list[_PQ | None] = [None] * n
+    acc: list[_PQ | None] = [None] * n
+    for i in range(n - 1, -1, -1):
+        own = _PQ(dom.copy(), np.array([1.0]), np.array([-2.0 * y[i]]), np.array([y[i] * y[i]]))
+        fi = own if acc[i] is None else _pq_add(own, acc[i])
+        f[i] = fi
+        acc[i] = None
+        p = parent[i]
+        if p >= 0:
+            s = _pq_suffix_min(fi)
+            jump = _PQ(s.xs, s.a, s.b, s.c + c)
+            term = _pq_min(fi, jump)
+            acc[p] = term if acc[p] is None else _pq_add(acc[p], term)
+    x = np.empty(n)
+    for i in range(n):
+        p = parent[i]
+        if p < 0:
+            x[i] = f[i].argmin_from(lo)[1]
+            continue
+        v = x[p]
+        best, arg = f[i].argmin_from(v)
+        x[i] = v if f[i](v) <= c + best + 1e-12 else arg
+    return x
+
+
 def smooth_tree(parent: Sequence[int], scores: Sequence[float], c: float = 0.01, *,
-                levels: int | None = 256) -> np.ndarray:
+                levels: int | None = None) -> np.ndarray:
     """Regularised isotonic regression on a tree (rows in document order, parent -1 at the root).
 
     Minimises ``sum (y_i - x_i)^2 + c * #{i: x_i != x_parent(i)}`` under ``x_parent <= x_child``
-    with every ``x_i`` taken from the distinct scores (see the module docstring), by dynamic
-    programming bottom-up: ``f_i(v) = (y_i - v)^2 + sum_children min(f_ch(v),
-    c + min_{w > v} f_ch(w))``; then top-down the argmins. O(n * levels)."""
+    exactly (any real values; see :func:`_smooth_exact`). ``levels`` (an int) instead restricts
+    the values to that many quantiles of the scores, the faster approximation of earlier
+    versions: dynamic programming over the grid, O(n * levels)."""
     parent = np.asarray(parent, dtype=np.int64)
     y = np.asarray(scores, dtype=np.float64)
     n = len(y)
     if n == 0:
         return y.copy()
+    if levels is None:
+        return _smooth_exact(parent, y, float(c))
     V = _levels(y, levels)
     k = len(V)
     acc = np.zeros((n, k))
@@ -110,7 +282,7 @@ def smooth_tree(parent: Sequence[int], scores: Sequence[float], c: float = 0.01,
 
 
 def isotonic_tree(parent: Sequence[int], scores: Sequence[float], c: float = 0.01, *,
-                  threshold: float = 0.5, levels: int | None = 256) -> np.ndarray:
+                  threshold: float = 0.5, levels: int | None = None) -> np.ndarray:
     """Template flags after smoothing: ``smooth_tree(...) >= threshold``."""
     return smooth_tree(parent, scores, c, levels=levels) >= threshold
 
@@ -205,12 +377,13 @@ class Isotonic(WalkMethod):
 
     def __init__(self, c: float = 0.01, smoothing: bool = True, training: str = "dataset",
                  pool: Sequence[str] = (), p: float = 0.10, threshold: float = 0.5,
-                 levels: int = 256) -> None:
+                 levels: int | None = None) -> None:
         super().__init__()
         if training not in ("dataset", "pooled"):
             raise ExtractorError(f"isotonic: training must be 'dataset' or 'pooled', got {training!r}")
         self.c, self.smoothing, self.training, self.pool = float(c), bool(smoothing), training, list(pool)
-        self.p, self.threshold, self.levels = float(p), float(threshold), int(levels)
+        self.p, self.threshold = float(p), float(threshold)
+        self.levels = None if levels in (None, "", "exact", 0) else int(levels)
         self.cuts_: np.ndarray | None = None
         self.models_: list = []
         self.geometry_: set[str] = set()
@@ -291,12 +464,13 @@ class Isotonic(WalkMethod):
 
 
 def make(c: float = 0.01, smoothing: Any = True, training: str = "dataset", pool: Any = (),
-         p: float = 0.10, threshold: float = 0.5, levels: int = 256) -> Isotonic:
+         p: float = 0.10, threshold: float = 0.5, levels: Any = None) -> Isotonic:
     """The ``isotonic`` method: ``c`` (0.01, 0.1, 1), ``smoothing`` on/off, ``training``
-    ``dataset`` or ``pooled`` (with ``pool``: dataset folders, a list or comma-separated)."""
+    ``dataset`` or ``pooled`` (with ``pool``: dataset folders, a list or comma-separated),
+    ``levels`` None (exact smoothing, the default) or N quantiles of the scores (faster)."""
     from hwnoise.extractors.sitelevel import _flag
 
     if isinstance(pool, str):
         pool = [x for x in pool.split(",") if x]
     return Isotonic(c=float(c), smoothing=_flag(smoothing), training=training, pool=pool,
-                    p=float(p), threshold=float(threshold), levels=int(levels))
+                    p=float(p), threshold=float(threshold), levels=levels)

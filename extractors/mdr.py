@@ -163,6 +163,14 @@ class MDR(WalkMethod):
                 labels[r:int(last[r]) + 1] = CONTENT
         return labels
 
+    def extract_html(self, html: bytes | str, *, http_charset: str | None = None) -> str:
+        """The text of MDR's records on a page (so that ``--stack mdr`` can use it)."""
+        from hwnoise.extractors.base import text_from_labels
+        from hwnoise.features.walk import walk_page
+
+        walk = walk_page(html, http_charset=http_charset)
+        return text_from_labels(walk, self.node_labels(None, walk))
+
     def records(self, page, walk) -> list[list[str]]:
         """Records as lists of XPaths in the gold's form."""
         from hwnoise.extractors.records import row_xpaths

@@ -63,7 +63,8 @@ def _children(parent: np.ndarray) -> list[list[int]]:
     return kids
 
 
-def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3) -> list[list[int]]:
+def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3,
+                min_single: int = 20) -> list[list[int]]:
     """The records of a page as lists of rows (each one element or a run of consecutive
     siblings), in document order, from the rows' noise/content labels."""
     rows = walk.rows
@@ -76,6 +77,12 @@ def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3) -> list[
     chars = rows["chars"].to_numpy(dtype=np.int64)
     kids = _children(parent)
     roots = [i for i in range(n) if content[i] and (parent[i] < 0 or not content[parent[i]])]
+    last = np.asarray(walk.last)
+    code: dict[str, str] = {}
+    tagstr = "".join(code.setdefault(t, chr(0x100 + len(code))) for t in tags)
+
+    def shape(i: int) -> str:
+        return tagstr[i:int(last[i]) + 1]
 
     tagpath = rows["xpath"].str.replace(r"\[\d+\]", "", regex=True).tolist()
 
@@ -93,10 +100,23 @@ def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3) -> list[
         out = []
         for r in roots:
             ks = [c for c in kids[r] if chars[c] > 0]
-            if len(ks) >= min_repeat and alone(r, roots):
+            one = r
+            while tags[one] in _LISTS and len(ks) == 1:  # a list of one item: the item
+                one = ks[0]
+                ks = [c for c in kids[one] if chars[c] > 0]
+            if one != r and tags[one] in _ITEMS:
+                out.append(one)
+                changed = True
+                continue
+            need = min_repeat
+            if len(ks) == 2 and all(len(shape(c)) >= 4 for c in ks):
+                need = 2  # two structured records alike
+            if len(ks) >= need and alone(r, roots):
                 top = max(set(tags[c] for c in ks), key=lambda t: sum(tags[c] == t for c in ks))
                 rep = [c for c in ks if tags[c] == top]
-                if len(rep) >= min_repeat and sum(chars[c] for c in rep) >= 0.6 * chars[r]:
+                d = [_distance(shape(a), shape(b)) for a, b in zip(rep, rep[1:])]
+                if (len(rep) >= need and sum(chars[c] for c in rep) >= 0.6 * chars[r]
+                        and sum(d) / len(d) <= 0.3):  # alike, as a data region's records are
                     out.extend(ks)
                     changed = True
                     continue
@@ -113,19 +133,29 @@ def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3) -> list[
             continue
         gp = parent[p]
         sibs = [c for c in kids[gp] if tags[c] == tags[p]] if gp >= 0 else []
-        if len(sibs) >= 2 and sum(1 for s in sibs if s in holder) >= 2 and len(rs) >= 2:
+        repeated = len(sibs) >= 2 and sum(1 for s in sibs if s in holder) >= 2
+        # parts of one record: unlike each other, together most of their noise parent's text
+        parts = False
+        if 2 <= len(rs) <= 8 and sum(chars[r] for r in rs) >= 0.8 * chars[p]:
+            d = [_distance(shape(a), shape(b)) for a, b in zip(rs, rs[1:])]
+            shapes = [shape(r) for r in rs]
+            periodic = any(len(rs) >= 2 * k and all(_distance(shapes[i], shapes[i + k]) <= 0.3
+                                                    for i in range(len(rs) - k))
+                           for k in range(1, max_run + 1))
+            parts = sum(d) / len(d) > 0.3 and not periodic  # a run of generalized nodes is not
+        if len(rs) >= 2 and (repeated or parts):
             for r in rs:
                 lifted[r] = p
     roots = sorted({lifted.get(r, r) for r in roots})
     # drop roots inside another root (a lifted parent covers its fragments)
-    last = np.asarray(walk.last)
     keep, end = [], -1
     for r in roots:
         if r <= end:
             continue
         keep.append(r)
         end = last[r]
-    roots = [r for r in keep if chars[r] > 0]
+    # a table's header (th cells, thead rows) is never a record
+    roots = [r for r in keep if chars[r] > 0 and tags[r] != "th" and "/thead" not in tagpath[r]]
 
     # generalized nodes: runs of k consecutive roots under one parent
     by_parent: dict[int, list[int]] = {}
@@ -133,9 +163,23 @@ def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3) -> list[
         by_parent.setdefault(int(parent[r]), []).append(r)
     records: list[list[int]] = []
     for p, rs in by_parent.items():
+        if len(rs) == 1 and chars[rs[0]] < min_single:
+            continue  # a lone short snippet (a price, a date) is no record
         records.extend(_runs(rs, tags, kids[p] if p >= 0 else rs, max_run))
     records.sort()
     return records
+
+
+_LISTS = frozenset(("table", "tbody", "ul", "ol", "dl"))
+_ITEMS = frozenset(("tr", "li"))
+
+
+def _distance(a: str, b: str) -> float:
+    """Normalised edit distance of two tag strings (MDR's: by their mean length)."""
+    from rapidfuzz.distance import Levenshtein
+
+    mean = (len(a) + len(b)) / 2
+    return Levenshtein.distance(a, b) / mean if mean else 0.0
 
 
 def _runs(rs: list[int], tags: list[str], siblings: list[int], max_run: int) -> list[list[int]]:
@@ -151,7 +195,8 @@ def _runs(rs: list[int], tags: list[str], siblings: list[int], max_run: int) -> 
             blocks[-1].append(b)
         else:
             blocks.append([b])
-    if len(blocks) >= 2 and len(blocks[0]) > 1 and len({tuple(tags[r] for r in bl) for bl in blocks}) == 1:
+    if (len(blocks) >= 3 and 1 < len(blocks[0]) <= max_run
+            and len({tuple(tags[r] for r in bl) for bl in blocks}) == 1):
         return blocks
     consecutive = all(pos[b] == pos[a] + 1 for a, b in zip(rs, rs[1:]))
     seq = [tags[r] for r in rs]

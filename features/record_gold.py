@@ -25,7 +25,7 @@ import numpy as np
 from hwnoise.dataset import check_records, read_records_file
 from hwnoise.errors import HwnoiseError
 
-__all__ = ["RecordGold", "RecordGoldError", "dom_xpaths", "resolve_records", "record_labels",
+__all__ = ["RecordGold", "RecordGoldError", "dom_xpaths", "element_xpath", "resolve_records", "record_labels",
            "record_text", "read_records", "records_path_for", "normalize_xpath", "check_records"]
 
 _STEP_RE = re.compile(r"([A-Za-z][\w.-]*)(?:\[(\d+)\])?")
@@ -85,6 +85,20 @@ def dom_xpaths(elements: list, parents: list[int]) -> list[str]:
             positions[par] = pos
         out[i] = f"{out[parents[i]]}/{el.tag}[{pos.get(el, 1)}]"
     return out
+
+
+def element_xpath(el) -> str:
+    """One lxml element's XPath in the browser's form (``/body[1]/...``; ``/html`` left out)."""
+    steps = []
+    while el is not None and el.tag != "html":
+        par = el.getparent()
+        if par is None:
+            steps.append(f"{el.tag}[1]")
+            break
+        k = 1 + sum(1 for s in el.itersiblings(preceding=True) if s.tag == el.tag)
+        steps.append(f"{el.tag}[{k}]")
+        el = par
+    return "/" + "/".join(reversed(steps))
 
 
 @dataclass

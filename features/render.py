@@ -400,6 +400,19 @@ class Browser:
         rows = _rows_of(raw, n)
         return rows, refused
 
+    def screenshot(self, html: str, path: str | os.PathLike, *, width: int = 1000,
+                   height: int = 700) -> Path:
+        """Load ``html`` as ``render`` does (no network) and save a PNG of its top
+        ``width`` x ``height`` CSS px (for figures)."""
+        if self._browser is None:
+            self._start()
+        page = self._page
+        page.set_viewport_size({"width": width, "height": height})
+        page.set_content(html, wait_until="load", timeout=self.timeout * 1000)
+        page.screenshot(path=str(path), full_page=False)
+        page.set_viewport_size({"width": VIEWPORT[0], "height": VIEWPORT[1]})
+        return Path(path)
+
 
 def _rows_of(raw: list[list], n: int) -> list[list]:
     """One row per node 0..n-1 (a node the browser lost gets empty values)."""

@@ -445,6 +445,8 @@ class Dataset:
             return []
         try:
             query = json.loads(self.query_path.read_text(encoding="utf-8"))
+        except RecursionError:
+            raise DatasetError(f"{self.query_path}: JSON nested too deeply") from None
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{self.query_path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
         except (OSError, UnicodeDecodeError) as exc:
@@ -453,8 +455,9 @@ class Dataset:
             (f"item {i + 1} is not an object with a string 'term'" for i, t in enumerate(query)
              if not (isinstance(t, dict) and isinstance(t.get("term"), str))), None)
         if bad:
-            raise DatasetError(f"{self.query_path}: {bad}; the domain query is a JSON list like "
-                               '[{"term": "book", "kind": "value"}] (fix it, or delete the file for none)')
+            raise DatasetError(f"{self.query_path}: not a domain query ({bad}); expected a JSON list of "
+                               '{"term": "...", "kind": "...", "submissions": [...]} objects '
+                               "(fix it, or delete the file for none)")
         return query
 
     def write_query(self, terms: list[dict]) -> None:

@@ -69,7 +69,7 @@ def run_demo(out: str | Path = "hwnoise-demo", *, submissions: int = 100, seed: 
 
     results = []
     for protocol in PROTOCOLS:
-        rep = train([ds.path], protocol=protocol, classifier=classifier, seed=seed + 1,
+        rep = train([ds.path], protocol=protocol, preset="thesis", classifier=classifier, seed=seed + 1,
                     out=out / ("model" if protocol == "pages" else f"model-{protocol}"),
                     verbose=protocol == "pages")
         results.extend(rep["results"])

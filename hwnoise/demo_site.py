@@ -336,6 +336,21 @@ class DemoSite:
         blocks = ["\n".join(self.record_fields(r, s["layout"], not s["cat"])) for r in s["shown"]]
         return "\n\n".join(blocks)
 
+    def gold_records(self, url_or_params: str | Mapping[str, Any]) -> list[list[str]]:
+        """The records of a result page as gold records: one list per record holding the XPath
+        (browser form, ``/body[1]/...``) of the element its template wraps it in (class
+        ``record``), in page order; sponsored entries are not records."""
+        from lxml import html as lxml_html
+
+        from hwnoise.features.record_gold import element_xpath
+
+        path, p = self._params(url_or_params)
+        if path.rstrip("/") != "/search":
+            raise DemoSiteError(f"{url_or_params}: not a result page of the demo site (/search)")
+        root = lxml_html.document_fromstring(self._result_page(p))
+        return [[element_xpath(el)] for el in root.iter()
+                if isinstance(el.tag, str) and "record" in (el.get("class") or "").split()]
+
     def value_sets(self, n: int = 100, seed: int = 0) -> list[dict[str, str]]:
         """``n`` different value sets for the form (field name → value) with a mix of result
         counts: many (common keywords, whole categories), few (rare keywords), none."""

@@ -278,9 +278,11 @@ def load_pages(refs: Sequence[tuple[str, str]]) -> list[Page]:
 
 
 def plan(datasets: Sequence[Dataset], protocol: str, given_model: bool, *, seed: int = 1, k: int = 5,
-         train_share: float = 0.66, score_only: Sequence[str] | None = None) -> tuple[list[Fold], list[str]]:
+         train_share: float = 0.66, score_only: Sequence[str] | None = None,
+         trained_on: dict | None = None) -> tuple[list[Fold], list[str]]:
     """The folds of the evaluation: one unit per dataset, or every dataset pooled for
-    cross-site; each unit split by the protocol. Returns the folds and notes."""
+    cross-site; each unit split by the protocol. Returns the folds and notes. A given model is
+    never scored on the pages it was trained on (``trained_on``: page IDs per dataset)."""
     from hwnoise.training.protocols import splits
 
     units = [list(datasets)] if (protocol == "cross-site" and not given_model) else [[d] for d in datasets]
@@ -294,7 +296,12 @@ def plan(datasets: Sequence[Dataset], protocol: str, given_model: bool, *, seed:
             notes.append(f"{label}: no pages")
             continue
         if given_model:
-            parts = [([], pages, False)]
+            seen = (trained_on or {})
+            unseen = [p for p in pages if p.id not in set(seen.get(p.dataset.name, ()))]
+            if len(unseen) < len(pages):
+                notes.append(f"{label}: {len(pages) - len(unseen)} page(s) the model was trained on, "
+                             "not scored")
+            parts = [([], unseen, False)]
         elif protocol == "thesis":
             parts = [([], pages, True)]
         else:
@@ -514,6 +521,7 @@ def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAUL
                     info(f"{ds.name}: no features.parquet yet; building it")
                     build_features(ds, progress=False, scheduler=sched)
         folds, notes = plan(datasets, protocol, model is not None, seed=seed, k=k, train_share=train_share,
+                            trained_on=getattr(model, "trained_on", None),
                             score_only=score_only)
         settings = EvalSettings(methods=tuple(methods), model=model, options=options, seed=seed,
                                 train_share=train_share)

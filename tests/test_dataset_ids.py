@@ -60,3 +60,11 @@ def test_site_of_needs_no_network(monkeypatch):
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
     assert site_of("http://news.bbc.co.uk/x") == site_of("http://shop.bbc.co.uk/") == "bbc.co.uk"
+
+
+@pytest.mark.parametrize("query", ['{"term": "x"}', '["x", "y"]', '[{"kind": "name"}]', "5", "[" * 50_000])
+def test_a_query_json_of_the_wrong_shape_is_one_clear_error(tmp_path, query):
+    ds = Dataset.create(tmp_path / "ds")
+    ds.query_path.write_text(query)
+    with pytest.raises(dataset_mod.DatasetError, match="query.json"):
+        ds.query_terms()

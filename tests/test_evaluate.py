@@ -113,9 +113,9 @@ def test_training_sees_only_the_training_pages(datasets, tmp_path, monkeypatch):
     seen: list[str] = []
     real = model_mod.training_rows
 
-    def spy(pages, cache=None):
+    def spy(pages, cache=None, features=()):
         seen.extend(p.id for p in pages)
-        return real(pages, cache)
+        return real(pages, cache, features)
 
     monkeypatch.setattr(model_mod, "training_rows", spy)
     report = evaluate(datasets[:1], methods=["model"], protocol="pages", seed=3)
@@ -219,14 +219,14 @@ def test_method_options_from_the_command_line_reach_the_methods(datasets, tmp_pa
     def text_recall(*opts: str) -> float:
         out = tmp_path / "mo"
         assert main(["evaluate", *map(str, datasets[:2]), "--protocol", "cross-site", "-k", "2",
-                     "--methods", "model", "--classifier", "gb", "--no-figures", "--out", str(out),
+                     "--methods", "model", "--preset", "thesis", "--classifier", "gb", "--no-figures", "--out", str(out),
                      *opts]) == 0
         rep = json.loads((out / "report.json").read_text())
         recs = [r for r in rep["results"] if r["method"] == "model"]
         return sum(r["text_recall"] for r in recs) / len(recs)
 
-    # a threshold above every probability keeps nothing; zero keeps every word
-    assert text_recall("--method-option", "model.threshold=1.5") == 0.0
+    # a threshold of 1 (no probability reaches it here) keeps nothing; zero keeps every word
+    assert text_recall("--method-option", "model.threshold=1") == 0.0
     assert text_recall("--method-option", "model.threshold=0",
                        "--method-option", "model.page_context=true") == 1.0
     capsys.readouterr()

@@ -152,7 +152,8 @@ def test_extract_command_with_a_saved_model(tmp_path, monkeypatch, capsys):
 
 
 def test_stacking_shares_and_a_stacked_model(tmp_path, monkeypatch):
-    from hwnoise.extractors.model import ModelMethod, extract_with_model, stack_share
+    from hwnoise.extractors.model import ModelMethod, extract_with_model
+    from hwnoise.features.assembly import stack_share
     from hwnoise.training.model import NoiseModel
 
     html = "<html><body><div><p>alpha beta</p><p>gamma delta</p></div><p>menu words</p></body></html>"
@@ -179,7 +180,8 @@ def test_stacking_shares_and_a_stacked_model(tmp_path, monkeypatch):
 def test_context_features_read_the_parent_and_grandparent():
     import pandas as pd
 
-    from hwnoise.extractors.model import ModelMethod, add_context
+    from hwnoise.extractors.model import ModelMethod
+    from hwnoise.features.assembly import add_context
 
     rows = pd.DataFrame({"parent": [-1, 0, 1, 1], "ctd": [1.0, 2.0, 3.0, 4.0]})
     out = add_context(rows, ["ctd", "ctx_parent_ctd", "ctx_grand_ctd", "ctx_parent_missing"])
@@ -199,8 +201,12 @@ def test_context_features_read_the_parent_and_grandparent():
 def test_page_char_f1_and_inner_threshold():
     import pandas as pd
 
-    from hwnoise.extractors.model import (THRESHOLDS, ModelMethod, inner_threshold,
-                                          labels_at_threshold, page_char_f1)
+    from hwnoise.extractors.model import ModelMethod
+    from hwnoise.training.threshold import THRESHOLDS, inner_threshold, page_char_f1
+
+    def labels_at_threshold(model, rows, t):
+        model.threshold = t
+        return model.predict(rows)
 
     df = pd.DataFrame({"own_chars": [10, 10, 5, 0], "label": ["N", "S", "N", "S"],
                        "page": ["a", "a", "b", "b"]})

@@ -176,6 +176,11 @@ def test_ids_with_nul_long_ids_and_no_ids_do_not_stop_the_crawl(srv, tmp_path, c
     ds = Dataset(tmp_path / "ds")
     assert len(list(ds.pages())) == 3 and all(not r["error"] for r in ds.journal().values())
     assert [s.get("given_id") for s in ds.submissions()] == ["a\x00b", "y" * 300, None]
+    # only unsafe ids, all fetched: success, not "nothing could be fetched"
+    (tmp_path / "s2.jsonl").write_text(json.dumps({"id": "../z", "url": srv.url("/page"), "fields": {"n": "z"}}) + "\n")
+    code, err = run_cli(["collect", str(tmp_path / "s2.jsonl"), "--into", str(tmp_path / "ds2"), "-q",
+                         "--allow-private", "--delay", "0"], capsys)
+    assert code == 0 and "nothing could be fetched" not in err
 
 
 def test_into_a_file_or_an_unwritable_place_is_one_line(tmp_path, capsys):

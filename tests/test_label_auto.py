@@ -98,7 +98,7 @@ def test_train_uses_auto_labels_and_recomputes_stale_features(crawl, tmp_path, c
     assert crawl.read_features()["label"].isna().all()
     assert _auto(crawl) == 0
     out = tmp_path / "model"
-    assert main(["train", str(crawl.path), "--out", str(out), "--no-tree", "--protocol", "cv",
+    assert main(["train", str(crawl.path), "--preset", "thesis", "--out", str(out), "--no-tree", "--protocol", "cv",
                  "-k", "2"]) == 0
     assert "recomputing" in capsys.readouterr().err
     assert (out / "model.json").exists()

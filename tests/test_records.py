@@ -179,7 +179,7 @@ def test_evaluate_reports_a_record_level_and_extract_records(nexteval_src, tmp_p
     (ds_path,) = import_dataset("nexteval", nexteval_src, tmp_path / "d", progress=False)
     out = tmp_path / "ev"
     assert main(["evaluate", str(ds_path), "--methods", "model,mdr,cetd", "--protocol", "cross-site",
-                 "-k", "2", "--no-figures", "--out", str(out)]) == 0
+                 "--preset", "thesis", "-k", "2", "--no-figures", "--out", str(out)]) == 0
     res = {r["method"]: r for r in json.loads((out / "report.json").read_text())["results"]}
     for m in ("model", "mdr", "cetd"):
         assert 0.0 <= res[m]["record_f1"] <= 1.0 and res[m]["record_pages"] == 4
@@ -188,7 +188,7 @@ def test_evaluate_reports_a_record_level_and_extract_records(nexteval_src, tmp_p
     assert "record" in (out / "report.md").read_text()
     # a trained model writes records as JSON lines
     model_dir = tmp_path / "m"
-    assert main(["train", str(ds_path), "--out", str(model_dir), "--no-tree"]) == 0
+    assert main(["train", str(ds_path), "--preset", "thesis", "--out", str(model_dir), "--no-tree"]) == 0
     page = tmp_path / "new.html"
     page.write_text(listing(9, 4, hidden=False), encoding="utf-8")
     capsys.readouterr()

@@ -54,7 +54,7 @@ def test_evaluate_runs_every_rendered_method_on_the_same_pages(rendered_demo, tm
 
     if "trafilatura" in available():
         methods += ",trafilatura"
-    _hw("evaluate", str(ds), "--methods", methods, "--features", "rendered", "--out", str(tmp_path), "--no-figures")
+    _hw("evaluate", str(ds), "--methods", methods, "--preset", "thesis", "--features", "rendered", "--out", str(tmp_path), "--no-figures")
     report = json.loads((tmp_path / "report.json").read_text())
     got = {r["method"]: r for r in report["results"]}
     assert set(methods.split(",")) <= set(got)

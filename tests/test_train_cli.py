@@ -56,7 +56,8 @@ def two_datasets(tmp_path):
 
 def test_train_datasets_writes_model_arff_and_reports(two_datasets, tmp_path, capsys):
     out = tmp_path / "out"
-    assert main(["train", *map(str, two_datasets), "--protocol", "pages", "--out", str(out)]) == 0
+    assert main(["train", *map(str, two_datasets), "--protocol", "pages", "--preset", "thesis",
+                 "--all-pages", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "=== Confusion Matrix ===" in printed and "Weighted Avg." in printed
     report = json.loads((out / "report.json").read_text())
@@ -77,7 +78,7 @@ def test_train_datasets_writes_model_arff_and_reports(two_datasets, tmp_path, ca
 
 @pytest.mark.parametrize("protocol", ["thesis", "cv", "cross-site"])
 def test_other_protocols(two_datasets, protocol):
-    result = train(list(two_datasets), protocol=protocol, seed=3)
+    result = train(list(two_datasets), protocol=protocol, seed=3, preset="thesis")
     recs = result["results"]
     assert {r["protocol"] for r in recs} == {protocol}
     if protocol in ("cv", "cross-site"):  # every labelled row is tested once
@@ -124,7 +125,7 @@ def test_bad_inputs_are_one_line_errors(tmp_path, capsys):
 def test_console_entry_point_runs_as_a_process(two_datasets, tmp_path):
     out = tmp_path / "proc"
     proc = subprocess.run([sys.executable, "-m", "hwnoise.cli", "train", str(two_datasets[0]),
-                           "--classifier", "cart", "--protocol", "cv", "-k", "3", "--out", str(out)],
+                           "--preset", "thesis", "--classifier", "cart", "--protocol", "cv", "-k", "3", "--out", str(out)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "Confusion Matrix" in proc.stdout and "report.json" in proc.stderr
@@ -135,7 +136,7 @@ def test_console_entry_point_runs_as_a_process(two_datasets, tmp_path):
 @pytest.mark.skipif(not WEKA_JAR.exists(), reason="Weka not installed (/usr/share/java/weka.jar)")
 def test_weka_trains_on_the_arff_train_writes(two_datasets, tmp_path):
     out = tmp_path / "w"
-    train([two_datasets[0]], protocol="thesis", out=out)
+    train([two_datasets[0]], protocol="thesis", out=out, preset="thesis")
     proc = subprocess.run(["java", "-cp", str(WEKA_JAR), "weka.classifiers.meta.FilteredClassifier",
                            "-F", "weka.filters.unsupervised.attribute.Remove -R 1",
                            "-W", "weka.classifiers.trees.J48", "-t", str(out / "train.arff"), "-no-cv"],
@@ -178,7 +179,8 @@ def test_real_big9_pages_end_to_end_and_weka_train_test(tmp_path, capsys):
     from hwnoise.features.importers import import_dataset
 
     a, b = import_dataset("big9", SHARED / "big9", tmp_path / "imp", limit=20, progress=False)
-    assert main(["train", str(a), str(b), "--out", str(tmp_path / "m"), "--no-tree"]) == 0
+    assert main(["train", str(a), str(b), "--preset", "thesis", "--all-pages", "--out", str(tmp_path / "m"),
+                 "--no-tree"]) == 0
     recs = json.loads((tmp_path / "m" / "report.json").read_text())["results"]
     assert len(recs) == 2 and all(r["f1"] > 0.85 and r["content_f1"] > 0.5 for r in recs)
     capsys.readouterr()

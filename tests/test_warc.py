@@ -267,7 +267,7 @@ def test_extract_reads_a_warc_and_writes_json_lines(server, tmp_path, monkeypatc
 
     monkeypatch.setenv("HWNOISE_KEY_FILE", str(tmp_path / "model-signing.key"))
     ds = make_dataset(tmp_path / "alpha", "alpha", 1, ["a1.com", "a2.com"], n_pages=6)
-    assert main(["train", str(ds.path), "--protocol", "pages", "--out", str(tmp_path / "model")]) == 0
+    assert main(["train", str(ds.path), "--protocol", "pages", "--preset", "thesis", "--out", str(tmp_path / "model")]) == 0
     urls = [url(server, p) for p in ("/search?q=x1", "/search?q=latin&a=b", "/missing?q=1")]
     (tmp_path / "urls.txt").write_text("\n".join(urls) + "\n")
     warc = tmp_path / "c.warc.gz"

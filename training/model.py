@@ -54,7 +54,8 @@ class ModelError(HwnoiseError):
 def resolve_features(spec: str | list[str] | tuple[str, ...] | None,
                      columns: list[str] | None = None) -> list[str]:
     """The feature list for ``spec``: None/"thesis" (the five), "extended" (the five and the
-    extended set of features.columns), "all", "rendered" (extended plus the features of
+    extended set of features.columns), "all", "page" (extended without the dataset-level
+    ``sitelevel``: what a bare page gives), "rendered" (extended plus the features of
     ``hwnoise render``), or "a,b,c" / a list. With ``columns``, ``tag``
     becomes the walker's numeric ``tag_code`` when the table has it."""
     if spec is None or (isinstance(spec, str) and spec.strip().lower() in ("", "thesis")):
@@ -65,6 +66,9 @@ def resolve_features(spec: str | list[str] | tuple[str, ...] | None,
             raise HwnoiseError("this hwnoise has no extended feature set (features.columns."
                                "ALL_FEATURES); use --features thesis or a,b,c")
         feats = list(extended)
+    elif isinstance(spec, str) and spec.strip().lower() == "page":
+        # what a bare page gives: the extended set without the dataset-level sitelevel
+        feats = [f for f in C.ALL_FEATURES if f != "sitelevel"]
     elif isinstance(spec, str) and spec.strip().lower() == "rendered":
         from hwnoise.features.rendered import RENDER_FEATURES
 
@@ -105,7 +109,23 @@ def check_features(feats: list[str], df: pd.DataFrame, what: str) -> None:
                            f"{', '.join(usable) or 'none'}")
 
 
+def threads():
+    """A limit on the OpenMP/BLAS threads of classifier fits and predictions (``HWNOISE_THREADS``,
+    default 1): gradient boosting's OpenMP threads spin against each other on a busy machine and
+    make small fits hundreds of times slower; one thread per process is the safe default
+    (``--workers`` gives more processes)."""
+    from threadpoolctl import threadpool_limits
+
+    try:
+        n = max(1, int(os.environ.get("HWNOISE_THREADS", "1")))
+    except ValueError:
+        n = 1
+    return threadpool_limits(limits=n)
+
+
 def _allows_nan(est) -> bool:
+    if getattr(est, "allows_nan", False):  # hwnoise's own JSON estimators
+        return True
     try:
         from sklearn.utils import get_tags
 
@@ -178,6 +198,13 @@ class NoiseModel:
         self.categories: dict[str, list[str]] = {}
         self.version = __version__
         self.created: str | None = None
+        from hwnoise.training.spec import ModelSpec
+
+        #: the pages the model was fitted on, per dataset (``evaluate --model`` skips them)
+        self.trained_on: dict[str, list[str]] | None = None
+        #: what the model is made of (preset, features, stack, context, classifier, threshold)
+        self.spec = ModelSpec(features=list(self.features), classifier=self.classifier_name,
+                              params=dict(params or {}))
 
     # -- data -----------------------------------------------------------------
     def query_terms(self, kinds=None) -> list[str]:
@@ -247,7 +274,8 @@ class NoiseModel:
             kwargs["class_order"] = list(C.CLASSES)
         if groups is not None and "groups" in fit_params:
             kwargs["groups"] = np.asarray(groups)[mask]
-        self.estimator.fit(X, y, **kwargs)
+        with threads():
+            self.estimator.fit(X, y, **kwargs)
         digest = hashlib.sha256()
         digest.update(json.dumps(self.features).encode())
         digest.update(np.ascontiguousarray(X).tobytes())
@@ -261,12 +289,13 @@ class NoiseModel:
         if len(df) == 0:
             return np.array([], dtype=object)
         threshold = getattr(self, "threshold", None)
-        if threshold is not None and hasattr(self.estimator, "predict_proba"):
-            classes = [str(c) for c in self.estimator.classes_]
-            if C.CONTENT in classes:
-                p = self.estimator.predict_proba(self.matrix(df))[:, classes.index(C.CONTENT)]
-                return np.where(p >= threshold, C.CONTENT, C.NOISE).astype(object)
-        return np.asarray(self.estimator.predict(self.matrix(df))).astype(str).astype(object)
+        with threads():
+            if threshold is not None and hasattr(self.estimator, "predict_proba"):
+                classes = [str(c) for c in self.estimator.classes_]
+                if C.CONTENT in classes:
+                    p = self.estimator.predict_proba(self.matrix(df))[:, classes.index(C.CONTENT)]
+                    return np.where(p >= threshold, C.CONTENT, C.NOISE).astype(object)
+            return np.asarray(self.estimator.predict(self.matrix(df))).astype(str).astype(object)
 
     def tree_text(self) -> str:
         """The fitted tree in J48's text format (or scikit-learn's for other trees)."""
@@ -309,7 +338,32 @@ class NoiseModel:
             "protocol": self.protocol, "scores": _json_safe(self.scores),
             "threshold": getattr(self, "threshold", None),
             "classes": [str(c) for c in getattr(est, "classes_", C.CLASSES)],
+            "spec": self.spec.to_dict() if getattr(self, "spec", None) is not None else None,
+            "trained_on": getattr(self, "trained_on", None),
         }
+
+    def json_document(self, require_tree: bool = True) -> dict:
+        """model.json's content: the metadata and the fitted classifier as JSON ("tree") when
+        it has a JSON form (C4.5's tree, gb's trees as arrays)."""
+        self.created = self.created or now_iso()
+        meta = self.metadata()
+        tree = None
+        to_dict = getattr(self.estimator, "to_dict", None)
+        if callable(to_dict) and hasattr(type(self.estimator), "from_dict"):
+            tree = _json_safe(to_dict())
+        else:
+            json_form = _json_form(self.estimator)
+            if json_form is not None:  # gb: its fitted trees as arrays (training/ensemble.py)
+                tree = json_form.to_dict()
+                meta["classifier"]["class"] = f"{type(json_form).__module__}.{type(json_form).__qualname__}"
+        if tree is None and require_tree:
+            raise ModelError(f"{type(self.estimator).__name__} has no JSON form (use j48 or gb)")
+        meta["contents"] = "tree" if tree is not None else "metadata-only"
+        if tree is None:
+            meta["note"] = (f"{type(self.estimator).__name__} has no JSON form: this file holds the "
+                            f"metadata only; the classifier is in {MODEL_JOBLIB} (a pickle)")
+        meta["tree"] = tree
+        return meta
 
     def save(self, directory: str | os.PathLike) -> Path:
         """Write model.joblib and model.json into ``directory``; return the directory."""
@@ -320,16 +374,7 @@ class NoiseModel:
         joblib.dump(self, buf)
         blob = buf.getvalue()
         atomic_write_bytes(directory / MODEL_JOBLIB, blob)
-        meta = self.metadata()
-        tree = None
-        to_dict = getattr(self.estimator, "to_dict", None)
-        if callable(to_dict) and hasattr(type(self.estimator), "from_dict"):
-            tree = _json_safe(to_dict())
-        meta["contents"] = "tree" if tree is not None else "metadata-only"
-        if tree is None:
-            meta["note"] = (f"{type(self.estimator).__name__} has no JSON form: this file holds the "
-                            f"metadata only; the classifier is in {MODEL_JOBLIB} (a pickle)")
-        meta["tree"] = tree
+        meta = self.json_document(require_tree=False)
         key = _signing_key(create=True)
         meta["joblib"] = {"file": MODEL_JOBLIB, "sha256": hashlib.sha256(blob).hexdigest(),
                           "hmac_sha256": _sign(blob, key) if key else None}
@@ -340,6 +385,8 @@ class NoiseModel:
     def load(cls, path: str | os.PathLike, allow_pickle: bool = False) -> "NoiseModel":
         """Load a model from ``path``: the folder ``train --out`` wrote, its model.json, or a
         joblib file. See the module docstring for when a pickle is loaded."""
+        if str(path) in SHIPPED and not Path(path).exists():
+            path = shipped_model_path(str(path))
         path = Path(path)
         if path.is_dir():
             json_path, joblib_path = path / MODEL_JSON, path / MODEL_JOBLIB
@@ -400,16 +447,144 @@ class NoiseModel:
         model.categories = dict(meta.get("categories") or {})
         model.version = meta.get("hwnoise", "")
         model.created = meta.get("created")
+        model.spec = _spec_of(meta, json_path)
+        model.trained_on = meta.get("trained_on")
+        for key in ("data_hash", "command", "cross_site"):  # what the shipped model records
+            if key in meta:
+                setattr(model, key, meta[key])
         return model
 
 
 def _read_meta(json_path: Path) -> dict:
     try:
-        meta = json.loads(json_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ModelError(f"{json_path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+        text = json_path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ModelError(f"{json_path}: not a model file (not UTF-8 text)") from None
     except OSError as exc:
         raise ModelError(f"{json_path}: cannot read ({exc.strerror})") from None
+    if len(text) > MAX_JSON_BYTES:
+        raise ModelError(f"{json_path}: {len(text)} characters, more than a model file holds "
+                         f"({MAX_JSON_BYTES}); not an hwnoise model")
+    depth = _max_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise ModelError(f"{json_path}: JSON nested {depth} deep (a model file nests at most "
+                         f"{MAX_JSON_DEPTH}); not an hwnoise model")
+    try:
+        meta = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ModelError(f"{json_path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    except (RecursionError, ValueError) as exc:
+        raise ModelError(f"{json_path}: not valid JSON ({type(exc).__name__})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ModelError(f"{json_path}: not an hwnoise model file (no \"format\": \"{FORMAT}\")")
+    check_meta(meta, json_path)
     return meta
+
+
+MAX_JSON_BYTES = 200_000_000
+MAX_JSON_DEPTH = 64
+
+
+def _max_depth(text: str) -> int:
+    """How deep ``[``/``{`` nest in JSON text (outside strings), without parsing it."""
+    import re
+
+    depth = best = 0
+    for m in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text):
+        tok = m.group()
+        if tok in "[{":
+            depth += 1
+            if depth > best:
+                best = depth
+                if best > MAX_JSON_DEPTH:
+                    return best
+        elif tok in "]}":
+            depth -= 1
+    return best
+
+
+def _bad(json_path: Path, key: str, what: str) -> ModelError:
+    return ModelError(f"{json_path}: key {key!r}: {what}; the file is damaged or not from hwnoise "
+                      "(retrain with 'hwnoise train --out')")
+
+
+def check_meta(meta: dict, json_path: Path) -> None:
+    """Every key ``load`` reads, checked: a wrong one is one ModelError naming file and key."""
+    import math
+
+    from hwnoise.training.spec import SpecError
+
+    fv = meta.get("format_version")
+    if not isinstance(fv, int) or isinstance(fv, bool) or not 1 <= fv <= FORMAT_VERSION:
+        raise _bad(json_path, "format_version", f"must be an integer from 1 to {FORMAT_VERSION}, not {fv!r}")
+    feats = meta.get("features")
+    if (not isinstance(feats, list) or not feats or len(feats) > 5000
+            or not all(isinstance(f, str) and f for f in feats) or len(set(feats)) != len(feats)):
+        raise _bad(json_path, "features", f"must be a non-empty list of distinct feature names, not {str(feats)[:60]}")
+    clf = meta.get("classifier")
+    if not isinstance(clf, dict) or not isinstance(clf.get("class"), str) \
+            or not isinstance(clf.get("name", ""), str) or not isinstance(clf.get("params", {}), dict):
+        raise _bad(json_path, "classifier", "must be an object with a 'class' string and 'params' object")
+    cats = meta.get("categories") or {}
+    if not isinstance(cats, dict) or not all(
+            isinstance(k, str) and isinstance(v, list) and all(isinstance(x, str) for x in v) for k, v in cats.items()):
+        raise _bad(json_path, "categories", "must map feature names to lists of strings")
+    query = meta.get("query") or []
+    if not isinstance(query, list) or not all(isinstance(t, dict) and isinstance(t.get("term"), str) for t in query):
+        raise _bad(json_path, "query", "must be a list of {\"term\": ..., \"kind\": ...} objects")
+    thr = meta.get("threshold")
+    if thr is not None:
+        if isinstance(thr, bool) or not isinstance(thr, (int, float)) or not math.isfinite(thr) or not 0 <= thr <= 1:
+            raise _bad(json_path, "threshold", f"must be null or a number in [0, 1], not {thr!r}")
+    for key in ("seed", "train_rows"):
+        v = meta.get(key)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+            raise _bad(json_path, key, f"must be a non-negative integer, not {v!r}")
+    if meta.get("scores") is not None and not isinstance(meta.get("scores"), list):
+        raise _bad(json_path, "scores", "must be a list")
+    on = meta.get("trained_on")
+    if on is not None and not (isinstance(on, dict) and all(
+            isinstance(k, str) and isinstance(v, list) and all(isinstance(x, str) for x in v) for k, v in on.items())):
+        raise _bad(json_path, "trained_on", "must map dataset names to lists of page ids")
+    if meta.get("tree") is not None and not isinstance(meta.get("tree"), dict):
+        raise _bad(json_path, "tree", f"must be an object or null, not {type(meta.get('tree')).__name__}")
+    if meta.get("spec") is not None:
+        try:
+            from hwnoise.training.spec import ModelSpec
+
+            ModelSpec.from_dict(meta["spec"], where="spec")
+        except SpecError as exc:
+            raise ModelError(f"{json_path}: {exc}") from None
+
+
+def _spec_of(meta: dict, json_path: Path):
+    from hwnoise.training.spec import ModelSpec
+
+    if meta.get("spec") is not None:
+        return ModelSpec.from_dict(meta["spec"], where=f"{json_path}: spec")
+    return ModelSpec(features=list(meta["features"]), classifier=str(meta["classifier"].get("name", "j48")))
+
+
+def _json_form(est):
+    """A JSON-serialisable stand-in for ``est`` (gb's trees as arrays), or None."""
+    from hwnoise.training.ensemble import TreeEnsemble
+
+    try:
+        return TreeEnsemble.from_sklearn(est)
+    except HwnoiseError:
+        return None
+
+
+#: Models shipped in the package data (``data/models/NAME.json``).
+SHIPPED = ("general",)
+
+
+def shipped_model_path(name: str) -> Path:
+    """The path of a model the wheel carries (``general``)."""
+    from importlib.resources import files
+
+    path = Path(str(files("hwnoise.data") / "models" / f"{name}.json"))
+    if not path.exists():
+        raise ModelError(f"the shipped model {name!r} is missing from this installation ({path}); "
+                         "rebuild it with 'python bench/build_general.py' or reinstall hwnoise")
+    return path

@@ -123,6 +123,51 @@ def _page_groups(df: pd.DataFrame) -> np.ndarray | None:
     return keys.to_numpy()
 
 
+def _assembled(df: pd.DataFrame, desc: dict, features: list[str], stacker, show: bool) -> pd.DataFrame:
+    """``df`` with every column ``features`` asks for, built per page by the one feature assembly
+    (stacked extractors and page context need the pages' HTML)."""
+    from hwnoise.features.assembly import (FeatureCache, add_context, assemble_page,
+                                           page_context_names, stack_names)
+    from hwnoise.progress import progress
+
+    if not (stack_names(features) or page_context_names(features)):
+        if not any(f not in df.columns for f in features):
+            return df
+        keys = [c for c in ("dataset", "page") if c in df.columns]
+        return pd.concat([add_context(g.reset_index(drop=True), features)
+                          for _, g in df.groupby(keys, sort=False)], ignore_index=True)
+    if desc["kind"] != "datasets":
+        raise HwnoiseError("stacked extractors and page context need dataset folders (the pages' "
+                           "HTML), not an ARFF file")
+    cache = FeatureCache()
+    pages = [p for src in desc["sources"] for p in Dataset(src).pages()]
+    parts = []
+    for page in (progress(pages, desc="features", unit="page") if show else pages):
+        try:
+            parts.append(assemble_page(page, features, stacker=stacker, cache=cache).rows)
+        except HwnoiseError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one unreadable page is reported and skipped
+            info(f"hwnoise: train: skipped {page.html_path}: {type(exc).__name__}: {exc}")
+    if not parts:
+        raise HwnoiseError(f"{', '.join(desc['sources'])}: no page's HTML could be read, and this "
+                           "model's stacked extractors / page context need it; give the dataset "
+                           "with its pages, or choose --preset thesis (or --stack none)")
+    return pd.concat(parts, ignore_index=True)
+
+
+def model_spec(options: dict | None, *, n_sites: int, arff: bool = False):
+    """The spec of the model to train: ``options`` (preset and the model options the user gave:
+    classifier, features, stack, context, page_context, threshold, params) over the preset."""
+    from hwnoise.training.spec import ModelSpec, preset_spec, resolve_preset
+
+    opts = {k: v for k, v in (options or {}).items() if v is not None}
+    preset = opts.pop("preset", None)
+    if arff and preset is None:  # a user's ARFF: J48 unless told otherwise, its own attributes
+        return ModelSpec.from_dict({"classifier": "j48", **opts}, where="option")
+    return resolve_preset(preset_spec(preset), n_sites, opts)
+
+
 #: fewer labelled rows than this are fitted in this process under the default --scheduler local
 SMALL_ROWS = 20_000
 
@@ -141,6 +186,8 @@ class _FitJob:
     k: int
     train_share: float
     data: pd.DataFrame | None = None
+    spec: dict | None = None        # the ModelSpec (threshold by inner CV and all)
+    keep_model: bool = False        # fold tasks return their model too (the saved one)
 
 
 def _train_fit(fold: int, job: _FitJob):
@@ -155,44 +202,70 @@ def _train_fit(fold: int, job: _FitJob):
             df, desc = load_inputs(job.inputs)
             data = _labelled(df, ", ".join(desc["sources"]))
 
-    def new_model() -> NoiseModel:
-        return NoiseModel(job.classifier, job.features, query=job.query, seed=job.seed, params=job.params)
+    def fit(rows: pd.DataFrame) -> NoiseModel:
+        if job.spec is not None:
+            from hwnoise.training.spec import ModelSpec, fit_spec
+
+            return fit_spec(ModelSpec.from_dict(job.spec), rows, query=job.query, seed=job.seed,
+                            groups=_page_groups(rows))
+        return NoiseModel(job.classifier, job.features, query=job.query, seed=job.seed,
+                          params=job.params).fit(rows, groups=_page_groups(rows))
 
     if fold < 0:
-        return new_model().fit(data, groups=_page_groups(data))
+        return fit(data)
     train_idx, test_idx = splits(data, job.protocol, seed=job.seed, k=job.k, train_share=job.train_share)[fold]
-    part = data.iloc[train_idx]
-    m = new_model().fit(part, groups=_page_groups(part))
-    return test_idx, m.predict(data.iloc[test_idx])
+    m = fit(data.iloc[train_idx])
+    pred = m.predict(data.iloc[test_idx])
+    return (test_idx, pred, m) if job.keep_model else (test_idx, pred)
 
 
-def train(inputs, *, protocol: str | None = None, classifier: str = "j48",
+def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
           features: str | list[str] | None = None, test: str | os.PathLike | None = None,
           seed: int = 1, out: str | os.PathLike | None = None, k: int | None = None, train_share: float = 0.66,
           params: dict | None = None, verbose: bool = False, scheduler=None,
-          workers: int | None = None) -> dict:
-    """Fit a model on every labelled row of ``inputs``, score it (protocol splits or ``test``),
-    and write into ``out`` (when given) model.joblib, model.json, train.arff, report.json and
-    report.md. ``verbose`` prints format_result's text on stderr. Returns the report
-    (``{hwnoise, created, results}``) with, besides, ``tree``, ``classifier``, ``features``,
-    ``model`` (the NoiseModel fitted on all the data) and ``out``. ``scheduler``
-    (``hwnoise.scheduler``: a name, an address or a Scheduler; None runs here, one fit after
-    the other) runs the fit on all the data and the protocol's fits as tasks; each task
-    reads the inputs itself, so only paths and predictions travel. Same model, same scores.
+          workers: int | None = None, preset: str | None = None,
+          stack: str | list[str] | None = None, context: bool | None = None,
+          page_context: bool | None = None, threshold: float | str | None = None,
+          stacker=None, all_pages: bool = False, progress: bool = False) -> dict:
+    """Fit a model of the spec the options give (``preset``, default "auto": site for one site's
+    pages, general for several; then single fields over it), score it (protocol splits or
+    ``test``), and write into ``out`` (when given) model.joblib, model.json, train.arff,
+    report.json and report.md. ``verbose`` prints format_result's text on stderr.
+
+    Which rows the saved model is fitted on: with the pages protocol, the split's training
+    pages (the model whose scores are printed; ``hwnoise evaluate --model`` then scores only
+    the pages it never saw), or every page with ``all_pages``; with the other protocols or
+    ``test``, every labelled row. ``stacker`` runs stacked extractors
+    (``hwnoise.extractors.model.run_extractor``). Returns the report (``{hwnoise, created,
+    results}``) with, besides, ``tree``, ``classifier``, ``features``, ``spec``, ``model`` and
+    ``out``. ``scheduler`` (``hwnoise.scheduler``: a name, an address or a Scheduler; None runs
+    here, one fit after the other) runs the fits as tasks; each task reads the inputs itself
+    (unless the spec's columns need the pages, then the assembled rows travel).
 
     ``protocol`` None: ``pages``, or for one ARFF file without a ``page`` attribute (a Weka
     user's file) ``weka-cv``, J48's own default evaluation (see :mod:`.arff_train`)."""
-    weka = _weka_run(inputs, protocol, classifier, features, test, seed, out, k, params, verbose)
+    weka = _weka_run(inputs, protocol, classifier or "j48", features, test, seed, out, k, params, verbose)
     if weka is not None:
         return weka
     protocol = protocol or "pages"
     k = 5 if k is None else k
     df, desc = load_inputs(inputs)
     what = ", ".join(desc["sources"])
-    if features is None and desc["kind"] == "arff":
+    arff = desc["kind"] == "arff"
+    n_sites = int(df["site"].nunique()) if "site" in df.columns else 1
+    spec = model_spec({"preset": preset, "classifier": classifier, "features": features, "stack": stack,
+                       "context": context, "page_context": page_context, "threshold": threshold,
+                       "params": params}, n_sites=n_sites, arff=arff)
+    if features is None and arff:
         feats = feature_columns(df)  # a user's ARFF: every attribute but page and the class
+        spec.features = list(feats)
     else:
-        feats = resolve_features(features, list(df.columns))
+        feats = resolve_features(spec.features, list(df.columns))
+        if feats != resolve_features(spec.features):
+            spec.features = list(feats)
+        feats = spec.columns()
+        df = _assembled(df, desc, feats, stacker, progress)
+    classifier = spec.classifier
     check_features(feats, df, what)
     data = _labelled(df, what)
     if test is None and protocol not in PROTOCOLS:
@@ -202,8 +275,11 @@ def train(inputs, *, protocol: str | None = None, classifier: str = "j48",
             f"{what} has no 'page' attribute, so --protocol {protocol} cannot split by page: only "
             "--protocol thesis and --test TEST.arff apply (export with 'hwnoise export-arff --page')")
 
+    save_split = test is None and protocol == "pages" and not all_pages
     job = _FitJob(list(map(str, [inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)),
-                  classifier, feats, desc["query"], seed, params, protocol, k, train_share)
+                  classifier, feats, desc["query"], seed, spec.params or None, protocol, k, train_share,
+                  spec=spec.to_dict(), keep_model=save_split)
+    assembled = bool(spec.stack or spec.context or spec.page_context)
     sched = scheduler if scheduler is not None and not isinstance(scheduler, str) else None
     own = sched is None and scheduler not in (None, "sync")
     if own:
@@ -211,47 +287,74 @@ def train(inputs, *, protocol: str | None = None, classifier: str = "j48",
 
         sched = Scheduler(scheduler, workers)
     try:
-        if sched is None or sched.inline or (sched.auto and len(data) < SMALL_ROWS):
-            job.data = data  # this process: no reload
+        if sched is None or sched.inline or (sched.auto and len(data) < SMALL_ROWS) or assembled:
+            job.data = data  # this process's rows (assembled ones cannot be reloaded by a task)
         n_folds = len(splits(data, protocol, seed=seed, k=k, train_share=train_share)) \
             if test is None else 0
-        tasks = [-1, *range(n_folds)]  # -1: the model fitted on all the data
+        # -1: the model fitted on all the data (not needed when the pages split's model is saved)
+        tasks = [*([] if save_split else [-1]), *range(n_folds)]
         fitted = sched.map(_train_fit, tasks, job, desc="train: fit", unit="fit",
                            small=len(data) < SMALL_ROWS) if sched is not None \
             else [_train_fit(t, job) for t in tasks]
     finally:
         if own and sched is not None:
             sched.close()
-    model = fitted[0]
+    if save_split:
+        model = fitted[0][2]  # the model fitted on the split's training pages, the one scored
+        fitted_on = data.iloc[splits(data, protocol, seed=seed, k=k, train_share=train_share)[0][0]]
+        fitted = [None, *fitted]
+    else:
+        model, fitted_on = fitted[0], data
     tree = model.tree_text()
 
     if test is not None:
         test_path = Path(test)
         test_df, test_desc = load_inputs([test_path])
+        if not (desc["kind"] == "arff" and features is None):
+            test_df = _assembled(test_df, test_desc, feats, stacker, progress)
         test_data = _labelled(test_df, str(test_path))
         pred = model.predict(test_data)
         used_protocol = "test"
         records = _records(test_data, pred.astype(object), used_protocol, classifier)
     else:
         pred = np.full(len(data), None, dtype=object)
-        for test_idx, fold_pred in fitted[1:]:
+        for test_idx, fold_pred, *_ in fitted[1:]:
             pred[test_idx] = fold_pred
         used_protocol = protocol
         records = _records(data, pred, used_protocol, classifier)
     model.protocol = used_protocol
     model.scores = records
+    model.trained_on = _trained_on(fitted_on)
     report = {"hwnoise": __version__, "created": now_iso(), "results": records}
     if verbose:  # the tree, confusion matrices and weighted scores, for people (stderr)
         info(format_result({**report, "tree": tree}))
     if out is not None:
         out = Path(out)
         model.save(out)
-        write_arff(data, out / "train.arff", features=feats, page=PAGE_ATTRIBUTE in data.columns,
+        arff_feats = [f for f in model.features if f in data.columns]
+        write_arff(data, out / "train.arff", features=arff_feats, page=PAGE_ATTRIBUTE in data.columns,
                    relation="-".join(desc["names"])[:200] or "hwnoise")
         write_json(out / "report.json", report)
         atomic_write_text(out / "report.md", report_markdown(report))
-    return {**report, "tree": tree, "classifier": classifier, "features": feats, "model": model,
-            "out": str(out) if out is not None else None}
+    return {**report, "tree": tree, "classifier": classifier, "features": list(model.features),
+            "spec": spec, "model": model, "out": str(out) if out is not None else None,
+            "fitted_pages": _page_count(fitted_on)}
+
+
+def _trained_on(rows: pd.DataFrame) -> dict[str, list[str]] | None:
+    """The pages a model was fitted on, per dataset (``evaluate --model`` never scores them)."""
+    if PAGE_ATTRIBUTE not in rows.columns or "dataset" not in rows.columns:
+        return None
+    return {str(name): sorted(map(str, g[PAGE_ATTRIBUTE].unique()))
+            for name, g in rows.groupby("dataset", sort=False)}
+
+
+def _page_count(rows: pd.DataFrame) -> int | None:
+    if PAGE_ATTRIBUTE not in rows.columns:
+        return None
+    keys = [c for c in ("dataset", PAGE_ATTRIBUTE) if c in rows.columns]
+    return int(rows[keys].drop_duplicates().shape[0])
+
 
 
 def _weka_run(inputs, protocol, classifier, features, test, seed, out, k, params, verbose) -> dict | None:

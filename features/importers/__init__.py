@@ -58,6 +58,7 @@ class SourcePage:
     extra: dict = field(default_factory=dict)       # more keys for the submission
     unit_meta: dict = field(default_factory=dict)   # notes and more keys for dataset.json
     read_records: Callable[[], list | None] | None = None  # gold records: lists of XPaths
+    query: str | None = None         # the search terms that found the page (a "q" field)
 
 
 # -- helpers shared by the format modules ---------------------------------------------------
@@ -154,12 +155,14 @@ def _unit_dir(into: Path, unit: str) -> Path:
 
 
 def import_dataset(fmt: str, src: str | Path, into: str | Path, *, limit: int | None = None,
-                   progress: bool = True) -> list[Path]:
+                   progress: bool = True, query: str | None = None) -> list[Path]:
     """Import the dataset at ``src`` (format ``fmt``) into dataset folders under ``into``.
 
     Returns the dataset folders written, in the order first written. ``limit`` stops after
     that many pages (in the source's order), for quick runs. Re-importing rewrites the same
-    page IDs and adds no submission twice.
+    page IDs and adds no submission twice. ``query`` (search terms) is the query of every page
+    imported that has none of its own: a field ``q`` in its submission, so that the domain
+    query (``query.json``) and each page's own terms hold it; page IDs do not depend on it.
     """
     mod = _module(fmt)
     src = Path(src)
@@ -177,7 +180,11 @@ def import_dataset(fmt: str, src: str | Path, into: str | Path, *, limit: int | 
         from hwnoise.progress import progress as _progress
 
         pages = _progress(pages, desc=f"import {fmt}", total=len(pages), unit="page")
+    if query is not None and not tokenize(query):
+        raise ImportFormatError(f"--query {query!r} holds no word; give the search terms, e.g. --query \"oak chair\"")
     for sp in pages:
+        if query is not None and sp.query is None:
+            sp.query = query
         unit = units.get(sp.unit)
         if unit is None:
             meta = dict(sp.unit_meta)
@@ -224,7 +231,10 @@ def _write_page(fmt: str, unit: _Unit, sp: SourcePage) -> None:
         unit.ds.write_records(pid, records)
     if gold is not None:
         unit.ds.write_gold(pid, gold)
-    unit.ds.add_submission({"id": pid, "method": sp.method, "url": url, "fields": sp.fields,
+    fields = list(sp.fields)
+    if sp.query and not any(f.get("name") == "q" for f in fields):  # after the ID: IDs stay stable
+        fields.append({"name": "q", "value": sp.query, "label": "Search"})
+    unit.ds.add_submission({"id": pid, "method": sp.method, "url": url, "fields": fields,
                             "site": sp.site, "source": sp.source, "has_gold": gold is not None,
                             **sp.extra})
     unit.written += 1

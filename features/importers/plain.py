@@ -6,7 +6,9 @@ one has no gold, and a gold file without a page is reported as an error. An opti
 ``features.record_gold``) gives node gold directly: it is copied and ``features`` labels from it. The site is the
 page's canonical domain where it gives one, else SRC's name. A page, gold or records file
 that is a symlink leading out of SRC is not read (a folder someone hands over must not copy
-``~/.ssh`` into a dataset): it is skipped with a message.
+``~/.ssh`` into a dataset): it is skipped with a message. An optional ``query/NAME.txt``
+holds the search terms that found ``html/NAME.html``: they become the page's ``q`` field, so
+that the domain query (``query.json``) and the page's own terms hold them (QueryScore, matches).
 """
 from __future__ import annotations
 
@@ -38,6 +40,8 @@ def pages(src: Path) -> Iterator[SourcePage]:
     for path in files:
         gold = gold_dir / f"{path.stem}.txt"
         records = src / "records" / f"{path.stem}.json"
+        query_file = src / "query" / f"{path.stem}.txt"
+        query = " ".join(decode_text(query_file.read_bytes()).split()) if query_file.is_file() else None
         url = canonical_url(path.read_bytes())
         yield SourcePage(
             unit=name,
@@ -48,7 +52,8 @@ def pages(src: Path) -> Iterator[SourcePage]:
             read_gold=(lambda g=gold: decode_text(g.read_bytes()) if _inside(g, src) else None),
             read_records=(lambda r=records: _records(r) if _inside(r, src) else None),
             extra={"name": path.stem},
-            unit_meta={"notes": "plain folder: html/NAME.html with gold/NAME.txt"},
+            query=query or None,
+            unit_meta={"notes": "plain folder: html/NAME.html with gold/NAME.txt (and query/NAME.txt)"},
         )
 
 

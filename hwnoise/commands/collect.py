@@ -75,7 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hwnoise.dataset import Dataset, page_id
+    from hwnoise.dataset import Dataset, page_id, safe_id
     from hwnoise.errors import HwnoiseError
     from hwnoise.forms.collect import collect, is_done
     from hwnoise.progress import info
@@ -113,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
     if args.quiet:
         info(f"collect: {summary['fetched']} fetched, {summary['failed']} failed, {summary['skipped']} skipped")
     journal = ds.journal()
-    ids = {s.get("id") or page_id(s["method"], s.get("action") or s["url"], s["fields"]) for s in subs}
+    ids = {safe_id(s["id"]) if s.get("id") else page_id(s["method"], s.get("action") or s["url"], s["fields"])
+           for s in subs}
     if not any(is_done(ds, journal.get(i)) for i in ids):
         info(f"hwnoise: nothing could be fetched; the reasons are in {ds.journal_path}")
         return 1

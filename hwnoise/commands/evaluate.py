@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from hwnoise.commands._model_options import add_model_options, model_options
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -21,21 +23,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "model,cetd,trafilatura,readability,justext,resiliparse,alltext")
     p.add_argument("--protocol", default="pages", choices=["pages", "thesis", "cv", "cross-site"],
                    help="how pages are split (default pages: 66%% of each dataset's pages train)")
-    p.add_argument("--model", help="score this saved model on every page instead of training")
+    p.add_argument("--model", help="score this saved model (a folder or model.json 'hwnoise train' "
+                                   "wrote, or 'general', the shipped model) on every page it was "
+                                   "not trained on, instead of training one")
     p.add_argument("--allow-pickle", action="store_true", help="allow a pickled --model you trust")
-    p.add_argument("--classifier", default=None, help="classifier of the learned model (default j48)")
-    p.add_argument("--features", default=None,
-                   help="features of the learned model: thesis (the five, default), extended, all, "
-                        "or comma-separated columns")
-    p.add_argument("--stack", default=None, metavar="EXTRACTOR,...",
-                   help="add, as features of the learned model, the share of each node's words that "
-                        "these extractors keep (stacking; e.g. trafilatura,resiliparse)")
-    p.add_argument("--context", action="store_true",
-                   help="add each node's parent's and grandparent's link density, CTD, sitelevel, "
-                        "sibling share, characters (and stacked shares) as features")
-    p.add_argument("--page-context", action="store_true",
-                   help="add record-structure, position, per-page z-score and class/id features "
-                        "(hwnoise.features.context.CONTEXT_FEATURES) to the learned model")
+    add_model_options(p)
     p.add_argument("--method-option", action="append", default=[], metavar="NAME.KEY=VALUE",
                    help="an option of a method, repeatable (e.g. webstemmer.t=0.8, isotonic.c=0.1, "
                         "model.threshold=0.4); VALUE is read as JSON when it parses, else as a string")
@@ -82,16 +74,10 @@ def run(args: argparse.Namespace) -> int:
 
     options: dict[str, dict] = {}
     given = parse_method_options(getattr(args, "method_option", None))
-    if args.classifier:
-        options.setdefault("model", {})["classifier"] = args.classifier
-    if args.features:
-        options.setdefault("model", {})["features"] = args.features  # thesis|extended|all|a,b,c
-    if args.stack:
-        options.setdefault("model", {})["stack"] = args.stack
-    if args.context:
-        options.setdefault("model", {})["context"] = True
-    if getattr(args, "page_context", False):
-        options.setdefault("model", {})["page_context"] = True
+    if not args.model:  # the learned model's spec: the preset (default auto) and fields over it
+        opts = model_options(args)
+        opts["preset"] = opts["preset"] or "auto"
+        options["model"] = opts
     check_out_dir(args.out, "-o/--out")
     methods = [m for m in args.methods.split(",") if m]
     unused = sorted(set(given) - set(methods))

@@ -1,28 +1,46 @@
-"""``hwnoise extract``: the content text of one page, by a trained model."""
+"""``hwnoise extract``: the content text of pages, by a trained model or the shipped ``general``.
+
+A batch tool: many pages, dataset folders, or one page on standard input; plain text for one
+page, JSON lines ``{"page", "url", "text"}`` for several (or with ``--jsonl``); a progress bar on
+stderr; ``--workers`` processes. ``--warc`` reads every HTML response of WARC files.
+"""
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "extract", help="print the content text of a page, by a trained model",
+        "extract", help="print the content text of pages, by a trained model (default: general)",
         description=(
-            "Walk PAGE.html, label each node noise or content with the model that 'hwnoise train' "
-            "saved, and print the own text of the content nodes in document order. The model's "
-            "domain query is used unless --query is given."
+            "Label each node of each page noise or content with a model and write the own text of "
+            "the content nodes in document order. PAGES are HTML files, dataset folders (every page, "
+            "walked with the dataset's query and its stored features), or '-' (one page on standard "
+            "input). Without --model the model shipped with hwnoise ('general', trained on every "
+            "shared dataset) is used. One page gives plain text; several, or --jsonl, give JSON "
+            "lines {\"page\", \"url\", \"text\"}. A page that cannot be read or is not HTML is "
+            "reported on stderr and skipped (exit status 1 at the end)."
         ),
     )
-    p.add_argument("page", metavar="PAGE.html", nargs="?",
-                   help="the page (its bytes as received); '-' reads stdin")
+    p.add_argument("pages", metavar="PAGE", nargs="*",
+                   help="HTML files, dataset folders, or '-' (the page's bytes on standard input)")
     p.add_argument("--warc", metavar="FILE", nargs="+",
-                   help="instead of PAGE.html: every 200 HTML response of these WARC files, written as "
+                   help="instead of PAGES: every 200 HTML response of these WARC files, written as "
                         "JSON lines {url, warc, offset, text} on stdout")
-    p.add_argument("--model", "-m", required=True, help="the model file or the folder 'hwnoise train --out' wrote")
-    p.add_argument("--query", help="the query that led to this page (replaces the model's domain query)")
+    p.add_argument("--model", "-m", default="general",
+                   help="the model: 'general' (default, shipped), or the folder or model.json "
+                        "'hwnoise train --out' wrote")
+    p.add_argument("--query", help="the search terms that led to the pages (replaces the model's "
+                                   "domain query, or the dataset's)")
     p.add_argument("--charset", help="the charset the server declared (as the HTTP header would)")
+    p.add_argument("--jsonl", action="store_true",
+                   help="JSON lines {\"page\", \"url\", \"text\"} even for one page")
+    p.add_argument("--workers", "-j", type=int, default=1, metavar="N",
+                   help="processes to extract with (default 1; 0: one per core)")
     p.add_argument("--records", action="store_true",
                    help="write the page's data records instead, one JSON line each: "
                         '{"page", "record", "xpath", "text", "fields": [{"xpath", "text"}]}')
@@ -34,48 +52,153 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+# -- the work units: (name, url, source) where source is a file, "-" bytes, or (dataset, page id) --
+
+def _units(args: argparse.Namespace) -> list[tuple]:
+    from hwnoise.dataset import Dataset
+    from hwnoise.errors import HwnoiseError
+
+    units: list[tuple] = []
+    for item in args.pages:
+        if item == "-":
+            units.append(("-", "", ("stdin", sys.stdin.buffer.read())))
+            continue
+        path = Path(item)
+        if path.is_dir():
+            if not (path / "dataset.json").exists():
+                raise HwnoiseError(f"{path}: a folder but not a dataset folder (no dataset.json); "
+                                   "give HTML files or a folder 'hwnoise import/collect' wrote")
+            ds = Dataset(path)
+            for page in ds.pages():
+                units.append((page.id, page.url or "", ("page", str(ds.path), page.id)))
+        else:
+            units.append((path.name, "", ("file", str(path))))
+    return units
+
+
+_MODEL = None
+_CACHE = None
+
+
+def _init(model_path: str, allow_pickle: bool) -> None:
+    global _MODEL, _CACHE
+    from hwnoise.extractors.model import load_model
+    from hwnoise.features.assembly import FeatureCache
+
+    _MODEL = load_model(model_path, allow_pickle=allow_pickle)
+    _CACHE = FeatureCache()
+
+
+def _one(unit: tuple, query: str | None, charset: str | None) -> tuple[str, str, str | None, str | None, list]:
+    """``(name, url, text, error, missing)`` for one unit (run in a worker or in-process)."""
+    from hwnoise.decode import sniff_html
+    from hwnoise.errors import HwnoiseError
+    from hwnoise.extractors.model import extract_html, extract_page
+
+    name, url, src = unit
+    try:
+        if src[0] == "page":
+            from hwnoise.dataset import Dataset
+
+            page = Dataset(src[1]).page(src[2])
+            return name, url, extract_page(_MODEL, page, _CACHE, query=query), None, []
+        if src[0] == "stdin":
+            data = src[1]
+        else:
+            try:
+                data = Path(src[1]).read_bytes()
+            except OSError as exc:
+                return name, url, None, f"{src[1]}: cannot read the page: {exc.strerror}", []
+        why = sniff_html(data)
+        if why is not None:
+            where = "standard input" if src[0] == "stdin" else src[1]
+            return name, url, None, f"{where}: not an HTML page ({why}); give the page's HTML", []
+        text, missing = extract_html(_MODEL, data, http_charset=charset, query=query)
+        return name, url, text, None, missing
+    except HwnoiseError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one page failing never stops the batch
+        return name, url, None, f"{name}: {type(exc).__name__}: {exc}"[:300], []
+
+
 def run(args: argparse.Namespace) -> int:
     from hwnoise.errors import HwnoiseError
-    from hwnoise.extractors.model import extract_with_model, load_model
+    from hwnoise.progress import bar, info
 
     if args.warc:
-        if args.page:
-            raise HwnoiseError("give either PAGE.html or --warc FILE, not both")
+        if args.pages:
+            raise HwnoiseError("give either PAGES or --warc FILE, not both")
         return _extract_warc(args)
-    if not args.page:
-        raise HwnoiseError("nothing to extract: give PAGE.html (or '-' for stdin), or --warc FILE")
-    if args.page == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        path = Path(args.page)
+    if not args.pages:
+        raise HwnoiseError("nothing to extract: give PAGE.html files, dataset folders, '-' for "
+                           "standard input, or --warc FILE")
+    if args.workers < 0:
+        raise HwnoiseError(f"--workers must be 0 (one per core) or more, not {args.workers}")
+    _init(args.model, args.allow_pickle)
+    units = _units(args)
+    if args.records:
+        if len(units) != 1 or units[0][2][0] == "page":
+            raise HwnoiseError("--records takes one PAGE.html (or '-')")
+        return _records(args, units[0])
+    jsonl = args.jsonl or len(units) != 1
+    workers = (os.cpu_count() or 1) if args.workers == 0 else args.workers
+    workers = max(1, min(workers, len(units)))
+    failed, missing_seen = 0, set()
+    out = sys.stdout
+    with bar(total=len(units), desc="extract", unit="page") as pbar:
+        if workers == 1:
+            results = (_one(u, args.query, args.charset) for u in units)
+            pool = None
+        else:
+            from concurrent.futures import ProcessPoolExecutor
+
+            pool = ProcessPoolExecutor(max_workers=workers, initializer=_init,
+                                       initargs=(args.model, args.allow_pickle))
+            results = pool.map(_one, units, [args.query] * len(units), [args.charset] * len(units),
+                               chunksize=max(1, min(16, len(units) // (4 * workers) or 1)))
         try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise HwnoiseError(f"{path}: cannot read the page: {exc.strerror}") from None
-    from hwnoise.decode import sniff_html
+            for name, url, text, error, missing in results:
+                pbar.update(1)
+                if error is not None:
+                    if len(units) == 1:
+                        raise HwnoiseError(error)
+                    failed += 1
+                    info(f"hwnoise: extract: skipped {error}")
+                    continue
+                missing_seen.update(missing)
+                if jsonl:
+                    out.write(json.dumps({"page": name, "url": url, "text": text}, ensure_ascii=False) + "\n")
+                else:
+                    out.write(text + ("\n" if text and not text.endswith("\n") else ""))
+                out.flush()
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+    if missing_seen:
+        info(f"hwnoise: extract: the model's feature(s) {', '.join(sorted(missing_seen))} need a "
+             "dataset (e.g. sitelevel): taken as missing on bare pages; extract from the dataset "
+             "folder to use them")
+    if len(units) > 1 or failed:
+        info(f"hwnoise extract: {len(units) - failed} page(s) extracted, {failed} skipped")
+    return 1 if failed else 0
 
-    why = sniff_html(data)
-    if why:
-        raise HwnoiseError(f"{args.page if args.page != '-' else 'stdin'}: not HTML ({why}, whatever "
-                           "its name says); give the page's HTML as the server sent it")
-    model = load_model(args.model, allow_pickle=args.allow_pickle)
-    if getattr(args, "records", False):
-        return _records(model, data, args)
-    text = extract_with_model(model, data, http_charset=args.charset, query=args.query)
-    sys.stdout.write(text + ("\n" if text and not text.endswith("\n") else ""))
-    return 0
 
-
-def _records(model, data: bytes, args: argparse.Namespace) -> int:
+def _records(args: argparse.Namespace, unit: tuple) -> int:
     """``--records``: the model's content nodes grouped into records, JSON lines on stdout."""
-    import json
-
+    from hwnoise.errors import HwnoiseError
     from hwnoise.extractors.model import label_with_model
     from hwnoise.extractors.records import page_records, record_json
     from hwnoise.progress import info
 
-    walk, labels = label_with_model(model, data, http_charset=args.charset, query=args.query)
-    name = "-" if args.page == "-" else Path(args.page).name
+    name, _, src = unit
+    if src[0] == "stdin":
+        data = src[1]
+    else:
+        try:
+            data = Path(src[1]).read_bytes()
+        except OSError as exc:
+            raise HwnoiseError(f"{src[1]}: cannot read the page: {exc.strerror}") from None
+    walk, labels = label_with_model(_MODEL, data, http_charset=args.charset, query=args.query)
     records = page_records(data, walk, labels, http_charset=args.charset) if len(walk.rows) else []
     for k, rec in enumerate(records, 1):
         sys.stdout.write(json.dumps(record_json(name, k, rec), ensure_ascii=False) + "\n")

@@ -27,6 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the dataset folder, e.g. ../shared/datasets/big9 (for warc: WARC files or folders)")
     p.add_argument("--into", required=True, metavar="DIR", help="folder to write the dataset folders in")
     p.add_argument("--limit", type=int, default=None, metavar="N", help="import only the first N pages")
+    p.add_argument("--query", default=None, metavar="TERMS",
+                   help="the search terms that found the pages: the query of every page imported "
+                        "that has none of its own ('plain' reads one per page from query/NAME.txt)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -53,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
             from hwnoise.errors import HwnoiseError
 
             raise HwnoiseError(f"import {args.format}: give one SRC folder, not {len(args.src)}")
-        paths = import_dataset(args.format, args.src[0], args.into, limit=args.limit, progress=not args.quiet)
+        paths = import_dataset(args.format, args.src[0], args.into, limit=args.limit, progress=not args.quiet,
+                               query=args.query)
     pages = gold = 0
     from hwnoise.dataset import Dataset
 

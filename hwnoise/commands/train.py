@@ -1,31 +1,25 @@
-"""``hwnoise train``: fit a noise model (J48's C4.5 by default) and score it with a protocol."""
+"""``hwnoise train``: fit a noise model (a preset's spec) and score it with a protocol."""
 from __future__ import annotations
 
 import argparse
-import json
 
-
-def _param(text: str) -> tuple[str, object]:
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"--param wants KEY=VALUE, not {text!r}")
-    try:
-        return key.strip(), json.loads(value)
-    except json.JSONDecodeError:
-        return key.strip(), value
+from hwnoise.commands._model_options import add_model_options, model_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "train", help="train a noise model on dataset folders or an ARFF file and score it",
         description=(
-            "Fit a classifier on every labelled node of the datasets given (or of one ARFF file) "
-            "and print its tree, as J48 prints the tree trained on all the data. The scores come "
-            "from the protocol's own splits: thesis (pooled random 66%% node split, as seed 003), "
-            "pages (66%% of the pages train, the default), cv (k folds grouped by page), cross-site "
-            "(k folds grouped by site); or from --test TEST.arff, as Weka's -t/-T. Per dataset it "
-            "prints the confusion matrix (RR, RC, CC, CR) and the weighted precision, recall and F1. "
-            "With --out it writes model.json + model.joblib, train.arff, report.json and report.md."
+            "Fit a model (by default the 'auto' preset: 'site' for one site's pages, 'general' for "
+            "several; --preset thesis is seed 003's five features and J48) on the labelled nodes "
+            "of the datasets given (or of one ARFF file) and print its tree. The scores come from "
+            "the protocol's own splits: thesis (pooled random 66%% node split, as seed 003), pages "
+            "(66%% of the pages train, the default), cv (k folds grouped by page), cross-site (k "
+            "folds grouped by site); or from --test TEST.arff, as Weka's -t/-T. With the pages "
+            "protocol the saved model is the one fitted on the training pages (so that 'hwnoise "
+            "evaluate --model' scores it on the pages it never saw); --all-pages fits it on every "
+            "page. With --out it writes model.json + model.joblib, train.arff, report.json and "
+            "report.md."
         ),
     )
     p.add_argument("inputs", nargs="+", metavar="DATASET|FILE.arff",
@@ -34,14 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="how to split for scoring (default pages; on an ARFF file without a page "
                         "attribute, weka-cv: J48 -t's stratified 10-fold cross-validation, printed "
                         "as Weka prints it)")
-    p.add_argument("--classifier", default="j48",
-                   help="j48 (default, Weka J48's C4.5), j48-unpruned, cart, rf, gb, logreg, or a "
-                        "dotted scikit-learn class such as sklearn.ensemble.ExtraTreesClassifier")
-    p.add_argument("--param", action="append", type=_param, default=[], metavar="KEY=VALUE",
-                   help="a classifier parameter, e.g. --param confidence=0.1 (repeatable)")
-    p.add_argument("--features", default=None,
-                   help="thesis (the five, default for datasets), extended, or a,b,c; an ARFF file "
-                        "uses all its attributes but page and the class by default")
+    add_model_options(p)
+    p.add_argument("--all-pages", action="store_true",
+                   help="fit the saved model on every page (the scores still come from the protocol)")
     p.add_argument("--test", default=None, metavar="TEST.arff",
                    help="score the model trained on all of the input on this ARFF file (or dataset folder)")
     p.add_argument("--seed", type=int, default=1, help="seed of the splits and classifiers (default 1)")
@@ -59,18 +48,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hwnoise.extractors.model import run_extractor
     from hwnoise.outputs import check_out_dir
     from hwnoise.progress import info
     from hwnoise.training.train import format_result, train
 
     if args.out:
         check_out_dir(args.out, "-o/--out")
-
-    result = train(args.inputs, protocol=args.protocol, classifier=args.classifier,
-                   features=args.features, test=args.test, seed=args.seed, out=args.out,
-                   k=args.folds, params=dict(args.param) or None,
-                   scheduler=getattr(args, "scheduler", "local"), workers=getattr(args, "workers", None))
+    result = train(args.inputs, protocol=args.protocol, test=args.test, seed=args.seed, out=args.out,
+                   k=args.folds, stacker=run_extractor, all_pages=args.all_pages, progress=True,
+                   scheduler=getattr(args, "scheduler", "local"), workers=getattr(args, "workers", None),
+                   **model_options(args))
     print(format_result(result, tree=not args.no_tree), end="")
+    spec = result["spec"]
+    fitted = result.get("fitted_pages")
+    info(f"model: preset {spec.preset or 'custom'}, {spec.classifier}, {len(result['features'])} features"
+         + (f", fitted on {fitted} pages" if fitted is not None else ""))
     if args.out:
         info(f"model (model.json, model.joblib), train.arff, report.json and report.md in {args.out}")
     return 0

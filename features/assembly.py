@@ -1,0 +1,252 @@
+"""Feature assembly: the ONE place a node's feature vector is built, for training, evaluation
+and extraction alike.
+
+A node's row starts from the page walk (``hwnoise.features.walk``), or from the dataset's stored
+``features.parquet`` rows when a dataset is at hand (they add the dataset-level ``sitelevel``),
+and then gets, as the model's feature list asks:
+
+- ``stack_NAME``: the share of the node's words that extractor ``NAME`` keeps (stacking). The
+  extractors live above this stage, so they run through a *stacker* passed in: a callable
+  ``stacker(name, html, http_charset) -> text`` (``hwnoise.extractors.model.run_extractor``).
+- ``ctx_parent_X`` / ``ctx_grand_X``: column X at the parent and the grandparent.
+- the page-context columns of :mod:`hwnoise.features.context` (record structure, position,
+  per-page z-scores, class/id words).
+
+A feature the page cannot give (``sitelevel`` on a bare page) goes in as a missing value, and
+:func:`assemble` says which ones did.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from hwnoise.errors import HwnoiseError
+from hwnoise.features.columns import LABEL
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hwnoise.dataset import Page
+    from hwnoise.features.walk import PageWalk
+
+__all__ = ["STACK_PREFIX", "CONTEXT_PREFIXES", "CONTEXT_BASE", "Stacker", "FeatureCache",
+           "Assembled", "assemble", "assemble_page", "assemble_html", "stack_share", "stack_names",
+           "context_features", "add_context", "page_context_names", "add_page_context",
+           "walk_dataset_page", "labelled_rows", "walk_nodes"]
+
+STACK_PREFIX = "stack_"
+#: Context features: a column's value at the parent and at the grandparent of each node.
+CONTEXT_PREFIXES = ("ctx_parent_", "ctx_grand_")
+CONTEXT_BASE = ("link_density", "ctd", "sitelevel", "sibling_same_tag", "chars")
+
+#: ``stacker(name, html, http_charset) -> text``: runs extractor ``name`` on a page.
+Stacker = Callable[[str, "bytes | str", "str | None"], str]
+
+
+def stack_names(features: Sequence[str]) -> list[str]:
+    """The extractors a feature list stacks (``stack_NAME`` -> NAME)."""
+    return [f[len(STACK_PREFIX):] for f in features if f.startswith(STACK_PREFIX)]
+
+
+def page_context_names(features: Sequence[str]) -> list[str]:
+    """The page-context columns a feature list holds."""
+    from hwnoise.features.context import CONTEXT_FEATURES
+
+    return [f for f in features if f in CONTEXT_FEATURES]
+
+
+def context_features(base: Sequence[str]) -> list[str]:
+    """The parent/grandparent columns of ``base`` columns (see :func:`add_context`)."""
+    return [prefix + f for f in base for prefix in CONTEXT_PREFIXES]
+
+
+def stack_share(walk: "PageWalk", text: str) -> np.ndarray:
+    """Per row, the share of its words that ``text`` keeps (LCS-aligned, as labels are made):
+    of its own words where it has some, else of the words in its subtree (0 without words)."""
+    from hwnoise.features.labels import aligned_words
+
+    n = len(walk.rows)
+    if n == 0:
+        return np.zeros(0)
+    own, kept = aligned_words(walk, text)
+    last = np.asarray(getattr(walk, "last", []), dtype=np.int64)
+    if len(last) != n:  # pragma: no cover - every walk carries ``last``
+        raise HwnoiseError("stacking needs the walk's subtree ends (PageWalk.last)")
+    cs_own = np.concatenate([[0], np.cumsum(own)])
+    cs_kept = np.concatenate([[0], np.cumsum(kept)])
+    idx = np.arange(n)
+    sub_own = cs_own[last + 1] - cs_own[idx]
+    sub_kept = cs_kept[last + 1] - cs_kept[idx]
+    share = np.where(own > 0, kept / np.maximum(own, 1), sub_kept / np.maximum(sub_own, 1))
+    return np.where((own > 0) | (sub_own > 0), share, 0.0).astype(float)
+
+
+def add_context(rows: pd.DataFrame, features: Sequence[str]) -> pd.DataFrame:
+    """Add the ``ctx_parent_X`` / ``ctx_grand_X`` columns that ``features`` asks for, from one
+    page's rows (``parent`` indexes rows; body is its own parent)."""
+    wanted = [f for f in features if f.startswith(CONTEXT_PREFIXES) and f not in rows.columns]
+    if not wanted or len(rows) == 0:
+        return rows
+    n = len(rows)
+    parent = rows["parent"].to_numpy(dtype=np.int64)
+    if "node" in rows.columns:  # parent holds node ids: map them to positions (a subset may lack some)
+        node = rows["node"].to_numpy(dtype=np.int64)
+        pos = np.full(int(max(node.max(), parent.max(), 0)) + 1, -1, dtype=np.int64)
+        pos[node] = np.arange(n)
+        parent = np.where(parent >= 0, pos[np.maximum(parent, 0)], -2)
+    else:
+        parent = np.where(parent >= 0, parent, -2)
+    # -2: body (its own parent); -1: a parent not among the rows (value unknown)
+    up = np.where(parent == -2, np.arange(n), parent)
+    up2 = np.where(up >= 0, up[np.maximum(up, 0)], -1)
+    cols = {}
+    for f in wanted:
+        prefix = next(p for p in CONTEXT_PREFIXES if f.startswith(p))
+        base = f[len(prefix):]
+        if base not in rows.columns:
+            cols[f] = np.nan
+            continue
+        vals = np.append(pd.to_numeric(rows[base], errors="coerce").to_numpy(dtype=float), np.nan)
+        cols[f] = vals[up] if prefix == "ctx_parent_" else vals[up2]  # index -1: the NaN at the end
+    return rows.assign(**cols)
+
+
+def add_page_context(rows: pd.DataFrame, html: bytes | str | None, *,
+                     http_charset: str | None = None) -> pd.DataFrame:
+    """``rows`` (one page) with the page-context columns (replacing any); without ``html`` the
+    class/id columns are missing values."""
+    from hwnoise.features.context import add_context_features
+
+    return add_context_features(rows.reset_index(drop=True), html, http_charset=http_charset)
+
+
+def walk_nodes(rows: pd.DataFrame, walk: "PageWalk") -> np.ndarray | None:
+    """The walk row of each of ``rows``: all of them in order for the walk's own rows,
+    ``walk_node`` for rows ``hwnoise render`` thinned; None when they do not line up."""
+    if "walk_node" in rows.columns:
+        at = rows["walk_node"].to_numpy(np.int64)
+        return at if len(at) == 0 or (at.min() >= 0 and at.max() < len(walk.rows)) else None
+    return np.arange(len(rows)) if len(rows) == len(walk.rows) else None
+
+
+@dataclass
+class Assembled:
+    """One page's assembled rows (aligned with ``walk`` through :func:`walk_nodes`), its walk,
+    and the model features the page could not give (filled with missing values)."""
+
+    rows: pd.DataFrame
+    walk: "PageWalk"
+    missing: list[str] = field(default_factory=list)
+
+
+def assemble(rows: pd.DataFrame, walk: "PageWalk", html: bytes | str | None,
+             features: Sequence[str], *, stacker: Stacker | None = None,
+             http_charset: str | None = None) -> Assembled:
+    """``rows`` (the walk's rows or a dataset's stored rows of the page) with every column of
+    ``features``: stacked shares, page context, parent/grandparent context; what cannot be
+    computed is a missing value, listed in ``.missing``."""
+    features = list(features)
+    rows = rows.reset_index(drop=True)
+    names = stack_names(features)
+    if names:
+        if stacker is None:
+            raise HwnoiseError(f"the model stacks {', '.join(names)}: its features need an extractor "
+                               "runner (hwnoise.extractors.model.run_extractor)")
+        at = walk_nodes(rows, walk)
+        cols = {}
+        for name in names:
+            if html is None or at is None:
+                cols[STACK_PREFIX + name] = np.nan
+                continue
+            text = stacker(name, html, http_charset)
+            cols[STACK_PREFIX + name] = stack_share(walk, text or "")[at]
+        rows = rows.assign(**cols)
+    if page_context_names(features):
+        rows = add_page_context(rows, html, http_charset=http_charset)
+    rows = add_context(rows, features)
+    missing = [f for f in features if f not in rows.columns]
+    if missing:
+        rows = rows.assign(**{f: np.nan for f in missing})
+    return Assembled(rows, walk, missing)
+
+
+def assemble_html(html: bytes | str, features: Sequence[str], *, query: Sequence[str] = (),
+                  own_terms: Sequence[str] = (), stacker: Stacker | None = None,
+                  http_charset: str | None = None) -> Assembled:
+    """A bare page's assembled rows: walked with ``query`` (and ``own_terms``)."""
+    from hwnoise.features.walk import walk_page
+
+    walk = walk_page(html, list(query), http_charset=http_charset, own_terms=list(own_terms))
+    return assemble(walk.rows, walk, html, features, stacker=stacker, http_charset=http_charset)
+
+
+class FeatureCache:
+    """Each dataset's ``features.parquet``, read once and split by page."""
+
+    def __init__(self) -> None:
+        self._by_dataset: dict[Path, dict[str, pd.DataFrame] | None] = {}
+
+    def page_rows(self, page: "Page") -> pd.DataFrame | None:
+        key = page.dataset.path
+        if key not in self._by_dataset:
+            ds = page.dataset
+            if ds.has_features():
+                df = ds.read_features()
+                self._by_dataset[key] = {str(pid): g.sort_values("node").reset_index(drop=True)
+                                         for pid, g in df.groupby("page", sort=False)}
+            else:
+                self._by_dataset[key] = None
+        table = self._by_dataset[key]
+        if table is None:
+            return None
+        return table.get(page.id)
+
+
+def walk_dataset_page(page: "Page") -> "PageWalk":
+    """Walk a dataset's page as the features stage does (domain query, the page's own terms)."""
+    from hwnoise.features.build import own_terms
+    from hwnoise.features.walk import walk_page
+
+    try:
+        terms = list(page.dataset.query_terms())
+    except Exception:  # noqa: BLE001 - a page without a readable query is walked without one
+        terms = []
+    return walk_page(page.read_html(), terms, http_charset=page.http_charset,
+                     own_terms=own_terms(page.fields))
+
+
+def labelled_rows(page: "Page", walk: "PageWalk") -> pd.DataFrame:
+    """A page's walk rows with its labels (``features.labels.page_labels``: gold records > gold
+    text > stored labels; None where nothing applies) and its dataset/site/page keys."""
+    from hwnoise.features.labels import page_labels
+
+    rows = walk.rows.copy()
+    stored = None
+    try:
+        table = page.dataset.read_labels()
+        if table is not None and len(table):
+            stored = table[table["page"].astype(str) == str(page.id)]
+    except (AttributeError, HwnoiseError):
+        stored = None
+    records = page.read_records() if hasattr(page, "read_records") else None
+    rows[LABEL] = page_labels(walk, page.read_gold(), html=page.read_html() if records is not None else None,
+                              records=records, http_charset=page.http_charset, stored=stored)
+    rows.insert(0, "page", page.id)
+    rows.insert(0, "site", page.site)
+    rows.insert(0, "dataset", page.dataset.name)
+    return rows
+
+
+def assemble_page(page: "Page", features: Sequence[str], *, stacker: Stacker | None = None,
+                  cache: FeatureCache | None = None, walk: "PageWalk | None" = None) -> Assembled:
+    """A dataset page's assembled rows: its stored rows (they carry ``sitelevel`` and labels)
+    when they match the walk, else the walk's rows with gold labels."""
+    walk = walk if walk is not None else walk_dataset_page(page)
+    stored = cache.page_rows(page) if cache is not None else None
+    if stored is None or walk_nodes(stored, walk) is None:
+        stored = labelled_rows(page, walk)
+    html = page.read_html() if (stack_names(features) or page_context_names(features)) else None
+    return assemble(stored, walk, html, features, stacker=stacker, http_charset=page.http_charset)

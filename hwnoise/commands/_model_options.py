@@ -1,0 +1,75 @@
+"""The model options ``hwnoise train`` and ``hwnoise evaluate`` share, from one parser helper.
+
+``--preset`` picks a :class:`hwnoise.training.spec.ModelSpec` preset (auto: site for one site's
+pages, general for several); the other options override single fields of it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+PRESET_CHOICES = ("auto", "thesis", "site", "general")
+
+
+def _param(text: str) -> tuple[str, object]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"--param wants KEY=VALUE, not {text!r}")
+    try:
+        return key.strip(), json.loads(value)
+    except json.JSONDecodeError:
+        return key.strip(), value
+
+
+def add_model_options(p: argparse.ArgumentParser) -> None:
+    """Add --preset --classifier --param --features --stack --context --page-context --threshold."""
+    g = p.add_argument_group("model options (a preset, then single fields over it)")
+    g.add_argument("--preset", choices=PRESET_CHOICES, default=None,
+                   help="auto (default: 'site' when the training pages come from one site, "
+                        "'general' when from several), thesis (seed 003: the five features, J48), "
+                        "site (extended features + trafilatura's verdict + parent context, J48), "
+                        "general (page features + four stacked extractors + page context, gradient "
+                        "boosting, threshold by inner CV)")
+    g.add_argument("--classifier", default=None,
+                   help="j48 (Weka J48's C4.5), j48-unpruned, cart, rf, gb, logreg, or a dotted "
+                        "scikit-learn class such as sklearn.ensemble.ExtraTreesClassifier")
+    g.add_argument("--param", action="append", type=_param, default=[], metavar="KEY=VALUE",
+                   help="a classifier parameter, e.g. --param confidence=0.1 (repeatable)")
+    g.add_argument("--features", default=None,
+                   help="thesis (the five), extended, page (extended without the dataset-level "
+                        "sitelevel), all, rendered, or comma-separated columns")
+    g.add_argument("--stack", default=None, metavar="EXTRACTOR,...",
+                   help="add, as features, the share of each node's words that these extractors "
+                        "keep (trafilatura, resiliparse, readability, justext, cetd); 'none' for none")
+    g.add_argument("--context", action="store_const", const=True, default=None,
+                   help="add each node's parent's and grandparent's link density, CTD, sitelevel, "
+                        "sibling share, characters (and stacked shares)")
+    g.add_argument("--page-context", action="store_const", const=True, default=None,
+                   help="add record-structure, position, per-page z-score and class/id features")
+    g.add_argument("--threshold", default=None, metavar="P|inner",
+                   help="probability of content at which a node is content: a number in [0, 1], "
+                        "or 'inner' (chosen by an inner CV on the training pages)")
+
+
+def model_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The model options given on the command line (the preset, and only the fields given)."""
+    out: dict[str, Any] = {"preset": args.preset}
+    if args.classifier:
+        out["classifier"] = args.classifier
+    if args.param:
+        out["params"] = dict(args.param)
+    if args.features:
+        out["features"] = args.features
+    if args.stack is not None:
+        out["stack"] = [] if args.stack.strip().lower() in ("", "none") else \
+            [s.strip() for s in args.stack.split(",") if s.strip()]
+    if args.context is not None:
+        out["context"] = True
+    if args.page_context is not None:
+        out["page_context"] = True
+    if args.threshold is not None:
+        from hwnoise.training.spec import check_threshold
+
+        out["threshold"] = check_threshold(args.threshold, "--threshold")
+    return out

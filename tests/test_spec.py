@@ -1,0 +1,257 @@
+"""One model spec, one feature assembly: presets trained, saved, loaded and applied the same way
+by train, evaluate, extract and the Python API; model.json checked on load; queries for plain
+imports; extract as a batch tool."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hwnoise.cli import main
+from hwnoise.dataset import Dataset
+from hwnoise.extractors import external
+
+NAV = ('<div class="nav"><a href="/">Home</a> <a href="/news">News</a> <a href="/shop">Shop</a> '
+       '<a href="/help">Help</a></div>')
+FOOT = '<div id="footer"><p>Copyright 2026 Example Media. All rights reserved.</p><a href="/t">Terms</a></div>'
+WORDS = ("river valley harbour lantern meadow orchard granite willow summit canyon beacon "
+         "thistle ember falcon cobalt juniper").split()
+
+
+def article(k: int, site: str) -> tuple[str, str]:
+    """A page (nav, an article of three paragraphs, a related list, a footer) and its gold."""
+    rng = np.random.default_rng(k)
+    paras = [" ".join(rng.choice(WORDS, 24)) + "." for _ in range(3)]
+    title = f"Story {k} about the {WORDS[k % len(WORDS)]}"
+    body = "".join(f"<p>{p}</p>" for p in paras)
+    related = "".join(f'<li><a href="/s{j}">Related story {j}</a></li>' for j in range(4))
+    html = (f'<html><head><title>{title}</title><link rel="canonical" href="https://{site}/story/{k}">'
+            f'</head><body>{NAV}<div class="main"><h1>{title}</h1>{body}</div>'
+            f'<ul class="related">{related}</ul>{FOOT}</body></html>')
+    return html, "\n".join([title, *paras])
+
+
+@pytest.fixture(autouse=True)
+def own_key(tmp_path, monkeypatch):
+    monkeypatch.setenv("HWNOISE_KEY_FILE", str(tmp_path / "model-signing.key"))
+
+
+@pytest.fixture(scope="module")
+def plain_src(tmp_path_factory):
+    """A plain folder: 9 pages of 3 sites, gold, and the search terms of each page."""
+    src = tmp_path_factory.mktemp("src") / "news"
+    for sub in ("html", "gold", "query"):
+        (src / sub).mkdir(parents=True)
+    for k in range(9):
+        html, gold = article(k, f"site{k % 3}.example")
+        (src / "html" / f"p{k}.html").write_text(html, encoding="utf-8")
+        (src / "gold" / f"p{k}.txt").write_text(gold, encoding="utf-8")
+        (src / "query" / f"p{k}.txt").write_text(f"story number {k}\n", encoding="utf-8")
+    return src
+
+
+@pytest.fixture(scope="module")
+def dataset(plain_src, tmp_path_factory):
+    into = tmp_path_factory.mktemp("ds")
+    assert main(["import", "plain", str(plain_src), "--into", str(into), "-q"]) == 0
+    return into / "news"
+
+
+def test_import_plain_reads_each_pages_query(dataset):
+    ds = Dataset(dataset)
+    subs = {s["name"]: s for s in ds.submissions()}
+    assert subs["p3"]["fields"] == [{"name": "q", "value": "story number 3", "label": "Search"}]
+    terms = ds.query_terms()
+    assert "story" in terms and "number" in terms and "3" in terms and "river" not in terms
+
+
+def test_import_query_option_sets_one_query_for_every_page(plain_src, tmp_path):
+    import shutil
+
+    src = tmp_path / "noq"
+    shutil.copytree(plain_src, src)
+    shutil.rmtree(src / "query")
+    (src / "query").mkdir()
+    (src / "query" / "p0.txt").write_text("own terms", encoding="utf-8")
+    assert main(["import", "plain", str(src), "--into", str(tmp_path / "a"), "-q"]) == 0
+    assert main(["import", "plain", str(src), "--into", str(tmp_path / "b"), "-q", "--query", "oak chair"]) == 0
+    a, b = Dataset(tmp_path / "a" / "noq"), Dataset(tmp_path / "b" / "noq")
+    assert [p.id for p in a.pages()] == [p.id for p in b.pages()]  # IDs do not depend on the query
+    fields = {s["name"]: s["fields"] for s in b.submissions()}
+    assert fields["p0"][0]["value"] == "own terms" and fields["p5"][0]["value"] == "oak chair"
+    assert {"oak", "chair", "own"} <= set(b.query_terms()) and "oak" not in a.query_terms()
+    assert main(["import", "plain", str(src), "--into", str(tmp_path / "c"), "--query", " ,"]) == 1
+
+
+def _presets():
+    out = ["thesis"]
+    if {"trafilatura", "resiliparse", "readability"} <= set(external.available()):
+        out += ["site", "general"]
+    return out
+
+
+@pytest.mark.parametrize("preset", _presets())
+def test_each_preset_round_trip_train_save_load_extract(preset, dataset, tmp_path, capsys):
+    """train -> save -> load -> extract equals evaluate's labels on the same pages, and the
+    saved model extracts a bare page that no dataset holds."""
+    from hwnoise.evaluate import evaluate
+    from hwnoise.extractors.base import walk_of
+    from hwnoise.extractors.model import ModelMethod, extract_page, load_model
+    from hwnoise.text import text_scores
+
+    out = tmp_path / "m"
+    assert main(["train", str(dataset), "--preset", preset, "--out", str(out), "--no-tree"]) == 0
+    capsys.readouterr()
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["spec"]["preset"] == preset and meta["contents"] == "tree"  # JSON, no pickle needed
+    (out / "model.joblib").unlink()  # the JSON alone rebuilds the model
+    model = load_model(out)
+    assert model.spec.preset == preset and model.features == model.spec.columns()
+    ds = Dataset(dataset)
+    seen = set(model.trained_on[ds.name])
+    test_pages = [p for p in ds.pages() if p.id not in seen]
+    assert len(seen) == 6 and len(test_pages) == 3  # the pages protocol's 66 % / 34 %
+    method = ModelMethod(model)
+    for page in test_pages:  # evaluate's path and extract's path agree
+        assert method.extract(page, walk_of(page)) == extract_page(model, page)
+    assert main(["extract", str(dataset), "--model", str(out)]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    by_page = {x["page"]: x["text"] for x in lines}
+    assert len(lines) == 9 and all(by_page[p.id] == extract_page(model, p) for p in test_pages)
+    # evaluate --model scores only the pages the model never saw
+    rep = evaluate([dataset], methods=["model"], model=out, figures=False)
+    assert rep["results"][0]["pages"] == 3 and rep["results"][0]["text_f1"] > 0.8
+    # a bare page of a new site, with its query
+    html, gold = article(42, "elsewhere.example")
+    page = tmp_path / "new.html"
+    page.write_text(html, encoding="utf-8")
+    assert main(["extract", str(page), "--model", str(out), "--query", "story"]) == 0
+    text = capsys.readouterr().out
+    if preset != "thesis":  # the thesis's five features do not carry over to a new site
+        assert text_scores(text, gold)["f1"] > 0.8 and "Copyright" not in text
+
+
+def test_thesis_preset_prints_wekas_j48_tree(dataset, tmp_path, capsys):
+    from hwnoise.training.weka import run_j48, weka_available
+
+    out = tmp_path / "t"
+    assert main(["train", str(dataset), "--preset", "thesis", "--all-pages", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["features"] == ["ctd", "density_sum", "query_score", "matches", "distance"]
+    assert meta["classifier"]["name"] == "j48"
+    if not weka_available():
+        pytest.skip("Weka is not installed")
+    arff = tmp_path / "thesis.arff"
+    assert main(["export-arff", str(dataset), "-o", str(arff)]) == 0
+    weka = run_j48(arff)
+    import re
+
+    def rounded(text: str) -> str:  # the ARFF holds 6 decimals; Weka's split points come from them
+        return re.sub(r"\d+\.\d+", lambda m: f"{float(m.group()):.4f}", text)
+
+    assert rounded(weka.tree_text.strip()) in rounded(printed)
+
+
+def test_gb_saved_as_json_predicts_as_scikit_learn():
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from hwnoise.training.ensemble import TreeEnsemble
+
+    rng = np.random.default_rng(0)
+    X = rng.random((2000, 5))
+    X[::7, 1] = np.nan
+    y = np.where(X[:, 0] + np.nan_to_num(X[:, 1]) > 0.8, "N", "S")
+    est = HistGradientBoostingClassifier(max_iter=40).fit(X, y)
+    back = TreeEnsemble.from_dict(json.loads(json.dumps(TreeEnsemble.from_sklearn(est).to_dict())))
+    Xt = rng.random((500, 5))
+    Xt[::3, 1] = np.nan
+    Xt[::4, 0] = np.nan
+    assert np.array_equal(back.predict_proba(Xt), est.predict_proba(Xt))
+    assert list(back.predict(Xt)) == list(est.predict(Xt))
+
+
+def _saved_thesis_model(dataset: Path, out: Path) -> dict:
+    from hwnoise.training.train import train
+
+    train([dataset], preset="thesis", classifier="gb", out=out)
+    return json.loads((out / "model.json").read_text())
+
+
+MUTATIONS = {
+    "a string threshold": (lambda m: m.update(threshold="0.4x"), "threshold"),
+    "features: 5": (lambda m: m.update(features=5), "features"),
+    "a threshold of 1e400": (None, "threshold"),
+    "JSON nested 100k deep": (None, "nested"),
+    "a negative threshold": (lambda m: m.update(threshold=-0.5), "threshold"),
+    "tree is a list": (lambda m: m.update(tree=[1, 2]), "tree"),
+    "classifier is a string": (lambda m: m.update(classifier="gb"), "classifier"),
+    "categories of numbers": (lambda m: m.update(categories={"tag": [1, 2]}), "categories"),
+    "query of strings": (lambda m: m.update(query=["a", "b"]), "query"),
+    "a stacked extractor that is not one": (lambda m: m["spec"].update(stack=["rm -rf"]), "spec.stack"),
+    "a split out of range": (lambda m: m["tree"]["trees"][0].update(
+        feature=[99] * len(m["tree"]["trees"][0]["feature"])), "tree"),
+    "format_version from the future": (lambda m: m.update(format_version=99), "format_version"),
+}
+
+
+def test_mutated_model_json_is_one_clear_error(dataset, tmp_path, capsys):
+    good = _saved_thesis_model(dataset, tmp_path / "good")
+    page = tmp_path / "p.html"
+    page.write_text(article(1, "x.example")[0], encoding="utf-8")
+    for name, (mutate, key) in MUTATIONS.items():
+        path = tmp_path / "bad" / name.replace(" ", "_") / "model.json"
+        path.parent.mkdir(parents=True)
+        meta = json.loads(json.dumps(good))
+        meta.pop("joblib")
+        if mutate is not None:
+            mutate(meta)
+            text = json.dumps(meta)
+        elif "1e400" in name:
+            text = json.dumps(meta).replace('"threshold": null', '"threshold": 1e400')
+            assert "1e400" in text
+        else:
+            text = json.dumps(meta)[:-1] + ', "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+        path.write_text(text, encoding="utf-8")
+        capsys.readouterr()
+        assert main(["extract", str(page), "--model", str(path)]) == 1, name
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("hwnoise: error: ") and str(path) in err[0], name
+        assert key in err[0], (name, err[0])
+
+
+def test_a_stacked_extractor_not_installed_names_the_extra(monkeypatch, capsys, dataset, tmp_path):
+    monkeypatch.setitem(external.PACKAGES, "resiliparse", "hwnoise_no_such_package")
+    assert main(["train", str(dataset), "--stack", "resiliparse", "--preset", "thesis",
+                 "--out", str(tmp_path / "x")]) == 1
+    err = capsys.readouterr().err
+    assert "resiliparse" in err and "pip install 'hwnoise[extractors]'" in err
+
+
+def test_extract_is_a_batch_tool(dataset, tmp_path, capsys):
+    from hwnoise.extractors.model import extract_with_model, load_model
+
+    out = tmp_path / "m"
+    _saved_thesis_model(dataset, out)
+    files = []
+    for k in range(5):
+        f = tmp_path / f"b{k}.html"
+        f.write_text(article(100 + k, "batch.example")[0], encoding="utf-8")
+        files.append(f)
+    (tmp_path / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64)
+    capsys.readouterr()
+    assert main(["extract", *map(str, files), str(tmp_path / "img.png"), "-m", str(out), "--workers", "2"]) == 1
+    res = capsys.readouterr()
+    lines = [json.loads(x) for x in res.out.splitlines()]
+    model = load_model(out)
+    assert [x["page"] for x in lines] == [f.name for f in files]  # input order, the PNG skipped
+    assert all(x["text"] == extract_with_model(model, f.read_bytes()) for x, f in zip(lines, files))
+    assert "img.png" in res.err and "not an HTML page" in res.err
+    proc = subprocess.run([sys.executable, "-m", "hwnoise.cli", "extract", "-", "-m", str(out), "--jsonl"],
+                          input=files[0].read_bytes(), capture_output=True)
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout) == {"page": "-", "url": "", "text": lines[0]["text"]}

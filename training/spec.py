@@ -1,0 +1,222 @@
+"""A model's spec: what it is made of, in one object saved inside ``model.json``.
+
+``ModelSpec`` names the preset, the features (a named set or a list), the stacked extractors,
+the context switches, the classifier and its parameters, and the threshold (None: the
+classifier's own call; a float in [0, 1]; "inner": chosen by an inner CV on the training rows).
+:meth:`ModelSpec.columns` is the model's full feature list, which
+:mod:`hwnoise.features.assembly` builds from a page.
+
+Presets (``--preset``):
+
+- ``thesis``: seed 003 exactly, the five features and J48.
+- ``site``: a model for one site's pages: extended features + trafilatura's verdict + parent /
+  grandparent context, J48 (big9 per site-year: 0.980 text F1).
+- ``general``: a model for sites it has never seen: the features a bare page gives (extended
+  without ``sitelevel``), four stacked extractors, page context, gradient boosting, a threshold
+  chosen by an inner CV grouped by site.
+- ``auto`` (the default): ``site`` when the training pages come from one site, ``general`` when
+  they come from several.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from hwnoise.errors import HwnoiseError
+
+__all__ = ["ModelSpec", "PRESETS", "SpecError", "preset_spec", "resolve_preset", "fit_spec",
+           "STACKABLE"]
+
+#: Extractors a model may stack (their names in ``hwnoise.extractors.registry``).
+STACKABLE = ("trafilatura", "resiliparse", "readability", "justext", "cetd")
+_NAME = re.compile(r"^[A-Za-z0-9_.,:-]{1,200}$")
+_MAX_FEATURES = 5000
+
+
+class SpecError(HwnoiseError):
+    """A model spec (options or a model.json "spec") that cannot be used."""
+
+
+@dataclass
+class ModelSpec:
+    """What a model is made of; see the module docstring."""
+
+    preset: str | None = None
+    features: str | list[str] = "thesis"
+    stack: list[str] = field(default_factory=list)
+    context: bool = False
+    page_context: bool = False
+    classifier: str = "j48"
+    params: dict[str, Any] = field(default_factory=dict)
+    threshold: float | str | None = None
+
+    def columns(self) -> list[str]:
+        """The model's full feature list: base features, stacked shares, parent/grandparent
+        context, page context (in that order, without repeats)."""
+        from hwnoise.features.assembly import CONTEXT_BASE, STACK_PREFIX, context_features
+        from hwnoise.features.context import CONTEXT_FEATURES
+        from hwnoise.training.model import resolve_features
+
+        feats = resolve_features(self.features) + [STACK_PREFIX + s for s in self.stack]
+        if self.context:
+            feats += context_features([STACK_PREFIX + s for s in self.stack] + list(CONTEXT_BASE))
+        if self.page_context:
+            feats += list(CONTEXT_FEATURES)
+        return list(dict.fromkeys(feats))
+
+    @property
+    def inner(self) -> bool:
+        return isinstance(self.threshold, str) and self.threshold == "inner"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "spec") -> "ModelSpec":
+        """A spec from JSON, every key checked: a bad one is a SpecError naming ``where.key``."""
+        if not isinstance(d, dict):
+            raise SpecError(f"{where}: must be an object, not {type(d).__name__}")
+        unknown = set(d) - {f for f in cls.__dataclass_fields__}
+        if unknown:
+            raise SpecError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))}")
+        kw: dict[str, Any] = {}
+        if d.get("preset") is not None:
+            if not isinstance(d["preset"], str) or d["preset"] not in (*PRESETS, "auto"):
+                raise SpecError(f"{where}.preset: must be one of {', '.join(PRESETS)}, not {d['preset']!r}")
+            kw["preset"] = d["preset"]
+        if "features" in d:
+            kw["features"] = check_features(d["features"], f"{where}.features")
+        if "stack" in d:
+            kw["stack"] = check_stack(d["stack"], f"{where}.stack")
+        for key in ("context", "page_context"):
+            if key in d:
+                if not isinstance(d[key], bool):
+                    raise SpecError(f"{where}.{key}: must be true or false, not {d[key]!r}")
+                kw[key] = d[key]
+        if "classifier" in d:
+            if not isinstance(d["classifier"], str) or not _NAME.match(d["classifier"]):
+                raise SpecError(f"{where}.classifier: must be a classifier name, not {d['classifier']!r}")
+            kw["classifier"] = d["classifier"]
+        if "params" in d:
+            kw["params"] = check_params(d["params"], f"{where}.params")
+        if "threshold" in d:
+            kw["threshold"] = check_threshold(d["threshold"], f"{where}.threshold")
+        return cls(**kw)
+
+
+def check_features(value: Any, where: str) -> str | list[str]:
+    if isinstance(value, str):
+        if not value.strip() or len(value) > 100_000:
+            raise SpecError(f"{where}: must name a feature set or list features")
+        return value
+    if (not isinstance(value, list) or not value or len(value) > _MAX_FEATURES
+            or not all(isinstance(f, str) and _NAME.match(f) for f in value)):
+        raise SpecError(f"{where}: must be a feature set name or a non-empty list of feature "
+                        f"names, not {str(value)[:80]!r}")
+    return list(value)
+
+
+def check_stack(value: Any, where: str) -> list[str]:
+    if isinstance(value, str):
+        value = [s.strip() for s in value.split(",") if s.strip()]
+    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+        raise SpecError(f"{where}: must be a list of extractor names, not {str(value)[:80]!r}")
+    bad = [s for s in value if s not in STACKABLE]
+    if bad:
+        raise SpecError(f"{where}: cannot stack {', '.join(bad)}; choose among {', '.join(STACKABLE)}")
+    return list(dict.fromkeys(value))
+
+
+def _scalar_json(v: Any, depth: int = 0) -> bool:
+    if depth > 4:
+        return False
+    if v is None or isinstance(v, (bool, str)):
+        return True
+    if isinstance(v, (int, float)):
+        return math.isfinite(v)
+    if isinstance(v, list):
+        return len(v) <= 1000 and all(_scalar_json(x, depth + 1) for x in v)
+    return False
+
+
+def check_params(value: Any, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise SpecError(f"{where}: must be an object of classifier parameters, not {type(value).__name__}")
+    for k, v in value.items():
+        if not isinstance(k, str) or not k.isidentifier() or not _scalar_json(v):
+            raise SpecError(f"{where}.{k}: must be a finite number, string, boolean, null or a short list")
+    return dict(value)
+
+
+def check_threshold(value: Any, where: str) -> float | str | None:
+    """None, "inner", or a finite number in [0, 1] (a numeric string is read as a number)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        s = value.strip().lower()
+        if s == "inner":
+            return "inner"
+        if s in ("", "none", "default"):
+            return None
+        try:
+            value = float(s)
+        except ValueError:
+            raise SpecError(f"{where}: must be a number in [0, 1], 'inner' or none, not {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not 0.0 <= value <= 1.0:
+        raise SpecError(f"{where}: must be a number in [0, 1], 'inner' or none, not {value!r}")
+    return float(value)
+
+
+#: The features a bare page gives: the extended set without the dataset-level ``sitelevel``.
+PAGE_FEATURES = "page"
+
+PRESETS: dict[str, ModelSpec] = {
+    "thesis": ModelSpec(preset="thesis", features="thesis", classifier="j48"),
+    "site": ModelSpec(preset="site", features="extended", stack=["trafilatura"], context=True,
+                      classifier="j48"),
+    "general": ModelSpec(preset="general", features=PAGE_FEATURES,
+                         stack=["trafilatura", "resiliparse", "readability", "cetd"],
+                         page_context=True, classifier="gb", threshold="inner"),
+}
+
+
+def preset_spec(name: str | None) -> ModelSpec:
+    """A copy of preset ``name`` (None/"auto" give "auto", resolved later by the data)."""
+    if name in (None, "", "auto"):
+        return ModelSpec(preset="auto")
+    if name not in PRESETS:
+        raise SpecError(f"unknown preset {name!r}; choose one of auto, {', '.join(PRESETS)}")
+    base = PRESETS[name]
+    return replace(base, stack=list(base.stack), params=dict(base.params))
+
+
+def resolve_preset(spec: ModelSpec, n_sites: int, overrides: dict | None = None) -> ModelSpec:
+    """``spec`` with "auto" resolved: site for one site's pages, general for several; then the
+    explicit ``overrides`` (options the user gave) applied and checked."""
+    if spec.preset == "auto":
+        spec = replace(preset_spec("site" if n_sites <= 1 else "general"))
+    if overrides:
+        spec = ModelSpec.from_dict({**spec.to_dict(), **overrides}, where="option")
+    return spec
+
+
+def fit_spec(spec: ModelSpec, rows, *, query: list[dict] | None = None, seed: int = 1,
+             groups=None):
+    """A NoiseModel of ``spec`` fitted on assembled, labelled ``rows`` (the threshold chosen by
+    inner CV on these rows when the spec says "inner")."""
+    from hwnoise.training.model import NoiseModel
+    from hwnoise.training.threshold import inner_threshold
+
+    feats = spec.columns()
+
+    def new() -> NoiseModel:
+        return NoiseModel(spec.classifier, feats, query=query, seed=seed, params=spec.params or None)
+
+    threshold = inner_threshold(rows, new) if spec.inner else spec.threshold
+    model = new().fit(rows, groups=groups)
+    model.threshold = None if threshold is None else float(threshold)
+    model.spec = spec
+    return model
