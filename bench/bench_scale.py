@@ -15,6 +15,7 @@ batches). Each run's output is checked against the ``sync`` run (the same featur
 same report.json scores) and the figures are printed as a table::
 
     python bench/bench_scale.py --pages 120 --cluster 4
+    python bench/bench_scale.py --scheduler tcp://HEAD:8786   # and a cluster of your own
 """
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def start_cluster(n: int, tmp: Path) -> tuple[str, list[subprocess.Popen]]:
     while not sched_file.exists():
         time.sleep(0.1)
     address = json.loads(sched_file.read_text())["address"]
-    procs += [start(["worker", address, "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"],
+    procs += [start(["worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"],
                     f"worker-{n}-{i}.log") for i in range(n)]
     with Client(address, timeout=60, set_as_default=False) as client:
         client.wait_for_workers(n, timeout=120)
@@ -95,6 +96,8 @@ def main() -> None:
     ap.add_argument("--pages", type=int, default=120, help="big9 pages to import (default 120)")
     ap.add_argument("--workers", type=int, default=2, help="processes of the local pool (default 2)")
     ap.add_argument("--cluster", type=int, default=4, help="worker processes of the larger cluster (default 4)")
+    ap.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                    help="also time a running Dask cluster (its workers must see this machine's temp folder)")
     args = ap.parse_args()
     os.environ.setdefault("HWNOISE_PROGRESS", "0")
     from hwnoise.features.importers import import_dataset
@@ -111,6 +114,8 @@ def main() -> None:
             rows.append(run(f"dask-{n}", address, None, dirs, tmp / "out"))
         finally:
             stop(procs)
+    if args.scheduler:
+        rows.append(run(args.scheduler, args.scheduler, None, dirs, tmp / "out"))
     base = rows[0]
     print(f"| run | features pages/s | evaluate pages/s | same tables and scores as sync |")
     print("|---|---:|---:|---|")

@@ -584,6 +584,9 @@ class Fetcher:
             finally:
                 clock.stop()
                 self.throttle.done(host)
+        if clock.expired:  # a read cut by the watchdog may end quietly (headers cut mid-line)
+            raise PageTimeout(url, f"response not complete after {limit:g} s, the page time limit "
+                                   "(raise --page-timeout); cut", status=status, headers=headers)
         if content_check and status < 300 and not headers.get("content-type"):
             reason = sniff_html(body)
             if reason:

@@ -17,6 +17,7 @@ Routes (path part of the URL; ``key`` in the query string keeps per-test counter
 - ``/gone``              404
 - ``/trickle?every=S&n=N``  Content-Length N (default 2000), then one byte every S seconds
                          (default 0.05): the read timeout never fires, only a page time limit
+- ``/trickle-headers?every=S&n=N``  the status line, then a header trickled a byte at a time
 - ``/no-type?kind=png|html|text``  a body with no Content-Type header (PNG bytes by default)
 - ``/utf7``              ``charset=utf-7`` with a UTF-7 ``<script>`` in the body
 - ``/private/...``       a page robots.txt disallows
@@ -209,6 +210,20 @@ class _Handler(BaseHTTPRequestHandler):
                     self.wfile.write(b"x")
                     self.wfile.flush()
                     time.sleep(every)
+            except OSError:
+                pass
+            self.close_connection = True
+            return
+        if path == "/trickle-headers":
+            n, every = int(q.get("n", 2000)), float(q.get("every", 0.05))
+            try:
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+                self.wfile.flush()
+                for _ in range(n):
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                    time.sleep(every)
+                self.wfile.write(b"\r\nContent-Length: 0\r\n\r\n")
             except OSError:
                 pass
             self.close_connection = True

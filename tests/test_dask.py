@@ -36,14 +36,14 @@ def _stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
-            proc.wait(10)
+            proc.wait(3)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
 
 
 def _worker(address: str, name: str, log: Path) -> subprocess.Popen:
-    return _start(["worker", address, "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1",
+    return _start(["worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1",
                    "--name", name, "--memory-limit", "2GiB"], log)
 
 
@@ -95,7 +95,7 @@ def datasets(tmp_path_factory):
     from test_evaluate import LAYOUTS, make_dataset
 
     root = tmp_path_factory.mktemp("dask-data")
-    return [make_dataset(root, site, pages=10) for site in LAYOUTS]
+    return [make_dataset(root, site, pages=6) for site in LAYOUTS]
 
 
 def results(path: Path) -> list[dict]:
@@ -148,8 +148,7 @@ def test_features_train_evaluate_on_the_cluster_equal_the_serial_run(cluster, da
 
 def test_a_worker_killed_mid_run_changes_nothing(cluster, datasets, tmp_path):
     address, client, root = cluster
-    args = [*map(str, datasets), "--methods", "model,cetd,alltext", "--protocol", "cv", "-k", "5",
-            "--no-figures"]
+    args = [*map(str, datasets), "--methods", "model,cetd", "--protocol", "cv", "-k", "3", "--no-figures"]
     assert main(["evaluate", *args, "--out", str(tmp_path / "serial"), "--scheduler", "sync"]) == 0
     victim = _worker(address, "victim", root / "victim.log")
     try:
@@ -161,7 +160,7 @@ def test_a_worker_killed_mid_run_changes_nothing(cluster, datasets, tmp_path):
         killed = False
         while run.poll() is None and not killed:
             if client.processing(addr).get(addr):
-                os.killpg(victim.pid, signal.SIGKILL)   # the worker and its nanny, mid-task
+                os.killpg(victim.pid, signal.SIGKILL)   # the worker process, mid-task
                 killed = True
             else:
                 time.sleep(0.005)
@@ -184,3 +183,25 @@ def test_an_unreachable_scheduler_is_one_clear_error(datasets, tmp_path):
                                                    "tcp://127.0.0.1:9")
     assert not (tmp_path / "o" / "report.json").exists()
     assert main(["features", str(datasets[0]), "--scheduler", "nowhere"]) == 1
+
+
+def test_a_killed_evaluation_resumes_from_its_part_files(datasets, tmp_path):
+    args = [*map(str, datasets), "--methods", "cetd,alltext", "--protocol", "cv", "-k", "3", "--no-figures",
+            "--scheduler", "sync"]
+    assert main(["evaluate", *args, "--out", str(tmp_path / "clean")]) == 0
+    out = tmp_path / "killed"
+    run = subprocess.Popen([sys.executable, "-m", "hwnoise.cli", "evaluate", *args, "--out", str(out)], env=ENV,
+                           cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while run.poll() is None and not list(out.glob(".parts/*/*.json")):
+        time.sleep(0.005)
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    assert run.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    kept = len(list(out.glob(".parts/*/*.json")))
+    assert 1 <= kept < 9 and not (out / "report.json").exists()
+    res = subprocess.run([sys.executable, "-m", "hwnoise.cli", "evaluate", *args, "--out", str(out)], env=ENV,
+                         cwd=REPO, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert f"resuming; {kept} of 9 page batches already scored" in res.stderr
+    assert results(out / "report.json") == results(tmp_path / "clean" / "report.json")
+    assert not (out / ".parts").exists()

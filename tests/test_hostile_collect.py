@@ -86,16 +86,17 @@ def test_one_submission_under_two_urls_is_fetched_as_recorded(srv, tmp_path):
 
 
 def test_a_trickled_body_is_cut_at_the_page_time_limit_and_journaled(srv, tmp_path):
-    urls = [srv.url("/trickle?n=100000&every=0.02&key=t"), srv.url("/page?after=trickle")]
+    urls = [srv.url("/trickle?n=100000&every=0.02&key=t"), srv.url("/page?after=trickle"),
+            srv.url("/trickle-headers?n=100000&every=0.02")]
     (tmp_path / "urls.txt").write_text("\n".join(urls) + "\n")
     ds = Dataset.create(tmp_path / "ds")
     summary = collect(read_submissions(tmp_path / "urls.txt"), ds, **FAST, page_timeout=1.0)
-    assert summary["fetched"] == 1 and summary["failed"] == 1
+    assert summary["fetched"] == 1 and summary["failed"] == 2
     errors = [r["error"] for r in ds.journal().values() if r["error"]]
-    assert len(errors) == 1 and "page time limit" in errors[0] and "--page-timeout" in errors[0]
+    assert len(errors) == 2 and all("page time limit" in e and "--page-timeout" in e for e in errors)
     n = srv.hits("/trickle")
     again = collect(read_submissions(tmp_path / "urls.txt"), ds, **FAST, page_timeout=1.0)
-    assert again["failed_before"] == 1 and srv.hits("/trickle") == n      # a rerun does not hang on it
+    assert again["failed_before"] == 2 and srv.hits("/trickle") == n      # a rerun does not hang on it
 
 
 def test_no_content_type_is_sniffed_as_browsers_do(srv, tmp_path):

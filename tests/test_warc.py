@@ -97,13 +97,14 @@ def url(server, path: str) -> str:
     return f"http://127.0.0.1:{server.server_address[1]}{path}"
 
 
-def collect_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HWNOISE_PROGRESS": "0"}
-    res = subprocess.run([sys.executable, "-m", "hwnoise.cli", "collect", *args, "--allow-private",
-                          "--delay", "0", "--quiet"], capture_output=True, text=True, env=env, cwd=REPO)
+def collect_cli(*args: str, check: bool = True) -> int:
+    """``hwnoise collect ... --allow-private --delay 0 --quiet`` in this process."""
+    from hwnoise.cli import main
+
+    code = main(["collect", *args, "--allow-private", "--delay", "0", "--quiet"])
     if check:
-        assert res.returncode == 0, res.stderr
-    return res
+        assert code == 0
+    return code
 
 
 def read_warc(path: Path) -> list[dict]:
@@ -247,16 +248,17 @@ def test_killed_crawl_resumes_into_a_valid_warc_without_duplicates(server, tmp_p
     assert warc.read_bytes() == before                        # a rerun changes nothing
 
 
-def test_pages_fetched_before_the_warc_are_backfilled_once(server, tmp_path):
+def test_pages_fetched_before_the_warc_are_backfilled_once(server, tmp_path, capsys):
     urls = [url(server, f"/search?q=b{i}") for i in range(3)]
     (tmp_path / "urls.txt").write_text("\n".join(urls) + "\n")
     collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / "ds"))
     warc = tmp_path / "late.warc"
     collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / "ds"), "--warc", str(warc))
     assert sorted(r["uri"] for r in read_warc(warc) if r["type"] == "response") == sorted(urls)
-    res = collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / "ds"), "--warc",
-                      str(tmp_path / "bad.txt"), check=False)
-    assert res.returncode == 1 and res.stderr.strip().splitlines()[-1].startswith("hwnoise: error: ")
+    capsys.readouterr()
+    code = collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / "ds"), "--warc",
+                       str(tmp_path / "bad.txt"), check=False)
+    assert code == 1 and capsys.readouterr().err.strip().splitlines()[-1].startswith("hwnoise: error: ")
 
 
 def test_extract_reads_a_warc_and_writes_json_lines(server, tmp_path, monkeypatch, capsys):
@@ -267,7 +269,8 @@ def test_extract_reads_a_warc_and_writes_json_lines(server, tmp_path, monkeypatc
 
     monkeypatch.setenv("HWNOISE_KEY_FILE", str(tmp_path / "model-signing.key"))
     ds = make_dataset(tmp_path / "alpha", "alpha", 1, ["a1.com", "a2.com"], n_pages=6)
-    assert main(["train", str(ds.path), "--protocol", "pages", "--preset", "thesis", "--out", str(tmp_path / "model")]) == 0
+    assert main(["train", str(ds.path), "--protocol", "pages", "--preset", "thesis", "--out", str(tmp_path / "model"),
+                 "--scheduler", "sync"]) == 0
     urls = [url(server, p) for p in ("/search?q=x1", "/search?q=latin&a=b", "/missing?q=1")]
     (tmp_path / "urls.txt").write_text("\n".join(urls) + "\n")
     warc = tmp_path / "c.warc.gz"

@@ -293,7 +293,8 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
             if test is None else 0
         # -1: the model fitted on all the data (not needed when the pages split's model is saved)
         tasks = [*([] if save_split else [-1]), *range(n_folds)]
-        fitted = sched.map(_train_fit, tasks, job, desc="train: fit", unit="fit",
+        shipped = sched.share(job) if sched is not None and sched.distributed and job.data is not None else job
+        fitted = sched.map(_train_fit, tasks, shipped, desc="train: fit", unit="fit",
                            small=len(data) < SMALL_ROWS) if sched is not None \
             else [_train_fit(t, job) for t in tasks]
     finally:
