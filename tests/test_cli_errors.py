@@ -126,7 +126,7 @@ def test_evaluate_announces_and_links_only_what_it_wrote(dataset, tmp_path, caps
 
 def test_train_features_must_be_numeric_columns(dataset, capsys):
     assert run(capsys, "features", str(dataset), "--no-progress")[0] == 0
-    code, out, err = run(capsys, "train", str(dataset), "--features", "ctd,text")
+    code, out, err = run(capsys, "train", str(dataset), "--preset", "thesis", "--features", "ctd,text")
     assert code == 1
     line = one_error_line(err)
     assert "text (not numeric)" in line
