@@ -1,16 +1,31 @@
-"""Pages per second of the features stage, of an lxml parse alone and of trafilatura.extract.
+"""The features stage against an lxml parse and trafilatura, and its cost as the work grows.
 
-All three run in one process on the same pages (big9 and WCXB dev pages from
-../shared/datasets, read into memory first), one after the other, and the
-ratios are printed:
+    python bench/bench_features.py --repeat 3 --out /tmp/bench-features
 
-    python bench/bench_features.py --pages 60
+Corpus: the shared corpora big9, cleaneval, dragnet, l3s and readability
+(../shared/datasets), imported with ``hwnoise import`` and pooled into one
+plain dataset folder (``hwnoise import plain``) under ``--work`` (made once,
+reused), with the query ``QUERY`` written as its domain query so that
+QueryScore and matches are counted.
 
-"features" is the whole per-page stage: decode (hwnoise.decode) + parse + drop
-what is hidden + walk + every measure (``walk_page`` with a query) + labels
-from gold text where the page has gold. "walk" is ``walk_page`` alone (decode
-included, no labels). "parse" is ``lxml.etree.fromstring`` of the page's bytes
-with an HTML parser (libxml2 decoding them itself).
+Side by side, the same pages, CPU time (user + system: the machine is shared,
+wall time is not comparable), each repeated ``--repeat`` times, medians and
+spreads printed:
+
+- ``features``: one ``hwnoise features DATASET`` process on the whole corpus,
+  start-up included (interpreter, imports, reading the pages, walk, labels
+  from gold, sitelevel, writing Parquet), its CPU time from ``wait4``;
+- ``parse``: ``lxml.html.fromstring`` of each page's bytes, in this process
+  (pages read into memory first);
+- ``walk``: ``walk_page(bytes, query)`` alone (decode, parse, hiding rules,
+  visit, every measure), in this process;
+- ``trafilatura``: ``trafilatura.extract(bytes)``, in this process.
+
+Then the cost curve: ``hwnoise features`` on datasets of ``--sizes`` pages
+(100, 1,000, 10,000: the corpus repeated), seconds of CPU per page with and
+without the start-up (a run on an empty dataset), peak memory (max RSS), and
+the peak memory of ``hwnoise evaluate --methods model`` on the largest. The
+figure ``docs/figures/features_cost.png`` plots seconds per page against pages.
 
 ``--probe DATASET...`` instead asks which extended features help: per dataset
 (with features.parquet), a seeded 66 % split of its pages, a CART tree with
@@ -23,56 +38,141 @@ content F1 (class N, node level) over the datasets:
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import random
+import os
+import shutil
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-from lxml import etree
-
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ROOT.parent / "shared" / "datasets"
+CORPORA = ["big9", "cleaneval", "dragnet", "l3s", "readability"]
+QUERY = ["news", "search", "price", "review", "2009", "amd"]
+HWNOISE = [sys.executable, "-m", "hwnoise.cli"]
 
 
-def load_pages(n: int, seed: int = 0) -> list[tuple[str, bytes, str | None]]:
-    """``n`` pages, half big9 and half WCXB dev: (name, bytes, gold text or None)."""
-    rng = random.Random(seed)
-    big9 = sorted((DATASETS / "big9").glob("big5-*/html/*"))
-    wcxb = sorted((DATASETS / "wcxb" / "dev" / "html").glob("*.html.gz"))
-    if not big9 and not wcxb:
-        sys.exit(f"no pages under {DATASETS} (big9, wcxb)")
-    pick = rng.sample(big9, min(len(big9), n // 2)) + rng.sample(wcxb, min(len(wcxb), n - n // 2))
-    out = []
-    for p in pick:
-        if p.suffix == ".gz":
-            data = gzip.decompress(p.read_bytes())
-            gt = p.parent.parent / "ground-truth" / (p.name[:-len(".html.gz")] + ".json")
-            gold = None
-            if gt.exists():
-                try:
-                    gold = (json.loads(gt.read_text(encoding="utf-8")).get("ground_truth") or {}).get("main_content")
-                except (ValueError, AttributeError):
-                    gold = None
-        else:
-            data = p.read_bytes()
-            g = p.parent.parent / "gold" / (p.stem + ".txt")
-            gold = g.read_bytes().decode("utf-8", "replace") if g.exists() else None
-        out.append((p.name, data, gold))
+def _run(args: list[str], quiet: bool = True) -> tuple[float, float, int]:
+    """Run a command; ``(CPU seconds user + system, wall seconds, max RSS in MB)`` of it
+    alone (``os.wait4`` on its pid)."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL if quiet else None)
+    _, status, ru = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - t
+    if proc.returncode != 0:
+        sys.exit(f"bench: {' '.join(args)} failed with exit code {proc.returncode}")
+    return ru.ru_utime + ru.ru_stime, wall, ru.ru_maxrss // 1024
+
+
+def corpus(work: Path) -> Path:
+    """The pooled plain dataset of the five corpora under ``work`` (made once)."""
+    from hwnoise.dataset import Dataset
+
+    ds_path = work / "corpus" / "src"  # hwnoise import plain names the dataset after its folder
+    if (ds_path / "dataset.json").exists():
+        return ds_path
+    src = work / "src"
+    shutil.rmtree(work / "corpus", ignore_errors=True)
+    shutil.rmtree(src, ignore_errors=True)
+    (src / "html").mkdir(parents=True)
+    (src / "gold").mkdir()
+    for name in CORPORA:
+        into = work / "import" / name
+        subprocess.run([*HWNOISE, "import", name, str(DATASETS / name), "--into", str(into), "-q"],
+                       check=True, stdout=subprocess.DEVNULL)
+        for d in sorted(p.parent for p in into.glob("**/dataset.json")):
+            sub = Dataset(d)
+            for page in sub.pages():
+                stem = f"{d.name}-{page.id}"
+                shutil.copyfile(page.html_path, src / "html" / f"{stem}.html")
+                if page.gold_path.exists():
+                    shutil.copyfile(page.gold_path, src / "gold" / f"{stem}.txt")
+    subprocess.run([*HWNOISE, "import", "plain", str(src), "--into", str(work / "corpus"), "-q"],
+                   check=True, stdout=subprocess.DEVNULL)
+    Dataset(ds_path).write_query([{"term": t, "kind": "value", "submissions": []} for t in QUERY])
+    return ds_path
+
+
+def repeated(base: Path, n: int, work: Path) -> Path:
+    """A dataset of ``n`` pages: the corpus's pages repeated (new ids), gold and query kept."""
+    from hwnoise.dataset import Dataset
+
+    path = work / f"pages-{n}"
+    if (path / "dataset.json").exists() and sum(1 for _ in Dataset(path).pages()) == n:
+        return path
+    shutil.rmtree(path, ignore_errors=True)
+    src = Dataset(base)
+    pages = list(src.pages())
+    ds = Dataset.create(path, name=f"pages-{n}", source="bench")
+    for k in range(n):
+        page = pages[k % len(pages)]
+        pid = f"r{k // len(pages)}-{page.id}"
+        ds.write_page(pid, page.html_path.read_bytes())
+        gold = page.read_gold()
+        if gold is not None:
+            ds.write_gold(pid, gold)
+    ds.write_query(src.query())
+    return path
+
+
+def in_process(pages: list[tuple[bytes, str | None]], repeat: int, trafilatura: bool,
+               trafilatura_repeat: int | None = None) -> dict:
+    """CPU seconds of each repeat of parse, walk and trafilatura over ``pages`` (trafilatura,
+    the slowest by far, ``trafilatura_repeat`` times)."""
+    import lxml.html
+
+    from hwnoise.features.walk import TermMatcher, walk_page
+
+    query = TermMatcher(QUERY)
+    fns = {"parse": lambda d: lxml.html.fromstring(d), "walk": lambda d: walk_page(d, query)}
+    if trafilatura:
+        import trafilatura as tr
+
+        fns["trafilatura"] = lambda d: tr.extract(d)
+    out: dict[str, list[float]] = {k: [] for k in fns}
+    for name, fn in fns.items():
+        fn(pages[0][0])  # warm up imports and caches
+    for r in range(repeat):
+        for name, fn in fns.items():  # interleaved, so that load changes hit all alike
+            if name == "trafilatura" and trafilatura_repeat is not None and r >= trafilatura_repeat:
+                continue
+            t = time.process_time()
+            for data, _gold in pages:
+                if data.strip():
+                    fn(data)
+            out[name].append(time.process_time() - t)
     return out
 
 
-def timed(fn, pages, repeat: int = 1) -> float:
-    """CPU seconds of this process (not wall time: the machine may be shared) for one pass,
-    the best of ``repeat`` passes."""
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.process_time()
-        for page in pages:
-            fn(page)
-        best = min(best, time.process_time() - t)
-    return best
+def _spread(v: list[float]) -> str:
+    m = statistics.median(v)
+    return f"{m:7.2f} s (min {min(v):.2f}, max {max(v):.2f}, ±{100 * (max(v) - min(v)) / 2 / m:.0f} %)"
+
+
+def cost_figure(curve: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    xs = [c["pages"] for c in curve]
+    ax.plot(xs, [1000 * c["per_page"] for c in curve], "o-", label="hwnoise features (start-up included)")
+    ax.plot(xs, [1000 * c["per_page_no_startup"] for c in curve], "s--", label="start-up subtracted")
+    ax.set_xscale("log")
+    ax.set_xlabel("pages")
+    ax.set_ylabel("CPU ms per page")
+    ax.set_ylim(bottom=0)
+    ax.set_title("Cost per page of the features stage")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
 
 
 PROBE_GROUPS = {
@@ -120,10 +220,19 @@ def probe(datasets: list[str], seed: int = 1) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--pages", type=int, default=60, help="pages (half big9, half WCXB; default 60)")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--repeat", type=int, default=1, help="passes per method; the best counts")
+    ap.add_argument("--work", default="/tmp/hwnoise-bench-features",
+                    help="folder for the corpus and the repeated datasets (made once, reused)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each measurement (medians count)")
+    ap.add_argument("--sizes", default="100,1000,10000", help="pages of the cost curve ('' for none)")
+    ap.add_argument("--curve-repeat", type=int, default=None, help="runs per curve size (default --repeat)")
+    ap.add_argument("--big-repeat", type=int, default=None,
+                    help="runs of the curve's sizes over 5,000 pages (default --curve-repeat)")
     ap.add_argument("--no-trafilatura", action="store_true")
+    ap.add_argument("--trafilatura-repeat", type=int, default=None,
+                    help="runs of trafilatura (default --repeat; it takes ~4x the features stage)")
+    ap.add_argument("--no-evaluate", action="store_true", help="skip hwnoise evaluate's memory")
+    ap.add_argument("--figure", default=str(ROOT / "docs" / "figures" / "features_cost.png"))
+    ap.add_argument("--out", help="also write the figures as JSON here")
     ap.add_argument("--probe", nargs="+", metavar="DATASET",
                     help="instead: which extended features help (datasets with features.parquet)")
     args = ap.parse_args(argv)
@@ -132,48 +241,79 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{group:45s} content F1 {f1:.3f}")
         return 0
 
-    from hwnoise.features.labels import label_page
-    from hwnoise.features.walk import walk_page
+    from hwnoise.dataset import Dataset
 
-    pages = load_pages(args.pages, args.seed)
-    query = ["news", "search", "price", "review", "2009", "amd"]
-    parser = etree.HTMLParser(huge_tree=True, remove_comments=True)
-
-    def parse(page):
-        etree.fromstring(page[1], parser)
-
-    def walk(page):
-        walk_page(page[1], query)
-
-    def features(page):
-        w = walk_page(page[1], query)
-        if page[2] is not None:
-            label_page(w, page[2])
-
-    def trafilatura(page):
-        import trafilatura as tr
-
-        tr.extract(page[1])
-
-    mb = sum(len(p[1]) for p in pages) / 1e6
-    for fn in (parse, walk, features):  # warm up imports and caches
-        fn(pages[0])
-    r = args.repeat
-    results = {"parse": timed(parse, pages, r), "walk": timed(walk, pages, r),
-               "features": timed(features, pages, r)}
-    if not args.no_trafilatura:
-        trafilatura(pages[0])
-        results["trafilatura"] = timed(trafilatura, pages, r)
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    base = corpus(work)
+    ds = Dataset(base)
+    pages = [(p.html_path.read_bytes(), None) for p in ds.pages()]
     n = len(pages)
-    print(f"{n} pages ({mb:.1f} MB; big9 and WCXB dev), seed {args.seed}, CPU time, best of {r}")
-    for name, secs in results.items():
-        print(f"  {name:12s} {n / secs:8.1f} pages/s  {1000 * secs / n:7.2f} ms/page  "
-              f"{secs / results['parse']:5.2f}x parse")
-    print(f"walk / parse = {results['walk'] / results['parse']:.2f} (target <= 2)")
-    print(f"features / parse = {results['features'] / results['parse']:.2f}")
-    if "trafilatura" in results:
-        print(f"trafilatura / features = {results['trafilatura'] / results['features']:.2f} "
-              "(target > 1: features faster)")
+    mb = sum(len(d) for d, _ in pages) / 1e6
+    print(f"corpus: {n} pages ({mb:.1f} MB) of {', '.join(CORPORA)}; query {QUERY}; "
+          f"CPU time, {args.repeat} runs each, load average {os.getloadavg()[0]:.1f}", flush=True)
+    results: dict = {"pages": n, "mb": mb, "repeat": args.repeat, "runs": {}}
+    feats, walls, rss = [], [], []
+    for _ in range(args.repeat):
+        cpu, wall, mem = _run([*HWNOISE, "features", str(base), "--no-progress"])
+        feats.append(cpu), walls.append(wall), rss.append(mem)
+    runs = in_process(pages, args.repeat, not args.no_trafilatura, args.trafilatura_repeat)
+    runs["features"] = feats
+    results["runs"] = runs
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    for name in ("parse", "walk", "features", "trafilatura"):
+        if name in runs:
+            print(f"  {name:12s} {_spread(runs[name])}  {1000 * med[name] / n:6.2f} ms/page  "
+                  f"{med[name] / med['parse']:5.2f}x parse")
+    print(f"  hwnoise features: max RSS {max(rss)} MB, wall {statistics.median(walls):.1f} s")
+    ratios = {"features/parse": med["features"] / med["parse"], "walk/parse": med["walk"] / med["parse"]}
+    if "trafilatura" in med:
+        ratios["features/trafilatura"] = med["features"] / med["trafilatura"]
+    targets = {"features/parse": 3.0, "walk/parse": 2.0, "features/trafilatura": 0.3}
+    for k, v in ratios.items():
+        print(f"{k} = {v:.2f} (target {'<=' if k != 'features/trafilatura' else '<'} {targets[k]}: "
+              f"{'met' if v <= targets[k] else 'NOT met'})")
+    results["ratios"] = ratios
+    results["features_max_rss_mb"] = max(rss)
+
+    sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+    if sizes:
+        empty = work / "pages-0"
+        if not (empty / "dataset.json").exists():
+            Dataset.create(empty, name="pages-0", source="bench")
+        r = args.curve_repeat or args.repeat
+        startup = statistics.median(_run([*HWNOISE, "features", str(empty), "--no-progress"])[0]
+                                    for _ in range(r))
+        print(f"cost curve (start-up, an empty dataset: {startup:.2f} s CPU):", flush=True)
+        curve = []
+        for size in sizes:
+            path = repeated(base, size, work)
+            cpus, mems = [], []
+            for _ in range(args.big_repeat or r if size > 5000 else r):
+                cpu, _, mem = _run([*HWNOISE, "features", str(path), "--no-progress"])
+                cpus.append(cpu), mems.append(mem)
+            cpu = statistics.median(cpus)
+            row = {"pages": size, "cpu": cpu, "cpus": cpus, "per_page": cpu / size,
+                   "per_page_no_startup": (cpu - startup) / size, "max_rss_mb": max(mems)}
+            curve.append(row)
+            print(f"  {size:6d} pages: {_spread(cpus)}  {1000 * row['per_page']:6.2f} ms/page, "
+                  f"{1000 * row['per_page_no_startup']:6.2f} without start-up, max RSS {max(mems)} MB",
+                  flush=True)
+        per = [c["per_page_no_startup"] for c in curve]
+        flat = max(per) / min(per) - 1
+        print(f"per-page cost without start-up varies by {100 * flat:.1f} % over {sizes} (target 10 %)")
+        results.update(startup=startup, curve=curve, flatness=flat)
+        cost_figure(curve, Path(args.figure))
+        print(f"figure -> {args.figure}")
+        if not args.no_evaluate:
+            big = repeated(base, max(sizes), work)
+            cpu, wall, mem = _run([*HWNOISE, "evaluate", str(big), "--methods", "model",
+                                   "--no-figures", "--out", str(work / "evaluate")])
+            print(f"hwnoise evaluate --methods model on {max(sizes)} pages: max RSS {mem} MB, "
+                  f"{cpu:.0f} s CPU")
+            results["evaluate"] = {"pages": max(sizes), "max_rss_mb": mem, "cpu": cpu}
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=1))
     return 0
 
 

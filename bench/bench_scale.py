@@ -46,15 +46,24 @@ def start_cluster(n: int, tmp: Path) -> tuple[str, list[subprocess.Popen]]:
         return subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=open(tmp / log, "wb"),
                                 stderr=subprocess.STDOUT, env=env, start_new_session=True)
 
-    procs = [start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                    "--scheduler-file", str(sched_file)], f"scheduler-{n}.log")]
-    while not sched_file.exists():
-        time.sleep(0.1)
-    address = json.loads(sched_file.read_text())["address"]
-    procs += [start(["worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"],
-                    f"worker-{n}-{i}.log") for i in range(n)]
-    with Client(address, timeout=60, set_as_default=False) as client:
-        client.wait_for_workers(n, timeout=120)
+    procs: list[subprocess.Popen] = []
+    try:
+        procs.append(start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                            "--scheduler-file", str(sched_file)], f"scheduler-{n}.log"))
+        address = None
+        while address is None:  # the file appears before it is written
+            time.sleep(0.1)
+            try:
+                address = json.loads(sched_file.read_text())["address"]
+            except (OSError, ValueError, KeyError):
+                pass
+        procs += [start(["worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"],
+                        f"worker-{n}-{i}.log") for i in range(n)]
+        with Client(address, timeout=60, set_as_default=False) as client:
+            client.wait_for_workers(n, timeout=120)
+    except BaseException:
+        stop(procs)
+        raise
     return address, procs
 
 

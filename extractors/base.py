@@ -70,14 +70,17 @@ def query_for(page: "Page") -> tuple[list[str], list[str]]:
     return terms, own_terms(page.fields)
 
 
-def walk_of(page: "Page", query_terms: Sequence[str] | None = None) -> "PageWalk":
-    """Walk ``page`` as the features stage does (dataset query, the page's own values)."""
+def walk_of(page: "Page", query_terms: Sequence[str] | None = None, *,
+            keep_tree: bool = False) -> "PageWalk":
+    """Walk ``page`` as the features stage does (dataset query, the page's own values); with
+    ``keep_tree`` the walk keeps its lxml tree for methods that read the page's HTML."""
     from hwnoise.features.walk import walk_page
 
     terms, own = query_for(page)
     if query_terms is not None:
         terms = list(query_terms)
-    return walk_page(page.read_html(), terms, http_charset=page.http_charset, own_terms=own)
+    return walk_page(page.read_html(), terms, http_charset=page.http_charset, own_terms=own,
+                     keep_tree=keep_tree)
 
 
 class PageMethod:

@@ -413,7 +413,7 @@ class Isotonic(WalkMethod):
         sl = SiteLevel(p=self.p)
         records, Xs, areas, sites = [], [], [], []
         for page in pages:  # one walk per page: SiteLevel's hashes and the features together
-            walk = walk_of(page)
+            walk = walk_of(page, keep_tree=True)
             _, view, keys = sl.analyse(page.read_html(), page.http_charset, walk)
             records.append((sl._site(page), keys, walk.rows["parent"].to_numpy(),
                             _html_len_or_proxy(walk, view)))
@@ -443,7 +443,7 @@ class Isotonic(WalkMethod):
         if self.cuts_ is None:
             raise ExtractorError("isotonic: call fit(pages) with a site's training pages first")
         view = shown_elements(page.read_html(), page.http_charset, len(walk.rows),
-                              walk.rows["tag"].tolist())
+                              walk.rows["tag"].tolist(), walk=walk)
         X, area, geo = node_features(walk, view, page.url, _render_table(page))
         self.geometry_.add(geo)
         bucket = np.searchsorted(self.cuts_, area, side="right")

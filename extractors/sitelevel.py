@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from lxml import etree
 
-from hwnoise.decode import decode_html
 from hwnoise.extractors.base import ExtractorError, WalkMethod, walk_of
 from hwnoise.features.columns import CONTENT, NOISE
 
@@ -87,43 +86,39 @@ def html_lengths(root) -> dict:
     return size
 
 
-def shown_elements(html: bytes | str, http_charset: str | None = None, n_rows: int | None = None,
-                   tags: Sequence[str] | None = None) -> ElementView:
-    """The shown elements of a page in the walker's row order (same parser, same hiding rules),
-    with their HTML lengths and the page's ``<title>``. ``aligned`` says whether they match the
-    walker's rows (count and tags); when not, callers fall back to the rows alone."""
-    from hwnoise.features.css import DROP_TAGS, hidden_elements
-    from hwnoise.features.walk import MAX_DEPTH, flatten_deep, parse_html
-
-    text = html if isinstance(html, str) else decode_html(html, http_charset)[0]
-    root, too_deep = parse_html(text)
-    if too_deep:
-        root, _ = parse_html(flatten_deep(text, MAX_DEPTH))
-    hidden = hidden_elements(root)
-    body = root.find("body")
-    if body is None:
-        body = root
-    out = []
-    stack = [body]
-    while stack:
-        el = stack.pop()
-        out.append(el)
-        kids = [ch for ch in el if isinstance(ch.tag, str) and ch.tag not in DROP_TAGS
-                and not (hidden and ch in hidden)]
-        stack.extend(reversed(kids))
+def element_view(walk: "PageWalk") -> ElementView:
+    """lxml's view of a walk made with ``keep_tree=True``: its elements (the rows), their HTML
+    lengths and the page's ``<title>``; no second parse."""
+    root = walk.root
     sizes = html_lengths(root)
+    out = walk.elements
     lens = np.fromiter((sizes.get(e, 0) for e in out), dtype=np.float64, count=len(out))
     t = root.find(".//title")
     title = " ".join(("".join(t.itertext()) if t is not None else "").split())
-    aligned = (n_rows is None or n_rows == len(out)) and (
+    return ElementView(out, lens, title, True)
+
+
+def shown_elements(html: bytes | str, http_charset: str | None = None, n_rows: int | None = None,
+                   tags: Sequence[str] | None = None, walk: "PageWalk | None" = None) -> ElementView:
+    """The shown elements of a page in the walker's row order, with their HTML lengths and the
+    page's ``<title>``: from ``walk`` when it kept its tree, else from a walk of ``html`` that
+    keeps it. ``aligned`` says whether they match the rows (``n_rows`` and ``tags``); when not,
+    callers fall back to the rows alone."""
+    if walk is None or walk.elements is None:
+        from hwnoise.features.walk import walk_page
+
+        walk = walk_page(html, (), http_charset=http_charset, keep_tree=True)
+    view = element_view(walk)
+    out = view.elements
+    view.aligned = (n_rows is None or n_rows == len(out)) and (
         tags is None or all(a == e.tag for a, e in zip(tags, out)))
-    return ElementView(out, lens, title, aligned)
+    return view
 
 
 # -- hashes and the 85 % rule ------------------------------------------------------------------
 def tag_paths(walk: "PageWalk") -> list[str]:
-    """Each row's tag path without positions (``/html/body/div/p``)."""
-    return [_POS_RE.sub("", x) for x in walk.rows["xpath"].tolist()]
+    """Each row's tag path without positions (``/html/body/div/p``), as the walk made them."""
+    return list(walk.tagpath)
 
 
 def _subtree_texts(walk: "PageWalk") -> list[str]:
@@ -219,8 +214,8 @@ class SiteLevel(WalkMethod):
         """The walk, the aligned lxml view and the node hashes of one page."""
         if walk is None:
             from hwnoise.features.walk import walk_page
-            walk = walk_page(html, query_terms, http_charset=http_charset)
-        view = shown_elements(html, http_charset, len(walk.rows), walk.rows["tag"].tolist())
+            walk = walk_page(html, query_terms, http_charset=http_charset, keep_tree=True)
+        view = shown_elements(html, http_charset, len(walk), walk.column("tag"), walk=walk)
         return walk, view, node_keys(walk, self.key, view)
 
     def _site(self, page: "Page") -> str:
@@ -230,7 +225,7 @@ class SiteLevel(WalkMethod):
         """What fitting keeps of one training page: (site, hashes, parent, HTML lengths), light
         arrays only, so that the walks and lxml trees of a site's pages are never all held."""
         walk, view, keys = self.analyse(page.read_html(), page.http_charset,
-                                        walk if walk is not None else walk_of(page))
+                                        walk if walk is not None else walk_of(page, keep_tree=True))
         return (self._site(page), keys, walk.rows["parent"].to_numpy(),
                 _html_len_or_proxy(walk, view))
 

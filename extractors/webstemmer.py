@@ -230,9 +230,9 @@ class Webstemmer(WalkMethod):
         self.clusters_: list[list[str]] = []
 
     def blocks(self, page: "Page", walk: "PageWalk | None" = None) -> list[Block]:
-        walk = walk if walk is not None else walk_of(page)
-        view = shown_elements(page.read_html(), page.http_charset, len(walk.rows),
-                              walk.rows["tag"].tolist())
+        walk = walk if walk is not None else walk_of(page, keep_tree=True)
+        view = shown_elements(page.read_html(), page.http_charset, len(walk), walk.column("tag"),
+                              walk=walk)
         return page_blocks(walk, view.elements if view.aligned else None, view.title,
                            self.depth, self.merge)
 

@@ -105,8 +105,8 @@ def _init_worker(query_terms: list[str]) -> None:
     _QUERY = TermMatcher(query_terms)
 
 
-def _page_job(job: tuple) -> tuple[str, pd.DataFrame | None, str | None]:
-    """Walk and label one page; returns ``(page id, rows, error)``."""
+def _page_job(job: tuple) -> tuple[str, object, str | None]:
+    """Walk and label one page; returns ``(page id, (walk, labels), error)``."""
     pid, html_path, gold_path, charset, own, stored = job
     try:
         data = Path(html_path).read_bytes()
@@ -120,14 +120,15 @@ def _page_job(job: tuple) -> tuple[str, pd.DataFrame | None, str | None]:
         gold = None
         if gold_path and Path(gold_path).exists():
             gold = Path(gold_path).read_text(encoding="utf-8", errors="replace")
-        rows = walk.rows
-        rows[LABEL] = page_labels(walk, gold, html=data, http_charset=charset,
-                                  records=read_records(records_path_for(html_path)), stored=stored)
+        labels = page_labels(walk, gold, html=data, http_charset=charset,
+                             records=read_records(records_path_for(html_path)), stored=stored)
+        walk.site_keys  # noqa: B018 - made here, in the worker, with the walk's tag paths
+        walk.segments = []  # not needed any more: keep what crosses processes small
     except MemoryError:
         return pid, None, f"{html_path}: out of memory while walking the page"
     except Exception as exc:  # noqa: BLE001 - one bad page never stops the run
         return pid, None, f"{html_path}: {type(exc).__name__}: {exc}"
-    return pid, rows, None
+    return pid, (walk, labels), None
 
 
 def _features_batch(jobs: list[tuple], query_terms: list[str]) -> list[tuple]:
@@ -167,19 +168,89 @@ def _ordered(jobs: list[tuple], workers: int, query_terms: list[str], scheduler=
 
 
 # -- the dataset ---------------------------------------------------------------------------
-def _site_keys(rows: pd.DataFrame) -> np.ndarray:
-    """uint64 keys of (tag path, own text), stable across processes and runs."""
-    tagpath = rows["xpath"].str.replace(r"\[\d+\]", "", regex=True)
-    return pd.util.hash_pandas_object(tagpath + "\x1f" + rows["text"], index=False).to_numpy()
+class _Batcher:
+    """Pages' columns gathered into one Arrow record batch per part (typed columns, no
+    per-page DataFrame), spilled to an Arrow IPC file until ``sitelevel`` is known; the
+    part's site keys travel with it as an extra column."""
+
+    def __init__(self, folder: Path, columns: list[str], schema: pa.Schema, dataset: str):
+        self.folder, self.columns, self.schema, self.dataset = folder, columns, schema, dataset
+        self.pages: list[tuple[str, str, dict, np.ndarray]] = []
+        self.rows = 0
+        self.spills: list[Path] = []
+
+    def add(self, pid: str, site: str, columns: dict, keys: np.ndarray) -> None:
+        self.pages.append((pid, site, columns, keys))
+        self.rows += len(keys)
+        if self.rows >= _PART_ROWS or len(self.pages) >= _PART_PAGES:
+            self.flush()
+
+    def flush(self, force: bool = False) -> None:
+        if not self.pages and not (force and not self.spills):
+            return
+        pages, self.pages, self.rows = self.pages, [], 0
+        sizes = np.fromiter((len(k) for *_, k in pages), dtype=np.int64, count=len(pages))
+        n = int(sizes.sum())
+        arrays = []
+        for field in self.schema:
+            c = field.name
+            if c == "dataset":
+                arr = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
+                                                     pa.array([self.dataset], _STR))
+            elif c in ("site", "page"):
+                vals = [p[0] if c == "page" else p[1] for p in pages]
+                arr = pa.DictionaryArray.from_arrays(
+                    pa.array(np.repeat(np.arange(len(pages), dtype=np.int32), sizes)),
+                    pa.array(vals, _STR))
+            elif c == "sitelevel":
+                arr = pa.nulls(n, _FLOAT)
+            else:
+                parts = [p[2][c] for p in pages]
+                if field.type == _STR:
+                    arr = pa.array([v for part in parts for v in part], _STR)
+                else:
+                    arr = pa.array(np.concatenate(parts).astype(field.type.to_pandas_dtype())
+                                   if parts else np.zeros(0), field.type)
+            arrays.append(arr.cast(field.type) if arr.type != field.type else arr)
+        keys = np.concatenate([p[3] for p in pages]) if pages else np.zeros(0, np.uint64)
+        batch = pa.RecordBatch.from_arrays(arrays + [pa.array(keys, pa.uint64())],
+                                           names=[f.name for f in self.schema] + ["_key"])
+        path = self.folder / f"part-{len(self.spills):05d}.arrow"
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as writer:
+            writer.write_batch(batch)
+        self.spills.append(path)
+
+    def finish(self, page_keys: list[np.ndarray], n_pages: int) -> None:
+        """Each spilled part -> ``part-NNNNN.parquet`` with ``sitelevel``: the share of the
+        dataset's pages holding the row's (tag path, own text)."""
+        self.flush(force=True)
+        if page_keys:
+            uniq, counts = np.unique(np.concatenate(page_keys), return_counts=True)
+        else:
+            uniq, counts = np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+        at = self.schema.get_field_index("sitelevel")
+        for path in self.spills:
+            with pa.memory_map(str(path)) as source:
+                table = pa.ipc.open_file(source).read_all()
+                k = table.column("_key").to_numpy()
+                table = table.drop_columns(["_key"])
+                if table.num_rows:
+                    share = counts[np.searchsorted(uniq, k)] / max(n_pages, 1)
+                    table = table.set_column(at, "sitelevel", pa.array(share.astype(np.float64)))
+                pq.write_table(table, path.with_suffix(".parquet"))
+                del table
+            path.unlink()
 
 
-def _write_part(frames: list[pd.DataFrame], folder: Path, k: int,
-                columns: list[str] = FEATURE_COLUMNS, schema: pa.Schema = SCHEMA) -> Path:
-    df = pd.concat(frames, ignore_index=True)
-    df["sitelevel"] = np.nan
-    path = folder / f"part-{k:05d}.parquet"
-    pq.write_table(pa.Table.from_pandas(df[columns], schema=schema, preserve_index=False), path)
-    return path
+def _frame_columns(rows: pd.DataFrame, columns: list[str]) -> dict:
+    """A DataFrame's columns as the arrays ``_Batcher`` takes (strings as lists)."""
+    out = {}
+    for c in columns:
+        if c in ("dataset", "site", "page", "sitelevel"):
+            continue
+        v = rows[c] if c in rows else pd.Series(np.full(len(rows), None, dtype=object))
+        out[c] = v.tolist() if v.dtype == object else v.to_numpy()
+    return out
 
 
 #: most pages per task when a scheduler runs the walk
@@ -217,47 +288,41 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
     out = ds.features_path
     tmp = Path(tempfile.mkdtemp(dir=ds.path, prefix=".features.parquet.", suffix=".tmp"))
     failures: list[str] = []
-    parts: list[tuple[Path, np.ndarray]] = []
     page_keys: list[np.ndarray] = []
-    frames: list[pd.DataFrame] = []
-    keys: list[np.ndarray] = []
     n_rows = n_pages = labelled = content = 0
     pbar = bar(total=len(jobs), desc=f"features {ds.name}", unit="page") if progress else None
     try:
-        for pid, rows, error in _ordered(jobs, max(1, int(workers)), query_terms, scheduler):
+        batcher = _Batcher(tmp, columns, schema, ds.name)
+        for pid, result, error in _ordered(jobs, max(1, int(workers)), query_terms, scheduler):
             if pbar is not None:
                 pbar.update(1)
             if error is not None:
                 failures.append(error)
                 print(f"hwnoise: features: skipped {error}", file=sys.stderr, flush=True)
                 continue
+            walk, labels = result
             if render_by_page is not None:
                 from hwnoise.features.rendered import apply_render
 
+                rows = walk.rows
+                rows[LABEL] = labels
                 n_before = len(rows)
                 rows = apply_render(rows, render_by_page.get(pid), drop=True, walk_node=True)
                 hidden += n_before - len(rows)
-            rows.insert(0, "page", pid)
-            rows.insert(0, "site", site_of.get(pid, ""))
-            rows.insert(0, "dataset", ds.name)
-            k = _site_keys(rows)
-            page_keys.append(np.unique(k))
-            keys.append(k)
-            frames.append(rows)
+                keys = walk.site_keys[rows["walk_node"].to_numpy()] if len(rows) else np.zeros(0, np.uint64)
+                cols = _frame_columns(rows, columns)
+                labels = rows[LABEL].to_numpy(object)
+            else:
+                cols = dict(walk.columns)
+                cols[LABEL] = labels.tolist()
+                keys = walk.site_keys
+            page_keys.append(np.unique(keys))
+            batcher.add(pid, site_of.get(pid, ""), cols, keys)
             n_pages += 1
-            n_rows += len(rows)
-            lab = rows[LABEL]
-            labelled += int(lab.notna().sum())
-            content += int((lab == CONTENT).sum())
-            if sum(len(f) for f in frames) >= _PART_ROWS or len(frames) >= _PART_PAGES:
-                parts.append((_write_part(frames, tmp, len(parts), columns, schema),
-                              np.concatenate(keys)))
-                frames, keys = [], []
-        if frames or not parts:
-            empty = [pd.DataFrame({c: pd.Series(dtype=object) for c in columns})]
-            parts.append((_write_part(frames or empty, tmp, len(parts), columns, schema),
-                          np.concatenate(keys) if keys else np.zeros(0, dtype=np.uint64)))
-        _add_sitelevel(parts, page_keys, n_pages, schema)
+            n_rows += len(keys)
+            labelled += int(sum(1 for v in labels if v is not None))
+            content += int(np.count_nonzero(labels == CONTENT))
+        batcher.finish(page_keys, n_pages)
         _move_into_place(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -273,23 +338,6 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
          + (f", {hidden} rows the browser hides dropped (render.parquet)" if render_by_page is not None else "")
          + f" -> {out}")
     return out
-
-
-def _add_sitelevel(parts: list[tuple[Path, np.ndarray]], page_keys: list[np.ndarray],
-                   n_pages: int, schema: pa.Schema = SCHEMA) -> None:
-    """Fill each part's ``sitelevel``: share of pages holding the row's (tag path, text)."""
-    if page_keys:
-        uniq, counts = np.unique(np.concatenate(page_keys), return_counts=True)
-    else:
-        uniq, counts = np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
-    for path, k in parts:
-        table = pq.read_table(path, schema=schema)
-        if table.num_rows:
-            pos = np.searchsorted(uniq, k)
-            share = counts[pos] / max(n_pages, 1)
-            table = table.set_column(table.schema.get_field_index("sitelevel"), "sitelevel",
-                                     pa.array(share.astype(np.float64)))
-        pq.write_table(table, path)
 
 
 def _move_into_place(tmp: Path, out: Path) -> None:

@@ -31,7 +31,7 @@ __all__ = ["label_page", "aligned_words", "page_labels", "resolve_labels", "stor
 
 def aligned_words(walk, gold_text: str) -> tuple[np.ndarray, np.ndarray]:
     """Per row, ``(own_words, own_aligned)``: the row's own words and how many aligned with gold."""
-    n = len(walk.rows)
+    n = len(walk)
     owners: list[int] = []
     words: list[str] = []
     for node, text in walk.segments:
@@ -53,7 +53,7 @@ def label_page(walk, gold_text: str | None) -> np.ndarray:
     Returns an object array aligned with ``walk.rows``; all None when
     ``gold_text`` is None (the page has no gold).
     """
-    n = len(walk.rows)
+    n = len(walk)
     if gold_text is None:
         return np.full(n, None, dtype=object)
     own_words, own_aligned = aligned_words(walk, gold_text)
@@ -120,7 +120,7 @@ def page_labels(walk, gold_text: str | None, *, html: bytes | str | None = None,
         gold = resolve_records(html, records, http_charset=http_charset, n_rows=len(walk.rows))
         content = record_labels(len(walk.rows), np.asarray(walk.last), gold)
         return np.where(content, CONTENT, NOISE).astype(object)
-    n = len(walk.rows)
+    n = len(walk)
     gold = label_page(walk, gold_text) if gold_text is not None else None
     if stored is None or len(stored) == 0:
         return gold if gold is not None else np.full(n, None, dtype=object)

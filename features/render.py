@@ -7,15 +7,12 @@ with the computed ``display``, ``visibility``, ``opacity``, ``font_size`` (px),
 ``font_weight``, ``color`` (``rgb(...)``) and the border box ``x, y, width,
 height`` (CSS px, page coordinates) at a 1366×768 viewport.
 
-How the join is made exact: the page is decoded and parsed exactly as
-``features.walk.walk_page`` does (its public ``parse_html``, ``flatten_deep``,
-``MAX_DEPTH`` and ``features.css``'s ``page_style``/``match_rows``/``DROP_TAGS``),
-``shown_elements`` finds the same shown elements in the same order, each gets an
-attribute ``data-hwnode="i"`` in the lxml tree, and that tree, serialised, is what
-Chromium loads. One JavaScript call then reads every ``[data-hwnode]`` element.
-``render_dataset`` also checks each page's element tags against ``walk_page``'s
-rows and records the page as failed when they disagree, so a misjoin can never be
-written. A node the browser lost (its parser or a script removed it) keeps its
+How the join is made exact: the page is walked once by ``features.walk.walk_page``
+keeping its lxml tree (``keep_tree=True``); the walk's elements, its rows in order,
+each get an attribute ``data-hwnode="i"`` in that tree, and the tree, serialised, is
+what Chromium loads. One JavaScript call then reads every ``[data-hwnode]`` element.
+``render_dataset`` also checks each page's element tags against the walk's rows and
+records the page as failed when they disagree, so a misjoin can never be written. A node the browser lost (its parser or a script removed it) keeps its
 row with ``display`` "" and NaN numbers.
 
 Safety: no request leaves the machine. The page's stored bytes, decoded and tagged,
@@ -58,10 +55,8 @@ import pandas as pd
 from lxml import etree
 
 from hwnoise.dataset import Dataset, append_jsonl, now_iso, read_jsonl
-from hwnoise.decode import decode_html
 from hwnoise.errors import HwnoiseError
-from hwnoise.features.css import DROP_TAGS, hides, match_rows, page_style
-from hwnoise.features.walk import MAX_DEPTH, flatten_deep, parse_html
+from hwnoise.features.walk import walk_page
 
 __all__ = ["render_dataset", "render_page", "shown_elements", "tagged_html", "Browser",
            "RenderError", "RENDER_COLUMNS", "VIEWPORT", "CHROMIUM", "chromium_available",
@@ -135,59 +130,12 @@ def read_render(dataset: Dataset | str | os.PathLike, pages: list[str] | None = 
 
 
 # -- the same elements as the walker, in the same order -------------------------------------
-def _visit(root: etree._Element, source: str | None) -> tuple[list, list[int], list[int]]:
-    """Shown elements under body in preorder, as ``walk._shown`` visits them."""
-    style = page_style(root, source)
-    hidden = style.elements
-    body = root.find("body")
-    if body is None:
-        body = root
-    els: list = []
-    parents: list[int] = []
-    depths: list[int] = []
-    stack = [(body, -1, 0)]
-    while stack:
-        el, a, d = stack.pop()
-        i = len(els)
-        els.append(el)
-        parents.append(a)
-        depths.append(d)
-        for ch in el.iterchildren(reversed=True):
-            ct = ch.tag
-            if ct.__class__ is not str or ct in DROP_TAGS:
-                continue
-            st = ch.get("style")
-            if (st is not None and hides(st)) or ch.get("hidden") is not None or (hidden and ch in hidden):
-                continue
-            stack.append((ch, i, d + 1))
-    if style.simple:
-        rows = match_rows(style.simple, [e.tag for e in els], parents,
-                          [e.get("class") for e in els], [e.get("id") for e in els])
-        if rows:
-            drop = np.zeros(len(els), dtype=bool)
-            drop[rows] = True
-            for i in range(1, len(els)):  # preorder: a parent's verdict comes first
-                if not drop[i] and drop[parents[i]]:
-                    drop[i] = True
-            new = np.cumsum(~drop) - 1
-            keep = np.flatnonzero(~drop)
-            els = [els[i] for i in keep]
-            parents = [int(new[parents[i]]) if parents[i] >= 0 else -1 for i in keep]
-            depths = [depths[i] for i in keep]
-    return els, parents, depths
-
-
 def shown_elements(html: bytes | str, *, http_charset: str | None = None
                    ) -> tuple[etree._Element, list, list[int]]:
     """``(root, elements, parents)``: the page's tree and its shown elements in the walker's
-    order (element i is ``walk_page(html).rows`` row i), decoded and parsed as the walk does."""
-    text = html if isinstance(html, str) else decode_html(html, http_charset)[0]
-    root, too_deep = parse_html(text)
-    els, parents, depths = _visit(root, text)
-    if too_deep or (depths and max(depths) > MAX_DEPTH):
-        root, _ = parse_html(flatten_deep(text, MAX_DEPTH))
-        els, parents, depths = _visit(root, None)
-    return root, els, parents
+    order (element i is ``walk_page(html).rows`` row i): the walk itself, keeping its tree."""
+    walk = walk_page(html, (), http_charset=http_charset, keep_tree=True)
+    return walk.root, walk.elements, walk.column("parent").tolist()
 
 
 def tagged_html(html: bytes | str, *, http_charset: str | None = None) -> tuple[str, list[str]]:
@@ -196,6 +144,11 @@ def tagged_html(html: bytes | str, *, http_charset: str | None = None) -> tuple[
     ``<meta http-equiv=refresh>`` is removed so that the page cannot navigate away.
     """
     root, els, _ = shown_elements(html, http_charset=http_charset)
+    return _tag_tree(root, els)
+
+
+def _tag_tree(root: etree._Element, els: list) -> tuple[str, list[str]]:
+    """``tagged_html`` of a parsed tree and its shown elements (the tree is changed)."""
     for meta in root.xpath("//meta[@http-equiv]"):
         if str(meta.get("http-equiv", "")).strip().lower() == "refresh":
             meta.getparent().remove(meta)
@@ -471,14 +424,12 @@ def _job(browser: Browser, job: tuple, check: bool) -> tuple[str, pd.DataFrame |
     except OSError as exc:
         return pid, None, f"{html_path}: cannot read the page: {exc.strerror or exc}", 0
     try:
-        text, tags = tagged_html(data, http_charset=charset)
-        if check:
-            from hwnoise.features.walk import walk_page
-
-            walk_tags = walk_page(data, (), http_charset=charset).rows["tag"].tolist()
-            if walk_tags != tags:
-                return pid, None, (f"{html_path}: the rendered elements do not match the walker's "
-                                   f"rows ({len(tags)} against {len(walk_tags)}); not stored"), 0
+        walk = walk_page(data, (), http_charset=charset, keep_tree=True)  # the page's one walk
+        walk_tags = list(walk.column("tag"))
+        text, tags = _tag_tree(walk.root, walk.elements)
+        if check and walk_tags != tags:  # the tree's tags, read after tagging, against the rows
+            return pid, None, (f"{html_path}: the rendered elements do not match the walker's "
+                               f"rows ({len(tags)} against {len(walk_tags)}); not stored"), 0
         rows, refused = browser.render(text, len(tags))
     except RenderError as exc:
         return pid, None, f"{html_path}: {exc}", 0

@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 
 from hwnoise.features.render import VIEWPORT
-from hwnoise.features.walk import composite_text_density, query_scores, subtree_last
+from hwnoise.features.measures import subtree_last, tree_measures
 
 __all__ = ["apply_render", "rendered_walk", "hidden_rows", "RENDER_FEATURES", "parse_color", "luminance",
            "align_render", "dominant"]
@@ -210,78 +210,30 @@ def _remeasure(rows: pd.DataFrame, drop: np.ndarray) -> pd.DataFrame:
     k = len(out)
     parent = np.where(parent0[keep] >= 0, new_of[np.maximum(parent0[keep], 0)], -1).astype(np.int64)
     depth = depth0[keep]
-    tag = out["tag"].to_numpy(object)
+    tag = out["tag"].tolist()
     own_chars = own_chars0[keep]
-    is_a = (tag == "a").astype(np.int64)
-    in_link = is_a.astype(bool)
+    in_link = np.fromiter((t == "a" for t in tag), dtype=bool, count=k)
     for d in range(1, int(depth.max(initial=0)) + 1):
         idx = np.flatnonzero(depth == d)
         in_link[idx] |= in_link[parent[idx]]
-    last = subtree_last(parent)
-    idx = np.arange(k)
-
-    def ssum(v):
-        c = np.concatenate(([0], np.cumsum(v)))
-        return c[last + 1] - c[idx]
-
-    chars = ssum(own_chars)
-    link_chars = ssum(own_chars * in_link)
-    link_tags = ssum(is_a)
-    tags = np.maximum(last - idx, 1)
-    ctd = composite_text_density(chars, tags, link_chars, link_tags)
-    density_sum = np.zeros(k)
-    if k > 1:
-        np.add.at(density_sum, parent[1:], ctd[1:])
-    children = np.bincount(parent[1:], minlength=k) if k > 1 else np.zeros(k, np.int64)
-    # positions among shown siblings of the same tag, and the sibling structure
-    codes, _ = pd.factorize(tag)
-    key = parent * (int(codes.max()) + 1 if k else 1) + codes
-    order = np.argsort(key, kind="stable")
-    ks = key[order]
-    starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]]) if k else np.zeros(0, np.int64)
-    gsize = np.diff(np.r_[starts, k])
-    gof = np.repeat(np.arange(len(starts)), gsize)
-    nth = np.empty(k, np.int64)
-    nth[order] = np.arange(k) - starts[gof] + 1
-    same = np.empty(k, np.int64)
-    same[order] = gsize[gof]
-    sib = np.where(parent >= 0, children[np.maximum(parent, 0)] - 1, 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sibling_same = np.where(sib > 0, (same - 1) / np.where(sib > 0, sib, 1), 0.0)
-        link_density = np.where(chars > 0, link_chars / np.where(chars > 0, chars, 1), 0.0)
-    xpath = out["xpath"].tolist()
-    for i in range(1, k):
-        xpath[i] = f"{xpath[parent[i]]}/{tag[i]}[{nth[i]}]"
     cb_old = float(rows["chars"].iloc[0]) if n else 0.0
-    cb_new = float(chars[0]) if k else 0.0
-    chars_before = (out["chars_before"].to_numpy(float) * (cb_old or 1) - hidden_before[keep]) / (cb_new or 1)
-
-    out["node"] = idx
-    out["parent"] = parent
-    out["xpath"] = xpath
-    out["chars"] = chars
-    out["tags"] = tags
-    out["link_chars"] = link_chars
-    out["link_tags"] = link_tags
-    out["td"] = chars / tags
-    out["ctd"] = ctd
-    out["density_sum"] = density_sum
-    if "matches" in out:
-        out["query_score"] = query_scores(parent, out["matches"].to_numpy(np.int64))
-    if "own_query_score" in out:
-        out["own_query_score"] = query_scores(parent, own_m0[keep])
-    if "link_density" in out:
-        out["link_density"] = link_density
-    if "position" in out:
-        out["position"] = idx / max(k, 1)
-    if "chars_before" in out:
-        out["chars_before"] = np.clip(chars_before, 0.0, None)
-    if "parent_ctd" in out:
-        out["parent_ctd"] = np.where(parent >= 0, ctd[np.maximum(parent, 0)], 0.0)
-    if "children" in out:
-        out["children"] = children
-    if "sibling_same_tag" in out:
-        out["sibling_same_tag"] = sibling_same
+    prior = out["chars_before"].to_numpy(float) * (cb_old or 1) - hidden_before[keep] \
+        if "chars_before" in out else np.zeros(k)
+    matches = out["matches"].to_numpy(np.int64) if "matches" in out else np.zeros(k, np.int64)
+    root_path = out["xpath"].iloc[0] if k else ""
+    m = tree_measures(parent, tag, depth, own_chars, own_chars * in_link, matches, own_m0[keep],
+                      prior, root_path)
+    always = ["node", "parent", "xpath", "chars", "tags", "link_chars", "link_tags", "td", "ctd",
+              "density_sum"]
+    optional = ["query_score", "own_query_score", "link_density", "position", "chars_before",
+                "parent_ctd", "children", "sibling_same_tag"]
+    m["query_score"] = m["query_score"] if "matches" in out else None
+    m["chars_before"] = np.clip(m["chars_before"], 0.0, None)
+    for c in always:
+        out[c] = m[c]
+    for c in optional:
+        if c in out and m[c] is not None:
+            out[c] = m[c]
     return out
 
 

@@ -55,11 +55,9 @@ shown siblings of the same tag.
 """
 from __future__ import annotations
 
-import math
 import re
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -68,31 +66,16 @@ from lxml import etree
 from hwnoise.decode import decode_html
 from hwnoise.features.css import DROP_TAGS, hides, match_rows, page_style
 from hwnoise.features.limits import cap_markup
+from hwnoise.features.measures import (TAG_VOCABULARY, composite_text_density, query_scores,
+                                       subtree_last, tree_measures)
 from hwnoise.text import WORD_RE, normalize, tokenize
 
 __all__ = ["PageWalk", "walk_page", "parse_html", "TermMatcher", "TAG_VOCABULARY", "MAX_DEPTH",
+           "composite_text_density", "query_scores", "subtree_last",
            "ROW_COLUMNS"]
 
 #: Deepest nesting kept (Chromium's kMaximumHTMLParserDOMTreeDepth).
 MAX_DEPTH = 512
-
-#: Fixed tag vocabulary for ``tag_code`` (1-based; 0 = any other tag). Append only.
-TAG_VOCABULARY: list[str] = [
-    "body", "div", "span", "p", "a", "ul", "ol", "li", "dl", "dt", "dd",
-    "table", "thead", "tbody", "tfoot", "tr", "td", "th", "caption",
-    "h1", "h2", "h3", "h4", "h5", "h6", "header", "footer", "nav", "aside", "main",
-    "article", "section", "form", "input", "button", "label", "select", "option", "textarea",
-    "img", "figure", "figcaption", "br", "hr", "strong", "b", "em", "i", "u", "small",
-    "sup", "sub", "font", "center", "blockquote", "pre", "code", "address", "time", "abbr",
-    "cite", "q", "mark", "picture", "video", "audio", "fieldset", "legend", "details",
-    "summary", "menu", "object", "embed", "svg", "center", "big", "s", "strike", "tt",
-    "var", "kbd", "samp", "ins", "del", "dfn", "bdi", "bdo", "wbr", "area", "map", "nobr",
-    "frameset", "frame", "marquee", "col", "colgroup", "optgroup", "output", "progress",
-    "meter", "dialog", "data", "ruby", "rt", "rp", "hgroup", "search",
-]
-_TAG_CODE = {}
-for _k, _t in enumerate(TAG_VOCABULARY, 1):
-    _TAG_CODE.setdefault(_t, _k)
 
 #: The columns of ``PageWalk.rows``, in order.
 ROW_COLUMNS: list[str] = [
@@ -103,7 +86,6 @@ ROW_COLUMNS: list[str] = [
 ]
 
 
-@dataclass
 class PageWalk:
     """The walk of one page: ``rows`` (one per shown element), ``segments`` and ``encoding``.
 
@@ -111,15 +93,77 @@ class PageWalk:
     order (whitespace-collapsed), attributed to the element that directly holds
     it. ``last[i]`` is the index of i's last descendant: i's subtree is the
     rows ``i .. last[i]`` (rows are in document order).
+
+    ``columns`` holds the rows as parallel arrays (numpy for numbers, lists of
+    str for ``xpath``, ``tag``, ``text``); ``rows`` is the pandas DataFrame of
+    them, built on first use (the features stage writes the arrays to Arrow
+    without it). ``tagpath`` is each row's xpath without positions, ``classes``
+    and ``ids`` each row's class and id attributes (None when absent), and
+    ``elements`` the lxml elements of the rows (only with ``walk_page(...,
+    keep_tree=True)``, with ``root`` the parsed tree) so that later stages need
+    not parse and visit the page again.
     """
 
-    rows: pd.DataFrame
-    segments: list[tuple[int, str]]
-    encoding: str | None
-    last: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    def __init__(self, rows: pd.DataFrame | None = None, segments: list[tuple[int, str]] | None = None,
+                 encoding: str | None = None, last: np.ndarray | None = None, *,
+                 columns: dict | None = None, tagpath: list[str] | None = None,
+                 classes: list | None = None, ids: list | None = None,
+                 elements: list | None = None, root=None):
+        if rows is None and columns is None:
+            raise TypeError("PageWalk needs rows or columns")
+        self._rows = rows
+        self.columns = columns
+        self.segments = segments if segments is not None else []
+        self.encoding = encoding
+        self.last = last if last is not None else np.zeros(0, dtype=np.int64)
+        self._tagpath = tagpath
+        self.classes = classes
+        self.ids = ids
+        self.elements = elements
+        self.root = root
+        self._site_keys = None
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        if self._rows is None:
+            self._rows = _frame(self.columns)
+        return self._rows
+
+    @rows.setter
+    def rows(self, value: pd.DataFrame) -> None:
+        self._rows, self.columns = value, None
+
+    @property
+    def tagpath(self) -> list[str]:
+        """Each row's tag path (``/html/body/div/p``: the xpath without positions)."""
+        if self._tagpath is None:
+            self._tagpath = [_POS_RE.sub("", x) for x in self.column("xpath")]
+        return self._tagpath
+
+    def column(self, name: str):
+        """One column, from the arrays when the walk has them (no DataFrame built)."""
+        if self.columns is not None:
+            return self.columns[name]
+        values = self._rows[name]
+        return values.tolist() if values.dtype == object else values.to_numpy()
+
+    @property
+    def site_keys(self) -> np.ndarray:
+        """uint64 hash of each row's (tag path, own text), stable across processes and runs:
+        the keys of the ``sitelevel`` column (``features.build``)."""
+        if self._site_keys is None:
+            from pandas.util import hash_array
+
+            keys = np.empty(len(self), dtype=object)
+            keys[:] = [f"{p}\x1f{t}" for p, t in zip(self.tagpath, self.column("text"))]
+            self._site_keys = hash_array(keys, categorize=False)
+        return self._site_keys
 
     def __len__(self) -> int:
-        return len(self.rows)
+        return len(self.columns["node"]) if self.columns is not None else len(self._rows)
+
+
+_POS_RE = re.compile(r"\[\d+\]")
 
 
 class TermMatcher:
@@ -330,13 +374,13 @@ def flatten_deep(text: str, limit: int = MAX_DEPTH) -> str:
 
 
 # -- the walk ------------------------------------------------------------------------------
-def _visit(root: etree._Element, hidden: set, attrs: bool = False):
+def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = False):
     """Visit the shown elements under body once, iteratively, in document order.
 
     Skips (with their subtrees, keeping their tails) the ``DROP_TAGS``, the
     elements in ``hidden`` and those whose ``hidden`` attribute or inline style
     hides them. With ``attrs`` it also records each row's class and id (for
-    ``match_rows``).
+    ``match_rows``), with ``keep`` each row's element.
     """
     body = root.find("body")
     if body is None:
@@ -351,11 +395,16 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False):
     link_flag: list[bool] = []
     classes: list = []
     ids: list = []
+    elements: list = []
+    lasts: list[int] = []
     drop = DROP_TAGS
     stack: list[tuple] = []  # (element, row, in link) of the open rows above the current one
     top, cur, in_link, depth = None, -1, False, -1
     walker = etree.iterwalk(body, events=("start", "end"))
     skip = walker.skip_subtree
+    add_tag, add_parent, add_depth, add_start = tags.append, parents.append, depths.append, seg_start.append
+    add_owner, add_text, add_link, add_flag = seg_owner.append, seg_text.append, seg_link.append, link_flag.append
+    add_last, push, pop = lasts.append, stack.append, stack.pop
     for event, el in walker:
         if event == "start":
             tag = el.tag
@@ -369,28 +418,32 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False):
                     skip()
                     continue
             i = len(tags)
-            tags.append(tag)
-            parents.append(cur)
+            add_tag(tag)
+            add_parent(cur)
             depth += 1
-            depths.append(depth)
-            seg_start.append(len(seg_text))
+            add_depth(depth)
+            add_start(len(seg_text))
+            add_last(i)
             is_a = tag == "a"
-            link_flag.append(is_a)
+            add_flag(is_a)
             if attrs:
                 classes.append(el.get("class"))
                 ids.append(el.get("id"))
-            stack.append((top, cur, in_link))
+            if keep:
+                elements.append(el)
+            push((top, cur, in_link))
             top, cur, in_link = el, i, in_link or is_a
             txt = el.text
             if txt:
                 t = " ".join(txt.split())
                 if t:
-                    seg_owner.append(i)
-                    seg_text.append(t)
-                    seg_link.append(in_link)
+                    add_owner(i)
+                    add_text(t)
+                    add_link(in_link)
         else:
             if el is top:
-                top, cur, in_link = stack.pop()
+                lasts[cur] = len(tags) - 1
+                top, cur, in_link = pop()
                 depth -= 1
             if el is body:
                 break
@@ -398,12 +451,12 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False):
             if tl:
                 t = " ".join(tl.split())
                 if t:
-                    seg_owner.append(cur)
-                    seg_text.append(t)
-                    seg_link.append(in_link)
+                    add_owner(cur)
+                    add_text(t)
+                    add_link(in_link)
     path0 = "/" + "/".join([str(a.tag) for a in reversed(list(body.iterancestors()))] + [str(body.tag)])
     return (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag,
-            path0, classes, ids)
+            path0, classes, ids, elements, lasts)
 
 
 def _drop_rows(visit: tuple, rows: list[int]) -> tuple:
@@ -427,66 +480,15 @@ def _drop_rows(visit: tuple, rows: list[int]) -> tuple:
     for j, kept in enumerate(keep_seg):
         seg_before[j + 1] = seg_before[j] + kept
     keep = [i for i in range(n) if not drop[i]]
+    classes, ids, elements = visit[9:12]
     return ([tags[i] for i in keep], [new[parents[i]] if parents[i] >= 0 else -1 for i in keep],
             [depths[i] for i in keep], [seg_before[seg_start[i]] for i in keep],
             [new[o] for o, kp in zip(seg_owner, keep_seg) if kp],
             [t for t, kp in zip(seg_text, keep_seg) if kp],
             [lk for lk, kp in zip(seg_link, keep_seg) if kp],
-            [link_flag[i] for i in keep], path0, [], [])
-
-
-def _subtree_sizes(parents: list[int]) -> np.ndarray:
-    """Rows in each row's subtree (itself included), summed bottom-up in one reverse pass
-    (rows are in document order, so every child comes after its parent)."""
-    n = len(parents)
-    size = [1] * n
-    for i in range(n - 1, 0, -1):
-        size[parents[i]] += size[i]
-    return np.asarray(size, dtype=np.int64)
-
-
-def subtree_last(parent) -> np.ndarray:
-    """Index of each row's last descendant, for rows in document order (``PageWalk.last``
-    for a parent array alone): row i's subtree is rows ``i .. last[i]``."""
-    parents = [int(p) for p in parent]
-    return np.arange(len(parents), dtype=np.int64) + _subtree_sizes(parents) - 1
-
-
-def query_scores(parent: np.ndarray, own_matches: np.ndarray) -> np.ndarray:
-    """Σ over text nodes below each row of matches / distance (own text at distance 1)."""
-    qs = np.zeros(len(parent), dtype=np.float64)
-    cur = np.flatnonzero(own_matches)
-    if not len(cur):
-        return qs
-    m = own_matches[cur].astype(np.float64)
-    dist = 1.0
-    while len(cur):
-        np.add.at(qs, cur, m / dist)
-        cur = parent[cur]
-        keep = cur >= 0
-        cur, m = cur[keep], m[keep]
-        dist += 1.0
-    return qs
-
-
-def composite_text_density(c, t, lc, lt) -> np.ndarray:
-    """CETD's composite text density (seed 003 §2.1.5), zero denominators as 1."""
-    c = c.astype(np.float64)
-    lc = lc.astype(np.float64)
-    t1 = np.where(t == 0, 1, t).astype(np.float64)
-    lc1 = np.where(lc == 0, 1.0, lc)
-    lt1 = np.where(lt == 0, 1, lt).astype(np.float64)
-    nonlink = c - lc
-    nonlink1 = np.where(nonlink == 0, 1.0, nonlink)
-    cb, lcb = (c[0], lc[0]) if len(c) else (0.0, 0.0)
-    cb1 = cb if cb else 1.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        b = np.log((c / nonlink1) * lc + (lcb / cb1) * c + math.e)
-        lnb = np.log(b)
-        lnb = np.where(lnb == 0, 1.0, lnb)
-        ratio = (c / lc1) * (t1 / lt1)
-        ctd = (c / t1) * np.log(np.where(ratio > 0, ratio, 1.0)) / lnb
-    return np.where(c == 0, 0.0, ctd)
+            [link_flag[i] for i in keep], path0,
+            [classes[i] for i in keep] if classes else [], [ids[i] for i in keep] if ids else [],
+            [elements[i] for i in keep] if elements else [], None)
 
 
 def _match_counts(owners: list[int], texts: list[str], n: int, *matchers: TermMatcher):
@@ -529,13 +531,16 @@ def _match_counts(owners: list[int], texts: list[str], n: int, *matchers: TermMa
 
 
 def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charset: str | None = None,
-              own_terms: Iterable[str] = ()) -> PageWalk:
+              own_terms: Iterable[str] = (), keep_tree: bool = False) -> PageWalk:
     """Walk one page: decode, parse, drop what is not shown, and measure every element.
 
     ``html`` is the page's bytes (decoded as a browser would, ``http_charset``
     first) or already-decoded text. ``query_terms`` is the domain query,
     ``own_terms`` the page's own submission terms (for ``own_query_score``);
-    either may be a prepared ``TermMatcher``. Never fails on bad markup.
+    either may be a prepared ``TermMatcher``. With ``keep_tree`` the walk keeps
+    the parsed tree (``root``) and the rows' lxml elements (``elements``), for
+    stages that read more of the page (its HTML, the browser's view). Never
+    fails on bad markup.
     """
     utf8 = None
     if isinstance(html, str):
@@ -546,20 +551,25 @@ def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charse
                 and "\ufffd" not in text):
             utf8 = bytes(html)  # valid UTF-8 as received: parse the bytes themselves
     root, too_deep = parse_html(text, utf8)
-    visit = _shown(root, text)
+    visit = _shown(root, text, keep_tree)
     if too_deep or (visit[2] and max(visit[2]) > MAX_DEPTH):
         root, _ = parse_html(flatten_deep(text, MAX_DEPTH))
-        visit = _shown(root, None)
-    del root
-    tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, path0 = visit[:9]
-    return _measure(tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag,
-                    path0, _matcher(query_terms), _matcher(own_terms), encoding)
+        visit = _shown(root, None, keep_tree)
+    walk = _measure(visit, _matcher(query_terms), _matcher(own_terms), encoding)
+    if keep_tree:
+        walk.root = root
+        walk.elements = visit[11]
+        walk.classes = [e.get("class") for e in walk.elements]
+        walk.ids = [e.get("id") for e in walk.elements]
+    elif visit[9]:
+        walk.classes, walk.ids = visit[9], visit[10]
+    return walk
 
 
-def _shown(root: etree._Element, source: str | None) -> tuple:
+def _shown(root: etree._Element, source: str | None, keep: bool = False) -> tuple:
     """Visit what a browser shows: skip hidden elements, then drop rows a style sheet hides."""
     style = page_style(root, source)
-    visit = _visit(root, style.elements, attrs=bool(style.simple))
+    visit = _visit(root, style.elements, attrs=bool(style.simple), keep=keep)
     if style.simple:
         rows = match_rows(style.simple, visit[0], visit[1], visit[9], visit[10])
         if rows:
@@ -567,121 +577,55 @@ def _shown(root: etree._Element, source: str | None) -> tuple:
     return visit
 
 
-def _objects(values: list) -> np.ndarray:
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
-
-
-def _frame(columns: dict[str, np.ndarray], n: int) -> pd.DataFrame:
-    """A DataFrame of same-length 1-D arrays, built without pandas' per-column checks (they
-    cost more than the measures on a typical page); the public constructor if that API moves."""
+def _frame(columns: dict) -> pd.DataFrame:
+    """The DataFrame of a walk's ``ROW_COLUMNS``, built without pandas' per-column checks
+    (they cost more than the measures on a typical page); the public constructor if that
+    API moves."""
+    n = len(columns["node"])
+    arrays = []
+    for c in ROW_COLUMNS:
+        v = columns[c]
+        if isinstance(v, list):
+            a = np.empty(n, dtype=object)
+            a[:] = v
+            v = a
+        arrays.append(v)
     try:
-        return pd.DataFrame._from_arrays(list(columns.values()), columns=list(columns),
-                                         index=pd.RangeIndex(n), verify_integrity=False)
+        return pd.DataFrame._from_arrays(arrays, columns=ROW_COLUMNS, index=pd.RangeIndex(n),
+                                         verify_integrity=False)
     except (AttributeError, TypeError):  # pragma: no cover - a pandas without the fast path
-        return pd.DataFrame(columns)
+        return pd.DataFrame(dict(zip(ROW_COLUMNS, arrays)))
 
 
 def _matcher(terms) -> TermMatcher:
     return terms if isinstance(terms, TermMatcher) else TermMatcher(terms)
 
 
-def _measure(tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, path0,
-             query: TermMatcher, own: TermMatcher, encoding) -> PageWalk:
+def _measure(visit: tuple, query: TermMatcher, own: TermMatcher, encoding) -> PageWalk:
+    """The walk's rows from the visit's arrays: own text and term matches here, every other
+    measure in ``features.measures``."""
+    tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, path0 = visit[:9]
     n = len(tags)
     parent = np.asarray(parents, dtype=np.int64)
-    depth = np.asarray(depths, dtype=np.int64)
     owner = np.asarray(seg_owner, dtype=np.int64)
     seg_len = np.fromiter((len(t) for t in seg_text), dtype=np.int64, count=len(seg_text))
     in_link = np.asarray(seg_link, dtype=bool)
     own_chars = np.bincount(owner, weights=seg_len, minlength=n).astype(np.int64)
     own_link = np.bincount(owner[in_link], weights=seg_len[in_link], minlength=n).astype(np.int64)
-    is_a = np.asarray(link_flag, dtype=np.int64)
-
-    size = _subtree_sizes(parents)
-    idx = np.arange(n, dtype=np.int64)
-    last = idx + size - 1
-
-    def subtree_sum(values: np.ndarray) -> np.ndarray:
-        cs = np.concatenate(([0], np.cumsum(values)))
-        return cs[last + 1] - cs[idx]
-
-    chars = subtree_sum(own_chars)
-    link_chars = subtree_sum(own_link)
-    link_tags = subtree_sum(is_a)
-    tags_ = np.maximum(size - 1, 1)
-    td = chars / tags_
-    ctd = composite_text_density(chars, tags_, link_chars, link_tags)
-    density_sum = np.zeros(n, dtype=np.float64)
-    if n > 1:
-        np.add.at(density_sum, parent[1:], ctd[1:])
     matches, own_matches = _match_counts(seg_owner, seg_text, n, query, own)
-    query_score = query_scores(parent, matches)
-    own_query_score = query_scores(parent, own_matches)
-
+    seg_cum = np.concatenate(([0], np.cumsum(seg_len)))
+    prior = seg_cum[np.asarray(seg_start, dtype=np.int64)] if n else np.zeros(0, np.int64)
+    lasts = visit[12]
+    columns = tree_measures(parent, tags, np.asarray(depths, dtype=np.int64), own_chars, own_link,
+                            matches, own_matches, prior, path0,
+                            last=np.asarray(lasts, dtype=np.int64) if lasts is not None else None,
+                            is_a=np.asarray(link_flag, dtype=np.int64))
+    last = columns.pop("last")
+    tagpath = columns.pop("tagpath")
     # own text: the row's text nodes joined by one space, in document order
     text = [""] * n
     for o, t in zip(seg_owner, seg_text):
         text[o] = t if not text[o] else text[o] + " " + t
-
-    # positions among shown siblings with the same tag, and the sibling structure
-    seen: dict[str, int] = {}
-    codes = np.asarray([seen.setdefault(t, len(seen)) for t in tags], dtype=np.int64)
-    key = parent * (len(seen) or 1) + codes
-    order = np.argsort(key, kind="stable")
-    ks = key[order]
-    starts = np.flatnonzero(np.concatenate(([True], ks[1:] != ks[:-1]))) if n else np.zeros(0, np.int64)
-    group_size = np.diff(np.concatenate((starts, [n])))
-    group_of = np.repeat(np.arange(len(starts)), group_size)
-    nth = np.empty(n, dtype=np.int64)
-    nth[order] = np.arange(n) - starts[group_of] + 1
-    same = np.empty(n, dtype=np.int64)
-    same[order] = group_size[group_of]
-    children = np.bincount(parent[1:], minlength=n) if n > 1 else np.zeros(n, dtype=np.int64)
-    sib = np.where(parent >= 0, children[np.maximum(parent, 0)] - 1, 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sibling_same = np.where(sib > 0, (same - 1) / np.where(sib > 0, sib, 1), 0.0)
-    nth = nth.tolist()
-    xpath = [""] * n
-    if n:
-        xpath[0] = path0
-    for i in range(1, n):
-        xpath[i] = f"{xpath[parents[i]]}/{tags[i]}[{nth[i]}]"
-
-    cb = chars[0] if n else 0
-    seg_cum = np.concatenate(([0], np.cumsum(seg_len)))
-    chars_before = seg_cum[np.asarray(seg_start, dtype=np.int64)] / (cb or 1) if n else np.zeros(0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        link_density = np.where(chars > 0, link_chars / np.where(chars > 0, chars, 1), 0.0)
-    parent_ctd = np.where(parent >= 0, ctd[np.maximum(parent, 0)], 0.0) if n else np.zeros(0)
-
-    columns = {
-        "node": idx,
-        "parent": parent,
-        "xpath": _objects(xpath),
-        "tag": _objects(tags),
-        "chars": chars,
-        "tags": tags_,
-        "link_chars": link_chars,
-        "link_tags": link_tags,
-        "td": td,
-        "ctd": ctd,
-        "density_sum": density_sum,
-        "query_score": query_score,
-        "matches": matches,
-        "distance": depth,
-        "link_density": link_density,
-        "own_chars": own_chars,
-        "tag_code": np.asarray([_TAG_CODE.get(t, 0) for t in tags], dtype=np.int64),
-        "position": idx / max(n, 1),
-        "chars_before": np.asarray(chars_before, dtype=np.float64),
-        "own_query_score": own_query_score,
-        "parent_ctd": np.asarray(parent_ctd, dtype=np.float64),
-        "children": np.asarray(children, dtype=np.int64),
-        "sibling_same_tag": np.asarray(sibling_same, dtype=np.float64),
-        "text": _objects(text),
-    }
-    rows = _frame(columns, n)
-    segments = list(zip(seg_owner, seg_text))
-    return PageWalk(rows=rows, segments=segments, encoding=encoding, last=last)
+    columns["text"] = text
+    return PageWalk(segments=list(zip(seg_owner, seg_text)), encoding=encoding, last=last,
+                    columns=columns, tagpath=tagpath)

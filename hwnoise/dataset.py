@@ -476,18 +476,32 @@ class Dataset:
     def has_features(self) -> bool:
         return self.features_path.exists()
 
-    def read_features(self, columns: list[str] | None = None):
-        """The feature table (a file or a folder of part files) as a pandas DataFrame."""
-        import pandas as pd
+    def read_features(self, columns: Iterable[str] | None = None, *, pages: Iterable[str] | None = None,
+                      filters=None):
+        """The feature table (a file or a folder of part files) as a pandas DataFrame.
 
-        if not self.features_path.exists():
+        Reads only what is asked (Parquet projection and predicate pushdown, so memory
+        follows the columns and rows taken, not the table): ``columns`` (names the table
+        lacks are left out), ``pages`` (page ids) and ``filters`` (pyarrow's
+        ``[(column, op, value), ...]`` form, ANDed with ``pages``).
+        """
+        import pyarrow.parquet as pq
+
+        path = self.features_path
+        if not path.exists():
             raise DatasetError(f"{self.path}: no features.parquet yet; run 'hwnoise features {self.path}'.")
         try:
-            return pd.read_parquet(self.features_path, columns=columns)
-        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-            reason = " ".join(str(exc).split())[:200]
-            raise DatasetError(f"{self.features_path}: not a readable feature table ({reason}); "
-                               f"delete it and rebuild it with 'hwnoise features {self.path}'") from None
+            if columns is not None:
+                have = set(pq.read_schema(_first_part(path)).names)
+                columns = [c for c in dict.fromkeys(columns) if c in have]
+            conds = list(filters or [])
+            if pages is not None:
+                conds.append(("page", "in", [str(p) for p in pages]))
+            table = pq.read_table(path, columns=columns, filters=conds or None)
+        except (OSError, ValueError) as exc:
+            raise DatasetError(f"{path}: cannot read the feature table ({exc}); "
+                               f"run 'hwnoise features {self.path}' again.") from None
+        return table.to_pandas()
 
     # -- node labels without gold (hwnoise label) -------------------------------
     @property
@@ -535,3 +549,13 @@ LABEL_COLUMNS: dict[str, str] = {
     "page": "object", "node": "int64", "xpath": "object", "label": "object", "source": "object",
     "confidence": "float64", "set_by": "object", "time": "object", "checked": "bool",
 }
+
+
+def _first_part(path: Path) -> Path:
+    """A Parquet file of a table that is a file or a folder of part files (for its schema)."""
+    if path.is_dir():
+        parts = sorted(path.glob("*.parquet"))
+        if not parts:
+            raise DatasetError(f"{path}: an empty feature table folder; run 'hwnoise features' again.")
+        return parts[0]
+    return path

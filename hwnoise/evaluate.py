@@ -140,7 +140,7 @@ def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
     if gold is None:
         return False  # nothing to score it against
     try:
-        walk = walk_of(page)
+        walk = walk_of(page, keep_tree=True)  # methods that read the HTML need no second parse
     except Exception as exc:  # noqa: BLE001 - one unreadable page never stops the evaluation
         info(f"hwnoise: evaluate: skipped {page.html_path}: {type(exc).__name__}: {exc}")
         return False

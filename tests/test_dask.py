@@ -64,10 +64,14 @@ def cluster(tmp_path_factory):
     procs = [_start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                      "--scheduler-file", str(sched_file)], root / "scheduler.log")]
     try:
-        end = time.monotonic() + 60
-        while not sched_file.exists() and time.monotonic() < end:
+        end, address = time.monotonic() + 60, None
+        while address is None and time.monotonic() < end:  # the file appears before it is written
             time.sleep(0.1)
-        address = json.loads(sched_file.read_text())["address"]
+            try:
+                address = json.loads(sched_file.read_text())["address"]
+            except (OSError, ValueError, KeyError):
+                pass
+        assert address, f"the scheduler did not start: {(root / 'scheduler.log').read_text()[-500:]}"
         procs += [_worker(address, f"w{i}", root / f"w{i}.log") for i in (1, 2)]
         client = Client(address, timeout=30, set_as_default=False)
         _wait_workers(client, {"w1", "w2"})

@@ -151,3 +151,46 @@ def test_build_on_real_big9_and_wcxb_pages(tmp_path):
     labelled = df[df["label"].notna()]
     share = (labelled["label"] == "N").mean()
     assert 0.01 < share < 0.9
+
+
+def test_read_features_takes_only_the_columns_and_pages_asked(tmp_path):
+    """Projection and page filters: only the asked columns and pages come back, and a column the
+    table lacks is left out rather than failing."""
+    ds = Dataset.create(tmp_path / "ds", name="ds", source="test")
+    for k in range(3):
+        ds.write_page(f"p{k}", f"<html><body><div><p>page {k} text</p><a href=#>menu</a></div>"
+                      "</body></html>".encode())
+        ds.write_gold(f"p{k}", f"page {k} text")
+    build_features(ds, progress=False)
+    full = ds.read_features()
+    part = ds.read_features(["page", "ctd", "no_such_column"], pages=["p1", "p2"])
+    assert list(part.columns) == ["page", "ctd"]
+    assert sorted(part["page"].unique()) == ["p1", "p2"]
+    want = full[full["page"].isin(["p1", "p2"])]
+    assert part["ctd"].tolist() == want["ctd"].tolist()
+    lab = ds.read_features(["page", "label"], filters=[("label", "==", "N")])
+    assert len(lab) == int((full["label"] == "N").sum()) > 0
+
+
+def test_part_files_do_not_change_the_table(tmp_path, monkeypatch):
+    """Pages batched into several part files give the same table (sitelevel included) as one part."""
+    import hwnoise.features.build as build
+
+    def make(name):
+        ds = Dataset.create(tmp_path / name, name="same", source="test")
+        for k in range(5):
+            ds.write_page(f"p{k}", (f"<html><body><ul><li>home</li><li>news</li></ul><p>story {k} "
+                                    f"{'long ' * k}</p></body></html>").encode())
+            ds.write_gold(f"p{k}", f"story {k}")
+        return ds
+
+    one = make("one")
+    build_features(one, progress=False)
+    monkeypatch.setattr(build, "_PART_PAGES", 2)
+    many = make("many")
+    build_features(many, progress=False)
+    assert len(list(many.features_path.glob("part-*.parquet"))) == 3
+    assert not list(many.features_path.glob("*.arrow"))
+    a, b = one.read_features(), many.read_features()
+    pd.testing.assert_frame_equal(a, b)
+    assert sorted(b["sitelevel"].unique().tolist()) == [0.2, 1.0]

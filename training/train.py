@@ -34,7 +34,9 @@ def _is_arff(path: Path) -> bool:
     return path.suffix.lower() == ".arff" and not path.is_dir()
 
 
-def _dataset_table(path: Path) -> tuple[pd.DataFrame, list[dict]]:
+def _dataset_table(path: Path, features=None) -> tuple[pd.DataFrame, list[dict]]:
+    """A dataset's feature table: every column, or with ``features`` (a ``--features`` spec)
+    only those features and the keys (projection: the text and xpath columns stay on disk)."""
     ds = Dataset(path)
     if not ds.has_features() or ds.labels_newer():
         try:
@@ -45,7 +47,17 @@ def _dataset_table(path: Path) -> tuple[pd.DataFrame, list[dict]]:
                                if ds.has_features() else "no feature table yet; computing it")
              + " (hwnoise features)")
         build_features(ds)
-    df = ds.read_features()
+    columns = None
+    if features is not None:
+        import pyarrow.parquet as pq
+
+        from hwnoise.dataset import _first_part
+
+        have = pq.read_schema(_first_part(ds.features_path)).names
+        feats = resolve_features(features, have)
+        if set(feats) <= set(have):  # else read all, so that the error names what there is
+            columns = [*feats, *_KEY_COLUMNS]
+    df = ds.read_features(columns)
     if "dataset" not in df.columns:
         df["dataset"] = ds.name
     if "site" not in df.columns:
@@ -53,9 +65,16 @@ def _dataset_table(path: Path) -> tuple[pd.DataFrame, list[dict]]:
     return df, ds.query()
 
 
-def load_inputs(inputs: str | os.PathLike | Sequence[str | os.PathLike]) -> tuple[pd.DataFrame, dict]:
+#: Columns read beside the features when a table is read for given features.
+_KEY_COLUMNS = ["dataset", "site", "page", "node", "parent", "tag", LABEL]
+
+
+def load_inputs(inputs: str | os.PathLike | Sequence[str | os.PathLike], *,
+                features=None) -> tuple[pd.DataFrame, dict]:
     """The pooled table of ``inputs`` (dataset folders, or one ARFF file) and a description
-    ``{kind: "arff"|"datasets", names: [...], query: [{term, kind}], sources: [...]}``."""
+    ``{kind: "arff"|"datasets", names: [...], query: [{term, kind}], sources: [...]}``.
+    With ``features`` (a ``--features`` spec) a dataset's table is read with only those
+    features and the key columns."""
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     paths = [Path(p) for p in inputs]
@@ -73,7 +92,7 @@ def load_inputs(inputs: str | os.PathLike | Sequence[str | os.PathLike]) -> tupl
     for p in paths:
         if not p.exists():
             raise DatasetError(f"{p}: no such dataset folder or ARFF file")
-        df, q = _dataset_table(p)
+        df, q = _dataset_table(p, features)
         frames.append(df)
         names.extend(df["dataset"].astype(str).unique().tolist())
         for t in q:
@@ -90,6 +109,11 @@ def _labelled(df: pd.DataFrame, what: str) -> pd.DataFrame:
     if LABEL not in df.columns:
         raise HwnoiseError(f"{what}: no 'label' column (pages need gold text to train on)")
     mask = df[LABEL].isin(CLASSES)
+    other = sorted(set(df[LABEL].dropna().astype(str)) - set(CLASSES))
+    if other:  # a Weka user's class set: J48 -t's path takes it, the node protocols do not
+        raise HwnoiseError(f"{what}: classes {other[:5]} are not hwnoise's S/N; give the ARFF file with "
+                           "no --protocol (or --protocol weka-cv): J48 and Weka's cross-validation "
+                           "take any class set")
     if not mask.any():
         raise HwnoiseError(f"{what}: no labelled rows (S/N); pages need gold text to train on")
     if not mask.all():
@@ -244,7 +268,10 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
 
     ``protocol`` None: ``pages``, or for one ARFF file without a ``page`` attribute (a Weka
     user's file) ``weka-cv``, J48's own default evaluation (see :mod:`.arff_train`)."""
-    weka = _weka_run(inputs, protocol, classifier or "j48", features, test, seed, out, k, params, verbose)
+    custom = (preset not in (None, "auto") or bool(stack) or bool(context) or bool(page_context)
+              or threshold is not None)
+    weka = None if custom else _weka_run(inputs, protocol, classifier or "j48", features, test, seed,
+                                         out, k, params, verbose)
     if weka is not None:
         return weka
     protocol = protocol or "pages"
@@ -387,8 +414,13 @@ def _weka_run(inputs, protocol, classifier, features, test, seed, out, k, params
         model.save(out)
         write_json(out / "report.json", report)
         atomic_write_text(out / "j48.txt", text + "\n")
+    from hwnoise.training.spec import ModelSpec
+
+    spec = ModelSpec(preset=None, features=list(table.names), classifier=classifier, params=dict(run.params))
     return {**report, "tree": run.tree, "weka_text": run.text(tree=False), "classifier": classifier,
-            "features": list(table.names), "model": model, "out": str(out) if out is not None else None}
+            "features": list(table.names), "spec": spec, "model": model,
+            "written": "model (model.json, model.joblib), report.json and j48.txt",
+            "out": str(out) if out is not None else None}
 
 
 def _pct(x: float | None) -> str:

@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.out:
         check_out_file(args.out, "-o/--out")
-    df, desc = load_inputs([args.dataset])
+    df, desc = load_inputs([args.dataset], features=args.features or "thesis")
     feats = resolve_features(args.features, list(df.columns))
     check_features(feats, df, ", ".join(desc["sources"]))
     relation = args.relation or "-".join(desc["names"]) or "hwnoise"

@@ -1,0 +1,212 @@
+"""The measures of a walk, in one place, over parallel arrays of its rows (numpy).
+
+Both the plain walk (``features.walk``) and the rendered re-measure
+(``features.rendered``, the walk without what the browser hides) describe a page
+as rows in document order with a ``parent`` array, and call ``tree_measures`` to
+get every measure (DESIGN.md "The measures", seed 003 §2.1.5 and §3.2; the
+column meanings are documented in ``features.walk``). Subtree sums are
+prefix-sum differences over the document-order rows, children sums and
+QueryScore use ``numpy.add.at``: linear in the size of the page.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["subtree_sizes", "subtree_last", "subtree_sum", "query_scores",
+           "composite_text_density", "sibling_structure", "tree_measures", "tag_codes",
+           "TAG_VOCABULARY"]
+
+#: Fixed tag vocabulary for ``tag_code`` (1-based; 0 = any other tag). Append only.
+TAG_VOCABULARY: list[str] = [
+    "body", "div", "span", "p", "a", "ul", "ol", "li", "dl", "dt", "dd",
+    "table", "thead", "tbody", "tfoot", "tr", "td", "th", "caption",
+    "h1", "h2", "h3", "h4", "h5", "h6", "header", "footer", "nav", "aside", "main",
+    "article", "section", "form", "input", "button", "label", "select", "option", "textarea",
+    "img", "figure", "figcaption", "br", "hr", "strong", "b", "em", "i", "u", "small",
+    "sup", "sub", "font", "center", "blockquote", "pre", "code", "address", "time", "abbr",
+    "cite", "q", "mark", "picture", "video", "audio", "fieldset", "legend", "details",
+    "summary", "menu", "object", "embed", "svg", "center", "big", "s", "strike", "tt",
+    "var", "kbd", "samp", "ins", "del", "dfn", "bdi", "bdo", "wbr", "area", "map", "nobr",
+    "frameset", "frame", "marquee", "col", "colgroup", "optgroup", "output", "progress",
+    "meter", "dialog", "data", "ruby", "rt", "rp", "hgroup", "search",
+]
+_TAG_CODE: dict[str, int] = {}
+for _k, _t in enumerate(TAG_VOCABULARY, 1):
+    _TAG_CODE.setdefault(_t, _k)
+
+
+def tag_codes(tags: Sequence[str]) -> np.ndarray:
+    """``tag_code`` of each tag: its 1-based index in ``TAG_VOCABULARY``, 0 for any other."""
+    get = _TAG_CODE.get
+    return np.fromiter((get(t, 0) for t in tags), dtype=np.int64, count=len(tags))
+
+
+def subtree_sizes(parent) -> np.ndarray:
+    """Rows in each row's subtree (itself included), summed bottom-up in one reverse pass
+    (rows are in document order, so every child comes after its parent)."""
+    parents = parent.tolist() if isinstance(parent, np.ndarray) else list(parent)
+    n = len(parents)
+    size = [1] * n
+    for i in range(n - 1, 0, -1):
+        size[parents[i]] += size[i]
+    return np.asarray(size, dtype=np.int64)
+
+
+def subtree_last(parent) -> np.ndarray:
+    """Index of each row's last descendant, for rows in document order (``PageWalk.last``
+    for a parent array alone): row i's subtree is rows ``i .. last[i]``."""
+    return np.arange(len(parent), dtype=np.int64) + subtree_sizes(parent) - 1
+
+
+def subtree_sum(values: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """Σ of ``values`` over each row's subtree (rows ``i .. last[i]``)."""
+    cs = np.concatenate(([0], np.cumsum(values)))
+    return cs[last + 1] - cs[np.arange(len(last))]
+
+
+def query_scores(parent: np.ndarray, own_matches: np.ndarray) -> np.ndarray:
+    """Σ over text nodes below each row of matches / distance (own text at distance 1)."""
+    qs = np.zeros(len(parent), dtype=np.float64)
+    cur = np.flatnonzero(own_matches)
+    if not len(cur):
+        return qs
+    m = np.asarray(own_matches)[cur].astype(np.float64)
+    dist = 1.0
+    while len(cur):
+        np.add.at(qs, cur, m / dist)
+        cur = parent[cur]
+        keep = cur >= 0
+        cur, m = cur[keep], m[keep]
+        dist += 1.0
+    return qs
+
+
+def composite_text_density(c, t, lc, lt) -> np.ndarray:
+    """CETD's composite text density (seed 003 §2.1.5), zero denominators as 1."""
+    c = c.astype(np.float64)
+    lc = lc.astype(np.float64)
+    t1 = np.where(t == 0, 1, t).astype(np.float64)
+    lc1 = np.where(lc == 0, 1.0, lc)
+    lt1 = np.where(lt == 0, 1, lt).astype(np.float64)
+    nonlink = c - lc
+    nonlink1 = np.where(nonlink == 0, 1.0, nonlink)
+    cb, lcb = (c[0], lc[0]) if len(c) else (0.0, 0.0)
+    cb1 = cb if cb else 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b = np.log((c / nonlink1) * lc + (lcb / cb1) * c + math.e)
+        lnb = np.log(b)
+        lnb = np.where(lnb == 0, 1.0, lnb)
+        ratio = (c / lc1) * (t1 / lt1)
+        ctd = (c / t1) * np.log(np.where(ratio > 0, ratio, 1.0)) / lnb
+    return np.where(c == 0, 0.0, ctd)
+
+
+def sibling_structure(parent: np.ndarray, tags: Sequence[str]
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(nth, children, sibling_same_tag)``: each row's 1-based position among its shown
+    siblings with the same tag, its shown element children, and the share of its siblings
+    that have its tag (0 for an only child and for body)."""
+    n = len(parent)
+    seen: dict[str, int] = {}
+    codes = np.fromiter((seen.setdefault(t, len(seen)) for t in tags), dtype=np.int64, count=n)
+    key = parent * (len(seen) or 1) + codes
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    starts = np.flatnonzero(np.concatenate(([True], ks[1:] != ks[:-1]))) if n else np.zeros(0, np.int64)
+    group_size = np.diff(np.concatenate((starts, [n])))
+    group_of = np.repeat(np.arange(len(starts)), group_size)
+    nth = np.empty(n, dtype=np.int64)
+    nth[order] = np.arange(n) - starts[group_of] + 1
+    same = np.empty(n, dtype=np.int64)
+    same[order] = group_size[group_of]
+    children = np.bincount(parent[1:], minlength=n) if n > 1 else np.zeros(n, dtype=np.int64)
+    sib = np.where(parent >= 0, children[np.maximum(parent, 0)] - 1, 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sibling_same = np.where(sib > 0, (same - 1) / np.where(sib > 0, sib, 1), 0.0)
+    return nth, children.astype(np.int64), sibling_same.astype(np.float64)
+
+
+def xpaths(parent: np.ndarray, tags: Sequence[str], nth: np.ndarray, root_path: str
+           ) -> tuple[list[str], list[str]]:
+    """``(xpath, tag path)`` of each row: ``/html/body/div[2]/p[1]`` (positions among shown
+    siblings of the same tag) and the same without positions (``/html/body/div/p``)."""
+    n = len(tags)
+    xp = [""] * n
+    tp = [""] * n
+    if n:
+        xp[0] = tp[0] = root_path
+    par = parent.tolist()
+    nl = nth.tolist()
+    for i in range(1, n):
+        p = par[i]
+        t = tags[i]
+        xp[i] = f"{xp[p]}/{t}[{nl[i]}]"
+        tp[i] = f"{tp[p]}/{t}"
+    return xp, tp
+
+
+def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, own_chars: np.ndarray,
+                  own_link_chars: np.ndarray, matches: np.ndarray, own_matches: np.ndarray,
+                  chars_prior: np.ndarray, root_path: str, *, last: np.ndarray | None = None,
+                  is_a: np.ndarray | None = None) -> dict[str, object]:
+    """Every measure of the rows of one page (document order, ``parent`` -1 for body).
+
+    ``own_chars``/``own_link_chars``: characters of each row's own text and the part of it
+    inside a link; ``matches``/``own_matches``: term matches of the domain query and of the
+    page's own terms in each row's own text; ``chars_prior``: characters of the page's text
+    before each row in document order. Returns the columns ``node .. sibling_same_tag`` of
+    ``walk.ROW_COLUMNS`` (all but ``text``) plus ``last`` (each row's last descendant) and
+    ``tagpath`` (the xpath without positions). ``last`` and ``is_a`` (1 for ``<a>``) may be
+    given when the caller has them (the visit records them as it goes).
+    """
+    n = len(parent)
+    idx = np.arange(n, dtype=np.int64)
+    if last is None:
+        last = idx + subtree_sizes(parent) - 1
+    size = last - idx + 1
+    if is_a is None:
+        is_a = np.fromiter((t == "a" for t in tags), dtype=np.int64, count=n)
+    chars = subtree_sum(own_chars, last)
+    link_chars = subtree_sum(own_link_chars, last)
+    link_tags = subtree_sum(is_a, last)
+    tags_ = np.maximum(size - 1, 1)
+    ctd = composite_text_density(chars, tags_, link_chars, link_tags)
+    density_sum = np.zeros(n, dtype=np.float64)
+    if n > 1:
+        np.add.at(density_sum, parent[1:], ctd[1:])
+    nth, children, sibling_same = sibling_structure(parent, tags)
+    xpath, tagpath = xpaths(parent, tags, nth, root_path)
+    cb = chars[0] if n else 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        link_density = np.where(chars > 0, link_chars / np.where(chars > 0, chars, 1), 0.0)
+    parent_ctd = np.where(parent >= 0, ctd[np.maximum(parent, 0)], 0.0) if n else np.zeros(0)
+    return {
+        "node": idx,
+        "parent": parent,
+        "xpath": xpath,
+        "tag": list(tags),
+        "chars": chars,
+        "tags": tags_,
+        "link_chars": link_chars,
+        "link_tags": link_tags,
+        "td": chars / tags_,
+        "ctd": ctd,
+        "density_sum": density_sum,
+        "query_score": query_scores(parent, matches),
+        "matches": np.asarray(matches, dtype=np.int64),
+        "distance": np.asarray(depth, dtype=np.int64),
+        "link_density": link_density,
+        "own_chars": np.asarray(own_chars, dtype=np.int64),
+        "tag_code": tag_codes(tags),
+        "position": idx / max(n, 1),
+        "chars_before": np.asarray(chars_prior, dtype=np.float64) / (cb or 1),
+        "own_query_score": query_scores(parent, own_matches),
+        "parent_ctd": np.asarray(parent_ctd, dtype=np.float64),
+        "children": children,
+        "sibling_same_tag": sibling_same,
+        "last": last,
+        "tagpath": tagpath,
+    }
