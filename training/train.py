@@ -53,9 +53,12 @@ def _dataset_table(path: Path, features=None) -> tuple[pd.DataFrame, list[dict]]
 
         from hwnoise.dataset import _first_part
 
-        have = pq.read_schema(_first_part(ds.features_path)).names
-        feats = resolve_features(features, have)
-        if set(feats) <= set(have):  # else read all, so that the error names what there is
+        try:
+            have = pq.read_schema(_first_part(ds.features_path)).names
+        except (OSError, ValueError):  # a corrupt table: read_features below names it in one line
+            have = None
+        feats = resolve_features(features, have) if have is not None else []
+        if have is not None and set(feats) <= set(have):  # else read all, so that the error names what there is
             columns = [*feats, *_KEY_COLUMNS]
     df = ds.read_features(columns)
     if "dataset" not in df.columns:
