@@ -11,3 +11,15 @@ through pyproject.toml's package-dir mapping, so a checkout is used through an i
 from __future__ import annotations
 
 __version__ = "0.1.0"
+
+#: The Python API (``hwnoise.api``), imported on first use so that ``import hwnoise`` stays free
+#: of stage imports.
+_API = ("train", "load_model", "extract", "ModelSpec")
+
+
+def __getattr__(name: str):
+    if name in _API:
+        from hwnoise import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'hwnoise' has no attribute {name!r}")
