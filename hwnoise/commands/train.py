@@ -49,18 +49,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hwnoise.extractors.model import run_extractor
+    from hwnoise.outputs import check_out_dir
     from hwnoise.progress import info
     from hwnoise.training.train import format_result, train
 
+    if args.out:
+        check_out_dir(args.out, "-o/--out")
     result = train(args.inputs, protocol=args.protocol, test=args.test, seed=args.seed, out=args.out,
                    k=args.folds, stacker=run_extractor, all_pages=args.all_pages, progress=True,
                    scheduler=getattr(args, "scheduler", "local"), workers=getattr(args, "workers", None),
                    **model_options(args))
     print(format_result(result, tree=not args.no_tree), end="")
-    spec = result["spec"]
+    spec = result.get("spec")
     fitted = result.get("fitted_pages")
-    info(f"model: preset {spec.preset or 'custom'}, {spec.classifier}, {len(result['features'])} features"
-         + (f", fitted on {fitted} pages" if fitted is not None else ""))
+    if spec is not None:
+        info(f"model: preset {spec.preset or 'custom'}, {spec.classifier}, {len(result['features'])} "
+             "features" + (f", fitted on {fitted} pages" if fitted is not None else ""))
     if args.out:
         written = result.get("written") or "model (model.json, model.joblib), train.arff, report.json and report.md"
         info(f"{written} in {args.out}")
