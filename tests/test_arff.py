@@ -87,13 +87,14 @@ def test_nominal_feature_and_stdout(tmp_path, capsys):
     assert back["tag"].astype(str).tolist() == ["div", "a", "my tag", "?"]
 
 
-def test_write_refuses_missing_columns_and_odd_labels(tmp_path):
+def test_write_refuses_missing_columns_and_declares_other_labels(tmp_path):
     df = awkward_table()
     with pytest.raises(ArffError, match="no column"):
         write_arff(df.drop(columns="ctd"), tmp_path / "x.arff")
-    with pytest.raises(ArffError, match="labels must be"):
-        write_arff(df.assign(label="noise"), tmp_path / "x.arff")
     assert not (tmp_path / "x.arff").exists()  # nothing half-written
+    # a user's class set (from a Weka file) is declared as it is, not refused
+    path = write_arff(df.assign(label=["yes", "no", "maybe"] * 4), tmp_path / "y.arff")
+    assert "@ATTRIBUTE result {maybe, no, yes}" in path.read_text(encoding="utf-8")
 
 
 # -- reading files users bring ------------------------------------------------------------------

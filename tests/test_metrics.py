@@ -97,3 +97,24 @@ def test_weighted_scores_match_weka(tmp_path, learnable):
     s = node_scores(*_labels_from_matrix(matrix))
     for key in ("precision", "recall", "f1"):
         assert s[key] == pytest.approx(weka[key], abs=6e-4), key
+
+
+def test_any_class_set_matches_scikit_learn_weighted_scores():
+    """Three classes, one never predicted: Weka's weighted averages (0 for undefined)."""
+    from sklearn.metrics import confusion_matrix as sk_confusion
+    from sklearn.metrics import precision_recall_fscore_support
+
+    from hwnoise.training.metrics import confusion_matrix, scores_from_matrix
+
+    classes = ["yes", "no", "x y"]
+    rng = np.random.default_rng(3)
+    t = rng.choice(classes, 200)
+    p = rng.choice(["yes", "no"], 200)
+    m = confusion_matrix(t, p, classes)
+    assert m.tolist() == sk_confusion(t, p, labels=classes).tolist()
+    s = scores_from_matrix(m, classes)
+    pr, rc, f1, _ = precision_recall_fscore_support(t, p, labels=classes, average="weighted", zero_division=0)
+    assert (s["precision"], s["recall"], s["f1"]) == pytest.approx((pr, rc, f1))
+    assert s["per_class"]["x y"]["precision"] == 0.0 and s["confusion"] == m.tolist()
+    with pytest.raises(ValueError, match="outside"):
+        confusion_matrix(["yes"], ["maybe"], classes)

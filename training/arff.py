@@ -7,7 +7,8 @@ a million rows export in seconds. What Weka 3.6.14 needs and Python does not giv
 - a string that is exactly ``?``, empty, or holds quotes, braces, commas, ``%`` or white space is
   quoted (Weka reads a bare ``?`` as missing and a bare brace as a sparse row);
 - the class attribute ``result {S,N}`` always declares both values (a table of one class still
-  loads, and trains and tests agree on the class indices).
+  loads, and trains and tests agree on the class indices); labels outside S/N (a user's class
+  set) are declared as they are, in their categorical order or sorted.
 """
 from __future__ import annotations
 
@@ -100,12 +101,15 @@ def arff_text_chunks(df: pd.DataFrame, features: Iterable[str] = THESIS_FEATURES
                         f"it has {', '.join(map(str, df.columns))}")
     if page and PAGE_ATTRIBUTE not in df.columns:
         raise ArffError("the feature table has no 'page' column to export")
+    class_values = list(CLASSES)
     if LABEL in df.columns:
         labels = df[LABEL]
         known = labels.dropna().astype(str)
-        odd = sorted(set(known.unique()) - set(CLASSES))
-        if odd:
-            raise ArffError(f"labels must be {'/'.join(CLASSES)} (S = noise, N = content); found {odd[:5]}")
+        if set(known.unique()) - set(CLASSES):       # a user's class set (from a Weka ARFF file)
+            if isinstance(labels.dtype, pd.CategoricalDtype):
+                class_values = [str(v) for v in labels.cat.categories]
+            else:
+                class_values = sorted(set(known.unique()))
     else:
         labels = pd.Series([None] * len(df), index=df.index, dtype=object)
 
@@ -125,7 +129,7 @@ def arff_text_chunks(df: pd.DataFrame, features: Iterable[str] = THESIS_FEATURES
                 values = [str(v) for v in col.cat.categories]
             attributes.append((f, values or ["?"]))
             kinds.append("nominal")
-    attributes.append((CLASS_ATTRIBUTE, list(CLASSES)))
+    attributes.append((CLASS_ATTRIBUTE, class_values))
     header = _header(relation, attributes)
     # liac-arff leaves a bare '?' and braces unquoted in nominal values: Weka would misread them
     for _, t in attributes:

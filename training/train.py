@@ -263,7 +263,10 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
 
     ``protocol`` None: ``pages``, or for one ARFF file without a ``page`` attribute (a Weka
     user's file) ``weka-cv``, J48's own default evaluation (see :mod:`.arff_train`)."""
-    weka = _weka_run(inputs, protocol, classifier or "j48", features, test, seed, out, k, params, verbose)
+    custom = (preset not in (None, "auto") or bool(stack) or bool(context) or bool(page_context)
+              or threshold is not None)
+    weka = None if custom else _weka_run(inputs, protocol, classifier or "j48", features, test, seed,
+                                         out, k, params, verbose)
     if weka is not None:
         return weka
     protocol = protocol or "pages"
@@ -409,8 +412,13 @@ def _weka_run(inputs, protocol, classifier, features, test, seed, out, k, params
         model.save(out)
         write_json(out / "report.json", report)
         atomic_write_text(out / "j48.txt", text + "\n")
+    from hwnoise.training.spec import ModelSpec
+
+    spec = ModelSpec(preset=None, features=list(table.names), classifier=classifier, params=dict(run.params))
     return {**report, "tree": run.tree, "weka_text": run.text(tree=False), "classifier": classifier,
-            "features": list(table.names), "model": model, "out": str(out) if out is not None else None}
+            "features": list(table.names), "spec": spec, "model": model,
+            "written": "model (model.json, model.joblib), report.json and j48.txt",
+            "out": str(out) if out is not None else None}
 
 
 def _pct(x: float | None) -> str:

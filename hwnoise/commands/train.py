@@ -62,5 +62,6 @@ def run(args: argparse.Namespace) -> int:
     info(f"model: preset {spec.preset or 'custom'}, {spec.classifier}, {len(result['features'])} features"
          + (f", fitted on {fitted} pages" if fitted is not None else ""))
     if args.out:
-        info(f"model (model.json, model.joblib), train.arff, report.json and report.md in {args.out}")
+        written = result.get("written") or "model (model.json, model.joblib), train.arff, report.json and report.md"
+        info(f"{written} in {args.out}")
     return 0
