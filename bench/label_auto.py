@@ -87,6 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/label-bench-work"))
     ap.add_argument("--max-pages", type=int, default=30)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--score-only", default=None, metavar="NAME,...",
+                    help="train and score only these datasets (all still lend their nodes to the folds)")
+    ap.add_argument("--preset", default=None,
+                    help="hwnoise train --preset (default: train's own default)")
+    ap.add_argument("--refine", type=int, default=0, help="Dawid-Skene rounds (auto --refine)")
     ap.add_argument("--write-weights", type=Path, default=None, metavar="data/label_weights.json")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
@@ -115,18 +120,22 @@ def main(argv: list[str] | None = None) -> int:
         train = pd.concat([t for s, t in tables.items() if groups[s] != grp], ignore_index=True)
         fold_w[grp] = fit_weights(train[cols].to_numpy(float), train["gold"] == "N", cols)
     comb_ok = 0
+    only = set(args.score_only.split(",")) if args.score_only else None
     for src, t in tables.items():
+        if only and src.name not in only:
+            continue
         w = fold_w[groups[src]]
         dst = args.work / src.name
         ds = Dataset(dst)
-        table = recombine(ds.read_labels(), w)
+        table = recombine(ds.read_labels(), w, args.refine)
         ds.write_labels(table)
         merged = table.merge(t[["page", "node", "gold"]], on=["page", "node"])
         ok = int((merged["label"] == merged["gold"]).sum())
         comb_ok += ok
         model_dir = args.work / f"{src.name}.model"
         ev_dir = args.work / f"{src.name}.eval"
-        subprocess.run([HWNOISE, "train", str(dst), "--out", str(model_dir), "--no-tree"],
+        preset = ["--preset", args.preset] if args.preset else []
+        subprocess.run([HWNOISE, "train", str(dst), *preset, "--out", str(model_dir), "--no-tree"],
                        check=True, capture_output=True)
         # score on the same pages, with gold: a gold copy restricted to them
         gold_dir = args.work / f"{src.name}.gold"
@@ -149,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     df = pd.DataFrame(results)
     summary = {"datasets": len(df), "mean_model_text_f1": float(df["model_text_f1"].mean()),
                "mean_trafilatura_text_f1": float(df["trafilatura_text_f1"].mean()),
-               "combined_label_accuracy": comb_ok / len(allrows),
+               "combined_label_accuracy": comb_ok / max(sum(len(t) for s, t in tables.items()
+                                                            if not only or s.name in only), 1),
                "source_accuracy": acc, "nodes": int(len(allrows)),
                "seconds": round(time.time() - t0, 1)}
     big9 = df[df["dataset"].str.startswith("big9-")]

@@ -10,6 +10,7 @@ bad page never stops an evaluation.
 from __future__ import annotations
 
 import importlib.util
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
@@ -117,12 +118,34 @@ def _require(name: str) -> None:
 def make_trafilatura(**options: Any) -> ExternalMethod:
     """trafilatura.extract with its defaults (options are passed through)."""
     _require("trafilatura")
+    return ExternalMethod("trafilatura", partial(_run_trafilatura, options), "trafilatura")
+
+
+# The adapters' run functions live at module level so that a method pickles (evaluate's
+# process pool sends the methods to its workers).
+def _run_trafilatura(options: dict, html: str) -> str | None:
     import trafilatura
 
-    def run(html: str) -> str | None:
-        return trafilatura.extract(html, **options)
+    return trafilatura.extract(html, **options)
 
-    return ExternalMethod("trafilatura", run, "trafilatura")
+
+def _run_readability(options: dict, html: str) -> str:
+    from readability import Document
+
+    return html_to_text(Document(html, **options).summary(html_partial=True))
+
+
+def _run_justext(stoplist, options: dict, html: str) -> str:
+    import justext
+
+    paragraphs = justext.justext(html, stoplist, **options)
+    return "\n".join(p.text for p in paragraphs if not p.is_boilerplate)
+
+
+def _run_resiliparse(options: dict, html: str) -> str:
+    from resiliparse.extract.html2text import extract_plain_text
+
+    return extract_plain_text(html, **options)
 
 
 def make_readability(**options: Any) -> ExternalMethod:
@@ -130,14 +153,8 @@ def make_readability(**options: Any) -> ExternalMethod:
     _require("readability")
     import logging
 
-    from readability import Document
-
     logging.getLogger("readability.readability").setLevel(logging.CRITICAL)  # failures are counted
-
-    def run(html: str) -> str:
-        return html_to_text(Document(html, **options).summary(html_partial=True))
-
-    return ExternalMethod("readability", run, "readability-lxml")
+    return ExternalMethod("readability", partial(_run_readability, options), "readability-lxml")
 
 
 def make_justext(language: str = "English", **options: Any) -> ExternalMethod:
@@ -146,25 +163,14 @@ def make_justext(language: str = "English", **options: Any) -> ExternalMethod:
     import justext
 
     stoplist = justext.get_stoplist(language)
-
-    def run(html: str) -> str:
-        paragraphs = justext.justext(html, stoplist, **options)
-        return "\n".join(p.text for p in paragraphs if not p.is_boilerplate)
-
-    return ExternalMethod("justext", run, "jusText")
+    return ExternalMethod("justext", partial(_run_justext, stoplist, options), "jusText")
 
 
 def make_resiliparse(**options: Any) -> ExternalMethod:
     """resiliparse's extract_plain_text with main_content=True."""
     _require("resiliparse")
-    from resiliparse.extract.html2text import extract_plain_text
-
     opts = {"main_content": True, **options}
-
-    def run(html: str) -> str:
-        return extract_plain_text(html, **opts)
-
-    return ExternalMethod("resiliparse", run, "resiliparse")
+    return ExternalMethod("resiliparse", partial(_run_resiliparse, opts), "resiliparse")
 
 
 class AllText(WalkMethod):

@@ -21,3 +21,15 @@ _root = _here.parent
 if (_root / "pyproject.toml").is_file() and (_root / "features" / "__init__.py").is_file():
     if not (_here / "features").exists():
         __path__.append(str(_root))  # type: ignore[name-defined]  # noqa: F821
+
+#: The Python API (``hwnoise.api``), imported on first use so that ``import hwnoise`` stays free
+#: of stage imports.
+_API = ("train", "load_model", "extract", "ModelSpec")
+
+
+def __getattr__(name: str):
+    if name in _API:
+        from hwnoise import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'hwnoise' has no attribute {name!r}")

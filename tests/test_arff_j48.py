@@ -177,6 +177,12 @@ def test_wide_arff_is_read_into_one_matrix_in_bounded_memory(tmp_path):
     assert int(peak_kb) < 400_000, f"peak memory {int(peak_kb) // 1024} MB"
 
 
+def test_node_protocols_say_what_takes_a_user_s_class_set(capsys):
+    assert main(["train", str(FIXTURES / "mixed.arff"), "--protocol", "thesis"]) == 1
+    err = capsys.readouterr().err
+    assert "are not hwnoise's S/N" in err and "--protocol weka-cv" in err
+
+
 def test_export_keeps_a_user_s_class_set(tmp_path):
     from hwnoise.training.arff import read_arff, write_arff
 

@@ -125,7 +125,7 @@ def test_features_train_evaluate_on_the_cluster_equal_the_serial_run(cluster, da
     # train: the same model and scores
     dirs = list(map(str, datasets))
     for name, sched in (("serial", "sync"), ("cluster", address)):
-        assert main(["train", *dirs, "--protocol", "cv", "-k", "3", "--no-tree", "--out", str(tmp_path / name),
+        assert main(["train", *dirs, "--preset", "thesis", "--protocol", "cv", "-k", "3", "--no-tree", "--out", str(tmp_path / name),
                      "--scheduler", sched]) == 0
     assert results(tmp_path / "serial" / "report.json") == results(tmp_path / "cluster" / "report.json")
     from hwnoise.training.model import NoiseModel
@@ -134,7 +134,7 @@ def test_features_train_evaluate_on_the_cluster_equal_the_serial_run(cluster, da
 
     # evaluate: the same report
     for name, sched in (("eval-serial", "sync"), ("eval-cluster", address)):
-        assert main(["evaluate", *dirs, "--methods", "model,cetd,alltext", "--protocol", "cross-site", "-k", "3",
+        assert main(["evaluate", *dirs, "--methods", "model,cetd,alltext", "--preset", "thesis", "--protocol", "cross-site", "-k", "3",
                      "--no-figures", "--out", str(tmp_path / name), "--scheduler", sched]) == 0
     got = results(tmp_path / "eval-cluster" / "report.json")
     assert got == results(tmp_path / "eval-serial" / "report.json")
@@ -152,7 +152,7 @@ def test_features_train_evaluate_on_the_cluster_equal_the_serial_run(cluster, da
 
 def test_a_worker_killed_mid_run_changes_nothing(cluster, datasets, tmp_path):
     address, client, root = cluster
-    args = [*map(str, datasets), "--methods", "model,cetd", "--protocol", "cv", "-k", "3", "--no-figures"]
+    args = [*map(str, datasets), "--methods", "model,cetd", "--preset", "thesis", "--protocol", "cv", "-k", "3", "--no-figures"]
     assert main(["evaluate", *args, "--out", str(tmp_path / "serial"), "--scheduler", "sync"]) == 0
     victim = _worker(address, "victim", root / "victim.log")
     try:

@@ -67,7 +67,10 @@ def crawl(tmp_path, outside):
         ds.write_page(sub["id"], _page(term, other))
     ds.write_query([{"term": t, "kind": "value", "submissions": []}
                     for t in ("gardens", "rivers", "bridges")])
-    assert main(["label", str(ds.path), "--auto", "--no-general", "--extractors", ""]) == 0
+    weights = tmp_path / "equal-weights.json"
+    weights.write_text('{"bias": 0, "weights": {"sitelevel": 1, "query": 1, "cetd": 1, "records": 1}}')
+    assert main(["label", str(ds.path), "--auto", "--no-general", "--extractors", "",
+                 "--weights", str(weights)]) == 0
     return ds
 
 

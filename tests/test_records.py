@@ -214,3 +214,16 @@ def test_real_nexteval_pages_resolve_and_group():
             recs = page_records(html, walk, labels)
             g = [[normalize_xpath(x) for x in r] for r in records]
             assert record_scores([r.xpaths for r in recs], g)["record_f1"] > 0.9, pid
+
+
+def test_external_methods_pickle_for_the_process_pool():
+    """evaluate sends methods to worker processes: the adapters must pickle and still work."""
+    import pickle
+
+    from hwnoise.extractors.external import available
+    from hwnoise.extractors.registry import get_method
+
+    html = listing(3, 4, hidden=False)
+    for name in available():
+        method = pickle.loads(pickle.dumps(get_method(name)))
+        assert isinstance(method.extract_html(html), str), name

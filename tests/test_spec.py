@@ -166,7 +166,10 @@ def test_gb_saved_as_json_predicts_as_scikit_learn():
     X = rng.random((2000, 5))
     X[::7, 1] = np.nan
     y = np.where(X[:, 0] + np.nan_to_num(X[:, 1]) > 0.8, "N", "S")
-    est = HistGradientBoostingClassifier(max_iter=40).fit(X, y)
+    from hwnoise.training.model import threads
+
+    with threads():  # one OpenMP thread: spinning threads make small fits slow on a busy machine
+        est = HistGradientBoostingClassifier(max_iter=40).fit(X, y)
     back = TreeEnsemble.from_dict(json.loads(json.dumps(TreeEnsemble.from_sklearn(est).to_dict())))
     Xt = rng.random((500, 5))
     Xt[::3, 1] = np.nan
@@ -255,3 +258,26 @@ def test_extract_is_a_batch_tool(dataset, tmp_path, capsys):
                           input=files[0].read_bytes(), capture_output=True)
     assert proc.returncode == 0
     assert json.loads(proc.stdout) == {"page": "-", "url": "", "text": lines[0]["text"]}
+
+
+def test_python_api_trains_saves_loads_and_extracts(dataset, tmp_path):
+    from hwnoise import extract, load_model, train
+
+    result = train([dataset], preset="thesis", out=tmp_path / "m", all_pages=True)
+    model = load_model(tmp_path / "m")
+    assert model.trained_on == result["model"].trained_on and len(model.trained_on["news"]) == 9
+    html, gold = article(7, "api.example")
+    assert extract(model, html.encode()) == extract(str(tmp_path / "m"), html.encode())
+
+
+def test_the_shipped_general_model_loads_and_extracts_a_bare_page(tmp_path, capsys):
+    from hwnoise.extractors.model import load_model
+
+    model = load_model("general")
+    assert model.spec.preset == "general" and model.data_hash.startswith("sha256:")
+    assert model.cross_site["pooled"]["pages"] > 0
+    html, gold = article(5, "bare.example")
+    page = tmp_path / "bare.html"
+    page.write_text(html, encoding="utf-8")
+    assert main(["extract", str(page)]) == 0  # no --model: general
+    assert "Copyright" not in capsys.readouterr().out

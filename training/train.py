@@ -109,6 +109,11 @@ def _labelled(df: pd.DataFrame, what: str) -> pd.DataFrame:
     if LABEL not in df.columns:
         raise HwnoiseError(f"{what}: no 'label' column (pages need gold text to train on)")
     mask = df[LABEL].isin(CLASSES)
+    other = sorted(set(df[LABEL].dropna().astype(str)) - set(CLASSES))
+    if other:  # a Weka user's class set: J48 -t's path takes it, the node protocols do not
+        raise HwnoiseError(f"{what}: classes {other[:5]} are not hwnoise's S/N; give the ARFF file with "
+                           "no --protocol (or --protocol weka-cv): J48 and Weka's cross-validation "
+                           "take any class set")
     if not mask.any():
         raise HwnoiseError(f"{what}: no labelled rows (S/N); pages need gold text to train on")
     if not mask.all():

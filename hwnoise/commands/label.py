@@ -30,6 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="--auto: external extractors to ask (default: every installed one; '' none)")
     p.add_argument("--weights", default=None, metavar="FILE.json",
                    help="--auto: combination weights {bias, weights: {source: w}} (default: shipped)")
+    p.add_argument("--refine", type=int, default=0, metavar="N",
+                   help="--auto: N Dawid-Skene rounds estimating each source's reliability on this "
+                        "dataset (default 0; helps sites unlike the news pages the weights come from)")
     p.add_argument("--port", type=int, default=0, help="--serve: port (default: a free one)")
     p.add_argument("--no-open", action="store_true", help="--serve: do not open a browser")
     p.set_defaults(func=run)
@@ -50,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
                 raise DatasetError(f"{args.weights}: cannot read the weights ({exc}); give a JSON "
                                    'file like {"bias": 0, "weights": {"sitelevel": 1}}') from None
         ext = None if args.extractors is None else [x for x in args.extractors.split(",") if x]
-        auto_label(ds, AutoOptions(general=not args.no_general, external=ext, weights=weights))
+        auto_label(ds, AutoOptions(general=not args.no_general, external=ext, weights=weights,
+                                   refine=args.refine))
         return 0
     from hwnoise.labelling.serve import serve
 

@@ -57,10 +57,11 @@ def run(args: argparse.Namespace) -> int:
                    scheduler=getattr(args, "scheduler", "local"), workers=getattr(args, "workers", None),
                    **model_options(args))
     print(format_result(result, tree=not args.no_tree), end="")
-    spec = result["spec"]
+    spec = result.get("spec")
     fitted = result.get("fitted_pages")
-    info(f"model: preset {spec.preset or 'custom'}, {spec.classifier}, {len(result['features'])} features"
-         + (f", fitted on {fitted} pages" if fitted is not None else ""))
+    if spec is not None:
+        info(f"model: preset {spec.preset or 'custom'}, {spec.classifier}, {len(result['features'])} "
+             "features" + (f", fitted on {fitted} pages" if fitted is not None else ""))
     if args.out:
         written = result.get("written") or "model (model.json, model.joblib), train.arff, report.json and report.md"
         info(f"{written} in {args.out}")

@@ -18,7 +18,9 @@ verdict per node (+1 content, -1 noise, 0 no opinion):
 The combined label is a weighted vote: P(content) = sigmoid(bias + sum of weight * verdict), a
 logistic model over the verdicts, its weights read from ``hwnoise.data/label_weights.json``
 (fitted by ``bench/label_weights.py`` on cross-site folds) or given by the caller; the
-confidence is max(P, 1 - P). A source that is missing simply votes 0.
+confidence is max(P, 1 - P). A source that is missing simply votes 0, and so does one that
+says the same thing about nearly every node of the dataset (``informative``). ``refine``
+optionally adds a per-dataset Dawid-Skene estimate of each source's reliability.
 """
 from __future__ import annotations
 
@@ -55,6 +57,7 @@ class AutoOptions:
     external: Sequence[str] | None = None
     weights: dict | None = None
     progress: bool = True
+    refine: int = 0
     sources: Sequence[str] = field(default_factory=lambda: SOURCES)
 
 
@@ -68,15 +71,59 @@ def default_weights() -> dict:
         return {"bias": 0.0, "weights": {s: 1.0 for s in SOURCES}}
 
 
-def combine(verdicts: pd.DataFrame, weights: dict) -> tuple[np.ndarray, np.ndarray]:
-    """Labels ("S"/"N") and confidences from the ``v_SOURCE`` columns of ``verdicts``."""
+def informative(verdicts: pd.DataFrame) -> list[str]:
+    """The ``v_SOURCE`` columns that carry information on this dataset: a source that votes
+    on most nodes (> 50 %) and the same way on at least 99 % of its votes (an article
+    extractor that finds nothing on a result list) says nothing about any node here."""
+    out = []
+    for c in (c for c in verdicts.columns if c.startswith("v_")):
+        v = np.nan_to_num(verdicts[c].to_numpy(dtype=float), nan=0.0)
+        voted = v != 0
+        if voted.mean() > 0.5 and max((v > 0).sum(), (v < 0).sum()) >= 0.99 * voted.sum():
+            continue
+        out.append(c)
+    return out
+
+
+def combine(verdicts: pd.DataFrame, weights: dict, refine_iters: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Labels ("S"/"N") and confidences from the ``v_SOURCE`` columns of a whole dataset's
+    ``verdicts`` (the informative ones); with ``refine_iters`` the vote's log-odds are added to
+    those of ``refine`` (Dawid-Skene on this dataset)."""
     z = np.full(len(verdicts), float(weights.get("bias", 0.0)))
+    cols = informative(verdicts)
     for src, w in (weights.get("weights") or {}).items():
         col = f"v_{src}"
-        if col in verdicts.columns:
+        if col in cols:
             z += float(w) * np.nan_to_num(verdicts[col].to_numpy(dtype=float), nan=0.0)
+    if refine_iters:
+        p = refine(verdicts[cols], 1.0 / (1.0 + np.exp(-z)), refine_iters)
+        p = np.clip(p, 1e-9, 1 - 1e-9)
+        z = z + np.log(p / (1 - p))
     p = 1.0 / (1.0 + np.exp(-z))
     return np.where(p >= 0.5, CONTENT, NOISE).astype(object), np.maximum(p, 1.0 - p)
+
+
+def refine(verdicts: pd.DataFrame, p: np.ndarray, iters: int = 10) -> np.ndarray:
+    """Dawid & Skene's EM over one dataset's nodes, started from the weighted vote ``p``:
+    each source's sensitivity and specificity on *this* site are estimated from the current
+    P(content) (abstentions, 0, ignored), then P(content) is recomputed from them. A source
+    that says "noise" everywhere on a site (an article extractor on a result list) thereby
+    loses its weight there, without any gold."""
+    cols = [c for c in verdicts.columns if c.startswith("v_")]
+    V = np.nan_to_num(verdicts[cols].to_numpy(dtype=float), nan=0.0)
+    eps = 1e-3
+    for _ in range(iters):
+        prior = float(np.clip(p.mean(), eps, 1 - eps))
+        z = np.full(len(p), math.log(prior / (1 - prior)))
+        for j in range(V.shape[1]):
+            pos, neg = V[:, j] > 0, V[:, j] < 0
+            sens = (p[pos].sum() + 1) / (p[pos | neg].sum() + 2)
+            spec = ((1 - p)[neg].sum() + 1) / ((1 - p)[pos | neg].sum() + 2)
+            sens, spec = min(max(sens, eps), 1 - eps), min(max(spec, eps), 1 - eps)
+            z[pos] += math.log(sens / (1 - spec))
+            z[neg] += math.log((1 - sens) / spec)
+        p = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+    return p
 
 
 def _vote(labels: np.ndarray) -> np.ndarray:
@@ -182,16 +229,17 @@ def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd
                 print(f"hwnoise: label: skipped {page.html_path}: {type(exc).__name__}: {exc}",
                       file=sys.stderr)
                 continue
-            lab, conf = combine(v, weights)
             df = pd.DataFrame({"page": page.id, "node": walk.rows["node"].to_numpy(dtype=np.int64),
-                               "xpath": walk.rows["xpath"].to_numpy(), "label": lab,
-                               "source": "auto", "confidence": conf, "set_by": "auto",
+                               "xpath": walk.rows["xpath"].to_numpy(), "label": None,
+                               "source": "auto", "confidence": np.nan, "set_by": "auto",
                                "time": now, "checked": False})
             frames.append(pd.concat([df, v], axis=1))
     finally:
         if pbar is not None:
             pbar.close()
     new = pd.concat(frames, ignore_index=True) if frames else ds.read_labels()
+    if frames:  # the combination sees the whole dataset (which sources inform on this site)
+        new["label"], new["confidence"] = combine(new, weights, opts.refine)
     table = merge_labels(ds.read_labels(), new)
     ds.write_labels(table)
     used = [c[2:] for c in new.columns if c.startswith("v_")]
@@ -218,11 +266,11 @@ def merge_labels(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def recombine(table: pd.DataFrame, weights: dict) -> pd.DataFrame:
+def recombine(table: pd.DataFrame, weights: dict, refine_iters: int = 0) -> pd.DataFrame:
     """The auto rows of ``table`` relabelled with other ``weights`` (sources unchanged)."""
     table = table.copy()
     auto = (table["set_by"] == "auto").to_numpy()
-    lab, conf = combine(table.loc[auto], weights)
+    lab, conf = combine(table.loc[auto], weights, refine_iters)
     table.loc[auto, "label"] = lab
     table.loc[auto, "confidence"] = conf
     return table

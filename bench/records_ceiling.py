@@ -1,0 +1,45 @@
+"""The record grouping's ceiling: records grouped from the *gold* node labels, scored against the
+gold records (``training.record_metrics``), on every page of a dataset with records; MDR beside it.
+
+What it shows: how much of the record metric the grouping itself loses (gold records nested in
+other gold records, records the page hides, records made of several parts), apart from any
+labelling error. Usage::
+
+    python bench/records_ceiling.py DATASET
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from hwnoise.dataset import Dataset
+from hwnoise.extractors.base import walk_of
+from hwnoise.extractors.mdr import MDR
+from hwnoise.extractors.records import records_from_labels, row_xpaths
+from hwnoise.features.labels import page_labels
+from hwnoise.features.record_gold import normalize_xpath
+from hwnoise.training.record_metrics import mean_record_scores, record_scores
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dataset", type=Path)
+    a = ap.parse_args()
+    grouped, mdr = [], []
+    for page in Dataset(a.dataset).pages():
+        records = page.read_records()
+        if records is None:
+            continue
+        walk, html = walk_of(page), page.read_html()
+        labels = page_labels(walk, page.read_gold(), html=html, records=records)
+        xp = row_xpaths(html, len(walk.rows))
+        gold = [[normalize_xpath(x) for x in r] for r in records]
+        grouped.append(record_scores([r.xpaths for r in records_from_labels(walk, labels, xp)], gold))
+        mdr.append(record_scores(MDR().records(page, walk), gold))
+    print(json.dumps({"grouped_from_gold_labels": mean_record_scores(grouped),
+                      "mdr": mean_record_scores(mdr)}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

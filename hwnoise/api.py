@@ -1,0 +1,56 @@
+"""The Python API in one place: train a model, load one (or the shipped ``general``), extract.
+
+    from hwnoise import train, load_model, extract
+
+    result = train(["data/big9-bbc-2009"], preset="site", out="model-bbc")  # fit, score, save
+    model = load_model("model-bbc")          # or load_model("general"), the shipped model
+    text = extract(model, open("page.html", "rb").read(), query="obama")
+
+``hwnoise/__init__.py`` exposes these names lazily (``__getattr__``), so ``import hwnoise``
+imports no stage.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["train", "load_model", "extract", "ModelSpec"]
+
+
+def train(inputs: str | Path | Sequence[str | Path], **options: Any) -> dict:
+    """``hwnoise train`` as a function (``hwnoise.training.train.train`` with the stacked
+    extractors wired in): model options (``preset``, ``classifier``, ``features``, ``stack``,
+    ``context``, ``page_context``, ``threshold``, ``params``), ``protocol``, ``out``,
+    ``all_pages``... Returns the report with the fitted ``model``."""
+    from hwnoise.extractors.model import run_extractor
+    from hwnoise.training.train import train as _train
+
+    options.setdefault("stacker", run_extractor)
+    return _train(inputs, **options)
+
+
+def load_model(path: str | Path = "general", *, allow_pickle: bool = False):
+    """A saved model (the folder or model.json ``train`` wrote), or ``"general"``."""
+    from hwnoise.extractors.model import load_model as _load
+
+    return _load(path, allow_pickle=allow_pickle)
+
+
+def extract(model: Any = "general", html: bytes | str = b"", *, query: str | None = None,
+            http_charset: str | None = None) -> str:
+    """The content text of one page (its bytes as received) by ``model`` (a NoiseModel, a
+    saved model's path, or "general"); ``query`` is the search that found the page."""
+    from hwnoise.extractors.model import extract_with_model
+
+    if not hasattr(model, "predict"):
+        model = load_model(model)
+    return extract_with_model(model, html, http_charset=http_charset, query=query)
+
+
+def __getattr__(name: str):
+    if name == "ModelSpec":
+        from hwnoise.training.spec import ModelSpec
+
+        return ModelSpec
+    raise AttributeError(name)
