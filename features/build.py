@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hwnoise.dataset import Dataset
+from hwnoise.decode import sniff_html
 from hwnoise.features.columns import CONTENT, LABEL
 from hwnoise.features.labels import page_labels
 from hwnoise.features.record_gold import read_records, records_path_for
@@ -95,6 +96,9 @@ def page_rows(html: bytes | str, query_terms: Iterable[str] = (), http_charset: 
 # -- one page, in a worker -----------------------------------------------------------------
 _QUERY: TermMatcher | None = None
 
+#: Why a page whose bytes are no web page (an image, a PDF, plain text) is skipped.
+NOT_HTML = "skipped as no web page, whatever its name says"
+
 
 def _init_worker(query_terms: list[str]) -> None:
     global _QUERY
@@ -108,6 +112,9 @@ def _page_job(job: tuple) -> tuple[str, object, str | None]:
         data = Path(html_path).read_bytes()
     except OSError as exc:
         return pid, None, f"{html_path}: cannot read the page: {exc.strerror or exc}"
+    why = sniff_html(data)
+    if why:
+        return pid, None, f"{html_path}: not HTML ({why}); {NOT_HTML}"
     try:
         walk = walk_page(data, _QUERY or (), http_charset=charset, own_terms=own)
         gold = None
@@ -324,8 +331,10 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
         if pbar is not None:
             pbar.close()
     share = content / labelled if labelled else float("nan")
+    not_html = sum(f.endswith(NOT_HTML) for f in failures)
     info(f"features {ds.name}: {n_pages} pages, {n_rows} rows, content share "
          f"{share:.3f} of {labelled} labelled rows, {len(failures)} failed"
+         + (f" ({not_html} not HTML)" if not_html else "")
          + (f", {hidden} rows the browser hides dropped (render.parquet)" if render_by_page is not None else "")
          + f" -> {out}")
     return out

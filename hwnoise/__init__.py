@@ -3,24 +3,14 @@
 This package holds the base every stage may import (``hwnoise.text``,
 ``hwnoise.dataset``) and, above the stages, the CLI, ``evaluate`` and the demo
 site. It imports no stage itself, so no import cycle can form.
+
+The stage folders (forms/, features/, training/, extractors/, data/) become hwnoise.<stage>
+through pyproject.toml's package-dir mapping, so a checkout is used through an install:
+``pip install -e .`` for development (the editable install maps them to the checkout).
 """
 from __future__ import annotations
 
-from pathlib import Path as _Path
-
 __version__ = "0.1.0"
-
-# In a source checkout the stage folders (forms/, features/, training/,
-# extractors/) sit beside this folder and are mapped to hwnoise.<stage> only by
-# the install. When Python imports this folder straight from the checkout (for
-# instance `python -m pytest` run from the repo root after a non-editable
-# install), make the stages importable from the checkout as well, so the
-# source tree and its stages never mix with another install.
-_here = _Path(__file__).resolve().parent
-_root = _here.parent
-if (_root / "pyproject.toml").is_file() and (_root / "features" / "__init__.py").is_file():
-    if not (_here / "features").exists():
-        __path__.append(str(_root))  # type: ignore[name-defined]  # noqa: F821
 
 #: The Python API (``hwnoise.api``), imported on first use so that ``import hwnoise`` stays free
 #: of stage imports.

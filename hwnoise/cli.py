@@ -21,8 +21,20 @@ COMMANDS = [
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with hwnoise's error contract: a misuse of the command line prints one line,
+    ``hwnoise: error: COMMAND: what is wrong (see 'hwnoise COMMAND --help')``, and exits 2.
+
+    ``add_subparsers`` builds the subcommands' parsers with this class too."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        where = self.prog.split(None, 1)[1] + ": " if " " in self.prog else ""
+        line = " ".join(f"{where}{message}".split())
+        self.exit(EXIT_USAGE, f"hwnoise: error: {line} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="hwnoise",
         description=(
             "Tell the noise from the records in the result pages of hidden-web search forms.\n"
@@ -61,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
 
         if isinstance(exc, HwnoiseError):
             print(f"hwnoise: error: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        if isinstance(exc, OSError) and exc.filename:  # the machine said no (disk full, a read-only place)
+            print(f"hwnoise: error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_ERROR
         raise
 

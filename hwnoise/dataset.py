@@ -444,16 +444,21 @@ class Dataset:
         if not self.query_path.exists():
             return []
         try:
-            terms = json.loads(self.query_path.read_text(encoding="utf-8"))
+            query = json.loads(self.query_path.read_text(encoding="utf-8"))
         except RecursionError:
             raise DatasetError(f"{self.query_path}: JSON nested too deeply") from None
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{self.query_path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-        if not isinstance(terms, list) or not all(isinstance(t, dict) and isinstance(t.get("term"), str)
-                                                  for t in terms):
-            raise DatasetError(f"{self.query_path}: not a domain query: expected a JSON list of "
-                               '{"term": "...", "kind": "...", "submissions": [...]} objects')
-        return terms
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DatasetError(f"{self.query_path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+        bad = "not a list" if not isinstance(query, list) else next(
+            (f"item {i + 1} is not an object with a string 'term'" for i, t in enumerate(query)
+             if not (isinstance(t, dict) and isinstance(t.get("term"), str))), None)
+        if bad:
+            raise DatasetError(f"{self.query_path}: not a domain query ({bad}); expected a JSON list of "
+                               '{"term": "...", "kind": "...", "submissions": [...]} objects '
+                               "(fix it, or delete the file for none)")
+        return query
 
     def write_query(self, terms: list[dict]) -> None:
         write_json(self.query_path, terms)

@@ -18,6 +18,21 @@ from hwnoise.progress import info
 
 PROTOCOLS = ("pages", "thesis")
 
+#: The extractors the demo compares with when installed (the ``extractors`` extra brings them).
+COMPARED = ("trafilatura", "readability")
+
+
+def left_out_note() -> str | None:
+    """Which compared extractors are not installed and how to get them, or None."""
+    from hwnoise.extractors.external import available
+
+    missing = [m for m in COMPARED if m not in available()]
+    if not missing:
+        return None
+    return (f"{' and '.join(missing)} not installed, so the comparison leaves "
+            f"{'it' if len(missing) == 1 else 'them'} out: pip install 'hwnoise[extractors]' "
+            "brings them")
+
 
 def run_demo(out: str | Path = "hwnoise-demo", *, submissions: int = 100, seed: int = 0,
              classifier: str = "j48", progress: bool = True) -> dict:
@@ -64,8 +79,10 @@ def run_demo(out: str | Path = "hwnoise-demo", *, submissions: int = 100, seed: 
     from hwnoise.evaluate import evaluate
     from hwnoise.extractors.external import available
 
-    methods = ["model", "cetd"] + [m for m in ("trafilatura", "readability") if m in available()]
-    info(f"evaluating {', '.join(methods)} on the test pages (text level)")
+    methods = ["model", "cetd"] + [m for m in COMPARED if m in available()]
+    note = left_out_note()
+    info(f"evaluating {', '.join(methods)} on the test pages (text level)"
+         + (f"; {note}" if note else ""))
     ev = evaluate([ds.path], methods=methods, protocol="pages", seed=seed + 1,
                   out=out / "evaluation", method_options={"model": {"classifier": classifier}})
     by_key = {(r["dataset"], r["protocol"], r["method"]): r for r in results}
@@ -74,6 +91,8 @@ def run_demo(out: str | Path = "hwnoise-demo", *, submissions: int = 100, seed: 
         by_key[key] = {**by_key.get(key, {}), **r}
     report = {"hwnoise": __version__, "created": now_iso(), "results": list(by_key.values()),
               "seconds": round(time.perf_counter() - t0, 1)}
+    if note:
+        report["notes"] = [note]
     write_json(out / "report.json", report)
     return report
 

@@ -541,6 +541,11 @@ def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAUL
               for name, n in skipped.items()]
     if notes:
         report["notes"] = notes
+    if not any(k in r for r in results for k in ("f1", "text_f1", "value_recall")):
+        names = ", ".join(ds.name for ds in datasets)
+        raise EvaluateError(f"nothing to score: no test page of {names} has gold (gold/ID.txt) or "
+                            "could be read; give datasets with gold text, or label pages without "
+                            "gold with 'hwnoise extract'; nothing was written")
     if out is not None:
         write_outputs(report, out, page_rows, figures=figures)
     return report
@@ -574,9 +579,7 @@ def write_outputs(report: dict, out: str | Path, page_rows: list[dict] | None = 
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    written = [out / "report.json"]
-    write_json(out / "report.json", report)
-    written.append(write_markdown(report, out / "report.md"))
+    written: list[Path] = []
     if page_rows:
         fields = sorted({k for r in page_rows for k in r},
                         key=lambda k: (k not in ("dataset", "page", "site", "method"), k))
@@ -588,6 +591,10 @@ def write_outputs(report: dict, out: str | Path, page_rows: list[dict] | None = 
         w.writerows(page_rows)
         atomic_write_text(out / "pages.csv", buf.getvalue())
         written.append(out / "pages.csv")
-    if figures:
-        written.extend(write_figures(report, out))
+    figs = write_figures(report, out) if figures else []
+    written.extend(figs)
+    written.append(write_markdown(report, out / "report.md", figures=[p.name for p in figs]))
+    written.append(out / "report.json")  # last: it lists what was written
+    report["outputs"] = [p.name for p in written]
+    write_json(out / "report.json", report)
     return written

@@ -102,8 +102,8 @@ def summary_table(report: dict, *, markdown: bool = False) -> str:
     return format_table(rows, header, markdown=markdown)
 
 
-def markdown_report(report: dict) -> str:
-    """The whole report.md text."""
+def markdown_report(report: dict, figures: Sequence[str] = ()) -> str:
+    """The whole report.md text; it links the figure files named in ``figures`` (those written)."""
     datasets, methods, by = _index(report)
     proto = report.get("protocol", "")
     out = [f"# hwnoise evaluation ({proto} protocol)", "",
@@ -186,15 +186,16 @@ def markdown_report(report: dict) -> str:
         out += [f"- {r['dataset']} / {r['method']}: {r['failures']} pages "
                 f"(last: {r.get('last_error', '')})" for r in failed]
         out.append("")
-    figs = [f for f in ("precision.png", "recall.png")]
-    out += ["## Figures (shapes of Figures 4.5 and 4.6)", ""] + \
-        [f"![{f[:-4]}]({f})" for f in figs] + [""]
+    figs = [Path(f).name for f in figures]
+    if figs:
+        out += ["## Figures (shapes of Figures 4.5 and 4.6)", ""] + \
+            [f"![{f[:-4]}]({f})" for f in figs] + [""]
     return "\n".join(out)
 
 
-def write_markdown(report: dict, path: str | Path) -> Path:
+def write_markdown(report: dict, path: str | Path, figures: Sequence[str] = ()) -> Path:
     path = Path(path)
-    atomic_write_text(path, markdown_report(report))
+    atomic_write_text(path, markdown_report(report, figures))
     return path
 
 

@@ -268,3 +268,16 @@ def test_python_api_trains_saves_loads_and_extracts(dataset, tmp_path):
     assert model.trained_on == result["model"].trained_on and len(model.trained_on["news"]) == 9
     html, gold = article(7, "api.example")
     assert extract(model, html.encode()) == extract(str(tmp_path / "m"), html.encode())
+
+
+def test_the_shipped_general_model_loads_and_extracts_a_bare_page(tmp_path, capsys):
+    from hwnoise.extractors.model import load_model
+
+    model = load_model("general")
+    assert model.spec.preset == "general" and model.data_hash.startswith("sha256:")
+    assert model.cross_site["pooled"]["pages"] > 0
+    html, gold = article(5, "bare.example")
+    page = tmp_path / "bare.html"
+    page.write_text(html, encoding="utf-8")
+    assert main(["extract", str(page)]) == 0  # no --model: general
+    assert "Copyright" not in capsys.readouterr().out

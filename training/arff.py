@@ -325,7 +325,15 @@ def _numbers(path: Path, text: str, tok: np.ndarray, start: int) -> np.ndarray:
                 r = start + i // tok.shape[1]
                 raise ArffError(f"{path}:{_first_bad_line(text, r)}: {str(flat.iat[i])!r} is not a "
                                 "number (numeric attribute)") from None
-    return vals.to_numpy(dtype=np.float64).reshape(tok.shape)
+    out = vals.to_numpy(dtype=np.float64)
+    if _INEXACT_TO_NUMERIC:  # parse the plain numbers again, exactly (as Python and Weka do)
+        plain = np.flatnonzero(~(is_missing | bad).to_numpy())
+        out[plain] = np.asarray(flat.to_numpy()[plain].astype(str), dtype=np.float64)
+    return out.reshape(tok.shape)
+
+
+#: pandas before 3.0 parses some decimals one bit off (its fast C parser); 3.0 is exact.
+_INEXACT_TO_NUMERIC = int(pd.__version__.split(".")[0]) < 3
 
 
 def _codes(path: Path, text: str, tok: np.ndarray, values: tuple[str, ...], start: int) -> np.ndarray:

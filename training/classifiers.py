@@ -15,8 +15,10 @@ import inspect
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone, is_classifier
-from sklearn.model_selection import GroupKFold, StratifiedKFold
+from sklearn.model_selection import GroupKFold, StratifiedKFold, check_cv
 from sklearn.tree import DecisionTreeClassifier
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from hwnoise.errors import HwnoiseError
 
@@ -32,8 +34,10 @@ class PrunedCART(ClassifierMixin, BaseEstimator):
 
     With ``ccp_alpha="auto"`` the pruning strength is chosen among up to ``n_alphas`` values of
     the pruning path by an inner ``cv``-fold cross-validation on at most ``max_rows`` rows
-    (grouped when ``fit`` gets ``groups``); the best mean accuracy wins, ties going to the
-    stronger pruning (the smaller tree). The final tree is fitted on all rows.
+    (grouped when ``fit`` gets ``groups``; ``cv`` may also be a scikit-learn splitter or a list of
+    (train, test) index pairs); the best mean (weighted) accuracy wins, ties going to the
+    stronger pruning (the smaller tree). The final tree is fitted on all rows. Sample weights
+    count as repeated rows everywhere, as scikit-learn's estimator checks require.
     """
 
     def __init__(self, ccp_alpha="auto", criterion: str = "gini", min_samples_leaf: int = 1,
@@ -50,19 +54,22 @@ class PrunedCART(ClassifierMixin, BaseEstimator):
         return DecisionTreeClassifier(criterion=self.criterion, min_samples_leaf=self.min_samples_leaf,
                                       ccp_alpha=alpha, random_state=self.random_state)
 
-    def _choose_alpha(self, X, y, groups) -> float:
-        rng = np.random.RandomState(self.random_state)
+    def _choose_alpha(self, X, y, groups, w) -> float:
+        given_splits = not isinstance(self.cv, (int, np.integer))
         idx = np.arange(len(y))
-        if len(idx) > self.max_rows:
+        if len(idx) > self.max_rows and not given_splits:  # given splits index every row
+            rng = np.random.RandomState(self.random_state)
             idx = np.sort(rng.choice(idx, self.max_rows, replace=False))
-        Xs, ys = X[idx], y[idx]
+        Xs, ys, ws = X[idx], y[idx], w[idx]
         gs = None if groups is None else np.asarray(groups)[idx]
-        alphas = self._tree(0.0).cost_complexity_pruning_path(Xs, ys).ccp_alphas[:-1]
+        alphas = self._tree(0.0).cost_complexity_pruning_path(Xs, ys, sample_weight=ws).ccp_alphas[:-1]
         alphas = np.unique(np.clip(alphas, 0, None))
         if len(alphas) <= 1:
             return 0.0
         alphas = np.unique(np.quantile(alphas, np.linspace(0, 1, self.n_alphas)))
-        if gs is not None and len(np.unique(gs)) >= self.cv:
+        if given_splits:  # a scikit-learn CV splitter or an iterable of (train, test) indices
+            folds = list(check_cv(self.cv, ys, classifier=True).split(Xs, ys, gs))
+        elif gs is not None and len(np.unique(gs)) >= self.cv:
             folds = list(GroupKFold(n_splits=self.cv).split(Xs, ys, gs))
         else:
             n_min = np.min(np.unique(ys, return_counts=True)[1])
@@ -72,27 +79,40 @@ class PrunedCART(ClassifierMixin, BaseEstimator):
                                          random_state=self.random_state).split(Xs, ys))
         means = []
         for a in alphas:
-            acc = [np.mean(self._tree(a).fit(Xs[tr], ys[tr]).predict(Xs[te]) == ys[te]) for tr, te in folds]
+            acc = []
+            for tr, te in folds:
+                hit = self._tree(a).fit(Xs[tr], ys[tr], sample_weight=ws[tr]).predict(Xs[te]) == ys[te]
+                acc.append(np.average(hit, weights=ws[te]) if ws[te].sum() > 0 else np.mean(hit))
             means.append(np.mean(acc))
         means = np.asarray(means)
         best = np.flatnonzero(means >= means.max() - 1e-12)
         return float(alphas[best[-1]])
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # scikit-learn's trees send missing values down a side
+        return tags
+
     def fit(self, X, y, groups=None, sample_weight=None):
-        X = np.asarray(X, dtype=np.float64)
-        y = np.asarray(y)
-        alpha = self._choose_alpha(X, y, groups) if self.ccp_alpha == "auto" else float(self.ccp_alpha)
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
+        check_classification_targets(y)
+        w = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if self.ccp_alpha == "auto":
+            alpha = self._choose_alpha(X, y, groups, w)
+        else:
+            alpha = float(self.ccp_alpha)
         self.ccp_alpha_ = alpha
         self.tree_model_ = self._tree(alpha).fit(X, y, sample_weight=sample_weight)
         self.classes_ = self.tree_model_.classes_
-        self.n_features_in_ = X.shape[1]
         return self
 
     def predict(self, X):
-        return self.tree_model_.predict(np.asarray(X, dtype=np.float64))
+        check_is_fitted(self, "tree_model_")
+        return self.tree_model_.predict(validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False))
 
     def predict_proba(self, X):
-        return self.tree_model_.predict_proba(np.asarray(X, dtype=np.float64))
+        check_is_fitted(self, "tree_model_")
+        return self.tree_model_.predict_proba(validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False))
 
 
 def _c45(**params):

@@ -87,6 +87,28 @@ def resolve_features(spec: str | list[str] | tuple[str, ...] | None,
     return list(seen)
 
 
+def usable_features(df: pd.DataFrame) -> list[str]:
+    """The columns of ``df`` that can be features: numeric, boolean or categorical (an ARFF
+    nominal attribute), never the keys (dataset, site, page, node, parent) nor the class; a
+    free-text column (text, xpath, a string tag) is none."""
+    keys = {"dataset", "site", "page", "node", "parent", C.LABEL}
+    return [c for c in df.columns if c not in keys and (
+        pd.api.types.is_numeric_dtype(df[c].dtype) or pd.api.types.is_bool_dtype(df[c].dtype)
+        or isinstance(df[c].dtype, pd.CategoricalDtype))]
+
+
+def check_features(feats: list[str], df: pd.DataFrame, what: str) -> None:
+    """Raise one line naming each of ``feats`` that is not a usable feature column of ``df``
+    (``what`` names the input), and listing the usable ones."""
+    usable = usable_features(df)
+    bad = [f for f in feats if f not in usable]
+    if bad:
+        kinds = ["no such column" if f not in df.columns else "not numeric" for f in bad]
+        named = ", ".join(f"{f} ({k})" for f, k in zip(bad, kinds))
+        raise HwnoiseError(f"{what}: --features {named}; the numeric feature columns are: "
+                           f"{', '.join(usable) or 'none'}")
+
+
 def threads():
     """A limit on the OpenMP/BLAS threads of classifier fits and predictions (``HWNOISE_THREADS``,
     default 1): gradient boosting's OpenMP threads spin against each other on a busy machine and

@@ -22,7 +22,7 @@ from hwnoise.features.columns import CLASSES, LABEL
 from hwnoise.progress import info
 from hwnoise.training.arff import PAGE_ATTRIBUTE, feature_columns, read_arff, write_arff
 from hwnoise.training.metrics import node_scores, scores_from_confusion
-from hwnoise.training.model import NoiseModel, resolve_features
+from hwnoise.training.model import NoiseModel, check_features, resolve_features
 from hwnoise.training.protocols import PROTOCOLS, ProtocolError, splits
 
 #: The keys of a report record that node-level training fills, in report order.
@@ -53,9 +53,12 @@ def _dataset_table(path: Path, features=None) -> tuple[pd.DataFrame, list[dict]]
 
         from hwnoise.dataset import _first_part
 
-        have = pq.read_schema(_first_part(ds.features_path)).names
-        feats = resolve_features(features, have)
-        if set(feats) <= set(have):  # else read all, so that the error names what there is
+        try:
+            have = pq.read_schema(_first_part(ds.features_path)).names
+        except (OSError, ValueError):  # a corrupt table: read_features below names it in one line
+            have = None
+        feats = resolve_features(features, have) if have is not None else []
+        if have is not None and set(feats) <= set(have):  # else read all, so that the error names what there is
             columns = [*feats, *_KEY_COLUMNS]
     df = ds.read_features(columns)
     if "dataset" not in df.columns:
@@ -293,10 +296,7 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
         feats = spec.columns()
         df = _assembled(df, desc, feats, stacker, progress)
     classifier = spec.classifier
-    missing = [f for f in feats if f not in df.columns]
-    if missing:
-        raise HwnoiseError(f"{what}: no column(s) {', '.join(missing)} for --features "
-                           f"(available: {', '.join(c for c in df.columns if c not in (LABEL,))})")
+    check_features(feats, df, what)
     data = _labelled(df, what)
     if test is None and protocol not in PROTOCOLS:
         raise ProtocolError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")

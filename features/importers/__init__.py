@@ -172,13 +172,14 @@ def import_dataset(fmt: str, src: str | Path, into: str | Path, *, limit: int | 
     if limit is not None and limit < 1:
         raise ImportFormatError(f"--limit must be at least 1, not {limit}")
     units: dict[str, _Unit] = {}
-    pages: Iterator[SourcePage] = mod.pages(src)
+    listed: Iterator[SourcePage] = mod.pages(src)
     if limit is not None:
-        pages = islice(pages, limit)
+        listed = islice(listed, limit)
+    pages = list(listed)  # lazy readers only: listing first gives the progress bar its total
     if progress:
         from hwnoise.progress import progress as _progress
 
-        pages = _progress(pages, desc=f"import {fmt}", unit="page")
+        pages = _progress(pages, desc=f"import {fmt}", total=len(pages), unit="page")
     if query is not None and not tokenize(query):
         raise ImportFormatError(f"--query {query!r} holds no word; give the search terms, e.g. --query \"oak chair\"")
     for sp in pages:

@@ -20,14 +20,19 @@ from hwnoise.features.importers import ImportFormatError, SourcePage
 def read_truth(path: Path) -> dict:
     try:
         truth = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ImportFormatError(f"{path}: cannot read the ground truth: {exc.strerror or exc}") from None
     except json.JSONDecodeError as exc:
         raise ImportFormatError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
     except RecursionError:
         raise ImportFormatError(f"{path}: JSON nested too deeply") from None
+    except UnicodeDecodeError:
+        raise ImportFormatError(f"{path}: not UTF-8 text (a WCXB ground-truth file is JSON)") from None
+    except OSError as exc:
+        raise ImportFormatError(f"{path}: cannot read the page's ground truth ({exc.strerror or exc}); "
+                                "each SPLIT/html/ID.html.gz needs SPLIT/ground-truth/ID.json: restore "
+                                "it or drop the page from subset.tsv") from None
     if not isinstance(truth, dict):
-        raise ImportFormatError(f"{path}: not a JSON object (WCXB ground truth)")
+        raise ImportFormatError(f"{path}: not a JSON object (WCXB ground truth: an object with "
+                                "ground_truth.main_content)")
     return truth
 
 

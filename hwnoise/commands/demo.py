@@ -24,7 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hwnoise.demo import run_demo, summary_lines
+    from hwnoise.outputs import check_out_dir
     from hwnoise.progress import info
+
+    check_out_dir(args.out, "-o/--out")
 
     report = run_demo(args.out, submissions=args.submissions, seed=args.seed,
                       classifier=args.classifier, progress=not args.quiet)
@@ -36,5 +39,7 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     info("== text level on the same test pages (LCS over words), every method ==")
     print(summary_table({"results": [r for r in report["results"] if "text_f1" in r]}))
+    for note in report.get("notes", []):
+        info(f"note: {note}")
     info(f"done in {report['seconds']} s; pages, features, ARFF, model and report.json in {args.out}")
     return 0

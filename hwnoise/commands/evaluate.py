@@ -68,6 +68,7 @@ def parse_method_options(items: list[str] | None) -> dict[str, dict]:
 
 def run(args: argparse.Namespace) -> int:
     from hwnoise.evaluate import evaluate
+    from hwnoise.outputs import check_out_dir
     from hwnoise.progress import info
     from hwnoise.report import summary_table
 
@@ -77,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
         opts = model_options(args)
         opts["preset"] = opts["preset"] or "auto"
         options["model"] = opts
+    check_out_dir(args.out, "-o/--out")
     methods = [m for m in args.methods.split(",") if m]
     unused = sorted(set(given) - set(methods))
     if unused:
@@ -92,5 +94,5 @@ def run(args: argparse.Namespace) -> int:
                       score_only=args.score_only.split(",") if args.score_only else None,
                       scheduler=getattr(args, "scheduler", "local"), workers=getattr(args, "workers", None))
     print(summary_table(report))
-    info(f"report.json, report.md, pages.csv and figures in {args.out}")
+    info(f"{', '.join(report.get('outputs', []))} in {args.out}")
     return 0

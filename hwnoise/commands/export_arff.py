@@ -24,13 +24,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hwnoise.outputs import check_out_file
     from hwnoise.progress import info
     from hwnoise.training.arff import write_arff
-    from hwnoise.training.model import resolve_features
+    from hwnoise.training.model import check_features, resolve_features
     from hwnoise.training.train import load_inputs
 
+    if args.out:
+        check_out_file(args.out, "-o/--out")
     df, desc = load_inputs([args.dataset], features=args.features or "thesis")
     feats = resolve_features(args.features, list(df.columns))
+    check_features(feats, df, ", ".join(desc["sources"]))
     relation = args.relation or "-".join(desc["names"]) or "hwnoise"
     write_arff(df, args.out, features=feats, page=args.page, relation=relation)
     if args.out:

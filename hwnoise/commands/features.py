@@ -51,12 +51,23 @@ def _terms(queries: list[str]) -> list[str]:
 
 
 def run(args) -> int:
+    from hwnoise.progress import info
+
     target = Path(args.target)
     if target.is_dir():
+        from hwnoise.dataset import Dataset
         from hwnoise.features.build import build_features
 
         if args.workers is not None and args.workers < 1:
             raise HwnoiseError(f"--workers must be at least 1, not {args.workers}")
+        ds = Dataset(target)
+        from hwnoise.outputs import check_out_dir
+
+        check_out_dir(ds.path, "DATASET (features.parquet goes there)")
+        if not ds.query_terms():  # also checks query.json's shape before any page is walked
+            info(f"hwnoise: warning: {ds.query_path} has no terms: QueryScore and matches will be "
+                 "zero on every node (write the form's labels and values there as "
+                 '[{"term": ..., "kind": ...}])')
         spec = getattr(args, "scheduler", "local") or "local"
         if spec in ("local", "sync"):  # this machine's process pool (or none)
             import os
@@ -64,12 +75,12 @@ def run(args) -> int:
             workers = 1 if spec == "sync" else (args.workers or os.cpu_count() or 1)
             if args.workers is None and sum(1 for _ in (target / "pages").glob("*.html")) < 60:
                 workers = 1  # a pool costs more than a few pages do
-            build_features(target, workers=workers, progress=not args.no_progress)
+            build_features(ds, workers=workers, progress=not args.no_progress)
             return 0
         from hwnoise.scheduler import Scheduler
 
         with Scheduler(spec, args.workers) as sched:
-            build_features(target, progress=not args.no_progress, scheduler=sched)
+            build_features(ds, progress=not args.no_progress, scheduler=sched)
         return 0
     if not target.exists():
         raise HwnoiseError(f"{target}: no such file or folder (give a dataset folder or an HTML file)")
@@ -81,9 +92,18 @@ def run(args) -> int:
             data = gzip.decompress(data)
     except (OSError, EOFError) as exc:
         raise HwnoiseError(f"{target}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+    from hwnoise.decode import sniff_html
     from hwnoise.features.build import page_rows
 
-    rows = page_rows(data, _terms(args.query), http_charset=args.charset)
+    why = sniff_html(data)
+    if why:
+        raise HwnoiseError(f"{target}: not HTML ({why}, whatever its name says); give the page's "
+                           "HTML as the server sent it")
+    terms = _terms(args.query)
+    if not terms:
+        info("hwnoise: warning: no query terms (--query is missing or empty): QueryScore and "
+             'matches will be zero on every node; give the query, e.g. --query "nome aprovado"')
+    rows = page_rows(data, terms, http_charset=args.charset)
     rest = [c for c in rows.columns if c not in PAGE_COLUMNS and c not in ("node", "parent")]
     rows[["node", "parent", *PAGE_COLUMNS, *rest]].to_csv(sys.stdout, index=False)
     return 0

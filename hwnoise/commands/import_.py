@@ -39,8 +39,10 @@ def run(args: argparse.Namespace) -> int:
     import time
 
     from hwnoise.features.importers import import_dataset
+    from hwnoise.outputs import check_out_dir
     from hwnoise.progress import info
 
+    check_out_dir(args.into, "--into")
     start = time.perf_counter()
     if args.format == "warc":
         from hwnoise.features.importers.warc import import_warc
@@ -57,8 +59,15 @@ def run(args: argparse.Namespace) -> int:
         paths = import_dataset(args.format, args.src[0], args.into, limit=args.limit, progress=not args.quiet,
                                query=args.query)
     pages = gold = 0
+    from hwnoise.dataset import Dataset
+
     for path in paths:
         print(path, flush=True)
+        ds = Dataset(path)
+        if not ds.query_terms():
+            info(f"hwnoise: warning: {ds.query_path} has no terms (the source gives no query): "
+                 "QueryScore and matches will be zero on every node; write the form's labels and "
+                 'values there as [{"term": ..., "kind": ...}] before \'hwnoise features\'')
         counts = json.loads((path / "dataset.json").read_text(encoding="utf-8")).get("counts", {})
         pages += counts.get("pages", 0)
         gold += counts.get("gold", 0)

@@ -49,9 +49,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hwnoise.extractors.model import run_extractor
+    from hwnoise.outputs import check_out_dir
     from hwnoise.progress import info
     from hwnoise.training.train import format_result, train
 
+    if args.out:
+        check_out_dir(args.out, "-o/--out")
     result = train(args.inputs, protocol=args.protocol, test=args.test, seed=args.seed, out=args.out,
                    k=args.folds, stacker=run_extractor, all_pages=args.all_pages, progress=True,
                    scheduler=getattr(args, "scheduler", "local"), workers=getattr(args, "workers", None),

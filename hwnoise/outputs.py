@@ -1,0 +1,50 @@
+"""Checks that an output place (``-o``/``--out``/``--into``) can be written, made before the work.
+
+A long run that only finds out at its end that it cannot write would lose its work; so each
+command checks its output folder or file first, by trying (permissions alone do not tell: root
+ignores them, a read-only file system or a file in the path does not). The check leaves nothing
+behind: folders it had to make for the try are removed again.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from hwnoise.errors import HwnoiseError
+
+
+def check_out_dir(path: str | os.PathLike, option: str) -> Path:
+    """Raise one line unless files can be written in folder ``path`` (made if missing)."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise HwnoiseError(f"{option} {p}: exists and is not a folder; give a folder")
+    missing = [q for q in (p, *p.parents) if not q.exists()]  # deepest first
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=p, prefix=".hwnoise-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise HwnoiseError(f"{option} {p}: cannot write there ({exc.strerror or exc}); "
+                           "give a folder you can write") from None
+    finally:
+        for q in missing:
+            try:
+                q.rmdir()
+            except OSError:
+                pass
+    return p
+
+
+def check_out_file(path: str | os.PathLike, option: str) -> Path:
+    """Raise one line unless file ``path`` can be written (its folder made if missing)."""
+    p = Path(path)
+    if p.is_dir():
+        raise HwnoiseError(f"{option} {p}: is a folder; give a file name")
+    try:
+        check_out_dir(p.parent, option)
+    except HwnoiseError:
+        raise HwnoiseError(f"{option} {p}: cannot write there (its folder {p.parent} cannot be "
+                           "written); give a file you can write") from None
+    return p

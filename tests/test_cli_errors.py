@@ -1,0 +1,267 @@
+"""What hwnoise says when a user gets something wrong: one line, the right exit code, nothing false.
+
+The contract (README, "Commands"): a misuse of the command line prints one line
+``hwnoise: error: ...`` and exits 2; a run that fails on its input or its output place prints one
+line ``hwnoise: error: ...`` naming the file and what to do, and exits 1; nothing already
+written is lost and nothing is announced that was not written.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hwnoise.cli import main
+
+PAGE = ("<html><head><title>Books</title></head><body>"
+        "<div class='menu'><a href='/'>Home</a> <a href='/about'>About us</a> <a href='/help'>Help</a></div>"
+        "<div class='record'><h2>Book {i}: the title of a record</h2>"
+        "<p>An interesting record about books and authors, number {i}, with many words to read here.</p></div>"
+        "<div class='foot'>Copyright 2024, the footer of every page of this site</div></body></html>")
+GOLD = "Book {i}: the title of a record\nAn interesting record about books and authors, number {i}, with many words to read here.\n"
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" + bytes(64)
+
+
+def plain_source(root: Path, n: int = 4, gold: bool = True, png: bool = False) -> Path:
+    """A plain source folder: html/pN.html (+ gold/pN.txt), and optionally a PNG named .html."""
+    (root / "html").mkdir(parents=True)
+    if gold:
+        (root / "gold").mkdir()
+    for i in range(n):
+        (root / "html" / f"p{i}.html").write_text(PAGE.format(i=i), encoding="utf-8")
+        if gold:
+            (root / "gold" / f"p{i}.txt").write_text(GOLD.format(i=i), encoding="utf-8")
+    if png:
+        (root / "html" / "picture.html").write_bytes(PNG)
+    return root
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    """``hwnoise ARGV`` in this process: (exit code, stdout, stderr)."""
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_error_line(err: str) -> str:
+    lines = [ln for ln in err.splitlines() if ln.startswith("hwnoise: error: ")]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+@pytest.fixture
+def dataset(tmp_path, capsys) -> Path:
+    src = plain_source(tmp_path / "src")
+    code, out, _ = run(capsys, "import", "plain", str(src), "--into", str(tmp_path / "ds"), "-q")
+    assert code == 0
+    return Path(out.strip())
+
+
+@pytest.fixture
+def blocked(tmp_path) -> Path:
+    """A path no one can write: its parent is a regular file (root ignores permissions)."""
+    (tmp_path / "a-file").write_text("x")
+    return tmp_path / "a-file" / "out"
+
+
+# -- the command line ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, names", [
+    (["train", "x", "--protocol", "page"], ["train", "--protocol", "'page'"]),
+    (["import", "foo", "src", "--into", "d"], ["import", "'foo'", "plain"]),
+    (["frobnicate"], ["'frobnicate'"]),
+])
+def test_bad_option_values_print_one_line_and_exit_2(capsys, argv, names):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "usage:" not in err
+    line = one_error_line(err)
+    assert all(n in line for n in names) and "--help" in line
+
+
+def test_real_process_exit_codes(tmp_path):
+    bad = subprocess.run([sys.executable, "-m", "hwnoise.cli", "evaluate", "d", "--protocol", "page"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.startswith("hwnoise: error: evaluate: ")
+    failed = subprocess.run([sys.executable, "-m", "hwnoise.cli", "features", str(tmp_path / "missing.html")],
+                            capture_output=True, text=True)
+    assert failed.returncode == 1 and failed.stderr.startswith("hwnoise: error: ")
+
+
+# -- evaluate without gold -------------------------------------------------------------------
+
+def test_evaluate_without_gold_says_nothing_to_score_and_writes_nothing(tmp_path, capsys):
+    src = plain_source(tmp_path / "src", gold=False)
+    code, out, _ = run(capsys, "import", "plain", str(src), "--into", str(tmp_path / "ds"), "-q")
+    assert code == 0
+    report = tmp_path / "report"
+    code, out, err = run(capsys, "evaluate", out.strip(), "--methods", "cetd", "--out", str(report))
+    assert code == 1 and out == ""
+    assert "nothing to score" in one_error_line(err)
+    assert not report.exists() or list(report.iterdir()) == []
+
+
+def test_evaluate_announces_and_links_only_what_it_wrote(dataset, tmp_path, capsys):
+    report = tmp_path / "report"
+    code, out, err = run(capsys, "evaluate", str(dataset), "--methods", "cetd", "--protocol", "cv",
+                         "-k", "2", "--no-figures", "--out", str(report))
+    assert code == 0, err
+    written = sorted(p.name for p in report.iterdir())
+    assert written == ["pages.csv", "report.json", "report.md"]
+    assert "![" not in (report / "report.md").read_text(encoding="utf-8")
+    assert json.loads((report / "report.json").read_text())["outputs"] == ["pages.csv", "report.md", "report.json"]
+    assert "png" not in err.lower() and "figures" not in err
+
+
+# -- features and training on bad input ----------------------------------------------------------
+
+def test_train_features_must_be_numeric_columns(dataset, capsys):
+    assert run(capsys, "features", str(dataset), "--no-progress")[0] == 0
+    code, out, err = run(capsys, "train", str(dataset), "--preset", "thesis", "--features", "ctd,text")
+    assert code == 1
+    line = one_error_line(err)
+    assert "text (not numeric)" in line
+    listed = line.split("the numeric feature columns are: ")[1].split(", ")
+    assert "ctd" in listed and "query_score" in listed
+    assert not {"text", "xpath", "page", "site", "dataset", "tag", "label"} & set(listed)
+    code, _, err = run(capsys, "export-arff", str(dataset), "--features", "ctd,nonesuch")
+    assert code == 1 and "nonesuch (no such column)" in one_error_line(err)
+
+
+@pytest.mark.parametrize("query", ['{"term": "x"}', '["book", "author"]', '[{"kind": "value"}]'])
+def test_features_refuses_a_query_json_of_the_wrong_shape(dataset, capsys, query):
+    (dataset / "query.json").write_text(query, encoding="utf-8")
+    code, _, err = run(capsys, "features", str(dataset), "--no-progress")
+    assert code == 1
+    line = one_error_line(err)
+    assert "query.json" in line and '"term"' in line
+    assert not (dataset / "features.parquet").exists()
+
+
+def test_corrupt_features_parquet_is_one_line(dataset, capsys):
+    assert run(capsys, "features", str(dataset), "--no-progress")[0] == 0
+    parts = sorted((dataset / "features.parquet").rglob("*.parquet")) or [dataset / "features.parquet"]
+    for part in parts:
+        part.write_bytes(part.read_bytes()[:100])
+    for argv in (["export-arff", str(dataset)], ["train", str(dataset)]):
+        code, out, err = run(capsys, *argv)
+        assert code == 1 and out == ""
+        line = one_error_line(err)
+        assert "features.parquet" in line and "hwnoise features" in line
+
+
+def test_unwritable_output_places_fail_first_with_one_line(dataset, blocked, capsys):
+    assert run(capsys, "features", str(dataset), "--no-progress")[0] == 0
+    cases = [
+        ["export-arff", str(dataset), "-o", str(blocked / "x.arff")],
+        ["train", str(dataset), "--out", str(blocked)],
+        ["evaluate", str(dataset), "--methods", "cetd", "--out", str(blocked)],
+        ["import", "plain", str(dataset.parent.parent / "src"), "--into", str(blocked), "-q"],
+    ]
+    for argv in cases:
+        code, out, err = run(capsys, *argv)
+        assert code == 1, argv
+        assert str(blocked) in one_error_line(err)
+    code, _, err = run(capsys, "export-arff", str(dataset), "-o", str(dataset))
+    assert code == 1 and "is a folder" in one_error_line(err)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a read-only bind needs root; ENOTDIR covers the rest")
+def test_features_into_a_read_only_dataset_is_one_line(dataset, capsys):
+    ro = subprocess.run(["mount", "--bind", "-o", "ro", str(dataset), str(dataset)], capture_output=True)
+    if ro.returncode != 0:
+        pytest.skip("cannot bind-mount read-only here")
+    try:
+        code, _, err = run(capsys, "features", str(dataset), "--no-progress")
+        assert code == 1 and str(dataset) in one_error_line(err)
+    finally:
+        if subprocess.run(["umount", str(dataset)]).returncode != 0:
+            subprocess.run(["umount", "-l", str(dataset)])
+
+
+# -- empty queries -------------------------------------------------------------------------
+
+def test_empty_query_warns_that_query_features_are_zero(dataset, tmp_path, capsys):
+    page = tmp_path / "page.html"
+    page.write_text(PAGE.format(i=1), encoding="utf-8")
+    code, out, err = run(capsys, "features", str(page), "--query", "")
+    assert code == 0 and out.startswith("node,parent,")
+    assert "hwnoise: warning:" in err and "QueryScore and matches will be zero" in err
+    code, out, err = run(capsys, "features", str(page), "--query", "book authors")
+    assert code == 0 and "warning" not in err
+
+
+def test_import_plain_warns_about_its_empty_query(tmp_path, capsys):
+    src = plain_source(tmp_path / "src")
+    code, out, err = run(capsys, "import", "plain", str(src), "--into", str(tmp_path / "ds"), "-q")
+    assert code == 0
+    assert json.loads((Path(out.strip()) / "query.json").read_text()) == []
+    assert "query.json has no terms" in err and "QueryScore and matches will be zero" in err
+    code, _, err = run(capsys, "features", out.strip(), "--no-progress")
+    assert code == 0 and "QueryScore and matches will be zero" in err
+
+
+# -- import ---------------------------------------------------------------------------------
+
+def test_import_wcxb_with_a_missing_truth_file(tmp_path, capsys):
+    src = tmp_path / "wcxb"
+    (src / "dev" / "html").mkdir(parents=True)
+    (src / "dev" / "ground-truth").mkdir()
+    for fid in ("0001", "0002"):
+        (src / "dev" / "html" / f"{fid}.html.gz").write_bytes(gzip.compress(PAGE.format(i=fid).encode()))
+    (src / "dev" / "ground-truth" / "0001.json").write_text(json.dumps(
+        {"url": "https://a.example/1", "ground_truth": {"main_content": "Book 0001"},
+         "_internal": {"page_type": {"primary": "article"}}}), encoding="utf-8")
+    code, out, err = run(capsys, "import", "wcxb", str(src), "--into", str(tmp_path / "ds"), "-q")
+    assert code == 1 and out == ""
+    line = one_error_line(err)
+    assert "0002.json" in line and "ground truth" in line
+
+
+def test_import_progress_bar_has_a_total(tmp_path):
+    src = plain_source(tmp_path / "src", n=3)
+    res = subprocess.run([sys.executable, "-m", "hwnoise.cli", "import", "plain", str(src), "--into",
+                          str(tmp_path / "ds")], capture_output=True, text=True,
+                         env={**os.environ, "HWNOISE_PROGRESS": "1"})
+    assert res.returncode == 0, res.stderr
+    import re
+
+    assert re.search(r"import plain:.*\b[0-3]/3\b", res.stderr), res.stderr  # tqdm's n/total
+
+
+# -- a page that is no HTML ------------------------------------------------------------------
+
+def test_a_png_named_html_is_refused_as_a_page(tmp_path, capsys):
+    png = tmp_path / "img.html"
+    png.write_bytes(PNG)
+    code, out, err = run(capsys, "features", str(png), "--query", "x")
+    assert code == 1 and out == ""
+    line = one_error_line(err)
+    assert "not HTML" in line and "PNG" in line and str(png) in line
+    text = tmp_path / "notes.html"
+    text.write_text("Just some notes.\nNo markup at all.\n", encoding="utf-8")
+    code, out, err = run(capsys, "features", str(text))
+    assert code == 1 and out == "" and "not HTML (text without HTML markup" in one_error_line(err)
+    # `hwnoise extract` on such a file: tests/test_spec.py
+
+
+def test_dataset_mode_skips_and_counts_pages_that_are_not_html(tmp_path, capsys):
+    src = plain_source(tmp_path / "src", n=3, png=True)
+    code, out, _ = run(capsys, "import", "plain", str(src), "--into", str(tmp_path / "ds"), "-q")
+    assert code == 0
+    ds = Path(out.strip())
+    code, _, err = run(capsys, "features", str(ds), "--no-progress")
+    assert code == 0
+    assert "3 pages" in err and "1 failed (1 not HTML)" in err and "PNG" in err
+    import pandas as pd
+
+    assert pd.read_parquet(ds / "features.parquet")["page"].nunique() == 3
