@@ -254,6 +254,14 @@ def test_a_png_named_html_is_refused_as_a_page(tmp_path, capsys):
     # `hwnoise extract` on such a file: tests/test_spec.py
 
 
+def test_extract_records_refuses_a_png_too(tmp_path, capsys):
+    png = tmp_path / "img.html"
+    png.write_bytes(PNG)
+    code, out, err = run(capsys, "extract", "--records", str(png))
+    assert code == 1 and out == ""
+    line = one_error_line(err)
+    assert "not an HTML page" in line and "PNG" in line and str(png) in line
+
 def test_dataset_mode_skips_and_counts_pages_that_are_not_html(tmp_path, capsys):
     src = plain_source(tmp_path / "src", n=3, png=True)
     code, out, _ = run(capsys, "import", "plain", str(src), "--into", str(tmp_path / "ds"), "-q")

@@ -89,9 +89,27 @@ def _init(model_path: str, allow_pickle: bool) -> None:
     _CACHE = FeatureCache()
 
 
+def _page_bytes(src: tuple) -> bytes:
+    """The bytes of a file or standard-input unit; a HwnoiseError when unreadable or not HTML."""
+    from hwnoise.decode import sniff_html
+    from hwnoise.errors import HwnoiseError
+
+    if src[0] == "stdin":
+        data, where = src[1], "standard input"
+    else:
+        where = src[1]
+        try:
+            data = Path(src[1]).read_bytes()
+        except OSError as exc:
+            raise HwnoiseError(f"{src[1]}: cannot read the page: {exc.strerror}") from None
+    why = sniff_html(data)
+    if why is not None:
+        raise HwnoiseError(f"{where}: not an HTML page ({why}); give the page's HTML")
+    return data
+
+
 def _one(unit: tuple, query: str | None, charset: str | None) -> tuple[str, str, str | None, str | None, list]:
     """``(name, url, text, error, missing)`` for one unit (run in a worker or in-process)."""
-    from hwnoise.decode import sniff_html
     from hwnoise.errors import HwnoiseError
     from hwnoise.extractors.model import extract_html, extract_page
 
@@ -102,17 +120,10 @@ def _one(unit: tuple, query: str | None, charset: str | None) -> tuple[str, str,
 
             page = Dataset(src[1]).page(src[2])
             return name, url, extract_page(_MODEL, page, _CACHE, query=query), None, []
-        if src[0] == "stdin":
-            data = src[1]
-        else:
-            try:
-                data = Path(src[1]).read_bytes()
-            except OSError as exc:
-                return name, url, None, f"{src[1]}: cannot read the page: {exc.strerror}", []
-        why = sniff_html(data)
-        if why is not None:
-            where = "standard input" if src[0] == "stdin" else src[1]
-            return name, url, None, f"{where}: not an HTML page ({why}); give the page's HTML", []
+        try:
+            data = _page_bytes(src)
+        except HwnoiseError as exc:
+            return name, url, None, str(exc), []
         text, missing = extract_html(_MODEL, data, http_charset=charset, query=query)
         return name, url, text, None, missing
     except HwnoiseError:
@@ -191,13 +202,7 @@ def _records(args: argparse.Namespace, unit: tuple) -> int:
     from hwnoise.progress import info
 
     name, _, src = unit
-    if src[0] == "stdin":
-        data = src[1]
-    else:
-        try:
-            data = Path(src[1]).read_bytes()
-        except OSError as exc:
-            raise HwnoiseError(f"{src[1]}: cannot read the page: {exc.strerror}") from None
+    data = _page_bytes(src)
     walk, labels = label_with_model(_MODEL, data, http_charset=args.charset, query=args.query)
     records = page_records(data, walk, labels, http_charset=args.charset) if len(walk.rows) else []
     for k, rec in enumerate(records, 1):
