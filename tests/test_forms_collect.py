@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-from misbehaving_server import MisbehavingServer
 
 from hwnoise.dataset import Dataset
 from hwnoise.forms.collect import JOURNAL_KEYS, collect
@@ -20,12 +19,6 @@ from hwnoise.forms.submissions import read_submissions, submission_from_url
 
 REPO = Path(__file__).resolve().parents[1]
 FAST = dict(allow_private=True, delay=0, backoff=0.01, retries=1, timeout=(2, 2), progress=False)
-
-
-@pytest.fixture(scope="module")
-def srv():
-    with MisbehavingServer() as server:
-        yield server
 
 
 def journal_lines(ds: Dataset) -> list[dict]:

@@ -5,17 +5,10 @@ import email.utils
 import time
 
 import pytest
-from misbehaving_server import MisbehavingServer
 
 from hwnoise.errors import HwnoiseError
 from hwnoise.forms.fetch import (BlockedURL, BodyError, Fetcher, FetchError, RobotsDenied, RobotsRules,
                                  parse_retry_after)
-
-
-@pytest.fixture(scope="module")
-def srv():
-    with MisbehavingServer() as server:
-        yield server
 
 
 def fetcher(**kw):

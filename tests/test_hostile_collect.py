@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from misbehaving_server import TRAVERSING_IDS, MisbehavingServer, hostile_lines
+from misbehaving_server import TRAVERSING_IDS, hostile_lines
 
 from hwnoise.cli import main
 from hwnoise.dataset import Dataset, is_safe_id, safe_id
@@ -18,12 +18,6 @@ from hwnoise.forms.fetch import Fetcher
 from hwnoise.forms.submissions import read_submissions
 
 FAST = dict(allow_private=True, delay=0, backoff=0.01, retries=0, timeout=(2, 2), progress=False)
-
-
-@pytest.fixture(scope="module")
-def srv():
-    with MisbehavingServer() as server:
-        yield server
 
 
 def files_under(root: Path) -> set[str]:
