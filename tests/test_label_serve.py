@@ -136,10 +136,13 @@ def test_browser_shows_page_click_flips_label_on_screen_and_disk(crawl, outside,
             frame = page.frame_locator("#frame")
             h3 = frame.locator("li:nth-child(1) > h3")
             h3.wait_for()
+            # the app marks the page shown on <body> last, after its status request: wait for it
             page.wait_for_function(
                 "() => { const d = document.getElementById('frame').contentDocument;"
-                " return d && d.querySelectorAll('[data-hw-label=\"N\"]').length > 0; }")
+                " return d && d.querySelectorAll('[data-hw-label=\"N\"]').length > 0"
+                " && document.body.getAttribute('data-page'); }")
             pid = page.evaluate("document.body.getAttribute('data-page')")
+            assert pid
             node = int(h3.get_attribute("data-hw-node"))
             before = h3.get_attribute("data-hw-label")
             assert before == "N"
