@@ -360,7 +360,7 @@ def _nominal_split(codes: np.ndarray, ys: np.ndarray, ws: np.ndarray, n_values: 
             return None
         gain, ratio = _dist_gains(dist, sum_w)
         return _Split(feature, gain, ratio, np.nan, dist, NOMINAL)
-    best = None
+    valid, gain, ratio, point, best_dist = False, 0.0, 0.0, np.nan, dist
     for i in range(n_values):
         if not big[i]:
             continue
@@ -370,10 +370,13 @@ def _nominal_split(codes: np.ndarray, ys: np.ndarray, ws: np.ndarray, n_values: 
                     dist.per_class.copy(), dist.total)
         if np.count_nonzero(min_obj - two.per_bag < SMALL) < 2:
             continue
+        valid = True                                 # m_numSubsets = 2, whatever the gain
         g, r = _dist_gains(two, sum_w)
-        if i == 0 or r - best.gain_ratio > SMALL:
-            best = _Split(feature, g, r, float(i), two, NOMINAL_BINARY)
-    return best
+        if i == 0 or r - ratio > SMALL:
+            gain, ratio, point, best_dist = g, r, float(i), two
+    if not valid:
+        return None
+    return _Split(feature, gain, ratio, point, best_dist, NOMINAL_BINARY)
 
 
 def _numeric_split(x: np.ndarray, yi: np.ndarray, w: np.ndarray, n_classes: int,
