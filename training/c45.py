@@ -543,8 +543,10 @@ class _Node:
         return self.dist.per_class
 
     def make_leaf(self) -> None:
-        """new NoSplit(localModel().distribution()): the split's distribution is kept."""
+        """new NoSplit(localModel().distribution()): the split's distribution, its bags merged."""
         self.sons, self.feature, self.threshold, self.kind = None, -1, np.nan, NUMERIC
+        d = self.dist
+        self.dist = _Dist(d.per_class[None, :].copy(), np.array([d.total]), d.per_class.copy(), d.total)
 
 
 def _goes_left(x: np.ndarray, thr: float) -> np.ndarray:
