@@ -276,50 +276,45 @@ def java_quicksort(values: np.ndarray) -> np.ndarray:
     """The permutation ``Utils.sortWithNoMissingValues`` (Weka 3.6's median-of-three quicksort,
     not stable) gives ``values``; ``Instances.sort`` puts missing values (NaN) last as
     Double.MAX_VALUE. Ties come out in Java's order, which decides the order of later sums."""
-    a = np.where(np.isnan(values), sys.float_info.max, values).tolist()
-    n = len(a)
+    arr = np.where(np.isnan(values), sys.float_info.max, values)
+    n = arr.size
+    if n < 2 or np.unique(arr).size == n:          # no ties: the sorted order is unique
+        return np.argsort(arr, kind="stable").astype(np.intp)
+    a = arr.tolist()
     idx = list(range(n))
-    if n < 2:
-        return np.asarray(idx, dtype=np.intp)
-
-    def cswap(i: int, j: int) -> None:
-        if a[idx[i]] > a[idx[j]]:
-            idx[i], idx[j] = idx[j], idx[i]
-
     stack = [(0, n - 1)]
+    pop, push = stack.pop, stack.append
     while stack:
-        left, right = stack.pop()
+        left, right = pop()
         diff = right - left
         if diff == 0:
             continue
-        if diff == 1:
-            cswap(left, right)
+        if diff <= 2:                                # conditionalSwap on 2 or 3 elements
+            pairs = ((left, right),) if diff == 1 else ((left, left + 1), (left, right), (left + 1, right))
+            for i, j in pairs:
+                if a[idx[i]] > a[idx[j]]:
+                    idx[i], idx[j] = idx[j], idx[i]
             continue
-        if diff == 2:
-            cswap(left, left + 1)
-            cswap(left, right)
-            cswap(left + 1, right)
-            continue
-        mid = (left + right) // 2                        # sortLeftRightAndCenter
-        cswap(left, mid)
-        cswap(left, right)
-        cswap(mid, right)
+        mid = (left + right) // 2                    # sortLeftRightAndCenter
+        for i, j in ((left, mid), (left, right), (mid, right)):
+            if a[idx[i]] > a[idx[j]]:
+                idx[i], idx[j] = idx[j], idx[i]
         idx[mid], idx[right - 1] = idx[right - 1], idx[mid]
         pivot = a[idx[right - 1]]
-        i, j = left, right - 1                           # partition
+        i, j = left + 1, right - 2                   # partition
         while True:
-            i += 1
             while a[idx[i]] < pivot:
                 i += 1
-            j -= 1
             while a[idx[j]] > pivot:
                 j -= 1
             if i >= j:
                 break
             idx[i], idx[j] = idx[j], idx[i]
+            i += 1
+            j -= 1
         idx[i], idx[right - 1] = idx[right - 1], idx[i]
-        stack.append((i + 1, right))
-        stack.append((left, i - 1))
+        push((i + 1, right))
+        push((left, i - 1))
     return np.asarray(idx, dtype=np.intp)
 
 
