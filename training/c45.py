@@ -159,12 +159,16 @@ def _seq(values: np.ndarray, init: float = 0.0) -> float:
     if values.size == 0:
         return float(init)
     if init == 0.0:
+        if bool(np.all(values == np.floor(values))):   # integers: every order sums exactly
+            return float(values.sum())
         return float(np.cumsum(values)[-1])
     return float(np.cumsum(np.concatenate(([init], values)))[-1])
 
 
 def _seq_classes(ys: np.ndarray, ws: np.ndarray, k: int, init: np.ndarray | None = None) -> np.ndarray:
     """Per class, the Java left-to-right sum of the weights of that class (from ``init``)."""
+    if init is None and bool(np.all(ws == np.floor(ws))):   # integers: every order sums exactly
+        return np.bincount(ys, weights=ws, minlength=k).astype(np.float64)
     out = np.zeros(k) if init is None else np.array(init, dtype=np.float64)
     for c in range(k):
         out[c] = _seq(ws[ys == c], out[c])
@@ -326,11 +330,21 @@ NUMERIC, NOMINAL, NOMINAL_BINARY = 0, 1, 2
 
 
 class _Split:
-    __slots__ = ("feature", "info_gain", "gain_ratio", "threshold", "dist", "kind")
+    __slots__ = ("feature", "info_gain", "gain_ratio", "threshold", "dist", "kind", "pending")
 
-    def __init__(self, feature, info_gain, gain_ratio, threshold, dist, kind=NUMERIC):
+    def __init__(self, feature, info_gain, gain_ratio, threshold, dist, kind=NUMERIC, pending=None):
         self.feature, self.info_gain, self.gain_ratio = feature, info_gain, gain_ratio
         self.threshold, self.dist, self.kind = threshold, dist, kind
+        self.pending = pending          # (cut position, ys, ws, classes): dist built if chosen
+
+    def distribution(self) -> _Dist:
+        if self.dist is None:
+            i, ys, ws, k = self.pending
+            bs = np.zeros(ys.size, dtype=np.intp)
+            bs[i:] = 1
+            self.dist = _Dist.bags(bs, ys, ws, 2, k)
+            self.dist.total = 0.0 + float(self.dist.per_bag[0]) + float(self.dist.per_bag[1])
+        return self.dist
 
 
 def _dist_gains(dist: _Dist, sum_w: float) -> tuple[float, float]:
@@ -443,13 +457,11 @@ def _sorted_split(xs: np.ndarray, ys: np.ndarray, ws: np.ndarray, n_classes: int
     point = (xs[i] + xs[i - 1]) / 2
     if point == xs[i]:
         point = xs[i - 1]
-    # the split's distribution, rebuilt with addRange (each bag summed afresh)
-    bs = np.zeros(n_known, dtype=np.intp)
-    bs[i:] = 1
-    dist = _Dist.bags(bs, ys, ws, 2, k)
-    dist.total = 0.0 + float(dist.per_bag[0]) + float(dist.per_bag[1])
-    ratio = _ratio(info_gain, dist.per_bag, dist.total, sum_w)
-    return _Split(feature, info_gain, ratio, float(point), dist)
+    # the split's distribution is rebuilt with addRange (each bag summed afresh): its bags
+    # give the gain ratio; the rest is built only for the split chosen
+    per_bag = np.array([_seq(ws[:i]), _seq(ws[i:])])
+    ratio = _ratio(info_gain, per_bag, 0.0 + float(per_bag[0]) + float(per_bag[1]), sum_w)
+    return _Split(feature, info_gain, ratio, float(point), None, pending=(i, ys, ws, k))
 
 
 def _batch_numeric_splits(V: np.ndarray, yi: np.ndarray, n_classes: int, table: np.ndarray,
@@ -676,7 +688,7 @@ class _Builder:
         if best is None or abs(best_ratio) < SMALL:
             return None, rows, w
         miss = np.isnan(self.XT[best.feature, rows])
-        best.dist.add_unknown(self.yi[rows[miss]], w[miss])
+        best.distribution().add_unknown(self.yi[rows[miss]], w[miss])
         if best.kind == NUMERIC:
             # setSplitPoint: the largest training value <= the cut
             uniq = self.sorted_col(best.feature)
