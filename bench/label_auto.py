@@ -135,14 +135,16 @@ def main(argv: list[str] | None = None) -> int:
         model_dir = args.work / f"{src.name}.model"
         ev_dir = args.work / f"{src.name}.eval"
         preset = ["--preset", args.preset] if args.preset else []
+        shutil.rmtree(model_dir, ignore_errors=True)
         subprocess.run([HWNOISE, "train", str(dst), *preset, "--out", str(model_dir), "--no-tree"],
                        check=True, capture_output=True)
-        # score on the same pages, with gold: a gold copy restricted to them
+        # D_WITH_GOLD: D as training left it (labels, feature table with its dataset-level
+        # sitelevel column) with the removed gold put back; scoring reads the gold only
         gold_dir = args.work / f"{src.name}.gold"
-        if not gold_dir.exists():
-            shutil.copytree(dst, gold_dir, ignore=shutil.ignore_patterns("labels.parquet", "features.parquet"))
-            for pid in set(t["page"]):
-                shutil.copy2(src / "gold" / f"{pid}.txt", gold_dir / "gold" / f"{pid}.txt")
+        shutil.rmtree(gold_dir, ignore_errors=True)
+        shutil.copytree(dst, gold_dir)
+        for pid in set(t["page"]):
+            shutil.copy2(src / "gold" / f"{pid}.txt", gold_dir / "gold" / f"{pid}.txt")
         shutil.rmtree(ev_dir, ignore_errors=True)
         subprocess.run([HWNOISE, "evaluate", str(gold_dir), "--model", str(model_dir / "model.json"),
                         "--methods", "model,trafilatura", "--out", str(ev_dir), "--no-figures"],
