@@ -33,6 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--refine", type=int, default=0, metavar="N",
                    help="--auto: N Dawid-Skene rounds estimating each source's reliability on this "
                         "dataset (default 0; helps sites unlike the news pages the weights come from)")
+    p.add_argument("--fixed-prior", action="store_true",
+                   help="--auto: keep the weights' share of content nodes (default: estimate this "
+                        "dataset's own share from the votes by EM and move the vote to it)")
     p.add_argument("--port", type=int, default=0, help="--serve: port (default: a free one)")
     p.add_argument("--no-open", action="store_true", help="--serve: do not open a browser")
     p.set_defaults(func=run)
@@ -54,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
                                    'file like {"bias": 0, "weights": {"sitelevel": 1}}') from None
         ext = None if args.extractors is None else [x for x in args.extractors.split(",") if x]
         auto_label(ds, AutoOptions(general=not args.no_general, external=ext, weights=weights,
-                                   refine=args.refine))
+                                   refine=args.refine, adapt_prior=not args.fixed_prior))
         return 0
     from hwnoise.labelling.serve import serve
 
