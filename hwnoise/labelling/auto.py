@@ -10,6 +10,10 @@ verdict per node (+1 content, -1 noise, 0 no opinion):
 - ``cetd``: the layout, CETD's density (seed 003's baseline);
 - ``records``: repeated record structures, +1 on a node with at least two siblings of its
   tag whose subtrees hold text (a result list), no opinion elsewhere;
+- ``phrases``: templated sentences with slots ("Showing 1-20 of 254 results for ...", an ad's
+  "... from $4.99. Free delivery on ... orders over $25"), which SiteLevel misses because the
+  whole text differs from page to page: -1 on a node whose own text is mostly (>= 30 % of its
+  word trigrams) phrases found on at least half of the dataset's pages, no opinion elsewhere;
 - ``trafilatura``, ``readability``, ``justext``, ``resiliparse``: the installed external
   extractors, their text mapped onto the nodes by the same LCS rule as gold text
   (``hwnoise.features.labels.label_page``);
@@ -45,8 +49,11 @@ __all__ = ["AutoOptions", "SOURCES", "auto_label", "combine", "default_weights",
            "page_verdicts", "recombine", "shift_prior"]
 
 #: Every source, in the order of the ``v_SOURCE`` columns of labels.parquet.
-SOURCES = ("sitelevel", "query", "cetd", "records", "trafilatura", "readability", "justext",
-           "resiliparse", "general")
+SOURCES = ("sitelevel", "query", "cetd", "records", "phrases", "trafilatura", "readability",
+           "justext", "resiliparse", "general")
+#: ``phrases``: word n-gram length, the share of a node's n-grams that must be the site's
+#: repeated phrases, and the share of the dataset's pages a phrase must be found on.
+PHRASE_N, PHRASE_SHARE, PHRASE_PAGES = 3, 0.3, 0.5
 EXTERNAL = ("trafilatura", "readability", "justext", "resiliparse")
 
 
@@ -175,6 +182,39 @@ def _records_vote(rows: pd.DataFrame) -> np.ndarray:
     return np.where((parent >= 0) & (chars > 0) & (same >= 3), 1.0, 0.0)
 
 
+def page_phrases(walk) -> dict[int, list[int]]:
+    """Per row with at least two word trigrams of own text, the hashes of those trigrams."""
+    from hwnoise.text import tokenize
+
+    words: dict[int, list[str]] = {}
+    for node, text in walk.segments:
+        words.setdefault(node, []).extend(tokenize(text))
+    out = {}
+    for node, w in words.items():
+        if len(w) > PHRASE_N:
+            out[node] = [hash(g) for g in zip(*(w[i:] for i in range(PHRASE_N)))]
+    return out
+
+
+def phrases_vote(grams: list[dict[int, list[int]]], sizes: list[int]) -> list[np.ndarray]:
+    """The ``phrases`` verdicts of every page (``grams`` from ``page_phrases``, ``sizes`` its
+    row count): -1 where >= PHRASE_SHARE of a row's trigrams occur on >= PHRASE_PAGES of the
+    pages (and on at least two), 0 elsewhere."""
+    doc_freq: dict[int, int] = {}
+    for page in grams:
+        for h in {h for hs in page.values() for h in hs}:
+            doc_freq[h] = doc_freq.get(h, 0) + 1
+    need = max(2.0, PHRASE_PAGES * len(grams))
+    out = []
+    for page, n in zip(grams, sizes):
+        v = np.zeros(n)
+        for node, hs in page.items():
+            if 0 <= node < n and np.mean([doc_freq[h] >= need for h in hs]) >= PHRASE_SHARE:
+                v[node] = -1.0
+        out.append(v)
+    return out
+
+
 def page_verdicts(page, walk, *, sitelevel=None, externals: dict | None = None,
                   general=None) -> pd.DataFrame:
     """One column ``v_SOURCE`` per source for the rows of ``walk`` (NaN: source absent)."""
@@ -248,7 +288,7 @@ def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd
     externals = _externals(opts.external) if sources & set(EXTERNAL) else {}
     externals = {k: v for k, v in externals.items() if k in sources}
     general = _general_method(opts.general and "general" in sources)
-    frames = []
+    frames, grams = [], []
     now = now_iso()
     pbar = bar(total=len(pages), desc=f"label {ds.name}", unit="page") if opts.progress else None
     try:
@@ -268,9 +308,14 @@ def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd
                                "source": "auto", "confidence": np.nan, "set_by": "auto",
                                "time": now, "checked": False})
             frames.append(pd.concat([df, v], axis=1))
+            if "phrases" in sources:
+                grams.append(page_phrases(walk))
     finally:
         if pbar is not None:
             pbar.close()
+    if grams:  # the site's repeated phrases are known once every page is read
+        for f, vote in zip(frames, phrases_vote(grams, [len(f) for f in frames])):
+            f["v_phrases"] = vote
     new = pd.concat(frames, ignore_index=True) if frames else ds.read_labels()
     if frames:  # the combination sees the whole dataset (which sources inform on this site)
         new["label"], new["confidence"] = combine(new, weights, opts.refine, opts.adapt_prior)
