@@ -24,8 +24,9 @@ logistic model over the verdicts, its weights read from ``hwnoise.data/label_wei
 (fitted by ``bench/label_auto.py --write-weights``, which measures them by cross-site folds)
 or given by the caller; the confidence is max(P, 1 - P). A source that is missing simply
 votes 0, and so does one that says the same thing about nearly every node of the dataset
-(``informative``). The weights' bias carries the content share of the sites they were fitted on (news pages: 0.08); by default
-the vote is moved to this dataset's own share, estimated by EM from the votes (``shift_prior``).
+(``informative``). The weights' bias carries the content share of the sites they were
+fitted on (news pages: 0.08); by default the vote is moved to this dataset's own share,
+estimated by EM from the votes (``shift_prior``).
 ``refine`` optionally adds a per-dataset Dawid-Skene estimate of each source's reliability.
 """
 from __future__ import annotations
