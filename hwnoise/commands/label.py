@@ -14,6 +14,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Write DATASET/labels.parquet, one row per page and node (label S/N, source, "
             "confidence, set_by auto|person, time). --auto combines the site's own evidence "
             "(SiteLevel template repetition, the domain query, CETD density, repeated records, the "
+            "site's templated phrases, the "
             "installed extractors, the shipped general model) and keeps every label a person set. "
             "--serve shows the pages on 127.0.0.1 with the labels drawn over them; a click toggles "
             "a node. 'hwnoise features' and 'hwnoise train' use these labels where a page has no "
