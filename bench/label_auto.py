@@ -77,7 +77,7 @@ def gold_labels(src: Path, page_ids: list[str]) -> pd.DataFrame:
 
 def fit_weights(X: np.ndarray, y: np.ndarray, cols: list[str]) -> dict:
     lr = LogisticRegression(C=1.0, max_iter=1000).fit(X, y)
-    return {"bias": float(lr.intercept_[0]),
+    return {"bias": float(lr.intercept_[0]), "prior": float(np.mean(y)),
             "weights": {c[2:]: float(w) for c, w in zip(cols, lr.coef_[0])}}
 
 
@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--preset", default=None,
                     help="hwnoise train --preset (default: train's own default)")
     ap.add_argument("--refine", type=int, default=0, help="Dawid-Skene rounds (auto --refine)")
+    ap.add_argument("--fixed-prior", action="store_true", help="as label --auto --fixed-prior")
     ap.add_argument("--write-weights", type=Path, default=None, metavar="data/label_weights.json")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
@@ -127,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         w = fold_w[groups[src]]
         dst = args.work / src.name
         ds = Dataset(dst)
-        table = recombine(ds.read_labels(), w, args.refine)
+        table = recombine(ds.read_labels(), w, args.refine, not args.fixed_prior)
         ds.write_labels(table)
         merged = table.merge(t[["page", "node", "gold"]], on=["page", "node"])
         ok = int((merged["label"] == merged["gold"]).sum())
@@ -135,14 +136,16 @@ def main(argv: list[str] | None = None) -> int:
         model_dir = args.work / f"{src.name}.model"
         ev_dir = args.work / f"{src.name}.eval"
         preset = ["--preset", args.preset] if args.preset else []
+        shutil.rmtree(model_dir, ignore_errors=True)
         subprocess.run([HWNOISE, "train", str(dst), *preset, "--out", str(model_dir), "--no-tree"],
                        check=True, capture_output=True)
-        # score on the same pages, with gold: a gold copy restricted to them
+        # D_WITH_GOLD: D as training left it (labels, feature table with its dataset-level
+        # sitelevel column) with the removed gold put back; scoring reads the gold only
         gold_dir = args.work / f"{src.name}.gold"
-        if not gold_dir.exists():
-            shutil.copytree(dst, gold_dir, ignore=shutil.ignore_patterns("labels.parquet", "features.parquet"))
-            for pid in set(t["page"]):
-                shutil.copy2(src / "gold" / f"{pid}.txt", gold_dir / "gold" / f"{pid}.txt")
+        shutil.rmtree(gold_dir, ignore_errors=True)
+        shutil.copytree(dst, gold_dir)
+        for pid in set(t["page"]):
+            shutil.copy2(src / "gold" / f"{pid}.txt", gold_dir / "gold" / f"{pid}.txt")
         shutil.rmtree(ev_dir, ignore_errors=True)
         subprocess.run([HWNOISE, "evaluate", str(gold_dir), "--model", str(model_dir / "model.json"),
                         "--methods", "model,trafilatura", "--out", str(ev_dir), "--no-figures"],

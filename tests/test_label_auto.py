@@ -120,3 +120,55 @@ def test_bad_weights_file_is_one_line(crawl, tmp_path, capsys):
     assert _auto(crawl, "--weights", str(bad)) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("hwnoise: error: ") and str(bad) in err[-1]
+
+
+def test_vote_moves_to_the_datasets_own_content_share():
+    """Weights fitted where 8 % of nodes were content, used on a result list where 45 % are:
+    the fixed vote calls a two-against-one majority noise; moved to the share the votes imply
+    (EM, ``shift_prior``), it calls it content, and labels the nodes as well as a vote that
+    knew the true share."""
+    from hwnoise.labelling.auto import combine
+
+    rng = np.random.default_rng(0)
+    n, share, rel = 6000, 0.45, 0.8  # three independent sources, each right 80 % of the time
+    content = rng.random(n) < share
+    votes = {f"v_{s}": np.where(rng.random(n) < rel, 1.0, -1.0) * np.where(content, 1.0, -1.0)
+             for s in ("sitelevel", "cetd", "trafilatura")}
+    table = pd.DataFrame(votes)
+    w = float(np.log(rel / (1 - rel)))
+    weights = {"bias": float(np.log(0.08 / 0.92)), "prior": 0.08,
+               "weights": {"sitelevel": w, "cetd": w, "trafilatura": w}}
+    truth = np.where(content, "N", "S")
+    fixed, _ = combine(table, weights, adapt_prior=False)
+    moved, conf = combine(table, weights)
+    knew, _ = combine(table, {**weights, "bias": float(np.log(share / (1 - share)))}, adapt_prior=False)
+    assert ((fixed == "N") == (table.sum(axis=1) == 3)).all()  # only unanimous votes are content
+    assert abs((moved == "N").mean() - share) < 0.05
+    assert (moved == truth).mean() >= (knew == truth).mean() - 0.005
+    assert (moved == truth).mean() > (fixed == truth).mean() + 0.1
+    # where the share is the weights' own, the vote stays where it was
+    few = np.where(rng.random(n) < 0.08, 1.0, -1.0)
+    low = pd.DataFrame({c: np.where(rng.random(n) < rel, 1.0, -1.0) * few for c in votes})
+    assert (combine(low, weights)[0] == combine(low, weights, adapt_prior=False)[0]).mean() > 0.97
+
+
+def test_phrases_marks_a_templated_sentence_with_slots_noise():
+    """A sentence the site repeats with the query in a slot differs as a whole on every page
+    (SiteLevel sees no repetition) but is mostly the site's phrases: ``phrases`` votes noise
+    on it, and has no opinion on the records."""
+    from hwnoise.features.walk import walk_page
+    from hwnoise.labelling.auto import page_phrases, phrases_vote
+
+    walks = []
+    for i, (term, titles) in enumerate(RECORDS):
+        ad = (f"<p class='ad'>Cheap {term} titles from $4.99. Free delivery on {term} orders over "
+              f"$25, gift wrap included.</p>")
+        head = f"<p class='count'>Showing 1-20 of {i + 21} results for {term} in all books</p>"
+        walks.append(walk_page(_page(term, titles).replace(b"</h1>", f"</h1>{head}{ad}".encode()), []))
+    votes = phrases_vote([page_phrases(w) for w in walks], [len(w.rows) for w in walks])
+    for w, v in zip(walks, votes):
+        xp = w.rows["xpath"].to_numpy()
+        assert v[np.flatnonzero(xp == "/html/body/p[1]")[0]] == -1  # "Showing ... results for"
+        assert v[np.flatnonzero(xp == "/html/body/p[2]")[0]] == -1  # the ad
+        titles = [j for j, x in enumerate(xp) if x.endswith("/h3[1]")]
+        assert len(titles) == 2 and (v[titles] == 0).all()

@@ -14,6 +14,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Write DATASET/labels.parquet, one row per page and node (label S/N, source, "
             "confidence, set_by auto|person, time). --auto combines the site's own evidence "
             "(SiteLevel template repetition, the domain query, CETD density, repeated records, the "
+            "site's templated phrases, the "
             "installed extractors, the shipped general model) and keeps every label a person set. "
             "--serve shows the pages on 127.0.0.1 with the labels drawn over them; a click toggles "
             "a node. 'hwnoise features' and 'hwnoise train' use these labels where a page has no "
@@ -33,6 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--refine", type=int, default=0, metavar="N",
                    help="--auto: N Dawid-Skene rounds estimating each source's reliability on this "
                         "dataset (default 0; helps sites unlike the news pages the weights come from)")
+    p.add_argument("--fixed-prior", action="store_true",
+                   help="--auto: keep the weights' share of content nodes (default: estimate this "
+                        "dataset's own share from the votes by EM and move the vote to it)")
     p.add_argument("--port", type=int, default=0, help="--serve: port (default: a free one)")
     p.add_argument("--no-open", action="store_true", help="--serve: do not open a browser")
     p.set_defaults(func=run)
@@ -54,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
                                    'file like {"bias": 0, "weights": {"sitelevel": 1}}') from None
         ext = None if args.extractors is None else [x for x in args.extractors.split(",") if x]
         auto_label(ds, AutoOptions(general=not args.no_general, external=ext, weights=weights,
-                                   refine=args.refine))
+                                   refine=args.refine, adapt_prior=not args.fixed_prior))
         return 0
     from hwnoise.labelling.serve import serve
 

@@ -10,6 +10,10 @@ verdict per node (+1 content, -1 noise, 0 no opinion):
 - ``cetd``: the layout, CETD's density (seed 003's baseline);
 - ``records``: repeated record structures, +1 on a node with at least two siblings of its
   tag whose subtrees hold text (a result list), no opinion elsewhere;
+- ``phrases``: templated sentences with slots ("Showing 1-20 of 254 results for ...", an ad's
+  "... from $4.99. Free delivery on ... orders over $25"), which SiteLevel misses because the
+  whole text differs from page to page: -1 on a node whose own text is mostly (>= 30 % of its
+  word trigrams) phrases found on at least half of the dataset's pages, no opinion elsewhere;
 - ``trafilatura``, ``readability``, ``justext``, ``resiliparse``: the installed external
   extractors, their text mapped onto the nodes by the same LCS rule as gold text
   (``hwnoise.features.labels.label_page``);
@@ -17,10 +21,13 @@ verdict per node (+1 content, -1 noise, 0 no opinion):
 
 The combined label is a weighted vote: P(content) = sigmoid(bias + sum of weight * verdict), a
 logistic model over the verdicts, its weights read from ``hwnoise.data/label_weights.json``
-(fitted by ``bench/label_weights.py`` on cross-site folds) or given by the caller; the
-confidence is max(P, 1 - P). A source that is missing simply votes 0, and so does one that
-says the same thing about nearly every node of the dataset (``informative``). ``refine``
-optionally adds a per-dataset Dawid-Skene estimate of each source's reliability.
+(fitted by ``bench/label_auto.py --write-weights``, which measures them by cross-site folds)
+or given by the caller; the confidence is max(P, 1 - P). A source that is missing simply
+votes 0, and so does one that says the same thing about nearly every node of the dataset
+(``informative``). The weights' bias carries the content share of the sites they were
+fitted on (news pages: 0.08); by default the vote is moved to this dataset's own share,
+estimated by EM from the votes (``shift_prior``).
+``refine`` optionally adds a per-dataset Dawid-Skene estimate of each source's reliability.
 """
 from __future__ import annotations
 
@@ -40,24 +47,30 @@ from hwnoise.features.labels import label_page
 from hwnoise.progress import bar, info
 
 __all__ = ["AutoOptions", "SOURCES", "auto_label", "combine", "default_weights", "merge_labels",
-           "page_verdicts", "recombine"]
+           "page_verdicts", "recombine", "shift_prior"]
 
 #: Every source, in the order of the ``v_SOURCE`` columns of labels.parquet.
-SOURCES = ("sitelevel", "query", "cetd", "records", "trafilatura", "readability", "justext",
-           "resiliparse", "general")
+SOURCES = ("sitelevel", "query", "cetd", "records", "phrases", "trafilatura", "readability",
+           "justext", "resiliparse", "general")
+#: ``phrases``: word n-gram length, the share of a node's n-grams that must be the site's
+#: repeated phrases, and the share of the dataset's pages a phrase must be found on.
+PHRASE_N, PHRASE_SHARE, PHRASE_PAGES = 3, 0.3, 0.5
 EXTERNAL = ("trafilatura", "readability", "justext", "resiliparse")
 
 
 @dataclass
 class AutoOptions:
     """What ``auto_label`` uses: ``general`` model on/off, the external extractors (None = every
-    installed one), the combination's ``weights`` (None = the shipped ones), a progress bar."""
+    installed one), the combination's ``weights`` (None = the shipped ones), a progress bar,
+    ``refine`` Dawid-Skene rounds, ``adapt_prior`` (move the vote to this dataset's content
+    share, ``shift_prior``)."""
 
     general: bool = True
     external: Sequence[str] | None = None
     weights: dict | None = None
     progress: bool = True
     refine: int = 0
+    adapt_prior: bool = True
     sources: Sequence[str] = field(default_factory=lambda: SOURCES)
 
 
@@ -85,16 +98,45 @@ def informative(verdicts: pd.DataFrame) -> list[str]:
     return out
 
 
-def combine(verdicts: pd.DataFrame, weights: dict, refine_iters: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
+
+
+def shift_prior(z: np.ndarray, prior: float, iters: int = 200) -> np.ndarray:
+    """The log-odds ``z`` of a model fitted where a share ``prior`` of the nodes was content,
+    moved to this dataset's own share of content, estimated by EM from ``z`` alone (Saerens,
+    Latinne & Decaestecker 2002): the share is the mean posterior, the posterior's log-odds
+    shift by logit(share) - logit(prior), until the share settles. A result list (content
+    share 0.42 on the demo) thereby stops being labelled with the news pages' 0.08."""
+    if not len(z):
+        return z
+    base = _logit(prior)
+    share = prior
+    for _ in range(iters):
+        new = float(np.mean(1.0 / (1.0 + np.exp(-(z + _logit(share) - base)))))
+        if abs(new - share) < 1e-7:
+            share = new
+            break
+        share = new
+    return z + _logit(share) - base
+
+
+def combine(verdicts: pd.DataFrame, weights: dict, refine_iters: int = 0,
+            adapt_prior: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Labels ("S"/"N") and confidences from the ``v_SOURCE`` columns of a whole dataset's
-    ``verdicts`` (the informative ones); with ``refine_iters`` the vote's log-odds are added to
-    those of ``refine`` (Dawid-Skene on this dataset)."""
+    ``verdicts`` (the informative ones). With ``adapt_prior`` and a ``prior`` in ``weights``
+    (the content share of the nodes they were fitted on) the vote is moved to this dataset's
+    own content share (``shift_prior``); with ``refine_iters`` the vote's log-odds are added
+    to those of ``refine`` (Dawid-Skene on this dataset)."""
     z = np.full(len(verdicts), float(weights.get("bias", 0.0)))
     cols = informative(verdicts)
     for src, w in (weights.get("weights") or {}).items():
         col = f"v_{src}"
         if col in cols:
             z += float(w) * np.nan_to_num(verdicts[col].to_numpy(dtype=float), nan=0.0)
+    if adapt_prior and weights.get("prior") is not None:
+        z = shift_prior(z, float(weights["prior"]))
     if refine_iters:
         p = refine(verdicts[cols], 1.0 / (1.0 + np.exp(-z)), refine_iters)
         p = np.clip(p, 1e-9, 1 - 1e-9)
@@ -139,6 +181,39 @@ def _records_vote(rows: pd.DataFrame) -> np.ndarray:
     with_text = pd.Series(chars > 0)
     same = with_text.groupby(key).transform("sum").to_numpy()
     return np.where((parent >= 0) & (chars > 0) & (same >= 3), 1.0, 0.0)
+
+
+def page_phrases(walk) -> dict[int, list[int]]:
+    """Per row with at least two word trigrams of own text, the hashes of those trigrams."""
+    from hwnoise.text import tokenize
+
+    words: dict[int, list[str]] = {}
+    for node, text in walk.segments:
+        words.setdefault(node, []).extend(tokenize(text))
+    out = {}
+    for node, w in words.items():
+        if len(w) > PHRASE_N:
+            out[node] = [hash(g) for g in zip(*(w[i:] for i in range(PHRASE_N)))]
+    return out
+
+
+def phrases_vote(grams: list[dict[int, list[int]]], sizes: list[int]) -> list[np.ndarray]:
+    """The ``phrases`` verdicts of every page (``grams`` from ``page_phrases``, ``sizes`` its
+    row count): -1 where >= PHRASE_SHARE of a row's trigrams occur on >= PHRASE_PAGES of the
+    pages (and on at least two), 0 elsewhere."""
+    doc_freq: dict[int, int] = {}
+    for page in grams:
+        for h in {h for hs in page.values() for h in hs}:
+            doc_freq[h] = doc_freq.get(h, 0) + 1
+    need = max(2.0, PHRASE_PAGES * len(grams))
+    out = []
+    for page, n in zip(grams, sizes):
+        v = np.zeros(n)
+        for node, hs in page.items():
+            if 0 <= node < n and np.mean([doc_freq[h] >= need for h in hs]) >= PHRASE_SHARE:
+                v[node] = -1.0
+        out.append(v)
+    return out
 
 
 def page_verdicts(page, walk, *, sitelevel=None, externals: dict | None = None,
@@ -214,7 +289,7 @@ def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd
     externals = _externals(opts.external) if sources & set(EXTERNAL) else {}
     externals = {k: v for k, v in externals.items() if k in sources}
     general = _general_method(opts.general and "general" in sources)
-    frames = []
+    frames, grams = [], []
     now = now_iso()
     pbar = bar(total=len(pages), desc=f"label {ds.name}", unit="page") if opts.progress else None
     try:
@@ -234,12 +309,17 @@ def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd
                                "source": "auto", "confidence": np.nan, "set_by": "auto",
                                "time": now, "checked": False})
             frames.append(pd.concat([df, v], axis=1))
+            if "phrases" in sources:
+                grams.append(page_phrases(walk))
     finally:
         if pbar is not None:
             pbar.close()
+    if grams:  # the site's repeated phrases are known once every page is read
+        for f, vote in zip(frames, phrases_vote(grams, [len(f) for f in frames])):
+            f["v_phrases"] = vote
     new = pd.concat(frames, ignore_index=True) if frames else ds.read_labels()
     if frames:  # the combination sees the whole dataset (which sources inform on this site)
-        new["label"], new["confidence"] = combine(new, weights, opts.refine)
+        new["label"], new["confidence"] = combine(new, weights, opts.refine, opts.adapt_prior)
     table = merge_labels(ds.read_labels(), new)
     ds.write_labels(table)
     used = [c[2:] for c in new.columns if c.startswith("v_")]
@@ -266,11 +346,12 @@ def merge_labels(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def recombine(table: pd.DataFrame, weights: dict, refine_iters: int = 0) -> pd.DataFrame:
+def recombine(table: pd.DataFrame, weights: dict, refine_iters: int = 0,
+              adapt_prior: bool = True) -> pd.DataFrame:
     """The auto rows of ``table`` relabelled with other ``weights`` (sources unchanged)."""
     table = table.copy()
     auto = (table["set_by"] == "auto").to_numpy()
-    lab, conf = combine(table.loc[auto], weights, refine_iters)
+    lab, conf = combine(table.loc[auto], weights, refine_iters, adapt_prior)
     table.loc[auto, "label"] = lab
     table.loc[auto, "confidence"] = conf
     return table
