@@ -18,6 +18,9 @@ siblings rather than the slips:
 - *fragments*: roots that are all below one noise element ``e`` whose siblings of the same tag
   also hold roots (cells of rows whose ``<tr>`` was labelled noise) are lifted to ``e``.
 
+A page's only record must hold at least two fields (elements with text of their own): a lone
+message such as "No results for ..." labelled content is not a record.
+
 ``records_from_labels(walk, labels, xpaths)`` returns ``Record`` objects; XPaths are written
 in the gold's form (``features.record_gold.dom_xpaths``), so records can be scored against
 gold records as sets of XPaths (``training.record_metrics``).
@@ -64,9 +67,11 @@ def _children(parent: np.ndarray) -> list[list[int]]:
 
 
 def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3,
-                min_single: int = 20) -> list[list[int]]:
+                min_single: int = 20, min_fields: int = 2) -> list[list[int]]:
     """The records of a page as lists of rows (each one element or a run of consecutive
-    siblings), in document order, from the rows' noise/content labels."""
+    siblings), in document order, from the rows' noise/content labels. A page's only record
+    needs ``min_fields`` elements with text of their own: one run of text alone is a message
+    ("No results for ..."), not a record."""
     rows = walk.rows
     n = len(rows)
     if n == 0:
@@ -167,6 +172,12 @@ def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3,
             continue  # a lone short snippet (a price, a date) is no record
         records.extend(_runs(rs, tags, kids[p] if p >= 0 else rs, max_run))
     records.sort()
+    if len(records) == 1 and min_fields > 1:
+        own = np.asarray(rows["own_chars"].to_numpy() if "own_chars" in rows else [
+            len(t) for t in rows["text"].tolist()]) > 0
+        fields = sum(int(own[r:int(last[r]) + 1][content[r:int(last[r]) + 1]].sum()) for r in records[0])
+        if fields < min_fields:
+            return []
     return records
 
 

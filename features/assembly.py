@@ -11,6 +11,8 @@ and then gets, as the model's feature list asks:
 - ``ctx_parent_X`` / ``ctx_grand_X``: column X at the parent and the grandparent.
 - the page-context columns of :mod:`hwnoise.features.context` (record structure, position,
   per-page z-scores, class/id words).
+- the record-structure columns ``rs_*`` of :mod:`hwnoise.features.record_struct` (feature
+  group ``records``), from the walk's arrays.
 
 A feature the page cannot give (``sitelevel`` on a bare page) goes in as a missing value, and
 :func:`assemble` says which ones did.
@@ -35,7 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["STACK_PREFIX", "CONTEXT_PREFIXES", "CONTEXT_BASE", "Stacker", "FeatureCache",
            "Assembled", "assemble", "assemble_page", "assemble_html", "stack_share", "stack_names",
            "context_features", "add_context", "page_context_names", "add_page_context",
-           "walk_dataset_page", "labelled_rows", "walk_nodes"]
+           "walk_dataset_page", "labelled_rows", "walk_nodes", "record_struct_names",
+           "add_record_struct"]
 
 STACK_PREFIX = "stack_"
 #: Context features: a column's value at the parent and at the grandparent of each node.
@@ -56,6 +59,25 @@ def page_context_names(features: Sequence[str]) -> list[str]:
     from hwnoise.features.context import CONTEXT_FEATURES
 
     return [f for f in features if f in CONTEXT_FEATURES]
+
+
+def record_struct_names(features: Sequence[str]) -> list[str]:
+    """The record-structure columns a feature list holds."""
+    from hwnoise.features.record_struct import RECORD_FEATURES
+
+    return [f for f in features if f in RECORD_FEATURES]
+
+
+def add_record_struct(rows: pd.DataFrame, walk: "PageWalk") -> pd.DataFrame:
+    """``rows`` (one page) with the record-structure columns (missing values when the rows do
+    not line up with the walk)."""
+    from hwnoise.features.record_struct import RECORD_FEATURES, record_struct
+
+    at = walk_nodes(rows, walk)
+    if at is None:
+        return rows.assign(**{c: np.nan for c in RECORD_FEATURES})
+    cols = record_struct(walk)
+    return rows.assign(**{c: cols[c].to_numpy()[at] for c in RECORD_FEATURES})
 
 
 def context_features(base: Sequence[str]) -> list[str]:
@@ -166,6 +188,8 @@ def assemble(rows: pd.DataFrame, walk: "PageWalk", html: bytes | str | None,
         rows = rows.assign(**cols)
     if page_context_names(features):
         rows = add_page_context(rows, html, http_charset=http_charset)
+    if record_struct_names(features):
+        rows = add_record_struct(rows, walk)
     rows = add_context(rows, features)
     missing = [f for f in features if f not in rows.columns]
     if missing:

@@ -165,6 +165,22 @@ def test_generalized_records_of_two_rows():
     assert len(recs) == 4 and all(len(r) == 2 for r in recs)
 
 
+def test_a_lone_message_is_no_record_but_a_lone_result_is():
+    """A "no results" page: its notice labelled content gives no record; a page with one
+    structured result keeps it (the demo site's two kinds of page)."""
+    notice = ("<html><body><main><h1>Search results</h1><div class='no-results'>"
+              "<p>No results for “plosbor” in Valsim.</p></div></main></body></html>").encode()
+    walk = walk_page(notice)
+    lab = _labels_for(walk, {"/html/body/main[1]/div[1]/p[1]"})
+    assert (lab == "N").sum() == 1 and record_rows(walk, lab) == []
+    assert len(record_rows(walk, lab, min_fields=1)) == 1  # the rule, not the labels, drops it
+    one = ("<html><body><main><ol class='results'><li><a href='/b/1'>The tea of the valley</a> "
+           "<span>by Ann Bold</span> <span>2024</span> <span>$12.50</span></li></ol></main></body></html>").encode()
+    walk = walk_page(one)
+    lab = _labels_for(walk, {"/html/body/main[1]/ol[1]/li[1]"})
+    assert [[walk.rows["tag"][r] for r in rec] for rec in record_rows(walk, lab)] == [["li"]]
+
+
 def test_mdr_finds_the_data_region_with_the_published_settings():
     assert (K, T) == (10, 0.3)
     html = listing(1, 6, hidden=False).encode()
