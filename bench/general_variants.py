@@ -17,6 +17,7 @@ the only ones whose label changes the extracted text):
 
 - ``base``: the preset's columns.
 - ``ctx``: + the parent/grandparent context columns (``--context``).
+- ``records``: + the record-structure group (``rs_*``, ``hwnoise.features.record_struct``).
 - ``pagg``: + page aggregates of the stacked extractors (share of the page's text each keeps,
   the node's share minus it, how many agree).
 """
@@ -46,6 +47,10 @@ def cache(data: Path, work: Path) -> None:
     wc = work / "wc"
     if not wc.exists():
         cli(["import", "wcxb", str(data / "wcxb"), "--into", str(wc)])
+    try:
+        from hwnoise.features.record_struct import record_struct
+    except ImportError:  # a version without the record-structure group
+        record_struct = None
     cols = replace(preset_spec("general"), context=True).columns()
     frames, segs = [], {}
     for d in sorted(p for p in wc.iterdir() if p.is_dir()):
@@ -56,6 +61,8 @@ def cache(data: Path, work: Path) -> None:
                 continue
             walk = walk_dataset_page(page)
             rows = assemble_page(page, cols, stacker=run_extractor, walk=walk).rows
+            if record_struct is not None:  # the record-structure group, for the ``records`` variant
+                rows = rows.join(record_struct(walk).reset_index(drop=True))
             rows["dataset"], rows["page"], rows["site"] = ds.name, page.id, page.site
             frames.append(rows)
             segs[(ds.name, page.id)] = (walk.segments, gold,
@@ -95,7 +102,13 @@ class Bench:
                            and self.rows[c].notna().any()]
         if variant == "pagg":
             return base + self._page_aggregates(base)
-        raise SystemExit(f"unknown variant {variant!r}: base, ctx, pagg")
+        if variant == "records":  # the record-structure group (features/record_struct.py), if cached
+            rs = [c for c in self.rows.columns if c.startswith("rs_")]
+            if not rs:
+                raise SystemExit("the cache has no rs_* columns: rebuild it with 'cache' on a version "
+                                 "that has features/record_struct.py")
+            return base + rs
+        raise SystemExit(f"unknown variant {variant!r}: base, ctx, pagg, records")
 
     def _page_aggregates(self, base: list[str]) -> list[str]:
         r, stk = self.rows, [c for c in base if c.startswith("stack_")]
