@@ -4,7 +4,9 @@ Per-node features (CTD, link density, ...) transfer poorly across sites (DESIGN.
 rough probe showed"). These columns add what a node's own numbers lack, all computed within one
 page so that they carry over to sites never seen in training:
 
-Record structure (listing and collection pages are many siblings of one shape). A node's
+Record structure (listing and collection pages are many siblings of one shape; the subtree-level
+view of the same structure is :mod:`hwnoise.features.record_struct`, whose ``RECORD_MIN`` and
+depth levels these columns share). A node's
 *signature* is its tag plus its class tokens with digits removed (``li.item``); without the
 page's HTML it is the tag alone.
 
@@ -39,6 +41,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hwnoise.features.record_struct import RECORD_MIN, by_depth
+
 __all__ = ["CONTEXT_FEATURES", "add_context_features", "context_columns", "NOISE_TOKENS",
            "CONTENT_TOKENS"]
 
@@ -56,7 +60,6 @@ NOISE_TOKENS = ("nav", "menu", "footer", "header", "sidebar", "comment", "ad", "
 CONTENT_TOKENS = ("content", "main", "article", "product", "item", "result", "results", "listing",
                   "list", "card", "post", "entry", "story", "body", "text", "grid", "tile",
                   "teaser", "record", "hentry", "blog", "news", "collection")
-RECORD_MIN = 3
 
 _SPLIT = re.compile(r"[^a-z]+")
 _NOISE = frozenset(NOISE_TOKENS)
@@ -92,9 +95,7 @@ def _levels(parent: np.ndarray) -> list[np.ndarray]:
         depth[todo] += 1
         cur = np.where(todo, parent[np.maximum(cur, 0)], -1)
         todo = cur >= 0
-    order = np.argsort(depth, kind="stable")
-    bounds = np.flatnonzero(np.diff(depth[order])) + 1
-    return np.split(order, bounds)
+    return by_depth(depth)
 
 
 def _down(parent: np.ndarray, levels: list[np.ndarray], own: np.ndarray, combine) -> np.ndarray:

@@ -16,6 +16,10 @@ A node's *main record* is, among itself and its ancestors that are records, the 
 holds the largest share of the page's text (the main region wins over lists nested in its
 records); its *nearest record* is the innermost one.
 
+The page-context columns of :mod:`hwnoise.features.context` (``ctx_sig_*``, ``ctx_*record*``) are
+the cheap view of the same structure that the ``general`` preset uses: siblings alike by tag and
+class words, with the same ``RECORD_MIN``. This module compares whole subtrees instead.
+
 Columns (``RECORD_FEATURES``):
 
 - ``rs_alike``: members of the node's group (1 for a node without same-tag siblings).
@@ -53,7 +57,7 @@ from rapidfuzz.distance import Levenshtein
 if TYPE_CHECKING:  # pragma: no cover
     from hwnoise.features.walk import PageWalk
 
-__all__ = ["RECORD_FEATURES", "RECORD_MIN", "RECORD_DISTANCE", "record_struct", "alike_groups"]
+__all__ = ["RECORD_FEATURES", "RECORD_MIN", "RECORD_DISTANCE", "record_struct", "alike_groups", "by_depth"]
 
 RECORD_FEATURES: list[str] = [
     "rs_alike", "rs_alike_share", "rs_alike_dist", "rs_is_record", "rs_is_region",
@@ -114,7 +118,9 @@ def _group_median(gid: np.ndarray, dist: np.ndarray, groups: int) -> np.ndarray:
     return out
 
 
-def _by_depth(depth: np.ndarray) -> list[np.ndarray]:
+def by_depth(depth: np.ndarray) -> list[np.ndarray]:
+    """Row positions grouped by depth, shallowest first (each level's parents are in earlier
+    levels): the order in which values pass from ancestors to descendants."""
     order = np.argsort(depth, kind="stable")
     bounds = np.flatnonzero(np.diff(depth[order])) + 1
     return np.split(order, bounds)
@@ -157,7 +163,7 @@ def record_struct(walk: "PageWalk") -> pd.DataFrame:
     main = np.where(is_rec, idx, -1)
     near = main.copy()
     own_share = np.where(is_rec, share, -1.0)
-    for level in _by_depth(depth):
+    for level in by_depth(depth):
         p = parent[level]
         has = p >= 0
         kids, up = level[has], p[has]
