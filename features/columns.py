@@ -26,3 +26,13 @@ EXTENDED_FEATURES: list[str] = [
 
 #: The thesis's five and the extended features together.
 ALL_FEATURES: list[str] = THESIS_FEATURES + EXTENDED_FEATURES
+
+#: Columns only a dataset's stored feature table gives (a bare page cannot): seed 000's SiteLevel.
+DATASET_FEATURES: list[str] = ["sitelevel"]
+
+
+def needs_dataset_features(features) -> bool:
+    """Whether a model's features use a dataset-level column, directly or as parent/grandparent
+    context (``ctx_parent_sitelevel``): scoring it needs the dataset's ``features.parquet``."""
+    return any(f in DATASET_FEATURES or any(f.endswith("_" + d) for d in DATASET_FEATURES)
+               for f in features)

@@ -31,6 +31,7 @@ import pandas as pd
 from hwnoise import __version__
 from hwnoise.dataset import Dataset, Page, atomic_write_text, now_iso, write_json
 from hwnoise.errors import HwnoiseError
+from hwnoise.features.columns import needs_dataset_features
 from hwnoise.progress import info
 from hwnoise.scheduler import Scheduler, batches
 from hwnoise.text import collapse_space, mean_text_scores, text_scores, tokenize
@@ -513,7 +514,8 @@ def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAUL
     sched_own = not isinstance(scheduler, Scheduler)
     sched = Scheduler(scheduler or "local", workers) if sched_own else scheduler
     try:
-        if build and model is None and any(m in ("model",) for m in methods):
+        needs_table = model is None or needs_dataset_features(getattr(model, "features", None) or [])
+        if build and needs_table and "model" in methods:  # a given model's sitelevel needs it too
             from hwnoise.features.build import build_features
 
             for ds in datasets:
