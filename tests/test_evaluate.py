@@ -274,7 +274,11 @@ def test_a_given_model_with_sitelevel_gets_the_dataset_table_built(datasets, tmp
     NoiseModel("j48", ["ctd", "sitelevel"]).fit(rows).save(tmp_path / "m")
     bare = tmp_path / "bare"
     shutil.copytree(datasets[0], bare)
-    (bare / "features.parquet").unlink(missing_ok=True)
+    table = bare / "features.parquet"  # a file, or a folder of part files
+    if table.is_dir():
+        shutil.rmtree(table)
+    else:
+        table.unlink(missing_ok=True)
     assert not Dataset(bare).has_features()
     got = evaluate([bare], methods=["model"], model=tmp_path / "m", figures=False)
     want = evaluate([built], methods=["model"], model=tmp_path / "m", figures=False)
