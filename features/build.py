@@ -31,8 +31,9 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -44,6 +45,9 @@ from hwnoise.features.record_gold import read_records, records_path_for
 from hwnoise.features.walk import ROW_COLUMNS, TermMatcher, walk_page
 from hwnoise.progress import bar, info
 from hwnoise.text import tokenize
+
+if TYPE_CHECKING:  # pandas loads only where a DataFrame is made (start-up of hwnoise features)
+    import pandas as pd
 
 __all__ = ["build_features", "page_rows", "own_terms", "SCHEMA", "FEATURE_COLUMNS"]
 
@@ -105,9 +109,44 @@ def _init_worker(query_terms: list[str]) -> None:
     _QUERY = TermMatcher(query_terms)
 
 
+def _init_pool_worker(query_terms: list[str]) -> None:
+    """A worker process of ``workers`` > 1: the query, and rare collections for good."""
+    _init_worker(query_terms)
+    _GC.rare()
+
+
+class _GC:
+    """Fewer cyclic garbage collections while pages are walked: a walk makes hundreds of
+    thousands of short-lived objects and no cycles, so the default threshold (700 new
+    objects) runs a collection every few elements for nothing. ``rare`` raises it for good
+    (worker processes); as a context manager it is raised for a run and restored after."""
+
+    THRESHOLD = 100_000
+
+    @staticmethod
+    def rare() -> None:
+        import gc
+
+        gc.set_threshold(_GC.THRESHOLD, *gc.get_threshold()[1:])
+
+    def __enter__(self):
+        import gc
+
+        self._old = gc.get_threshold()
+        _GC.rare()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import gc
+
+        gc.set_threshold(*self._old)
+
+
 def _page_job(job: tuple) -> tuple[str, object, str | None]:
-    """Walk and label one page; returns ``(page id, (walk, labels), error)``."""
-    pid, html_path, gold_path, charset, own, stored = job
+    """Walk and label one page; returns ``(page id, (walk, labels), error)``, or with a
+    ``(dataset, site)`` as the job's last item ``(page id, (record batch, keys, labelled,
+    content), error)``: the page's rows as Arrow (``page_batch``), made here in the worker."""
+    pid, html_path, gold_path, charset, own, stored, *arrow = job
     try:
         data = Path(html_path).read_bytes()
     except OSError as exc:
@@ -122,7 +161,14 @@ def _page_job(job: tuple) -> tuple[str, object, str | None]:
             gold = Path(gold_path).read_text(encoding="utf-8", errors="replace")
         labels = page_labels(walk, gold, html=data, http_charset=charset,
                              records=read_records(records_path_for(html_path)), stored=stored)
-        walk.site_keys  # noqa: B018 - made here, in the worker, with the walk's tag paths
+        keys = walk.site_keys  # made here, in the worker, with the walk's tag paths
+        if arrow and arrow[0] is not None:
+            cols = dict(walk.columns)
+            cols[LABEL] = labels
+            dataset, site = arrow[0]
+            batch = page_batch(cols, SCHEMA, dataset, site, pid)
+            return pid, (batch, keys, np.unique(keys), int(np.count_nonzero(labels != None)),  # noqa: E711
+                         int(np.count_nonzero(labels == CONTENT))), None
         walk.segments = []  # not needed any more: keep what crosses processes small
     except MemoryError:
         return pid, None, f"{html_path}: out of memory while walking the page"
@@ -134,7 +180,8 @@ def _page_job(job: tuple) -> tuple[str, object, str | None]:
 def _features_batch(jobs: list[tuple], query_terms: list[str]) -> list[tuple]:
     """``_page_job`` over a batch of pages (one task on a scheduler)."""
     _init_worker(query_terms)
-    return [_page_job(job) for job in jobs]
+    with _GC():
+        return [_page_job(job) for job in jobs]
 
 
 def _ordered(jobs: list[tuple], workers: int, query_terms: list[str], scheduler=None) -> Iterator[tuple]:
@@ -155,7 +202,7 @@ def _ordered(jobs: list[tuple], workers: int, query_terms: list[str], scheduler=
             yield _page_job(job)
         return
     window = 4 * workers
-    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker,
+    with ProcessPoolExecutor(max_workers=workers, initializer=_init_pool_worker,
                              initargs=(list(query_terms),)) as pool:
         pending = []
         it = iter(jobs)
@@ -168,19 +215,53 @@ def _ordered(jobs: list[tuple], workers: int, query_terms: list[str], scheduler=
 
 
 # -- the dataset ---------------------------------------------------------------------------
+def page_batch(columns: dict, schema: pa.Schema, dataset: str, site: str, page: str,
+               n: int | None = None) -> pa.RecordBatch:
+    """One page's rows as an Arrow record batch of ``schema`` (typed columns; ``dataset``,
+    ``site`` and ``page`` repeated; ``sitelevel`` null until the dataset is done)."""
+    if n is None:
+        n = len(columns["node"])
+    arrays = []
+    zeros = None
+    for field in schema:
+        c = field.name
+        if c in ("dataset", "site", "page"):
+            if zeros is None:
+                zeros = pa.array(np.zeros(n, np.int32))
+            value = dataset if c == "dataset" else site if c == "site" else page
+            arr = pa.DictionaryArray.from_arrays(zeros, pa.array([value], _STR)).cast(_STR)
+        elif c == "sitelevel":
+            arr = pa.nulls(n, _FLOAT)
+        elif field.type == _STR:
+            v = columns.get(c)
+            if v is None:
+                arr = pa.nulls(n, _STR)
+            else:
+                arr = pa.array(v.tolist() if isinstance(v, np.ndarray) else v, _STR)
+        else:
+            v = columns.get(c)
+            arr = (pa.nulls(n, field.type) if v is None else
+                   pa.array(np.asarray(v).astype(field.type.to_pandas_dtype(), copy=False), field.type))
+        arrays.append(arr)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
 class _Batcher:
-    """Pages' columns gathered into one Arrow record batch per part (typed columns, no
-    per-page DataFrame), spilled to an Arrow IPC file until ``sitelevel`` is known; the
-    part's site keys travel with it as an extra column."""
+    """Pages' record batches (``page_batch``) gathered into one batch per part, spilled to an
+    Arrow IPC file until ``sitelevel`` is known; the part's site keys travel with it as an
+    extra column."""
 
     def __init__(self, folder: Path, columns: list[str], schema: pa.Schema, dataset: str):
         self.folder, self.columns, self.schema, self.dataset = folder, columns, schema, dataset
-        self.pages: list[tuple[str, str, dict, np.ndarray]] = []
+        self.pages: list[tuple[pa.RecordBatch, np.ndarray]] = []
         self.rows = 0
         self.spills: list[Path] = []
 
     def add(self, pid: str, site: str, columns: dict, keys: np.ndarray) -> None:
-        self.pages.append((pid, site, columns, keys))
+        self.add_batch(page_batch(columns, self.schema, self.dataset, site, pid, len(keys)), keys)
+
+    def add_batch(self, batch: pa.RecordBatch, keys: np.ndarray) -> None:
+        self.pages.append((batch, keys))
         self.rows += len(keys)
         if self.rows >= _PART_ROWS or len(self.pages) >= _PART_PAGES:
             self.flush()
@@ -189,35 +270,16 @@ class _Batcher:
         if not self.pages and not (force and not self.spills):
             return
         pages, self.pages, self.rows = self.pages, [], 0
-        sizes = np.fromiter((len(k) for *_, k in pages), dtype=np.int64, count=len(pages))
-        n = int(sizes.sum())
-        arrays = []
-        for field in self.schema:
-            c = field.name
-            if c == "dataset":
-                arr = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
-                                                     pa.array([self.dataset], _STR))
-            elif c in ("site", "page"):
-                vals = [p[0] if c == "page" else p[1] for p in pages]
-                arr = pa.DictionaryArray.from_arrays(
-                    pa.array(np.repeat(np.arange(len(pages), dtype=np.int32), sizes)),
-                    pa.array(vals, _STR))
-            elif c == "sitelevel":
-                arr = pa.nulls(n, _FLOAT)
-            else:
-                parts = [p[2][c] for p in pages]
-                if field.type == _STR:
-                    arr = pa.array([v for part in parts for v in part], _STR)
-                else:
-                    arr = pa.array(np.concatenate(parts).astype(field.type.to_pandas_dtype())
-                                   if parts else np.zeros(0), field.type)
-            arrays.append(arr.cast(field.type) if arr.type != field.type else arr)
-        keys = np.concatenate([p[3] for p in pages]) if pages else np.zeros(0, np.uint64)
-        batch = pa.RecordBatch.from_arrays(arrays + [pa.array(keys, pa.uint64())],
-                                           names=[f.name for f in self.schema] + ["_key"])
+        if pages:
+            table = pa.Table.from_batches([b for b, _ in pages], schema=self.schema).combine_chunks()
+            keys = np.concatenate([k for _, k in pages])
+        else:
+            table = self.schema.empty_table()
+            keys = np.zeros(0, np.uint64)
+        table = table.append_column("_key", pa.array(keys.astype(np.uint64, copy=False), pa.uint64()))
         path = self.folder / f"part-{len(self.spills):05d}.arrow"
-        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as writer:
-            writer.write_batch(batch)
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
         self.spills.append(path)
 
     def finish(self, page_keys: list[np.ndarray], n_pages: int) -> None:
@@ -244,6 +306,8 @@ class _Batcher:
 
 def _frame_columns(rows: pd.DataFrame, columns: list[str]) -> dict:
     """A DataFrame's columns as the arrays ``_Batcher`` takes (strings as lists)."""
+    import pandas as pd
+
     out = {}
     for c in columns:
         if c in ("dataset", "site", "page", "sitelevel"):
@@ -281,9 +345,11 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
     hidden = 0
     query_terms = ds.query_terms()
     pages = list(ds.pages())
-    stored = dict(tuple(ds.read_labels().groupby("page", sort=False)))  # hwnoise label's
+    stored = (dict(tuple(ds.read_labels().groupby("page", sort=False)))  # hwnoise label's
+              if ds.labels_path.exists() else {})
+    arrow = render_by_page is None  # pages come back as Arrow batches made by the workers
     jobs = [(p.id, str(p.html_path), str(p.gold_path), p.http_charset, own_terms(p.fields),
-             stored.get(p.id)) for p in pages]
+             stored.get(p.id), (ds.name, p.site) if arrow else None) for p in pages]
     site_of = {p.id: p.site for p in pages}
     out = ds.features_path
     tmp = Path(tempfile.mkdtemp(dir=ds.path, prefix=".features.parquet.", suffix=".tmp"))
@@ -292,37 +358,47 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
     n_rows = n_pages = labelled = content = 0
     pbar = bar(total=len(jobs), desc=f"features {ds.name}", unit="page") if progress else None
     try:
-        batcher = _Batcher(tmp, columns, schema, ds.name)
-        for pid, result, error in _ordered(jobs, max(1, int(workers)), query_terms, scheduler):
-            if pbar is not None:
-                pbar.update(1)
-            if error is not None:
-                failures.append(error)
-                print(f"hwnoise: features: skipped {error}", file=sys.stderr, flush=True)
-                continue
-            walk, labels = result
-            if render_by_page is not None:
-                from hwnoise.features.rendered import apply_render
+        with _GC():  # fewer collections while pages are walked here (workers=1)
+            batcher = _Batcher(tmp, columns, schema, ds.name)
+            for pid, result, error in _ordered(jobs, max(1, int(workers)), query_terms, scheduler):
+                if pbar is not None:
+                    pbar.update(1)
+                if error is not None:
+                    failures.append(error)
+                    print(f"hwnoise: features: skipped {error}", file=sys.stderr, flush=True)
+                    continue
+                if arrow:
+                    batch, keys, ukeys, n_lab, n_content = result
+                    page_keys.append(ukeys)
+                    batcher.add_batch(batch, keys)
+                    n_pages += 1
+                    n_rows += len(keys)
+                    labelled += n_lab
+                    content += n_content
+                    continue
+                walk, labels = result
+                if render_by_page is not None:
+                    from hwnoise.features.rendered import apply_render
 
-                rows = walk.rows
-                rows[LABEL] = labels
-                n_before = len(rows)
-                rows = apply_render(rows, render_by_page.get(pid), drop=True, walk_node=True)
-                hidden += n_before - len(rows)
-                keys = walk.site_keys[rows["walk_node"].to_numpy()] if len(rows) else np.zeros(0, np.uint64)
-                cols = _frame_columns(rows, columns)
-                labels = rows[LABEL].to_numpy(object)
-            else:
-                cols = dict(walk.columns)
-                cols[LABEL] = labels.tolist()
-                keys = walk.site_keys
-            page_keys.append(np.unique(keys))
-            batcher.add(pid, site_of.get(pid, ""), cols, keys)
-            n_pages += 1
-            n_rows += len(keys)
-            labelled += int(sum(1 for v in labels if v is not None))
-            content += int(np.count_nonzero(labels == CONTENT))
-        batcher.finish(page_keys, n_pages)
+                    rows = walk.rows
+                    rows[LABEL] = labels
+                    n_before = len(rows)
+                    rows = apply_render(rows, render_by_page.get(pid), drop=True, walk_node=True)
+                    hidden += n_before - len(rows)
+                    keys = walk.site_keys[rows["walk_node"].to_numpy()] if len(rows) else np.zeros(0, np.uint64)
+                    cols = _frame_columns(rows, columns)
+                    labels = rows[LABEL].to_numpy(object)
+                else:
+                    cols = dict(walk.columns)
+                    cols[LABEL] = labels.tolist()
+                    keys = walk.site_keys
+                page_keys.append(np.unique(keys))
+                batcher.add(pid, site_of.get(pid, ""), cols, keys)
+                n_pages += 1
+                n_rows += len(keys)
+                labelled += int(sum(1 for v in labels if v is not None))
+                content += int(np.count_nonzero(labels == CONTENT))
+            batcher.finish(page_keys, n_pages)
         _move_into_place(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -49,8 +49,10 @@ def segment_words(walk) -> tuple[np.ndarray, list[str]]:
     seg_owner, texts = walk.segment_arrays()
     if not texts:
         return np.zeros(0, dtype=np.int64), []
-    toks = np.array(_WORD_OR_NUL.findall("\x00".join(walk.normalized_segments())), dtype=object)
-    sep = toks == "\x00"
+    found = _WORD_OR_NUL.findall("\x00".join(walk.normalized_segments()))
+    toks = np.empty(len(found), dtype=object)
+    toks[:] = found
+    sep = np.fromiter(map("\x00".__eq__, found), dtype=bool, count=len(found))
     if int(np.count_nonzero(sep)) != len(texts) - 1:  # cannot happen; the slow, sure way
         per = [tokenize(t) for t in texts]
         return (np.repeat(seg_owner, [len(w) for w in per]).astype(np.int64),

@@ -145,37 +145,24 @@ def xpaths(parent: np.ndarray, tags: Sequence[str], nth: np.ndarray, root_path: 
     """``(xpath, tag path)`` of each row: ``/html/body/div[2]/p[1]`` (positions among shown
     siblings of the same tag) and the same without positions (``/html/body/div/p``).
 
-    Built one depth level at a time (``depth``: levels below row 0, computed when not
-    given): each level's strings are its parents' plus a step, as numpy object arrays."""
+    Each row's string is its parent's plus a step (``/tag[k]``) made once per distinct tag
+    and position; ``depth`` is accepted for callers that pass it and not needed."""
     n = len(tags)
     if not n:
         return [], []
     parent = np.asarray(parent, dtype=np.int64)
-    if depth is not None and not (np.asarray(depth)[1:] == np.asarray(depth)[parent[1:]] + 1).all():
-        depth = None  # not levels of this parent array: count them
-    if depth is None:
-        depth = np.zeros(n, dtype=np.int64)
-        cur = parent.copy()
-        while (up := cur >= 0).any():
-            depth[up] += 1
-            cur = np.where(up, parent[np.maximum(cur, 0)], -1)
     codes, uniq = factor if factor is not None else tag_factor(tags)
     slash = np.array(["/" + str(t) for t in uniq], dtype=object)[codes]
     nth = np.asarray(nth, dtype=np.int64)
     pos = np.array([f"[{k}]" for k in range(int(nth.max()) + 1)], dtype=object)[nth]
-    step = slash + pos
-    xp = np.empty(n, dtype=object)
-    tp = np.empty(n, dtype=object)
-    xp[0] = tp[0] = root_path
-    depth = np.asarray(depth, dtype=np.int64) - int(depth[0])
-    order = np.argsort(depth, kind="stable")
-    bounds = np.concatenate(([0], np.cumsum(np.bincount(depth))))
-    for d in range(1, len(bounds) - 1):
-        rows = order[bounds[d]:bounds[d + 1]]
-        up = parent[rows]
-        xp[rows] = xp[up] + step[rows]
-        tp[rows] = tp[up] + slash[rows]
-    return xp.tolist(), tp.tolist()
+    steps = (slash + pos).tolist()
+    slashes = slash.tolist()
+    xp = [root_path] * n
+    tp = [root_path] * n
+    for i, p, st, sl in zip(range(1, n), parent[1:].tolist(), steps[1:], slashes[1:]):
+        xp[i] = xp[p] + st
+        tp[i] = tp[p] + sl
+    return xp, tp
 
 
 def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, own_chars: np.ndarray,

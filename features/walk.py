@@ -59,8 +59,9 @@ import re
 import threading
 from collections.abc import Iterable
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 from lxml import etree
 
 from hwnoise.decode import decode_html
@@ -69,6 +70,9 @@ from hwnoise.features.limits import cap_markup
 from hwnoise.features.measures import (TAG_VOCABULARY, composite_text_density, query_scores,
                                        subtree_last, tree_measures)
 from hwnoise.text import WORD_RE, normalize, tokenize
+
+if TYPE_CHECKING:  # pandas loads when a DataFrame of rows is asked for, not for the walk
+    import pandas as pd
 
 __all__ = ["PageWalk", "walk_page", "parse_html", "TermMatcher", "TAG_VOCABULARY", "MAX_DEPTH",
            "composite_text_density", "query_scores", "subtree_last",
@@ -198,7 +202,7 @@ class PageWalk:
 
 _POS_RE = re.compile(r"\[\d+\]")
 
-_P1, _P2 = np.uint64(0x100000001B3), np.uint64(0xC2B2AE3D27D4EB4F)
+_P1 = np.uint64(0xC2B2AE3D27D4EB4F)
 
 
 def _mix64(x: np.ndarray) -> np.ndarray:
@@ -211,9 +215,10 @@ def _mix64(x: np.ndarray) -> np.ndarray:
 
 
 def stable_hashes(strings: list[str]) -> np.ndarray:
-    """A uint64 hash of each string, the same in every process and run (no salt), in numpy:
-    two polynomial hashes of its UTF-8 bytes (mod 2**64) and its length, mixed. Equal
-    strings give equal hashes; different ones collide with odds of about 2**-64."""
+    """A uint64 hash of each string, the same in every process and run (no salt), in numpy: a
+    polynomial hash of its UTF-8 bytes (mod 2**64, odd base) mixed with its length. Equal
+    strings give equal hashes; for natural text different ones collide with odds of about
+    2**-64 (crafted inputs can collide: the cost is one ``sitelevel`` value off)."""
     n = len(strings)
     if not n:
         return np.zeros(0, dtype=np.uint64)
@@ -232,17 +237,14 @@ def stable_hashes(strings: list[str]) -> np.ndarray:
     size = stops - starts
     out = _mix64(size.astype(np.uint64) + np.uint64(1))
     if not len(buf):  # empty strings only
-        return _mix64(_mix64(out))
-    owner = np.searchsorted(stops, np.arange(len(buf)), side="right")  # each byte's string
-    owner = np.minimum(owner, n - 1)
-    pos = np.arange(len(buf), dtype=np.int64) - starts[owner]
-    b = buf.astype(np.uint64) + np.uint64(1)
+        return _mix64(out)
+    gap = np.diff(np.append(starts, len(buf))) if len(ends) == n - 1 else size  # bytes up to the next string
+    pos = np.arange(len(buf), dtype=np.int64) - np.repeat(starts, gap)
     with np.errstate(over="ignore"):
-        for p in (_P1, _P2):
-            powers = np.cumprod(np.full(int(size.max()) + 1, p, dtype=np.uint64))
-            cs = np.concatenate(([np.uint64(0)], np.cumsum(b * powers[pos], dtype=np.uint64)))
-            out = _mix64(out ^ (cs[stops] - cs[starts]))
-    return out
+        powers = np.cumprod(np.full(int(size.max()) + 1, _P1, dtype=np.uint64))
+        cs = np.concatenate(([np.uint64(0)], np.cumsum((buf.astype(np.uint64) + np.uint64(1))
+                                                        * powers[pos], dtype=np.uint64)))
+        return _mix64(out ^ _mix64(cs[stops] - cs[starts]))
 
 
 class TermMatcher:
@@ -653,6 +655,8 @@ def _frame(columns: dict) -> pd.DataFrame:
     """The DataFrame of a walk's ``ROW_COLUMNS``, built without pandas' per-column checks
     (they cost more than the measures on a typical page); the public constructor if that
     API moves."""
+    import pandas as pd
+
     n = len(columns["node"])
     arrays = []
     for c in ROW_COLUMNS:
