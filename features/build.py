@@ -143,10 +143,10 @@ class _GC:
 
 
 def _page_job(job: tuple) -> tuple[str, object, str | None]:
-    """Walk and label one page; returns ``(page id, (walk, labels), error)``, or with a
-    ``(dataset, site)`` as the job's last item ``(page id, (record batch, keys, labelled,
-    content), error)``: the page's rows as Arrow (``page_batch``), made here in the worker."""
-    pid, html_path, gold_path, charset, own, stored, *arrow = job
+    """Walk and label one page; returns ``(page id, (walk, labels), error)``, or with a true
+    ``columns`` as the job's last item ``(page id, (columns, keys, unique keys, labelled,
+    content), error)``: the page's columns as ``page_columns`` makes them, here in the worker."""
+    pid, html_path, gold_path, charset, own, stored, *arrow = job  # arrow: [columns?]
     try:
         data = Path(html_path).read_bytes()
     except OSError as exc:
@@ -162,12 +162,11 @@ def _page_job(job: tuple) -> tuple[str, object, str | None]:
         labels = page_labels(walk, gold, html=data, http_charset=charset,
                              records=read_records(records_path_for(html_path)), stored=stored)
         keys = walk.site_keys  # made here, in the worker, with the walk's tag paths
-        if arrow and arrow[0] is not None:
+        if arrow and arrow[0]:
             cols = dict(walk.columns)
             cols[LABEL] = labels
-            dataset, site = arrow[0]
-            batch = page_batch(cols, SCHEMA, dataset, site, pid)
-            return pid, (batch, keys, np.unique(keys), int(np.count_nonzero(labels != None)),  # noqa: E711
+            return pid, (page_columns(cols, SCHEMA), keys, np.unique(keys),
+                         int(np.count_nonzero(labels != None)),  # noqa: E711
                          int(np.count_nonzero(labels == CONTENT))), None
         walk.segments = []  # not needed any more: keep what crosses processes small
     except MemoryError:
@@ -215,53 +214,41 @@ def _ordered(jobs: list[tuple], workers: int, query_terms: list[str], scheduler=
 
 
 # -- the dataset ---------------------------------------------------------------------------
-def page_batch(columns: dict, schema: pa.Schema, dataset: str, site: str, page: str,
-               n: int | None = None) -> pa.RecordBatch:
-    """One page's rows as an Arrow record batch of ``schema`` (typed columns; ``dataset``,
-    ``site`` and ``page`` repeated; ``sitelevel`` null until the dataset is done)."""
-    if n is None:
-        n = len(columns["node"])
-    arrays = []
-    zeros = None
+_NUMPY = {_INT: np.int64, _FLOAT: np.float64}
+
+
+def page_columns(columns: dict, schema: pa.Schema) -> dict:
+    """One page's columns of ``schema`` as ``_Batcher`` takes them: numbers as numpy arrays,
+    strings as Arrow arrays (made where the page was walked: they cross processes as buffers
+    and join a part by ``concat_arrays``). ``dataset``, ``site``, ``page`` and ``sitelevel``
+    are the batcher's."""
+    out = {}
     for field in schema:
         c = field.name
-        if c in ("dataset", "site", "page"):
-            if zeros is None:
-                zeros = pa.array(np.zeros(n, np.int32))
-            value = dataset if c == "dataset" else site if c == "site" else page
-            arr = pa.DictionaryArray.from_arrays(zeros, pa.array([value], _STR)).cast(_STR)
-        elif c == "sitelevel":
-            arr = pa.nulls(n, _FLOAT)
-        elif field.type == _STR:
-            v = columns.get(c)
-            if v is None:
-                arr = pa.nulls(n, _STR)
-            else:
-                arr = pa.array(v.tolist() if isinstance(v, np.ndarray) else v, _STR)
+        if c in ("dataset", "site", "page", "sitelevel") or c not in columns:
+            continue
+        v = columns[c]
+        if field.type == _STR:
+            out[c] = v if isinstance(v, pa.Array) else pa.array(
+                v.tolist() if isinstance(v, np.ndarray) else v, _STR)
         else:
-            v = columns.get(c)
-            arr = (pa.nulls(n, field.type) if v is None else
-                   pa.array(np.asarray(v).astype(field.type.to_pandas_dtype(), copy=False), field.type))
-        arrays.append(arr)
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+            out[c] = np.asarray(v).astype(_NUMPY.get(field.type) or field.type.to_pandas_dtype(), copy=False)
+    return out
 
 
 class _Batcher:
-    """Pages' record batches (``page_batch``) gathered into one batch per part, spilled to an
-    Arrow IPC file until ``sitelevel`` is known; the part's site keys travel with it as an
-    extra column."""
+    """Pages' columns (``page_columns``) gathered into one Arrow record batch per part (typed
+    columns, no per-page DataFrame), spilled to an Arrow IPC file until ``sitelevel`` is
+    known; the part's site keys travel with it as an extra column."""
 
     def __init__(self, folder: Path, columns: list[str], schema: pa.Schema, dataset: str):
         self.folder, self.columns, self.schema, self.dataset = folder, columns, schema, dataset
-        self.pages: list[tuple[pa.RecordBatch, np.ndarray]] = []
+        self.pages: list[tuple[str, str, dict, np.ndarray]] = []
         self.rows = 0
         self.spills: list[Path] = []
 
     def add(self, pid: str, site: str, columns: dict, keys: np.ndarray) -> None:
-        self.add_batch(page_batch(columns, self.schema, self.dataset, site, pid, len(keys)), keys)
-
-    def add_batch(self, batch: pa.RecordBatch, keys: np.ndarray) -> None:
-        self.pages.append((batch, keys))
+        self.pages.append((pid, site, page_columns(columns, self.schema), keys))
         self.rows += len(keys)
         if self.rows >= _PART_ROWS or len(self.pages) >= _PART_PAGES:
             self.flush()
@@ -270,16 +257,41 @@ class _Batcher:
         if not self.pages and not (force and not self.spills):
             return
         pages, self.pages, self.rows = self.pages, [], 0
-        if pages:
-            table = pa.Table.from_batches([b for b, _ in pages], schema=self.schema).combine_chunks()
-            keys = np.concatenate([k for _, k in pages])
-        else:
-            table = self.schema.empty_table()
-            keys = np.zeros(0, np.uint64)
-        table = table.append_column("_key", pa.array(keys.astype(np.uint64, copy=False), pa.uint64()))
+        sizes = np.fromiter((len(k) for *_, k in pages), dtype=np.int64, count=len(pages))
+        n = int(sizes.sum())
+        arrays = []
+        for field in self.schema:
+            c = field.name
+            if c == "dataset":
+                arr = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
+                                                     pa.array([self.dataset], _STR))
+            elif c in ("site", "page"):
+                vals = [p[0] if c == "page" else p[1] for p in pages]
+                arr = pa.DictionaryArray.from_arrays(
+                    pa.array(np.repeat(np.arange(len(pages), dtype=np.int32), sizes)),
+                    pa.array(vals, _STR))
+            elif c == "sitelevel":
+                arr = pa.nulls(n, _FLOAT)
+            else:
+                parts = [p[2].get(c) for p in pages]
+                if any(x is None for x in parts):  # a page without the column: missing values
+                    parts = [x if x is not None else pa.nulls(int(k), field.type)
+                             for x, k in zip(parts, sizes)]
+                if field.type == _STR:
+                    arr = pa.concat_arrays(parts) if parts else pa.array([], _STR)
+                else:
+                    arr = pa.array(np.concatenate([np.asarray(x.to_numpy(zero_copy_only=False)
+                                                              if isinstance(x, pa.Array) else x)
+                                                   for x in parts]).astype(_NUMPY.get(field.type) or
+                                                                           field.type.to_pandas_dtype())
+                                   if parts else np.zeros(0), field.type)
+            arrays.append(arr.cast(field.type) if arr.type != field.type else arr)
+        keys = np.concatenate([p[3] for p in pages]) if pages else np.zeros(0, np.uint64)
+        batch = pa.RecordBatch.from_arrays(arrays + [pa.array(keys, pa.uint64())],
+                                           names=[f.name for f in self.schema] + ["_key"])
         path = self.folder / f"part-{len(self.spills):05d}.arrow"
-        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as writer:
+            writer.write_batch(batch)
         self.spills.append(path)
 
     def finish(self, page_keys: list[np.ndarray], n_pages: int) -> None:
@@ -347,9 +359,9 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
     pages = list(ds.pages())
     stored = (dict(tuple(ds.read_labels().groupby("page", sort=False)))  # hwnoise label's
               if ds.labels_path.exists() else {})
-    arrow = render_by_page is None  # pages come back as Arrow batches made by the workers
+    arrow = render_by_page is None  # pages come back as columns ready for Arrow (page_columns)
     jobs = [(p.id, str(p.html_path), str(p.gold_path), p.http_charset, own_terms(p.fields),
-             stored.get(p.id), (ds.name, p.site) if arrow else None) for p in pages]
+             stored.get(p.id), arrow) for p in pages]
     site_of = {p.id: p.site for p in pages}
     out = ds.features_path
     tmp = Path(tempfile.mkdtemp(dir=ds.path, prefix=".features.parquet.", suffix=".tmp"))
@@ -368,9 +380,9 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
                     print(f"hwnoise: features: skipped {error}", file=sys.stderr, flush=True)
                     continue
                 if arrow:
-                    batch, keys, ukeys, n_lab, n_content = result
+                    cols, keys, ukeys, n_lab, n_content = result
                     page_keys.append(ukeys)
-                    batcher.add_batch(batch, keys)
+                    batcher.add(pid, site_of.get(pid, ""), cols, keys)
                     n_pages += 1
                     n_rows += len(keys)
                     labelled += n_lab
