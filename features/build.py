@@ -214,7 +214,44 @@ def _ordered(jobs: list[tuple], workers: int, query_terms: list[str], scheduler=
 
 
 # -- the dataset ---------------------------------------------------------------------------
-_NUMPY = {_INT: np.int64, _FLOAT: np.float64}
+_NUMPY = {_INT: np.int64, _FLOAT: np.float64, pa.int32(): np.int32, pa.uint64(): np.uint64}
+
+
+def _str_array(values) -> pa.Array:
+    """An Arrow string array of ``values`` (str or None = null), its buffers made here:
+    ``pa.array`` would import pandas (a second of start-up) to check what it was given."""
+    vals = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    n = len(vals)
+    validity, nulls = None, 0
+    if None in vals:
+        valid = np.fromiter(map(None.__ne__, vals), dtype=bool, count=n)
+        nulls = n - int(valid.sum())
+        validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
+        vals = [v if v is not None else "" for v in vals]
+    joined = "".join(vals)
+    data = joined.encode("utf-8")
+    if len(data) == len(joined):  # ASCII: bytes = characters
+        lens = np.fromiter(map(len, vals), dtype=np.int64, count=n)
+    else:
+        lens = np.fromiter((len(v.encode("utf-8")) for v in vals), dtype=np.int64, count=n)
+    if len(data) >= 2**31 - 1:  # past 32-bit offsets: let Arrow chunk it
+        return pa.array(np.array(values, dtype=object), _STR)
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(lens, out=offsets[1:])
+    return pa.Array.from_buffers(_STR, n, [validity, pa.py_buffer(offsets), pa.py_buffer(data)],
+                                 null_count=nulls)
+
+
+def _uint64_view(column) -> np.ndarray:
+    """A uint64 column (no nulls) as numpy, on its buffer (``to_numpy`` would import pandas)."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    return np.frombuffer(arr.buffers()[1], dtype=np.uint64)[arr.offset:arr.offset + len(arr)]
+
+
+def _num_array(values: np.ndarray, typ: pa.DataType) -> pa.Array:
+    """An Arrow array of a numpy array of ``typ``'s dtype, on its buffer (no pandas import)."""
+    values = np.ascontiguousarray(values, dtype=_NUMPY.get(typ) or typ.to_pandas_dtype())
+    return pa.Array.from_buffers(typ, len(values), [None, pa.py_buffer(values)])
 
 
 def page_columns(columns: dict, schema: pa.Schema) -> dict:
@@ -229,8 +266,7 @@ def page_columns(columns: dict, schema: pa.Schema) -> dict:
             continue
         v = columns[c]
         if field.type == _STR:
-            out[c] = v if isinstance(v, pa.Array) else pa.array(
-                v.tolist() if isinstance(v, np.ndarray) else v, _STR)
+            out[c] = v if isinstance(v, pa.Array) else _str_array(v)
         else:
             out[c] = np.asarray(v).astype(_NUMPY.get(field.type) or field.type.to_pandas_dtype(), copy=False)
     return out
@@ -263,13 +299,13 @@ class _Batcher:
         for field in self.schema:
             c = field.name
             if c == "dataset":
-                arr = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
-                                                     pa.array([self.dataset], _STR))
+                arr = pa.DictionaryArray.from_arrays(_num_array(np.zeros(n, np.int32), pa.int32()),
+                                                     _str_array([self.dataset]))
             elif c in ("site", "page"):
                 vals = [p[0] if c == "page" else p[1] for p in pages]
                 arr = pa.DictionaryArray.from_arrays(
-                    pa.array(np.repeat(np.arange(len(pages), dtype=np.int32), sizes)),
-                    pa.array(vals, _STR))
+                    _num_array(np.repeat(np.arange(len(pages), dtype=np.int32), sizes), pa.int32()),
+                    _str_array(vals))
             elif c == "sitelevel":
                 arr = pa.nulls(n, _FLOAT)
             else:
@@ -278,16 +314,15 @@ class _Batcher:
                     parts = [x if x is not None else pa.nulls(int(k), field.type)
                              for x, k in zip(parts, sizes)]
                 if field.type == _STR:
-                    arr = pa.concat_arrays(parts) if parts else pa.array([], _STR)
+                    arr = pa.concat_arrays(parts) if parts else _str_array([])
                 else:
-                    arr = pa.array(np.concatenate([np.asarray(x.to_numpy(zero_copy_only=False)
-                                                              if isinstance(x, pa.Array) else x)
-                                                   for x in parts]).astype(_NUMPY.get(field.type) or
-                                                                           field.type.to_pandas_dtype())
-                                   if parts else np.zeros(0), field.type)
+                    arr = _num_array(np.concatenate([np.asarray(x.to_numpy(zero_copy_only=False)
+                                                                if isinstance(x, pa.Array) else x)
+                                                     for x in parts]) if parts else np.zeros(0),
+                                     field.type)
             arrays.append(arr.cast(field.type) if arr.type != field.type else arr)
         keys = np.concatenate([p[3] for p in pages]) if pages else np.zeros(0, np.uint64)
-        batch = pa.RecordBatch.from_arrays(arrays + [pa.array(keys, pa.uint64())],
+        batch = pa.RecordBatch.from_arrays(arrays + [_num_array(keys, pa.uint64())],
                                            names=[f.name for f in self.schema] + ["_key"])
         path = self.folder / f"part-{len(self.spills):05d}.arrow"
         with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as writer:
@@ -306,11 +341,11 @@ class _Batcher:
         for path in self.spills:
             with pa.memory_map(str(path)) as source:
                 table = pa.ipc.open_file(source).read_all()
-                k = table.column("_key").to_numpy()
+                k = _uint64_view(table.column("_key"))
                 table = table.drop_columns(["_key"])
                 if table.num_rows:
                     share = counts[np.searchsorted(uniq, k)] / max(n_pages, 1)
-                    table = table.set_column(at, "sitelevel", pa.array(share.astype(np.float64)))
+                    table = table.set_column(at, "sitelevel", _num_array(share, _FLOAT))
                 pq.write_table(table, path.with_suffix(".parquet"))
                 del table
             path.unlink()
