@@ -231,6 +231,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trafilatura-repeat", type=int, default=None,
                     help="runs of trafilatura (default --repeat; it takes ~4x the features stage)")
     ap.add_argument("--no-evaluate", action="store_true", help="skip hwnoise evaluate's memory")
+    ap.add_argument("--evaluate-pages", type=int, default=None,
+                    help="pages of the dataset hwnoise evaluate's memory is measured on (default: the "
+                         "curve's largest)")
     ap.add_argument("--figure", default=str(ROOT / "docs" / "figures" / "features_cost.png"))
     ap.add_argument("--out", help="also write the figures as JSON here")
     ap.add_argument("--probe", nargs="+", metavar="DATASET",
@@ -306,12 +309,15 @@ def main(argv: list[str] | None = None) -> int:
         cost_figure(curve, Path(args.figure))
         print(f"figure -> {args.figure}")
         if not args.no_evaluate:
-            big = repeated(base, max(sizes), work)
+            n_eval = args.evaluate_pages or max(sizes)
+            big = repeated(base, n_eval, work)
+            if not Dataset(big).has_features():
+                _run([*HWNOISE, "features", str(big), "--no-progress"])
             cpu, wall, mem = _run([*HWNOISE, "evaluate", str(big), "--methods", "model",
                                    "--no-figures", "--out", str(work / "evaluate")])
-            print(f"hwnoise evaluate --methods model on {max(sizes)} pages: max RSS {mem} MB, "
+            print(f"hwnoise evaluate --methods model on {n_eval} pages: max RSS {mem} MB, "
                   f"{cpu:.0f} s CPU")
-            results["evaluate"] = {"pages": max(sizes), "max_rss_mb": mem, "cpu": cpu}
+            results["evaluate"] = {"pages": n_eval, "max_rss_mb": mem, "cpu": cpu}
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=1))
     return 0
