@@ -27,6 +27,12 @@ without the start-up (a run on an empty dataset), peak memory (max RSS), and
 the peak memory of ``hwnoise evaluate --methods model`` on the largest. The
 figure ``docs/figures/features_cost.png`` plots seconds per page against pages.
 
+``--compare OLD NEW`` instead checks that two feature tables (``features.parquet`` folders or
+files) are identical: same schema, same rows in the same order, every column equal (missing
+values equal), as after a change that must not move the output:
+
+    python bench/bench_features.py --compare /tmp/before/features.parquet DATASET/features.parquet
+
 ``--probe DATASET...`` instead asks which extended features help: per dataset
 (with features.parquet), a seeded 66 % split of its pages, a CART tree with
 entropy (scikit-learn; a quick stand-in for J48) on the thesis's five features
@@ -218,6 +224,24 @@ def probe(datasets: list[str], seed: int = 1) -> dict[str, float]:
     return {g: float(np.mean(v)) for g, v in scores.items() if v}
 
 
+def compare(old: str, new: str) -> list[str]:
+    """Lines describing how two feature tables differ (empty when identical)."""
+    import pyarrow.parquet as pq
+
+    a, b = pq.read_table(old), pq.read_table(new)
+    out = []
+    if not a.schema.remove_metadata().equals(b.schema.remove_metadata()):
+        out.append(f"schemas differ:\n{a.schema}\n---\n{b.schema}")
+    if a.num_rows != b.num_rows:
+        out.append(f"rows differ: {a.num_rows} against {b.num_rows}")
+    if out:
+        return out
+    for name in a.column_names:
+        if not a.column(name).equals(b.column(name)):
+            out.append(f"column {name} differs")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", default="/tmp/hwnoise-bench-features",
@@ -236,9 +260,15 @@ def main(argv: list[str] | None = None) -> int:
                          "curve's largest)")
     ap.add_argument("--figure", default=str(ROOT / "docs" / "figures" / "features_cost.png"))
     ap.add_argument("--out", help="also write the figures as JSON here")
+    ap.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"),
+                    help="instead: check that two feature tables are identical (exit 1 if not)")
     ap.add_argument("--probe", nargs="+", metavar="DATASET",
                     help="instead: which extended features help (datasets with features.parquet)")
     args = ap.parse_args(argv)
+    if args.compare:
+        diffs = compare(*args.compare)
+        print("\n".join(diffs) if diffs else f"identical: {args.compare[0]} and {args.compare[1]}")
+        return 1 if diffs else 0
     if args.probe:
         for group, f1 in probe(args.probe).items():
             print(f"{group:45s} content F1 {f1:.3f}")
