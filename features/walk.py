@@ -58,7 +58,6 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable
-
 from typing import TYPE_CHECKING
 
 import numpy as np
