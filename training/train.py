@@ -81,6 +81,15 @@ def _dataset_table(path: Path, features=None, text: bool = True) -> tuple[pd.Dat
 #: The free-text columns, which no model uses: training reads the table without them.
 TEXT_COLUMNS = ("text", "xpath")
 
+def _names_text(features) -> bool:
+    """True when a ``--features`` value names a free-text column (read it, so that the error
+    says it is not numeric rather than missing)."""
+    if features is None:
+        return False
+    names = features if isinstance(features, (list, tuple)) else str(features).split(",")
+    return any(str(n).strip() in TEXT_COLUMNS for n in names)
+
+
 #: Columns read beside the features when a table is read for given features.
 _KEY_COLUMNS = ["dataset", "site", "page", "node", "parent", "tag", LABEL]
 
@@ -293,7 +302,7 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
         return weka
     protocol = protocol or "pages"
     k = 5 if k is None else k
-    df, desc = load_inputs(inputs, text=False)
+    df, desc = load_inputs(inputs, text=_names_text(features))
     what = ", ".join(desc["sources"])
     arff = desc["kind"] == "arff"
     n_sites = int(df["site"].nunique()) if "site" in df.columns else 1
@@ -354,7 +363,7 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
 
     if test is not None:
         test_path = Path(test)
-        test_df, test_desc = load_inputs([test_path], text=False)
+        test_df, test_desc = load_inputs([test_path], text=_names_text(features))
         if not (desc["kind"] == "arff" and features is None):
             test_df = _assembled(test_df, test_desc, feats, stacker, progress)
         test_data = _labelled(test_df, str(test_path))
