@@ -3,7 +3,8 @@ blow up, as browsers cope with such pages rather than stall.
 
 - ``MAX_ATTRIBUTES`` attributes per element: libxml2 checks each new attribute against the
   element's others, so 100,000 attributes on one element take minutes (quadratic). The first
-  ``MAX_ATTRIBUTES`` are kept, the rest of that run dropped.
+  ``MAX_ATTRIBUTES`` are kept, the rest of that run dropped; quoted values holding ``<`` and
+  ``>`` count as any other, and the search is one linear scan (no position tried twice).
 - ``MAX_TEXT_RUN`` characters between two ``<``: one text node of tens of megabytes costs the
   walk tens of times its size (its words, their offsets). The run is cut to its first
   ``MAX_TEXT_RUN`` characters (still far longer than any other node of a result page).
@@ -25,43 +26,40 @@ MAX_ATTRIBUTES = 1000
 MAX_TEXT_RUN = 1 << 20
 MAX_PAGE_CHARS = 32 << 20
 
-_ATTR = r"""\s+[^\s=/>"'<]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']+))?"""
+# one attribute, taken atomically: whitespace, a name, an optional value (quoted or bare)
+_ATTR = r"""(?>\s+[^\s=/>"'<]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']+))?)"""
 _ATTR_RE = re.compile(_ATTR)
 
 
 def _patterns(n: int) -> tuple[re.Pattern, re.Pattern]:
-    """(gate, run): the gate finds, fast, tags that are long enough to hold more than ``n``
-    attributes (2n characters before any ``>`` or any ``<``); the run matches their attributes."""
-    gate = re.compile(r"<[A-Za-z](?:[^>]{%d}|[^<]{%d})" % (2 * n, 2 * n))
-    return gate, re.compile(r"<[A-Za-z][^\s/>]*((?:%s){%d,})" % (_ATTR, n + 1))
+    """(skip, run). ``skip``, matched at a position, consumes text, end tags and tags of at most
+    ``n`` attributes (possessively: nothing is tried twice), so it stops only at the start of a
+    tag with more than ``n`` attributes, or at the end; ``run`` matches that tag's attributes.
+    Quoted values may hold ``<`` and ``>``; one scan of the page, linear in its length."""
+    short = r"<[A-Za-z][^\s/>]*+(?:%s){0,%d}+(?!%s)" % (_ATTR, n, _ATTR)
+    skip = re.compile(r"(?:[^<]++|<(?![A-Za-z])|%s)*+" % short)
+    return skip, re.compile(r"<[A-Za-z][^\s/>]*+((?:%s)*+)" % _ATTR)
 
 
 _PATTERNS = {MAX_ATTRIBUTES: _patterns(MAX_ATTRIBUTES)}
 
 
 def _cap_attributes(text: str, limit: int) -> str:
-    """Drop attributes past the ``limit``-th of an element. A tag whose every attribute value
-    holds both ``<`` and ``>`` slips past the gate (a known gap; such pages are contrived)."""
-    gate, runs = _PATTERNS.get(limit) or _PATTERNS.setdefault(limit, _patterns(limit))
-    out, last = [], 0
-    pos = 0
+    """Drop attributes past the ``limit``-th of an element."""
+    skip, runs = _PATTERNS.get(limit) or _PATTERNS.setdefault(limit, _patterns(limit))
+    out, last, pos = [], 0, 0
     while True:
-        g = gate.search(text, pos)
-        if g is None:
+        pos = skip.match(text, pos).end()
+        if pos >= len(text):
             break
-        m = runs.match(text, g.start())
-        if m is None:
-            pos = g.start() + 1
-            continue
-        pos = m.end()
-        start = m.start(1)
-        keep = start
-        for i, a in enumerate(_ATTR_RE.finditer(text, start, m.end(1))):
+        m = runs.match(text, pos)
+        keep = m.start(1)
+        for i, a in enumerate(_ATTR_RE.finditer(text, m.start(1), m.end(1))):
             if i == limit:
                 break
             keep = a.end()
-        out += [text[last:keep]]
-        last = m.end(1)
+        out.append(text[last:keep])
+        last = pos = m.end(1)
     if not out:
         return text
     out.append(text[last:])

@@ -138,8 +138,10 @@ def test_generated_nominal_files_give_weka_s_tree(seed, options, params, tmp_pat
 
 @pytest.mark.weka
 @needs_weka
-@pytest.mark.parametrize("seed", [3, 10, 12])
+@pytest.mark.parametrize("seed", [3, 10, 12, 7, 11, 14, 26, 38])
 def test_train_prints_weka_s_cross_validation(seed, tmp_path, capsys):
+    """Seeds 7, 11, 14, 26, 38 have rows whose class probabilities tie on paper: Weka's
+    confusion matrix needs its fold shuffles and its left-to-right sums of fractional weights."""
     path = mixed_arff(seed, tmp_path / f"cv{seed}.arff")
     expected = weka_j48(path)
     assert main(["train", str(path)]) == 0
@@ -191,3 +193,129 @@ def test_export_keeps_a_user_s_class_set(tmp_path):
     back = load_arff(write_arff(df, tmp_path / "out.arff", features=feats))
     assert back.classes == load_arff(FIXTURES / "mixed.arff").classes
     assert back.names == feats and (back.y == load_arff(FIXTURES / "mixed.arff").y).all()
+
+
+@pytest.mark.weka
+@needs_weka
+@pytest.mark.parametrize("seed,options", [(83, ()), (83, ("-U",)), (83, ("-M", "5")), (83, ("-B",)),
+                                          (101, ("-B",)), (44, ())])
+def test_trees_where_fractional_weights_round_as_in_java(seed, options, tmp_path):
+    """Leaf weights like 9.875 print 9.88 or 9.87 depending on the order Java added them
+    (rows sorted by Weka's quicksort, per-class sums left to right); seed 44's root is
+    pruned to a leaf that prints its merged total."""
+    params = {"-U": {"unpruned": True}, "-B": {"binary_splits": True}, "-M": {"min_num_obj": 5}}
+    path = mixed_arff(seed, tmp_path / f"f{seed}.arff")
+    expected = weka_tree(weka_j48(path, "-no-cv", *options))
+    run = run_arff(path, params=params.get(options[0], {}) if options else {}, cv=False)
+    assert run.tree == expected.rstrip("\n")
+
+
+# ------------------------------------------------------------------ Weka's own code, compiled
+
+JAVA_HELPER = r"""
+import weka.core.*;
+import weka.classifiers.trees.J48;
+import java.io.*;
+import java.util.*;
+
+public class WekaProbe {
+  public static void main(String[] a) throws Exception {
+    if (a[0].equals("sort")) {            // stdin: one array per line, '?' missing
+      BufferedReader r = new BufferedReader(new InputStreamReader(System.in));
+      String line;
+      while ((line = r.readLine()) != null) {
+        String[] t = line.trim().split(" ");
+        double[] v = new double[t.length];
+        for (int i = 0; i < t.length; i++)
+          v[i] = t[i].equals("?") ? Double.MAX_VALUE : Double.parseDouble(t[i]);
+        StringBuilder sb = new StringBuilder();
+        for (int i : Utils.sortWithNoMissingValues(v)) sb.append(i).append(' ');
+        System.out.println(sb.toString().trim());
+      }
+      return;
+    }
+    // "cv FILE": Evaluation.crossValidateModel's steps, each test row's distribution
+    Instances data = new Instances(new BufferedReader(new FileReader(a[1])));
+    data.setClassIndex(data.numAttributes() - 1);
+    IdentityHashMap<Instance, Integer> id = new IdentityHashMap<Instance, Integer>();
+    for (int i = 0; i < data.numInstances(); i++) id.put(data.instance(i), i);
+    int k = 10, n = data.numInstances();
+    Random random = new Random(1);
+    data.randomize(random);
+    data.stratify(k);
+    for (int f = 0; f < k; f++) {
+      J48 j48 = new J48();
+      j48.buildClassifier(data.trainCV(k, f, random));
+      int num = n / k + (f < n % k ? 1 : 0);
+      int first = f * (n / k) + Math.min(f, n % k);
+      for (int i = first; i < first + num; i++) {
+        StringBuilder sb = new StringBuilder().append(id.get(data.instance(i)));
+        for (double v : j48.distributionForInstance(data.instance(i))) sb.append(' ').append(v);
+        System.out.println(sb);
+      }
+    }
+  }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def weka_probe(tmp_path_factory):
+    """A small Java class calling Weka's own sort and J48 (compiled here; skipped without javac)."""
+    import shutil
+    if not weka_available() or shutil.which("javac") is None:
+        pytest.skip("Weka and a JDK (javac) are needed")
+    folder = tmp_path_factory.mktemp("probe")
+    (folder / "WekaProbe.java").write_text(JAVA_HELPER, encoding="utf-8")
+    subprocess.run(["javac", "-cp", str(WEKA_JAR), "WekaProbe.java"], cwd=folder, check=True,
+                   capture_output=True)
+
+    def run(*args: str, stdin: str | None = None) -> list[str]:
+        out = subprocess.run(["java", "-cp", f"{WEKA_JAR}:{folder}", "WekaProbe", *args], input=stdin,
+                             capture_output=True, text=True, check=True).stdout
+        return out.splitlines()
+    return run
+
+
+@pytest.mark.weka
+def test_java_quicksort_is_weka_s_sort(weka_probe):
+    """Weka's quicksort is not stable: ties (and missing values, sorted last) come out in its
+    own order, which J48's sums follow."""
+    from hwnoise.training.c45 import java_quicksort
+
+    rng = np.random.default_rng(0)
+    arrays = []
+    for t in range(200):
+        n = int(rng.integers(1, 500))
+        v = rng.integers(0, int(rng.integers(1, 30)), n).astype(float)
+        v[rng.random(n) < 0.15] = np.nan
+        arrays.append(rng.normal(size=n) if t % 5 == 0 else v)
+    stdin = "\n".join(" ".join("?" if np.isnan(x) else repr(float(x)) for x in v) for v in arrays) + "\n"
+    weka = weka_probe("sort", stdin=stdin)
+    assert len(weka) == len(arrays)
+    unstable = 0
+    for v, line in zip(arrays, weka):
+        order = [int(i) for i in line.split()]
+        assert java_quicksort(v).tolist() == order
+        stable = np.argsort(np.where(np.isnan(v), np.inf, v), kind="stable").tolist()
+        unstable += order != stable
+    assert unstable > 100                 # most arrays with ties: Weka's order is not a stable sort's
+
+
+@pytest.mark.weka
+@pytest.mark.parametrize("seed", [7, 38])
+def test_cross_validation_distributions_are_weka_s_to_the_last_bit(seed, weka_probe, tmp_path):
+    """Every test row of every fold gets the class distribution J48 gives it, float for float."""
+    from hwnoise.training.arff_train import _fit, j48_params
+
+    path = mixed_arff(seed, tmp_path / f"d{seed}.arff")
+    weka = {}
+    for line in weka_probe("cv", str(path)):
+        row, *probs = line.split()
+        weka[int(row)] = [float(p) for p in probs]
+    t = load_arff(path)
+    ours = {}
+    for train, test in weka_cv_folds(t.y, 10, 1):
+        for r, p in zip(test.tolist(), _fit(t, train, j48_params()).predict_proba(t.X[test]).tolist()):
+            ours[r] = p
+    assert ours == weka

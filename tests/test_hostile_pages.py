@@ -52,3 +52,23 @@ def test_a_giant_attribute_value_and_an_oversized_page_are_cut():
     cut = cap_text(page, max_chars=40)
     assert 30 <= len(cut) <= 40 and cut.count("<") == cut.count(">")     # cut before a tag, not in one
     assert limits.MAX_PAGE_CHARS == 32 << 20
+
+
+def test_attributes_whose_values_all_hold_both_brackets_are_capped():
+    """Every value holds '<' and '>' (the gap the old gate left): still capped, and parsed."""
+    attrs = " ".join(f'b{i}="<i>{i}</i>"' for i in range(3000))
+    capped = cap_text(f"<p {attrs}>t</p><div>after</div>")
+    assert capped.count("</i>\"") == MAX_ATTRIBUTES
+    root, _ = parse_html(capped)
+    assert len(root.find(".//p").attrib) == MAX_ATTRIBUTES and root.find(".//div").text == "after"
+
+
+def test_tag_starts_without_end_are_scanned_once():
+    """'<a' repeated: the old gate retried the rest of the page at each one (quadratic:
+    20,000 of them took 43 s); each position is now read once. Such text is left as it is."""
+    for page in ("<a" * 300_000, '<a x="' * 100_000 + "'"):
+        assert cap_text(page) is page
+    one_tag = "<a x=" * 200_000                  # one element, 199,999 attributes 'x=<a'
+    assert cap_text(one_tag) == "<a" + " x=<a" * MAX_ATTRIBUTES + "="   # the last, bare "x=" kept its "="
+    many = ("<a " + "x " * (MAX_ATTRIBUTES - 1) + ">") * 300        # at the cap: untouched
+    assert cap_text(many) is many

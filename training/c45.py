@@ -151,6 +151,177 @@ def _first_record(g: np.ndarray) -> int:
     return int(pm[step[k]])
 
 
+# ---------------------------------------------------------------- Java's sums
+
+def _seq(values: np.ndarray, init: float = 0.0) -> float:
+    """``s = init; for v: s = s + v`` as Java adds, left to right (numpy's sum is pairwise, which
+    rounds fractional weights differently and flips exact ties between classes)."""
+    if values.size == 0:
+        return float(init)
+    if init == 0.0:
+        if bool(np.all(values == np.floor(values))):   # integers: every order sums exactly
+            return float(values.sum())
+        return float(np.cumsum(values)[-1])
+    return float(np.cumsum(np.concatenate(([init], values)))[-1])
+
+
+def _seq_classes(ys: np.ndarray, ws: np.ndarray, k: int, init: np.ndarray | None = None) -> np.ndarray:
+    """Per class, the Java left-to-right sum of the weights of that class (from ``init``)."""
+    if init is None and bool(np.all(ws == np.floor(ws))):   # integers: every order sums exactly
+        return np.bincount(ys, weights=ws, minlength=k).astype(np.float64)
+    out = np.zeros(k) if init is None else np.array(init, dtype=np.float64)
+    for c in range(k):
+        out[c] = _seq(ws[ys == c], out[c])
+    return out
+
+
+class _Dist:
+    """weka.classifiers.trees.j48.Distribution: class weights per bag (``pcb``), per bag, per
+    class and in total, each accumulated instance by instance as Java does."""
+    __slots__ = ("pcb", "per_bag", "per_class", "total")
+
+    def __init__(self, pcb: np.ndarray, per_bag: np.ndarray, per_class: np.ndarray, total: float):
+        self.pcb, self.per_bag, self.per_class, self.total = pcb, per_bag, per_class, float(total)
+
+    @classmethod
+    def of(cls, ys: np.ndarray, ws: np.ndarray, k: int) -> "_Dist":
+        """``new Distribution(data)``: one bag."""
+        per_class = _seq_classes(ys, ws, k)
+        total = _seq(ws)
+        return cls(per_class[None, :].copy(), np.array([total]), per_class, total)
+
+    @classmethod
+    def bags(cls, bs: np.ndarray, ys: np.ndarray, ws: np.ndarray, nb: int, k: int) -> "_Dist":
+        """``add(bag, instance)`` for each row in order (rows of known value only)."""
+        pcb = np.zeros((nb, k))
+        per_bag = np.zeros(nb)
+        for b in range(nb):
+            sel = bs == b
+            per_bag[b] = _seq(ws[sel])
+            pcb[b] = _seq_classes(ys[sel], ws[sel], k)
+        return cls(pcb, per_bag, _seq_classes(ys, ws, k), _seq(ws))
+
+    def copy(self) -> "_Dist":
+        return _Dist(self.pcb.copy(), self.per_bag.copy(), self.per_class.copy(), self.total)
+
+    def add_unknown(self, ys: np.ndarray, ws: np.ndarray) -> None:
+        """addInstWithUnknown: rows of missing value spread over the bags by the bag shares."""
+        if ws.size == 0:
+            return
+        nb = self.per_bag.size
+        probs = np.full(nb, 1.0 / nb) if abs(self.total) < SMALL else self.per_bag / self.total
+        self.per_class = _seq_classes(ys, ws, self.per_class.size, self.per_class)
+        self.total = _seq(ws, self.total)
+        for j in range(nb):
+            nw = probs[j] * ws
+            self.pcb[j] = _seq_classes(ys, nw, self.per_class.size, self.pcb[j])
+            self.per_bag[j] = _seq(nw, self.per_bag[j])
+
+    def max_class(self) -> int:
+        return _max_class(self.per_class)
+
+    def num_incorrect(self) -> float:
+        return self.total - float(self.per_class[self.max_class()])
+
+    def max_bag(self) -> int:
+        """Distribution.maxBag: ties go to the last bag."""
+        best, idx = 0.0, -1
+        for b, v in enumerate(self.per_bag.tolist()):
+            if best - v < SMALL or v >= best:
+                best, idx = v, b
+        return idx
+
+
+def _ent_sum(logs: Sequence) -> np.ndarray | float:
+    """``r = 0; r = r + logFunc(x)`` over the terms, in order."""
+    r = 0.0
+    for t in logs:
+        r = r + t
+    return r
+
+
+def _new_ent(lpcb: Sequence, lbags: Sequence):
+    """InfoGainSplitCrit.newEnt from the logFunc values per bag (classes) and of each bag,
+    in Java's order: ``r += logFunc(perClassPerBag[i][j])`` then ``r -= logFunc(perBag[i])``."""
+    r = 0.0
+    for row, lb in zip(lpcb, lbags):
+        for t in row:
+            r = r + t
+        r = r - lb
+    return -r
+
+
+def _gain(old_ent, new_ent, sum_w: float, total):
+    """InfoGainSplitCrit.splitCritValue: the gain on the known values, scaled by their share."""
+    unknown_rate = (sum_w - total) / sum_w
+    num = (1 - unknown_rate) * (old_ent - new_ent)
+    return np.where(np.abs(num) < SMALL, 0.0, num) / total
+
+
+def _ratio(info_gain: float, per_bag: np.ndarray, total: float, sum_w: float) -> float:
+    """GainRatioSplitCrit.splitCritValue: splitEnt counts the unknowns as one more bag."""
+    ent = 0.0
+    if total - 0 > SMALL:
+        for b in per_bag.tolist():
+            ent = ent - float(_log_func(b))
+        ent = ent - float(_log_func(sum_w - total))
+        ent = ent + float(_log_func(sum_w))
+    if abs(ent) < SMALL:
+        return 0.0
+    return info_gain / (ent / sum_w)
+
+
+def _log2(n: float) -> float:
+    """Utils.log2: Math.log(n) / Math.log(2)."""
+    return math.log(n) / _LN2
+
+
+def java_quicksort(values: np.ndarray) -> np.ndarray:
+    """The permutation ``Utils.sortWithNoMissingValues`` (Weka 3.6's median-of-three quicksort,
+    not stable) gives ``values``; ``Instances.sort`` puts missing values (NaN) last as
+    Double.MAX_VALUE. Ties come out in Java's order, which decides the order of later sums."""
+    arr = np.where(np.isnan(values), sys.float_info.max, values)
+    n = arr.size
+    if n < 2 or np.unique(arr).size == n:          # no ties: the sorted order is unique
+        return np.argsort(arr, kind="stable").astype(np.intp)
+    a = arr.tolist()
+    idx = list(range(n))
+    stack = [(0, n - 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        left, right = pop()
+        diff = right - left
+        if diff == 0:
+            continue
+        if diff <= 2:                                # conditionalSwap on 2 or 3 elements
+            pairs = ((left, right),) if diff == 1 else ((left, left + 1), (left, right), (left + 1, right))
+            for i, j in pairs:
+                if a[idx[i]] > a[idx[j]]:
+                    idx[i], idx[j] = idx[j], idx[i]
+            continue
+        mid = (left + right) // 2                    # sortLeftRightAndCenter
+        for i, j in ((left, mid), (left, right), (mid, right)):
+            if a[idx[i]] > a[idx[j]]:
+                idx[i], idx[j] = idx[j], idx[i]
+        idx[mid], idx[right - 1] = idx[right - 1], idx[mid]
+        pivot = a[idx[right - 1]]
+        i, j = left + 1, right - 2                   # partition
+        while True:
+            while a[idx[i]] < pivot:
+                i += 1
+            while a[idx[j]] > pivot:
+                j -= 1
+            if i >= j:
+                break
+            idx[i], idx[j] = idx[j], idx[i]
+            i += 1
+            j -= 1
+        idx[i], idx[right - 1] = idx[right - 1], idx[i]
+        push((i + 1, right))
+        push((left, i - 1))
+    return np.asarray(idx, dtype=np.intp)
+
+
 # ---------------------------------------------------------------- split search
 
 #: Split kinds: C45Split on a numeric attribute (``<=``/``>``), on a nominal one (one branch
@@ -159,29 +330,29 @@ NUMERIC, NOMINAL, NOMINAL_BINARY = 0, 1, 2
 
 
 class _Split:
-    __slots__ = ("feature", "info_gain", "gain_ratio", "threshold", "left", "right", "kind")
+    __slots__ = ("feature", "info_gain", "gain_ratio", "threshold", "dist", "kind", "pending")
 
-    def __init__(self, feature, info_gain, gain_ratio, threshold, left, right, kind=NUMERIC):
+    def __init__(self, feature, info_gain, gain_ratio, threshold, dist, kind=NUMERIC, pending=None):
         self.feature, self.info_gain, self.gain_ratio = feature, info_gain, gain_ratio
-        self.threshold, self.left, self.right = threshold, left, right
-        self.kind = kind
+        self.threshold, self.dist, self.kind = threshold, dist, kind
+        self.pending = pending          # (cut position, ys, ws, classes): dist built if chosen
+
+    def distribution(self) -> _Dist:
+        if self.dist is None:
+            i, ys, ws, k = self.pending
+            bs = np.zeros(ys.size, dtype=np.intp)
+            bs[i:] = 1
+            self.dist = _Dist.bags(bs, ys, ws, 2, k)
+            self.dist.total = 0.0 + float(self.dist.per_bag[0]) + float(self.dist.per_bag[1])
+        return self.dist
 
 
-def _dist_gains(dist: np.ndarray, sum_w: float) -> tuple[float, float]:
-    """InfoGainSplitCrit and GainRatioSplitCrit of a (bags x classes) distribution of the known
-    values, in a node of weight ``sum_w`` (the unknowns count as an extra bag in the ratio)."""
-    total = float(dist.sum())
-    old_ent = float(_log_func(total) - _log_func(dist.sum(axis=0)).sum())
-    per_bag = dist.sum(axis=1)
-    new_ent = float(-(_log_func(dist).sum() - _log_func(per_bag).sum()))
-    unknown_rate = (sum_w - total) / sum_w
-    num = (old_ent - new_ent) * (1 - unknown_rate)
-    gain = 0.0 if abs(num) < SMALL else num / total
-    split_ent = 0.0
-    if total - 0 > SMALL:
-        split_ent = float(_log_func(sum_w) - _log_func(per_bag).sum() - _log_func(sum_w - total))
-    ratio = 0.0 if abs(split_ent) < SMALL else gain / (split_ent / sum_w)
-    return gain, ratio
+def _dist_gains(dist: _Dist, sum_w: float) -> tuple[float, float]:
+    """InfoGainSplitCrit (two-argument form) and GainRatioSplitCrit of a distribution."""
+    old_ent = float(_log_func(dist.total)) - _ent_sum(_log_func(dist.per_class).tolist())
+    new_ent = _new_ent([_log_func(r).tolist() for r in dist.pcb], _log_func(dist.per_bag).tolist())
+    gain = float(_gain(old_ent, new_ent, sum_w, dist.total))
+    return gain, _ratio(gain, dist.per_bag, dist.total, sum_w)
 
 
 def _nominal_split(codes: np.ndarray, ys: np.ndarray, ws: np.ndarray, n_values: int, n_classes: int,
@@ -191,56 +362,55 @@ def _nominal_split(codes: np.ndarray, ys: np.ndarray, ws: np.ndarray, n_values: 
     A multiway split exists when two values weigh at least ``min_obj`` each, even with no gain
     (it then counts in the average gain, as in J48). The binary form tries ``= v`` against the
     rest for each value in order and keeps the first, or one whose gain ratio beats it by 1e-6."""
-    dist = np.bincount(codes * n_classes + ys, weights=ws,
-                       minlength=n_values * n_classes).reshape(n_values, n_classes)
-    per_bag = dist.sum(axis=1)
-    big = (min_obj - per_bag < SMALL)              # Utils.grOrEq(perBag, minNoObj)
+    dist = _Dist.bags(codes, ys, ws, n_values, n_classes)
+    big = (min_obj - dist.per_bag < SMALL)             # Utils.grOrEq(perBag, minNoObj)
     if not binary:
         if np.count_nonzero(big) < 2:
             return None
         gain, ratio = _dist_gains(dist, sum_w)
-        return _Split(feature, gain, ratio, np.nan, None, None, NOMINAL)
-    total = dist.sum(axis=0)
-    valid, gain, ratio, point = False, 0.0, 0.0, np.nan
+        return _Split(feature, gain, ratio, np.nan, dist, NOMINAL)
+    valid, gain, ratio, point, best_dist = False, 0.0, 0.0, np.nan, dist
     for i in range(n_values):
         if not big[i]:
             continue
-        two = np.vstack([dist[i], total - dist[i]])
-        if np.count_nonzero(min_obj - two.sum(axis=1) < SMALL) < 2:
+        # new Distribution(dist, i): bag i against the rest, by subtraction from the totals
+        two = _Dist(np.vstack([dist.pcb[i], dist.per_class - dist.pcb[i]]),
+                    np.array([dist.per_bag[i], dist.total - dist.per_bag[i]]),
+                    dist.per_class.copy(), dist.total)
+        if np.count_nonzero(min_obj - two.per_bag < SMALL) < 2:
             continue
         valid = True                                 # m_numSubsets = 2, whatever the gain
         g, r = _dist_gains(two, sum_w)
         if i == 0 or r - ratio > SMALL:
-            gain, ratio, point = g, r, float(i)
+            gain, ratio, point, best_dist = g, r, float(i), two
     if not valid:
         return None
-    return _Split(feature, gain, ratio, point, None, None, NOMINAL_BINARY)
+    return _Split(feature, gain, ratio, point, best_dist, NOMINAL_BINARY)
 
 
 def _numeric_split(x: np.ndarray, yi: np.ndarray, w: np.ndarray, n_classes: int,
-                   sum_w: float, min_obj: int, mdl: bool, feature: int,
-                   table: np.ndarray | None = None) -> _Split | None:
-    """C45Split.handleNumericAttribute on one column of a node (x may hold NaN).
-
-    ``table[n] = logFunc(n)`` may be given when every weight is 1: counts are then integers
-    and the entropies are looked up instead of computed (same values, fewer passes)."""
-    known = ~np.isnan(x)
-    if np.count_nonzero(known) < 2:
-        return None
-    order = np.flatnonzero(known)
-    order = order[np.argsort(x[order], kind="stable")]
-    return _sorted_split(x[order], yi[order], w[order], n_classes, sum_w, min_obj, mdl, feature, table)
+                   sum_w: float, min_obj: int, mdl: bool, feature: int) -> _Split | None:
+    """C45Split.handleNumericAttribute on one column of a node (x may hold NaN), the rows
+    sorted as Java's ``Instances.sort`` leaves them."""
+    order = java_quicksort(x)
+    order = order[~np.isnan(x[order])]
+    return _sorted_split(x[order], yi[order], w[order], n_classes, sum_w, min_obj, mdl, feature)
 
 
 def _sorted_split(xs: np.ndarray, ys: np.ndarray, ws: np.ndarray, n_classes: int,
                   sum_w: float, min_obj: int, mdl: bool, feature: int,
                   table: np.ndarray | None = None) -> _Split | None:
-    """The split search on the known values of a column, already sorted ascending."""
+    """C45Split.handleNumericAttribute on the known values of a column in sorted order (the
+    order Java's sort left them in: it decides how fractional weights add up).
+
+    ``table[n] = logFunc(n)`` may be given when every weight is 1: counts are then integers
+    and the entropies are looked up instead of computed (same values, fewer passes)."""
     n_known = xs.size
     if n_known < 2:
         return None
-    known_w = n_known if table is not None else float(ws.sum())
-    min_split = 0.1 * known_w / n_classes
+    k = n_classes
+    known_w = float(n_known) if table is not None else _seq(ws)
+    min_split = 0.1 * known_w / k
     if min_split - min_obj < SMALL:
         min_split = float(min_obj)
     elif min_split - 25 > SMALL:
@@ -250,66 +420,48 @@ def _sorted_split(xs: np.ndarray, ys: np.ndarray, ws: np.ndarray, n_classes: int
     nxt = np.flatnonzero(xs[:-1] + 1e-5 < xs[1:]) + 1     # candidate cut before position nxt
     if nxt.size == 0:
         return None
-    if table is not None:                       # unit weights: integer counts
+    onehot = [ys == c for c in range(k)]
+    if table is not None:                       # unit weights: integer counts, exact sums
         lw = nxt
         rw = n_known - nxt
-        ok = ((min_split - lw < SMALL) | (lw >= min_split)) & ((min_split - rw < SMALL) | (rw >= min_split))
-        n_cand = int(np.count_nonzero(ok))
-        if n_cand == 0:
-            return None
-        nxt = nxt[ok]
-        lw, rw = nxt, n_known - nxt
-        cum = [np.cumsum(ys == c) for c in range(n_classes)]
-        total = np.array([float(c[-1]) for c in cum])
-        left = np.array([c[nxt - 1] for c in cum])
-        right = total.astype(np.int64)[:, None] - left
-        old_ent = float(table[n_known] - table[total.astype(np.int64)].sum())
-        new_ent = table[lw] + table[rw] - table[left].sum(axis=0) - table[right].sum(axis=0)
-        left = left.astype(np.float64)
+    else:                                       # shiftRange: bag 0 grows, bag 1 shrinks
+        lw = np.cumsum(ws)[nxt - 1]
+        rw = np.cumsum(np.concatenate(([known_w], -ws)))[nxt]
+    ok = ((min_split - lw < SMALL) | (lw >= min_split)) & ((min_split - rw < SMALL) | (rw >= min_split))
+    n_cand = int(np.count_nonzero(ok))
+    if n_cand == 0:
+        return None
+    nxt, lw, rw = nxt[ok], lw[ok], rw[ok]
+    if table is not None:
+        cum = [np.cumsum(o) for o in onehot]
+        total = [int(c[-1]) for c in cum]
+        left = [c[nxt - 1] for c in cum]
+        right = [t - lc for t, lc in zip(total, left)]
+        L = lambda v: table[v]
     else:
-        # cumulative class weights along the sorted column, one contiguous row per class
-        cum = np.empty((n_classes, n_known))
-        for c in range(n_classes):
-            np.cumsum(np.where(ys == c, ws, 0.0), out=cum[c])
-        total = cum[:, -1].copy()
-        known_w = float(total.sum())
-        lw = np.cumsum(ws)[nxt - 1]             # perBag(0), summed in order as shiftRange does
-        rw = known_w - lw
-        ok = ((min_split - lw < SMALL) | (lw >= min_split)) & ((min_split - rw < SMALL) | (rw >= min_split))
-        n_cand = int(np.count_nonzero(ok))
-        if n_cand == 0:
-            return None
-        nxt, lw, rw = nxt[ok], lw[ok], rw[ok]
-        left = cum[:, nxt - 1]
-        old_ent = float(_log_func(known_w) - _log_func(total).sum())
-        new_ent = _log_func(lw) + _log_func(rw)
-        for c in range(n_classes):
-            new_ent -= _log_func(left[c])
-            new_ent -= _log_func(total[c] - left[c])
-    unknown_rate = (sum_w - known_w) / sum_w
-    gain = (old_ent - new_ent) * (1 - unknown_rate)
-    gain = np.where(np.abs(gain) < SMALL, 0.0, gain) / known_w
+        wc = [np.where(o, ws, 0.0) for o in onehot]
+        total = [_seq(v) for v in wc]
+        left = [np.cumsum(v)[nxt - 1] for v in wc]
+        right = [np.cumsum(np.concatenate(([t], -v)))[nxt] for t, v in zip(total, wc)]
+        L = _log_func
+    old_ent = float(L(known_w if table is None else n_known)) - _ent_sum([float(L(t)) for t in total])
+    new_ent = _new_ent([[L(v) for v in left], [L(v) for v in right]], [L(lw), L(rw)])
+    gain = _gain(old_ent, new_ent, sum_w, known_w)
     best = _first_record(gain)
     info_gain = float(gain[best]) if best >= 0 else 0.0
     if mdl:
-        info_gain -= math.log2(n_cand) / sum_w
+        info_gain -= _log2(n_cand) / sum_w
     if info_gain - 0 < SMALL:                  # smOrEq(infoGain, 0)
         return None
     i = int(nxt[best])
     point = (xs[i] + xs[i - 1]) / 2
     if point == xs[i]:
         point = xs[i - 1]
-    lcounts = left[:, best].copy()
-    rcounts = total - lcounts
-    # GainRatioSplitCrit with the unknowns as an extra bag
-    bags = np.array([lcounts.sum(), rcounts.sum()])
-    split_ent = float(_log_func(sum_w) - _log_func(bags).sum() - _log_func(sum_w - known_w)) \
-        if known_w > SMALL else 0.0
-    if abs(split_ent) < SMALL:
-        ratio = 0.0
-    else:
-        ratio = info_gain / (split_ent / sum_w)
-    return _Split(feature, info_gain, ratio, float(point), lcounts, rcounts)
+    # the split's distribution is rebuilt with addRange (each bag summed afresh): its bags
+    # give the gain ratio; the rest is built only for the split chosen
+    per_bag = np.array([_seq(ws[:i]), _seq(ws[i:])])
+    ratio = _ratio(info_gain, per_bag, 0.0 + float(per_bag[0]) + float(per_bag[1]), sum_w)
+    return _Split(feature, info_gain, ratio, float(point), None, pending=(i, ys, ws, k))
 
 
 def _batch_numeric_splits(V: np.ndarray, yi: np.ndarray, n_classes: int, table: np.ndarray,
@@ -340,10 +492,10 @@ def _batch_numeric_splits(V: np.ndarray, yi: np.ndarray, n_classes: int, table: 
     total = cum[:, 0, -1].astype(np.int64)
     left = cum[:, :, :-1]
     right = total[:, None, None] - left
-    old_ent = float(table[m] - table[total].sum())
-    new_ent = table[lw][None, :] + table[rw][None, :] - table[left].sum(axis=0) - table[right].sum(axis=0)
-    gain = (old_ent - new_ent) * (1 - 0.0)
-    gain = np.where(np.abs(gain) < SMALL, 0.0, gain) / m
+    old_ent = float(table[m]) - _ent_sum([float(table[t]) for t in total])
+    new_ent = _new_ent([[table[left[c]] for c in range(k)], [table[right[c]] for c in range(k)]],
+                       [table[lw][None, :], table[rw][None, :]])
+    gain = _gain(old_ent, new_ent, float(m), float(m))
     best = np.zeros(d)
     idx = np.full(d, -1)
     for p in range(m - 1):                                 # J48's running best, 1e-6 margin
@@ -354,7 +506,7 @@ def _batch_numeric_splits(V: np.ndarray, yi: np.ndarray, n_classes: int, table: 
     info = np.where(idx >= 0, best, 0.0)
     has = n_cand > 0
     if mdl:
-        info = info - np.log2(np.maximum(n_cand, 1)) / m
+        info = info - np.log(np.maximum(n_cand, 1)) / _LN2 / m
     keep = np.flatnonzero(has & ~(info - 0 < SMALL) & (idx >= 0))
     if keep.size == 0:
         return []
@@ -362,38 +514,46 @@ def _batch_numeric_splits(V: np.ndarray, yi: np.ndarray, n_classes: int, table: 
     lo, hi = xs[keep, cut - 1], xs[keep, cut]
     point = (hi + lo) / 2
     point = np.where(point == hi, lo, point)
-    lcounts = left[:, keep, cut - 1].astype(np.float64)     # (k, n_keep)
-    b0 = lcounts.sum(axis=0)
-    b1 = (total[:, None] - lcounts).sum(axis=0)
-    split_ent = _log_func(float(m)) - (_log_func(b0) + _log_func(b1)) - _log_func(0.0)
-    ratio = np.where(np.abs(split_ent) < SMALL, 0.0, info[keep] / np.where(split_ent == 0, 1.0, split_ent / m))
     out = []
     for n_, f in enumerate(keep.tolist()):
-        lc = lcounts[:, n_]
-        out.append(_Split(int(features[f]), float(info[f]), float(ratio[n_]), float(point[n_]), lc, total - lc))
+        lc = left[:, f, cut[n_] - 1].astype(np.float64)
+        rc = total - lc
+        dist = _Dist(np.vstack([lc, rc]), np.array([lc.sum(), rc.sum()]), total.astype(np.float64), float(m))
+        out.append(_Split(int(features[f]), float(info[f]), _ratio(float(info[f]), dist.per_bag, float(m), float(m)),
+                          float(point[n_]), dist))
     return out
 
 
 # ---------------------------------------------------------------- the growing tree
 
 class _Node:
-    __slots__ = ("feature", "threshold", "sons", "counts", "bags", "empty", "kind")
+    """A ClassifierTree node: its split (or none), its distribution (``new Distribution(data)``
+    for a grown leaf, the split's for an inner node or a pruned one) and its training data
+    (``m_train``: rows and weights in Java's order)."""
+    __slots__ = ("feature", "threshold", "sons", "dist", "empty", "kind", "rows", "w")
 
-    def __init__(self, counts: np.ndarray):
+    def __init__(self, dist: _Dist, rows: np.ndarray, w: np.ndarray):
         self.feature = -1
         self.threshold = np.nan
         self.kind = NUMERIC
         self.sons: list[_Node] | None = None
-        self.counts = counts           # class weights of the node's data
-        self.bags: np.ndarray | None = None   # weight of each branch (for unknown values)
+        self.dist = dist
         self.empty = False
+        self.rows, self.w = rows, w
 
     @property
     def is_leaf(self) -> bool:
         return self.sons is None
 
+    @property
+    def counts(self) -> np.ndarray:
+        return self.dist.per_class
+
     def make_leaf(self) -> None:
-        self.sons, self.feature, self.threshold, self.bags, self.kind = None, -1, np.nan, None, NUMERIC
+        """new NoSplit(localModel().distribution()): the split's distribution, its bags merged."""
+        self.sons, self.feature, self.threshold, self.kind = None, -1, np.nan, NUMERIC
+        d = self.dist
+        self.dist = _Dist(d.per_class[None, :].copy(), np.array([d.total]), d.per_class.copy(), d.total)
 
 
 def _goes_left(x: np.ndarray, thr: float) -> np.ndarray:
@@ -414,8 +574,22 @@ def _branch(kind: int, x: np.ndarray, thr: float) -> np.ndarray:
     return b
 
 
+def _estimated(dist: _Dist, cf: float) -> float:
+    """getEstimatedErrorsForDistribution: training errors + addErrs; 0 for an empty node."""
+    if abs(dist.total) < SMALL:
+        return 0.0
+    wrong = dist.num_incorrect()
+    return wrong + add_errs(dist.total, wrong, cf)
+
+
 class _Builder:
-    """Grows, collapses and prunes one tree on (X, y, w); J48's recursive classes as functions."""
+    """Grows, collapses and prunes one tree on (X, y, w); J48's recursive classes as functions.
+
+    Without missing values every weight stays an integer, every sum is exact and the order of
+    the rows does not matter: columns are sorted once (numpy). With missing values (or weights
+    that are not integers) the fractional weights are summed in Java's order, so each node
+    keeps its rows in the order J48 has them: each numeric attribute's ``Instances.sort``
+    (Weka's unstable quicksort, :func:`java_quicksort`) reorders the node's data in turn."""
 
     def __init__(self, X, yi, w, n_classes, params, n_values=None, X_all=None):
         self.X, self.yi, self.w, self.k = X, yi, w, n_classes
@@ -441,6 +615,8 @@ class _Builder:
         if np.all(w == 1.0):
             n = np.arange(X.shape[0] + 1, dtype=np.float64)
             self.table = _log_func(n)
+        # Java's row order matters once weights can be fractions
+        self.ordered = bool(np.isnan(X).any()) or not bool(np.all(w == np.floor(w)))
         self.X_all = X_all
         self._sorted_cols: dict[int, np.ndarray] = {}
 
@@ -454,54 +630,65 @@ class _Builder:
             self._sorted_cols[j] = col[first]
         return self._sorted_cols[j]
 
-    def counts(self, rows, w):
-        return np.bincount(self.yi[rows], weights=w, minlength=self.k).astype(np.float64)
+    def dist_of(self, rows, w) -> _Dist:
+        return _Dist.of(self.yi[rows], w, self.k)
 
     # -- C45ModelSelection.selectModel
-    def select(self, rows, w, counts, orders) -> _Split | None:
-        """``orders[j]``: positions in ``rows`` of the known values of feature j, ascending."""
-        total = float(counts.sum())
-        top = counts[_max_class(counts)]
-        if 2 * self.min_obj - total > SMALL or total == top or abs(total - top) < SMALL:
-            return None
-        yi = self.yi[rows]
+    def select(self, rows, w, dist: _Dist, orders):
+        """The best split of a node's data, and the data in the order the sorts left it.
+
+        ``orders[j]`` (when the order does not matter): positions in ``rows`` of the known
+        values of feature j, ascending."""
+        total = dist.total
+        top = dist.per_class[dist.max_class()]
+        if 2 * self.min_obj - total > SMALL or abs(total - top) < SMALL:
+            return None, rows, w
         table = self.table if self.table is not None and np.all(w == 1.0) else None
         splits = []
-        gain_sum, valid = 0.0, 0
         batch: set[int] = set()
-        if table is not None and len(orders) >= 32 and len(rows) <= 256:
+        if not self.ordered and table is not None and len(orders) >= 32 and len(rows) <= 256:
             numeric = np.flatnonzero(self.n_values == 0)
             full = numeric[[orders[j].size == len(rows) for j in numeric.tolist()]]
             if full.size >= 32:
-                for sp in _batch_numeric_splits(self.XT[full][:, rows], yi, self.k, table,
-                                                self.min_obj, self.mdl, full):
-                    splits.append(sp)
+                splits.extend(_batch_numeric_splits(self.XT[full][:, rows], self.yi[rows], self.k, table,
+                                                    self.min_obj, self.mdl, full))
                 batch = set(full.tolist())
-        for j, pos in enumerate(orders):
+        for j in range(self.XT.shape[0]):
             if j in batch:
                 continue
+            if self.ordered:
+                if self.n_values[j] == 0:            # Instances.sort: the data stays sorted
+                    perm = java_quicksort(self.XT[j, rows])
+                    rows, w = rows[perm], w[perm]
+                pos = np.flatnonzero(~np.isnan(self.XT[j, rows]))
+            else:
+                pos = orders[j]
+            yi = self.yi[rows[pos]]
             if self.n_values[j] > 0:
-                s = _nominal_split(self.XT[j, rows[pos]].astype(np.intp), yi[pos], w[pos],
+                s = _nominal_split(self.XT[j, rows[pos]].astype(np.intp), yi, w[pos],
                                    int(self.n_values[j]), self.k, total, self.min_obj, j, self.binary)
             else:
-                s = _sorted_split(self.XT[j, rows[pos]], yi[pos], w[pos], self.k, total,
+                s = _sorted_split(self.XT[j, rows[pos]], yi, w[pos], self.k, total,
                                   self.min_obj, self.mdl, j, table)
             if s is not None:
                 splits.append(s)
         splits.sort(key=lambda sp: sp.feature)             # J48 visits the attributes in order
+        gain_sum, valid = 0.0, 0
         for s in splits:
             if self.in_average[s.feature]:
                 gain_sum += s.info_gain
                 valid += 1
         if not valid:
-            return None
+            return None, rows, w
         avg = gain_sum / valid
         best, best_ratio = None, 0.0
         for s in splits:
             if s.info_gain >= avg - 1e-3 and s.gain_ratio - best_ratio > SMALL:
                 best, best_ratio = s, s.gain_ratio
         if best is None or abs(best_ratio) < SMALL:
-            return None
+            return None, rows, w
+        miss = np.isnan(self.XT[best.feature, rows])
+        best.distribution().add_unknown(self.yi[rows[miss]], w[miss])
         if best.kind == NUMERIC:
             # setSplitPoint: the largest training value <= the cut
             uniq = self.sorted_col(best.feature)
@@ -510,45 +697,44 @@ class _Builder:
                 best.threshold = float(uniq[pos])
             else:
                 best.threshold = -sys.float_info.max
-        return best
+        return best, rows, w
 
     def n_branches(self, node: _Node) -> int:
         return int(self.n_values[node.feature]) if node.kind == NOMINAL else 2
 
     # -- ClassifierSplitModel.split with the weights of unknown values
-    def route(self, node: _Node, rows, w, bags=None):
-        """The data of each son: (rows, weights) pairs; unknowns go every way, weighted."""
+    def route(self, node: _Node, rows, w, dist: _Dist | None = None):
+        """The data of each son, in order: (rows, weights) pairs; a row of unknown value goes
+        down every branch whose share ``perBag / total`` is above 1e-6, weighted by it."""
+        dist = node.dist if dist is None else dist
         br = _branch(node.kind, self.XT[node.feature, rows], node.threshold)
         miss = br < 0
-        bags = node.bags if bags is None else bags
-        tot = float(bags.sum())
         has_miss = bool(miss.any())
         out = []
-        for b in range(len(bags)):
+        for b in range(dist.per_bag.size):
             mask = br == b
-            share = bags[b] / tot if tot != 0 else 1.0 / len(bags)
+            share = dist.per_bag[b] / dist.total
             if has_miss and share - 0 > SMALL:
                 sel = mask | miss
-                out.append((rows[sel], np.where(miss[sel], w[sel] * share, w[sel])))
+                out.append((rows[sel], np.where(miss[sel], share * w[sel], w[sel])))
             else:
                 out.append((rows[mask], w[mask]))
         return out
 
-    def bags_of(self, node: _Node, rows, w):
-        """Branch weights of a split on this data (resetDistribution): known shares, the
-        unknowns spread in the same proportions (uniform when nothing is known)."""
+    def reset_dist(self, node: _Node, rows, w) -> _Dist:
+        """resetDistribution: the split's distribution on this data (unknowns spread after)."""
         br = _branch(node.kind, self.XT[node.feature, rows], node.threshold)
-        nb = self.n_branches(node)
         miss = br < 0
-        known = np.bincount(br[~miss], weights=w[~miss], minlength=nb).astype(np.float64)
-        unk = float(w[miss].sum())
-        kt = known.sum()
-        probs = known / kt if abs(kt) >= SMALL and kt != 0 else np.full(nb, 1.0 / nb)
-        return known + unk * probs
+        yi = self.yi[rows]
+        dist = _Dist.bags(br[~miss], yi[~miss], w[~miss], self.n_branches(node), self.k)
+        dist.add_unknown(yi[miss], w[miss])
+        return dist
 
     # -- ClassifierTree.buildTree
     def root_orders(self) -> list[np.ndarray]:
         """Per feature, the rows with a known value sorted by it (sorted once, then partitioned)."""
+        if self.ordered:
+            return []
         # one stable sort of every column (NaN sorts last, so the known values come first in
         # the order a sort of the known ones alone gives)
         order = np.argsort(self.XT, axis=1, kind="stable")
@@ -562,29 +748,24 @@ class _Builder:
         return out
 
     def build(self, rows, w, orders) -> _Node:
-        counts = self.counts(rows, w)
-        node = _Node(counts)
-        split = self.select(rows, w, counts, orders)
+        dist = self.dist_of(rows, w)
+        split, rows, w = self.select(rows, w, dist, orders)
+        node = _Node(dist, rows, w)
         if split is None:
-            node.empty = abs(float(w.sum())) < SMALL
+            node.empty = abs(dist.total) < SMALL
             return node
         node.feature, node.threshold, node.kind = split.feature, split.threshold, split.kind
-        node.bags = self.bags_of(node, rows, w)
-        br = _branch(node.kind, self.XT[node.feature, rows], node.threshold)
-        miss = br < 0
-        tot = float(node.bags.sum())
-        has_miss = bool(miss.any())
+        node.dist = split.dist
+        parts = self.route(node, rows, w)
         sons = []
-        for b in range(len(node.bags)):
-            share = node.bags[b] / tot if tot != 0 else 1.0 / len(node.bags)
-            take = (br == b) | miss if has_miss and share - 0 > SMALL else br == b
-            r = rows[take]
-            ww = np.where(miss[take], w[take] * share, w[take]) if has_miss else w[take]
-            newpos = np.cumsum(take) - 1           # position in the son of each kept position
-            son_orders = []
-            for o in orders:
-                son_orders.append(newpos[o[take[o]]])
-            sons.append((r, ww, son_orders))
+        if self.ordered:
+            sons = [(r, ww, None) for r, ww in parts]
+        else:
+            br = _branch(node.kind, self.XT[node.feature, rows], node.threshold)
+            for b, (r, ww) in enumerate(parts):
+                take = br == b                          # no unknown values in this mode
+                newpos = np.cumsum(take) - 1            # position in the son of each kept position
+                sons.append((r, ww, [newpos[o[take[o]]] for o in orders]))
         del orders
         node.sons = [self.build(r, ww, o) for r, ww, o in sons]
         return node
@@ -592,13 +773,13 @@ class _Builder:
     # -- C45PruneableClassifierTree.collapse
     def training_errors(self, node: _Node) -> float:
         if node.is_leaf:
-            return _num_incorrect(node.counts)
+            return node.dist.num_incorrect()
         return sum(self.training_errors(s) for s in node.sons)
 
     def collapse(self, node: _Node) -> None:
         if node.is_leaf:
             return
-        if self.training_errors(node) >= _num_incorrect(node.counts) - 1e-3:
+        if self.training_errors(node) >= node.dist.num_incorrect() - 1e-3:
             node.make_leaf()
         else:
             for s in node.sons:
@@ -607,42 +788,38 @@ class _Builder:
     # -- C45PruneableClassifierTree.prune and its helpers
     def estimated_errors(self, node: _Node) -> float:
         if node.is_leaf:
-            return _estimated_errors(node.counts, self.cf)
+            return _estimated(node.dist, self.cf)
         return sum(self.estimated_errors(s) for s in node.sons)
 
     def errors_for_branch(self, node: _Node, rows, w) -> float:
         if node.is_leaf:
-            return _estimated_errors(self.counts(rows, w), self.cf)
-        bags = self.bags_of(node, rows, w)
-        return sum(self.errors_for_branch(s, r, ww)
-                   for s, (r, ww) in zip(node.sons, self.route(node, rows, w, bags)))
+            return _estimated(self.dist_of(rows, w), self.cf)
+        parts = self.route(node, rows, w, self.reset_dist(node, rows, w))
+        return sum(self.errors_for_branch(s, r, ww) for s, (r, ww) in zip(node.sons, parts))
 
     def new_distribution(self, node: _Node, rows, w) -> None:
-        node.counts = self.counts(rows, w)
+        node.rows, node.w = rows, w
         if node.is_leaf:
-            if abs(float(w.sum())) >= SMALL:
+            node.dist = self.dist_of(rows, w)
+            if abs(node.dist.total) >= SMALL:     # !Utils.eq(data.sumOfWeights(), 0)
                 node.empty = False
             return
-        node.bags = self.bags_of(node, rows, w)
+        node.dist = self.reset_dist(node, rows, w)
         for s, (r, ww) in zip(node.sons, self.route(node, rows, w)):
             self.new_distribution(s, r, ww)
 
-    def prune(self, node: _Node, rows, w) -> None:
+    def prune(self, node: _Node) -> None:
         while True:
             if node.is_leaf:
                 return
-            for s, (r, ww) in zip(node.sons, self.route(node, rows, w)):
-                self.prune(s, r, ww)
-            largest = 0                      # Distribution.maxBag: ties go to the last bag
-            best = 0.0
-            for b, v in enumerate(node.bags):
-                if best - v < SMALL or v >= best:
-                    best, largest = v, b
+            for s in node.sons:
+                self.prune(s)
+            largest = node.dist.max_bag()
             if self.raising:
-                err_branch = self.errors_for_branch(node.sons[largest], rows, w)
+                err_branch = self.errors_for_branch(node.sons[largest], node.rows, node.w)
             else:
                 err_branch = sys.float_info.max
-            err_leaf = _estimated_errors(node.counts, self.cf)
+            err_leaf = _estimated(node.dist, self.cf)
             err_tree = self.estimated_errors(node)
             if (err_leaf - (err_tree + 0.1) < SMALL) and (err_leaf - (err_branch + 0.1) < SMALL):
                 node.make_leaf()
@@ -650,9 +827,8 @@ class _Builder:
             if err_branch - (err_tree + 0.1) < SMALL:
                 big = node.sons[largest]
                 node.sons, node.feature, node.threshold = big.sons, big.feature, big.threshold
-                node.kind = big.kind
-                node.bags = big.bags         # recomputed below; m_isEmpty is not copied (as J48)
-                self.new_distribution(node, rows, w)
+                node.kind = big.kind         # m_isEmpty is not copied (as J48)
+                self.new_distribution(node, node.rows, node.w)
                 continue                     # prune() again on the raised node
             return
 
@@ -754,7 +930,7 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
             if self.collapse_tree:
                 builder.collapse(root)
             if not self.unpruned:
-                builder.prune(root, rows, w)
+                builder.prune(root)
         finally:
             sys.setrecursionlimit(old)
         self.categories_ = categories
@@ -785,8 +961,19 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
         self.feature_ = np.array([n.feature for n in nodes], dtype=np.intp)
         self.threshold_ = np.array([n.threshold for n in nodes], dtype=np.float64)
         self.kind_ = np.array([n.kind for n in nodes], dtype=np.intp)
-        self.value_ = np.array([n.counts for n in nodes], dtype=np.float64).reshape(len(nodes), k)
+        self.value_ = np.array([n.dist.per_class for n in nodes], dtype=np.float64).reshape(len(nodes), k)
+        self.total_ = np.array([n.dist.total for n in nodes], dtype=np.float64)
         self.empty_ = np.array([n.empty for n in nodes], dtype=bool)
+        # the bag of the parent's split each node is (the root: its own first bag), as the
+        # parent's distribution holds it: J48 prints a leaf's counts from there
+        bag_value = np.empty((len(nodes), k))
+        bag_total = np.empty(len(nodes))
+        bag_value[0], bag_total[0] = root.dist.pcb[0], root.dist.per_bag[0]
+        for i, c in enumerate(kids):
+            for b, child in enumerate(c):
+                bag_value[child] = nodes[i].dist.pcb[b]
+                bag_total[child] = nodes[i].dist.per_bag[b]
+        self.bag_value_, self.bag_total_ = bag_value, bag_total
 
     def _set_children(self, children: np.ndarray) -> None:
         """``children_[i, b]``: the son of node i on branch b (-1: none); the first two as
@@ -805,16 +992,24 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "value_")
         return int((self.children_left_ < 0).sum())
 
+    def _totals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(total_, bag_value_, bag_total_); a tree saved without them: from ``value_``."""
+        if getattr(self, "total_", None) is not None:
+            return self.total_, self.bag_value_, self.bag_total_
+        tot = self.value_.sum(axis=1)
+        return tot, self.value_, tot
+
     def _leaf_prob(self, node: int) -> np.ndarray:
+        """Distribution.prob(class): perClass / total, 0 when the total is 0."""
         v = self.value_[node]
-        t = v.sum()
-        return v / t if abs(t) >= SMALL and t != 0 else np.zeros_like(v)
+        t = self._totals()[0][node]
+        return v / t if abs(t) >= SMALL else np.zeros_like(v)
 
     def _bag_prob(self, parent: int, child: int) -> np.ndarray:
         """Distribution.prob(class, bag) of the parent; its overall prob when the bag is empty."""
-        v = self.value_[child]
-        if v.sum() - 0 > SMALL:
-            return v / v.sum()
+        _, bag_value, bag_total = self._totals()
+        if bag_total[child] - 0 > SMALL:
+            return bag_value[child] / bag_total[child]
         return self._leaf_prob(parent)
 
     def predict_proba(self, X) -> np.ndarray:
@@ -843,7 +1038,7 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
         br = _branch(int(kind[node]) if kind is not None else NUMERIC,
                      X[rows, self.feature_[node]], self.threshold_[node])
         miss = br < 0
-        tot = self.value_[node].sum()
+        tot, _, bag_total = self._totals()
         sons = [c for c in children[node] if c >= 0]
         for b, child in enumerate(sons):
             mask = br == b
@@ -857,7 +1052,7 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
             acc = np.zeros((int(miss.sum()), k))
             for child in sons:
                 if not self.empty_[child]:
-                    share = self.value_[child].sum() / tot if tot != 0 else 0.0
+                    share = bag_total[child] / tot[node]        # weights(instance)[i]
                     acc = acc + self._probs(child, X, rows[miss], share * wts[miss])
             out[miss] = acc
         return out
@@ -896,6 +1091,10 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
             "threshold": thr,
             "value": self.value_.tolist(),
             "empty": self.empty_.tolist(),
+            # the distributions' totals and the parent's bags, as J48 summed them
+            "total": self._totals()[0].tolist(),
+            "bag_value": self._totals()[1].tolist(),
+            "bag_total": self._totals()[2].tolist(),
             # multiway (nominal) splits: every branch, each node's split kind, the values
             "children": self.children_.tolist(),
             "kind": getattr(self, "kind_", np.zeros(len(self.feature_), dtype=np.intp)).tolist(),
@@ -933,6 +1132,12 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
                                         dtype=np.float64)
             clf.value_ = np.asarray(data["value"], dtype=np.float64).reshape(len(data["feature"]), -1)
             clf.empty_ = np.asarray(data["empty"], dtype=bool)
+            if data.get("total") is not None:
+                clf.total_ = np.asarray(data["total"], dtype=np.float64)
+                clf.bag_value_ = np.asarray(data["bag_value"], dtype=np.float64).reshape(clf.value_.shape)
+                clf.bag_total_ = np.asarray(data["bag_total"], dtype=np.float64)
+                if clf.total_.shape != (clf.value_.shape[0],) or clf.bag_total_.shape != clf.total_.shape:
+                    raise ValueError("total and bag_total must hold one number per node")
         except (KeyError, TypeError, ValueError) as exc:
             raise C45Error(f"malformed {FORMAT} tree: {exc}") from None
         n = clf.value_.shape[0]

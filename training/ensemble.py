@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy.special import expit
 
 from hwnoise.errors import HwnoiseError
 
@@ -134,7 +135,8 @@ class TreeEnsemble:
         return raw
 
     def predict_proba(self, X) -> np.ndarray:
-        p = 1.0 / (1.0 + np.exp(-self.decision_function(X)))
+        # scipy's expit, as scikit-learn's binomial link: 1 / (1 + exp(-x)) differs in the last bit
+        p = expit(self.decision_function(X))
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X) -> np.ndarray:

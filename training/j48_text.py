@@ -99,14 +99,14 @@ def double_to_string(value: float, after: int = 6) -> str:
 
 # ---------------------------------------------------------------- printing
 
-def _label(counts: np.ndarray, parent_counts: np.ndarray | None, class_names: Sequence[str]) -> str:
-    """NoSplit/C45Split.dumpLabel for one bag: class (weight[/errors])."""
-    total = float(counts.sum())
-    if total - 0 > SMALL or parent_counts is None:
-        cls = _max_class(counts)
-    else:                                     # empty bag: the parent's majority class
-        cls = _max_class(parent_counts)
-    wrong = total - float(counts[_max_class(counts)]) if total - 0 > SMALL else 0.0
+def _label(counts: np.ndarray, total: float, dist_counts: np.ndarray, class_names: Sequence[str]) -> str:
+    """dumpLabel(index) of a distribution for its bag ``index``: class (weight[/errors]).
+
+    ``counts`` and ``total`` are the bag's class weights and weight, ``dist_counts`` the
+    distribution's class weights (Distribution.maxClass(index) falls back on them when the bag
+    is empty); errors are ``perBag - perClassPerBag[maxClass(index)]`` as Java subtracts."""
+    cls = _max_class(counts) if total - 0 > SMALL else _max_class(dist_counts)
+    wrong = total - float(counts[cls])
     text = f"{class_names[cls]} ({java_double(round_double(total))}"
     if wrong - 0 > SMALL:
         text += f"/{java_double(round_double(wrong))}"
@@ -122,7 +122,8 @@ def tree_lines(clf, feature_names: Sequence[str] | None = None,
     if len(classes) != clf.value_.shape[1]:
         raise ValueError(f"{len(classes)} class names for {clf.value_.shape[1]} classes")
     if cl[0] < 0:
-        return ": " + _label(clf.value_[0], None, classes)
+        _, bag_value, bag_total = clf._totals()
+        return ": " + _label(bag_value[0], bag_total[0], clf.value_[0], classes)
     return "\n".join(_subtree(clf, 0, 0, names, classes))
 
 
@@ -149,7 +150,8 @@ def _subtree(clf, node: int, depth: int, names, classes) -> list[str]:
     for test, child in zip(tests, children[node]):
         line = "|   " * depth + test
         if children[child, 0] < 0:
-            out.append(line + ": " + _label(clf.value_[child], clf.value_[node], classes))
+            _, bag_value, bag_total = clf._totals()
+            out.append(line + ": " + _label(bag_value[child], bag_total[child], clf.value_[node], classes))
         else:
             out.append(line)
             out.extend(_subtree(clf, child, depth + 1, names, classes))

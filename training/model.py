@@ -267,6 +267,11 @@ class NoiseModel:
         rows = df[mask] if not mask.all() else df
         self._learn_categories(rows)
         X = self.matrix(rows)
+        if not self._is_c45():
+            empty = np.isnan(X).all(axis=0)
+            if empty.any():  # scikit-learn 1.9's binning fails on a column missing everywhere;
+                X = X.copy()  # a constant column is never split on, so predictions ignore it
+                X[:, empty] = 0.0
         y = rows[C.LABEL].astype(str).to_numpy()
         kwargs: dict[str, Any] = {}
         fit_params = inspect.signature(self.estimator.fit).parameters

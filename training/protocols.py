@@ -31,6 +31,32 @@ class ProtocolError(HwnoiseError):
 _MULT, _MASK = 0x5DEECE66D, (1 << 48) - 1
 
 
+class JavaRandom:
+    """``java.util.Random``: the 48-bit LCG and ``nextInt(bound)`` as Java computes them."""
+
+    def __init__(self, seed: int = 1):
+        self.state = (int(seed) ^ _MULT) & _MASK
+
+    def next_int(self, bound: int) -> int:
+        if bound & -bound == bound:  # a power of two
+            self.state = (self.state * _MULT + 0xB) & _MASK
+            return (bound * (self.state >> 17)) >> 31
+        while True:
+            self.state = (self.state * _MULT + 0xB) & _MASK
+            bits = self.state >> 17
+            k = bits % bound
+            if bits - k + bound - 1 < 1 << 31:  # Java's int overflow test
+                return k
+
+    def shuffle(self, rows: np.ndarray) -> np.ndarray:
+        """``Instances.randomize(random)`` on ``rows``: Fisher-Yates from the last row down."""
+        order = list(rows.tolist() if isinstance(rows, np.ndarray) else rows)
+        for j in range(len(order) - 1, 0, -1):
+            k = self.next_int(j + 1)
+            order[j], order[k] = order[k], order[j]
+        return np.asarray(order, dtype=np.int64)
+
+
 def weka_randomize(n: int, seed: int = 1) -> np.ndarray:
     """The row order Weka's ``Instances.randomize(new Random(seed))`` gives n rows.
 
@@ -39,22 +65,7 @@ def weka_randomize(n: int, seed: int = 1) -> np.ndarray:
     "Percentage split"). With it, ``thesis`` splits a table exactly as Weka split the
     dissertation's ARFF files: the same train and test rows for the same seed.
     """
-    state = (int(seed) ^ _MULT) & _MASK
-    order = list(range(n))
-    for j in range(n - 1, 0, -1):
-        bound = j + 1
-        if bound & -bound == bound:  # a power of two
-            state = (state * _MULT + 0xB) & _MASK
-            k = (bound * (state >> 17)) >> 31
-        else:
-            while True:
-                state = (state * _MULT + 0xB) & _MASK
-                bits = state >> 17
-                k = bits % bound
-                if bits - k + bound - 1 < 1 << 31:  # Java's int overflow test
-                    break
-        order[j], order[k] = order[k], order[j]
-    return np.asarray(order, dtype=np.int64)
+    return JavaRandom(seed).shuffle(np.arange(n))
 
 
 def weka_cv_folds(y: np.ndarray, k: int = 10, seed: int = 1) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -64,15 +75,18 @@ def weka_cv_folds(y: np.ndarray, k: int = 10, seed: int = 1) -> list[tuple[np.nd
     ``randomize(new Random(seed))``, then ``stratify(k)`` (rows grouped by class in order of
     first appearance, the missing classes as one more group, then dealt every k-th row), then
     ``testCV``/``trainCV`` fold i: a contiguous block of ``n // k`` rows, one more for the first
-    ``n % k`` folds. Rows of missing class go into the folds (J48 ignores them when training,
-    the evaluation counts them as "Ignored Class Unknown Instances")."""
+    ``n % k`` folds. ``trainCV(k, i, random)`` shuffles each training set with the same
+    generator, so the training rows come in that order (J48's sums of fractional weights, hence
+    exact ties between classes, depend on it). Rows of missing class go into the folds (J48
+    ignores them when training, the evaluation counts them as "Ignored Class Unknown Instances")."""
     y = np.asarray(y)
     n = len(y)
     if k < 2:
         raise ProtocolError(f"cross-validation needs at least 2 folds, not {k}")
     if n < k:
         raise ProtocolError(f"{k}-fold cross-validation needs at least {k} rows; the table has {n}")
-    order = weka_randomize(n, seed)
+    rng = JavaRandom(seed)
+    order = rng.shuffle(np.arange(n))
     order = _stratify(order, np.where(y < 0, -1, y))
     # stratStep: rows start, start + k, start + 2k, ... for start = 0, 1, ...
     order = np.concatenate([order[s::k] for s in range(k)])
@@ -81,7 +95,7 @@ def weka_cv_folds(y: np.ndarray, k: int = 10, seed: int = 1) -> list[tuple[np.nd
         size = n // k + (1 if i < n % k else 0)
         first_row = i * (n // k) + min(i, n % k)
         test = order[first_row:first_row + size]
-        train = np.concatenate([order[:first_row], order[first_row + size:]])
+        train = rng.shuffle(np.concatenate([order[:first_row], order[first_row + size:]]))
         out.append((train, test))
     return out
 

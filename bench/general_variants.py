@@ -1,0 +1,207 @@
+"""Variants of the ``general`` preset, measured across sites on WCXB (issue 12's cross-site figure).
+
+    python bench/general_variants.py cache --data ../shared/datasets --work /tmp/gv   # ~6 min
+    python bench/general_variants.py run base pagg ctx --work /tmp/gv               # ~8 min a variant
+    python bench/general_variants.py thresholds base --work /tmp/gv                  # seconds
+
+``cache`` imports WCXB dev, assembles every gold page's rows with the general preset's columns
+plus parent/grandparent context (``hwnoise.features.assembly``, the one assembly), and keeps each
+page's text segments, gold and trafilatura's text. ``run`` computes out-of-fold probabilities of
+content for each variant with the ``cross-site`` protocol's folds (5, grouped by site, seed 1);
+``thresholds`` scores them with global thresholds and with a per-page threshold that maximises
+the page's expected F1 (its probabilities taken as calibrated). Text F1 is ``hwnoise.text``'s,
+from the content nodes' own text as ``text_from_labels`` joins it.
+
+Variants (gradient boosting as the preset, trained on the nodes that hold text of their own,
+the only ones whose label changes the extracted text):
+
+- ``base``: the preset's columns.
+- ``ctx``: + the parent/grandparent context columns (``--context``).
+- ``pagg``: + page aggregates of the stacked extractors (share of the page's text each keeps,
+  the node's share minus it, how many agree).
+"""
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_DATA = HERE.parent.parent / "shared" / "datasets"
+
+
+def cache(data: Path, work: Path) -> None:
+    from hwnoise.cli import main as cli
+    from hwnoise.dataset import Dataset
+    from hwnoise.extractors.model import run_extractor
+    from hwnoise.features.assembly import assemble_page, walk_dataset_page
+    from hwnoise.training.spec import preset_spec
+
+    wc = work / "wc"
+    if not wc.exists():
+        cli(["import", "wcxb", str(data / "wcxb"), "--into", str(wc)])
+    cols = replace(preset_spec("general"), context=True).columns()
+    frames, segs = [], {}
+    for d in sorted(p for p in wc.iterdir() if p.is_dir()):
+        ds = Dataset(d)
+        for page in ds.pages():
+            gold = page.read_gold()
+            if gold is None:
+                continue
+            walk = walk_dataset_page(page)
+            rows = assemble_page(page, cols, stacker=run_extractor, walk=walk).rows
+            rows["dataset"], rows["page"], rows["site"] = ds.name, page.id, page.site
+            frames.append(rows)
+            segs[(ds.name, page.id)] = (walk.segments, gold,
+                                        run_extractor("trafilatura", page.read_html(), page.http_charset))
+        print(f"{d.name}: {len(frames)} pages", file=sys.stderr)
+    pd.concat(frames, ignore_index=True).to_parquet(work / "rows.parquet")
+    with open(work / "segs.pkl", "wb") as fh:
+        pickle.dump({"segs": segs, "cols": cols}, fh)
+
+
+class Bench:
+    """The cached rows, the folds, and the scoring."""
+
+    def __init__(self, work: Path) -> None:
+        from hwnoise.training.protocols import splits
+
+        self.work = work
+        self.rows = pd.read_parquet(work / "rows.parquet")
+        with open(work / "segs.pkl", "rb") as fh:
+            meta = pickle.load(fh)
+        self.segs, self.cols = meta["segs"], meta["cols"]
+        r = self.rows
+        r["key"] = r["dataset"] + "/" + r["page"].astype(str)
+        self.table = r[["key", "dataset", "page", "site"]].drop_duplicates("key").reset_index(drop=True)
+        self.folds = list(splits(self.table, "cross-site", seed=1, k=5))
+        self.kind = self.table.set_index("key")["dataset"].str.replace("wcxb-", "")
+        self.text = r["own_chars"].to_numpy() > 0
+        self.groups = {k: np.flatnonzero(g) for k, g in
+                       ((k, ((r["key"] == k).to_numpy() & self.text)) for k in self.table["key"])}
+
+    def features(self, variant: str) -> list[str]:
+        base = [c for c in self.cols if not c.startswith(("ctx_parent_", "ctx_grand_"))]
+        if variant == "base":
+            return base
+        if variant == "ctx":
+            return base + [c for c in self.cols if c.startswith(("ctx_parent_", "ctx_grand_"))
+                           and self.rows[c].notna().any()]
+        if variant == "pagg":
+            return base + self._page_aggregates(base)
+        raise SystemExit(f"unknown variant {variant!r}: base, ctx, pagg")
+
+    def _page_aggregates(self, base: list[str]) -> list[str]:
+        r, stk = self.rows, [c for c in base if c.startswith("stack_")]
+        w, k = r["own_chars"].to_numpy(float), r["key"].to_numpy()
+        tot = pd.Series(w).groupby(k).transform("sum").to_numpy()
+        new = []
+        for c in stk:
+            v = r[c].to_numpy(float)
+            r["pg_" + c] = pd.Series(np.nan_to_num(v) * w).groupby(k).transform("sum").to_numpy() / np.maximum(tot, 1)
+            r["rel_" + c] = v - r["pg_" + c]
+            new += ["pg_" + c, "rel_" + c]
+        r["agree"] = np.nansum(r[stk].to_numpy(float) > 0.5, axis=1)
+        r["agree_mean"] = np.nanmean(r[stk].to_numpy(float), axis=1)
+        r["pg_chars_log"] = np.log1p(tot)
+        return new + ["agree", "agree_mean", "pg_chars_log"]
+
+    def oof(self, variant: str) -> np.ndarray:
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        path = self.work / f"oof_{variant}.npy"
+        if path.exists():
+            return np.load(path)
+        feats, r = self.features(variant), self.rows
+        p = np.full(len(r), np.nan)
+        for tr, te in self.folds:
+            trm = r["key"].isin(set(self.table["key"].iloc[tr])).to_numpy() & self.text
+            tem = r["key"].isin(set(self.table["key"].iloc[te])).to_numpy() & self.text
+            trr = r[trm & r["label"].isin(["S", "N"]).to_numpy()]
+            est = HistGradientBoostingClassifier(random_state=1).fit(
+                trr[feats].to_numpy(float), (trr["label"] == "N").to_numpy(int))
+            p[tem] = est.predict_proba(r.loc[tem, feats].to_numpy(float))[:, 1]
+        np.save(path, p)
+        return p
+
+    def score(self, p: np.ndarray, thr: float = 0.5, page_thr=None) -> pd.DataFrame:
+        from hwnoise.text import text_scores
+
+        node, w, out = self.rows["node"].to_numpy(), self.rows["own_chars"].to_numpy(float), []
+        for key, idx in self.groups.items():
+            t = page_thr(w[idx], p[idx]) if page_thr is not None else thr
+            keep = np.zeros(int(node[idx].max()) + 1 if len(idx) else 1, dtype=bool)
+            keep[node[idx]] = p[idx] >= t
+            sg, gold, _ = self.segs[tuple(key.split("/", 1))]
+            text = "\n".join(s for i, s in sg if 0 <= i < len(keep) and keep[i] and s)
+            s = text_scores(text, gold)
+            out.append({"key": key, "kind": self.kind[key], "f1": s["f1"], "p": s["precision"], "r": s["recall"]})
+        return pd.DataFrame(out)
+
+    def trafilatura(self) -> pd.DataFrame:
+        from hwnoise.text import text_scores
+
+        out = []
+        for key in self.table["key"]:
+            _, gold, traf = self.segs[tuple(key.split("/", 1))]
+            s = text_scores(traf or "", gold)
+            out.append({"key": key, "kind": self.kind[key], "f1": s["f1"], "p": s["precision"], "r": s["recall"]})
+        return pd.DataFrame(out)
+
+
+def expected_f1_threshold(beta: float = 1.0):
+    """A page's threshold: the cut of its nodes, by probability, that maximises the expected
+    F-beta of characters when the probabilities are taken as calibrated."""
+    def thr(w: np.ndarray, p: np.ndarray) -> float:
+        if len(p) == 0:
+            return 0.5
+        o = np.argsort(-p, kind="stable")
+        tp, pred, gold = np.cumsum(w[o] * p[o]), np.cumsum(w[o]), (w * p).sum()
+        k = int(np.argmax((1 + beta ** 2) * tp / (pred + beta ** 2 * gold + 1e-9)))
+        return float(max(min(p[o][k], 0.99), 0.05))
+    return thr
+
+
+def line(name: str, res: pd.DataFrame) -> str:
+    lc = res[res["kind"].isin(["listing", "collection"])]
+    return (f"| {name} | {lc.f1.mean():.3f} | {lc[lc.kind == 'listing'].f1.mean():.3f} | "
+            f"{lc[lc.kind == 'collection'].f1.mean():.3f} | {res.f1.mean():.3f} | {lc.p.mean():.3f} | {lc.r.mean():.3f} |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", choices=["cache", "run", "thresholds"])
+    ap.add_argument("variants", nargs="*", default=["base"])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--work", type=Path, default=Path("/tmp/hwnoise-general-variants"))
+    args = ap.parse_args(argv)
+    args.work.mkdir(parents=True, exist_ok=True)
+    if args.what == "cache":
+        cache(args.data, args.work)
+        return 0
+    b = Bench(args.work)
+    print("| variant | listing + collection | listing | collection | all pages | P (L+C) | R (L+C) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(line("trafilatura", b.trafilatura()))
+    for v in args.variants:
+        t0 = time.perf_counter()
+        p = b.oof(v)
+        print(f"{v}: out-of-fold probabilities in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        if args.what == "run":
+            print(line(f"{v}, threshold 0.2", b.score(p, 0.2)))
+        else:
+            for t in (0.2, 0.3, 0.5):
+                print(line(f"{v}, threshold {t}", b.score(p, t)))
+            for beta in (1.0, 1.5, 2.0):
+                print(line(f"{v}, page expected-F{beta:g}", b.score(p, page_thr=expected_f1_threshold(beta))))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
