@@ -27,6 +27,12 @@ without the start-up (a run on an empty dataset), peak memory (max RSS), and
 the peak memory of ``hwnoise evaluate --methods model`` on the largest. The
 figure ``docs/figures/features_cost.png`` plots seconds per page against pages.
 
+``--compare OLD NEW`` instead checks that two feature tables (``features.parquet`` folders or
+files) are identical: same schema, same rows in the same order, every column equal (missing
+values equal), as after a change that must not move the output:
+
+    python bench/bench_features.py --compare /tmp/before/features.parquet DATASET/features.parquet
+
 ``--probe DATASET...`` instead asks which extended features help: per dataset
 (with features.parquet), a seeded 66 % split of its pages, a CART tree with
 entropy (scikit-learn; a quick stand-in for J48) on the thesis's five features
@@ -218,6 +224,24 @@ def probe(datasets: list[str], seed: int = 1) -> dict[str, float]:
     return {g: float(np.mean(v)) for g, v in scores.items() if v}
 
 
+def compare(old: str, new: str) -> list[str]:
+    """Lines describing how two feature tables differ (empty when identical)."""
+    import pyarrow.parquet as pq
+
+    a, b = pq.read_table(old), pq.read_table(new)
+    out = []
+    if not a.schema.remove_metadata().equals(b.schema.remove_metadata()):
+        out.append(f"schemas differ:\n{a.schema}\n---\n{b.schema}")
+    if a.num_rows != b.num_rows:
+        out.append(f"rows differ: {a.num_rows} against {b.num_rows}")
+    if out:
+        return out
+    for name in a.column_names:
+        if not a.column(name).equals(b.column(name)):
+            out.append(f"column {name} differs")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", default="/tmp/hwnoise-bench-features",
@@ -231,11 +255,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trafilatura-repeat", type=int, default=None,
                     help="runs of trafilatura (default --repeat; it takes ~4x the features stage)")
     ap.add_argument("--no-evaluate", action="store_true", help="skip hwnoise evaluate's memory")
+    ap.add_argument("--evaluate-pages", type=int, default=None,
+                    help="pages of the dataset hwnoise evaluate's memory is measured on (default: the "
+                         "curve's largest)")
     ap.add_argument("--figure", default=str(ROOT / "docs" / "figures" / "features_cost.png"))
     ap.add_argument("--out", help="also write the figures as JSON here")
+    ap.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"),
+                    help="instead: check that two feature tables are identical (exit 1 if not)")
     ap.add_argument("--probe", nargs="+", metavar="DATASET",
                     help="instead: which extended features help (datasets with features.parquet)")
     args = ap.parse_args(argv)
+    if args.compare:
+        diffs = compare(*args.compare)
+        print("\n".join(diffs) if diffs else f"identical: {args.compare[0]} and {args.compare[1]}")
+        return 1 if diffs else 0
     if args.probe:
         for group, f1 in probe(args.probe).items():
             print(f"{group:45s} content F1 {f1:.3f}")
@@ -306,12 +339,15 @@ def main(argv: list[str] | None = None) -> int:
         cost_figure(curve, Path(args.figure))
         print(f"figure -> {args.figure}")
         if not args.no_evaluate:
-            big = repeated(base, max(sizes), work)
+            n_eval = args.evaluate_pages or max(sizes)
+            big = repeated(base, n_eval, work)
+            if not Dataset(big).has_features():
+                _run([*HWNOISE, "features", str(big), "--no-progress"])
             cpu, wall, mem = _run([*HWNOISE, "evaluate", str(big), "--methods", "model",
                                    "--no-figures", "--out", str(work / "evaluate")])
-            print(f"hwnoise evaluate --methods model on {max(sizes)} pages: max RSS {mem} MB, "
+            print(f"hwnoise evaluate --methods model on {n_eval} pages: max RSS {mem} MB, "
                   f"{cpu:.0f} s CPU")
-            results["evaluate"] = {"pages": max(sizes), "max_rss_mb": mem, "cpu": cpu}
+            results["evaluate"] = {"pages": n_eval, "max_rss_mb": mem, "cpu": cpu}
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=1))
     return 0

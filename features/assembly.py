@@ -208,25 +208,65 @@ def assemble_html(html: bytes | str, features: Sequence[str], *, query: Sequence
 
 
 class FeatureCache:
-    """Each dataset's ``features.parquet``, read once and split by page."""
+    """Each dataset's ``features.parquet``, read once as an Arrow table and handed out a page
+    at a time (a pandas DataFrame made for that page only). At most ``datasets`` tables are
+    held (the least recently used goes), so memory follows one dataset's table in Arrow, not
+    every dataset's rows as Python objects."""
 
-    def __init__(self) -> None:
-        self._by_dataset: dict[Path, dict[str, pd.DataFrame] | None] = {}
+    def __init__(self, datasets: int = 2) -> None:
+        self.datasets = max(1, int(datasets))
+        self._by_dataset: dict[Path, tuple | None] = {}
+
+    def _table(self, ds) -> tuple | None:
+        key = ds.path
+        if key in self._by_dataset:
+            self._by_dataset[key] = self._by_dataset.pop(key)  # most recently used last
+            return self._by_dataset[key]
+        entry = None
+        if ds.has_features():
+            entry = _page_index(ds.read_features(arrow=True))
+        self._by_dataset[key] = entry
+        while len(self._by_dataset) > self.datasets:
+            self._by_dataset.pop(next(iter(self._by_dataset)))
+        return entry
 
     def page_rows(self, page: "Page") -> pd.DataFrame | None:
-        key = page.dataset.path
-        if key not in self._by_dataset:
-            ds = page.dataset
-            if ds.has_features():
-                df = ds.read_features()
-                self._by_dataset[key] = {str(pid): g.sort_values("node").reset_index(drop=True)
-                                         for pid, g in df.groupby("page", sort=False)}
-            else:
-                self._by_dataset[key] = None
-        table = self._by_dataset[key]
-        if table is None:
+        entry = self._table(page.dataset)
+        if entry is None:
             return None
-        return table.get(page.id)
+        table, span = entry
+        at = span.get(page.id)
+        if at is None:
+            return None
+        rows = table.slice(at[0], at[1] - at[0]).to_pandas()
+        if at[2]:  # the page's rows are not in node order in the table
+            rows = rows.sort_values("node", kind="stable")
+        return rows.reset_index(drop=True)
+
+
+def _page_index(table) -> tuple:
+    """``(table, {page id: (start, stop, needs sorting)})``; the table sorted by page when a
+    page's rows are not contiguous (the features stage writes them contiguous, in node order)."""
+    import pyarrow as pa
+
+    if table.num_rows == 0:
+        return table, {}
+    pages = table.column("page").cast("string").combine_chunks().dictionary_encode()
+    codes = pages.indices.to_numpy(zero_copy_only=False)
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    if len(starts) != len(pages.dictionary):  # a page in several runs: sort by page, keep order
+        order = np.argsort(codes, kind="stable")
+        table = table.take(pa.array(order))
+        codes = codes[order]
+        starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    stops = np.append(starts[1:], len(codes))
+    node = table.column("node").to_numpy() if "node" in table.column_names else None
+    names = pages.dictionary.to_pylist()
+    span = {}
+    for a, b in zip(starts.tolist(), stops.tolist()):
+        unsorted = node is not None and bool((np.diff(node[a:b]) < 0).any())
+        span[str(names[codes[a]])] = (a, b, unsorted)
+    return table.combine_chunks(), span
 
 
 def walk_dataset_page(page: "Page") -> "PageWalk":

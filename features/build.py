@@ -31,8 +31,9 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -44,6 +45,9 @@ from hwnoise.features.record_gold import read_records, records_path_for
 from hwnoise.features.walk import ROW_COLUMNS, TermMatcher, walk_page
 from hwnoise.progress import bar, info
 from hwnoise.text import tokenize
+
+if TYPE_CHECKING:  # pandas loads only where a DataFrame is made (start-up of hwnoise features)
+    import pandas as pd
 
 __all__ = ["build_features", "page_rows", "own_terms", "SCHEMA", "FEATURE_COLUMNS"]
 
@@ -105,9 +109,44 @@ def _init_worker(query_terms: list[str]) -> None:
     _QUERY = TermMatcher(query_terms)
 
 
+def _init_pool_worker(query_terms: list[str]) -> None:
+    """A worker process of ``workers`` > 1: the query, and rare collections for good."""
+    _init_worker(query_terms)
+    _GC.rare()
+
+
+class _GC:
+    """Fewer cyclic garbage collections while pages are walked: a walk makes hundreds of
+    thousands of short-lived objects and no cycles, so the default threshold (700 new
+    objects) runs a collection every few elements for nothing. ``rare`` raises it for good
+    (worker processes); as a context manager it is raised for a run and restored after."""
+
+    THRESHOLD = 100_000
+
+    @staticmethod
+    def rare() -> None:
+        import gc
+
+        gc.set_threshold(_GC.THRESHOLD, *gc.get_threshold()[1:])
+
+    def __enter__(self):
+        import gc
+
+        self._old = gc.get_threshold()
+        _GC.rare()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import gc
+
+        gc.set_threshold(*self._old)
+
+
 def _page_job(job: tuple) -> tuple[str, object, str | None]:
-    """Walk and label one page; returns ``(page id, (walk, labels), error)``."""
-    pid, html_path, gold_path, charset, own, stored = job
+    """Walk and label one page; returns ``(page id, (walk, labels), error)``, or with a true
+    ``columns`` as the job's last item ``(page id, (columns, keys, unique keys, labelled,
+    content), error)``: the page's columns as ``page_columns`` makes them, here in the worker."""
+    pid, html_path, gold_path, charset, own, stored, *arrow = job  # arrow: [columns?]
     try:
         data = Path(html_path).read_bytes()
     except OSError as exc:
@@ -122,7 +161,13 @@ def _page_job(job: tuple) -> tuple[str, object, str | None]:
             gold = Path(gold_path).read_text(encoding="utf-8", errors="replace")
         labels = page_labels(walk, gold, html=data, http_charset=charset,
                              records=read_records(records_path_for(html_path)), stored=stored)
-        walk.site_keys  # noqa: B018 - made here, in the worker, with the walk's tag paths
+        keys = walk.site_keys  # made here, in the worker, with the walk's tag paths
+        if arrow and arrow[0]:
+            cols = dict(walk.columns)
+            cols[LABEL] = labels
+            return pid, (page_columns(cols, SCHEMA), keys, np.unique(keys),
+                         int(np.count_nonzero(labels != None)),  # noqa: E711
+                         int(np.count_nonzero(labels == CONTENT))), None
         walk.segments = []  # not needed any more: keep what crosses processes small
     except MemoryError:
         return pid, None, f"{html_path}: out of memory while walking the page"
@@ -134,7 +179,8 @@ def _page_job(job: tuple) -> tuple[str, object, str | None]:
 def _features_batch(jobs: list[tuple], query_terms: list[str]) -> list[tuple]:
     """``_page_job`` over a batch of pages (one task on a scheduler)."""
     _init_worker(query_terms)
-    return [_page_job(job) for job in jobs]
+    with _GC():
+        return [_page_job(job) for job in jobs]
 
 
 def _ordered(jobs: list[tuple], workers: int, query_terms: list[str], scheduler=None) -> Iterator[tuple]:
@@ -155,7 +201,7 @@ def _ordered(jobs: list[tuple], workers: int, query_terms: list[str], scheduler=
             yield _page_job(job)
         return
     window = 4 * workers
-    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker,
+    with ProcessPoolExecutor(max_workers=workers, initializer=_init_pool_worker,
                              initargs=(list(query_terms),)) as pool:
         pending = []
         it = iter(jobs)
@@ -168,10 +214,68 @@ def _ordered(jobs: list[tuple], workers: int, query_terms: list[str], scheduler=
 
 
 # -- the dataset ---------------------------------------------------------------------------
+_NUMPY = {_INT: np.int64, _FLOAT: np.float64, pa.int32(): np.int32, pa.uint64(): np.uint64}
+
+
+def _str_array(values) -> pa.Array:
+    """An Arrow string array of ``values`` (str or None = null), its buffers made here:
+    ``pa.array`` would import pandas (a second of start-up) to check what it was given."""
+    vals = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    n = len(vals)
+    validity, nulls = None, 0
+    if None in vals:
+        valid = np.fromiter(map(None.__ne__, vals), dtype=bool, count=n)
+        nulls = n - int(valid.sum())
+        validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
+        vals = [v if v is not None else "" for v in vals]
+    joined = "".join(vals)
+    data = joined.encode("utf-8")
+    if len(data) == len(joined):  # ASCII: bytes = characters
+        lens = np.fromiter(map(len, vals), dtype=np.int64, count=n)
+    else:
+        lens = np.fromiter((len(v.encode("utf-8")) for v in vals), dtype=np.int64, count=n)
+    if len(data) >= 2**31 - 1:  # past 32-bit offsets: let Arrow chunk it
+        return pa.array(np.array(values, dtype=object), _STR)
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(lens, out=offsets[1:])
+    return pa.Array.from_buffers(_STR, n, [validity, pa.py_buffer(offsets), pa.py_buffer(data)],
+                                 null_count=nulls)
+
+
+def _uint64_view(column) -> np.ndarray:
+    """A uint64 column (no nulls) as numpy, on its buffer (``to_numpy`` would import pandas)."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    return np.frombuffer(arr.buffers()[1], dtype=np.uint64)[arr.offset:arr.offset + len(arr)]
+
+
+def _num_array(values: np.ndarray, typ: pa.DataType) -> pa.Array:
+    """An Arrow array of a numpy array of ``typ``'s dtype, on its buffer (no pandas import)."""
+    values = np.ascontiguousarray(values, dtype=_NUMPY.get(typ) or typ.to_pandas_dtype())
+    return pa.Array.from_buffers(typ, len(values), [None, pa.py_buffer(values)])
+
+
+def page_columns(columns: dict, schema: pa.Schema) -> dict:
+    """One page's columns of ``schema`` as ``_Batcher`` takes them: numbers as numpy arrays,
+    strings as Arrow arrays (made where the page was walked: they cross processes as buffers
+    and join a part by ``concat_arrays``). ``dataset``, ``site``, ``page`` and ``sitelevel``
+    are the batcher's."""
+    out = {}
+    for field in schema:
+        c = field.name
+        if c in ("dataset", "site", "page", "sitelevel") or c not in columns:
+            continue
+        v = columns[c]
+        if field.type == _STR:
+            out[c] = v if isinstance(v, pa.Array) else _str_array(v)
+        else:
+            out[c] = np.asarray(v).astype(_NUMPY.get(field.type) or field.type.to_pandas_dtype(), copy=False)
+    return out
+
+
 class _Batcher:
-    """Pages' columns gathered into one Arrow record batch per part (typed columns, no
-    per-page DataFrame), spilled to an Arrow IPC file until ``sitelevel`` is known; the
-    part's site keys travel with it as an extra column."""
+    """Pages' columns (``page_columns``) gathered into one Arrow record batch per part (typed
+    columns, no per-page DataFrame), spilled to an Arrow IPC file until ``sitelevel`` is
+    known; the part's site keys travel with it as an extra column."""
 
     def __init__(self, folder: Path, columns: list[str], schema: pa.Schema, dataset: str):
         self.folder, self.columns, self.schema, self.dataset = folder, columns, schema, dataset
@@ -180,7 +284,7 @@ class _Batcher:
         self.spills: list[Path] = []
 
     def add(self, pid: str, site: str, columns: dict, keys: np.ndarray) -> None:
-        self.pages.append((pid, site, columns, keys))
+        self.pages.append((pid, site, page_columns(columns, self.schema), keys))
         self.rows += len(keys)
         if self.rows >= _PART_ROWS or len(self.pages) >= _PART_PAGES:
             self.flush()
@@ -195,25 +299,30 @@ class _Batcher:
         for field in self.schema:
             c = field.name
             if c == "dataset":
-                arr = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
-                                                     pa.array([self.dataset], _STR))
+                arr = pa.DictionaryArray.from_arrays(_num_array(np.zeros(n, np.int32), pa.int32()),
+                                                     _str_array([self.dataset]))
             elif c in ("site", "page"):
                 vals = [p[0] if c == "page" else p[1] for p in pages]
                 arr = pa.DictionaryArray.from_arrays(
-                    pa.array(np.repeat(np.arange(len(pages), dtype=np.int32), sizes)),
-                    pa.array(vals, _STR))
+                    _num_array(np.repeat(np.arange(len(pages), dtype=np.int32), sizes), pa.int32()),
+                    _str_array(vals))
             elif c == "sitelevel":
                 arr = pa.nulls(n, _FLOAT)
             else:
-                parts = [p[2][c] for p in pages]
+                parts = [p[2].get(c) for p in pages]
+                if any(x is None for x in parts):  # a page without the column: missing values
+                    parts = [x if x is not None else pa.nulls(int(k), field.type)
+                             for x, k in zip(parts, sizes)]
                 if field.type == _STR:
-                    arr = pa.array([v for part in parts for v in part], _STR)
+                    arr = pa.concat_arrays(parts) if parts else _str_array([])
                 else:
-                    arr = pa.array(np.concatenate(parts).astype(field.type.to_pandas_dtype())
-                                   if parts else np.zeros(0), field.type)
+                    arr = _num_array(np.concatenate([np.asarray(x.to_numpy(zero_copy_only=False)
+                                                                if isinstance(x, pa.Array) else x)
+                                                     for x in parts]) if parts else np.zeros(0),
+                                     field.type)
             arrays.append(arr.cast(field.type) if arr.type != field.type else arr)
         keys = np.concatenate([p[3] for p in pages]) if pages else np.zeros(0, np.uint64)
-        batch = pa.RecordBatch.from_arrays(arrays + [pa.array(keys, pa.uint64())],
+        batch = pa.RecordBatch.from_arrays(arrays + [_num_array(keys, pa.uint64())],
                                            names=[f.name for f in self.schema] + ["_key"])
         path = self.folder / f"part-{len(self.spills):05d}.arrow"
         with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as writer:
@@ -232,11 +341,11 @@ class _Batcher:
         for path in self.spills:
             with pa.memory_map(str(path)) as source:
                 table = pa.ipc.open_file(source).read_all()
-                k = table.column("_key").to_numpy()
+                k = _uint64_view(table.column("_key"))
                 table = table.drop_columns(["_key"])
                 if table.num_rows:
                     share = counts[np.searchsorted(uniq, k)] / max(n_pages, 1)
-                    table = table.set_column(at, "sitelevel", pa.array(share.astype(np.float64)))
+                    table = table.set_column(at, "sitelevel", _num_array(share, _FLOAT))
                 pq.write_table(table, path.with_suffix(".parquet"))
                 del table
             path.unlink()
@@ -244,6 +353,8 @@ class _Batcher:
 
 def _frame_columns(rows: pd.DataFrame, columns: list[str]) -> dict:
     """A DataFrame's columns as the arrays ``_Batcher`` takes (strings as lists)."""
+    import pandas as pd
+
     out = {}
     for c in columns:
         if c in ("dataset", "site", "page", "sitelevel"):
@@ -281,9 +392,11 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
     hidden = 0
     query_terms = ds.query_terms()
     pages = list(ds.pages())
-    stored = dict(tuple(ds.read_labels().groupby("page", sort=False)))  # hwnoise label's
+    stored = (dict(tuple(ds.read_labels().groupby("page", sort=False)))  # hwnoise label's
+              if ds.labels_path.exists() else {})
+    arrow = render_by_page is None  # pages come back as columns ready for Arrow (page_columns)
     jobs = [(p.id, str(p.html_path), str(p.gold_path), p.http_charset, own_terms(p.fields),
-             stored.get(p.id)) for p in pages]
+             stored.get(p.id), arrow) for p in pages]
     site_of = {p.id: p.site for p in pages}
     out = ds.features_path
     tmp = Path(tempfile.mkdtemp(dir=ds.path, prefix=".features.parquet.", suffix=".tmp"))
@@ -292,37 +405,47 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
     n_rows = n_pages = labelled = content = 0
     pbar = bar(total=len(jobs), desc=f"features {ds.name}", unit="page") if progress else None
     try:
-        batcher = _Batcher(tmp, columns, schema, ds.name)
-        for pid, result, error in _ordered(jobs, max(1, int(workers)), query_terms, scheduler):
-            if pbar is not None:
-                pbar.update(1)
-            if error is not None:
-                failures.append(error)
-                print(f"hwnoise: features: skipped {error}", file=sys.stderr, flush=True)
-                continue
-            walk, labels = result
-            if render_by_page is not None:
-                from hwnoise.features.rendered import apply_render
+        with _GC():  # fewer collections while pages are walked here (workers=1)
+            batcher = _Batcher(tmp, columns, schema, ds.name)
+            for pid, result, error in _ordered(jobs, max(1, int(workers)), query_terms, scheduler):
+                if pbar is not None:
+                    pbar.update(1)
+                if error is not None:
+                    failures.append(error)
+                    print(f"hwnoise: features: skipped {error}", file=sys.stderr, flush=True)
+                    continue
+                if arrow:
+                    cols, keys, ukeys, n_lab, n_content = result
+                    page_keys.append(ukeys)
+                    batcher.add(pid, site_of.get(pid, ""), cols, keys)
+                    n_pages += 1
+                    n_rows += len(keys)
+                    labelled += n_lab
+                    content += n_content
+                    continue
+                walk, labels = result
+                if render_by_page is not None:
+                    from hwnoise.features.rendered import apply_render
 
-                rows = walk.rows
-                rows[LABEL] = labels
-                n_before = len(rows)
-                rows = apply_render(rows, render_by_page.get(pid), drop=True, walk_node=True)
-                hidden += n_before - len(rows)
-                keys = walk.site_keys[rows["walk_node"].to_numpy()] if len(rows) else np.zeros(0, np.uint64)
-                cols = _frame_columns(rows, columns)
-                labels = rows[LABEL].to_numpy(object)
-            else:
-                cols = dict(walk.columns)
-                cols[LABEL] = labels.tolist()
-                keys = walk.site_keys
-            page_keys.append(np.unique(keys))
-            batcher.add(pid, site_of.get(pid, ""), cols, keys)
-            n_pages += 1
-            n_rows += len(keys)
-            labelled += int(sum(1 for v in labels if v is not None))
-            content += int(np.count_nonzero(labels == CONTENT))
-        batcher.finish(page_keys, n_pages)
+                    rows = walk.rows
+                    rows[LABEL] = labels
+                    n_before = len(rows)
+                    rows = apply_render(rows, render_by_page.get(pid), drop=True, walk_node=True)
+                    hidden += n_before - len(rows)
+                    keys = walk.site_keys[rows["walk_node"].to_numpy()] if len(rows) else np.zeros(0, np.uint64)
+                    cols = _frame_columns(rows, columns)
+                    labels = rows[LABEL].to_numpy(object)
+                else:
+                    cols = dict(walk.columns)
+                    cols[LABEL] = labels.tolist()
+                    keys = walk.site_keys
+                page_keys.append(np.unique(keys))
+                batcher.add(pid, site_of.get(pid, ""), cols, keys)
+                n_pages += 1
+                n_rows += len(keys)
+                labelled += int(sum(1 for v in labels if v is not None))
+                content += int(np.count_nonzero(labels == CONTENT))
+            batcher.finish(page_keys, n_pages)
         _move_into_place(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -21,10 +21,12 @@ makes every element noise.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from hwnoise.features.columns import CONTENT, NOISE
-from hwnoise.text import lcs_mask, tokenize
+from hwnoise.text import WORD_RE, lcs_mask, tokenize
 
 __all__ = ["label_page", "aligned_words", "page_labels", "resolve_labels", "stored_labels"]
 
@@ -32,19 +34,35 @@ __all__ = ["label_page", "aligned_words", "page_labels", "resolve_labels", "stor
 def aligned_words(walk, gold_text: str) -> tuple[np.ndarray, np.ndarray]:
     """Per row, ``(own_words, own_aligned)``: the row's own words and how many aligned with gold."""
     n = len(walk)
-    owners: list[int] = []
-    words: list[str] = []
-    for node, text in walk.segments:
-        toks = tokenize(text)
-        if toks:
-            words.extend(toks)
-            owners.extend([node] * len(toks))
-    owner = np.asarray(owners, dtype=np.int64)
+    owner, words = segment_words(walk)
     own_words = np.bincount(owner, minlength=n)[:n] if n else np.zeros(0, dtype=np.int64)
     mask = lcs_mask(words, tokenize(gold_text or ""))
     own_aligned = (np.bincount(owner[mask], minlength=n)[:n] if n
                    else np.zeros(0, dtype=np.int64))
     return own_words.astype(np.int64), own_aligned.astype(np.int64)
+
+
+def segment_words(walk) -> tuple[np.ndarray, list[str]]:
+    """``(owner, words)``: the page's words (``hwnoise.text.tokenize`` of each segment) in
+    document order and the row that owns each. One regex pass over the normalised segments
+    joined by NUL (no word holds a NUL), the owners in numpy."""
+    seg_owner, texts = walk.segment_arrays()
+    if not texts:
+        return np.zeros(0, dtype=np.int64), []
+    found = _WORD_OR_NUL.findall("\x00".join(walk.normalized_segments()))
+    toks = np.empty(len(found), dtype=object)
+    toks[:] = found
+    sep = np.fromiter(map("\x00".__eq__, found), dtype=bool, count=len(found))
+    if int(np.count_nonzero(sep)) != len(texts) - 1:  # cannot happen; the slow, sure way
+        per = [tokenize(t) for t in texts]
+        return (np.repeat(seg_owner, [len(w) for w in per]).astype(np.int64),
+                [w for ws in per for w in ws])
+    word = ~sep
+    seg = np.cumsum(sep)[word]
+    return seg_owner[seg], toks[word].tolist()
+
+
+_WORD_OR_NUL = re.compile(WORD_RE.pattern + "|\x00")
 
 
 def label_page(walk, gold_text: str | None) -> np.ndarray:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 __all__ = ["subtree_sizes", "subtree_last", "subtree_sum", "query_scores",
-           "composite_text_density", "sibling_structure", "tree_measures", "tag_codes",
+           "composite_text_density", "sibling_structure", "tree_measures", "tag_codes", "tag_factor",
            "TAG_VOCABULARY"]
 
 #: Fixed tag vocabulary for ``tag_code`` (1-based; 0 = any other tag). Append only.
@@ -38,10 +38,20 @@ for _k, _t in enumerate(TAG_VOCABULARY, 1):
     _TAG_CODE.setdefault(_t, _k)
 
 
-def tag_codes(tags: Sequence[str]) -> np.ndarray:
-    """``tag_code`` of each tag: its 1-based index in ``TAG_VOCABULARY``, 0 for any other."""
+def tag_codes(tags: Sequence[str], factor: tuple[np.ndarray, list[str]] | None = None) -> np.ndarray:
+    """``tag_code`` of each tag: its 1-based index in ``TAG_VOCABULARY``, 0 for any other.
+    ``factor`` is ``tag_factor(tags)`` when the caller has it."""
+    codes, uniq = factor if factor is not None else tag_factor(tags)
     get = _TAG_CODE.get
-    return np.fromiter((get(t, 0) for t in tags), dtype=np.int64, count=len(tags))
+    return np.array([get(t, 0) for t in uniq], dtype=np.int64)[codes] if uniq else np.zeros(0, np.int64)
+
+
+def tag_factor(tags: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """``(codes, distinct)``: each tag's index into the list of the distinct tags (a page has
+    a few dozen), so per-tag work runs once per distinct tag and numpy does the rest."""
+    uniq = list(dict.fromkeys(tags))
+    index = {t: k for k, t in enumerate(uniq)}
+    return np.fromiter(map(index.__getitem__, tags), dtype=np.int64, count=len(tags)), uniq
 
 
 def subtree_sizes(parent) -> np.ndarray:
@@ -104,15 +114,15 @@ def composite_text_density(c, t, lc, lt) -> np.ndarray:
     return np.where(c == 0, 0.0, ctd)
 
 
-def sibling_structure(parent: np.ndarray, tags: Sequence[str]
+def sibling_structure(parent: np.ndarray, tags: Sequence[str],
+                      factor: tuple[np.ndarray, list[str]] | None = None
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(nth, children, sibling_same_tag)``: each row's 1-based position among its shown
     siblings with the same tag, its shown element children, and the share of its siblings
-    that have its tag (0 for an only child and for body)."""
+    that have its tag (0 for an only child and for body). ``factor`` as in ``tag_codes``."""
     n = len(parent)
-    seen: dict[str, int] = {}
-    codes = np.fromiter((seen.setdefault(t, len(seen)) for t in tags), dtype=np.int64, count=n)
-    key = parent * (len(seen) or 1) + codes
+    codes, uniq = factor if factor is not None else tag_factor(tags)
+    key = parent * (len(uniq) or 1) + codes
     order = np.argsort(key, kind="stable")
     ks = key[order]
     starts = np.flatnonzero(np.concatenate(([True], ks[1:] != ks[:-1]))) if n else np.zeros(0, np.int64)
@@ -129,22 +139,29 @@ def sibling_structure(parent: np.ndarray, tags: Sequence[str]
     return nth, children.astype(np.int64), sibling_same.astype(np.float64)
 
 
-def xpaths(parent: np.ndarray, tags: Sequence[str], nth: np.ndarray, root_path: str
+def xpaths(parent: np.ndarray, tags: Sequence[str], nth: np.ndarray, root_path: str, *,
+           depth: np.ndarray | None = None, factor: tuple[np.ndarray, list[str]] | None = None
            ) -> tuple[list[str], list[str]]:
     """``(xpath, tag path)`` of each row: ``/html/body/div[2]/p[1]`` (positions among shown
-    siblings of the same tag) and the same without positions (``/html/body/div/p``)."""
+    siblings of the same tag) and the same without positions (``/html/body/div/p``).
+
+    Each row's string is its parent's plus a step (``/tag[k]``) made once per distinct tag
+    and position; ``depth`` is accepted for callers that pass it and not needed."""
     n = len(tags)
-    xp = [""] * n
-    tp = [""] * n
-    if n:
-        xp[0] = tp[0] = root_path
-    par = parent.tolist()
-    nl = nth.tolist()
-    for i in range(1, n):
-        p = par[i]
-        t = tags[i]
-        xp[i] = f"{xp[p]}/{t}[{nl[i]}]"
-        tp[i] = f"{tp[p]}/{t}"
+    if not n:
+        return [], []
+    parent = np.asarray(parent, dtype=np.int64)
+    codes, uniq = factor if factor is not None else tag_factor(tags)
+    slash = np.array(["/" + str(t) for t in uniq], dtype=object)[codes]
+    nth = np.asarray(nth, dtype=np.int64)
+    pos = np.array([f"[{k}]" for k in range(int(nth.max()) + 1)], dtype=object)[nth]
+    steps = (slash + pos).tolist()
+    slashes = slash.tolist()
+    xp = [root_path] * n
+    tp = [root_path] * n
+    for i, p, st, sl in zip(range(1, n), parent[1:].tolist(), steps[1:], slashes[1:]):
+        xp[i] = xp[p] + st
+        tp[i] = tp[p] + sl
     return xp, tp
 
 
@@ -167,8 +184,9 @@ def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, ow
     if last is None:
         last = idx + subtree_sizes(parent) - 1
     size = last - idx + 1
+    factor = tag_factor(tags)
     if is_a is None:
-        is_a = np.fromiter((t == "a" for t in tags), dtype=np.int64, count=n)
+        is_a = (factor[0] == factor[1].index("a")).astype(np.int64) if "a" in factor[1] else np.zeros(n, np.int64)
     chars = subtree_sum(own_chars, last)
     link_chars = subtree_sum(own_link_chars, last)
     link_tags = subtree_sum(is_a, last)
@@ -177,8 +195,8 @@ def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, ow
     density_sum = np.zeros(n, dtype=np.float64)
     if n > 1:
         np.add.at(density_sum, parent[1:], ctd[1:])
-    nth, children, sibling_same = sibling_structure(parent, tags)
-    xpath, tagpath = xpaths(parent, tags, nth, root_path)
+    nth, children, sibling_same = sibling_structure(parent, tags, factor)
+    xpath, tagpath = xpaths(parent, tags, nth, root_path, depth=np.asarray(depth), factor=factor)
     cb = chars[0] if n else 0
     with np.errstate(divide="ignore", invalid="ignore"):
         link_density = np.where(chars > 0, link_chars / np.where(chars > 0, chars, 1), 0.0)
@@ -200,7 +218,7 @@ def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, ow
         "distance": np.asarray(depth, dtype=np.int64),
         "link_density": link_density,
         "own_chars": np.asarray(own_chars, dtype=np.int64),
-        "tag_code": tag_codes(tags),
+        "tag_code": tag_codes(tags, factor),
         "position": idx / max(n, 1),
         "chars_before": np.asarray(chars_prior, dtype=np.float64) / (cb or 1),
         "own_query_score": query_scores(parent, own_matches),

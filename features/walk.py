@@ -58,9 +58,9 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from lxml import etree
 
 from hwnoise.decode import decode_html
@@ -69,6 +69,9 @@ from hwnoise.features.limits import cap_markup
 from hwnoise.features.measures import (TAG_VOCABULARY, composite_text_density, query_scores,
                                        subtree_last, tree_measures)
 from hwnoise.text import WORD_RE, normalize, tokenize
+
+if TYPE_CHECKING:  # pandas loads when a DataFrame of rows is asked for, not for the walk
+    import pandas as pd
 
 __all__ = ["PageWalk", "walk_page", "parse_html", "TermMatcher", "TAG_VOCABULARY", "MAX_DEPTH",
            "composite_text_density", "query_scores", "subtree_last",
@@ -113,7 +116,9 @@ class PageWalk:
             raise TypeError("PageWalk needs rows or columns")
         self._rows = rows
         self.columns = columns
-        self.segments = segments if segments is not None else []
+        self._segments = segments if segments is not None else []
+        self._seg_arrays = None  # (owner array, texts) when the walk made them
+        self._normalized = None
         self.encoding = encoding
         self.last = last if last is not None else np.zeros(0, dtype=np.int64)
         self._tagpath = tagpath
@@ -122,6 +127,36 @@ class PageWalk:
         self.elements = elements
         self.root = root
         self._site_keys = None
+
+    @property
+    def segments(self) -> list[tuple[int, str]]:
+        if self._segments is None:
+            owner, texts = self._seg_arrays
+            self._segments = list(zip(owner.tolist(), texts))
+        return self._segments
+
+    @segments.setter
+    def segments(self, value: list[tuple[int, str]]) -> None:
+        self._segments, self._seg_arrays, self._normalized = value, None, None
+
+    def segment_arrays(self) -> tuple[np.ndarray, list[str]]:
+        """``(owner, texts)``: the ``segments`` as an int64 array of owners and a list of texts."""
+        if self._seg_arrays is None:
+            segs = self._segments or []
+            self._seg_arrays = (np.fromiter((o for o, _ in segs), dtype=np.int64, count=len(segs)),
+                                [t for _, t in segs])
+        return self._seg_arrays
+
+    def normalized_segments(self) -> list[str]:
+        """Each segment's text normalised (``hwnoise.text.normalize``), made once per walk: NFKC
+        and case folding run over the segments joined by NUL, which neither crosses."""
+        if self._normalized is None:
+            texts = self.segment_arrays()[1]
+            norm = normalize("\x00".join(texts)).split("\x00") if texts else []
+            if len(norm) != len(texts):  # a NUL inside a text (not from the walk): one by one
+                norm = [normalize(t) for t in texts]
+            self._normalized = norm
+        return self._normalized
 
     @property
     def rows(self) -> pd.DataFrame:
@@ -152,11 +187,12 @@ class PageWalk:
         """uint64 hash of each row's (tag path, own text), stable across processes and runs:
         the keys of the ``sitelevel`` column (``features.build``)."""
         if self._site_keys is None:
-            from pandas.util import hash_array
-
-            keys = np.empty(len(self), dtype=object)
-            keys[:] = [f"{p}\x1f{t}" for p, t in zip(self.tagpath, self.column("text"))]
-            self._site_keys = hash_array(keys, categorize=False)
+            paths = self.tagpath
+            distinct = list(dict.fromkeys(paths))
+            index = {p: k for k, p in enumerate(distinct)}
+            path_id = np.fromiter(map(index.__getitem__, paths), dtype=np.int64, count=len(paths))
+            path_h = _mix64(stable_hashes(distinct) ^ np.uint64(0x9E3779B97F4A7C15))
+            self._site_keys = _mix64(stable_hashes(self.column("text")) ^ path_h[path_id])
         return self._site_keys
 
     def __len__(self) -> int:
@@ -164,6 +200,50 @@ class PageWalk:
 
 
 _POS_RE = re.compile(r"\[\d+\]")
+
+_P1 = np.uint64(0xC2B2AE3D27D4EB4F)
+
+
+def _mix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser over a uint64 array (wrapping arithmetic)."""
+    x = np.asarray(x, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def stable_hashes(strings: list[str]) -> np.ndarray:
+    """A uint64 hash of each string, the same in every process and run (no salt), in numpy: a
+    polynomial hash of its UTF-8 bytes (mod 2**64, odd base) mixed with its length. Equal
+    strings give equal hashes; for natural text different ones collide with odds of about
+    2**-64 (crafted inputs can collide: the cost is one ``sitelevel`` value off)."""
+    n = len(strings)
+    if not n:
+        return np.zeros(0, dtype=np.uint64)
+    data = "\x00".join(strings).encode("utf-8", "surrogatepass")
+    buf = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(buf == 0)
+    if len(ends) == n - 1:
+        starts = np.concatenate(([0], ends + 1))
+        stops = np.append(ends, len(buf))
+    else:  # a NUL inside a string: place them by their lengths (one encode each)
+        data = b"".join(x.encode("utf-8", "surrogatepass") for x in strings)
+        buf = np.frombuffer(data, dtype=np.uint8)
+        lens = np.fromiter((len(x.encode("utf-8", "surrogatepass")) for x in strings), np.int64, n)
+        stops = np.cumsum(lens)
+        starts = stops - lens
+    size = stops - starts
+    out = _mix64(size.astype(np.uint64) + np.uint64(1))
+    if not len(buf):  # empty strings only
+        return _mix64(out)
+    gap = np.diff(np.append(starts, len(buf))) if len(ends) == n - 1 else size  # bytes up to the next string
+    pos = np.arange(len(buf), dtype=np.int64) - np.repeat(starts, gap)
+    with np.errstate(over="ignore"):
+        powers = np.cumprod(np.full(int(size.max()) + 1, _P1, dtype=np.uint64))
+        cs = np.concatenate(([np.uint64(0)], np.cumsum((buf.astype(np.uint64) + np.uint64(1))
+                                                        * powers[pos], dtype=np.uint64)))
+        return _mix64(out ^ _mix64(cs[stops] - cs[starts]))
 
 
 class TermMatcher:
@@ -491,30 +571,23 @@ def _drop_rows(visit: tuple, rows: list[int]) -> tuple:
             [elements[i] for i in keep] if elements else [], None)
 
 
-def _match_counts(owners: list[int], texts: list[str], n: int, *matchers: TermMatcher):
-    """Per row, the matches of each matcher in the row's own text.
-
-    The segments are normalised in one call (NFKC and case folding do not cross
-    the NUL that joins them); only segments where a matcher's pre-filter finds
-    one of its words as a substring are split into words.
-    """
+def _match_counts(owners: np.ndarray, norm: list[str], n: int, *matchers: TermMatcher):
+    """Per row, the matches of each matcher in the row's own text (``norm``: the segments'
+    texts normalised, ``PageWalk.normalized_segments``). Only segments where a matcher's
+    pre-filter finds one of its words as a substring are split into words."""
     outs = [np.zeros(n, dtype=np.int64) for _ in matchers]
     active = [(k, m) for k, m in enumerate(matchers) if m]
-    if not active or not texts:
+    if not active or not norm:
         return outs
-    joined = normalize("\x00".join(texts))
-    norm = joined.split("\x00")
-    if len(norm) != len(texts):  # cannot happen (NULs were replaced before parsing); be safe
-        norm = [normalize(t) for t in texts]
-        joined = "\x00".join(norm)
     if all(m.prefilter is not None for _, m in active):
-        starts = np.cumsum([0] + [len(t) + 1 for t in norm[:-1]])
+        joined = "\x00".join(norm)
+        starts = np.cumsum(np.fromiter(map(len, norm), dtype=np.int64, count=len(norm)) + 1) - 1
         hits: set[int] = set()
         for _, m in active:
             pos = [x.start() for x in m.prefilter.finditer(joined)]
             if pos:
-                hits.update(np.searchsorted(starts, pos, side="right") - 1)
-        candidates = sorted(int(h) for h in hits)
+                hits.update(np.searchsorted(starts, pos, side="left").tolist())
+        candidates = sorted(hits)
     else:
         candidates = range(len(norm))
     findall = WORD_RE.findall
@@ -581,6 +654,8 @@ def _frame(columns: dict) -> pd.DataFrame:
     """The DataFrame of a walk's ``ROW_COLUMNS``, built without pandas' per-column checks
     (they cost more than the measures on a typical page); the public constructor if that
     API moves."""
+    import pandas as pd
+
     n = len(columns["node"])
     arrays = []
     for c in ROW_COLUMNS:
@@ -608,11 +683,14 @@ def _measure(visit: tuple, query: TermMatcher, own: TermMatcher, encoding) -> Pa
     n = len(tags)
     parent = np.asarray(parents, dtype=np.int64)
     owner = np.asarray(seg_owner, dtype=np.int64)
-    seg_len = np.fromiter((len(t) for t in seg_text), dtype=np.int64, count=len(seg_text))
+    seg_len = np.fromiter(map(len, seg_text), dtype=np.int64, count=len(seg_text))
     in_link = np.asarray(seg_link, dtype=bool)
     own_chars = np.bincount(owner, weights=seg_len, minlength=n).astype(np.int64)
     own_link = np.bincount(owner[in_link], weights=seg_len[in_link], minlength=n).astype(np.int64)
-    matches, own_matches = _match_counts(seg_owner, seg_text, n, query, own)
+    walk = PageWalk(segments=None, encoding=encoding, columns={"node": ()})
+    walk._segments, walk._seg_arrays = None, (owner, seg_text)
+    norm = walk.normalized_segments() if (query or own) else []
+    matches, own_matches = _match_counts(owner, norm, n, query, own)
     seg_cum = np.concatenate(([0], np.cumsum(seg_len)))
     prior = seg_cum[np.asarray(seg_start, dtype=np.int64)] if n else np.zeros(0, np.int64)
     lasts = visit[12]
@@ -620,12 +698,24 @@ def _measure(visit: tuple, query: TermMatcher, own: TermMatcher, encoding) -> Pa
                             matches, own_matches, prior, path0,
                             last=np.asarray(lasts, dtype=np.int64) if lasts is not None else None,
                             is_a=np.asarray(link_flag, dtype=np.int64))
-    last = columns.pop("last")
-    tagpath = columns.pop("tagpath")
-    # own text: the row's text nodes joined by one space, in document order
-    text = [""] * n
-    for o, t in zip(seg_owner, seg_text):
-        text[o] = t if not text[o] else text[o] + " " + t
-    columns["text"] = text
-    return PageWalk(segments=list(zip(seg_owner, seg_text)), encoding=encoding, last=last,
-                    columns=columns, tagpath=tagpath)
+    walk.last = columns.pop("last")
+    walk._tagpath = columns.pop("tagpath")
+    columns["text"] = _own_text(owner, seg_text, n)
+    walk.columns = columns
+    return walk
+
+
+def _own_text(owner: np.ndarray, texts: list[str], n: int) -> list[str]:
+    """Each row's own text: its text nodes joined by one space, in document order."""
+    out = np.full(n, "", dtype=object)
+    if not len(texts):
+        return out.tolist()
+    arr = np.empty(len(texts), dtype=object)
+    arr[:] = texts
+    count = np.bincount(owner, minlength=n)
+    one = count[owner] == 1
+    out[owner[one]] = arr[one]
+    for j in np.flatnonzero(~one).tolist():  # rows with several text nodes (a few)
+        o = owner[j]
+        out[o] = arr[j] if not out[o] else out[o] + " " + arr[j]
+    return out.tolist()

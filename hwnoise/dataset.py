@@ -477,8 +477,10 @@ class Dataset:
         return self.features_path.exists()
 
     def read_features(self, columns: Iterable[str] | None = None, *, pages: Iterable[str] | None = None,
-                      filters=None):
-        """The feature table (a file or a folder of part files) as a pandas DataFrame.
+                      filters=None, arrow: bool = False):
+        """The feature table (a file or a folder of part files) as a pandas DataFrame (with
+        ``arrow``, as a ``pyarrow.Table``: strings stay in Arrow buffers, a fraction of the
+        memory of Python strings).
 
         Reads only what is asked (Parquet projection and predicate pushdown, so memory
         follows the columns and rows taken, not the table): ``columns`` (names the table
@@ -501,7 +503,7 @@ class Dataset:
         except (OSError, ValueError) as exc:
             raise DatasetError(f"{path}: cannot read the feature table ({exc}); "
                                f"run 'hwnoise features {self.path}' again.") from None
-        return table.to_pandas()
+        return table if arrow else table.to_pandas()
 
     # -- node labels without gold (hwnoise label) -------------------------------
     @property

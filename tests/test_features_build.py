@@ -194,3 +194,57 @@ def test_part_files_do_not_change_the_table(tmp_path, monkeypatch):
     a, b = one.read_features(), many.read_features()
     pd.testing.assert_frame_equal(a, b)
     assert sorted(b["sitelevel"].unique().tolist()) == [0.2, 1.0]
+
+
+def test_feature_cache_gives_each_page_its_rows_and_holds_few_tables(tmp_path):
+    """The cache hands out each page's rows exactly as the whole table split by page gives them
+    (non-ASCII text and pages without gold included), keeping at most ``datasets`` tables."""
+    from hwnoise.features.assembly import FeatureCache
+
+    sets = []
+    for name in ("a", "b", "c"):
+        ds = Dataset.create(tmp_path / name, name=name, source="test")
+        for k in range(3):
+            ds.write_page(f"p{k}", f"<html><body><div><p>café {name} {k} ünïcode</p>"
+                          f"<a href=#>menu</a></div></body></html>".encode())
+            if k:
+                ds.write_gold(f"p{k}", f"café {name} {k}")
+        build_features(ds, progress=False)
+        sets.append(ds)
+    cache = FeatureCache(datasets=2)
+    for ds in sets:
+        whole = ds.read_features()
+        for page in ds.pages():
+            want = whole[whole["page"] == page.id].sort_values("node").reset_index(drop=True)
+            pd.testing.assert_frame_equal(cache.page_rows(page), want)
+        assert len(cache._by_dataset) <= 2
+    assert list(cache._by_dataset) == [sets[1].path, sets[2].path]
+    none = Dataset.create(tmp_path / "none", name="none", source="test")
+    none.write_page("x", b"<html><body><p>x</p></body></html>")
+    assert cache.page_rows(next(none.pages())) is None
+
+
+def test_sitelevel_keys_are_stable_across_processes():
+    """The site keys hash (tag path, own text) the same way in another interpreter (no salt)."""
+    from hwnoise.features.walk import stable_hashes, walk_page
+
+    html = "<html><body><ul><li>Home</li><li>Ünïcode — news</li></ul><p></p></body></html>"
+    here = walk_page(html.encode()).site_keys.tolist()
+    code = ("import sys; from hwnoise.features.walk import walk_page; "
+            f"print(walk_page({html!r}.encode()).site_keys.tolist())")
+    there = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert str(here) == there.stdout.strip()
+    assert len(set(here)) == len(here)  # different (path, text) pairs, different keys
+    h = stable_hashes(["", "a", "a\x00b", "ab", "é", "a"])
+    assert h[1] == h[5] and len(set(h.tolist())) == 5
+
+
+def test_features_command_does_not_load_pandas(tmp_path):
+    """hwnoise features writes its table without importing pandas (a second of start-up)."""
+    ds = make_dataset(tmp_path)
+    code = ("import sys; from hwnoise.cli import main; "
+            f"main(['features', {str(ds.path)!r}, '--no-progress', '--workers', '1']); "
+            "print('pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "False"
+    assert ds.read_features()["label"].isna().sum() > 0  # the page without gold: null labels

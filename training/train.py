@@ -34,9 +34,10 @@ def _is_arff(path: Path) -> bool:
     return path.suffix.lower() == ".arff" and not path.is_dir()
 
 
-def _dataset_table(path: Path, features=None) -> tuple[pd.DataFrame, list[dict]]:
-    """A dataset's feature table: every column, or with ``features`` (a ``--features`` spec)
-    only those features and the keys (projection: the text and xpath columns stay on disk)."""
+def _dataset_table(path: Path, features=None, text: bool = True) -> tuple[pd.DataFrame, list[dict]]:
+    """A dataset's feature table: every column (but ``TEXT_COLUMNS`` when not ``text``), or
+    with ``features`` (a ``--features`` spec) only those features and the keys (projection:
+    the text and xpath columns stay on disk)."""
     ds = Dataset(path)
     if not ds.has_features() or ds.labels_newer():
         try:
@@ -60,6 +61,15 @@ def _dataset_table(path: Path, features=None) -> tuple[pd.DataFrame, list[dict]]
         feats = resolve_features(features, have) if have is not None else []
         if have is not None and set(feats) <= set(have):  # else read all, so that the error names what there is
             columns = [*feats, *_KEY_COLUMNS]
+    elif not text:
+        import pyarrow.parquet as pq
+
+        from hwnoise.dataset import _first_part
+
+        try:
+            columns = [c for c in pq.read_schema(_first_part(ds.features_path)).names if c not in TEXT_COLUMNS]
+        except (OSError, ValueError):  # a corrupt table: read_features below names it in one line
+            columns = None
     df = ds.read_features(columns)
     if "dataset" not in df.columns:
         df["dataset"] = ds.name
@@ -68,16 +78,29 @@ def _dataset_table(path: Path, features=None) -> tuple[pd.DataFrame, list[dict]]
     return df, ds.query()
 
 
+#: The free-text columns, which no model uses: training reads the table without them.
+TEXT_COLUMNS = ("text", "xpath")
+
+def _names_text(features) -> bool:
+    """True when a ``--features`` value names a free-text column (read it, so that the error
+    says it is not numeric rather than missing)."""
+    if features is None:
+        return False
+    names = features if isinstance(features, (list, tuple)) else str(features).split(",")
+    return any(str(n).strip() in TEXT_COLUMNS for n in names)
+
+
 #: Columns read beside the features when a table is read for given features.
 _KEY_COLUMNS = ["dataset", "site", "page", "node", "parent", "tag", LABEL]
 
 
 def load_inputs(inputs: str | os.PathLike | Sequence[str | os.PathLike], *,
-                features=None) -> tuple[pd.DataFrame, dict]:
+                features=None, text: bool = True) -> tuple[pd.DataFrame, dict]:
     """The pooled table of ``inputs`` (dataset folders, or one ARFF file) and a description
     ``{kind: "arff"|"datasets", names: [...], query: [{term, kind}], sources: [...]}``.
     With ``features`` (a ``--features`` spec) a dataset's table is read with only those
-    features and the key columns."""
+    features and the key columns; without ``text`` a dataset's table is read without
+    ``TEXT_COLUMNS``."""
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     paths = [Path(p) for p in inputs]
@@ -95,7 +118,7 @@ def load_inputs(inputs: str | os.PathLike | Sequence[str | os.PathLike], *,
     for p in paths:
         if not p.exists():
             raise DatasetError(f"{p}: no such dataset folder or ARFF file")
-        df, q = _dataset_table(p, features)
+        df, q = _dataset_table(p, features, text)
         frames.append(df)
         names.extend(df["dataset"].astype(str).unique().tolist())
         for t in q:
@@ -226,7 +249,7 @@ def _train_fit(fold: int, job: _FitJob):
         import io
 
         with contextlib.redirect_stderr(io.StringIO()):  # the client said it already
-            df, desc = load_inputs(job.inputs)
+            df, desc = load_inputs(job.inputs, text=False)
             data = _labelled(df, ", ".join(desc["sources"]))
 
     def fit(rows: pd.DataFrame) -> NoiseModel:
@@ -279,7 +302,7 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
         return weka
     protocol = protocol or "pages"
     k = 5 if k is None else k
-    df, desc = load_inputs(inputs)
+    df, desc = load_inputs(inputs, text=_names_text(features))
     what = ", ".join(desc["sources"])
     arff = desc["kind"] == "arff"
     n_sites = int(df["site"].nunique()) if "site" in df.columns else 1
@@ -340,7 +363,7 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
 
     if test is not None:
         test_path = Path(test)
-        test_df, test_desc = load_inputs([test_path])
+        test_df, test_desc = load_inputs([test_path], text=_names_text(features))
         if not (desc["kind"] == "arff" and features is None):
             test_df = _assembled(test_df, test_desc, feats, stacker, progress)
         test_data = _labelled(test_df, str(test_path))
