@@ -106,7 +106,10 @@ def composite_text_density(c, t, lc, lt) -> np.ndarray:
     cb, lcb = (c[0], lc[0]) if len(c) else (0.0, 0.0)
     cb1 = cb if cb else 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
-        b = np.log((c / nonlink1) * lc + (lcb / cb1) * c + math.e)
+        extra = (c / nonlink1) * lc + (lcb / cb1) * c
+        # ln(e) is exactly 1 only on some of numpy's log paths (1.24's scalar path gives
+        # 0.9999999999999999, whose ln is -1e-16, not 0): no links at all means ln(ln(e)) = 0
+        b = np.where(extra == 0, 1.0, np.log(extra + math.e))
         lnb = np.log(b)
         lnb = np.where(lnb == 0, 1.0, lnb)
         ratio = (c / lc1) * (t1 / lt1)
