@@ -493,6 +493,10 @@ def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAUL
     (``hwnoise.scheduler``: local, threads, sync, tcp://...) runs the fits and the page batches;
     the report is the same on every one. With ``out``, batches scored are kept under
     ``out/.parts/`` until the report is written, so a killed run resumes from them.
+
+    The learned ``model`` method is the thesis spec (five features, J48) unless
+    ``method_options["model"]`` says otherwise (``{"preset": "auto"}`` is what ``hwnoise
+    evaluate`` passes): the bench scripts' figures rely on that default.
     """
     datasets = _open(dataset_dirs)
     methods = list(dict.fromkeys(m.strip() for m in methods if m.strip()))
