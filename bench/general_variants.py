@@ -18,6 +18,8 @@ the only ones whose label changes the extracted text):
 - ``base``: the preset's columns.
 - ``ctx``: + the parent/grandparent context columns (``--context``).
 - ``records``: + the record-structure group (``rs_*``, ``hwnoise.features.record_struct``).
+- ``lc3`` / ``lconly``: the preset's columns, the listing and collection pages' nodes weighted
+  three times / trained on alone.
 - ``pagg``: + page aggregates of the stacked extractors (share of the page's text each keeps,
   the node's share minus it, how many agree).
 """
@@ -102,13 +104,15 @@ class Bench:
                            and self.rows[c].notna().any()]
         if variant == "pagg":
             return base + self._page_aggregates(base)
+        if variant in ("lc3", "lconly"):  # the preset's columns, training pages weighted (see oof)
+            return base
         if variant == "records":  # the record-structure group (features/record_struct.py), if cached
             rs = [c for c in self.rows.columns if c.startswith("rs_")]
             if not rs:
                 raise SystemExit("the cache has no rs_* columns: rebuild it with 'cache' on a version "
                                  "that has features/record_struct.py")
             return base + rs
-        raise SystemExit(f"unknown variant {variant!r}: base, ctx, pagg, records")
+        raise SystemExit(f"unknown variant {variant!r}: base, ctx, pagg, records, lc3, lconly")
 
     def _page_aggregates(self, base: list[str]) -> list[str]:
         r, stk = self.rows, [c for c in base if c.startswith("stack_")]
@@ -137,8 +141,14 @@ class Bench:
             trm = r["key"].isin(set(self.table["key"].iloc[tr])).to_numpy() & self.text
             tem = r["key"].isin(set(self.table["key"].iloc[te])).to_numpy() & self.text
             trr = r[trm & r["label"].isin(["S", "N"]).to_numpy()]
+            lc = trr["dataset"].isin(["wcxb-listing", "wcxb-collection"]).to_numpy()
+            weight = None
+            if variant == "lconly":  # train on the listing and collection pages alone
+                trr, lc = trr[lc], lc[lc]
+            elif variant == "lc3":  # their nodes count three times
+                weight = np.where(lc, 3.0, 1.0)
             est = HistGradientBoostingClassifier(random_state=1).fit(
-                trr[feats].to_numpy(float), (trr["label"] == "N").to_numpy(int))
+                trr[feats].to_numpy(float), (trr["label"] == "N").to_numpy(int), sample_weight=weight)
             p[tem] = est.predict_proba(r.loc[tem, feats].to_numpy(float))[:, 1]
         np.save(path, p)
         return p
