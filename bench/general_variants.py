@@ -31,6 +31,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -154,16 +155,19 @@ class Bench:
         return p
 
     def score(self, p: np.ndarray, thr: float = 0.5, page_thr=None) -> pd.DataFrame:
+        """Text F1 per page of the nodes whose probability reaches the threshold, their text
+        joined as the model method joins it (``text_from_labels`` over the walk's segments)."""
+        from hwnoise.extractors.base import text_from_labels
+        from hwnoise.features.columns import CONTENT, NOISE
         from hwnoise.text import text_scores
 
         node, w, out = self.rows["node"].to_numpy(), self.rows["own_chars"].to_numpy(float), []
         for key, idx in self.groups.items():
             t = page_thr(w[idx], p[idx]) if page_thr is not None else thr
-            keep = np.zeros(int(node[idx].max()) + 1 if len(idx) else 1, dtype=bool)
-            keep[node[idx]] = p[idx] >= t
+            labels = np.full(int(node[idx].max()) + 1 if len(idx) else 1, NOISE, dtype=object)
+            labels[node[idx]] = np.where(p[idx] >= t, CONTENT, NOISE)
             sg, gold, _ = self.segs[tuple(key.split("/", 1))]
-            text = "\n".join(s for i, s in sg if 0 <= i < len(keep) and keep[i] and s)
-            s = text_scores(text, gold)
+            s = text_scores(text_from_labels(SimpleNamespace(segments=sg), labels), gold)
             out.append({"key": key, "kind": self.kind[key], "f1": s["f1"], "p": s["precision"], "r": s["recall"]})
         return pd.DataFrame(out)
 

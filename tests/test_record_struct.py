@@ -8,7 +8,8 @@ import pandas as pd
 from hwnoise.features.assembly import assemble_html
 from hwnoise.features.record_struct import RECORD_FEATURES, alike_groups, record_struct
 from hwnoise.features.walk import walk_page
-from hwnoise.training.spec import feature_groups, preset_spec, resolve_preset
+from hwnoise.training.model import resolve_features as feature_groups
+from hwnoise.training.spec import preset_spec, resolve_preset
 
 
 def _record(i: int) -> str:

@@ -57,7 +57,11 @@ def resolve_features(spec: str | list[str] | tuple[str, ...] | None,
     extended set of features.columns), "all", "page" (extended without the dataset-level
     ``sitelevel``: what a bare page gives), "rendered" (extended plus the features of
     ``hwnoise render``), or "a,b,c" / a list. With ``columns``, ``tag``
-    becomes the walker's numeric ``tag_code`` when the table has it."""
+    becomes the walker's numeric ``tag_code`` when the table has it. Sets join with "+"
+    (``page+records``; ``records``: the ``rs_*`` columns of ``features.record_struct``)."""
+    if isinstance(spec, str) and "+" in spec:
+        feats = [f for part in spec.split("+") if part.strip() for f in resolve_features(part, columns)]
+        return list(dict.fromkeys(feats))
     if spec is None or (isinstance(spec, str) and spec.strip().lower() in ("", "thesis")):
         feats = list(C.THESIS_FEATURES)
     elif isinstance(spec, str) and spec.strip().lower() in ("extended", "all"):
@@ -68,7 +72,11 @@ def resolve_features(spec: str | list[str] | tuple[str, ...] | None,
         feats = list(extended)
     elif isinstance(spec, str) and spec.strip().lower() == "page":
         # what a bare page gives: the extended set without the dataset-level sitelevel
-        feats = [f for f in C.ALL_FEATURES if f != "sitelevel"]
+        feats = [f for f in C.ALL_FEATURES if f not in C.DATASET_FEATURES]
+    elif isinstance(spec, str) and spec.strip().lower() == "records":
+        from hwnoise.features.record_struct import RECORD_FEATURES
+
+        feats = list(RECORD_FEATURES)
     elif isinstance(spec, str) and spec.strip().lower() == "rendered":
         from hwnoise.features.rendered import RENDER_FEATURES
 

@@ -27,7 +27,7 @@ from typing import Any
 from hwnoise.errors import HwnoiseError
 
 __all__ = ["ModelSpec", "PRESETS", "SpecError", "preset_spec", "resolve_preset", "fit_spec",
-           "STACKABLE", "FEATURE_GROUPS", "feature_groups"]
+           "STACKABLE"]
 
 #: Extractors a model may stack (their names in ``hwnoise.extractors.registry``).
 STACKABLE = ("trafilatura", "resiliparse", "readability", "justext", "cetd")
@@ -59,7 +59,7 @@ class ModelSpec:
         from hwnoise.features.context import CONTEXT_FEATURES
         from hwnoise.training.model import resolve_features
 
-        feats = feature_groups(self.features) + [STACK_PREFIX + s for s in self.stack]
+        feats = resolve_features(self.features) + [STACK_PREFIX + s for s in self.stack]
         if self.context:
             feats += context_features([STACK_PREFIX + s for s in self.stack] + list(CONTEXT_BASE))
         if self.page_context:
@@ -168,29 +168,6 @@ def check_threshold(value: Any, where: str) -> float | str | None:
             or not 0.0 <= value <= 1.0:
         raise SpecError(f"{where}: must be a number in [0, 1], 'inner' or none, not {value!r}")
     return float(value)
-
-
-#: Feature groups a spec's features may join with "+" (``page+records``).
-FEATURE_GROUPS = ("records",)
-
-
-def feature_groups(features: str | list[str]) -> list[str]:
-    """The feature list of ``features``: a set name or list (``training.model.resolve_features``),
-    or named sets and groups joined by "+" (``records``: the ``rs_*`` columns of
-    ``features.record_struct``)."""
-    from hwnoise.training.model import resolve_features
-
-    if not (isinstance(features, str) and "+" in features):
-        return resolve_features(features)
-    feats: list[str] = []
-    for part in (p.strip() for p in features.split("+")):
-        if part.lower() == "records":
-            from hwnoise.features.record_struct import RECORD_FEATURES
-
-            feats += RECORD_FEATURES
-        elif part:
-            feats += resolve_features(part)
-    return list(dict.fromkeys(feats))
 
 
 #: The features a bare page gives: the extended set without the dataset-level ``sitelevel``.
