@@ -93,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="hwnoise train --preset (default: train's own default)")
     ap.add_argument("--refine", type=int, default=0, help="Dawid-Skene rounds (auto --refine)")
     ap.add_argument("--fixed-prior", action="store_true", help="as label --auto --fixed-prior")
+    ap.add_argument("--min-confidence", type=float, default=0.0,
+                    help="leave auto labels below this confidence out of training (an experiment; "
+                         "hwnoise train has no such option)")
     ap.add_argument("--write-weights", type=Path, default=None, metavar="data/label_weights.json")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
@@ -129,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
         dst = args.work / src.name
         ds = Dataset(dst)
         table = recombine(ds.read_labels(), w, args.refine, not args.fixed_prior)
+        if args.min_confidence:  # unlabelled rows are left out of training
+            low = (table["set_by"] == "auto") & (table["confidence"] < args.min_confidence)
+            table.loc[low, "label"] = None
         ds.write_labels(table)
         merged = table.merge(t[["page", "node", "gold"]], on=["page", "node"])
         ok = int((merged["label"] == merged["gold"]).sum())
