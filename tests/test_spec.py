@@ -281,3 +281,32 @@ def test_the_shipped_general_model_loads_and_extracts_a_bare_page(tmp_path, caps
     page.write_text(html, encoding="utf-8")
     assert main(["extract", str(page)]) == 0  # no --model: general
     assert "Copyright" not in capsys.readouterr().out
+
+
+def test_extract_takes_a_folder_of_pages_compressed_or_not(dataset, tmp_path, capsys):
+    import gzip
+
+    from hwnoise.extractors.model import extract_with_model, load_model
+
+    out = tmp_path / "m"
+    _saved_thesis_model(dataset, out)
+    crawl = tmp_path / "crawl"
+    (crawl / "sub").mkdir(parents=True)
+    html = [article(200 + k, "folder.example")[0].encode() for k in range(3)]
+    (crawl / "a.html").write_bytes(html[0])
+    (crawl / "sub" / "b.htm.gz").write_bytes(gzip.compress(html[1]))
+    (crawl / "c.html.gz").write_bytes(gzip.compress(html[2])[:40])  # cut short
+    (crawl / "notes.txt").write_text("not a page")
+    capsys.readouterr()
+    assert main(["extract", str(crawl), "-m", str(out)]) == 1  # one page unreadable
+    res = capsys.readouterr()
+    lines = [json.loads(x) for x in res.out.splitlines()]
+    model = load_model(out)
+    assert [x["page"] for x in lines] == ["a.html", "sub/b.htm.gz"]  # sorted, notes.txt not a page
+    assert [x["text"] for x in lines] == [extract_with_model(model, h) for h in html[:2]]
+    assert lines[0]["text"]
+    assert "c.html.gz" in res.err and "cut short" in res.err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["extract", str(empty), "-m", str(out)]) == 1
+    assert "no page files" in capsys.readouterr().err

@@ -1,4 +1,5 @@
-"""A plain folder of pages: ``SRC/html/NAME.html`` (or ``.htm``) with ``SRC/gold/NAME.txt``.
+"""A plain folder of pages: ``SRC/html/NAME.html`` (``.htm``, ``.xhtml``, each also ``.gz``;
+``hwnoise.pagefiles``) with ``SRC/gold/NAME.txt``.
 
 One dataset named after SRC. Gold is ``gold/NAME.txt`` (UTF-8, else cp1252); a page without
 one has no gold, and a gold file without a page is reported as an error. An optional
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from hwnoise.dataset import is_within, site_of
+from hwnoise.pagefiles import PageFileError, page_files, page_name, read_page_file
 from hwnoise.progress import info
 from hwnoise.features.importers import ImportFormatError, SourcePage, canonical_url, decode_text
 
@@ -24,13 +26,13 @@ def pages(src: Path) -> Iterator[SourcePage]:
     html_dir, gold_dir = src / "html", src / "gold"
     if not html_dir.is_dir():
         raise ImportFormatError(f"{html_dir}: missing; a plain folder has html/NAME.html and gold/NAME.txt")
-    files = sorted(p for p in html_dir.iterdir() if p.is_file() and p.suffix.lower() in (".html", ".htm"))
+    files = page_files(html_dir)
     outside = [p for p in files if not is_within(p, src)]
     if outside:
         info(f"hwnoise: import plain: skipped {len(outside)} page(s) that are symlinks out of {src} "
              f"(e.g. {outside[0]} -> {outside[0].resolve()}); copy them in to import them")
         files = [p for p in files if p not in outside]
-    stems = {p.stem for p in files}
+    stems = {page_name(p) for p in files}
     if gold_dir.is_dir():
         orphans = sorted(g.name for g in gold_dir.glob("*.txt") if g.stem not in stems)
         if orphans:
@@ -38,20 +40,24 @@ def pages(src: Path) -> Iterator[SourcePage]:
                                     + (f" (and {len(orphans) - 1} more)" if len(orphans) > 1 else ""))
     name = src.resolve().name or "plain"
     for path in files:
-        gold = gold_dir / f"{path.stem}.txt"
-        records = src / "records" / f"{path.stem}.json"
-        query_file = src / "query" / f"{path.stem}.txt"
+        stem = page_name(path)
+        gold = gold_dir / f"{stem}.txt"
+        records = src / "records" / f"{stem}.json"
+        query_file = src / "query" / f"{stem}.txt"
         query = " ".join(decode_text(query_file.read_bytes()).split()) if query_file.is_file() else None
-        url = canonical_url(path.read_bytes())
+        try:
+            url = canonical_url(read_page_file(path))
+        except PageFileError as exc:
+            raise ImportFormatError(str(exc)) from None
         yield SourcePage(
             unit=name,
             source=f"html/{path.name}",
             url=url,
             site=site_of(url) or name,
-            read_html=path.read_bytes,
+            read_html=(lambda p=path: read_page_file(p)),
             read_gold=(lambda g=gold: decode_text(g.read_bytes()) if _inside(g, src) else None),
             read_records=(lambda r=records: _records(r) if _inside(r, src) else None),
-            extra={"name": path.stem},
+            extra={"name": stem},
             query=query or None,
             unit_meta={"notes": "plain folder: html/NAME.html with gold/NAME.txt (and query/NAME.txt)"},
         )

@@ -18,16 +18,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         "extract", help="print the content text of pages, by a trained model (default: general)",
         description=(
             "Label each node of each page noise or content with a model and write the own text of "
-            "the content nodes in document order. PAGES are HTML files, dataset folders (every page, "
-            "walked with the dataset's query and its stored features), or '-' (one page on standard "
-            "input). Without --model the model shipped with hwnoise ('general', trained on every "
+            "the content nodes in document order. PAGES are HTML files (also gzip-compressed), "
+            "folders of them (every .html/.htm/.xhtml file below, .gz too), dataset folders (every "
+            "page, walked with the dataset's query and its stored features), or '-' (one page on "
+            "standard input). Without --model the model shipped with hwnoise ('general', trained on every "
             "shared dataset) is used. One page gives plain text; several, or --jsonl, give JSON "
             "lines {\"page\", \"url\", \"text\"}. A page that cannot be read or is not HTML is "
             "reported on stderr and skipped (exit status 1 at the end)."
         ),
     )
     p.add_argument("pages", metavar="PAGE", nargs="*",
-                   help="HTML files, dataset folders, or '-' (the page's bytes on standard input)")
+                   help="HTML files, folders of them, dataset folders, or '-' (the page's bytes on "
+                        "standard input)")
     p.add_argument("--warc", metavar="FILE", nargs="+",
                    help="instead of PAGES: every 200 HTML response of these WARC files, written as "
                         "JSON lines {url, warc, offset, text} on stdout")
@@ -57,6 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _units(args: argparse.Namespace) -> list[tuple]:
     from hwnoise.dataset import Dataset
     from hwnoise.errors import HwnoiseError
+    from hwnoise.pagefiles import PAGE_SUFFIXES, page_files
 
     units: list[tuple] = []
     for item in args.pages:
@@ -64,13 +67,17 @@ def _units(args: argparse.Namespace) -> list[tuple]:
             units.append(("-", "", ("stdin", sys.stdin.buffer.read())))
             continue
         path = Path(item)
-        if path.is_dir():
-            if not (path / "dataset.json").exists():
-                raise HwnoiseError(f"{path}: a folder but not a dataset folder (no dataset.json); "
-                                   "give HTML files or a folder 'hwnoise import/collect' wrote")
+        if path.is_dir() and (path / "dataset.json").exists():
             ds = Dataset(path)
             for page in ds.pages():
                 units.append((page.id, page.url or "", ("page", str(ds.path), page.id)))
+        elif path.is_dir():  # a folder of pages: every page file below it
+            files = page_files(path, recursive=True)
+            if not files:
+                raise HwnoiseError(f"{path}: no page files in this folder (names ending "
+                                   f"{', '.join(PAGE_SUFFIXES)}, or those + .gz) and no dataset.json; "
+                                   "give HTML files, a folder of them, or a dataset folder")
+            units.extend((str(f.relative_to(path)), "", ("file", str(f))) for f in files)
         else:
             units.append((path.name, "", ("file", str(path))))
     return units
@@ -93,15 +100,13 @@ def _page_bytes(src: tuple) -> bytes:
     """The bytes of a file or standard-input unit; a HwnoiseError when unreadable or not HTML."""
     from hwnoise.decode import sniff_html
     from hwnoise.errors import HwnoiseError
+    from hwnoise.pagefiles import read_page_file
 
     if src[0] == "stdin":
         data, where = src[1], "standard input"
     else:
         where = src[1]
-        try:
-            data = Path(src[1]).read_bytes()
-        except OSError as exc:
-            raise HwnoiseError(f"{src[1]}: cannot read the page: {exc.strerror}") from None
+        data = read_page_file(src[1])
     why = sniff_html(data)
     if why is not None:
         raise HwnoiseError(f"{where}: not an HTML page ({why}); give the page's HTML")

@@ -84,14 +84,9 @@ def run(args) -> int:
         return 0
     if not target.exists():
         raise HwnoiseError(f"{target}: no such file or folder (give a dataset folder or an HTML file)")
-    try:
-        data = target.read_bytes()
-        if target.suffix == ".gz":
-            import gzip
+    from hwnoise.pagefiles import read_page_file
 
-            data = gzip.decompress(data)
-    except (OSError, EOFError) as exc:
-        raise HwnoiseError(f"{target}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+    data = read_page_file(target)
     from hwnoise.decode import sniff_html
     from hwnoise.features.build import page_rows
 
