@@ -75,6 +75,25 @@ def test_auto_labels_template_noise_records_content(crawl):
     assert len(recs) == 8 and (recs["label"] == "N").all()
 
 
+def test_each_page_is_walked_once(crawl, monkeypatch):
+    """SiteLevel's hashes, the votes and the phrases come from one walk of each page (the
+    labelling used to walk every page three times: SiteLevel's fit, the votes, SiteLevel's flags)."""
+    import hwnoise.features.walk as walk_module
+
+    seen: list[int] = []
+    real = walk_module.walk_page
+
+    def counting(html, *args, **kwargs):
+        seen.append(len(html))
+        return real(html, *args, **kwargs)
+
+    monkeypatch.setattr(walk_module, "walk_page", counting)
+    assert _auto(crawl) == 0
+    assert len(seen) == len(RECORDS)
+    lab = crawl.read_labels()
+    assert (lab["v_sitelevel"] < 0).any() and (lab["v_sitelevel"] > 0).any()
+
+
 def test_person_label_survives_rerun_and_wins_in_features(crawl):
     assert _auto(crawl) == 0
     lab = crawl.read_labels()

@@ -276,34 +276,28 @@ def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd
     pages = list(ds.pages())
     weights = opts.weights or default_weights()
     sources = set(opts.sources)
-    sitelevel = None
-    if "sitelevel" in sources and pages:
-        records = []
-        for page in pages:
-            try:
-                records.append(SiteLevel().record(page))
-            except Exception as exc:  # noqa: BLE001
-                print(f"hwnoise: label: skipped {page.html_path}: {type(exc).__name__}: {exc}",
-                      file=sys.stderr)
-        sitelevel = SiteLevel().fit_records(records)
+    use_sitelevel = "sitelevel" in sources
     externals = _externals(opts.external) if sources & set(EXTERNAL) else {}
     externals = {k: v for k, v in externals.items() if k in sources}
     general = _general_method(opts.general and "general" in sources)
-    frames, grams = [], []
+    frames, grams, records = [], [], []
     now = now_iso()
     pbar = bar(total=len(pages), desc=f"label {ds.name}", unit="page") if opts.progress else None
     try:
-        for page in pages:
+        for page in pages:  # one walk a page; SiteLevel keeps only its light record of it
             if pbar is not None:
                 pbar.update(1)
             try:
-                walk = walk_of(page)
-                v = page_verdicts(page, walk, sitelevel=sitelevel, externals=externals,
-                                  general=general)
+                walk = walk_of(page, keep_tree=use_sitelevel)
+                record = SiteLevel().record(page, walk) if use_sitelevel else None
+                walk.root = walk.elements = None  # the tree is not needed past the record
+                v = page_verdicts(page, walk, externals=externals, general=general)
             except Exception as exc:  # noqa: BLE001 - one bad page never stops the run
                 print(f"hwnoise: label: skipped {page.html_path}: {type(exc).__name__}: {exc}",
                       file=sys.stderr)
                 continue
+            if record is not None:
+                records.append(record)
             df = pd.DataFrame({"page": page.id, "node": walk.rows["node"].to_numpy(dtype=np.int64),
                                "xpath": walk.rows["xpath"].to_numpy(), "label": None,
                                "source": "auto", "confidence": np.nan, "set_by": "auto",
@@ -314,6 +308,10 @@ def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd
     finally:
         if pbar is not None:
             pbar.close()
+    if records:  # the site's templates are known once every page is read
+        flags = SiteLevel().fit_records(records).training_labels()
+        for f, flag in zip(frames, flags):
+            f.insert(_first_vote(f), "v_sitelevel", np.where(flag, -1.0, 1.0))
     if grams:  # the site's repeated phrases are known once every page is read
         for f, vote in zip(frames, phrases_vote(grams, [len(f) for f in frames])):
             f["v_phrases"] = vote
@@ -328,6 +326,11 @@ def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd
          f"sources: {', '.join(used)}; {int((table['set_by'] == 'person').sum())} labels "
          f"set by a person kept -> {ds.labels_path}")
     return table
+
+
+def _first_vote(frame: pd.DataFrame) -> int:
+    """Where the ``v_SOURCE`` columns of a page's frame begin (``SOURCES`` order)."""
+    return next((i for i, c in enumerate(frame.columns) if c.startswith("v_")), len(frame.columns))
 
 
 def merge_labels(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
