@@ -60,6 +60,9 @@ def nogold_copy(src: Path, work: Path, max_pages: int) -> Path:
             shutil.copy2(src / name, dst / name)
     for pid in keep:
         shutil.copy2(src / "pages" / f"{pid}.html", dst / "pages" / f"{pid}.html")
+    if (src / "probes.jsonl").exists():  # what the site shows for a search nothing matches
+        shutil.copy2(src / "probes.jsonl", dst / "probes.jsonl")
+        shutil.copytree(src / "probes", dst / "probes")
     return dst
 
 

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from hwnoise.dataset import Dataset, now_iso
+from hwnoise.dataset import Dataset, now_iso, page_id
 from hwnoise.errors import HwnoiseError
 from hwnoise.progress import bar, info
 
@@ -132,6 +132,22 @@ def fetch_one(fetcher: Fetcher, sub: dict) -> tuple[dict, bytes | None]:
     return {k: record.get(k) for k in JOURNAL_KEYS}, res.body
 
 
+def _probe(fetcher: Fetcher, dataset: Dataset, subs: list[dict], per_action: int) -> int:
+    """Fetch the probes of ``subs``' forms not fetched before; return how many were fetched."""
+    from .probe import probe_submissions
+
+    done = {rec["submission"] for rec, _ in dataset.probes()}
+    fetched = 0
+    for sub in probe_submissions(subs, per_action):
+        sub["id"] = page_id(sub["method"], sub["url"], sub["fields"])
+        if sub["id"] in done:
+            continue
+        record, body = fetch_one(fetcher, sub)
+        dataset.write_probe(record, body)
+        fetched += body is not None
+    return fetched
+
+
 def _normalized(sub: dict) -> dict:
     """A submission with its ``url`` (built from ``action`` and ``fields`` when missing)."""
     if sub.get("url"):
@@ -148,7 +164,7 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
             max_bytes: int = DEFAULT_MAX_BYTES, retries: int = 3, backoff: float = 0.5,
             max_redirects: int = 10, retry_failed: bool = False, workers: int = 4, robots: bool = True,
             progress: bool = True, warc: str | None = None,
-            page_timeout: float = DEFAULT_PAGE_TIMEOUT) -> dict:
+            page_timeout: float = DEFAULT_PAGE_TIMEOUT, probes: int = 2) -> dict:
     """Fetch the result page of every submission into ``dataset``; return
     ``{fetched, failed, skipped, failed_before}`` for this run.
 
@@ -157,7 +173,9 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
     ``warc``: also append what was fetched to this WARC file (see ``hwnoise.forms.warc``).
     ``page_timeout``: most seconds one response may take in all (a trickled body is cut and
     journaled as a failure). Submission ids that are not safe file names are stored under
-    ``hwnoise.dataset.safe_id`` names (the given id kept as ``given_id``).
+    ``hwnoise.dataset.safe_id`` names (the given id kept as ``given_id``). ``probes``: after
+    the pages, that many probes per form action (``hwnoise.forms.probe``: the site's answer
+    to a search nothing matches), fetched once and kept in ``probes/``, never as pages.
     """
     for path in (dataset.submissions_path, dataset.journal_path):
         if repair_torn_tail(path):
@@ -237,12 +255,15 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
         finally:
             if pbar is not None:
                 pbar.close()
+        probed = _probe(fetcher, dataset, unique, probes) if probes > 0 and not stop.is_set() else 0
     write_domain_query(dataset)
     summary = {"fetched": counts["fetched"], "failed": counts["failed"], "skipped": skipped,
                "failed_before": failed_before}
     if progress:
         info(f"collect: {summary['fetched']} fetched, {summary['failed']} failed, {skipped} skipped "
              f"(already fetched or failed before) -> {dataset.path}")
+        if probed:
+            info(f"  {probed} probe(s) of a search nothing matches -> {dataset.path / 'probes'}")
         for err in errors[:5]:
             info(f"  failed: {err}")
         if len(errors) > 5:

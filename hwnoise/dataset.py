@@ -9,6 +9,8 @@
       journal.jsonl       one fetch a line (written by hwnoise.forms)
       pages/ID.html       the bytes as received
       gold/ID.txt         the content text of the page, UTF-8, where known
+      probes.jsonl        probe fetches (``hwnoise collect --probes``): the site's answer to a
+      probes/ID.html      search nothing matches, as journal lines and bytes (not pages)
       query.json          the domain query: [{term, kind, submissions: [...]}]
       features.parquet    one row per DOM node of every page (file or folder of parts)
       labels.parquet      node labels without gold (``hwnoise label``): one row per page and
@@ -387,6 +389,34 @@ class Dataset:
 
     def append_journal(self, record: dict) -> None:
         append_jsonl(self.journal_path, record)
+
+    # -- probes: what the site shows for a search nothing matches --------------
+    @property
+    def probes_path(self) -> Path:
+        return self.path / "probes.jsonl"
+
+    def probe_path(self, pid: str) -> Path:
+        """probes/ID.html, the ID made a safe file name."""
+        return self.path / "probes" / f"{safe_id(pid)}.html"
+
+    def write_probe(self, record: dict, body: bytes | None) -> None:
+        """A probe's bytes (atomically) and then its journal line (``submission`` = its ID)."""
+        if body is not None:
+            atomic_write_bytes(self.probe_path(record["submission"]), body)
+        append_jsonl(self.probes_path, record)
+
+    def probes(self) -> list[tuple[dict, bytes]]:
+        """The probes fetched with success, (journal line, bytes), in the order first fetched."""
+        last: dict[str, dict] = {}
+        for rec in read_jsonl(self.probes_path):
+            if isinstance(rec, dict) and rec.get("submission"):
+                last[rec["submission"]] = rec
+        out = []
+        for pid, rec in last.items():
+            path = self.probe_path(pid)
+            if not rec.get("error") and path.is_file():
+                out.append((rec, path.read_bytes()))
+        return out
 
     # -- pages ----------------------------------------------------------------
     def page_path(self, pid: str) -> Path:

@@ -125,7 +125,8 @@ def test_post_submissions_and_hosts_in_parallel(srv, tmp_path):
     f.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     ds = Dataset.create(tmp_path / "ds", name="post")
     n = len(srv.log)
-    summary = collect(read_submissions(f), ds, **{**FAST, "delay": 0.25, "workers": 2, "robots": False})
+    summary = collect(read_submissions(f), ds, **{**FAST, "delay": 0.25, "workers": 2, "robots": False,
+                                                  "probes": 0})
     assert summary["fetched"] == 6
     log = srv.log[n:]
     posts = [e for e in log if e[1] == "POST"]
@@ -242,7 +243,18 @@ def test_post_form_through_its_form_page(srv, tmp_path):
     n = len(srv.log)
     assert collect(subs, ds, **FAST)["fetched"] == 2
     bodies = [e[3] for e in srv.log[n:] if e[1] == "POST"]
-    assert bodies == [b"session=s3cr3t&item_name=mojito&description=&cat=sh&alcoholic=yes&maxPrice=&go=Find+drinks",
-                      b"session=s3cr3t&item_name=&description=lime&cat=ck&alcoholic=yes&maxPrice=&go=Find+drinks"]
+    assert bodies[:2] == [b"session=s3cr3t&item_name=mojito&description=&cat=sh&alcoholic=yes&maxPrice=&go=Find+drinks",
+                          b"session=s3cr3t&item_name=&description=lime&cat=ck&alcoholic=yes&maxPrice=&go=Find+drinks"]
+    # then two probes: the first submission with a made-up word in each field the crawl typed
+    # words into (item_name, description), the rest as it was (a price field stays empty)
+    assert len(bodies) == 4 and bodies[2] != bodies[3]
+    for body in bodies[2:]:
+        fields = dict(x.split(b"=") for x in body.split(b"&"))
+        assert fields[b"item_name"].startswith(b"zq") and fields[b"description"] == fields[b"item_name"]
+        assert fields[b"cat"] == b"sh" and fields[b"maxPrice"] == b"" and fields[b"session"] == b"s3cr3t"
+    assert len(ds.probes()) == 2 and len(list(ds.pages())) == 2  # probes are not pages
+    assert all(rec["fields"] and body for rec, body in ds.probes())
+    n = len(srv.log)
+    assert collect(subs, ds, **FAST)["fetched"] == 0 and len(srv.log) == n  # a rerun: nothing again
     assert all(r["method"] == "POST" and r["url"] == srv.url("/search") for r in journal_lines(ds))
     assert len({r["submission"] for r in journal_lines(ds)}) == 2    # same URL, different pages

@@ -94,6 +94,38 @@ def test_each_page_is_walked_once(crawl, monkeypatch):
     assert (lab["v_sitelevel"] < 0).any() and (lab["v_sitelevel"] > 0).any()
 
 
+def _no_results(term: str) -> bytes:
+    tips = "".join(f"<li>{t}</li>" for t in ("Check the spelling of your keywords.",
+                                              "Try fewer or more general words.",
+                                              "Search all categories of the catalogue."))
+    return (f"<html><body>{NAV}<h1>Results for {term}</h1><div class='none'><p>No results for "
+            f"\u201c{term}\u201d in our catalogue.</p><ul>{tips}</ul></div>{FOOT}</body></html>").encode()
+
+
+def test_pages_like_the_probes_are_pages_without_records(crawl):
+    """A page that shows what the site shows for a search nothing matches (the probes that
+    'hwnoise collect' keeps) is labelled noise throughout; pages with records are not touched."""
+    sub = crawl.add_submission({"url": "http://books.example/search?q=lighthouses",
+                                "fields": [{"name": "q", "value": "lighthouses"}]})
+    crawl.write_page(sub["id"], _no_results("lighthouses"))
+    empty = sub["id"]
+    assert _auto(crawl) == 0
+    before = crawl.read_labels()
+    assert (before.loc[before["page"] == empty, "label"] == "N").any()  # the notice passes for content
+    assert "v_noresult" not in before.columns
+    for k, word in enumerate(("zqxkcvbnm", "zqwrtpsdf")):
+        url = f"http://books.example/search?q={word}"
+        crawl.write_probe({"submission": f"probe{k}", "url": url, "error": None,
+                           "fields": [{"name": "q", "value": word}]}, _no_results(word))
+    assert len(crawl.probes()) == 2
+    assert _auto(crawl) == 0
+    lab = crawl.read_labels()
+    on_empty = lab["page"] == empty
+    assert (lab.loc[on_empty, "label"] == "S").all() and (lab.loc[on_empty, "v_noresult"] == -1).all()
+    assert (lab.loc[~on_empty, "v_noresult"] == 0).all()
+    assert (lab.loc[~on_empty, "label"].to_numpy() == before.loc[before["page"] != empty, "label"].to_numpy()).all()
+
+
 def test_person_label_survives_rerun_and_wins_in_features(crawl):
     assert _auto(crawl) == 0
     lab = crawl.read_labels()

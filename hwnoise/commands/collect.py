@@ -70,6 +70,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for sites you run)")
     p.add_argument("--warc", metavar="FILE.warc.gz",
                    help="also write what is fetched to this WARC/1.1 file (appended; safe to resume)")
+    p.add_argument("--probes", type=_number(int, 0, "must be 0 or more"), default=2, metavar="N",
+                   help="after the pages, submit each form N times with made-up words in its text "
+                        "fields and keep the answers in probes/ (what the site shows when nothing "
+                        "matches; 'hwnoise label --auto' labels pages like them as without records). "
+                        "Default 2; 0: none")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -109,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
                       timeout=tuple(args.timeout), max_bytes=args.max_bytes, retries=args.retries,
                       page_timeout=args.page_timeout,
                       retry_failed=args.retry_failed, workers=args.workers, robots=not args.no_robots,
-                      progress=not args.quiet, warc=args.warc)
+                      progress=not args.quiet, warc=args.warc, probes=args.probes)
     if args.quiet:
         info(f"collect: {summary['fetched']} fetched, {summary['failed']} failed, {summary['skipped']} skipped")
     journal = ds.journal()

@@ -17,7 +17,13 @@ verdict per node (+1 content, -1 noise, 0 no opinion):
 - ``trafilatura``, ``readability``, ``justext``, ``resiliparse``: the installed external
   extractors, their text mapped onto the nodes by the same LCS rule as gold text
   (``hwnoise.features.labels.label_page``);
-- ``general``: the shipped general model (``load_model("general")``), when present and wanted.
+- ``general``: the shipped general model (``load_model("general")``), when present and wanted;
+- ``noresult``: the site's answer to a search nothing matches (the probes ``hwnoise collect``
+  keeps, ``hwnoise.forms.probe``): the own texts every probe shows (the page's own submitted
+  words masked: "No results for _", "Check the spelling of your keywords.") and fewer than half
+  of the crawled pages show are the no-result signature; a page that shows at least half of it
+  is a page without records, and -1 on every node of it is final (a veto, not a vote). No
+  opinion on datasets without probes.
 
 The combined label is a weighted vote: P(content) = sigmoid(bias + sum of weight * verdict), a
 logistic model over the verdicts, its weights read from ``hwnoise.data/label_weights.json``
@@ -47,11 +53,17 @@ from hwnoise.features.labels import label_page
 from hwnoise.progress import bar, info
 
 __all__ = ["AutoOptions", "SOURCES", "auto_label", "combine", "default_weights", "merge_labels",
-           "page_verdicts", "recombine", "shift_prior"]
+           "masked_texts", "noresult_signature", "noresult_votes", "page_verdicts", "probe_texts",
+           "recombine", "shift_prior", "VETOES"]
 
 #: Every source, in the order of the ``v_SOURCE`` columns of labels.parquet.
 SOURCES = ("sitelevel", "query", "cetd", "records", "phrases", "trafilatura", "readability",
-           "justext", "resiliparse", "general")
+           "justext", "resiliparse", "general", "noresult")
+#: Sources whose -1 is final (the combination's label is noise whatever the others say).
+VETOES = ("noresult",)
+#: ``noresult``: the share of the signature a page must show, and the share of the dataset's
+#: pages a probe's text may be on and still belong to the signature (not to the template).
+NORESULT_SHARE, NORESULT_PAGES = 0.5, 0.5
 #: ``phrases``: word n-gram length, the share of a node's n-grams that must be the site's
 #: repeated phrases, and the share of the dataset's pages a phrase must be found on.
 PHRASE_N, PHRASE_SHARE, PHRASE_PAGES = 3, 0.3, 0.5
@@ -142,6 +154,9 @@ def combine(verdicts: pd.DataFrame, weights: dict, refine_iters: int = 0,
         p = np.clip(p, 1e-9, 1 - 1e-9)
         z = z + np.log(p / (1 - p))
     p = 1.0 / (1.0 + np.exp(-z))
+    for src in VETOES:
+        if f"v_{src}" in verdicts.columns:
+            p[np.nan_to_num(verdicts[f"v_{src}"].to_numpy(dtype=float), nan=0.0) < 0] = 0.0
     return np.where(p >= 0.5, CONTENT, NOISE).astype(object), np.maximum(p, 1.0 - p)
 
 
@@ -216,6 +231,58 @@ def phrases_vote(grams: list[dict[int, list[int]]], sizes: list[int]) -> list[np
     return out
 
 
+def masked_texts(walk, own: Sequence[str]) -> set[str]:
+    """The page's own texts with its own submitted words masked ("No results for _ in _")."""
+    from hwnoise.text import tokenize
+
+    mine = set(own)
+    out = set()
+    for text in walk.rows["text"]:
+        if text:
+            words = tokenize(text)
+            if words:
+                out.add(" ".join("_" if w in mine else w for w in words))
+    return out
+
+
+def noresult_signature(probes: list[set[str]], pages: list[set[str]]) -> set[str]:
+    """The texts every probe shows (``masked_texts``) and fewer than ``NORESULT_PAGES`` of the
+    crawled ``pages`` show (those are the site's template, on result pages too)."""
+    if not probes or not pages:
+        return set()
+    common = set.intersection(*probes)
+    freq: dict[str, int] = {}
+    for keys in pages:
+        for k in keys & common:
+            freq[k] = freq.get(k, 0) + 1
+    return {k for k in common if freq.get(k, 0) < NORESULT_PAGES * len(pages)}
+
+
+def noresult_votes(signature: set[str], pages: list[set[str]], sizes: list[int]) -> list[np.ndarray]:
+    """-1 on every node of a page that shows at least ``NORESULT_SHARE`` of the signature (and
+    at least two of its texts), 0 elsewhere."""
+    need = max(2.0, NORESULT_SHARE * len(signature))
+    return [np.full(n, -1.0 if signature and len(keys & signature) >= need else 0.0)
+            for keys, n in zip(pages, sizes)]
+
+
+def probe_texts(ds: Dataset) -> list[set[str]]:
+    """``masked_texts`` of each probe of ``ds`` (``probes/``), walked as pages are."""
+    from hwnoise.features.build import own_terms
+    from hwnoise.features.walk import walk_page
+
+    out = []
+    for rec, body in ds.probes():
+        own = own_terms(rec.get("fields") or [])
+        try:
+            walk = walk_page(body, (), http_charset=rec.get("http_charset"), own_terms=own)
+        except Exception as exc:  # noqa: BLE001 - a probe that cannot be walked is left out
+            info(f"label: probe {ds.probe_path(rec['submission'])} left out: {type(exc).__name__}: {exc}")
+            continue
+        out.append(masked_texts(walk, own))
+    return out
+
+
 def page_verdicts(page, walk, *, sitelevel=None, externals: dict | None = None,
                   general=None) -> pd.DataFrame:
     """One column ``v_SOURCE`` per source for the rows of ``walk`` (NaN: source absent)."""
@@ -268,7 +335,7 @@ def _externals(names: Sequence[str] | None) -> dict:
 def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd.DataFrame:
     """Label every node of every page of ``dataset``; returns the new table (``LABEL_COLUMNS``
     + ``v_SOURCE``), rows set by a person kept from the stored table, and writes it."""
-    from hwnoise.extractors.base import walk_of
+    from hwnoise.extractors.base import query_for, walk_of
     from hwnoise.extractors.sitelevel import SiteLevel
 
     opts = options or AutoOptions()
@@ -280,7 +347,8 @@ def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd
     externals = _externals(opts.external) if sources & set(EXTERNAL) else {}
     externals = {k: v for k, v in externals.items() if k in sources}
     general = _general_method(opts.general and "general" in sources)
-    frames, grams, records = [], [], []
+    frames, grams, records, texts = [], [], [], []
+    probes = probe_texts(ds) if "noresult" in sources else []
     now = now_iso()
     pbar = bar(total=len(pages), desc=f"label {ds.name}", unit="page") if opts.progress else None
     try:
@@ -305,6 +373,8 @@ def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd
             frames.append(pd.concat([df, v], axis=1))
             if "phrases" in sources:
                 grams.append(page_phrases(walk))
+            if probes:
+                texts.append(masked_texts(walk, query_for(page)[1]))
     finally:
         if pbar is not None:
             pbar.close()
@@ -315,6 +385,13 @@ def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd
     if grams:  # the site's repeated phrases are known once every page is read
         for f, vote in zip(frames, phrases_vote(grams, [len(f) for f in frames])):
             f["v_phrases"] = vote
+    if texts:  # so is which probe texts are the site's no-result signature
+        signature = noresult_signature(probes, texts)
+        votes = noresult_votes(signature, texts, [len(f) for f in frames])
+        for f, vote in zip(frames, votes):
+            f["v_noresult"] = vote
+        info(f"label {ds.name}: {len(probes)} probe(s), a no-result signature of {len(signature)} "
+             f"text(s); {sum(int(v[:1].sum() < 0) for v in votes)} page(s) without records")
     new = pd.concat(frames, ignore_index=True) if frames else ds.read_labels()
     if frames:  # the combination sees the whole dataset (which sources inform on this site)
         new["label"], new["confidence"] = combine(new, weights, opts.refine, opts.adapt_prior)
