@@ -35,7 +35,7 @@ from sklearn.linear_model import LogisticRegression
 from hwnoise.dataset import Dataset
 from hwnoise.extractors.base import walk_of
 from hwnoise.features.labels import label_page
-from hwnoise.labelling.auto import SOURCES, AutoOptions, auto_label, recombine
+from hwnoise.labelling.auto import SOURCES, VETOES, AutoOptions, auto_label, recombine
 
 HWNOISE = str(Path(sys.executable).with_name("hwnoise"))
 
@@ -88,13 +88,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("datasets", nargs="+", type=Path)
     ap.add_argument("--work", type=Path, default=Path("/tmp/label-bench-work"))
-    ap.add_argument("--max-pages", type=int, default=30)
+    ap.add_argument("--max-pages", type=int, default=100,
+                    help="pages of each dataset at most (big9 site-years have 10, the demo 100)")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--score-only", default=None, metavar="NAME,...",
                     help="train and score only these datasets (all still lend their nodes to the folds)")
     ap.add_argument("--preset", default=None,
                     help="hwnoise train --preset (default: train's own default)")
-    ap.add_argument("--refine", type=int, default=0, help="Dawid-Skene rounds (auto --refine)")
+    ap.add_argument("--refine", type=int, default=1,
+                    help="Dawid-Skene rounds (label --auto --refine; default 1, as the tool's)")
     ap.add_argument("--fixed-prior", action="store_true", help="as label --auto --fixed-prior")
     ap.add_argument("--min-confidence", type=float, default=0.0,
                     help="leave auto labels below this confidence out of training (an experiment; "
@@ -113,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         g = gold_labels(src, sorted(set(lab["page"])))
         tables[src] = lab.merge(g, on=["page", "node"], how="inner")
         groups[src] = site_group(Dataset(src))
-    cols = [f"v_{s}" for s in SOURCES if any(f"v_{s}" in t.columns for t in tables.values())]
+    cols = [f"v_{s}" for s in SOURCES  # a veto is a rule, not a vote with a weight
+            if s not in VETOES and any(f"v_{s}" in t.columns for t in tables.values())]
     for t in tables.values():
         for c in cols:
             if c not in t.columns:

@@ -33,7 +33,8 @@ votes 0, and so does one that says the same thing about nearly every node of the
 (``informative``). The weights' bias carries the content share of the sites they were
 fitted on (news pages: 0.08); by default the vote is moved to this dataset's own share,
 estimated by EM from the votes (``shift_prior``).
-``refine`` optionally adds a per-dataset Dawid-Skene estimate of each source's reliability.
+``refine`` (one round by default, chosen by cross-site folds: README, "Labelling your own
+crawl") adds a per-dataset Dawid-Skene estimate of each source's reliability.
 """
 from __future__ import annotations
 
@@ -81,7 +82,7 @@ class AutoOptions:
     external: Sequence[str] | None = None
     weights: dict | None = None
     progress: bool = True
-    refine: int = 0
+    refine: int = 1
     adapt_prior: bool = True
     sources: Sequence[str] = field(default_factory=lambda: SOURCES)
 
