@@ -75,13 +75,17 @@ def training_rows(pages: Sequence["Page"], cache: FeatureCache | None = None,
     """The assembled, labelled rows of ``pages`` (and of no other page)."""
     from hwnoise.progress import progress as bar
 
+    from hwnoise.training.train import KEY_COLUMNS, TRAIN_COLUMNS
+
     cache = cache or FeatureCache()
     feats = list(features)
+    keep = list(dict.fromkeys([*KEY_COLUMNS, *TRAIN_COLUMNS, *feats]))
     parts = []
     for page in (bar(pages, desc="features", unit="page") if progress else pages):
         rows = cache.page_rows(page)
         if rows is None or feats:
             rows = assemble_page(page, feats, stacker=run_extractor, cache=cache).rows
+            rows = rows[[c for c in keep if c in rows.columns]]  # what a fit reads, no text/xpath
         parts.append(rows)
     if not parts:
         return pd.DataFrame()

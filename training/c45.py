@@ -540,12 +540,23 @@ def _index_dtype(n: int):
     return np.int32 if n < np.iinfo(np.int32).max else np.intp
 
 
+def _split_segment(buf: np.ndarray, lo: int, hi: int, br: np.ndarray,
+                   n_branches: int) -> list[tuple[int, int]]:
+    """Reorder ``buf[lo:hi]`` (row ids; ``br`` their branches, aligned) so that each branch's
+    rows are together, in branch order, each keeping its order; the branches' segments."""
+    seg = buf[lo:hi]
+    key = br.astype(np.int8) if n_branches <= 127 else br    # small keys: numpy's radix sort
+    seg[...] = seg[np.argsort(key, kind="stable")]
+    bounds = (lo + np.concatenate(([0], np.cumsum(np.bincount(br, minlength=n_branches))))).tolist()
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
 class _Node:
     """A ClassifierTree node: its split (or none), its distribution (``new Distribution(data)``
     for a grown leaf, the split's for an inner node or a pruned one) and its training data
     (``m_train``: rows and weights in Java's order; ``w`` None when the order does not matter,
-    the weights then being the training weights of ``rows``)."""
-    __slots__ = ("feature", "threshold", "sons", "dist", "empty", "kind", "rows", "w")
+    the weights then being the training weights of ``rows``, and ``rows`` a view of the builder's ``ids``)."""
+    __slots__ = ("feature", "threshold", "sons", "dist", "empty", "kind", "rows", "w", "seg")
 
     def __init__(self, dist: _Dist, rows: np.ndarray, w: np.ndarray):
         self.feature = -1
@@ -555,6 +566,7 @@ class _Node:
         self.dist = dist
         self.empty = False
         self.rows, self.w = rows, w
+        self.seg: tuple[int, int] | None = None     # unordered mode: rows = _Builder.ids[lo:hi]
 
     @property
     def is_leaf(self) -> bool:
@@ -640,6 +652,9 @@ class _Builder:
         self.order: np.ndarray | None = None
         self.order_row = np.full(d, -1, dtype=np.intp)
         self.branch_of: np.ndarray | None = None
+        # unordered mode: every row id once, each node's rows a segment (no array per node)
+        self.ids: np.ndarray | None = None
+        self.scratch: np.ndarray | None = None       # the same, for subtree raising's trial
 
     def sorted_col(self, j: int) -> np.ndarray:
         """The distinct values of feature j among all rows, each as first met in the data
@@ -768,6 +783,8 @@ class _Builder:
             self.order[a:a + cols.size] = np.argsort(self.XT[cols], axis=1, kind="stable")
         nb = int(max(2, self.n_values.max(initial=0)))
         self.branch_of = np.zeros(n, dtype=np.int8 if nb <= 127 else np.int16 if nb <= 32767 else np.intp)
+        self.ids = np.arange(n, dtype=_index_dtype(n))
+        self.scratch = np.empty_like(self.ids)
         return (0, n)
 
     def partition(self, seg: tuple[int, int], rows: np.ndarray, br: np.ndarray,
@@ -777,7 +794,6 @@ class _Builder:
         branch), so that every son's rows stay sorted by every feature."""
         lo, hi = seg
         self.branch_of[rows] = br
-        bounds = (lo + np.concatenate(([0], np.cumsum(np.bincount(br, minlength=n_branches))))).tolist()
         m = hi - lo
         if m:
             step = max(1, _BLOCK // m)
@@ -785,33 +801,29 @@ class _Builder:
                 block = self.order[a:a + step, lo:hi]
                 perm = np.argsort(self.branch_of[block], axis=1, kind="stable")
                 block[...] = np.take_along_axis(block, perm, axis=1)
-        return list(zip(bounds[:-1], bounds[1:]))
-
-    def weights(self, node: "_Node") -> np.ndarray:
-        """A node's training weights (unordered mode keeps none: they are ``w[rows]``)."""
-        return node.w if node.w is not None else self.w[node.rows]
+        return _split_segment(self.ids, lo, hi, self.branch_of[self.ids[lo:hi]], n_branches)
 
     def build(self, rows, w, seg) -> _Node:
-        if w is None:                                # unordered mode: w is w[rows]
+        if seg is not None:                          # unordered mode: a segment, w is w[rows]
+            rows = self.ids[seg[0]:seg[1]]
             w = self.w[rows]
         dist = self.dist_of(rows, w)
         split, rows, w = self.select(rows, w, dist, seg)
         node = _Node(dist, rows, w if self.ordered else None)
+        node.seg = seg
         if split is None:
             node.empty = abs(dist.total) < SMALL
             return node
         node.feature, node.threshold, node.kind = split.feature, split.threshold, split.kind
         node.dist = split.dist
         del split                                    # its sorted copies of the node's data
-        parts = self.route(node, rows, w)
         if self.ordered:
-            sons = [(r, ww, None) for r, ww in parts]
+            sons = [(r, ww, None) for r, ww in self.route(node, rows, w)]
         else:                                        # no unknown values in this mode
             br = _branch(node.kind, self.XT[node.feature, rows], node.threshold)
-            segs = self.partition(seg, rows, br, self.n_branches(node))
-            sons = [(r, None, sg) for (r, _), sg in zip(parts, segs)]
+            sons = [(None, None, sg) for sg in self.partition(seg, rows, br, self.n_branches(node))]
             del br
-        del parts, w
+        del w
         sons.reverse()
         node.sons = []
         while sons:                                  # each son's data freed once it is built
@@ -847,8 +859,37 @@ class _Builder:
         parts = self.route(node, rows, w, self.reset_dist(node, rows, w))
         return sum(self.errors_for_branch(s, r, ww) for s, (r, ww) in zip(node.sons, parts))
 
+    def errors_in_segment(self, node: _Node, lo: int, hi: int) -> float:
+        """:meth:`errors_for_branch` (unordered mode) of the rows in ``scratch[lo:hi]``, routed
+        by partitioning that segment in place."""
+        rows = self.scratch[lo:hi]
+        if node.is_leaf:
+            return _estimated(self.dist_of(rows, self.w[rows]), self.cf)
+        br = _branch(node.kind, self.XT[node.feature, rows], node.threshold)
+        segs = _split_segment(self.scratch, lo, hi, br, self.n_branches(node))
+        del rows, br
+        return sum(self.errors_in_segment(s, a, b) for s, (a, b) in zip(node.sons, segs))
+
+    def redistribute(self, node: _Node, lo: int, hi: int) -> None:
+        """:meth:`new_distribution` (unordered mode) of the rows in ``ids[lo:hi]``, partitioned
+        in place among the sons."""
+        rows = self.ids[lo:hi]
+        node.rows, node.w, node.seg = rows, None, (lo, hi)
+        w = self.w[rows]
+        if node.is_leaf:
+            node.dist = self.dist_of(rows, w)
+            if abs(node.dist.total) >= SMALL:     # !Utils.eq(data.sumOfWeights(), 0)
+                node.empty = False
+            return
+        node.dist = self.reset_dist(node, rows, w)
+        br = _branch(node.kind, self.XT[node.feature, rows], node.threshold)
+        segs = _split_segment(self.ids, lo, hi, br, self.n_branches(node))
+        del w, br
+        for s, (a, b) in zip(node.sons, segs):
+            self.redistribute(s, a, b)
+
     def new_distribution(self, node: _Node, rows, w) -> None:
-        node.rows, node.w = rows, (w if self.ordered else None)
+        node.rows, node.w = rows, w
         if node.is_leaf:
             node.dist = self.dist_of(rows, w)
             if abs(node.dist.total) >= SMALL:     # !Utils.eq(data.sumOfWeights(), 0)
@@ -865,8 +906,12 @@ class _Builder:
             for s in node.sons:
                 self.prune(s)
             largest = node.dist.max_bag()
-            if self.raising:
-                err_branch = self.errors_for_branch(node.sons[largest], node.rows, self.weights(node))
+            if self.raising and node.seg is not None:
+                lo, hi = node.seg
+                self.scratch[lo:hi] = self.ids[lo:hi]
+                err_branch = self.errors_in_segment(node.sons[largest], lo, hi)
+            elif self.raising:
+                err_branch = self.errors_for_branch(node.sons[largest], node.rows, node.w)
             else:
                 err_branch = sys.float_info.max
             err_leaf = _estimated(node.dist, self.cf)
@@ -878,7 +923,10 @@ class _Builder:
                 big = node.sons[largest]
                 node.sons, node.feature, node.threshold = big.sons, big.feature, big.threshold
                 node.kind = big.kind         # m_isEmpty is not copied (as J48)
-                self.new_distribution(node, node.rows, self.weights(node))
+                if node.seg is not None:
+                    self.redistribute(node, *node.seg)
+                else:
+                    self.new_distribution(node, node.rows, node.w)
                 continue                     # prune() again on the raised node
             return
 
@@ -977,6 +1025,7 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
         sys.setrecursionlimit(max(old, 10000))
         try:
             root = builder.build(rows, w, builder.root_segment())
+            builder.order = None                     # the sorted columns serve growing only
             if self.collapse_tree:
                 builder.collapse(root)
             if not self.unpruned:
