@@ -255,7 +255,9 @@ class FeatureCache:
         at = span.get(page.id)
         if at is None:
             return None
-        rows = table.slice(at[0], at[1] - at[0]).to_pandas()
+        # a copy of the page's rows: a slice would hand pandas views of the part's buffers
+        # (string columns stay Arrow-backed), keeping the whole part alive with the frame
+        rows = table.take(np.arange(at[0], at[1])).to_pandas()
         if at[2]:  # the page's rows are not in node order in the table
             rows = rows.sort_values("node", kind="stable")
         return rows.reset_index(drop=True)

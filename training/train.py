@@ -183,6 +183,7 @@ def _assembled(df: pd.DataFrame, desc: dict, features: list[str], stacker, show:
     from hwnoise.features.assembly import (FeatureCache, add_context, assemble_page,
                                            page_context_names, stack_names)
     from hwnoise.progress import progress
+    from hwnoise.training.rows import RowCollector
 
     if not (stack_names(features) or page_context_names(features)):
         if not any(f not in df.columns for f in features):
@@ -196,20 +197,21 @@ def _assembled(df: pd.DataFrame, desc: dict, features: list[str], stacker, show:
     cache = FeatureCache()
     pages = [p for src in desc["sources"] for p in Dataset(src).pages()]
     keep = list(dict.fromkeys([*KEY_COLUMNS, *TRAIN_COLUMNS, *features]))
-    parts = []
+    parts = RowCollector()  # no second copy of the rows when they are joined
     for page in (progress(pages, desc="features", unit="page") if show else pages):
         try:
             rows = assemble_page(page, features, stacker=stacker, cache=cache).rows
-            parts.append(rows[[c for c in keep if c in rows.columns]])  # what training reads
+            parts.add(rows[[c for c in keep if c in rows.columns]])  # what training reads
         except HwnoiseError:
             raise
         except Exception as exc:  # noqa: BLE001 - one unreadable page is reported and skipped
             info(f"hwnoise: train: skipped {page.html_path}: {type(exc).__name__}: {exc}")
-    if not parts:
+    df = parts.frame()
+    if df.empty and not len(df.columns):
         raise HwnoiseError(f"{', '.join(desc['sources'])}: no page's HTML could be read, and this "
                            "model's stacked extractors / page context need it; give the dataset "
                            "with its pages, or choose --preset thesis (or --stack none)")
-    return pd.concat(parts, ignore_index=True)
+    return df
 
 
 def model_spec(options: dict | None, *, n_sites: int, arff: bool = False):
