@@ -243,8 +243,12 @@ class FeatureCache:
             return self._units[key]
         entry = _page_index(_read_unit(ds, unit))
         self._units[key] = entry
-        while len(self._units) > self.parts:
-            self._units.pop(next(iter(self._units)))
+        if len(self._units) > self.parts:
+            while len(self._units) > self.parts:
+                self._units.pop(next(iter(self._units)))
+            import pyarrow as pa
+
+            pa.default_memory_pool().release_unused()  # the allocator keeps freed parts otherwise
         return entry
 
     def page_rows(self, page: "Page") -> pd.DataFrame | None:
