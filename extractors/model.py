@@ -74,20 +74,26 @@ def training_rows(pages: Sequence["Page"], cache: FeatureCache | None = None,
                   features: Sequence[str] = (), *, progress: bool = False) -> pd.DataFrame:
     """The assembled, labelled rows of ``pages`` (and of no other page)."""
     from hwnoise.progress import progress as bar
+    from hwnoise.training.rows import RowCollector
+    from hwnoise.training.train import KEY_COLUMNS, TRAIN_COLUMNS
 
     cache = cache or FeatureCache()
     feats = list(features)
-    parts = []
+    keep = list(dict.fromkeys([*KEY_COLUMNS, *TRAIN_COLUMNS, *feats]))
+    parts = RowCollector()  # no second copy of the rows when they are joined
     for page in (bar(pages, desc="features", unit="page") if progress else pages):
         rows = cache.page_rows(page)
         if rows is None or feats:
             rows = assemble_page(page, feats, stacker=run_extractor, cache=cache).rows
-        parts.append(rows)
-    if not parts:
-        return pd.DataFrame()
-    df = pd.concat(parts, ignore_index=True)
+            rows = rows[[c for c in keep if c in rows.columns]]  # what a fit reads, no text/xpath
+        parts.add(rows)
+    df = parts.frame()
+    if df.empty and not len(df.columns):
+        return df
     if LABEL in df:
-        df = df[df[LABEL].notna()].reset_index(drop=True)
+        labelled = df[LABEL].notna()
+        if not labelled.all():  # (a copy only when rows go)
+            df = df[labelled].reset_index(drop=True)
     return df
 
 

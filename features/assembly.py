@@ -208,40 +208,105 @@ def assemble_html(html: bytes | str, features: Sequence[str], *, query: Sequence
 
 
 class FeatureCache:
-    """Each dataset's ``features.parquet``, read once as an Arrow table and handed out a page
-    at a time (a pandas DataFrame made for that page only). At most ``datasets`` tables are
-    held (the least recently used goes), so memory follows one dataset's table in Arrow, not
-    every dataset's rows as Python objects."""
+    """Each dataset's ``features.parquet`` handed out a page at a time (a pandas DataFrame made
+    for that page only), read a part at a time: the first use of a dataset reads only its
+    ``page`` column to learn which part (file and row group) holds each page; a page's part is
+    then read whole, as Arrow, and kept while it is among the ``parts`` most recently used.
+    Memory follows a few parts (the features stage writes 200 pages a part), not the dataset;
+    the page indexes of at most ``datasets`` datasets are kept. A table whose pages straddle
+    parts is read whole, as one part."""
 
-    def __init__(self, datasets: int = 2) -> None:
+    def __init__(self, datasets: int = 2, parts: int = 2) -> None:
         self.datasets = max(1, int(datasets))
-        self._by_dataset: dict[Path, tuple | None] = {}
+        self.parts = max(1, int(parts))
+        self._by_dataset: dict[Path, dict | None] = {}    # page id -> part key, per dataset
+        self._units: dict[tuple, tuple] = {}             # part key -> (table, page spans)
 
-    def _table(self, ds) -> tuple | None:
+    def _index(self, ds) -> dict | None:
         key = ds.path
         if key in self._by_dataset:
             self._by_dataset[key] = self._by_dataset.pop(key)  # most recently used last
             return self._by_dataset[key]
-        entry = None
-        if ds.has_features():
-            entry = _page_index(ds.read_features(arrow=True))
-        self._by_dataset[key] = entry
+        index = _part_index(ds.features_path) if ds.has_features() else None
+        self._by_dataset[key] = index
         while len(self._by_dataset) > self.datasets:
-            self._by_dataset.pop(next(iter(self._by_dataset)))
+            gone = next(iter(self._by_dataset))
+            self._by_dataset.pop(gone)
+            for k in [k for k in self._units if k[0] == gone]:
+                self._units.pop(k)
+        return index
+
+    def _unit(self, ds, unit: tuple) -> tuple:
+        key = (ds.path, *unit)
+        if key in self._units:
+            self._units[key] = self._units.pop(key)
+            return self._units[key]
+        entry = _page_index(_read_unit(ds, unit))
+        self._units[key] = entry
+        if len(self._units) > self.parts:
+            while len(self._units) > self.parts:
+                self._units.pop(next(iter(self._units)))
+            import pyarrow as pa
+
+            pa.default_memory_pool().release_unused()  # the allocator keeps freed parts otherwise
         return entry
 
     def page_rows(self, page: "Page") -> pd.DataFrame | None:
-        entry = self._table(page.dataset)
-        if entry is None:
+        index = self._index(page.dataset)
+        if index is None or page.id not in index:
             return None
-        table, span = entry
+        table, span = self._unit(page.dataset, index[page.id])
         at = span.get(page.id)
         if at is None:
             return None
-        rows = table.slice(at[0], at[1] - at[0]).to_pandas()
+        # a copy of the page's rows: a slice would hand pandas views of the part's buffers
+        # (string columns stay Arrow-backed), keeping the whole part alive with the frame
+        rows = table.take(np.arange(at[0], at[1])).to_pandas()
         if at[2]:  # the page's rows are not in node order in the table
             rows = rows.sort_values("node", kind="stable")
         return rows.reset_index(drop=True)
+
+
+def _parquet_parts(path: Path) -> list[Path]:
+    return sorted(path.glob("*.parquet")) if path.is_dir() else [path]
+
+
+def _part_index(path: Path) -> dict:
+    """``{page id: part}``, a part being ``(file, row group)``; every page ``("*", -1)`` (the
+    whole table) when a page's rows lie in more than one part."""
+    import pyarrow.parquet as pq
+
+    where: dict = {}
+    for f in _parquet_parts(path):
+        pf = pq.ParquetFile(f)
+        for g in range(pf.num_row_groups):
+            pages = pf.read_row_group(g, columns=["page"]).column("page")
+            for pid in pages.cast("string").unique().to_pylist():
+                pid = str(pid)
+                if where.setdefault(pid, (str(f), g)) != (str(f), g):
+                    return {p: ("*", -1) for p in where}
+    return where
+
+
+def _read_unit(ds, unit: tuple):
+    """One part of a dataset's table as Arrow, in the schema the whole table is read with."""
+    import pyarrow.parquet as pq
+
+    if unit[0] == "*":
+        return ds.read_features(arrow=True)
+    schema = pq.read_schema(_parquet_parts(ds.features_path)[0])
+    table = pq.ParquetFile(unit[0]).read_row_group(unit[1])
+    if not table.schema.equals(schema, check_metadata=False):
+        table = table.select([n for n in schema.names if n in table.column_names]).cast(
+            _schema_of(schema, table))
+    return table
+
+
+def _schema_of(schema, table):
+    """``schema`` restricted to the columns ``table`` has (the types the whole read gives)."""
+    import pyarrow as pa
+
+    return pa.schema([schema.field(n) for n in schema.names if n in table.column_names])
 
 
 def _page_index(table) -> tuple:

@@ -224,6 +224,30 @@ def test_feature_cache_gives_each_page_its_rows_and_holds_few_tables(tmp_path):
     assert cache.page_rows(next(none.pages())) is None
 
 
+def test_feature_cache_reads_a_part_at_a_time(tmp_path, monkeypatch):
+    """On a table of several part files the cache gives every page its rows (asked out of
+    order) and holds at most ``parts`` parts, never the whole table."""
+    import hwnoise.features.build as build
+    from hwnoise.features.assembly import FeatureCache
+
+    monkeypatch.setattr(build, "_PART_PAGES", 2)
+    ds = Dataset.create(tmp_path / "d", name="d", source="test")
+    for k in range(7):
+        ds.write_page(f"p{k}", f"<html><body><div><p>café {k} {'word ' * k}</p><a href=#>menu</a>"
+                      f"</div></body></html>".encode())
+        ds.write_gold(f"p{k}", f"café {k}")
+    build_features(ds, progress=False)
+    assert len(list(ds.features_path.glob("part-*.parquet"))) == 4
+    whole = ds.read_features()
+    cache = FeatureCache(parts=2)
+    pages = {p.id: p for p in ds.pages()}
+    for pid in ["p6", "p0", "p3", "p1", "p6", "p4"]:
+        want = whole[whole["page"] == pid].sort_values("node").reset_index(drop=True)
+        pd.testing.assert_frame_equal(cache.page_rows(pages[pid]), want)
+        assert len(cache._units) <= 2
+        assert sum(t.num_rows for t, _ in cache._units.values()) < len(whole)
+
+
 def test_sitelevel_keys_are_stable_across_processes():
     """The site keys hash (tag path, own text) the same way in another interpreter (no salt)."""
     from hwnoise.features.walk import stable_hashes, walk_page

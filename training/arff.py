@@ -92,8 +92,10 @@ def _header(relation: str, attributes: list[tuple[str, object]]) -> str:
 
 
 def arff_text_chunks(df: pd.DataFrame, features: Iterable[str] = THESIS_FEATURES, page: bool = False,
-                     relation: str = "hwnoise", chunk_rows: int = 200_000) -> Iterable[str]:
-    """The ARFF file for ``df`` as text chunks (header first, then data lines)."""
+                     relation: str = "hwnoise", chunk_rows: int = 20_000) -> Iterable[str]:
+    """The ARFF file for ``df`` as text chunks (header first, then data lines, ``chunk_rows``
+    rows a chunk: each value of a chunk is a Python string while it is written, about 60 bytes
+    a value)."""
     features = list(features)
     missing = [f for f in features if f not in df.columns]
     if missing:

@@ -461,6 +461,11 @@ def _sorted_split(xs: np.ndarray, ys: np.ndarray, ws: np.ndarray, n_classes: int
     # give the gain ratio; the rest is built only for the split chosen
     per_bag = np.array([_seq(ws[:i]), _seq(ws[i:])])
     ratio = _ratio(info_gain, per_bag, 0.0 + float(per_bag[0]) + float(per_bag[1]), sum_w)
+    if table is not None:   # integer counts, exact: the distribution now, no copy of the data kept
+        lc = np.array([float(v[best]) for v in left])
+        dist = _Dist(np.vstack([lc, np.asarray(total, dtype=np.float64) - lc]), per_bag,
+                     np.asarray(total, dtype=np.float64), 0.0 + float(per_bag[0]) + float(per_bag[1]))
+        return _Split(feature, info_gain, ratio, float(point), dist)
     return _Split(feature, info_gain, ratio, float(point), None, pending=(i, ys, ws, k))
 
 
@@ -526,11 +531,32 @@ def _batch_numeric_splits(V: np.ndarray, yi: np.ndarray, n_classes: int, table: 
 
 # ---------------------------------------------------------------- the growing tree
 
+#: elements per temporary block when sorting or partitioning the order matrix
+_BLOCK = 1 << 21
+
+
+def _index_dtype(n: int):
+    """int32 row ids when they fit (half the memory of intp), else intp."""
+    return np.int32 if n < np.iinfo(np.int32).max else np.intp
+
+
+def _split_segment(buf: np.ndarray, lo: int, hi: int, br: np.ndarray,
+                   n_branches: int) -> list[tuple[int, int]]:
+    """Reorder ``buf[lo:hi]`` (row ids; ``br`` their branches, aligned) so that each branch's
+    rows are together, in branch order, each keeping its order; the branches' segments."""
+    seg = buf[lo:hi]
+    key = br.astype(np.int8) if n_branches <= 127 else br    # small keys: numpy's radix sort
+    seg[...] = seg[np.argsort(key, kind="stable")]
+    bounds = (lo + np.concatenate(([0], np.cumsum(np.bincount(br, minlength=n_branches))))).tolist()
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
 class _Node:
     """A ClassifierTree node: its split (or none), its distribution (``new Distribution(data)``
     for a grown leaf, the split's for an inner node or a pruned one) and its training data
-    (``m_train``: rows and weights in Java's order)."""
-    __slots__ = ("feature", "threshold", "sons", "dist", "empty", "kind", "rows", "w")
+    (``m_train``: rows and weights in Java's order; ``w`` None when the order does not matter,
+    the weights then being the training weights of ``rows``, and ``rows`` a view of the builder's ``ids``)."""
+    __slots__ = ("feature", "threshold", "sons", "dist", "empty", "kind", "rows", "w", "seg")
 
     def __init__(self, dist: _Dist, rows: np.ndarray, w: np.ndarray):
         self.feature = -1
@@ -540,6 +566,7 @@ class _Node:
         self.dist = dist
         self.empty = False
         self.rows, self.w = rows, w
+        self.seg: tuple[int, int] | None = None     # unordered mode: rows = _Builder.ids[lo:hi]
 
     @property
     def is_leaf(self) -> bool:
@@ -592,8 +619,9 @@ class _Builder:
     (Weka's unstable quicksort, :func:`java_quicksort`) reorders the node's data in turn."""
 
     def __init__(self, X, yi, w, n_classes, params, n_values=None, X_all=None):
-        self.X, self.yi, self.w, self.k = X, yi, w, n_classes
-        self.XT = np.ascontiguousarray(X.T)      # one contiguous row per feature: fast gathers
+        self.yi, self.w, self.k = yi, w, n_classes
+        # one contiguous row per feature (fast gathers); no copy when X is column-major
+        self.XT = np.ascontiguousarray(X.T)
         self.min_obj = int(params["min_num_obj"])
         self.cf = float(params["confidence"])
         self.mdl = bool(params["use_mdl_correction"])
@@ -619,6 +647,14 @@ class _Builder:
         self.ordered = bool(np.isnan(X).any()) or not bool(np.all(w == np.floor(w)))
         self.X_all = X_all
         self._sorted_cols: dict[int, np.ndarray] = {}
+        # unordered mode: one matrix of row ids, a row per numeric feature, each node's rows a
+        # segment of it sorted by that feature (partitioned in place, stably, at each split)
+        self.order: np.ndarray | None = None
+        self.order_row = np.full(d, -1, dtype=np.intp)
+        self.branch_of: np.ndarray | None = None
+        # unordered mode: every row id once, each node's rows a segment (no array per node)
+        self.ids: np.ndarray | None = None
+        self.scratch: np.ndarray | None = None       # the same, for subtree raising's trial
 
     def sorted_col(self, j: int) -> np.ndarray:
         """The distinct values of feature j among all rows, each as first met in the data
@@ -634,11 +670,11 @@ class _Builder:
         return _Dist.of(self.yi[rows], w, self.k)
 
     # -- C45ModelSelection.selectModel
-    def select(self, rows, w, dist: _Dist, orders):
+    def select(self, rows, w, dist: _Dist, seg):
         """The best split of a node's data, and the data in the order the sorts left it.
 
-        ``orders[j]`` (when the order does not matter): positions in ``rows`` of the known
-        values of feature j, ascending."""
+        ``seg`` (when the order does not matter): the node's segment ``(lo, hi)`` of
+        ``self.order``, whose row for feature j holds the node's rows ascending by j."""
         total = dist.total
         top = dist.per_class[dist.max_class()]
         if 2 * self.min_obj - total > SMALL or abs(total - top) < SMALL:
@@ -646,12 +682,11 @@ class _Builder:
         table = self.table if self.table is not None and np.all(w == 1.0) else None
         splits = []
         batch: set[int] = set()
-        if not self.ordered and table is not None and len(orders) >= 32 and len(rows) <= 256:
-            numeric = np.flatnonzero(self.n_values == 0)
-            full = numeric[[orders[j].size == len(rows) for j in numeric.tolist()]]
+        if not self.ordered and table is not None and self.XT.shape[0] >= 32 and len(rows) <= 256:
+            full = np.flatnonzero(self.n_values == 0)       # no missing value in this mode
             if full.size >= 32:
-                splits.extend(_batch_numeric_splits(self.XT[full][:, rows], self.yi[rows], self.k, table,
-                                                    self.min_obj, self.mdl, full))
+                splits.extend(_batch_numeric_splits(self.XT[full[:, None], rows], self.yi[rows], self.k,
+                                                    table, self.min_obj, self.mdl, full))
                 batch = set(full.tolist())
         for j in range(self.XT.shape[0]):
             if j in batch:
@@ -661,14 +696,16 @@ class _Builder:
                     perm = java_quicksort(self.XT[j, rows])
                     rows, w = rows[perm], w[perm]
                 pos = np.flatnonzero(~np.isnan(self.XT[j, rows]))
-            else:
-                pos = orders[j]
-            yi = self.yi[rows[pos]]
+                ids, ws = rows[pos], w[pos]
+            else:                                    # every value known, w is self.w[rows]
+                ids = rows if self.order_row[j] < 0 else self.order[self.order_row[j], seg[0]:seg[1]]
+                ws = self.w[ids]
+            yi = self.yi[ids]
             if self.n_values[j] > 0:
-                s = _nominal_split(self.XT[j, rows[pos]].astype(np.intp), yi, w[pos],
+                s = _nominal_split(self.XT[j, ids].astype(np.intp), yi, ws,
                                    int(self.n_values[j]), self.k, total, self.min_obj, j, self.binary)
             else:
-                s = _sorted_split(self.XT[j, rows[pos]], yi, w[pos], self.k, total,
+                s = _sorted_split(self.XT[j, ids], yi, ws, self.k, total,
                                   self.min_obj, self.mdl, j, table)
             if s is not None:
                 splits.append(s)
@@ -731,43 +768,68 @@ class _Builder:
         return dist
 
     # -- ClassifierTree.buildTree
-    def root_orders(self) -> list[np.ndarray]:
-        """Per feature, the rows with a known value sorted by it (sorted once, then partitioned)."""
+    def root_segment(self) -> tuple[int, int] | None:
+        """Unordered mode: sort every numeric column once into ``self.order`` (row ids, int32
+        when they fit) and return the root's segment; None when Java's row order matters."""
         if self.ordered:
-            return []
-        # one stable sort of every column (NaN sorts last, so the known values come first in
-        # the order a sort of the known ones alone gives)
-        order = np.argsort(self.XT, axis=1, kind="stable")
-        n_known = (~np.isnan(self.XT)).sum(axis=1)
-        out = []
-        for j in range(self.XT.shape[0]):
-            if self.n_values[j] > 0:
-                out.append(np.flatnonzero(~np.isnan(self.XT[j])))
-            else:
-                out.append(order[j, :n_known[j]])
-        return out
+            return None
+        n = self.XT.shape[1]
+        numeric = np.flatnonzero(self.n_values == 0)
+        self.order_row[numeric] = np.arange(numeric.size)
+        self.order = np.empty((numeric.size, n), dtype=_index_dtype(n))
+        step = max(1, _BLOCK // max(n, 1))              # a few features at a time: small temporaries
+        for a in range(0, numeric.size, step):
+            cols = numeric[a:a + step]
+            self.order[a:a + cols.size] = np.argsort(self.XT[cols], axis=1, kind="stable")
+        nb = int(max(2, self.n_values.max(initial=0)))
+        self.branch_of = np.zeros(n, dtype=np.int8 if nb <= 127 else np.int16 if nb <= 32767 else np.intp)
+        self.ids = np.arange(n, dtype=_index_dtype(n))
+        self.scratch = np.empty_like(self.ids)
+        return (0, n)
 
-    def build(self, rows, w, orders) -> _Node:
+    def partition(self, seg: tuple[int, int], rows: np.ndarray, br: np.ndarray,
+                  n_branches: int) -> list[tuple[int, int]]:
+        """Split a node's segment of ``self.order`` into its sons' segments: per feature, the
+        rows of branch 0, then of branch 1, ... each in the order they had (a stable sort by
+        branch), so that every son's rows stay sorted by every feature."""
+        lo, hi = seg
+        self.branch_of[rows] = br
+        m = hi - lo
+        if m:
+            step = max(1, _BLOCK // m)
+            for a in range(0, self.order.shape[0], step):
+                block = self.order[a:a + step, lo:hi]
+                perm = np.argsort(self.branch_of[block], axis=1, kind="stable")
+                block[...] = np.take_along_axis(block, perm, axis=1)
+        return _split_segment(self.ids, lo, hi, self.branch_of[self.ids[lo:hi]], n_branches)
+
+    def build(self, rows, w, seg) -> _Node:
+        if seg is not None:                          # unordered mode: a segment, w is w[rows]
+            rows = self.ids[seg[0]:seg[1]]
+            w = self.w[rows]
         dist = self.dist_of(rows, w)
-        split, rows, w = self.select(rows, w, dist, orders)
-        node = _Node(dist, rows, w)
+        split, rows, w = self.select(rows, w, dist, seg)
+        node = _Node(dist, rows, w if self.ordered else None)
+        node.seg = seg
         if split is None:
             node.empty = abs(dist.total) < SMALL
             return node
         node.feature, node.threshold, node.kind = split.feature, split.threshold, split.kind
         node.dist = split.dist
-        parts = self.route(node, rows, w)
-        sons = []
+        del split                                    # its sorted copies of the node's data
         if self.ordered:
-            sons = [(r, ww, None) for r, ww in parts]
-        else:
+            sons = [(r, ww, None) for r, ww in self.route(node, rows, w)]
+        else:                                        # no unknown values in this mode
             br = _branch(node.kind, self.XT[node.feature, rows], node.threshold)
-            for b, (r, ww) in enumerate(parts):
-                take = br == b                          # no unknown values in this mode
-                newpos = np.cumsum(take) - 1            # position in the son of each kept position
-                sons.append((r, ww, [newpos[o[take[o]]] for o in orders]))
-        del orders
-        node.sons = [self.build(r, ww, o) for r, ww, o in sons]
+            sons = [(None, None, sg) for sg in self.partition(seg, rows, br, self.n_branches(node))]
+            del br
+        del w
+        sons.reverse()
+        node.sons = []
+        while sons:                                  # each son's data freed once it is built
+            r, ww, sg = sons.pop()
+            node.sons.append(self.build(r, ww, sg))
+            del r, ww
         return node
 
     # -- C45PruneableClassifierTree.collapse
@@ -797,6 +859,35 @@ class _Builder:
         parts = self.route(node, rows, w, self.reset_dist(node, rows, w))
         return sum(self.errors_for_branch(s, r, ww) for s, (r, ww) in zip(node.sons, parts))
 
+    def errors_in_segment(self, node: _Node, lo: int, hi: int) -> float:
+        """:meth:`errors_for_branch` (unordered mode) of the rows in ``scratch[lo:hi]``, routed
+        by partitioning that segment in place."""
+        rows = self.scratch[lo:hi]
+        if node.is_leaf:
+            return _estimated(self.dist_of(rows, self.w[rows]), self.cf)
+        br = _branch(node.kind, self.XT[node.feature, rows], node.threshold)
+        segs = _split_segment(self.scratch, lo, hi, br, self.n_branches(node))
+        del rows, br
+        return sum(self.errors_in_segment(s, a, b) for s, (a, b) in zip(node.sons, segs))
+
+    def redistribute(self, node: _Node, lo: int, hi: int) -> None:
+        """:meth:`new_distribution` (unordered mode) of the rows in ``ids[lo:hi]``, partitioned
+        in place among the sons."""
+        rows = self.ids[lo:hi]
+        node.rows, node.w, node.seg = rows, None, (lo, hi)
+        w = self.w[rows]
+        if node.is_leaf:
+            node.dist = self.dist_of(rows, w)
+            if abs(node.dist.total) >= SMALL:     # !Utils.eq(data.sumOfWeights(), 0)
+                node.empty = False
+            return
+        node.dist = self.reset_dist(node, rows, w)
+        br = _branch(node.kind, self.XT[node.feature, rows], node.threshold)
+        segs = _split_segment(self.ids, lo, hi, br, self.n_branches(node))
+        del w, br
+        for s, (a, b) in zip(node.sons, segs):
+            self.redistribute(s, a, b)
+
     def new_distribution(self, node: _Node, rows, w) -> None:
         node.rows, node.w = rows, w
         if node.is_leaf:
@@ -815,7 +906,11 @@ class _Builder:
             for s in node.sons:
                 self.prune(s)
             largest = node.dist.max_bag()
-            if self.raising:
+            if self.raising and node.seg is not None:
+                lo, hi = node.seg
+                self.scratch[lo:hi] = self.ids[lo:hi]
+                err_branch = self.errors_in_segment(node.sons[largest], lo, hi)
+            elif self.raising:
                 err_branch = self.errors_for_branch(node.sons[largest], node.rows, node.w)
             else:
                 err_branch = sys.float_info.max
@@ -828,7 +923,10 @@ class _Builder:
                 big = node.sons[largest]
                 node.sons, node.feature, node.threshold = big.sons, big.feature, big.threshold
                 node.kind = big.kind         # m_isEmpty is not copied (as J48)
-                self.new_distribution(node, node.rows, node.w)
+                if node.seg is not None:
+                    self.redistribute(node, *node.seg)
+                else:
+                    self.new_distribution(node, node.rows, node.w)
                 continue                     # prune() again on the raised node
             return
 
@@ -922,11 +1020,12 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
                 X_all = X
         params = self.get_params()
         builder = _Builder(X, yi, w, len(self.classes_), params, n_values, X_all)
-        rows = np.arange(X.shape[0])
+        rows = np.arange(X.shape[0], dtype=_index_dtype(X.shape[0]))
         old = sys.getrecursionlimit()
         sys.setrecursionlimit(max(old, 10000))
         try:
-            root = builder.build(rows, w, builder.root_orders())
+            root = builder.build(rows, w, builder.root_segment())
+            builder.order = None                     # the sorted columns serve growing only
             if self.collapse_tree:
                 builder.collapse(root)
             if not self.unpruned:

@@ -224,13 +224,16 @@ class NoiseModel:
         return type(self.estimator).__module__.startswith("hwnoise.training.c45")
 
     def matrix(self, df: pd.DataFrame) -> np.ndarray:
-        """The float64 feature matrix of ``df`` (nominal features as category codes)."""
+        """The float64 feature matrix of ``df`` (nominal features as category codes), filled
+        column by column in place: column-major for C4.5 (which reads it by feature, so it
+        needs no transposed copy), row-major for the other classifiers."""
         missing = [f for f in self.features if f not in df.columns]
         if missing:
             raise HwnoiseError(f"the feature table lacks the model's feature(s) {', '.join(missing)} "
                                f"(model features: {', '.join(self.features)})")
-        cols = []
-        for f in self.features:
+        c45 = self._is_c45()
+        X = np.empty((len(df), len(self.features)), dtype=np.float64, order="F" if c45 else "C")
+        for j, f in enumerate(self.features):
             col = df[f]
             if f in self.categories or not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
                 cats = self.categories.get(f)
@@ -240,17 +243,16 @@ class NoiseModel:
                 vals = vals.where(vals.isin(cats), None)  # unseen categories: missing
                 codes = pd.Categorical(vals, categories=cats).codes.astype(np.float64)
                 codes[codes < 0] = np.nan
-                cols.append(codes)
+                X[:, j] = codes
             else:
-                cols.append(pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64))
-        X = np.column_stack(cols) if cols else np.empty((len(df), 0))
-        if self._is_c45():  # it takes NaN as missing (as Weka) but not infinity
+                X[:, j] = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64)
+        if c45:  # it takes NaN as missing (as Weka) but not infinity
             big = np.finfo(np.float64).max
-            X = np.clip(X, -big, big)
+            np.clip(X, -big, big, out=X)
         else:
-            X = np.clip(X, -_BIG, _BIG)
+            np.clip(X, -_BIG, _BIG, out=X)
             if not _allows_nan(self.estimator):
-                X = np.nan_to_num(X, nan=0.0)
+                np.nan_to_num(X, copy=False, nan=0.0)
         return X
 
     def _learn_categories(self, df: pd.DataFrame) -> None:
@@ -278,8 +280,7 @@ class NoiseModel:
         if not self._is_c45():
             empty = np.isnan(X).all(axis=0)
             if empty.any():  # scikit-learn 1.9's binning fails on a column missing everywhere;
-                X = X.copy()  # a constant column is never split on, so predictions ignore it
-                X[:, empty] = 0.0
+                X[:, empty] = 0.0  # a constant column is never split on, so predictions ignore it
         y = rows[C.LABEL].astype(str).to_numpy()
         kwargs: dict[str, Any] = {}
         fit_params = inspect.signature(self.estimator.fit).parameters
@@ -291,7 +292,9 @@ class NoiseModel:
             self.estimator.fit(X, y, **kwargs)
         digest = hashlib.sha256()
         digest.update(json.dumps(self.features).encode())
-        digest.update(np.ascontiguousarray(X).tobytes())
+        step = max(1, (1 << 20) // max(1, X.shape[1]))   # row blocks: no row-major copy of X
+        for a in range(0, X.shape[0], step):
+            digest.update(np.ascontiguousarray(X[a:a + step]).data)
         digest.update("\n".join(y).encode())
         self.train_hash = "sha256:" + digest.hexdigest()
         self.train_rows = int(len(y))

@@ -60,7 +60,7 @@ def _dataset_table(path: Path, features=None, text: bool = True) -> tuple[pd.Dat
             have = None
         feats = resolve_features(features, have) if have is not None else []
         if have is not None and set(feats) <= set(have):  # else read all, so that the error names what there is
-            columns = [*feats, *_KEY_COLUMNS]
+            columns = [*feats, *KEY_COLUMNS]
     elif not text:
         import pyarrow.parquet as pq
 
@@ -91,7 +91,9 @@ def _names_text(features) -> bool:
 
 
 #: Columns read beside the features when a table is read for given features.
-_KEY_COLUMNS = ["dataset", "site", "page", "node", "parent", "tag", LABEL]
+KEY_COLUMNS = ["dataset", "site", "page", "node", "parent", "tag", LABEL]
+#: Other columns training reads (the inner threshold weighs nodes by their own characters).
+TRAIN_COLUMNS = ["own_chars"]
 
 
 def load_inputs(inputs: str | os.PathLike | Sequence[str | os.PathLike], *,
@@ -142,6 +144,8 @@ def _labelled(df: pd.DataFrame, what: str) -> pd.DataFrame:
                            "take any class set")
     if not mask.any():
         raise HwnoiseError(f"{what}: no labelled rows (S/N); pages need gold text to train on")
+    if mask.all() and isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1:
+        return df  # every row labelled: no copy
     if not mask.all():
         info(f"{what}: {int((~mask).sum())} rows without a label (pages without gold) left out")
     return df[mask].reset_index(drop=True)
@@ -179,6 +183,7 @@ def _assembled(df: pd.DataFrame, desc: dict, features: list[str], stacker, show:
     from hwnoise.features.assembly import (FeatureCache, add_context, assemble_page,
                                            page_context_names, stack_names)
     from hwnoise.progress import progress
+    from hwnoise.training.rows import RowCollector
 
     if not (stack_names(features) or page_context_names(features)):
         if not any(f not in df.columns for f in features):
@@ -191,19 +196,22 @@ def _assembled(df: pd.DataFrame, desc: dict, features: list[str], stacker, show:
                            "HTML), not an ARFF file")
     cache = FeatureCache()
     pages = [p for src in desc["sources"] for p in Dataset(src).pages()]
-    parts = []
+    keep = list(dict.fromkeys([*KEY_COLUMNS, *TRAIN_COLUMNS, *features]))
+    parts = RowCollector()  # no second copy of the rows when they are joined
     for page in (progress(pages, desc="features", unit="page") if show else pages):
         try:
-            parts.append(assemble_page(page, features, stacker=stacker, cache=cache).rows)
+            rows = assemble_page(page, features, stacker=stacker, cache=cache).rows
+            parts.add(rows[[c for c in keep if c in rows.columns]])  # what training reads
         except HwnoiseError:
             raise
         except Exception as exc:  # noqa: BLE001 - one unreadable page is reported and skipped
             info(f"hwnoise: train: skipped {page.html_path}: {type(exc).__name__}: {exc}")
-    if not parts:
+    df = parts.frame()
+    if df.empty and not len(df.columns):
         raise HwnoiseError(f"{', '.join(desc['sources'])}: no page's HTML could be read, and this "
                            "model's stacked extractors / page context need it; give the dataset "
                            "with its pages, or choose --preset thesis (or --stack none)")
-    return pd.concat(parts, ignore_index=True)
+    return df
 
 
 def model_spec(options: dict | None, *, n_sites: int, arff: bool = False):
@@ -317,10 +325,15 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
         if feats != resolve_features(spec.features):
             spec.features = list(feats)
         feats = spec.columns()
+        from hwnoise.features.assembly import page_context_names, stack_names
+
+        if stack_names(feats) or page_context_names(feats):
+            df = df.iloc[:0]  # rebuilt page by page from the pages and their stored rows
         df = _assembled(df, desc, feats, stacker, progress)
     classifier = spec.classifier
     check_features(feats, df, what)
     data = _labelled(df, what)
+    del df  # the labelled rows are all that is used from here on
     if test is None and protocol not in PROTOCOLS:
         raise ProtocolError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
     if test is None and protocol != "thesis" and desc["kind"] == "arff" and PAGE_ATTRIBUTE not in data.columns:
