@@ -104,7 +104,8 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
     whose tags repeat with a period of 2 or 3 are one record each run (``_runs``).
     Outer groups first: a group inside a chosen member is that record's fields. Each member is
     lifted to the outermost element of its single-child chain that is itself one of alike
-    siblings (``level``). Members without text and table header rows are left out.
+    siblings (``level``). Members without text or without any content, and table header rows, are
+    left out.
     ``groups`` is ``record_groups(parent, tags, last)``."""
     n = len(parent)
     gid, is_rec = groups
@@ -121,14 +122,14 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
     cand = (is_rec & region & has & (share[gid] >= min_content) & (texts[gid] >= RECORD_MIN)
             & (gchars[gid] >= min_chars))
     # the labels' content roots: snapping never cuts one, unless it is a region labelled as a
-    # whole (mostly this group's text, and not itself one of alike siblings)
+    # whole (mostly this group's text, neither itself one of alike siblings nor a row or item)
     root = np.full(n, -1, dtype=np.int64)
     for i in range(n):
         if content[i]:
             root[i] = root[parent[i]] if parent[i] >= 0 and content[parent[i]] else i
     for i in np.flatnonzero(cand):
         r = root[parent[i]] if parent[i] >= 0 else -1
-        if r >= 0 and (is_rec[r] or gchars[gid[i]] < min_region * chars[r]):
+        if r >= 0 and (is_rec[r] or tags[r] in _ITEMS or gchars[gid[i]] < min_region * chars[r]):
             cand[i] = False
     roots = np.flatnonzero(root == idx)
     # a member whose text is mostly one group of alike children (down its single-child chain) is
@@ -151,6 +152,8 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
     for i in np.flatnonzero(cand):
         if i <= end:
             continue  # inside a chosen record: its fields
+        if cc[i] == 0:
+            continue  # a member the labels give no content at all (a heading item) is no record
         kids = np.flatnonzero(parent[i + 1:int(last[i]) + 1] == i) + i + 1
         if tags[i] == "tr" and len(kids) and all(tags[k] == "th" for k in kids):
             continue  # a table's header row
