@@ -1,5 +1,17 @@
 """Records out of node labels: group a page's content nodes into data records.
 
+*Snapping* comes first (``snap_members``): where the page has a group of alike siblings
+(``features.record_struct.record_groups``: >= 3 same-tag siblings with alike subtree tag
+strings) whose members are mostly content by the labels, each member is a record, whole,
+however the labels cut it; outer groups first, never cutting a record the labels give whole.
+On a single-child chain (``li > div``, the ``div`` holding all of the ``li``'s text; see
+``chain_members``) the record is the element the labels name where they name an inner one, else
+the outermost element of the chain that is one of alike siblings (``level``; NEXT-EVAL's gold
+names the outer one on most pages, ``bench/records_levels.py``). The content outside snapped
+records is grouped from the labels as below. Last, regions (records under one parent) holding
+less than ``min_rel`` (0.1) of the largest region's characters are dropped: menus, facets and
+footers the model labelled content.
+
 A content node whose parent is noise starts a *content root* (the maximal content subtrees of
 the page). Roots under one parent are the candidates of a data region; each record is one
 root element or, when the page's structure repeats in runs (MDR's generalized nodes: a record
@@ -102,10 +114,10 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
     alike children: a column of lists is not a record; nor does a member hold two content roots
     of one group of alike siblings: records the labels give apart stay apart). Consecutive members
     whose tags repeat with a period of 2 or 3 are one record each run (``_runs``).
-    Outer groups first: a group inside a chosen member is that record's fields. Each member is
-    lifted to the outermost element of its single-child chain that is itself one of alike
-    siblings (``level``). Members without text or without any content, and table header rows, are
-    left out.
+    Outer groups first: a group inside a chosen member is that record's fields. Each member's
+    level on its single-child chain follows ``level_rule`` (``_level``: by default the labels
+    where they name an inner element of the chain, else ``level``). Members without text or
+    without any content, and table header rows, are left out.
     ``groups`` is ``record_groups(parent, tags, last)``."""
     n = len(parent)
     gid, is_rec = groups
