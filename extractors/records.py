@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hwnoise.features.columns import CONTENT
-from hwnoise.features.record_struct import RECORD_MIN, record_groups
+from hwnoise.features.record_struct import RECORD_MIN, by_depth, record_groups
 
 __all__ = ["Record", "records_from_labels", "record_rows", "page_records", "record_json",
            "row_xpaths", "chain_members"]
@@ -103,7 +103,8 @@ def _children(parent: np.ndarray) -> list[list[int]]:
 
 
 def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: np.ndarray,
-                 own: np.ndarray, content: np.ndarray, groups: tuple[np.ndarray, np.ndarray], *,
+                 own: np.ndarray, content: np.ndarray, groups: tuple[np.ndarray, np.ndarray],
+                 depth: np.ndarray, *,
                  min_content: float = 0.5, min_chars: int = 20, min_region: float = 0.6,
                  max_run: int = 3, level_rule: str = "labels") -> list[list[int]]:
     """The records that the page's structure gives where the labels mostly agree: members of
@@ -118,7 +119,7 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
     level on its single-child chain follows ``level_rule`` (``_level``: by default the labels
     where they name an inner element of the chain, else ``level``). Members without text or
     without any content, and table header rows, are left out.
-    ``groups`` is ``record_groups(parent, tags, last)``."""
+    ``groups`` is ``record_groups(parent, tags, last)``, ``depth`` the rows' depth."""
     n = len(parent)
     gid, is_rec = groups
     idx = np.arange(n)
@@ -135,10 +136,11 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
             & (gchars[gid] >= min_chars))
     # the labels' content roots: snapping never cuts one, unless it is a region labelled as a
     # whole (mostly this group's text, neither itself one of alike siblings nor a row or item)
-    root = np.full(n, -1, dtype=np.int64)
-    for i in range(n):
-        if content[i]:
-            root[i] = root[parent[i]] if parent[i] >= 0 and content[parent[i]] else i
+    root = np.where(content, idx, -1)
+    for lev in by_depth(depth):  # ancestors first: a content node under a content parent inherits its root
+        p = parent[lev]
+        inherit = (p >= 0) & content[lev] & content[np.maximum(p, 0)]
+        root[lev[inherit]] = root[p[inherit]]
     for i in np.flatnonzero(cand):
         r = root[parent[i]] if parent[i] >= 0 else -1
         if r >= 0 and (is_rec[r] or tags[r] in _ITEMS or gchars[gid[i]] < min_region * chars[r]):
@@ -227,7 +229,8 @@ def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3,
     free = content.copy()
     groups = record_groups(parent, tags, last)
     if snap:
-        snapped = snap_members(parent, tags, last, chars, own, content, groups, min_content=min_content,
+        depth = rows["distance"].to_numpy(dtype=np.int64)
+        snapped = snap_members(parent, tags, last, chars, own, content, groups, depth, min_content=min_content,
                                min_chars=min_single, max_run=max_run, level_rule=level_rule)
         taken = np.zeros(n + 1, dtype=np.int64)
         for m in (r for rec in snapped for r in rec):
