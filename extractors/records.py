@@ -128,7 +128,6 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
     gchars = np.bincount(gid, weights=chars)
     has = chars > 0
     mostly = has & (cc >= 0.5 * chars)  # a member that is mostly content
-    share = np.bincount(gid, weights=mostly) / np.maximum(np.bincount(gid, weights=has), 1)
     texts = np.bincount(gid, weights=has)
     share = np.bincount(gid, weights=mostly) / np.maximum(texts, 1)
     region = gchars[gid] >= min_region * chars[np.maximum(parent, 0)]  # the parent's text is mostly theirs
