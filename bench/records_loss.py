@@ -14,7 +14,8 @@ record the one-to-one matching leaves at Jaccard 0 gets one cause, the first tha
 - ``taken``: a predicted record overlaps it but was matched to another gold record;
 - ``missed``: no predicted record overlaps it (its region labelled noise, or not grouped).
 
-Predicted records that touch no gold record are ``spurious``. Pages that score record F1 0
+Predicted records that touch no gold record are ``spurious``. Also printed: node content F1 of the labels (``training.metrics.node_scores`` over all nodes),
+and the grouping's time per page (``records_from_labels`` alone). Pages that score record F1 0
 are put under the cause most of their gold records have (or ``spurious`` when the page has
 no gold records). A second figure, clearly not the paper's, scores both sides after
 *chain collapse* (every XPath replaced by the outermost element of its single-child chain:
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -39,6 +41,7 @@ from hwnoise.extractors.base import walk_of
 from hwnoise.extractors.records import records_from_labels, row_xpaths
 from hwnoise.features.labels import page_labels
 from hwnoise.features.record_gold import normalize_xpath
+from hwnoise.training.metrics import node_scores
 from hwnoise.training.record_metrics import mean_record_scores, record_scores
 
 CAUSES = ("hidden", "level", "merged", "split", "nested", "taken", "missed")
@@ -117,7 +120,8 @@ def causes(pred: list[list[str]], gold: list[list[str]], at: dict[str, int], las
 
 
 def run(dataset: Path, pred_dir: Path | None, use_gold: bool = False, **options) -> tuple[dict, list[dict]]:
-    rows_out, scores, collapsed = [], [], []
+    rows_out, scores, collapsed, ms = [], [], [], []
+    y_true, y_pred = [], []
     total: Counter = Counter()
     zero: Counter = Counter()
     for page in Dataset(dataset).pages():
@@ -125,17 +129,22 @@ def run(dataset: Path, pred_dir: Path | None, use_gold: bool = False, **options)
         if records is None:
             continue
         walk, html = walk_of(page), page.read_html()
+        gold_labels = np.asarray(page_labels(walk, page.read_gold(), html=html, records=records), dtype=object)
         if use_gold:
-            labels = np.asarray(page_labels(walk, page.read_gold(), html=html, records=records), dtype=object)
+            labels = gold_labels
         else:
             f = pred_dir / f"{page.id}.npz"
             if not f.is_file():
                 continue
             labels = np.load(f)["labels"].astype(object)
+        y_true.append(gold_labels)
+        y_pred.append(labels)
         xp = row_xpaths(html, len(walk.rows))
         at = {x: i for i, x in enumerate(xp)}
         gold = [[normalize_xpath(x) for x in r] for r in records]
+        t0 = time.perf_counter()
         pred = [r.xpaths for r in records_from_labels(walk, labels, xp, **options)]
+        ms.append(1000 * (time.perf_counter() - t0))
         s = record_scores(pred, gold)
         chars = walk.rows["chars"].to_numpy()
         parent = walk.rows["parent"].to_numpy()
@@ -161,7 +170,11 @@ def run(dataset: Path, pred_dir: Path | None, use_gold: bool = False, **options)
         fold_of = json.loads(meta.read_text(encoding="utf-8"))["pages"]
         for row, s in zip(rows_out, scores):
             folds.setdefault(fold_of.get(row["page"], -1), []).append(s["record_f1"])
+    node = node_scores(np.concatenate(y_true), np.concatenate(y_pred)) if y_true else {}
     summary = {"record": mean_record_scores(scores),
+               "content_f1": node.get("content_f1"), "node_f1": node.get("f1"),
+               "grouping_ms": {"median": float(np.median(ms)), "mean": float(np.mean(ms)),
+                               "max": float(np.max(ms))} if ms else {},
                "record_f1_per_fold": [round(float(np.mean(v)), 4) for _, v in sorted(folds.items())],
                "chain_collapsed_record_f1": mean_record_scores(collapsed).get("record_f1"),
                "gold_records_by_fate": dict(total),
