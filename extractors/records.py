@@ -1,5 +1,17 @@
 """Records out of node labels: group a page's content nodes into data records.
 
+*Snapping* comes first (``snap_members``): where the page has a group of alike siblings
+(``features.record_struct.record_groups``: >= 3 same-tag siblings with alike subtree tag
+strings) whose members are mostly content by the labels, each member is a record, whole,
+however the labels cut it; outer groups first, never cutting a record the labels give whole.
+On a single-child chain (``li > div``, the ``div`` holding all of the ``li``'s text; see
+``chain_members``) the record is the element the labels name where they name an inner one, else
+the outermost element of the chain that is one of alike siblings (``level``; NEXT-EVAL's gold
+names the outer one on most pages, ``bench/records_levels.py``). The content outside snapped
+records is grouped from the labels as below. Last, regions (records under one parent) holding
+less than ``min_rel`` (0.1) of the largest region's characters are dropped: menus, facets and
+footers the model labelled content.
+
 A content node whose parent is noise starts a *content root* (the maximal content subtrees of
 the page). Roots under one parent are the candidates of a data region; each record is one
 root element or, when the page's structure repeats in runs (MDR's generalized nodes: a record
@@ -32,9 +44,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hwnoise.features.columns import CONTENT
+from hwnoise.features.record_struct import RECORD_MIN, by_depth, record_groups
 
 __all__ = ["Record", "records_from_labels", "record_rows", "page_records", "record_json",
-           "row_xpaths"]
+           "row_xpaths", "chain_members"]
 
 
 @dataclass
@@ -58,6 +71,29 @@ def row_xpaths(html: bytes | str, n_rows: int, *, http_charset: str | None = Non
     return dom_xpaths(els, parents)
 
 
+def chain_members(i: int, parent: np.ndarray, chars: np.ndarray, last: np.ndarray) -> list[int]:
+    """Row ``i``'s single-child chain, outermost first: its ancestors below ``<body>`` and its
+    descendants that hold exactly its text (``li > div`` where the ``div`` holds all of the
+    ``li``'s text). A row without text is a chain of its own."""
+    if chars[i] <= 0:
+        return [i]
+    up = []
+    p = int(parent[i])
+    while p > 0 and chars[p] == chars[i]:
+        up.append(p)
+        p = int(parent[p])
+    down = []
+    c = i
+    while True:
+        kids = np.flatnonzero(parent[c + 1:int(last[c]) + 1] == c) + c + 1
+        full = kids[chars[kids] == chars[i]]
+        if len(full) != 1:
+            break
+        c = int(full[0])
+        down.append(c)
+    return up[::-1] + [i] + down
+
+
 def _children(parent: np.ndarray) -> list[list[int]]:
     kids: list[list[int]] = [[] for _ in range(len(parent))]
     for i in range(1, len(parent)):
@@ -66,12 +102,116 @@ def _children(parent: np.ndarray) -> list[list[int]]:
     return kids
 
 
+def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: np.ndarray,
+                 own: np.ndarray, content: np.ndarray, groups: tuple[np.ndarray, np.ndarray],
+                 depth: np.ndarray, *,
+                 min_content: float = 0.5, min_chars: int = 20, min_region: float = 0.6,
+                 max_run: int = 3, level_rule: str = "labels") -> list[list[int]]:
+    """The records that the page's structure gives where the labels mostly agree: members of
+    a group of alike siblings (``features.record_struct.record_groups``) of which at least
+    ``min_content`` are mostly content (half their characters or more), the group holding at
+    least ``min_chars`` characters and ``min_region`` of its parent's (a data region is mostly
+    its records), and most members no region themselves (their text not mostly one group of
+    alike children: a column of lists is not a record; nor does a member hold two content roots
+    of one group of alike siblings: records the labels give apart stay apart). Consecutive members
+    whose tags repeat with a period of 2 or 3 are one record each run (``_runs``).
+    Outer groups first: a group inside a chosen member is that record's fields. Each member's
+    level on its single-child chain follows ``level_rule`` (``_level``: by default the labels
+    where they name an inner element of the chain, else ``level``). Members without text or
+    without any content, and table header rows, are left out.
+    ``groups`` is ``record_groups(parent, tags, last)``, ``depth`` the rows' depth."""
+    n = len(parent)
+    gid, is_rec = groups
+    idx = np.arange(n)
+    cs = np.concatenate([[0], np.cumsum(np.where(content, own, 0))])
+    cc = cs[last + 1] - cs[idx]  # content characters in each subtree
+    gchars = np.bincount(gid, weights=chars)
+    has = chars > 0
+    mostly = has & (cc >= 0.5 * chars)  # a member that is mostly content
+    texts = np.bincount(gid, weights=has)
+    share = np.bincount(gid, weights=mostly) / np.maximum(texts, 1)
+    region = gchars[gid] >= min_region * chars[np.maximum(parent, 0)]  # the parent's text is mostly theirs
+    cand = (is_rec & region & has & (share[gid] >= min_content) & (texts[gid] >= RECORD_MIN)
+            & (gchars[gid] >= min_chars))
+    # the labels' content roots: snapping never cuts one, unless it is a region labelled as a
+    # whole (mostly this group's text, neither itself one of alike siblings nor a row or item)
+    root = np.where(content, idx, -1)
+    for lev in by_depth(depth):  # ancestors first: a content node under a content parent inherits its root
+        p = parent[lev]
+        inherit = (p >= 0) & content[lev] & content[np.maximum(p, 0)]
+        root[lev[inherit]] = root[p[inherit]]
+    for i in np.flatnonzero(cand):
+        r = root[parent[i]] if parent[i] >= 0 else -1
+        if r >= 0 and (is_rec[r] or tags[r] in _ITEMS or gchars[gid[i]] < min_region * chars[r]):
+            cand[i] = False
+    roots = np.flatnonzero(root == idx)
+    # a member whose text is mostly one group of alike children (down its single-child chain) is
+    # a region, not a record: a group of such members (a column of lists) is passed over
+    box = np.zeros(n)
+    np.maximum.at(box, parent[is_rec & region], gchars[gid[is_rec & region]])
+    container = np.zeros(n, dtype=bool)
+    # content roots at the level of their alike siblings (a div root inside a repeated li: the li)
+    rec_roots = np.asarray([level(int(r), parent, chars, last, is_rec) for r in roots], dtype=np.int64)
+    rec_roots = rec_roots[is_rec[rec_roots]] if len(rec_roots) else rec_roots
+    for i in np.flatnonzero(cand):
+        container[i] = any(box[c] >= min_region * chars[i] for c in chain_members(int(i), parent, chars, last))
+        inner = rec_roots[(rec_roots > i) & (rec_roots <= last[i])]
+        if len(inner) >= 2 and np.bincount(gid[inner]).max() >= 2:
+            container[i] = True  # it holds records the labels give apart: the labels' level wins
+    boxed = np.bincount(gid, weights=container) / np.maximum(texts, 1)
+    cand &= boxed[gid] < 0.5
+    chosen: dict[int, list[int]] = {}
+    end = -1
+    for i in np.flatnonzero(cand):
+        if i <= end:
+            continue  # inside a chosen record: its fields
+        if cc[i] == 0:
+            continue  # a member the labels give no content at all (a heading item) is no record
+        kids = np.flatnonzero(parent[i + 1:int(last[i]) + 1] == i) + i + 1
+        if tags[i] == "tr" and len(kids) and all(tags[k] == "th" for k in kids):
+            continue  # a table's header row
+        chosen.setdefault(int(parent[i]), []).append(int(i))
+        end = int(last[i])
+    out = []
+    for p, members in chosen.items():  # runs of k members (a title row and a details row) are one record
+        sibs = np.flatnonzero(parent[p + 1:int(last[p]) + 1] == p) + p + 1
+        for run in _runs(members, tags, [int(c) for c in sibs], max_run):
+            if len(run) == 1:
+                run = [_level(run[0], parent, chars, last, is_rec, content, level_rule)]
+            out.append(run)
+    return sorted(out)
+
+
+def level(i: int, parent: np.ndarray, chars: np.ndarray, last: np.ndarray, is_rec: np.ndarray) -> int:
+    """The record element for row ``i``: the outermost element of its single-child chain
+    (``chain_members``) that is one of alike siblings; ``i`` when none is. Where a repeated
+    element has one child holding all its text (``li > div``), NEXT-EVAL's gold names the
+    outer one on most pages (``bench/records_levels.py``)."""
+    reps = [c for c in chain_members(i, parent, chars, last) if is_rec[c]]
+    return reps[0] if reps else i
+
+
+def _level(i: int, parent, chars, last, is_rec, content, rule: str) -> int:
+    """``level`` by ``rule``: "outer" (``level``), "labels" (the outermost content element of
+    the chain when ``i`` itself is noise, else ``level``), "none" (``i``)."""
+    if rule == "none":
+        return i
+    if rule == "labels" and not content[i]:
+        inner = [c for c in chain_members(i, parent, chars, last) if c > i and content[c]]
+        if inner:
+            return inner[0]
+    return level(i, parent, chars, last, is_rec)
+
+
 def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3,
-                min_single: int = 20, min_fields: int = 2) -> list[list[int]]:
+                min_single: int = 20, min_fields: int = 2, snap: bool = True,
+                min_content: float = 0.5, level_rule: str = "labels", min_rel: float = 0.1) -> list[list[int]]:
     """The records of a page as lists of rows (each one element or a run of consecutive
-    siblings), in document order, from the rows' noise/content labels. A page's only record
-    needs ``min_fields`` elements with text of their own: one run of text alone is a message
-    ("No results for ..."), not a record."""
+    siblings), in document order, from the rows' noise/content labels. With ``snap`` the
+    structure goes first (``snap_members``: alike siblings that are mostly content are records,
+    whole, at a consistent level); the content outside them is grouped from the labels. A
+    page's only record needs ``min_fields`` elements with text of their own: one run of text
+    alone is a message ("No results for ..."), not a record."""
     rows = walk.rows
     n = len(rows)
     if n == 0:
@@ -81,8 +221,22 @@ def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3,
     tags = rows["tag"].tolist()
     chars = rows["chars"].to_numpy(dtype=np.int64)
     kids = _children(parent)
-    roots = [i for i in range(n) if content[i] and (parent[i] < 0 or not content[parent[i]])]
-    last = np.asarray(walk.last)
+    last = np.asarray(walk.last, dtype=np.int64)
+    own = (rows["own_chars"].to_numpy(dtype=np.int64) if "own_chars" in rows
+           else np.asarray([len(t) for t in rows["text"].tolist()], dtype=np.int64))
+    snapped: list[list[int]] = []
+    free = content.copy()
+    groups = record_groups(parent, tags, last)
+    if snap:
+        depth = rows["distance"].to_numpy(dtype=np.int64)
+        snapped = snap_members(parent, tags, last, chars, own, content, groups, depth, min_content=min_content,
+                               min_chars=min_single, max_run=max_run, level_rule=level_rule)
+        taken = np.zeros(n + 1, dtype=np.int64)
+        for m in (r for rec in snapped for r in rec):
+            taken[m] += 1
+            taken[int(last[m]) + 1] -= 1
+        free &= np.cumsum(taken)[:n] == 0
+    roots = [i for i in range(n) if free[i] and (parent[i] < 0 or not free[parent[i]])]
     code: dict[str, str] = {}
     tagstr = "".join(code.setdefault(t, chr(0x100 + len(code))) for t in tags)
 
@@ -171,11 +325,28 @@ def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3,
         if len(rs) == 1 and chars[rs[0]] < min_single:
             continue  # a lone short snippet (a price, a date) is no record
         records.extend(_runs(rs, tags, kids[p] if p >= 0 else rs, max_run))
+    if snap:  # the same level rule for records from labels; none may hold a snapped record
+        if level_rule == "outer":
+            records = [[level(rec[0], parent, chars, last, groups[1])] if len(rec) == 1 else rec
+                       for rec in records]
+        starts = np.asarray([r for rec in snapped for r in rec], dtype=np.int64)
+        records = [rec for rec in records
+                   if not any(((starts >= r) & (starts <= last[r])).any() for r in rec)]
+        records = [list(x) for x in dict.fromkeys(tuple(r) for r in records)]
+    records.extend(snapped)
+    if min_rel > 0 and records:  # regions far smaller than the page's main one are not its records
+        # a region: the parent of the records' outermost same-text ancestors (li > div records
+        # of one list are one region)
+        key = [int(parent[chain_members(rec[0], parent, chars, last)[0]]) for rec in records]
+        size: dict[int, int] = {}
+        for k, rec in zip(key, records):
+            size[k] = size.get(k, 0) + int(chars[rec].sum())
+        top = max(size.values())
+        records = [rec for k, rec in zip(key, records) if size[k] >= min_rel * top]
     records.sort()
     if len(records) == 1 and min_fields > 1:
-        own = np.asarray(rows["own_chars"].to_numpy() if "own_chars" in rows else [
-            len(t) for t in rows["text"].tolist()]) > 0
-        fields = sum(int(own[r:int(last[r]) + 1][content[r:int(last[r]) + 1]].sum()) for r in records[0])
+        has = own > 0
+        fields = sum(int(has[r:int(last[r]) + 1][content[r:int(last[r]) + 1]].sum()) for r in records[0])
         if fields < min_fields:
             return []
     return records

@@ -57,7 +57,8 @@ from rapidfuzz.distance import Levenshtein
 if TYPE_CHECKING:  # pragma: no cover
     from hwnoise.features.walk import PageWalk
 
-__all__ = ["RECORD_FEATURES", "RECORD_MIN", "RECORD_DISTANCE", "record_struct", "alike_groups", "by_depth"]
+__all__ = ["RECORD_FEATURES", "RECORD_MIN", "RECORD_DISTANCE", "record_struct", "alike_groups", "record_groups",
+           "by_depth"]
 
 RECORD_FEATURES: list[str] = [
     "rs_alike", "rs_alike_share", "rs_alike_dist", "rs_is_record", "rs_is_region",
@@ -118,6 +119,18 @@ def _group_median(gid: np.ndarray, dist: np.ndarray, groups: int) -> np.ndarray:
     return out
 
 
+def record_groups(parent: np.ndarray, tags: list[str], last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's group id (``alike_groups``) and whether it is a record: a member of a group of
+    at least ``RECORD_MIN`` whose median distance is at most ``RECORD_DISTANCE``."""
+    gid, dist = alike_groups(parent, tags, last)
+    count = np.bincount(gid)
+    return gid, _is_record(gid, count, _group_median(gid, dist, len(count)), parent)
+
+
+def _is_record(gid: np.ndarray, count: np.ndarray, gdist: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    return (count[gid] >= RECORD_MIN) & (gdist[gid] <= RECORD_DISTANCE) & (parent >= 0)
+
+
 def by_depth(depth: np.ndarray) -> list[np.ndarray]:
     """Row positions grouped by depth, shallowest first (each level's parents are in earlier
     levels): the order in which values pass from ancestors to descendants."""
@@ -149,7 +162,7 @@ def record_struct(walk: "PageWalk") -> pd.DataFrame:
 
     alike = count[gid].astype(float)
     share = gchars[gid] / total
-    is_rec = (alike >= RECORD_MIN) & (gdist[gid] <= RECORD_DISTANCE) & (parent >= 0)
+    is_rec = _is_record(gid, count, gdist, parent)
 
     # region roots: the parent of records; cover = its largest record group's characters
     cover = np.zeros(n)

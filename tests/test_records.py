@@ -243,3 +243,62 @@ def test_external_methods_pickle_for_the_process_pool():
     for name in available():
         method = pickle.loads(pickle.dumps(get_method(name)))
         assert isinstance(method.extract_html(html), str), name
+
+
+def _cards(n: int, wrap: bool = False) -> str:
+    """n result cards in a list: title link, author, price; with ``wrap`` each li holds one div
+    with all of its text (``li > div``, a single-child chain)."""
+    def card(k: int) -> str:
+        body = (f"<a href=/b/{k}>The long title of book number {k}</a><span>by Author {k}</span>"
+                f"<span>${10 + k}.50</span>")
+        return f"<li><div class=card>{body}</div></li>" if wrap else f"<li>{body}</li>"
+    return "<ul class=results>" + "".join(card(k) for k in range(n)) + "</ul>"
+
+
+def _tags(walk, recs):
+    return [[walk.rows["tag"][r] for r in rec] for rec in recs]
+
+
+def test_snapping_makes_whole_records_of_fragments():
+    """The model labels only the title of each card (most of its text): each li is a record, whole."""
+    html = f"<html><body>{NAV}<main>{_cards(5)}</main>{FOOT}</body></html>".encode()
+    walk = walk_page(html)
+    u = "/html/body/main[1]/ul[1]"
+    lab = _labels_for(walk, {f"{u}/li[{k}]/a[1]" for k in range(1, 6)})
+    recs = record_rows(walk, lab)
+    assert _tags(walk, recs) == [["li"]] * 5
+    xs = walk.rows["xpath"].tolist()
+    assert [xs[r[0]] for r in recs] == [f"{u}/li[{k}]" for k in range(1, 6)]
+    assert _tags(walk, record_rows(walk, lab, snap=False)) == [["a"]] * 5  # the labels alone: a level off
+
+
+def test_level_of_a_single_child_chain_follows_decisive_labels_else_the_repeated_element():
+    from hwnoise.extractors.records import chain_members, level
+    from hwnoise.features.record_struct import record_groups
+
+    html = f"<html><body>{NAV}<main>{_cards(4, wrap=True)}</main>{FOOT}</body></html>".encode()
+    walk = walk_page(html)
+    rows = walk.rows
+    parent, chars, last = rows["parent"].to_numpy(), rows["chars"].to_numpy(), np.asarray(walk.last)
+    xs = rows["xpath"].tolist()
+    li, div = xs.index("/html/body/main[1]/ul[1]/li[2]"), xs.index("/html/body/main[1]/ul[1]/li[2]/div[1]")
+    assert chain_members(div, parent, chars, last) == [li, div] == chain_members(li, parent, chars, last)
+    _, is_rec = record_groups(parent, rows["tag"].tolist(), last)
+    assert level(div, parent, chars, last, is_rec) == li  # the li's are the alike siblings
+    u = "/html/body/main[1]/ul[1]"
+    inner = _labels_for(walk, {f"{u}/li[{k}]/div[1]" for k in range(1, 5)})  # labels say: the div
+    assert _tags(walk, record_rows(walk, inner)) == [["div"]] * 4
+    assert _tags(walk, record_rows(walk, inner, level_rule="outer")) == [["li"]] * 4
+    titles = _labels_for(walk, {f"{u}/li[{k}]/div[1]/a[1]" for k in range(1, 5)})  # labels undecided
+    assert _tags(walk, record_rows(walk, titles)) == [["li"]] * 4
+
+
+def test_small_regions_beside_the_main_one_are_dropped_and_records_are_not_cut():
+    facets = "<ul class=facets>" + "".join(f"<li><a href=/f/{c}>{c}</a></li>" for c in ("Red", "Blue", "Green")) + "</ul>"
+    html = f"<html><body>{NAV}<aside>{facets}</aside><main>{_cards(6)}</main>{FOOT}</body></html>".encode()
+    walk = walk_page(html)
+    xs = walk.rows["xpath"].tolist()
+    lab = _labels_for(walk, {"/html/body/aside[1]/ul[1]"} | {f"/html/body/main[1]/ul[1]/li[{k}]" for k in range(1, 7)})
+    main = [xs[r[0]] for r in record_rows(walk, lab)]
+    assert main == [f"/html/body/main[1]/ul[1]/li[{k}]" for k in range(1, 7)]  # whole cards, no facets
+    assert len(record_rows(walk, lab, min_rel=0)) == 9  # the filter, not the grouping, drops them

@@ -1,0 +1,81 @@
+"""Cache a cross-site run's node predictions per page, so the grouping of labels into records
+can be studied offline (``bench/records_loss.py``) without refitting the model.
+
+The folds are ``hwnoise evaluate``'s own (``hwnoise.evaluate.plan`` and ``fit_fold``: the same
+pages in the same folds, the same fitted model as ``hwnoise evaluate DATASET --methods model
+--protocol cross-site``). For every test page it writes ``OUT/PAGE.npz`` with the model's
+labels (``labels``, "S"/"N" per walker row, exactly ``ModelMethod.node_labels``) and its
+content probability (``proba``; NaN where the classifier gives none), and ``OUT/meta.json``
+(preset, features, seed, folds, each page's fold). Usage::
+
+    python bench/records_predict.py DATASET OUT [--preset general] [--features page+records]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from hwnoise.dataset import Dataset
+from hwnoise.evaluate import EvalSettings, fit_fold, load_pages, plan
+from hwnoise.extractors.base import walk_of
+from hwnoise.extractors.model import run_extractor
+from hwnoise.features.assembly import assemble_page, walk_nodes
+from hwnoise.features.columns import CONTENT
+
+
+def content_proba(method, page, walk) -> np.ndarray:
+    """The fitted model's content probability per walker row (NaN without predict_proba)."""
+    model = method.model
+    got = assemble_page(page, model.features, stacker=run_extractor, cache=method.cache, walk=walk)
+    out = np.full(len(walk.rows), np.nan)
+    est = model.estimator
+    if not hasattr(est, "predict_proba") or not len(got.rows):
+        return out
+    classes = [str(c) for c in est.classes_]
+    p = est.predict_proba(model.matrix(got.rows))[:, classes.index(CONTENT)]
+    at = walk_nodes(got.rows, walk)
+    if at is None:
+        at = np.arange(len(p))
+    out[at] = p
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dataset", type=Path)
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--preset", default="auto")
+    ap.add_argument("--features", default=None)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--folds", type=int, default=5)
+    a = ap.parse_args()
+    opts = {"preset": a.preset}
+    if a.features:
+        opts["features"] = a.features
+    settings = EvalSettings(methods=("model",), options={"model": opts}, seed=a.seed)
+    folds, _ = plan([Dataset(a.dataset)], "cross-site", False, seed=a.seed, k=a.folds)
+    a.out.mkdir(parents=True, exist_ok=True)
+    meta = {"dataset": str(a.dataset), "options": opts, "seed": a.seed, "folds": a.folds, "pages": {}}
+    for fold in folds:
+        t0 = time.perf_counter()
+        methods, _, _ = fit_fold(fold, settings)
+        method = methods["model"]
+        meta["spec"] = method.spec.to_dict()
+        meta["features_used"] = list(method.model.features)
+        for page in load_pages(fold.test):
+            walk = walk_of(page, keep_tree=True)
+            labels = np.asarray(method.node_labels(page, walk), dtype=object)
+            proba = content_proba(method, page, walk)
+            np.savez_compressed(a.out / f"{page.id}.npz", labels=labels.astype(str), proba=proba)
+            meta["pages"][page.id] = fold.index
+        print(f"fold {fold.index + 1}/{fold.total}: {len(fold.test)} pages, "
+              f"{time.perf_counter() - t0:.0f} s", flush=True)
+    (a.out / "meta.json").write_text(json.dumps(meta, indent=1, default=str), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
