@@ -877,9 +877,7 @@ class _Builder:
         node.rows, node.w, node.seg = rows, None, (lo, hi)
         w = self.w[rows]
         if node.is_leaf:
-            node.dist = self.dist_of(rows, w)
-            if abs(node.dist.total) >= SMALL:     # !Utils.eq(data.sumOfWeights(), 0)
-                node.empty = False
+            self.leaf_distribution(node, rows, w)
             return
         node.dist = self.reset_dist(node, rows, w)
         br = _branch(node.kind, self.XT[node.feature, rows], node.threshold)
@@ -888,12 +886,16 @@ class _Builder:
         for s, (a, b) in zip(node.sons, segs):
             self.redistribute(s, a, b)
 
+    def leaf_distribution(self, node: _Node, rows, w) -> None:
+        """A leaf's class distribution from its new rows (a leaf with weight is not empty)."""
+        node.dist = self.dist_of(rows, w)
+        if abs(node.dist.total) >= SMALL:     # !Utils.eq(data.sumOfWeights(), 0)
+            node.empty = False
+
     def new_distribution(self, node: _Node, rows, w) -> None:
         node.rows, node.w = rows, w
         if node.is_leaf:
-            node.dist = self.dist_of(rows, w)
-            if abs(node.dist.total) >= SMALL:     # !Utils.eq(data.sumOfWeights(), 0)
-                node.empty = False
+            self.leaf_distribution(node, rows, w)
             return
         node.dist = self.reset_dist(node, rows, w)
         for s, (r, ww) in zip(node.sons, self.route(node, rows, w)):
