@@ -106,7 +106,7 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
                  own: np.ndarray, content: np.ndarray, groups: tuple[np.ndarray, np.ndarray],
                  depth: np.ndarray, *,
                  min_content: float = 0.5, min_chars: int = 20, min_region: float = 0.6,
-                 max_run: int = 3, level_rule: str = "labels") -> list[list[int]]:
+                 max_run: int = 3, level_rule: str = "outer") -> list[list[int]]:
     """The records that the page's structure gives where the labels mostly agree: members of
     a group of alike siblings (``features.record_struct.record_groups``) of which at least
     ``min_content`` are mostly content (half their characters or more), the group holding at
@@ -116,8 +116,9 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
     of one group of alike siblings: records the labels give apart stay apart). Consecutive members
     whose tags repeat with a period of 2 or 3 are one record each run (``_runs``).
     Outer groups first: a group inside a chosen member is that record's fields. Each member's
-    level on its single-child chain follows ``level_rule`` (``_level``: by default the labels
-    where they name an inner element of the chain, else ``level``). Members without text or
+    level on its single-child chain follows ``level_rule`` (``_level``): by default
+    ``outer``, the chain's repeated element (``level``; chosen by NEXT-EVAL's page-grouped folds,
+    README "Records"); ``labels`` takes an inner element the labels name, else ``level``. Members without text or
     without any content, and table header rows, are left out.
     ``groups`` is ``record_groups(parent, tags, last)``, ``depth`` the rows' depth."""
     n = len(parent)
@@ -205,7 +206,7 @@ def _level(i: int, parent, chars, last, is_rec, content, rule: str) -> int:
 
 def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3,
                 min_single: int = 20, min_fields: int = 2, snap: bool = True,
-                min_content: float = 0.5, level_rule: str = "labels", min_rel: float = 0.1) -> list[list[int]]:
+                min_content: float = 0.5, level_rule: str = "outer", min_rel: float = 0.1) -> list[list[int]]:
     """The records of a page as lists of rows (each one element or a run of consecutive
     siblings), in document order, from the rows' noise/content labels. With ``snap`` the
     structure goes first (``snap_members``: alike siblings that are mostly content are records,

@@ -272,7 +272,9 @@ def test_snapping_makes_whole_records_of_fragments():
     assert _tags(walk, record_rows(walk, lab, snap=False)) == [["a"]] * 5  # the labels alone: a level off
 
 
-def test_level_of_a_single_child_chain_follows_decisive_labels_else_the_repeated_element():
+def test_level_of_a_single_child_chain_is_the_repeated_element_or_decisive_labels():
+    """The default (``outer``, chosen by NEXT-EVAL's page-grouped folds) names the repeated
+    element of a single-child chain; ``labels`` follows labels that name an inner one."""
     from hwnoise.extractors.records import chain_members, level
     from hwnoise.features.record_struct import record_groups
 
@@ -287,9 +289,10 @@ def test_level_of_a_single_child_chain_follows_decisive_labels_else_the_repeated
     assert level(div, parent, chars, last, is_rec) == li  # the li's are the alike siblings
     u = "/html/body/main[1]/ul[1]"
     inner = _labels_for(walk, {f"{u}/li[{k}]/div[1]" for k in range(1, 5)})  # labels say: the div
-    assert _tags(walk, record_rows(walk, inner)) == [["div"]] * 4
-    assert _tags(walk, record_rows(walk, inner, level_rule="outer")) == [["li"]] * 4
+    assert _tags(walk, record_rows(walk, inner, level_rule="labels")) == [["div"]] * 4
+    assert _tags(walk, record_rows(walk, inner)) == [["li"]] * 4
     titles = _labels_for(walk, {f"{u}/li[{k}]/div[1]/a[1]" for k in range(1, 5)})  # labels undecided
+    assert _tags(walk, record_rows(walk, titles, level_rule="labels")) == [["li"]] * 4
     assert _tags(walk, record_rows(walk, titles)) == [["li"]] * 4
 
 
