@@ -54,8 +54,8 @@ from hwnoise.features.labels import label_page
 from hwnoise.progress import bar, info
 
 __all__ = ["AutoOptions", "SOURCES", "auto_label", "combine", "default_weights", "merge_labels",
-           "masked_texts", "noresult_signature", "noresult_votes", "page_verdicts", "probe_texts",
-           "recombine", "shift_prior", "VETOES"]
+           "masked_texts", "node_words", "noresult_signature", "noresult_votes", "page_verdicts",
+           "probe_texts", "recombine", "shift_prior", "VETOES"]
 
 #: Every source, in the order of the ``v_SOURCE`` columns of labels.parquet.
 SOURCES = ("sitelevel", "query", "cetd", "records", "phrases", "trafilatura", "readability",
@@ -199,15 +199,21 @@ def _records_vote(rows: pd.DataFrame) -> np.ndarray:
     return np.where((parent >= 0) & (chars > 0) & (same >= 3), 1.0, 0.0)
 
 
-def page_phrases(walk) -> dict[int, list[int]]:
-    """Per row with at least two word trigrams of own text, the hashes of those trigrams."""
+def node_words(walk) -> dict[int, list[str]]:
+    """Each row's own words (``hwnoise.text.tokenize``), for the rows with own text."""
     from hwnoise.text import tokenize
 
     words: dict[int, list[str]] = {}
     for node, text in walk.segments:
         words.setdefault(node, []).extend(tokenize(text))
+    return words
+
+
+def page_phrases(walk, words: dict[int, list[str]] | None = None) -> dict[int, list[int]]:
+    """Per row with at least two word trigrams of own text, the hashes of those trigrams
+    (``words``: ``node_words(walk)`` when the caller has it)."""
     out = {}
-    for node, w in words.items():
+    for node, w in (node_words(walk) if words is None else words).items():
         if len(w) > PHRASE_N:
             out[node] = [hash(g) for g in zip(*(w[i:] for i in range(PHRASE_N)))]
     return out
@@ -232,18 +238,11 @@ def phrases_vote(grams: list[dict[int, list[int]]], sizes: list[int]) -> list[np
     return out
 
 
-def masked_texts(walk, own: Sequence[str]) -> set[str]:
-    """The page's own texts with its own submitted words masked ("No results for _ in _")."""
-    from hwnoise.text import tokenize
-
+def masked_texts(words: dict[int, list[str]], own: Sequence[str]) -> set[str]:
+    """The page's own texts (``node_words``) with its own submitted words masked ("No results
+    for _ in _")."""
     mine = set(own)
-    out = set()
-    for text in walk.rows["text"]:
-        if text:
-            words = tokenize(text)
-            if words:
-                out.add(" ".join("_" if w in mine else w for w in words))
-    return out
+    return {" ".join("_" if w in mine else w for w in ws) for ws in words.values() if ws}
 
 
 def noresult_signature(probes: list[set[str]], pages: list[set[str]]) -> set[str]:
@@ -280,19 +279,18 @@ def probe_texts(ds: Dataset) -> list[set[str]]:
         except Exception as exc:  # noqa: BLE001 - a probe that cannot be walked is left out
             info(f"label: probe {ds.probe_path(rec['submission'])} left out: {type(exc).__name__}: {exc}")
             continue
-        out.append(masked_texts(walk, own))
+        out.append(masked_texts(node_words(walk), own))
     return out
 
 
-def page_verdicts(page, walk, *, sitelevel=None, externals: dict | None = None,
-                  general=None) -> pd.DataFrame:
-    """One column ``v_SOURCE`` per source for the rows of ``walk`` (NaN: source absent)."""
+def page_verdicts(page, walk, *, externals: dict | None = None, general=None) -> pd.DataFrame:
+    """One column ``v_SOURCE`` per source that reads one page alone, for the rows of ``walk``
+    (the dataset-level ones, sitelevel, phrases and noresult, are added by ``auto_label`` once
+    every page is read)."""
     from hwnoise.extractors.cetd import cetd_labels
 
     rows = walk.rows
     out = pd.DataFrame(index=range(len(rows)))
-    if sitelevel is not None:
-        out["v_sitelevel"] = _vote(sitelevel.node_labels(page, walk))
     out["v_query"] = np.where(rows["query_score"].to_numpy() > 0, 1.0, 0.0)
     out["v_cetd"] = _vote(cetd_labels(walk))
     out["v_records"] = _records_vote(rows)
@@ -336,8 +334,9 @@ def _externals(names: Sequence[str] | None) -> dict:
 def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd.DataFrame:
     """Label every node of every page of ``dataset``; returns the new table (``LABEL_COLUMNS``
     + ``v_SOURCE``), rows set by a person kept from the stored table, and writes it."""
-    from hwnoise.extractors.base import query_for, walk_of
+    from hwnoise.extractors.base import walk_of
     from hwnoise.extractors.sitelevel import SiteLevel
+    from hwnoise.features.build import own_terms
 
     opts = options or AutoOptions()
     ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
@@ -372,10 +371,11 @@ def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd
                                "source": "auto", "confidence": np.nan, "set_by": "auto",
                                "time": now, "checked": False})
             frames.append(pd.concat([df, v], axis=1))
+            words = node_words(walk) if "phrases" in sources or probes else None
             if "phrases" in sources:
-                grams.append(page_phrases(walk))
+                grams.append(page_phrases(walk, words))
             if probes:
-                texts.append(masked_texts(walk, query_for(page)[1]))
+                texts.append(masked_texts(words, own_terms(page.fields)))
     finally:
         if pbar is not None:
             pbar.close()
