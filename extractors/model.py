@@ -75,11 +75,11 @@ def training_rows(pages: Sequence["Page"], cache: FeatureCache | None = None,
     """The assembled, labelled rows of ``pages`` (and of no other page)."""
     from hwnoise.progress import progress as bar
     from hwnoise.training.rows import RowCollector
-    from hwnoise.training.train import KEY_COLUMNS, TRAIN_COLUMNS
+    from hwnoise.training.train import fit_columns
 
     cache = cache or FeatureCache()
     feats = list(features)
-    keep = list(dict.fromkeys([*KEY_COLUMNS, *TRAIN_COLUMNS, *feats]))
+    keep = fit_columns(feats)
     parts = RowCollector()  # no second copy of the rows when they are joined
     for page in (bar(pages, desc="features", unit="page") if progress else pages):
         rows = cache.page_rows(page)

@@ -96,6 +96,12 @@ KEY_COLUMNS = ["dataset", "site", "page", "node", "parent", "tag", LABEL]
 TRAIN_COLUMNS = ["own_chars"]
 
 
+def fit_columns(features) -> list[str]:
+    """The columns a fit on ``features`` reads: keys, label, ``TRAIN_COLUMNS`` and the features
+    (assembled rows keep only these: no text, no xpath)."""
+    return list(dict.fromkeys([*KEY_COLUMNS, *TRAIN_COLUMNS, *features]))
+
+
 def load_inputs(inputs: str | os.PathLike | Sequence[str | os.PathLike], *,
                 features=None, text: bool = True) -> tuple[pd.DataFrame, dict]:
     """The pooled table of ``inputs`` (dataset folders, or one ARFF file) and a description
@@ -196,7 +202,7 @@ def _assembled(df: pd.DataFrame, desc: dict, features: list[str], stacker, show:
                            "HTML), not an ARFF file")
     cache = FeatureCache()
     pages = [p for src in desc["sources"] for p in Dataset(src).pages()]
-    keep = list(dict.fromkeys([*KEY_COLUMNS, *TRAIN_COLUMNS, *features]))
+    keep = fit_columns(features)
     parts = RowCollector()  # no second copy of the rows when they are joined
     for page in (progress(pages, desc="features", unit="page") if show else pages):
         try:
