@@ -355,3 +355,11 @@ def test_the_model_gives_labels_and_probabilities_in_one_call(nexteval_src, tmp_
     thr = m.model.threshold if m.model.threshold is not None else 0.5
     assert ((proba > thr) <= (labels == "N")).all() and ((proba < thr) <= (labels == "S")).all()
     assert m.node_predictions(page, walk, proba=False)[1] is None
+    # a bare page (extract --records): the same labels as label_with_model, and probabilities
+    from hwnoise.extractors.model import label_with_model, label_with_proba
+
+    html = listing(9, 4, hidden=False)
+    w1, lab1 = label_with_model(m.model, html)
+    w2, lab2, p2 = label_with_proba(m.model, html)
+    assert (lab1 == lab2).all() and len(p2) == len(w2.rows) == len(lab2)
+    assert ((p2 > thr) <= (lab2 == "N")).all()
