@@ -8,9 +8,12 @@ On a single-child chain (``li > div``, the ``div`` holding all of the ``li``'s t
 ``chain_members``) the record is the element the labels name where they name an inner one, else
 the outermost element of the chain that is one of alike siblings (``level``; NEXT-EVAL's gold
 names the outer one on most pages, ``bench/records_levels.py``). The content outside snapped
-records is grouped from the labels as below. Last, regions (records under one parent) holding
-less than ``min_rel`` (0.1) of the largest region's characters are dropped: menus, facets and
-footers the model labelled content.
+records is grouped from the labels as below (``candidate_rows``). Last, regions (records under
+one parent) holding less than ``min_rel`` (0.1) of the largest region's characters are dropped:
+menus, facets and footers the model labelled content; and, where the model gives its content
+probability per row (``proba``), regions whose text it gives a mean probability under
+``min_conf`` (0.4) (``drop_regions``; both chosen on NEXT-EVAL's page-grouped folds, README
+"Records").
 
 A content node whose parent is noise starts a *content root* (the maximal content subtrees of
 the page). Roots under one parent are the candidates of a data region; each record is one
@@ -33,7 +36,7 @@ siblings rather than the slips:
 A page's only record must hold at least two fields (elements with text of their own): a lone
 message such as "No results for ..." labelled content is not a record.
 
-``records_from_labels(walk, labels, xpaths)`` returns ``Record`` objects; XPaths are written
+``records_from_labels(walk, labels, xpaths, proba=None)`` returns ``Record`` objects; XPaths are written
 in the gold's form (``features.record_gold.dom_xpaths``), so records can be scored against
 gold records as sets of XPaths (``training.record_metrics``).
 """
