@@ -90,15 +90,6 @@ def _dataset_table(path: Path, features=None, text: bool = True,
 #: The free-text columns, which no model uses: training reads the table without them.
 TEXT_COLUMNS = ("text", "xpath")
 
-def _names_text(features) -> bool:
-    """True when a ``--features`` value names a free-text column (read it, so that the error
-    says it is not numeric rather than missing)."""
-    if features is None:
-        return False
-    names = features if isinstance(features, (list, tuple)) else str(features).split(",")
-    return any(str(n).strip() in TEXT_COLUMNS for n in names)
-
-
 #: Columns read beside the features when a table is read for given features.
 KEY_COLUMNS = ["dataset", "site", "page", "node", "parent", "tag", LABEL]
 #: Other columns training reads (the inner threshold weighs nodes by their own characters).
@@ -360,8 +351,7 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
     arff = any(_is_arff(Path(p)) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs))
     # A dataset's table is read twice, each time only what is needed: ``site`` to choose the
     # spec, then the columns the spec's fit reads (none when its rows are rebuilt page by page).
-    df, desc = load_inputs(inputs, text=_names_text(features)) if arff \
-        else load_inputs(inputs, columns=["site"])
+    df, desc = load_inputs(inputs) if arff else load_inputs(inputs, columns=["site"])
     what = ", ".join(desc["sources"])
     arff = desc["kind"] == "arff"
     n_sites = int(df["site"].nunique()) if "site" in df.columns else 1
@@ -433,7 +423,8 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
 
     if test is not None:
         test_path = Path(test)
-        test_df, test_desc = load_inputs([test_path], text=_names_text(features))
+        test_df, test_desc = load_inputs([test_path]) if _is_arff(test_path) \
+            else load_inputs([test_path], columns=table_columns(feats))  # what the model reads
         if not (desc["kind"] == "arff" and features is None):
             test_df = _assembled(test_df, test_desc, feats, stacker, progress)
         test_data = _labelled(test_df, str(test_path))
