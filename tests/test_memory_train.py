@@ -54,7 +54,7 @@ def test_train_reads_site_first_then_only_the_fits_columns(tmp_path, monkeypatch
     monkeypatch.setattr(Dataset, "read_features", hook)
     result = train([a.path, b.path], preset="thesis", protocol="pages")
     assert result["results"] and result["features"] == resolve_features("thesis")
-    assert reads[:2] == [["site"], ["site"]]           # the spec needs the sites only
+    assert reads[:2] == [["dataset", "site"]] * 2      # the spec needs the names and sites only
     allowed = set(table_columns(resolve_features("thesis")))
     assert len(reads) == 4 and all(r is not None and set(r) <= allowed for r in reads[2:])
     assert not {"spare", "text", "xpath"} & {c for r in reads for c in r}

@@ -348,10 +348,12 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
         return weka
     protocol = protocol or "pages"
     k = 5 if k is None else k
-    arff = any(_is_arff(Path(p)) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs))
-    # A dataset's table is read twice, each time only what is needed: ``site`` to choose the
-    # spec, then the columns the spec's fit reads (none when its rows are rebuilt page by page).
-    df, desc = load_inputs(inputs) if arff else load_inputs(inputs, columns=["site"])
+    # A dataset's table is read twice, each time only what is needed: its names and sites to
+    # choose the spec, then the columns the spec's fit reads (none when its rows are rebuilt page
+    # by page). An ARFF file is read whole.
+    given = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+    df, desc = load_inputs(given) if any(_is_arff(Path(p)) for p in given) \
+        else load_inputs(given, columns=["dataset", "site"])
     what = ", ".join(desc["sources"])
     arff = desc["kind"] == "arff"
     n_sites = int(df["site"].nunique()) if "site" in df.columns else 1
