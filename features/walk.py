@@ -55,6 +55,7 @@ shown siblings of the same tag.
 """
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Iterable
@@ -70,12 +71,21 @@ from hwnoise.features.measures import (TAG_VOCABULARY, composite_text_density, q
                                        subtree_last, tree_measures)
 from hwnoise.text import WORD_RE, normalize, tokenize
 
+try:  # the compiled visit (setup.py builds it when a C compiler is there)
+    from hwnoise.features import _walk as _cwalk
+except ImportError:  # pragma: no cover - an install without a compiler
+    _cwalk = None
+
 if TYPE_CHECKING:  # pandas loads when a DataFrame of rows is asked for, not for the walk
     import pandas as pd
 
-__all__ = ["PageWalk", "walk_page", "parse_html", "TermMatcher", "TAG_VOCABULARY", "MAX_DEPTH",
+__all__ = ["PageWalk", "walk_page", "COMPILED", "parse_html", "TermMatcher", "TAG_VOCABULARY", "MAX_DEPTH",
            "composite_text_density", "query_scores", "subtree_last",
            "ROW_COLUMNS"]
+
+#: True when the walk runs the compiled visit (``features/_walk.c``); False when it was not
+#: built, or when ``HWNOISE_WALK=python`` asks for the pure-Python visit.
+COMPILED: bool = _cwalk is not None and os.environ.get("HWNOISE_WALK", "").lower() != "python"
 
 #: Deepest nesting kept (Chromium's kMaximumHTMLParserDOMTreeDepth).
 MAX_DEPTH = 512
@@ -461,7 +471,29 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
     elements in ``hidden`` and those whose ``hidden`` attribute or inline style
     hides them. With ``attrs`` it also records each row's class and id (for
     ``match_rows``), with ``keep`` each row's element.
+
+    Runs the compiled visit (``features/_walk.c``) when ``COMPILED``, else (or when
+    the compiled one hands the page back: a comment or PI among the visited nodes, a
+    namespaced element) ``_visit_python``, the reference: both give the same lists.
     """
+    body = root.find("body")
+    if body is None:
+        body = root
+    if COMPILED:
+        got = _cwalk.visit(body, DROP_TAGS, hidden, hides, attrs, keep)
+        if got is not None:
+            return (*got[:8], _path0(body), *got[8:])
+    return _visit_python(root, hidden, attrs, keep)
+
+
+def _path0(body: etree._Element) -> str:
+    """Body's own path from the root (``/html/body``)."""
+    return "/" + "/".join([str(a.tag) for a in reversed(list(body.iterancestors()))] + [str(body.tag)])
+
+
+def _visit_python(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = False):
+    """``_visit`` in Python over ``etree.iterwalk``: the fallback and the reference of the
+    compiled visit."""
     body = root.find("body")
     if body is None:
         body = root
@@ -534,9 +566,8 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
                     add_owner(cur)
                     add_text(t)
                     add_link(in_link)
-    path0 = "/" + "/".join([str(a.tag) for a in reversed(list(body.iterancestors()))] + [str(body.tag)])
     return (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag,
-            path0, classes, ids, elements, lasts)
+            _path0(body), classes, ids, elements, lasts)
 
 
 def _drop_rows(visit: tuple, rows: list[int]) -> tuple:
