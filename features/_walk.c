@@ -480,7 +480,117 @@ static PyObject *squash(PyObject *self, PyObject *arg) {
     return r;
 }
 
+/* paths(parent, steps, root): out[0] = root, out[i] = out[parent[i]] + steps[i] (parents come
+ * before their children: rows in document order), for measures.xpaths. */
+static PyObject *paths(PyObject *self, PyObject *args) {
+    PyObject *parent_obj, *steps, *root;
+    if (!PyArg_ParseTuple(args, "OO!U", &parent_obj, &PyList_Type, &steps, &root)) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(parent_obj, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(steps);
+    PyObject *out = NULL;
+    if (view.itemsize != 8 || !view.format || strchr("qlQL", view.format[view.format[0] == '<' || view.format[0] == '=' || view.format[0] == '@'])
+            == NULL || view.len / 8 != n) {
+        PyErr_SetString(PyExc_TypeError, "parent must be int64 with one entry per step");
+        goto done;
+    }
+    const int64_t *parent = view.buf;
+    out = PyList_New(n);
+    if (!out || !n) goto done;
+    Py_INCREF(root);
+    PyList_SET_ITEM(out, 0, root);
+    for (Py_ssize_t i = 1; i < n; i++) {
+        int64_t p = parent[i];
+        if (p < 0 || p >= i) {
+            PyErr_SetString(PyExc_ValueError, "a row's parent must come before it");
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyObject *v = PyUnicode_Concat(PyList_GET_ITEM(out, p), PyList_GET_ITEM(steps, i));
+        if (!v) { Py_CLEAR(out); goto done; }
+        PyList_SET_ITEM(out, i, v);
+    }
+done:
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* -- the attribute cap's scan (features.limits) ----------------------------------------- */
+/* Py_UNICODE_ISSPACE is what the regex module's \s and str.isspace use. */
+#define CH(i) PyUnicode_READ(kind, data, (i))
+
+/* One ATTR of features.limits at i ((?>\s+[^\s=/>"'<]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']+))?)):
+ * its end, or -1 when none starts there. */
+static Py_ssize_t attr_at(int kind, const void *data, Py_ssize_t len, Py_ssize_t i) {
+    Py_ssize_t j = i;
+    while (j < len && Py_UNICODE_ISSPACE(CH(j))) j++;
+    if (j == i) return -1;
+    Py_ssize_t k = j;
+    for (; k < len; k++) {
+        Py_UCS4 c = CH(k);
+        if (Py_UNICODE_ISSPACE(c) || c == '=' || c == '/' || c == '>' || c == '"' || c == '\'' || c == '<') break;
+    }
+    if (k == j) return -1;
+    /* the optional value */
+    Py_ssize_t v = k;
+    while (v < len && Py_UNICODE_ISSPACE(CH(v))) v++;
+    if (v >= len || CH(v) != '=') return k;
+    v++;
+    while (v < len && Py_UNICODE_ISSPACE(CH(v))) v++;
+    if (v >= len) return k;
+    Py_UCS4 q = CH(v);
+    if (q == '"' || q == '\'') {
+        for (Py_ssize_t e = v + 1; e < len; e++)
+            if (CH(e) == q) return e + 1;
+        return k;  /* unterminated: no value */
+    }
+    if (q == '>') return k;
+    Py_ssize_t e = v;
+    for (; e < len; e++) {
+        Py_UCS4 c = CH(e);
+        if (Py_UNICODE_ISSPACE(c) || c == '>' || c == '"' || c == '\'') break;
+    }
+    return e > v ? e : k;
+}
+
+static inline int ascii_letter(Py_UCS4 c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+
+/* over_attributes(text, n): whether some tag of text has more than n attributes, as the
+ * ``skip`` pattern of features.limits finds them (it stops before the end of the text exactly
+ * then): tags are read from each "<" and a letter, past the attributes they have. */
+static PyObject *over_attributes(PyObject *self, PyObject *args) {
+    PyObject *text;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "Un", &text, &n)) return NULL;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t i = 0;
+    while (i < len) {
+        if (CH(i) != '<' || i + 1 >= len || !ascii_letter(CH(i + 1))) { i++; continue; }
+        Py_ssize_t j = i + 2;
+        for (; j < len; j++) {
+            Py_UCS4 c = CH(j);
+            if (Py_UNICODE_ISSPACE(c) || c == '/' || c == '>') break;
+        }
+        Py_ssize_t count = 0;
+        for (;;) {
+            Py_ssize_t e = attr_at(kind, data, len, j);
+            if (e < 0) break;
+            if (++count > n) Py_RETURN_TRUE;
+            j = e;
+        }
+        i = j;
+    }
+    Py_RETURN_FALSE;
+}
+#undef CH
+
 static PyMethodDef methods[] = {
+    {"over_attributes", over_attributes, METH_VARARGS,
+     "over_attributes(text, n): whether a tag has more than n attributes (features.limits' scan)."},
+    {"paths", paths, METH_VARARGS,
+     "paths(parent, steps, root): each row's path, its parent's path plus its step (measures.xpaths)."},
     {"visit", visit, METH_VARARGS,
      "visit(body, drop, hidden, hides, attrs, keep): features.walk._visit's lists (without path0), "
      "or None when the Python walk must decide."},

@@ -178,3 +178,25 @@ def test_compiled_visit_equals_python_visit_on_the_bench_corpora():
         body = root.find("body")
         assert walk._cwalk.visit(body if body is not None else root, DROP_TAGS, style.elements,
                                  hides, False, False) is not None, p  # no page falls back
+
+
+def test_attribute_scan_equals_the_regex_of_features_limits():
+    """``over_attributes`` is true exactly when the ``skip`` pattern of ``features.limits``
+    stops before the end (a tag over the cap): seeded random markup, caps 0 to 3."""
+    import random
+
+    from hwnoise.features.limits import _patterns
+
+    rng = random.Random(15)
+    alphabet = list("<<<aAb =='\"/>>\t\n\u00a0\u2003x-9\u00e9'") + [
+        "<a ", " x=1", ' y="a>b"', " z='<'", "<!--", "</a>", "<1", "\U0001f600", "= ", '="']
+    seen = {True: 0, False: 0}
+    for _ in range(30000):
+        n = rng.randrange(4)
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        want = _patterns(n)[0].match(text, 0).end() < len(text)
+        assert walk._cwalk.over_attributes(text, n) is want, (text, n)
+        seen[want] += 1
+    assert min(seen.values()) > 1000  # both answers were tried
+    page = "<p " + " ".join(f"a{k}=1" for k in range(1001)) + ">x</p>"
+    assert walk._cwalk.over_attributes(page, 1000) and not walk._cwalk.over_attributes(page, 1001)
