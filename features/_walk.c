@@ -586,7 +586,58 @@ static PyObject *over_attributes(PyObject *self, PyObject *args) {
 }
 #undef CH
 
+/* -- walk.stable_hashes ------------------------------------------------------------------ */
+static inline uint64_t mix64(uint64_t x) {
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+/* stable_hashes(strings, out): out[i] = walk.stable_hashes' hash of strings[i] (out: a
+ * writable uint64 buffer). False when a string has no UTF-8 form (a lone surrogate: the
+ * caller hashes in numpy, with surrogatepass). */
+static PyObject *stable_hashes(PyObject *self, PyObject *args) {
+    PyObject *strings, *out_obj;
+    if (!PyArg_ParseTuple(args, "O!O", &PyList_Type, &strings, &out_obj)) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(out_obj, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(strings);
+    PyObject *res = NULL;
+    if (view.itemsize != 8 || view.len / 8 != n) {
+        PyErr_SetString(PyExc_TypeError, "out must be uint64 with one entry per string");
+        goto done;
+    }
+    uint64_t *out = view.buf;
+    const uint64_t P = 0xC2B2AE3D27D4EB4FULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *s = PyList_GET_ITEM(strings, i);
+        if (!PyUnicode_Check(s)) { PyErr_SetString(PyExc_TypeError, "strings only"); goto done; }
+        Py_ssize_t len;
+        const unsigned char *b = (const unsigned char *)PyUnicode_AsUTF8AndSize(s, &len);
+        if (!b) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) goto done;
+            PyErr_Clear();
+            res = Py_False;
+            Py_INCREF(res);
+            goto done;
+        }
+        uint64_t h = 0, pw = 1;
+        for (Py_ssize_t k = 0; k < len; k++) {
+            pw *= P;
+            h += ((uint64_t)b[k] + 1) * pw;
+        }
+        out[i] = mix64(mix64((uint64_t)len + 1) ^ mix64(h));
+    }
+    res = Py_True;
+    Py_INCREF(res);
+done:
+    PyBuffer_Release(&view);
+    return res;
+}
+
 static PyMethodDef methods[] = {
+    {"stable_hashes", stable_hashes, METH_VARARGS,
+     "stable_hashes(strings, out): walk.stable_hashes into out; False when a string is not UTF-8-encodable."},
     {"over_attributes", over_attributes, METH_VARARGS,
      "over_attributes(text, n): whether a tag has more than n attributes (features.limits' scan)."},
     {"paths", paths, METH_VARARGS,

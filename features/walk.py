@@ -231,6 +231,10 @@ def stable_hashes(strings: list[str]) -> np.ndarray:
     n = len(strings)
     if not n:
         return np.zeros(0, dtype=np.uint64)
+    if _cwalk is not None:  # the same hash, compiled (features/_walk.c)
+        out = np.empty(n, dtype=np.uint64)
+        if _cwalk.stable_hashes(strings if isinstance(strings, list) else list(strings), out):
+            return out
     data = "\x00".join(strings).encode("utf-8", "surrogatepass")
     buf = np.frombuffer(data, dtype=np.uint8)
     ends = np.flatnonzero(buf == 0)

@@ -200,3 +200,28 @@ def test_attribute_scan_equals_the_regex_of_features_limits():
     assert min(seen.values()) > 1000  # both answers were tried
     page = "<p " + " ".join(f"a{k}=1" for k in range(1001)) + ">x</p>"
     assert walk._cwalk.over_attributes(page, 1000) and not walk._cwalk.over_attributes(page, 1001)
+
+
+def test_stable_hashes_equal_the_numpy_hash(monkeypatch):
+    import random
+
+    import numpy as np
+
+    rng = random.Random(7)
+    strings = ["", "a", "ab", "ba", "\x00", "a\x00b", "caf\u00e9", "\U0001f600" * 3, "x" * 5000,
+               " ".join("word" for _ in range(300))]
+    strings += ["".join(chr(rng.choice([32, 97, 233, 0x4e2d, 0x1f600, 0])) for _ in range(rng.randint(0, 30)))
+                for _ in range(500)]
+    compiled = walk.stable_hashes(strings)
+    assert walk._cwalk.stable_hashes(strings, np.empty(len(strings), np.uint64)) is True
+    monkeypatch.setattr(walk, "_cwalk", None)
+    assert np.array_equal(compiled, walk.stable_hashes(strings))
+    assert np.array_equal(walk.stable_hashes(["", ""]), compiled[[0, 0]])
+    assert len(set(compiled.tolist())) == len(set(strings))
+    lone = ["a\ud800b", "ok"]  # no UTF-8 form: the numpy hash (surrogatepass) answers
+    assert walk._cwalk is None
+    monkeypatch.undo()
+    assert walk._cwalk.stable_hashes(lone, np.empty(2, np.uint64)) is False
+    got = walk.stable_hashes(lone)
+    monkeypatch.setattr(walk, "_cwalk", None)
+    assert np.array_equal(got, walk.stable_hashes(lone))
