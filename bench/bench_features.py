@@ -21,9 +21,9 @@ spreads printed:
   visit, every measure), in this process;
 - ``trafilatura``: ``trafilatura.extract(bytes)``, in this process.
 
-The walk runs its compiled visit (``features/_walk.c``) when it was built
+The walk runs its compiled parts (``features/_walk.c``) when they were built
 (``hwnoise.features.walk.COMPILED``, printed); then ``features-python`` and
-``walk-python`` are the same with the pure-Python visit (``HWNOISE_WALK=python``),
+``walk-python`` are the same with the pure-Python walk (``HWNOISE_WALK=python``),
 side by side in the same run (``--no-python-walk`` skips them).
 
 Then the cost curve: ``hwnoise features`` on datasets of ``--sizes`` pages
@@ -135,21 +135,22 @@ def in_process(pages: list[tuple[bytes, str | None]], repeat: int, trafilatura: 
                trafilatura_repeat: int | None = None, python_walk: bool = False) -> dict:
     """CPU seconds of each repeat of parse, walk and trafilatura over ``pages`` (trafilatura,
     the slowest by far, ``trafilatura_repeat`` times); with ``python_walk`` also the walk
-    with the pure-Python visit (``walk-python``)."""
+    with the pure-Python walk (``walk-python``)."""
     import lxml.html
 
-    from hwnoise.features import walk
     from hwnoise.features.walk import TermMatcher, walk_page
 
     query = TermMatcher(QUERY)
     fns = {"parse": lambda d: lxml.html.fromstring(d), "walk": lambda d: walk_page(d, query)}
     if python_walk:
+        from hwnoise.features import native
+
         def walk_python(d):
-            compiled, walk.COMPILED = walk.COMPILED, False
+            ext, native.ext = native.ext, None
             try:
                 return walk_page(d, query)
             finally:
-                walk.COMPILED = compiled
+                native.ext = ext
 
         fns["walk-python"] = walk_python
     if trafilatura:
@@ -304,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     mb = sum(len(d) for d, _ in pages) / 1e6
     from hwnoise.features.walk import COMPILED
 
-    side = COMPILED and not args.no_python_walk  # the pure-Python visit side by side
+    side = COMPILED and not args.no_python_walk  # the pure-Python walk side by side
     print(f"corpus: {n} pages ({mb:.1f} MB) of {', '.join(CORPORA)}; query {QUERY}; "
           f"CPU time, {args.repeat} runs each, load average {os.getloadavg()[0]:.1f}; walk: "
           f"{'compiled (features/_walk.c)' if COMPILED else 'pure Python'}"

@@ -20,10 +20,7 @@ from __future__ import annotations
 
 import re
 
-try:  # the compiled scan (setup.py builds it when a C compiler is there)
-    from hwnoise.features import _walk as _cwalk
-except ImportError:  # pragma: no cover - an install without a compiler
-    _cwalk = None
+from hwnoise.features import native
 
 __all__ = ["MAX_ATTRIBUTES", "MAX_TEXT_RUN", "MAX_PAGE_CHARS", "cap_markup", "cap_text"]
 
@@ -51,7 +48,7 @@ _PATTERNS = {MAX_ATTRIBUTES: _patterns(MAX_ATTRIBUTES)}
 
 def _cap_attributes(text: str, limit: int) -> str:
     """Drop attributes past the ``limit``-th of an element."""
-    if _cwalk is not None and not _cwalk.over_attributes(text, limit):
+    if native.ext is not None and not native.ext.over_attributes(text, limit):
         return text  # the scan below, compiled (features/_walk.c): no tag over the limit
     skip, runs = _PATTERNS.get(limit) or _PATTERNS.setdefault(limit, _patterns(limit))
     out, last, pos = [], 0, 0

@@ -15,10 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-try:  # the compiled helpers of the walk (setup.py builds them when a C compiler is there)
-    from hwnoise.features import _walk as _cwalk
-except ImportError:  # pragma: no cover - an install without a compiler
-    _cwalk = None
+from hwnoise.features import native
 
 __all__ = ["subtree_sizes", "subtree_last", "subtree_sum", "query_scores",
            "composite_text_density", "sibling_structure", "tree_measures", "tag_codes", "tag_factor",
@@ -165,8 +162,8 @@ def xpaths(parent: np.ndarray, tags: Sequence[str], nth: np.ndarray, root_path: 
     pos = np.array([f"[{k}]" for k in range(int(nth.max()) + 1)], dtype=object)[nth]
     steps = (slash + pos).tolist()
     slashes = slash.tolist()
-    if _cwalk is not None and parent[0] < 0:  # the same loop, compiled (features/_walk.c)
-        return _cwalk.paths(parent, steps, root_path), _cwalk.paths(parent, slashes, root_path)
+    if native.ext is not None and parent[0] < 0:  # the same loop, compiled (features/_walk.c)
+        return native.ext.paths(parent, steps, root_path), native.ext.paths(parent, slashes, root_path)
     xp = [root_path] * n
     tp = [root_path] * n
     for i, p, st, sl in zip(range(1, n), parent[1:].tolist(), steps[1:], slashes[1:]):

@@ -55,7 +55,6 @@ shown siblings of the same tag.
 """
 from __future__ import annotations
 
-import os
 import re
 import threading
 from collections.abc import Iterable
@@ -65,16 +64,12 @@ import numpy as np
 from lxml import etree
 
 from hwnoise.decode import decode_html
+from hwnoise.features import native
 from hwnoise.features.css import DROP_TAGS, hides, match_rows, page_style
 from hwnoise.features.limits import cap_markup
 from hwnoise.features.measures import (TAG_VOCABULARY, composite_text_density, query_scores,
                                        subtree_last, tree_measures)
 from hwnoise.text import WORD_RE, normalize, tokenize
-
-try:  # the compiled visit (setup.py builds it when a C compiler is there)
-    from hwnoise.features import _walk as _cwalk
-except ImportError:  # pragma: no cover - an install without a compiler
-    _cwalk = None
 
 if TYPE_CHECKING:  # pandas loads when a DataFrame of rows is asked for, not for the walk
     import pandas as pd
@@ -83,9 +78,10 @@ __all__ = ["PageWalk", "walk_page", "COMPILED", "parse_html", "TermMatcher", "TA
            "composite_text_density", "query_scores", "subtree_last",
            "ROW_COLUMNS"]
 
-#: True when the walk runs the compiled visit (``features/_walk.c``); False when it was not
-#: built, or when ``HWNOISE_WALK=python`` asks for the pure-Python visit.
-COMPILED: bool = _cwalk is not None and os.environ.get("HWNOISE_WALK", "").lower() != "python"
+#: True when the walk runs its compiled parts (``features/_walk.c``: the visit, the paths, the
+#: attribute cap's scan, the site-key hash); False when they were not built, or when
+#: ``HWNOISE_WALK=python`` asks for the pure-Python walk (``features.native``).
+COMPILED: bool = native.ext is not None
 
 #: Deepest nesting kept (Chromium's kMaximumHTMLParserDOMTreeDepth).
 MAX_DEPTH = 512
@@ -231,9 +227,9 @@ def stable_hashes(strings: list[str]) -> np.ndarray:
     n = len(strings)
     if not n:
         return np.zeros(0, dtype=np.uint64)
-    if _cwalk is not None:  # the same hash, compiled (features/_walk.c)
+    if native.ext is not None:  # the same hash, compiled (features/_walk.c)
         out = np.empty(n, dtype=np.uint64)
-        if _cwalk.stable_hashes(strings if isinstance(strings, list) else list(strings), out):
+        if native.ext.stable_hashes(strings if isinstance(strings, list) else list(strings), out):
             return out
     data = "\x00".join(strings).encode("utf-8", "surrogatepass")
     buf = np.frombuffer(data, dtype=np.uint8)
@@ -476,15 +472,15 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
     hides them. With ``attrs`` it also records each row's class and id (for
     ``match_rows``), with ``keep`` each row's element.
 
-    Runs the compiled visit (``features/_walk.c``) when ``COMPILED``, else (or when
+    Runs the compiled visit (``features/_walk.c``) when it is there, else (or when
     the compiled one hands the page back: a comment or PI among the visited nodes, a
     namespaced element) ``_visit_python``, the reference: both give the same lists.
     """
     body = root.find("body")
     if body is None:
         body = root
-    if COMPILED:
-        got = _cwalk.visit(body, DROP_TAGS, hidden, hides, attrs, keep)
+    if native.ext is not None:
+        got = native.ext.visit(body, DROP_TAGS, hidden, hides, attrs, keep)
         if got is not None:
             return (*got[:8], _path0(body), *got[8:])
     return _visit_python(root, hidden, attrs, keep)

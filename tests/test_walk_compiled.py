@@ -7,13 +7,18 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from hwnoise.features import walk
+from hwnoise.features import native, walk
 from hwnoise.features.css import DROP_TAGS, hides, page_style
 from hwnoise.features.walk import flatten_deep, parse_html, walk_page
 
+try:  # the extension itself, whatever HWNOISE_WALK says
+    from hwnoise.features import _walk as EXT
+except ImportError:  # pragma: no cover - not built
+    EXT = None
+
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 
-pytestmark = pytest.mark.skipif(walk._cwalk is None, reason="the compiled walk was not built (no C compiler)")
+pytestmark = pytest.mark.skipif(EXT is None, reason="the compiled walk was not built (no C compiler)")
 
 FIXTURES = {
     "entities": "<p>Fish &amp; chips &eacute;t&eacute; &lt;b&gt; &#160;nbsp&nbsp;x &#x2003;em "
@@ -47,8 +52,15 @@ FIXTURES = {
 }
 
 
+@pytest.fixture(autouse=True)
+def compiled(monkeypatch):
+    """The walk runs the compiled parts in these tests (even with HWNOISE_WALK=python)."""
+    monkeypatch.setattr(native, "ext", EXT)
+
+
 def both(root, hidden=frozenset(), attrs=False, keep=False):
     py = walk._visit_python(root, set(hidden), attrs, keep)
+    assert native.ext is EXT
     c = walk._visit(root, set(hidden), attrs, keep)
     return py, c
 
@@ -70,7 +82,7 @@ def test_compiled_visit_equals_python_visit(name):
 def test_walk_page_equals_with_either_visit(name, monkeypatch):
     html = FIXTURES[name].encode("utf-8")
     compiled = walk_page(html, ["fish", "kept", "one two"], keep_tree=True)
-    monkeypatch.setattr(walk, "COMPILED", False)
+    monkeypatch.setattr(native, "ext", None)
     python = walk_page(html, ["fish", "kept", "one two"], keep_tree=True)
     assert compiled.rows.equals(python.rows), name
     assert compiled.segments == python.segments
@@ -82,7 +94,7 @@ def test_compiled_visit_really_runs_and_does_the_work():
     root, _ = parse_html(FIXTURES["hidden"])
     style = page_style(root, None)
     body = root.find("body")
-    got = walk._cwalk.visit(body, DROP_TAGS, style.elements, hides, True, True)
+    got = EXT.visit(body, DROP_TAGS, style.elements, hides, True, True)
     assert got is not None
     tags, texts, elements = got[0], got[5], got[10]
     assert tags[0] == "body" and "script" not in tags and "noscript" not in tags
@@ -108,12 +120,12 @@ def test_comments_and_pis_are_left_to_the_python_walk():
     parser = etree.HTMLParser(remove_comments=False, remove_pis=False)
     root = etree.fromstring(b"<html><body><p>a<!-- c -->b</p><?pi x?>t<b>c</b></body></html>", parser)
     body = root.find("body")
-    assert walk._cwalk.visit(body, DROP_TAGS, set(), hides, False, False) is None  # handed back
+    assert EXT.visit(body, DROP_TAGS, set(), hides, False, False) is None  # handed back
     assert_same(root, "comments")
     # a comment inside a dropped element is never visited: the compiled visit keeps the page
     root = etree.fromstring(b"<html><body><script><!-- c --></script><p>a</p></body></html>", parser)
     body = root.find("body")
-    assert walk._cwalk.visit(body, DROP_TAGS, set(), hides, False, False) is not None
+    assert EXT.visit(body, DROP_TAGS, set(), hides, False, False) is not None
     assert_same(root, "comment in script")
 
 
@@ -122,7 +134,7 @@ def test_namespaced_and_built_trees():
     body = etree.SubElement(root, "body")
     body.text = " a  b "
     etree.SubElement(body, "{urn:x}thing").text = "ns"
-    assert walk._cwalk.visit(body, DROP_TAGS, set(), hides, False, False) is None
+    assert EXT.visit(body, DROP_TAGS, set(), hides, False, False) is None
     assert_same(root, "namespaced")
     del body[0]
     p = etree.SubElement(body, "p", {"class": "c"})
@@ -142,12 +154,12 @@ def test_hidden_set_is_matched_by_element():
 def test_squash_equals_split_join_on_every_code_point():
     chars = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
     text = "x".join(chars)
-    assert walk._cwalk.squash(text) == " ".join(text.split())
+    assert EXT.squash(text) == " ".join(text.split())
     spaces = "".join(c for c in chars if c.isspace())
     assert len(spaces) == 29
     runs = "a" + spaces + "b" + spaces[::-1] + spaces + "c" + spaces
-    assert walk._cwalk.squash(runs) == "a b c"
-    assert walk._cwalk.squash(spaces) == ""
+    assert EXT.squash(runs) == "a b c"
+    assert EXT.squash(spaces) == ""
 
 
 def _corpus_sample(step: int) -> list[Path]:
@@ -176,7 +188,7 @@ def test_compiled_visit_equals_python_visit_on_the_bench_corpora():
             py, c = both(root, style.elements, attrs, keep)
             assert c == py, p
         body = root.find("body")
-        assert walk._cwalk.visit(body if body is not None else root, DROP_TAGS, style.elements,
+        assert EXT.visit(body if body is not None else root, DROP_TAGS, style.elements,
                                  hides, False, False) is not None, p  # no page falls back
 
 
@@ -195,11 +207,11 @@ def test_attribute_scan_equals_the_regex_of_features_limits():
         n = rng.randrange(4)
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
         want = _patterns(n)[0].match(text, 0).end() < len(text)
-        assert walk._cwalk.over_attributes(text, n) is want, (text, n)
+        assert EXT.over_attributes(text, n) is want, (text, n)
         seen[want] += 1
     assert min(seen.values()) > 1000  # both answers were tried
     page = "<p " + " ".join(f"a{k}=1" for k in range(1001)) + ">x</p>"
-    assert walk._cwalk.over_attributes(page, 1000) and not walk._cwalk.over_attributes(page, 1001)
+    assert EXT.over_attributes(page, 1000) and not EXT.over_attributes(page, 1001)
 
 
 def test_stable_hashes_equal_the_numpy_hash(monkeypatch):
@@ -213,15 +225,14 @@ def test_stable_hashes_equal_the_numpy_hash(monkeypatch):
     strings += ["".join(chr(rng.choice([32, 97, 233, 0x4e2d, 0x1f600, 0])) for _ in range(rng.randint(0, 30)))
                 for _ in range(500)]
     compiled = walk.stable_hashes(strings)
-    assert walk._cwalk.stable_hashes(strings, np.empty(len(strings), np.uint64)) is True
-    monkeypatch.setattr(walk, "_cwalk", None)
+    assert EXT.stable_hashes(strings, np.empty(len(strings), np.uint64)) is True
+    monkeypatch.setattr(native, "ext", None)
     assert np.array_equal(compiled, walk.stable_hashes(strings))
     assert np.array_equal(walk.stable_hashes(["", ""]), compiled[[0, 0]])
     assert len(set(compiled.tolist())) == len(set(strings))
     lone = ["a\ud800b", "ok"]  # no UTF-8 form: the numpy hash (surrogatepass) answers
-    assert walk._cwalk is None
-    monkeypatch.undo()
-    assert walk._cwalk.stable_hashes(lone, np.empty(2, np.uint64)) is False
+    monkeypatch.setattr(native, "ext", EXT)
+    assert EXT.stable_hashes(lone, np.empty(2, np.uint64)) is False
     got = walk.stable_hashes(lone)
-    monkeypatch.setattr(walk, "_cwalk", None)
+    monkeypatch.setattr(native, "ext", None)
     assert np.array_equal(got, walk.stable_hashes(lone))
