@@ -480,8 +480,8 @@ static PyObject *squash(PyObject *self, PyObject *arg) {
     return r;
 }
 
-/* paths(parent, steps, root): out[0] = root, out[i] = out[parent[i]] + steps[i] (parents come
- * before their children: rows in document order), for measures.xpaths. */
+/* paths(parent, steps, root): out[0] = root, out[i] = out[parent[i]] + steps[i], for
+ * measures.xpaths; None when a row's parent does not come before it (not document order). */
 static PyObject *paths(PyObject *self, PyObject *args) {
     PyObject *parent_obj, *steps, *root;
     if (!PyArg_ParseTuple(args, "OO!U", &parent_obj, &PyList_Type, &steps, &root)) return NULL;
@@ -501,9 +501,10 @@ static PyObject *paths(PyObject *self, PyObject *args) {
     PyList_SET_ITEM(out, 0, root);
     for (Py_ssize_t i = 1; i < n; i++) {
         int64_t p = parent[i];
-        if (p < 0 || p >= i) {
-            PyErr_SetString(PyExc_ValueError, "a row's parent must come before it");
+        if (p < 0 || p >= i) {  /* not a tree in document order: the caller's loop decides */
             Py_CLEAR(out);
+            out = Py_None;
+            Py_INCREF(out);
             goto done;
         }
         PyObject *v = PyUnicode_Concat(PyList_GET_ITEM(out, p), PyList_GET_ITEM(steps, i));
@@ -641,7 +642,8 @@ static PyMethodDef methods[] = {
     {"over_attributes", over_attributes, METH_VARARGS,
      "over_attributes(text, n): whether a tag has more than n attributes (features.limits' scan)."},
     {"paths", paths, METH_VARARGS,
-     "paths(parent, steps, root): each row's path, its parent's path plus its step (measures.xpaths)."},
+     "paths(parent, steps, root): each row's path, its parent's path plus its step (measures.xpaths); "
+     "None when a parent does not come before its row."},
     {"visit", visit, METH_VARARGS,
      "visit(body, drop, hidden, hides, attrs, keep): features.walk._visit's lists (without path0), "
      "or None when the Python walk must decide."},

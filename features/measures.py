@@ -162,8 +162,11 @@ def xpaths(parent: np.ndarray, tags: Sequence[str], nth: np.ndarray, root_path: 
     pos = np.array([f"[{k}]" for k in range(int(nth.max()) + 1)], dtype=object)[nth]
     steps = (slash + pos).tolist()
     slashes = slash.tolist()
-    if native.ext is not None and parent[0] < 0:  # the same loop, compiled (features/_walk.c)
-        return native.ext.paths(parent, steps, root_path), native.ext.paths(parent, slashes, root_path)
+    if native.ext is not None:  # the same loop, compiled (features/_walk.c), for rows in document order
+        parent_c = np.ascontiguousarray(parent)
+        xp = native.ext.paths(parent_c, steps, root_path)
+        if xp is not None:
+            return xp, native.ext.paths(parent_c, slashes, root_path)
     xp = [root_path] * n
     tp = [root_path] * n
     for i, p, st, sl in zip(range(1, n), parent[1:].tolist(), steps[1:], slashes[1:]):

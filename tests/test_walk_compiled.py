@@ -236,3 +236,23 @@ def test_stable_hashes_equal_the_numpy_hash(monkeypatch):
     got = walk.stable_hashes(lone)
     monkeypatch.setattr(native, "ext", None)
     assert np.array_equal(got, walk.stable_hashes(lone))
+
+
+def test_paths_equal_the_python_loop(monkeypatch):
+    import numpy as np
+
+    from hwnoise.features.measures import sibling_structure, xpaths
+
+    tags = ["body", "div", "p", "p", "div", "a", "p"]
+    parent = np.array([-1, 0, 1, 1, 0, 4, 0], dtype=np.int64)
+    nth = sibling_structure(parent, tags)[0]
+    compiled = xpaths(parent, tags, nth, "/html/body")
+    assert compiled[0][3] == "/html/body/div[1]/p[2]" and compiled[1][5] == "/html/body/div/a"
+    strided = np.repeat(parent, 2)[::2]  # not contiguous
+    assert xpaths(strided, tags, nth, "/html/body") == compiled
+    shuffled = np.array([-1, 0, 3, 0, 0, 4, 0], dtype=np.int64)  # row 2's parent comes after it
+    assert EXT.paths(shuffled, list(tags), "/r") is None
+    got = xpaths(shuffled, tags, nth, "/html/body")
+    monkeypatch.setattr(native, "ext", None)
+    assert xpaths(parent, tags, nth, "/html/body") == compiled
+    assert xpaths(shuffled, tags, nth, "/html/body") == got
