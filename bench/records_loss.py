@@ -1,7 +1,8 @@
 """Where record F1 is lost: every gold record of a dataset sorted by what became of it, from a
 cached run's node labels (``bench/records_predict.py``) and, beside them, from the gold labels.
 
-For each page the records are grouped from the labels (``extractors.records``) and scored as
+For each page the records are grouped from the labels and the content probabilities
+(``extractors.records``, as ``hwnoise evaluate`` groups them) and scored as
 ``hwnoise evaluate`` scores them (``training.record_metrics``, the paper's metric). Each gold
 record the one-to-one matching leaves at Jaccard 0 gets one cause, the first that holds:
 
@@ -130,20 +131,24 @@ def run(dataset: Path, pred_dir: Path | None, use_gold: bool = False, **options)
             continue
         walk, html = walk_of(page), page.read_html()
         gold_labels = np.asarray(page_labels(walk, page.read_gold(), html=html, records=records), dtype=object)
+        proba = None  # the gold labels have no probabilities: every region counts as sure
         if use_gold:
             labels = gold_labels
         else:
             f = pred_dir / f"{page.id}.npz"
             if not f.is_file():
                 continue
-            labels = np.load(f)["labels"].astype(object)
+            z = np.load(f)
+            labels = z["labels"].astype(object)
+            if "proba" in z and not np.isnan(z["proba"]).all():
+                proba = z["proba"]
         y_true.append(gold_labels)
         y_pred.append(labels)
         xp = row_xpaths(html, len(walk.rows))
         at = {x: i for i, x in enumerate(xp)}
         gold = [[normalize_xpath(x) for x in r] for r in records]
         t0 = time.perf_counter()
-        pred = [r.xpaths for r in records_from_labels(walk, labels, xp, **options)]
+        pred = [r.xpaths for r in records_from_labels(walk, labels, xp, proba, **options)]
         ms.append(1000 * (time.perf_counter() - t0))
         s = record_scores(pred, gold)
         chars = walk.rows["chars"].to_numpy()

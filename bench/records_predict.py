@@ -4,8 +4,8 @@ can be studied offline (``bench/records_loss.py``) without refitting the model.
 The folds are ``hwnoise evaluate``'s own (``hwnoise.evaluate.plan`` and ``fit_fold``: the same
 pages in the same folds, the same fitted model as ``hwnoise evaluate DATASET --methods model
 --protocol cross-site``). For every test page it writes ``OUT/PAGE.npz`` with the model's
-labels (``labels``, "S"/"N" per walker row, exactly ``ModelMethod.node_labels``) and its
-content probability (``proba``; NaN where the classifier gives none), and ``OUT/meta.json``
+labels (``labels``, "S"/"N" per walker row) and its content probability (``proba``; NaN
+where the classifier gives none), both ``ModelMethod.node_predictions``, and ``OUT/meta.json``
 (preset, features, seed, folds, each page's fold). Usage::
 
     python bench/records_predict.py DATASET OUT [--preset general] [--features page+records]
@@ -22,26 +22,6 @@ import numpy as np
 from hwnoise.dataset import Dataset
 from hwnoise.evaluate import EvalSettings, fit_fold, load_pages, plan
 from hwnoise.extractors.base import walk_of
-from hwnoise.extractors.model import run_extractor
-from hwnoise.features.assembly import assemble_page, walk_nodes
-from hwnoise.features.columns import CONTENT
-
-
-def content_proba(method, page, walk) -> np.ndarray:
-    """The fitted model's content probability per walker row (NaN without predict_proba)."""
-    model = method.model
-    got = assemble_page(page, model.features, stacker=run_extractor, cache=method.cache, walk=walk)
-    out = np.full(len(walk.rows), np.nan)
-    est = model.estimator
-    if not hasattr(est, "predict_proba") or not len(got.rows):
-        return out
-    classes = [str(c) for c in est.classes_]
-    p = est.predict_proba(model.matrix(got.rows))[:, classes.index(CONTENT)]
-    at = walk_nodes(got.rows, walk)
-    if at is None:
-        at = np.arange(len(p))
-    out[at] = p
-    return out
 
 
 def main() -> None:
@@ -68,8 +48,9 @@ def main() -> None:
         meta["features_used"] = list(method.model.features)
         for page in load_pages(fold.test):
             walk = walk_of(page, keep_tree=True)
-            labels = np.asarray(method.node_labels(page, walk), dtype=object)
-            proba = content_proba(method, page, walk)
+            labels, proba = method.node_predictions(page, walk)  # what hwnoise evaluate groups
+            labels = np.asarray(labels, dtype=object)
+            proba = np.full(len(labels), np.nan) if proba is None else proba
             np.savez_compressed(a.out / f"{page.id}.npz", labels=labels.astype(str), proba=proba)
             meta["pages"][page.id] = fold.index
         print(f"fold {fold.index + 1}/{fold.total}: {len(fold.test)} pages, "

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from hwnoise.training.spec import ModelSpec
 
 __all__ = ["ModelMethod", "run_extractor", "check_stack", "extract_html", "extract_page", "label_with_model",
-           "load_model", "training_rows", "make", "text_from_labels", "query_for"]
+           "label_with_proba", "predict_labels", "load_model", "training_rows", "make", "text_from_labels", "query_for"]
 
 _TEXT_CACHE: "OrderedDict[tuple[str, str], str]" = OrderedDict()
 _TEXT_CACHE_SIZE = 20_000
@@ -202,6 +202,12 @@ class ModelMethod(WalkMethod):
 
     # -- prediction ------------------------------------------------------------------
     def node_labels(self, page: "Page", walk: "PageWalk") -> np.ndarray:
+        return self.node_predictions(page, walk, proba=False)[0]
+
+    def node_predictions(self, page: "Page", walk: "PageWalk", *,
+                         proba: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(labels, content probability)`` of every walker row (``predict_labels``); the
+        probabilities only when ``proba`` and the classifier gives them, else None."""
         if self.model is None:
             raise ExtractorError("model: not fitted; train it first or pass --model")
         got = assemble_page(page, self.model.features, stacker=run_extractor, cache=self.cache, walk=walk)
@@ -211,14 +217,27 @@ class ModelMethod(WalkMethod):
             info(f"model: {page.dataset.path}: no {', '.join(got.missing)} for page {page.id} "
                  "(taken as missing; run 'hwnoise features' on the dataset for dataset-level columns)")
             self._warned = True
-        labels = np.asarray(self.model.predict(got.rows), dtype=object)
-        at = walk_nodes(got.rows, walk)
-        if at is None or len(at) == len(walk.rows):
-            return labels
-        # rows of a rendered dataset: what the browser hides has no row and is noise
-        full = np.full(len(walk.rows), NOISE, dtype=object)
-        full[at] = labels
-        return full
+        return predict_labels(self.model, got.rows, walk, proba=proba)
+
+
+def predict_labels(model: "NoiseModel", rows: pd.DataFrame, walk: "PageWalk", *,
+                   proba: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+    """The model's "S"/"N" label of every walker row from the page's assembled ``rows`` and,
+    with ``proba``, its content probability (``NoiseModel.content_proba``; None when the
+    classifier gives none). Rows of a rendered dataset cover only what the browser shows:
+    what it hides is noise, at probability 0."""
+    labels = np.asarray(model.predict(rows), dtype=object)
+    p = model.content_proba(rows) if proba and len(rows) else None
+    at = walk_nodes(rows, walk)
+    if at is None or len(at) == len(walk.rows):
+        return labels, p
+    full = np.full(len(walk.rows), NOISE, dtype=object)
+    full[at] = labels
+    if p is not None:
+        p_full = np.zeros(len(walk.rows))
+        p_full[at] = p
+        p = p_full
+    return full, p
 
 
 def model_query(model: "NoiseModel") -> list[str]:
@@ -229,13 +248,24 @@ def model_query(model: "NoiseModel") -> list[str]:
 def label_with_model(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
                      query: str | Sequence[str] | None = None) -> tuple["PageWalk", np.ndarray]:
     """``(walk, labels)``: a bare page's walk and the model's "S"/"N" label of every row."""
-    walk, labels, _ = _label(model, html, http_charset=http_charset, query=query)
+    walk, labels, _, _ = _label(model, html, http_charset=http_charset, query=query)
     return walk, labels
 
 
+def label_with_proba(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
+                     query: str | Sequence[str] | None = None
+                     ) -> tuple["PageWalk", np.ndarray, np.ndarray | None]:
+    """``(walk, labels, proba)``: ``label_with_model`` and the model's content probability of
+    every row (None when its classifier gives none)."""
+    walk, labels, proba, _ = _label(model, html, http_charset=http_charset, query=query, proba=True)
+    return walk, labels, proba
+
+
 def _label(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
-           query: str | Sequence[str] | None = None) -> tuple["PageWalk", np.ndarray, list[str]]:
-    """``(walk, labels, missing)``: also the model features the page could not give.
+           query: str | Sequence[str] | None = None, proba: bool = False
+           ) -> tuple["PageWalk", np.ndarray, np.ndarray | None, list[str]]:
+    """``(walk, labels, proba, missing)``: also the content probabilities (with ``proba``) and
+    the model features the page could not give.
 
     The page is walked with the model's domain query unless ``query`` is given (a string is
     split into words by the one tokeniser); the given query is also the page's own terms.
@@ -250,14 +280,15 @@ def _label(model: "NoiseModel", html: bytes | str, *, http_charset: str | None =
     got = assemble_html(html, model.features, query=terms, own_terms=own, stacker=run_extractor,
                         http_charset=http_charset)
     if len(got.rows) == 0:
-        return got.walk, np.zeros(0, dtype=object), got.missing
-    return got.walk, np.asarray(model.predict(got.rows), dtype=object), got.missing
+        return got.walk, np.zeros(0, dtype=object), None, got.missing
+    labels, p = predict_labels(model, got.rows, got.walk, proba=proba)
+    return got.walk, labels, p, got.missing
 
 
 def extract_html(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
                  query: str | Sequence[str] | None = None) -> tuple[str, list[str]]:
     """Content text of a bare page and the model features it could not give."""
-    walk, labels, missing = _label(model, html, http_charset=http_charset, query=query)
+    walk, labels, _, missing = _label(model, html, http_charset=http_charset, query=query)
     return (text_from_labels(walk, labels) if len(labels) else ""), missing
 
 
@@ -284,13 +315,7 @@ def extract_page(model: "NoiseModel", page: "Page", cache: FeatureCache | None =
         got = assemble_page(page, model.features, stacker=run_extractor, cache=cache)
     if len(got.rows) == 0:
         return ""
-    labels = np.asarray(model.predict(got.rows), dtype=object)
-    at = walk_nodes(got.rows, got.walk)
-    if at is not None and len(at) != len(got.walk.rows):
-        full = np.full(len(got.walk.rows), NOISE, dtype=object)
-        full[at] = labels
-        labels = full
-    return text_from_labels(got.walk, labels)
+    return text_from_labels(got.walk, predict_labels(model, got.rows, got.walk)[0])
 
 
 def load_model(path: str | Path = "general", *, allow_pickle: bool = False) -> "NoiseModel":

@@ -8,9 +8,12 @@ On a single-child chain (``li > div``, the ``div`` holding all of the ``li``'s t
 ``chain_members``) the record is the element the labels name where they name an inner one, else
 the outermost element of the chain that is one of alike siblings (``level``; NEXT-EVAL's gold
 names the outer one on most pages, ``bench/records_levels.py``). The content outside snapped
-records is grouped from the labels as below. Last, regions (records under one parent) holding
-less than ``min_rel`` (0.1) of the largest region's characters are dropped: menus, facets and
-footers the model labelled content.
+records is grouped from the labels as below (``candidate_rows``). Last, regions (records under
+one parent) holding less than ``min_rel`` (0.1) of the largest region's characters are dropped:
+menus, facets and footers the model labelled content; and, where the model gives its content
+probability per row (``proba``), regions whose text it gives a mean probability under
+``min_conf`` (0.4) (``drop_regions``; both chosen on NEXT-EVAL's page-grouped folds, README
+"Records").
 
 A content node whose parent is noise starts a *content root* (the maximal content subtrees of
 the page). Roots under one parent are the candidates of a data region; each record is one
@@ -33,7 +36,7 @@ siblings rather than the slips:
 A page's only record must hold at least two fields (elements with text of their own): a lone
 message such as "No results for ..." labelled content is not a record.
 
-``records_from_labels(walk, labels, xpaths)`` returns ``Record`` objects; XPaths are written
+``records_from_labels(walk, labels, xpaths, proba=None)`` returns ``Record`` objects; XPaths are written
 in the gold's form (``features.record_gold.dom_xpaths``), so records can be scored against
 gold records as sets of XPaths (``training.record_metrics``).
 """
@@ -46,8 +49,8 @@ import numpy as np
 from hwnoise.features.columns import CONTENT
 from hwnoise.features.record_struct import RECORD_MIN, by_depth, record_groups
 
-__all__ = ["Record", "records_from_labels", "record_rows", "page_records", "record_json",
-           "row_xpaths", "chain_members"]
+__all__ = ["Record", "records_from_labels", "record_rows", "candidate_rows", "drop_regions",
+           "region_conf", "page_records", "record_json", "row_xpaths", "chain_members"]
 
 
 @dataclass
@@ -204,15 +207,27 @@ def _level(i: int, parent, chars, last, is_rec, content, rule: str) -> int:
     return level(i, parent, chars, last, is_rec)
 
 
-def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3,
+def record_rows(walk, labels, proba: np.ndarray | None = None, *, min_repeat: int = 3, max_run: int = 3,
                 min_single: int = 20, min_fields: int = 2, snap: bool = True,
-                min_content: float = 0.5, level_rule: str = "outer", min_rel: float = 0.1) -> list[list[int]]:
+                min_content: float = 0.5, level_rule: str = "outer", min_rel: float = 0.1,
+                min_conf: float = 0.4, keep_conf: float = 1.01) -> list[list[int]]:
     """The records of a page as lists of rows (each one element or a run of consecutive
-    siblings), in document order, from the rows' noise/content labels. With ``snap`` the
-    structure goes first (``snap_members``: alike siblings that are mostly content are records,
-    whole, at a consistent level); the content outside them is grouped from the labels. A
-    page's only record needs ``min_fields`` elements with text of their own: one run of text
-    alone is a message ("No results for ..."), not a record."""
+    siblings), in document order, from the rows' noise/content labels (``candidate_rows``),
+    less the regions ``drop_regions`` drops (by size and, given ``proba``, the model's content
+    probability per row, by confidence). A page's only record needs ``min_fields`` elements
+    with text of their own: one run of text alone is a message ("No results for ..."), not a record."""
+    records = candidate_rows(walk, labels, min_repeat=min_repeat, max_run=max_run, min_single=min_single,
+                             snap=snap, min_content=min_content, level_rule=level_rule)
+    return drop_regions(walk, labels, records, proba, min_rel=min_rel, min_conf=min_conf,
+                        keep_conf=keep_conf, min_fields=min_fields)
+
+
+def candidate_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3, min_single: int = 20,
+                   snap: bool = True, min_content: float = 0.5, level_rule: str = "outer") -> list[list[int]]:
+    """Every record the labels give, before any region is dropped (``record_rows``). With
+    ``snap`` the structure goes first (``snap_members``: alike siblings that are mostly
+    content are records, whole, at a consistent level); the content outside them is grouped
+    from the labels."""
     rows = walk.rows
     n = len(rows)
     if n == 0:
@@ -223,8 +238,7 @@ def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3,
     chars = rows["chars"].to_numpy(dtype=np.int64)
     kids = _children(parent)
     last = np.asarray(walk.last, dtype=np.int64)
-    own = (rows["own_chars"].to_numpy(dtype=np.int64) if "own_chars" in rows
-           else np.asarray([len(t) for t in rows["text"].tolist()], dtype=np.int64))
+    own = _own(rows)
     snapped: list[list[int]] = []
     free = content.copy()
     groups = record_groups(parent, tags, last)
@@ -335,22 +349,63 @@ def record_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3,
                    if not any(((starts >= r) & (starts <= last[r])).any() for r in rec)]
         records = [list(x) for x in dict.fromkeys(tuple(r) for r in records)]
     records.extend(snapped)
-    if min_rel > 0 and records:  # regions far smaller than the page's main one are not its records
-        # a region: the parent of the records' outermost same-text ancestors (li > div records
-        # of one list are one region)
-        key = [int(parent[chain_members(rec[0], parent, chars, last)[0]]) for rec in records]
-        size: dict[int, int] = {}
-        for k, rec in zip(key, records):
-            size[k] = size.get(k, 0) + int(chars[rec].sum())
-        top = max(size.values())
-        records = [rec for k, rec in zip(key, records) if size[k] >= min_rel * top]
-    records.sort()
+    return sorted(records)
+
+
+def drop_regions(walk, labels, records: list[list[int]], proba: np.ndarray | None = None, *,
+                 min_rel: float = 0.1, min_conf: float = 0.4, keep_conf: float = 1.01,
+                 min_fields: int = 2) -> list[list[int]]:
+    """``records`` less the regions that are not the page's records. A region is the records
+    under one parent (of their outermost same-text ancestors: ``li > div`` records of one list
+    are one region); its size is its characters, its confidence the mean content probability
+    (``proba``) of its records' text, weighted by characters (``region_conf``). A region is
+    dropped when it holds less than ``min_rel`` of the largest region's characters (menus,
+    facets, footers labelled content) unless its confidence is at least ``keep_conf``, or when
+    its confidence is under ``min_conf``. Without ``proba`` (gold labels, a method without
+    probabilities) every region's confidence is 1. Then a page's only record needs
+    ``min_fields`` content elements with text of their own."""
+    rows = walk.rows
+    if not records:
+        return []
+    parent = rows["parent"].to_numpy(dtype=np.int64)
+    chars = rows["chars"].to_numpy(dtype=np.int64)
+    last = np.asarray(walk.last, dtype=np.int64)
+    own = _own(rows)
+    key = [int(parent[chain_members(rec[0], parent, chars, last)[0]]) for rec in records]
+    size: dict[int, int] = {}
+    members: dict[int, list[int]] = {}
+    for k, rec in zip(key, records):
+        size[k] = size.get(k, 0) + int(chars[rec].sum())
+        members.setdefault(k, []).extend(rec)
+    conf = {k: region_conf(m, proba, own, last) for k, m in members.items()}
+    top = max(size.values())
+    keep = {k for k in size if conf[k] >= min_conf and (size[k] >= min_rel * top or conf[k] >= keep_conf)}
+    records = [rec for k, rec in zip(key, records) if k in keep]
     if len(records) == 1 and min_fields > 1:
+        content = np.asarray(labels, dtype=object) == CONTENT
         has = own > 0
         fields = sum(int(has[r:int(last[r]) + 1][content[r:int(last[r]) + 1]].sum()) for r in records[0])
         if fields < min_fields:
             return []
     return records
+
+
+def region_conf(heads: list[int], proba: np.ndarray | None, own: np.ndarray, last: np.ndarray) -> float:
+    """The model's confidence in a region: the content probability of the text in the subtrees
+    of ``heads`` (its records' elements), each row weighing its own characters; 1.0 without
+    ``proba`` or text, and rows without a probability (NaN) left out."""
+    if proba is None:
+        return 1.0
+    idx = np.concatenate([np.arange(h, int(last[h]) + 1) for h in heads])
+    p, w = proba[idx], own[idx].astype(np.float64)
+    ok = ~np.isnan(p) & (w > 0)
+    return float(np.average(p[ok], weights=w[ok])) if ok.any() else 1.0
+
+
+def _own(rows) -> np.ndarray:
+    """Each row's own characters (the text of its own, not its descendants')."""
+    return (rows["own_chars"].to_numpy(dtype=np.int64) if "own_chars" in rows
+            else np.asarray([len(t) for t in rows["text"].tolist()], dtype=np.int64))
 
 
 _LISTS = frozenset(("table", "tbody", "ul", "ol", "dl"))
@@ -390,14 +445,16 @@ def _runs(rs: list[int], tags: list[str], siblings: list[int], max_run: int) -> 
     return [[r] for r in rs]
 
 
-def records_from_labels(walk, labels, xpaths: list[str], **options) -> list[Record]:
-    """Records with their XPaths, text (own text of the record's content, document order) and
-    fields (each content element with own text: its XPath and text)."""
+def records_from_labels(walk, labels, xpaths: list[str], proba: np.ndarray | None = None,
+                        **options) -> list[Record]:
+    """Records (``record_rows``; ``proba`` the model's content probability per row, optional)
+    with their XPaths, text (own text of the record's content, document order) and fields
+    (each content element with own text: its XPath and text)."""
     last = np.asarray(walk.last)
     content = np.asarray(labels, dtype=object) == CONTENT
     texts = walk.rows["text"].tolist()
     out = []
-    for rows in record_rows(walk, labels, **options):
+    for rows in record_rows(walk, labels, proba, **options):
         fields = []
         for r in rows:
             for i in range(r, int(last[r]) + 1):
@@ -408,11 +465,11 @@ def records_from_labels(walk, labels, xpaths: list[str], **options) -> list[Reco
     return out
 
 
-def page_records(html: bytes | str, walk, labels, *, http_charset: str | None = None,
-                 **options) -> list[Record]:
+def page_records(html: bytes | str, walk, labels, proba: np.ndarray | None = None, *,
+                 http_charset: str | None = None, **options) -> list[Record]:
     """``records_from_labels`` with the XPaths computed from the page."""
     return records_from_labels(walk, labels, row_xpaths(html, len(walk.rows), http_charset=http_charset),
-                               **options)
+                               proba, **options)
 
 
 def record_json(page: str, k: int, rec: Record) -> dict:

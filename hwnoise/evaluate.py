@@ -153,10 +153,14 @@ def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
     for name, method in methods.items():
         tally = tallies[name]
         t0 = time.perf_counter()
-        labels = None
+        labels = proba = None
         try:
             if labels_nodes(method):
-                labels = np.asarray(method.node_labels(page, walk), dtype=object)
+                if gold_records is not None and callable(getattr(method, "node_predictions", None)):
+                    labels, proba = method.node_predictions(page, walk)  # probabilities for the records
+                else:
+                    labels = method.node_labels(page, walk)
+                labels = np.asarray(labels, dtype=object)
                 text = text_from_labels(walk, labels)
             else:
                 before = getattr(method, "failures", 0)
@@ -179,7 +183,7 @@ def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
             tally.y_true.append(gold_labels[sel])
             tally.y_pred.append(labels[sel])
         if gold_records is not None:
-            rs = _record_scores(method, page, walk, labels, xpaths, gold_records)
+            rs = _record_scores(method, page, walk, labels, xpaths, gold_records, proba)
             if rs is not None:
                 tally.records.append(rs)
                 row.update(rs)
@@ -212,16 +216,17 @@ def _gold_records(page: Page, walk) -> tuple[list[list[str]] | None, list[str] |
 
 
 def _record_scores(method: Any, page: Page, walk, labels, xpaths: list[str],
-                   gold: list[list[str]]) -> dict | None:
+                   gold: list[list[str]], proba: np.ndarray | None = None) -> dict | None:
     """Record-level scores of one method on one page: its own records where it gives them
-    (``records(page, walk)``), else records grouped from its node labels; None when neither."""
+    (``records(page, walk)``), else records grouped from its node labels (and its content
+    probabilities, ``proba``, where it gives them); None when neither."""
     from hwnoise.extractors.records import records_from_labels
     from hwnoise.training.record_metrics import record_scores
 
     if callable(getattr(method, "records", None)):
         pred = method.records(page, walk)
     elif labels is not None and len(labels) == len(xpaths):
-        pred = [r.xpaths for r in records_from_labels(walk, labels, xpaths)]
+        pred = [r.xpaths for r in records_from_labels(walk, labels, xpaths, proba)]
     else:
         return None
     return record_scores(pred, gold)

@@ -12,7 +12,7 @@ from hwnoise.cli import main
 from hwnoise.dataset import Dataset
 from hwnoise.extractors.base import walk_of
 from hwnoise.extractors.mdr import K, MDR, T, mdr_records
-from hwnoise.extractors.records import page_records, record_rows, row_xpaths
+from hwnoise.extractors.records import page_records, record_rows, region_conf, row_xpaths
 from hwnoise.features.importers import ImportFormatError, import_dataset
 from hwnoise.features.labels import page_labels
 from hwnoise.features.record_gold import normalize_xpath, resolve_records
@@ -305,3 +305,61 @@ def test_small_regions_beside_the_main_one_are_dropped_and_records_are_not_cut()
     main = [xs[r[0]] for r in record_rows(walk, lab)]
     assert main == [f"/html/body/main[1]/ul[1]/li[{k}]" for k in range(1, 7)]  # whole cards, no facets
     assert len(record_rows(walk, lab, min_rel=0)) == 9  # the filter, not the grouping, drops them
+
+
+def test_regions_the_model_doubts_are_dropped_and_small_confident_ones_kept():
+    """The region filter reads the model's content probability where it is given: a second list
+    as large as the results (not dropped by size) goes when the model doubts it; small facets
+    go by size unless the model is sure of them (``keep_conf``); without probabilities (gold
+    labels) every region counts as sure."""
+    facets = "<ul class=facets>" + "".join(f"<li><a href=/f/{c}>{c}</a></li>" for c in ("Red", "Blue", "Green")) + "</ul>"
+    html = (f"<html><body>{NAV}<aside>{facets}</aside><main>{_cards(6)}</main>"
+            f"<div class=related>{_cards(4)}</div>{FOOT}</body></html>").encode()
+    walk = walk_page(html)
+    xs = walk.rows["xpath"].tolist()
+    main_ = {f"/html/body/main[1]/ul[1]/li[{k}]" for k in range(1, 7)}
+    related = {f"/html/body/div[2]/ul[1]/li[{k}]" for k in range(1, 5)}
+    lab = _labels_for(walk, {"/html/body/aside[1]/ul[1]"} | main_ | related)
+    proba = np.where(lab == "N", 0.9, 0.05)
+    at = np.asarray([x.startswith("/html/body/div[2]/") for x in xs])
+    proba[at & (lab == "N")] = 0.2   # the model doubts the related list
+
+    def heads(recs):
+        return {xs[r[0]] for r in recs}
+
+    assert heads(record_rows(walk, lab)) == main_ | related            # no probabilities: size alone
+    assert heads(record_rows(walk, lab, proba)) == main_                # the doubted list goes
+    assert heads(record_rows(walk, lab, proba, min_conf=0)) == main_ | related
+    facets_at = np.asarray([x.startswith("/html/body/aside[1]/") for x in xs])
+    sure = proba.copy()
+    sure[facets_at & (lab == "N")] = 0.97
+    assert len(heads(record_rows(walk, lab, sure, keep_conf=0.9)) - main_) == 3  # confident facets kept
+    assert heads(record_rows(walk, lab, sure)) == main_                 # by default size still drops them
+    assert region_conf([int(np.flatnonzero(at)[0])], proba, walk.rows["own_chars"].to_numpy(),
+                       np.asarray(walk.last)) == pytest.approx(0.2)
+
+
+def test_the_model_gives_labels_and_probabilities_in_one_call(nexteval_src, tmp_path):
+    """``node_predictions``: the labels ``node_labels`` gives and the content probability the
+    records read, which agrees with them (the threshold decides each label)."""
+    from hwnoise.extractors.model import ModelMethod
+
+    (ds_path,) = import_dataset("nexteval", nexteval_src, tmp_path / "d", progress=False)
+    pages = list(Dataset(ds_path).pages())
+    m = ModelMethod(preset="thesis").fit(pages[:3])
+    page = pages[3]
+    walk = walk_of(page)
+    labels, proba = m.node_predictions(page, walk)
+    assert (labels == m.node_labels(page, walk)).all() and len(proba) == len(labels)
+    assert ((proba >= 0) & (proba <= 1)).all()
+    thr = m.model.threshold if m.model.threshold is not None else 0.5
+    assert ((proba > thr) <= (labels == "N")).all() and ((proba < thr) <= (labels == "S")).all()
+    assert m.node_predictions(page, walk, proba=False)[1] is None
+    # a bare page (extract --records): the same labels as label_with_model, and probabilities
+    from hwnoise.extractors.model import label_with_model, label_with_proba
+
+    html = listing(9, 4, hidden=False)
+    w1, lab1 = label_with_model(m.model, html)
+    w2, lab2, p2 = label_with_proba(m.model, html)
+    assert (lab1 == lab2).all() and len(p2) == len(w2.rows) == len(lab2)
+    assert ((p2 > thr) <= (lab2 == "N")).all()

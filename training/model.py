@@ -305,13 +305,24 @@ class NoiseModel:
         if len(df) == 0:
             return np.array([], dtype=object)
         threshold = getattr(self, "threshold", None)
+        if threshold is not None:
+            p = self.content_proba(df)
+            if p is not None:
+                return np.where(p >= threshold, C.CONTENT, C.NOISE).astype(object)
         with threads():
-            if threshold is not None and hasattr(self.estimator, "predict_proba"):
-                classes = [str(c) for c in self.estimator.classes_]
-                if C.CONTENT in classes:
-                    p = self.estimator.predict_proba(self.matrix(df))[:, classes.index(C.CONTENT)]
-                    return np.where(p >= threshold, C.CONTENT, C.NOISE).astype(object)
             return np.asarray(self.estimator.predict(self.matrix(df))).astype(str).astype(object)
+
+    def content_proba(self, df: pd.DataFrame) -> np.ndarray | None:
+        """The classifier's probability that each row of ``df`` is content; None when it gives
+        no probabilities (the labels are ``predict``'s, with the threshold when one was chosen)."""
+        classes = [str(c) for c in getattr(self.estimator, "classes_", ())]
+        if not hasattr(self.estimator, "predict_proba") or C.CONTENT not in classes:
+            return None
+        if len(df) == 0:
+            return np.zeros(0)
+        with threads():
+            return np.asarray(self.estimator.predict_proba(self.matrix(df))[:, classes.index(C.CONTENT)],
+                              dtype=np.float64)
 
     def tree_text(self) -> str:
         """The fitted tree in J48's text format (or scikit-learn's for other trees)."""

@@ -202,14 +202,14 @@ def run(args: argparse.Namespace) -> int:
 def _records(args: argparse.Namespace, unit: tuple) -> int:
     """``--records``: the model's content nodes grouped into records, JSON lines on stdout."""
     from hwnoise.errors import HwnoiseError
-    from hwnoise.extractors.model import label_with_model
+    from hwnoise.extractors.model import label_with_proba
     from hwnoise.extractors.records import page_records, record_json
     from hwnoise.progress import info
 
     name, _, src = unit
     data = _page_bytes(src)
-    walk, labels = label_with_model(_MODEL, data, http_charset=args.charset, query=args.query)
-    records = page_records(data, walk, labels, http_charset=args.charset) if len(walk.rows) else []
+    walk, labels, proba = label_with_proba(_MODEL, data, http_charset=args.charset, query=args.query)
+    records = page_records(data, walk, labels, proba, http_charset=args.charset) if len(walk.rows) else []
     for k, rec in enumerate(records, 1):
         sys.stdout.write(json.dumps(record_json(name, k, rec), ensure_ascii=False) + "\n")
     info(f"hwnoise extract --records: {len(records)} records in {name}")
