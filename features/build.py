@@ -223,12 +223,14 @@ def _str_array(values) -> pa.Array:
     vals = values.tolist() if isinstance(values, np.ndarray) else list(values)
     n = len(vals)
     validity, nulls = None, 0
-    if None in vals:
+    try:  # no None (the usual case): no scan for it
+        joined = "".join(vals)
+    except TypeError:
         valid = np.fromiter(map(None.__ne__, vals), dtype=bool, count=n)
         nulls = n - int(valid.sum())
         validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
         vals = [v if v is not None else "" for v in vals]
-    joined = "".join(vals)
+        joined = "".join(vals)
     data = joined.encode("utf-8")
     if len(data) >= 2**31 - 1:  # past 32-bit offsets: let Arrow chunk it
         return pa.array(np.array(values, dtype=object), _STR)
