@@ -21,6 +21,11 @@ spreads printed:
   visit, every measure), in this process;
 - ``trafilatura``: ``trafilatura.extract(bytes)``, in this process.
 
+The walk runs its compiled parts (``features/_walk.c``) when they were built
+(``hwnoise.features.walk.COMPILED``, printed); then ``features-python`` and
+``walk-python`` are the same with the pure-Python walk (``HWNOISE_WALK=python``),
+side by side in the same run (``--no-python-walk`` skips them).
+
 Then the cost curve: ``hwnoise features`` on datasets of ``--sizes`` pages
 (100, 1,000, 10,000: the corpus repeated), seconds of CPU per page with and
 without the start-up (a run on an empty dataset), peak memory (max RSS), and
@@ -60,12 +65,13 @@ QUERY = ["news", "search", "price", "review", "2009", "amd"]
 HWNOISE = [sys.executable, "-m", "hwnoise.cli"]
 
 
-def _run(args: list[str], quiet: bool = True) -> tuple[float, float, int]:
-    """Run a command; ``(CPU seconds user + system, wall seconds, max RSS in MB)`` of it
-    alone (``os.wait4`` on its pid)."""
+def _run(args: list[str], quiet: bool = True, env: dict | None = None) -> tuple[float, float, int]:
+    """Run a command (``env``: variables added to ours); ``(CPU seconds user + system, wall
+    seconds, max RSS in MB)`` of it alone (``os.wait4`` on its pid)."""
     t = time.perf_counter()
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL if quiet else None)
+                            stderr=subprocess.DEVNULL if quiet else None,
+                            env={**os.environ, **env} if env else None)
     _, status, ru = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - t
@@ -126,15 +132,27 @@ def repeated(base: Path, n: int, work: Path) -> Path:
 
 
 def in_process(pages: list[tuple[bytes, str | None]], repeat: int, trafilatura: bool,
-               trafilatura_repeat: int | None = None) -> dict:
+               trafilatura_repeat: int | None = None, python_walk: bool = False) -> dict:
     """CPU seconds of each repeat of parse, walk and trafilatura over ``pages`` (trafilatura,
-    the slowest by far, ``trafilatura_repeat`` times)."""
+    the slowest by far, ``trafilatura_repeat`` times); with ``python_walk`` also the walk
+    with the pure-Python walk (``walk-python``)."""
     import lxml.html
 
     from hwnoise.features.walk import TermMatcher, walk_page
 
     query = TermMatcher(QUERY)
     fns = {"parse": lambda d: lxml.html.fromstring(d), "walk": lambda d: walk_page(d, query)}
+    if python_walk:
+        from hwnoise.features import native
+
+        def walk_python(d):
+            ext, native.ext = native.ext, None
+            try:
+                return walk_page(d, query)
+            finally:
+                native.ext = ext
+
+        fns["walk-python"] = walk_python
     if trafilatura:
         import trafilatura as tr
 
@@ -255,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trafilatura-repeat", type=int, default=None,
                     help="runs of trafilatura (default --repeat; it takes ~4x the features stage)")
     ap.add_argument("--no-evaluate", action="store_true", help="skip hwnoise evaluate's memory")
+    ap.add_argument("--no-python-walk", action="store_true",
+                    help="do not also run the pure-Python walk (HWNOISE_WALK=python) side by side")
     ap.add_argument("--evaluate-pages", type=int, default=None,
                     help="pages of the dataset hwnoise evaluate's memory is measured on (default: the "
                          "curve's largest)")
@@ -283,20 +303,30 @@ def main(argv: list[str] | None = None) -> int:
     pages = [(p.html_path.read_bytes(), None) for p in ds.pages()]
     n = len(pages)
     mb = sum(len(d) for d, _ in pages) / 1e6
+    from hwnoise.features.walk import COMPILED
+
+    side = COMPILED and not args.no_python_walk  # the pure-Python walk side by side
     print(f"corpus: {n} pages ({mb:.1f} MB) of {', '.join(CORPORA)}; query {QUERY}; "
-          f"CPU time, {args.repeat} runs each, load average {os.getloadavg()[0]:.1f}", flush=True)
-    results: dict = {"pages": n, "mb": mb, "repeat": args.repeat, "runs": {}}
-    feats, walls, rss = [], [], []
+          f"CPU time, {args.repeat} runs each, load average {os.getloadavg()[0]:.1f}; walk: "
+          f"{'compiled (features/_walk.c)' if COMPILED else 'pure Python'}"
+          f"{', and the pure-Python walk side by side' if side else ''}", flush=True)
+    results: dict = {"pages": n, "mb": mb, "repeat": args.repeat, "compiled": COMPILED, "runs": {}}
+    feats, feats_py, walls, rss = [], [], [], []
     for _ in range(args.repeat):
         cpu, wall, mem = _run([*HWNOISE, "features", str(base), "--no-progress"])
         feats.append(cpu), walls.append(wall), rss.append(mem)
-    runs = in_process(pages, args.repeat, not args.no_trafilatura, args.trafilatura_repeat)
+        if side:
+            feats_py.append(_run([*HWNOISE, "features", str(base), "--no-progress"],
+                                 env={"HWNOISE_WALK": "python"})[0])
+    runs = in_process(pages, args.repeat, not args.no_trafilatura, args.trafilatura_repeat, side)
     runs["features"] = feats
+    if side:
+        runs["features-python"] = feats_py
     results["runs"] = runs
     med = {k: statistics.median(v) for k, v in runs.items()}
-    for name in ("parse", "walk", "features", "trafilatura"):
+    for name in ("parse", "walk", "walk-python", "features", "features-python", "trafilatura"):
         if name in runs:
-            print(f"  {name:12s} {_spread(runs[name])}  {1000 * med[name] / n:6.2f} ms/page  "
+            print(f"  {name:15s} {_spread(runs[name])}  {1000 * med[name] / n:6.2f} ms/page  "
                   f"{med[name] / med['parse']:5.2f}x parse")
     print(f"  hwnoise features: max RSS {max(rss)} MB, wall {statistics.median(walls):.1f} s")
     ratios = {"features/parse": med["features"] / med["parse"], "walk/parse": med["walk"] / med["parse"]}
@@ -306,6 +336,11 @@ def main(argv: list[str] | None = None) -> int:
     for k, v in ratios.items():
         print(f"{k} = {v:.2f} (target {'<=' if k != 'features/trafilatura' else '<'} {targets[k]}: "
               f"{'met' if v <= targets[k] else 'NOT met'})")
+    if side:
+        print(f"with the pure-Python walk: features/parse = {med['features-python'] / med['parse']:.2f}, "
+              f"walk/parse = {med['walk-python'] / med['parse']:.2f}"
+              + (f", features/trafilatura = {med['features-python'] / med['trafilatura']:.2f}"
+                 if "trafilatura" in med else ""))
     results["ratios"] = ratios
     results["features_max_rss_mb"] = max(rss)
 

@@ -3,6 +3,8 @@
     python bench/general_variants.py cache --data ../shared/datasets --work /tmp/gv   # ~6 min
     python bench/general_variants.py run base pagg ctx --work /tmp/gv               # ~8 min a variant
     python bench/general_variants.py thresholds base --work /tmp/gv                  # seconds
+    python bench/general_variants.py oracle base --work /tmp/gv                      # ~1 min
+    python bench/general_variants.py subtree base --work /tmp/gv                     # ~20 min
 
 ``cache`` imports WCXB dev, assembles every gold page's rows with the general preset's columns
 plus parent/grandparent context (``hwnoise.features.assembly``, the one assembly), and keeps each
@@ -22,6 +24,13 @@ the only ones whose label changes the extracted text):
   three times / trained on alone.
 - ``pagg``: + page aggregates of the stacked extractors (share of the page's text each keeps,
   the node's share minus it, how many agree).
+- ``lr05`` / ``leaf63`` / ``leaf15`` / ``balanced``: the preset's columns, the gradient boosting's
+  parameters changed (``HGB_PARAMS``).
+
+``oracle`` scores each listing/collection page at the threshold that is best *for that page*
+(a ceiling for any choice of threshold, not a method); ``subtree`` keeps the content of the page's
+main subtree (the element maximising the sum over its text of characters x (p - t)) at a lower
+threshold and outside it at a higher one (``main_subtree``).
 """
 from __future__ import annotations
 
@@ -76,6 +85,14 @@ def cache(data: Path, work: Path) -> None:
         pickle.dump({"segs": segs, "cols": cols}, fh)
 
 
+HGB_PARAMS = {  # variants of the gradient boosting's parameters (the preset's: scikit-learn's defaults)
+    "lr05": dict(learning_rate=0.05, max_iter=300),
+    "leaf63": dict(max_leaf_nodes=63, max_iter=200, learning_rate=0.05, l2_regularization=1.0),
+    "leaf15": dict(max_leaf_nodes=15, min_samples_leaf=200, max_iter=200),
+    "balanced": dict(class_weight="balanced"),
+}
+
+
 class Bench:
     """The cached rows, the folds, and the scoring."""
 
@@ -105,7 +122,7 @@ class Bench:
                            and self.rows[c].notna().any()]
         if variant == "pagg":
             return base + self._page_aggregates(base)
-        if variant in ("lc3", "lconly"):  # the preset's columns, training pages weighted (see oof)
+        if variant in ("lc3", "lconly") or variant in HGB_PARAMS:  # the preset's columns (see oof)
             return base
         if variant == "records":  # the record-structure group (features/record_struct.py), if cached
             rs = [c for c in self.rows.columns if c.startswith("rs_")]
@@ -113,7 +130,8 @@ class Bench:
                 raise SystemExit("the cache has no rs_* columns: rebuild it with 'cache' on a version "
                                  "that has features/record_struct.py")
             return base + rs
-        raise SystemExit(f"unknown variant {variant!r}: base, ctx, pagg, records, lc3, lconly")
+        raise SystemExit(f"unknown variant {variant!r}: base, ctx, pagg, records, lc3, lconly, "
+                         f"{', '.join(HGB_PARAMS)}")
 
     def _page_aggregates(self, base: list[str]) -> list[str]:
         r, stk = self.rows, [c for c in base if c.startswith("stack_")]
@@ -148,28 +166,65 @@ class Bench:
                 trr, lc = trr[lc], lc[lc]
             elif variant == "lc3":  # their nodes count three times
                 weight = np.where(lc, 3.0, 1.0)
-            est = HistGradientBoostingClassifier(random_state=1).fit(
+            est = HistGradientBoostingClassifier(random_state=1, **HGB_PARAMS.get(variant, {})).fit(
                 trr[feats].to_numpy(float), (trr["label"] == "N").to_numpy(int), sample_weight=weight)
             p[tem] = est.predict_proba(r.loc[tem, feats].to_numpy(float))[:, 1]
         np.save(path, p)
         return p
 
-    def score(self, p: np.ndarray, thr: float = 0.5, page_thr=None) -> pd.DataFrame:
+    def score(self, p: np.ndarray, thr: float = 0.5, page_thr=None, keys=None, labeller=None) -> pd.DataFrame:
         """Text F1 per page of the nodes whose probability reaches the threshold, their text
-        joined as the model method joins it (``text_from_labels`` over the walk's segments)."""
+        joined as the model method joins it (``text_from_labels`` over the walk's segments).
+        ``labeller(key, p_of_page_rows)`` may decide each page's content instead."""
         from hwnoise.extractors.base import text_from_labels
         from hwnoise.features.columns import CONTENT, NOISE
         from hwnoise.text import text_scores
 
         node, w, out = self.rows["node"].to_numpy(), self.rows["own_chars"].to_numpy(float), []
         for key, idx in self.groups.items():
-            t = page_thr(w[idx], p[idx]) if page_thr is not None else thr
-            labels = np.full(int(node[idx].max()) + 1 if len(idx) else 1, NOISE, dtype=object)
-            labels[node[idx]] = np.where(p[idx] >= t, CONTENT, NOISE)
+            if keys is not None and key not in keys:
+                continue
+            if labeller is not None:  # every row of the page
+                labels = np.where(labeller(key, p), CONTENT, NOISE).astype(object)
+            else:
+                labels = np.full(int(node[idx].max()) + 1 if len(idx) else 1, NOISE, dtype=object)
+                t = page_thr(w[idx], p[idx]) if page_thr is not None else thr
+                labels[node[idx]] = np.where(p[idx] >= t, CONTENT, NOISE)
             sg, gold, _ = self.segs[tuple(key.split("/", 1))]
             s = text_scores(text_from_labels(SimpleNamespace(segments=sg), labels), gold)
             out.append({"key": key, "kind": self.kind[key], "f1": s["f1"], "p": s["precision"], "r": s["recall"]})
         return pd.DataFrame(out)
+
+    def oracle(self, p: np.ndarray, grid=(0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)) -> pd.DataFrame:
+        """Each listing/collection page scored at the threshold of ``grid`` best for that page."""
+        lc = {k for k in self.groups if self.kind[k] in ("listing", "collection")}
+        per = [self.score(p, t, keys=lc).set_index("key")["f1"] for t in grid]
+        best = pd.concat(per, axis=1).max(axis=1)
+        return pd.DataFrame({"key": best.index, "kind": [self.kind[k] for k in best.index], "f1": best.to_numpy(),
+                             "p": np.nan, "r": np.nan})
+
+    def main_subtree(self, t: float, t_in: float, t_out: float):
+        """A labeller: content inside the page's main subtree at ``t_in``, outside at ``t_out``."""
+        r = self.rows
+        node, parent, w, key_of = (r["node"].to_numpy(), r["parent"].to_numpy(), r["own_chars"].to_numpy(float),
+                                   r["key"].to_numpy())
+        pages = {k: np.flatnonzero(key_of == k) for k in self.groups}
+
+        def label(key: str, p: np.ndarray) -> np.ndarray:
+            idx = pages[key]
+            n = int(node[idx].max()) + 1
+            par, pp, ww = np.full(n, -1), np.zeros(n), np.zeros(n)
+            par[node[idx]], pp[node[idx]], ww[node[idx]] = parent[idx], np.nan_to_num(p[idx]), w[idx]
+            gain = np.where(ww > 0, ww * (pp - t), 0.0)
+            for i in range(n - 1, 0, -1):  # subtree sums: rows are in document order
+                if par[i] >= 0:
+                    gain[par[i]] += gain[i]
+            inside = np.zeros(n, bool)
+            inside[int(np.argmax(gain))] = True
+            for i in range(int(np.argmax(gain)) + 1, n):
+                inside[i] = par[i] >= 0 and inside[par[i]]
+            return np.where(inside, pp >= t_in, pp >= t_out)
+        return label
 
     def trafilatura(self) -> pd.DataFrame:
         from hwnoise.text import text_scores
@@ -203,7 +258,7 @@ def line(name: str, res: pd.DataFrame) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=["cache", "run", "thresholds"])
+    ap.add_argument("what", choices=["cache", "run", "thresholds", "oracle", "subtree"])
     ap.add_argument("variants", nargs="*", default=["base"])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--work", type=Path, default=Path("/tmp/hwnoise-general-variants"))
@@ -222,6 +277,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{v}: out-of-fold probabilities in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
         if args.what == "run":
             print(line(f"{v}, threshold 0.2", b.score(p, 0.2)))
+        elif args.what == "oracle":
+            print(line(f"{v}, each page at its best threshold (a ceiling)", b.oracle(p)))
+        elif args.what == "subtree":
+            for t, t_in, t_out in [(0.2, 0.1, 0.5), (0.2, 0.15, 0.5), (0.2, 0.2, 0.5), (0.2, 0.1, 1.01),
+                                   (0.3, 0.15, 0.3), (0.4, 0.2, 0.3), (0.5, 0.2, 0.3)]:
+                print(line(f"{v}, main subtree t={t} inside {t_in} outside {t_out}",
+                           b.score(p, labeller=b.main_subtree(t, t_in, t_out))))
         else:
             for t in (0.2, 0.3, 0.5):
                 print(line(f"{v}, threshold {t}", b.score(p, t)))

@@ -223,23 +223,34 @@ def _str_array(values) -> pa.Array:
     vals = values.tolist() if isinstance(values, np.ndarray) else list(values)
     n = len(vals)
     validity, nulls = None, 0
-    if None in vals:
+    try:  # no None (the usual case): no scan for it
+        joined = "".join(vals)
+    except TypeError:
         valid = np.fromiter(map(None.__ne__, vals), dtype=bool, count=n)
         nulls = n - int(valid.sum())
         validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
         vals = [v if v is not None else "" for v in vals]
-    joined = "".join(vals)
+        joined = "".join(vals)
     data = joined.encode("utf-8")
-    if len(data) == len(joined):  # ASCII: bytes = characters
-        lens = np.fromiter(map(len, vals), dtype=np.int64, count=n)
-    else:
-        lens = np.fromiter((len(v.encode("utf-8")) for v in vals), dtype=np.int64, count=n)
     if len(data) >= 2**31 - 1:  # past 32-bit offsets: let Arrow chunk it
         return pa.array(np.array(values, dtype=object), _STR)
     offsets = np.zeros(n + 1, dtype=np.int32)
-    np.cumsum(lens, out=offsets[1:])
+    np.cumsum(np.fromiter(map(len, vals), dtype=np.int64, count=n), out=offsets[1:])
+    if len(data) != len(joined):  # not ASCII: character offsets -> byte offsets
+        offsets = _utf8_offsets(joined, offsets)
     return pa.Array.from_buffers(_STR, n, [validity, pa.py_buffer(offsets), pa.py_buffer(data)],
                                  null_count=nulls)
+
+
+def _utf8_offsets(text: str, offsets: np.ndarray) -> np.ndarray:
+    """Character offsets into ``text`` -> byte offsets into its UTF-8 encoding, in numpy:
+    each code point takes 1-4 bytes by its value (over UTF-32, no per-string encoding)."""
+    cp = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    width = (1 + (cp >= 0x80).view(np.uint8) + (cp >= 0x800).view(np.uint8)
+             + (cp >= 0x10000).view(np.uint8))
+    ends = np.zeros(len(cp) + 1, dtype=np.int32)
+    np.cumsum(width, dtype=np.int32, out=ends[1:])
+    return ends[offsets]
 
 
 def _uint64_view(column) -> np.ndarray:

@@ -21,6 +21,7 @@ makes every element noise.
 """
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
@@ -50,8 +51,6 @@ def segment_words(walk) -> tuple[np.ndarray, list[str]]:
     if not texts:
         return np.zeros(0, dtype=np.int64), []
     found = _WORD_OR_NUL.findall("\x00".join(walk.normalized_segments()))
-    toks = np.empty(len(found), dtype=object)
-    toks[:] = found
     sep = np.fromiter(map("\x00".__eq__, found), dtype=bool, count=len(found))
     if int(np.count_nonzero(sep)) != len(texts) - 1:  # cannot happen; the slow, sure way
         per = [tokenize(t) for t in texts]
@@ -59,7 +58,7 @@ def segment_words(walk) -> tuple[np.ndarray, list[str]]:
                 [w for ws in per for w in ws])
     word = ~sep
     seg = np.cumsum(sep)[word]
-    return seg_owner[seg], toks[word].tolist()
+    return seg_owner[seg], list(itertools.compress(found, word.tolist()))
 
 
 _WORD_OR_NUL = re.compile(WORD_RE.pattern + "|\x00")
@@ -76,7 +75,10 @@ def label_page(walk, gold_text: str | None) -> np.ndarray:
         return np.full(n, None, dtype=object)
     own_words, own_aligned = aligned_words(walk, gold_text)
     content = half_rule(np.asarray(walk.last, dtype=np.int64), own_words, own_aligned)
-    return np.where(content, CONTENT, NOISE).astype(object)
+    return _NOISE_CONTENT[content.astype(np.intp)]
+
+
+_NOISE_CONTENT = np.array([NOISE, CONTENT], dtype=object)
 
 
 def half_rule(last: np.ndarray, own_words: np.ndarray, own_marked: np.ndarray) -> np.ndarray:

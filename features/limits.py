@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from hwnoise.features import native
+
 __all__ = ["MAX_ATTRIBUTES", "MAX_TEXT_RUN", "MAX_PAGE_CHARS", "cap_markup", "cap_text"]
 
 MAX_ATTRIBUTES = 1000
@@ -46,6 +48,8 @@ _PATTERNS = {MAX_ATTRIBUTES: _patterns(MAX_ATTRIBUTES)}
 
 def _cap_attributes(text: str, limit: int) -> str:
     """Drop attributes past the ``limit``-th of an element."""
+    if native.ext is not None and not native.ext.over_attributes(text, limit):
+        return text  # the scan below, compiled (features/_walk.c): no tag over the limit
     skip, runs = _PATTERNS.get(limit) or _PATTERNS.setdefault(limit, _patterns(limit))
     out, last, pos = [], 0, 0
     while True:

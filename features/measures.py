@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hwnoise.features import native
+
 __all__ = ["subtree_sizes", "subtree_last", "subtree_sum", "query_scores",
            "composite_text_density", "sibling_structure", "tree_measures", "tag_codes", "tag_factor",
            "TAG_VOCABULARY"]
@@ -160,6 +162,11 @@ def xpaths(parent: np.ndarray, tags: Sequence[str], nth: np.ndarray, root_path: 
     pos = np.array([f"[{k}]" for k in range(int(nth.max()) + 1)], dtype=object)[nth]
     steps = (slash + pos).tolist()
     slashes = slash.tolist()
+    if native.ext is not None:  # the same loop, compiled (features/_walk.c), for rows in document order
+        parent_c = np.ascontiguousarray(parent)
+        xp = native.ext.paths(parent_c, steps, root_path)
+        if xp is not None:
+            return xp, native.ext.paths(parent_c, slashes, root_path)
     xp = [root_path] * n
     tp = [root_path] * n
     for i, p, st, sl in zip(range(1, n), parent[1:].tolist(), steps[1:], slashes[1:]):

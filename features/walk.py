@@ -64,6 +64,7 @@ import numpy as np
 from lxml import etree
 
 from hwnoise.decode import decode_html
+from hwnoise.features import native
 from hwnoise.features.css import DROP_TAGS, hides, match_rows, page_style
 from hwnoise.features.limits import cap_markup
 from hwnoise.features.measures import (TAG_VOCABULARY, composite_text_density, query_scores,
@@ -73,9 +74,14 @@ from hwnoise.text import WORD_RE, normalize, tokenize
 if TYPE_CHECKING:  # pandas loads when a DataFrame of rows is asked for, not for the walk
     import pandas as pd
 
-__all__ = ["PageWalk", "walk_page", "parse_html", "TermMatcher", "TAG_VOCABULARY", "MAX_DEPTH",
+__all__ = ["PageWalk", "walk_page", "COMPILED", "parse_html", "TermMatcher", "TAG_VOCABULARY", "MAX_DEPTH",
            "composite_text_density", "query_scores", "subtree_last",
            "ROW_COLUMNS"]
+
+#: True when the walk runs its compiled parts (``features/_walk.c``: the visit, the paths, the
+#: attribute cap's scan, the site-key hash); False when they were not built, or when
+#: ``HWNOISE_WALK=python`` asks for the pure-Python walk (``features.native``).
+COMPILED: bool = native.ext is not None
 
 #: Deepest nesting kept (Chromium's kMaximumHTMLParserDOMTreeDepth).
 MAX_DEPTH = 512
@@ -221,6 +227,10 @@ def stable_hashes(strings: list[str]) -> np.ndarray:
     n = len(strings)
     if not n:
         return np.zeros(0, dtype=np.uint64)
+    if native.ext is not None:  # the same hash, compiled (features/_walk.c)
+        out = np.empty(n, dtype=np.uint64)
+        if native.ext.stable_hashes(strings if isinstance(strings, list) else list(strings), out):
+            return out
     data = "\x00".join(strings).encode("utf-8", "surrogatepass")
     buf = np.frombuffer(data, dtype=np.uint8)
     ends = np.flatnonzero(buf == 0)
@@ -461,7 +471,29 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
     elements in ``hidden`` and those whose ``hidden`` attribute or inline style
     hides them. With ``attrs`` it also records each row's class and id (for
     ``match_rows``), with ``keep`` each row's element.
+
+    Runs the compiled visit (``features/_walk.c``) when it is there, else (or when
+    the compiled one hands the page back: a comment or PI among the visited nodes, a
+    namespaced element) ``_visit_python``, the reference: both give the same lists.
     """
+    body = root.find("body")
+    if body is None:
+        body = root
+    if native.ext is not None:
+        got = native.ext.visit(body, DROP_TAGS, hidden, hides, attrs, keep)
+        if got is not None:
+            return (*got[:8], _path0(body), *got[8:])
+    return _visit_python(root, hidden, attrs, keep)
+
+
+def _path0(body: etree._Element) -> str:
+    """Body's own path from the root (``/html/body``)."""
+    return "/" + "/".join([str(a.tag) for a in reversed(list(body.iterancestors()))] + [str(body.tag)])
+
+
+def _visit_python(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = False):
+    """``_visit`` in Python over ``etree.iterwalk``: the fallback and the reference of the
+    compiled visit."""
     body = root.find("body")
     if body is None:
         body = root
@@ -534,9 +566,8 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
                     add_owner(cur)
                     add_text(t)
                     add_link(in_link)
-    path0 = "/" + "/".join([str(a.tag) for a in reversed(list(body.iterancestors()))] + [str(body.tag)])
     return (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag,
-            path0, classes, ids, elements, lasts)
+            _path0(body), classes, ids, elements, lasts)
 
 
 def _drop_rows(visit: tuple, rows: list[int]) -> tuple:

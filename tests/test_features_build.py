@@ -272,3 +272,29 @@ def test_features_command_does_not_load_pandas(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "False"
     assert ds.read_features()["label"].isna().sum() > 0  # the page without gold: null labels
+
+
+def test_string_columns_equal_arrow_own_conversion():
+    """``_str_array`` makes its buffers itself (UTF-8 byte offsets from code points in numpy):
+    the array equals ``pa.array`` of the same values, byte for byte, for ASCII, 2-, 3- and
+    4-byte characters, empty strings and None."""
+    import random
+
+    import pyarrow as pa
+
+    from hwnoise.features.build import _str_array
+
+    rng = random.Random(15)
+    alphabet = ["a", " ", "é", "ß", "€", "中", "\u2019", "😀", "\U0010fffd", "\x7f", "\x80", "\u07ff",
+                "\u0800", "\uffff", "\U00010000"]
+    cases = [[], [""], ["", None], ["ascii", "only"], [None, "é", None]]
+    for _ in range(300):
+        cases.append([None if rng.random() < 0.1 else
+                      "".join(rng.choice(alphabet) for _ in range(rng.randrange(6)))
+                      for _ in range(rng.randrange(1, 12))])
+    for vals in cases:
+        got = _str_array(vals)
+        want = pa.array(vals, pa.string())
+        assert got.equals(want), vals
+        assert got.to_pylist() == vals
+        assert got.null_count == want.null_count

@@ -75,3 +75,15 @@ def test_labels_align_with_rows_and_hidden_text_is_not_a_word():
     assert len(lab) == len(walk.rows) == 2
     assert lab.tolist() == ["N", "N"]
     assert isinstance(lab, np.ndarray)
+
+
+def test_label_arrays_are_object_arrays_of_their_own():
+    """``label_page`` returns a fresh object array of "S"/"N" each call: a caller that writes
+    into one (``resolve_labels``, ``rows[LABEL] = ...``) changes no other page's labels."""
+    walk = walk_page(PAGE)
+    first = label_page(walk, GOLD)
+    second = label_page(walk, GOLD)
+    assert first.dtype == object and set(first.tolist()) == {"S", "N"}
+    first[:] = None
+    assert set(second.tolist()) == {"S", "N"}
+    assert set(label_page(walk, GOLD).tolist()) == {"S", "N"}

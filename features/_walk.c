@@ -1,0 +1,679 @@
+/* The walk's visit in C (optional): ``features.walk._visit`` over libxml2's nodes directly.
+ *
+ * ``visit(body, drop, hidden, hides, attrs, keep)`` returns the same lists as the Python
+ * ``_visit`` (without ``path0``, which the caller adds), or None when the tree holds
+ * something the Python walk treats in its own way (a comment, processing instruction or
+ * entity reference among the visited nodes, a namespaced element, an attribute value made
+ * of other than text): the caller then runs the Python walk, the reference.
+ *
+ * What it reproduces, node for node, from lxml 6 (``etree.iterwalk`` and ``_Element``):
+ * - the visited nodes: elements, in document order, children found as ``iterwalk`` finds
+ *   them (element, comment, entity reference and PI nodes; the non-elements make it bail);
+ * - ``.text`` / ``.tail``: the contents of the consecutive text and CDATA nodes (XInclude
+ *   markers skipped), as lxml's ``_collectText`` joins them;
+ * - ``" ".join(s.split())``: whitespace is what ``str.isspace`` calls whitespace (the table
+ *   below; ``squash`` exposes it so that a test compares it with Python on every code point);
+ * - ``el.get(name)``: the first attribute of that name with no namespace, its text children
+ *   joined, "" when it has none;
+ * - ``el in hidden``: the same libxml2 node (lxml keeps one proxy per node);
+ * - an inline ``style`` is judged by the Python ``hides`` (called only when one exists).
+ *
+ * It reads libxml2's structures (``libxml/tree.h`` from ``lxml.get_include()``) and calls no
+ * libxml2 function; lxml's public C API (``elementFactory``, from ``lxml.etree.__pyx_capi__``)
+ * makes the element proxies of ``keep``.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <libxml/tree.h>
+#include "lxml.etree.h"
+
+typedef struct LxmlElement *(*element_factory_t)(struct LxmlDocument *, xmlNode *);
+static element_factory_t element_factory = NULL;
+static PyTypeObject *element_type = NULL;
+
+/* -- growable buffers ------------------------------------------------------------------ */
+typedef struct { char *p; Py_ssize_t n, cap; } Bytes;
+typedef struct { Py_ssize_t *p; Py_ssize_t n, cap; } Ints;
+
+static int bytes_reserve(Bytes *b, Py_ssize_t extra) {
+    if (b->n + extra <= b->cap) return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 256;
+    while (cap < b->n + extra) cap *= 2;
+    char *p = PyMem_Realloc(b->p, cap);
+    if (!p) { PyErr_NoMemory(); return -1; }
+    b->p = p; b->cap = cap;
+    return 0;
+}
+
+static int ints_push(Ints *a, Py_ssize_t v) {
+    if (a->n == a->cap) {
+        Py_ssize_t cap = a->cap ? 2 * a->cap : 256;
+        Py_ssize_t *p = PyMem_Realloc(a->p, cap * sizeof(Py_ssize_t));
+        if (!p) { PyErr_NoMemory(); return -1; }
+        a->p = p; a->cap = cap;
+    }
+    a->p[a->n++] = v;
+    return 0;
+}
+
+/* -- whitespace as str.isspace: " ".join(s.split()) on UTF-8 ---------------------------- */
+/* Length of the UTF-8 sequence at s (at most left bytes) and whether it is whitespace. */
+static inline int utf8_space(const unsigned char *s, Py_ssize_t left, int *len) {
+    unsigned char c = s[0];
+    if (c < 0x80) {
+        *len = 1;
+        return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20);
+    }
+    if (c < 0xE0) {
+        *len = left >= 2 ? 2 : (int)left;
+        return c == 0xC2 && left >= 2 && (s[1] == 0x85 || s[1] == 0xA0);
+    }
+    if (c < 0xF0) {
+        *len = left >= 3 ? 3 : (int)left;
+        if (left < 3) return 0;
+        if (c == 0xE1) return s[1] == 0x9A && s[2] == 0x80;                  /* U+1680 */
+        if (c == 0xE2) {
+            if (s[1] == 0x80) return s[2] <= 0x8A || s[2] == 0xA8 || s[2] == 0xA9 || s[2] == 0xAF;
+            return s[1] == 0x81 && s[2] == 0x9F;                                 /* U+205F */
+        }
+        if (c == 0xE3) return s[1] == 0x80 && s[2] == 0x80;                  /* U+3000 */
+        return 0;
+    }
+    *len = left >= 4 ? 4 : (int)left;
+    return 0;
+}
+
+/* Append s to out with whitespace runs collapsed; *gap says a space is pending (only after
+ * something was written). */
+static int squash_into(Bytes *out, const unsigned char *s, Py_ssize_t n, int *gap) {
+    if (bytes_reserve(out, n + 1) < 0) return -1;
+    char *w = out->p + out->n;
+    Py_ssize_t i = 0;
+    int g = *gap;
+    while (i < n) {
+        int len;
+        if (utf8_space(s + i, n - i, &len)) {
+            g = 1;
+        } else {
+            if (g && w != out->p) *w++ = ' ';
+            g = 0;
+            memcpy(w, s + i, len);
+            w += len;
+        }
+        i += len;
+    }
+    out->n = w - out->p;
+    *gap = g;
+    return 0;
+}
+
+static inline int is_text(xmlNode *n) {
+    return n->type == XML_TEXT_NODE || n->type == XML_CDATA_SECTION_NODE;
+}
+
+/* lxml's _textNodeOrSkip */
+static inline xmlNode *text_or_skip(xmlNode *n) {
+    while (n) {
+        if (is_text(n)) return n;
+        if (n->type == XML_XINCLUDE_START || n->type == XML_XINCLUDE_END) n = n->next;
+        else return NULL;
+    }
+    return NULL;
+}
+
+/* The squashed text of the text nodes from n on (.text with n = children, .tail with
+ * n = next): a new str, or NULL with no exception when it is empty. */
+static PyObject *squashed_text(xmlNode *n, Bytes *buf, int *err) {
+    buf->n = 0;
+    int gap = 0;
+    for (n = text_or_skip(n); n; n = text_or_skip(n->next)) {
+        if (n->content && n->content[0]
+                && squash_into(buf, n->content, (Py_ssize_t)strlen((const char *)n->content), &gap) < 0) {
+            *err = 1;
+            return NULL;
+        }
+    }
+    if (!buf->n) return NULL;
+    PyObject *s = PyUnicode_DecodeUTF8(buf->p, buf->n, NULL);
+    if (!s) *err = 1;
+    return s;
+}
+
+/* -- iterwalk's steps ------------------------------------------------------------------ */
+static inline int walked(xmlNode *n) {  /* lxml's _isElement */
+    return n->type == XML_ELEMENT_NODE || n->type == XML_COMMENT_NODE
+        || n->type == XML_ENTITY_REF_NODE || n->type == XML_PI_NODE;
+}
+
+static inline xmlNode *first_walked(xmlNode *n) {
+    for (n = n->children; n && !walked(n); n = n->next) {}
+    return n;
+}
+
+static inline xmlNode *next_walked(xmlNode *n) {
+    for (n = n->next; n && !walked(n); n = n->next) {}
+    return n;
+}
+
+/* -- attributes ------------------------------------------------------------------------ */
+/* el.get(name): 1 and *value set (new str) when present, 0 when absent, -1 on error, -2 when
+ * the value holds other than text (the Python walk decides). */
+static int attr_value(xmlAttr *a, PyObject **value, Bytes *buf) {
+    xmlNode *c = a->children;
+    if (!c) { *value = PyUnicode_FromStringAndSize("", 0); return *value ? 1 : -1; }
+    if (!c->next && is_text(c)) {
+        const char *s = c->content ? (const char *)c->content : "";
+        *value = PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), NULL);
+        return *value ? 1 : -1;
+    }
+    buf->n = 0;
+    for (; c; c = c->next) {
+        if (!is_text(c)) return -2;
+        if (c->content) {
+            Py_ssize_t k = (Py_ssize_t)strlen((const char *)c->content);
+            if (bytes_reserve(buf, k) < 0) return -1;
+            memcpy(buf->p + buf->n, c->content, k);
+            buf->n += k;
+        }
+    }
+    *value = PyUnicode_DecodeUTF8(buf->p ? buf->p : "", buf->n, NULL);
+    return *value ? 1 : -1;
+}
+
+enum { A_STYLE, A_HIDDEN, A_CLASS, A_ID, A_N };
+
+/* The first no-namespace attribute of each name we read. */
+static void find_attrs(xmlNode *n, xmlAttr **found) {
+    for (int k = 0; k < A_N; k++) found[k] = NULL;
+    for (xmlAttr *a = n->properties; a; a = a->next) {
+        if (a->ns || !a->name) continue;
+        const char *nm = (const char *)a->name;
+        int k = -1;
+        switch (nm[0]) {
+        case 's': if (!strcmp(nm, "style")) k = A_STYLE; break;
+        case 'h': if (!strcmp(nm, "hidden")) k = A_HIDDEN; break;
+        case 'c': if (!strcmp(nm, "class")) k = A_CLASS; break;
+        case 'i': if (!strcmp(nm, "id")) k = A_ID; break;
+        }
+        if (k >= 0 && !found[k]) found[k] = a;
+    }
+}
+
+/* -- tag names: one str per libxml2 name pointer (names come from the document's dict) ---- */
+#define TAGS 512
+typedef struct { const xmlChar *name; PyObject *str; int drop, is_a; } TagSlot;
+
+static TagSlot *tag_of(TagSlot *cache, const xmlChar *name, PyObject *drop) {
+    size_t h = (size_t)(((uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15ULL) >> 55) & (TAGS - 1);
+    for (size_t k = 0; k < TAGS; k++) {
+        TagSlot *t = &cache[(h + k) & (TAGS - 1)];
+        if (t->name == name) return t;
+        if (!t->name) {
+            PyObject *s = PyUnicode_DecodeUTF8((const char *)name, (Py_ssize_t)strlen((const char *)name), NULL);
+            if (!s) return NULL;
+            int d = PySet_Contains(drop, s);
+            if (d < 0) { Py_DECREF(s); return NULL; }
+            t->name = name; t->str = s; t->drop = d;
+            t->is_a = name[0] == 'a' && name[1] == 0;
+            return t;
+        }
+    }
+    PyErr_SetString(PyExc_OverflowError, "too many distinct tags");  /* caller falls back */
+    return NULL;
+}
+
+static int cmp_ptr(const void *a, const void *b) {
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int in_hidden(const uintptr_t *hid, Py_ssize_t nh, xmlNode *n) {
+    uintptr_t key = (uintptr_t)n;
+    Py_ssize_t lo = 0, hi = nh;
+    while (lo < hi) {
+        Py_ssize_t mid = (lo + hi) / 2;
+        if (hid[mid] < key) lo = mid + 1; else hi = mid;
+    }
+    return lo < nh && hid[lo] == key;
+}
+
+/* -- the visit ------------------------------------------------------------------------- */
+typedef struct { xmlNode *node; Py_ssize_t row; int in_link; } Frame;
+
+static PyObject *ints_list(const Ints *a) {
+    PyObject *l = PyList_New(a->n);
+    if (!l) return NULL;
+    for (Py_ssize_t i = 0; i < a->n; i++) {
+        PyObject *v = PyLong_FromSsize_t(a->p[i]);
+        if (!v) { Py_DECREF(l); return NULL; }
+        PyList_SET_ITEM(l, i, v);
+    }
+    return l;
+}
+
+static PyObject *bools_list(const Ints *a) {
+    PyObject *l = PyList_New(a->n);
+    if (!l) return NULL;
+    for (Py_ssize_t i = 0; i < a->n; i++) {
+        PyObject *v = a->p[i] ? Py_True : Py_False;
+        Py_INCREF(v);
+        PyList_SET_ITEM(l, i, v);
+    }
+    return l;
+}
+
+#define FAIL do { goto fail; } while (0)
+#define BAIL do { bail = 1; goto fail; } while (0)
+#define CHECK(x) do { if ((x) < 0) FAIL; } while (0)
+
+static PyObject *visit(PyObject *self, PyObject *args) {
+    PyObject *body_obj, *drop, *hidden, *hides;
+    int attrs, keep;
+    if (!PyArg_ParseTuple(args, "OOOOpp", &body_obj, &drop, &hidden, &hides, &attrs, &keep)) return NULL;
+    if (!PyAnySet_Check(drop)) { PyErr_SetString(PyExc_TypeError, "drop must be a set"); return NULL; }
+    if (!PyObject_TypeCheck(body_obj, element_type)) {
+        PyErr_SetString(PyExc_TypeError, "body must be an lxml element");
+        return NULL;
+    }
+    struct LxmlElement *body_el = (struct LxmlElement *)body_obj;
+    xmlNode *body = body_el->_c_node;
+    if (!body || body->type != XML_ELEMENT_NODE || body->ns) Py_RETURN_NONE;
+
+    PyObject *result = NULL;
+    int bail = 0;
+    TagSlot *cache = PyMem_Calloc(TAGS, sizeof(TagSlot));
+    Bytes buf = {0}, abuf = {0};
+    Ints parents = {0}, depths = {0}, seg_start = {0}, seg_owner = {0}, seg_link = {0}, link_flag = {0}, lasts = {0};
+    Frame *stack = NULL;
+    Py_ssize_t sp = 0, scap = 0;
+    uintptr_t *hid = NULL;
+    Py_ssize_t nh = 0;
+    PyObject *tags = PyList_New(0), *seg_text = PyList_New(0);
+    PyObject *classes = PyList_New(0), *ids = PyList_New(0), *elements = PyList_New(0);
+    if (!cache || !tags || !seg_text || !classes || !ids || !elements) FAIL;
+
+    /* the hidden set as sorted node pointers */
+    if (hidden != Py_None && PyObject_IsTrue(hidden)) {
+        PyObject *it = PyObject_GetIter(hidden), *item;
+        if (!it) FAIL;
+        Py_ssize_t cap = 16;
+        hid = PyMem_Malloc(cap * sizeof(uintptr_t));
+        if (!hid) { Py_DECREF(it); PyErr_NoMemory(); FAIL; }
+        while ((item = PyIter_Next(it))) {
+            if (PyObject_TypeCheck(item, element_type)) {
+                if (nh == cap) {
+                    uintptr_t *p = PyMem_Realloc(hid, 2 * cap * sizeof(uintptr_t));
+                    if (!p) { Py_DECREF(item); Py_DECREF(it); PyErr_NoMemory(); FAIL; }
+                    hid = p; cap *= 2;
+                }
+                hid[nh++] = (uintptr_t)((struct LxmlElement *)item)->_c_node;
+            }
+            Py_DECREF(item);
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred()) FAIL;
+        qsort(hid, nh, sizeof(uintptr_t), cmp_ptr);
+    }
+
+    Py_ssize_t cur = -1;
+    int in_link = 0;
+    xmlNode *n = body;
+    int entering = 1;  /* n is an element to start (else: the element on top just ended) */
+    for (;;) {
+        if (entering) {
+            if (n->type != XML_ELEMENT_NODE || n->ns || !n->name) BAIL;
+            TagSlot *t = tag_of(cache, n->name, drop);
+            if (!t) { if (PyErr_ExceptionMatches(PyExc_OverflowError)) { PyErr_Clear(); BAIL; } FAIL; }
+            xmlAttr *found[A_N];
+            find_attrs(n, found);
+            int skip = 0;
+            if (n != body) {
+                if (t->drop) {
+                    skip = 1;
+                } else {
+                    if (found[A_STYLE]) {
+                        PyObject *st;
+                        int r = attr_value(found[A_STYLE], &st, &abuf);
+                        if (r == -2) BAIL;
+                        CHECK(r);
+                        PyObject *v = PyObject_CallOneArg(hides, st);
+                        Py_DECREF(st);
+                        if (!v) FAIL;
+                        skip = PyObject_IsTrue(v);
+                        Py_DECREF(v);
+                        CHECK(skip);
+                    }
+                    if (!skip && found[A_HIDDEN]) skip = 1;
+                    if (!skip && nh && in_hidden(hid, nh, n)) skip = 1;
+                }
+            }
+            if (skip) {
+                int err = 0;
+                PyObject *tl = squashed_text(n->next, &buf, &err);
+                if (err) FAIL;
+                if (tl) {
+                    int r = PyList_Append(seg_text, tl);
+                    Py_DECREF(tl);
+                    CHECK(r);
+                    CHECK(ints_push(&seg_owner, cur));
+                    CHECK(ints_push(&seg_link, in_link));
+                }
+                xmlNode *nx = next_walked(n);
+                if (nx) { n = nx; continue; }
+                entering = 0;
+                continue;
+            }
+            Py_ssize_t i = PyList_GET_SIZE(tags);
+            CHECK(PyList_Append(tags, t->str));
+            CHECK(ints_push(&parents, cur));
+            CHECK(ints_push(&depths, sp));
+            CHECK(ints_push(&seg_start, PyList_GET_SIZE(seg_text)));
+            CHECK(ints_push(&lasts, i));
+            CHECK(ints_push(&link_flag, t->is_a));
+            if (attrs) {
+                for (int k = A_CLASS; k <= A_ID; k++) {
+                    PyObject *v = Py_None;
+                    if (found[k]) {
+                        int r = attr_value(found[k], &v, &abuf);
+                        if (r == -2) BAIL;
+                        CHECK(r);
+                    } else {
+                        Py_INCREF(v);
+                    }
+                    int r = PyList_Append(k == A_CLASS ? classes : ids, v);
+                    Py_DECREF(v);
+                    CHECK(r);
+                }
+            }
+            if (keep) {
+                PyObject *e = (PyObject *)element_factory(body_el->_doc, n);
+                if (!e) FAIL;
+                int r = PyList_Append(elements, e);
+                Py_DECREF(e);
+                CHECK(r);
+            }
+            if (sp == scap) {
+                Py_ssize_t cap = scap ? 2 * scap : 64;
+                Frame *p = PyMem_Realloc(stack, cap * sizeof(Frame));
+                if (!p) { PyErr_NoMemory(); FAIL; }
+                stack = p; scap = cap;
+            }
+            stack[sp].node = n; stack[sp].row = cur; stack[sp].in_link = in_link;
+            sp++;
+            cur = i;
+            in_link = in_link || t->is_a;
+            int err = 0;
+            PyObject *tx = squashed_text(n->children, &buf, &err);
+            if (err) FAIL;
+            if (tx) {
+                int r = PyList_Append(seg_text, tx);
+                Py_DECREF(tx);
+                CHECK(r);
+                CHECK(ints_push(&seg_owner, i));
+                CHECK(ints_push(&seg_link, in_link));
+            }
+            xmlNode *c = first_walked(n);
+            if (c) { n = c; continue; }
+            entering = 0;
+            continue;
+        }
+        /* the element on top of the stack ends */
+        sp--;
+        xmlNode *el = stack[sp].node;
+        lasts.p[cur] = PyList_GET_SIZE(tags) - 1;
+        cur = stack[sp].row;
+        in_link = stack[sp].in_link;
+        if (el == body) break;
+        int err = 0;
+        PyObject *tl = squashed_text(el->next, &buf, &err);
+        if (err) FAIL;
+        if (tl) {
+            int r = PyList_Append(seg_text, tl);
+            Py_DECREF(tl);
+            CHECK(r);
+            CHECK(ints_push(&seg_owner, cur));
+            CHECK(ints_push(&seg_link, in_link));
+        }
+        xmlNode *nx = next_walked(el);
+        if (nx) { n = nx; entering = 1; }
+    }
+
+    {
+        PyObject *l_par = ints_list(&parents), *l_dep = ints_list(&depths), *l_start = ints_list(&seg_start);
+        PyObject *l_own = ints_list(&seg_owner), *l_link = bools_list(&seg_link);
+        PyObject *l_flag = bools_list(&link_flag), *l_last = ints_list(&lasts);
+        if (l_par && l_dep && l_start && l_own && l_link && l_flag && l_last)
+            result = PyTuple_Pack(12, tags, l_par, l_dep, l_start, l_own, seg_text, l_link, l_flag,
+                                  classes, ids, elements, l_last);
+        Py_XDECREF(l_par); Py_XDECREF(l_dep); Py_XDECREF(l_start); Py_XDECREF(l_own);
+        Py_XDECREF(l_link); Py_XDECREF(l_flag); Py_XDECREF(l_last);
+    }
+fail:
+    if (bail && !result) {
+        PyErr_Clear();
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    if (cache) {
+        for (int k = 0; k < TAGS; k++) Py_XDECREF(cache[k].str);
+        PyMem_Free(cache);
+    }
+    PyMem_Free(buf.p); PyMem_Free(abuf.p);
+    PyMem_Free(parents.p); PyMem_Free(depths.p); PyMem_Free(seg_start.p); PyMem_Free(seg_owner.p);
+    PyMem_Free(seg_link.p); PyMem_Free(link_flag.p); PyMem_Free(lasts.p);
+    PyMem_Free(stack); PyMem_Free(hid);
+    Py_XDECREF(tags); Py_XDECREF(seg_text); Py_XDECREF(classes); Py_XDECREF(ids); Py_XDECREF(elements);
+    return result;
+}
+
+static PyObject *squash(PyObject *self, PyObject *arg) {
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(arg, &n);
+    if (!s) return NULL;
+    Bytes out = {0};
+    int gap = 0;
+    if (squash_into(&out, (const unsigned char *)s, n, &gap) < 0) { PyMem_Free(out.p); return NULL; }
+    PyObject *r = PyUnicode_DecodeUTF8(out.p ? out.p : "", out.n, NULL);
+    PyMem_Free(out.p);
+    return r;
+}
+
+/* paths(parent, steps, root): out[0] = root, out[i] = out[parent[i]] + steps[i], for
+ * measures.xpaths; None when a row's parent does not come before it (not document order). */
+static PyObject *paths(PyObject *self, PyObject *args) {
+    PyObject *parent_obj, *steps, *root;
+    if (!PyArg_ParseTuple(args, "OO!U", &parent_obj, &PyList_Type, &steps, &root)) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(parent_obj, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(steps);
+    PyObject *out = NULL;
+    if (view.itemsize != 8 || !view.format || strchr("qlQL", view.format[view.format[0] == '<' || view.format[0] == '=' || view.format[0] == '@'])
+            == NULL || view.len / 8 != n) {
+        PyErr_SetString(PyExc_TypeError, "parent must be int64 with one entry per step");
+        goto done;
+    }
+    const int64_t *parent = view.buf;
+    out = PyList_New(n);
+    if (!out || !n) goto done;
+    Py_INCREF(root);
+    PyList_SET_ITEM(out, 0, root);
+    for (Py_ssize_t i = 1; i < n; i++) {
+        int64_t p = parent[i];
+        if (p < 0 || p >= i) {  /* not a tree in document order: the caller's loop decides */
+            Py_CLEAR(out);
+            out = Py_None;
+            Py_INCREF(out);
+            goto done;
+        }
+        PyObject *v = PyUnicode_Concat(PyList_GET_ITEM(out, p), PyList_GET_ITEM(steps, i));
+        if (!v) { Py_CLEAR(out); goto done; }
+        PyList_SET_ITEM(out, i, v);
+    }
+done:
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* -- the attribute cap's scan (features.limits) ----------------------------------------- */
+/* Py_UNICODE_ISSPACE is what the regex module's \s and str.isspace use. */
+#define CH(i) PyUnicode_READ(kind, data, (i))
+
+/* One ATTR of features.limits at i ((?>\s+[^\s=/>"'<]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']+))?)):
+ * its end, or -1 when none starts there. */
+static Py_ssize_t attr_at(int kind, const void *data, Py_ssize_t len, Py_ssize_t i) {
+    Py_ssize_t j = i;
+    while (j < len && Py_UNICODE_ISSPACE(CH(j))) j++;
+    if (j == i) return -1;
+    Py_ssize_t k = j;
+    for (; k < len; k++) {
+        Py_UCS4 c = CH(k);
+        if (Py_UNICODE_ISSPACE(c) || c == '=' || c == '/' || c == '>' || c == '"' || c == '\'' || c == '<') break;
+    }
+    if (k == j) return -1;
+    /* the optional value */
+    Py_ssize_t v = k;
+    while (v < len && Py_UNICODE_ISSPACE(CH(v))) v++;
+    if (v >= len || CH(v) != '=') return k;
+    v++;
+    while (v < len && Py_UNICODE_ISSPACE(CH(v))) v++;
+    if (v >= len) return k;
+    Py_UCS4 q = CH(v);
+    if (q == '"' || q == '\'') {
+        for (Py_ssize_t e = v + 1; e < len; e++)
+            if (CH(e) == q) return e + 1;
+        return k;  /* unterminated: no value */
+    }
+    if (q == '>') return k;
+    Py_ssize_t e = v;
+    for (; e < len; e++) {
+        Py_UCS4 c = CH(e);
+        if (Py_UNICODE_ISSPACE(c) || c == '>' || c == '"' || c == '\'') break;
+    }
+    return e > v ? e : k;
+}
+
+static inline int ascii_letter(Py_UCS4 c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+
+/* over_attributes(text, n): whether some tag of text has more than n attributes, as the
+ * ``skip`` pattern of features.limits finds them (it stops before the end of the text exactly
+ * then): tags are read from each "<" and a letter, past the attributes they have. */
+static PyObject *over_attributes(PyObject *self, PyObject *args) {
+    PyObject *text;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "Un", &text, &n)) return NULL;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t i = 0;
+    while (i < len) {
+        if (CH(i) != '<' || i + 1 >= len || !ascii_letter(CH(i + 1))) { i++; continue; }
+        Py_ssize_t j = i + 2;
+        for (; j < len; j++) {
+            Py_UCS4 c = CH(j);
+            if (Py_UNICODE_ISSPACE(c) || c == '/' || c == '>') break;
+        }
+        Py_ssize_t count = 0;
+        for (;;) {
+            Py_ssize_t e = attr_at(kind, data, len, j);
+            if (e < 0) break;
+            if (++count > n) Py_RETURN_TRUE;
+            j = e;
+        }
+        i = j;
+    }
+    Py_RETURN_FALSE;
+}
+#undef CH
+
+/* -- walk.stable_hashes ------------------------------------------------------------------ */
+static inline uint64_t mix64(uint64_t x) {
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+/* stable_hashes(strings, out): out[i] = walk.stable_hashes' hash of strings[i] (out: a
+ * writable uint64 buffer). False when a string has no UTF-8 form (a lone surrogate: the
+ * caller hashes in numpy, with surrogatepass). */
+static PyObject *stable_hashes(PyObject *self, PyObject *args) {
+    PyObject *strings, *out_obj;
+    if (!PyArg_ParseTuple(args, "O!O", &PyList_Type, &strings, &out_obj)) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(out_obj, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(strings);
+    PyObject *res = NULL;
+    if (view.itemsize != 8 || view.len / 8 != n) {
+        PyErr_SetString(PyExc_TypeError, "out must be uint64 with one entry per string");
+        goto done;
+    }
+    uint64_t *out = view.buf;
+    const uint64_t P = 0xC2B2AE3D27D4EB4FULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *s = PyList_GET_ITEM(strings, i);
+        if (!PyUnicode_Check(s)) { PyErr_SetString(PyExc_TypeError, "strings only"); goto done; }
+        Py_ssize_t len;
+        const unsigned char *b = (const unsigned char *)PyUnicode_AsUTF8AndSize(s, &len);
+        if (!b) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) goto done;
+            PyErr_Clear();
+            res = Py_False;
+            Py_INCREF(res);
+            goto done;
+        }
+        uint64_t h = 0, pw = 1;
+        for (Py_ssize_t k = 0; k < len; k++) {
+            pw *= P;
+            h += ((uint64_t)b[k] + 1) * pw;
+        }
+        out[i] = mix64(mix64((uint64_t)len + 1) ^ mix64(h));
+    }
+    res = Py_True;
+    Py_INCREF(res);
+done:
+    PyBuffer_Release(&view);
+    return res;
+}
+
+static PyMethodDef methods[] = {
+    {"stable_hashes", stable_hashes, METH_VARARGS,
+     "stable_hashes(strings, out): walk.stable_hashes into out; False when a string is not UTF-8-encodable."},
+    {"over_attributes", over_attributes, METH_VARARGS,
+     "over_attributes(text, n): whether a tag has more than n attributes (features.limits' scan)."},
+    {"paths", paths, METH_VARARGS,
+     "paths(parent, steps, root): each row's path, its parent's path plus its step (measures.xpaths); "
+     "None when a parent does not come before its row."},
+    {"visit", visit, METH_VARARGS,
+     "visit(body, drop, hidden, hides, attrs, keep): features.walk._visit's lists (without path0), "
+     "or None when the Python walk must decide."},
+    {"squash", squash, METH_O, "squash(s): ' '.join(s.split()), as the visit computes it."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_walk", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__walk(void) {
+    PyObject *etree = PyImport_ImportModule("lxml.etree");
+    if (!etree) return NULL;
+    element_type = (PyTypeObject *)PyObject_GetAttrString(etree, "_Element");
+    PyObject *capi = PyObject_GetAttrString(etree, "__pyx_capi__");
+    Py_DECREF(etree);
+    if (!element_type || !capi) { Py_XDECREF(capi); return NULL; }
+    if (!PyType_Check((PyObject *)element_type)) {
+        Py_DECREF(capi);
+        PyErr_SetString(PyExc_ImportError, "lxml.etree._Element is not a type");
+        return NULL;
+    }
+    PyObject *cap = PyDict_GetItemString(capi, "elementFactory");
+    const char *sig = "struct LxmlElement *(struct LxmlDocument *, xmlNode *)";
+    if (!cap || !PyCapsule_IsValid(cap, sig)) {
+        Py_DECREF(capi);
+        PyErr_SetString(PyExc_ImportError, "lxml.etree exports no elementFactory of the expected signature");
+        return NULL;
+    }
+    element_factory = (element_factory_t)PyCapsule_GetPointer(cap, sig);
+    Py_DECREF(capi);
+    if (!element_factory) return NULL;
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,258 @@
+"""The compiled visit (features/_walk.c) gives the same lists as the Python visit, the reference."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from lxml import etree
+
+from hwnoise.features import native, walk
+from hwnoise.features.css import DROP_TAGS, hides, page_style
+from hwnoise.features.walk import flatten_deep, parse_html, walk_page
+
+try:  # the extension itself, whatever HWNOISE_WALK says
+    from hwnoise.features import _walk as EXT
+except ImportError:  # pragma: no cover - not built
+    EXT = None
+
+DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+pytestmark = pytest.mark.skipif(EXT is None, reason="the compiled walk was not built (no C compiler)")
+
+FIXTURES = {
+    "entities": "<p>Fish &amp; chips &eacute;t&eacute; &lt;b&gt; &#160;nbsp&nbsp;x &#x2003;em "
+                "&unknown; &copy;2009 caf\u00e9</p><p title='a &amp; b'>&quot;q&quot;</p>",
+    "hidden": """<html><head><style>.ad { display: none } #side .promo { visibility: hidden }
+        div[data-x] { display:none } ul > li.gone { display: none }</style></head><body>
+        <div class="ad">ad text</div>keep<div id="side"><span class="promo">promo</span> side</div>
+        <div data-x="1">attr sel</div><ul><li class="gone">g</li><li>kept</li></ul>
+        <p hidden>attr hidden</p><p style="display:none">inline none</p>
+        <p style="color:red; visibility : hidden !important">inline hidden</p>
+        <p style="display:block">inline shown</p><p style="">empty style</p><p hidden="">h2</p>
+        <script>var x = 1;</script>after script<noscript>ns</noscript><template>t</template>
+        <iframe>if</iframe><canvas>cv</canvas>tail</body></html>""",
+    "links": "<body>a <a href=x>one <b>bold</b> two</a> tail of a <a>x<a>nested?</a>y</a> "
+             "<span>s<a href=y>in</a>after link</span> end</body>",
+    "broken": "<div><p>unclosed <b>bold <i>both</b> after</i> text<td>cell</td></p></span>stray "
+              "<table><tr><td>1<td>2</table><li>one<li>two</ul><p>x</div></div>more"
+              "</html><html><body><p>second root</p></body></html>",
+    "whitespace": "<p>\t\n  lead\u00a0\u00a0nbsp\u2003em\u3000ideo \u200bzw\u202fnarrow\u0085nel "
+                  "\x1c\x1d\x1e\x1fsep\u2028ls\u2029ps \u1680ogham\u205f end  \r\n</p><p> \u00a0 </p>"
+                  "<p>\ufeffbom</p>",
+    "empty": "",
+    "no body": "<html><head><title>t</title></head></html>",
+    "text only": "just text, no markup at all",
+    "nested": "<div>" * 300 + "deep" + "</div>" * 300 + "<p>after</p>",
+    "attrs": "<div class='a b' id=x class=dup><p CLASS=Up ID=Y>x</p><p class id>empty</p>"
+             "<p class='&amp;&lt;'>ent</p></div>",
+    "cdata and pi": "<p>a<![CDATA[cd]]>b<?php echo 1 ?>c</p><svg><text>svg text</text></svg>"
+                    "<math><mi>x</mi></math><foo:bar>ns-like</foo:bar>",
+    "unicode": "<p>\u65e5\u672c\u8a9e \U0001f600 emoji \u00e9\u0301 combining \ud7ff</p>",
+}
+
+
+@pytest.fixture(autouse=True)
+def compiled(monkeypatch):
+    """The walk runs the compiled parts in these tests (even with HWNOISE_WALK=python)."""
+    monkeypatch.setattr(native, "ext", EXT)
+
+
+def both(root, hidden=frozenset(), attrs=False, keep=False):
+    py = walk._visit_python(root, set(hidden), attrs, keep)
+    assert native.ext is EXT
+    c = walk._visit(root, set(hidden), attrs, keep)
+    return py, c
+
+
+def assert_same(root, label):
+    style = page_style(root, None)
+    for attrs, keep in ((False, False), (True, False), (True, True), (bool(style.simple), False)):
+        py, c = both(root, style.elements, attrs, keep)
+        assert c == py, (label, attrs, keep, [k for k in range(len(py)) if c[k] != py[k]])
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_compiled_visit_equals_python_visit(name):
+    root, _ = parse_html(FIXTURES[name])
+    assert_same(root, name)
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_walk_page_equals_with_either_visit(name, monkeypatch):
+    html = FIXTURES[name].encode("utf-8")
+    compiled = walk_page(html, ["fish", "kept", "one two"], keep_tree=True)
+    monkeypatch.setattr(native, "ext", None)
+    python = walk_page(html, ["fish", "kept", "one two"], keep_tree=True)
+    assert compiled.rows.equals(python.rows), name
+    assert compiled.segments == python.segments
+    assert compiled.classes == python.classes and compiled.ids == python.ids
+    assert [e.tag for e in compiled.elements] == [e.tag for e in python.elements]
+
+
+def test_compiled_visit_really_runs_and_does_the_work():
+    root, _ = parse_html(FIXTURES["hidden"])
+    style = page_style(root, None)
+    body = root.find("body")
+    got = EXT.visit(body, DROP_TAGS, style.elements, hides, True, True)
+    assert got is not None
+    tags, texts, elements = got[0], got[5], got[10]
+    assert tags[0] == "body" and "script" not in tags and "noscript" not in tags
+    assert "keep" in texts and "after script" in texts and "tail" in texts
+    assert not {"attr hidden", "inline none", "inline hidden", "h2", "ns", "t", "if", "cv"} & set(texts)
+    assert "inline shown" in texts and "empty style" in texts
+    assert [e.tag for e in elements] == tags and elements[0] is body
+
+
+def test_deep_nesting_beyond_the_stack_of_a_recursive_walk():
+    html = "<body>" + "<div>" * 1500 + "x" + "</div>" * 1500 + "tail</body>"
+    root, too_deep = parse_html(html)
+    assert not too_deep
+    assert_same(root, "1500 levels")
+    assert max(walk._visit(root, set())[2]) == 1500
+    root, _ = parse_html(flatten_deep("<body>" + "<p><span>" * 2000 + "deep</body>"))
+    assert_same(root, "flattened")
+
+
+def test_comments_and_pis_are_left_to_the_python_walk():
+    """The walk's parser drops comments and PIs; a tree that still has them (another parser)
+    gets the Python visit's answer, whatever it makes of them."""
+    parser = etree.HTMLParser(remove_comments=False, remove_pis=False)
+    root = etree.fromstring(b"<html><body><p>a<!-- c -->b</p><?pi x?>t<b>c</b></body></html>", parser)
+    body = root.find("body")
+    assert EXT.visit(body, DROP_TAGS, set(), hides, False, False) is None  # handed back
+    assert_same(root, "comments")
+    # a comment inside a dropped element is never visited: the compiled visit keeps the page
+    root = etree.fromstring(b"<html><body><script><!-- c --></script><p>a</p></body></html>", parser)
+    body = root.find("body")
+    assert EXT.visit(body, DROP_TAGS, set(), hides, False, False) is not None
+    assert_same(root, "comment in script")
+
+
+def test_namespaced_and_built_trees():
+    root = etree.Element("html")
+    body = etree.SubElement(root, "body")
+    body.text = " a  b "
+    etree.SubElement(body, "{urn:x}thing").text = "ns"
+    assert EXT.visit(body, DROP_TAGS, set(), hides, False, False) is None
+    assert_same(root, "namespaced")
+    del body[0]
+    p = etree.SubElement(body, "p", {"class": "c"})
+    p.text, p.tail = "x\u00a0y", " t "
+    assert_same(root, "built")
+
+
+def test_hidden_set_is_matched_by_element():
+    root, _ = parse_html("<body><p>one</p><p>two</p><div><p>three</p></div>tail</body>")
+    ps = root.findall(".//p")
+    for hidden in ({ps[1]}, {ps[0], ps[2]}, {root.find(".//div")}, {root.find("body")}):
+        py, c = both(root, hidden)
+        assert c == py
+    assert "two" not in both(root, {ps[1]})[1][5]
+
+
+def test_squash_equals_split_join_on_every_code_point():
+    chars = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
+    text = "x".join(chars)
+    assert EXT.squash(text) == " ".join(text.split())
+    spaces = "".join(c for c in chars if c.isspace())
+    assert len(spaces) == 29
+    runs = "a" + spaces + "b" + spaces[::-1] + spaces + "c" + spaces
+    assert EXT.squash(runs) == "a b c"
+    assert EXT.squash(spaces) == ""
+
+
+def _corpus_sample(step: int) -> list[Path]:
+    globs = {"big9": "big5-*/html/*", "cleaneval": "*/*/*.html", "dragnet": "HTML/*.html",
+             "l3s": "*/original/*.html", "readability": "test/test-pages/*/source.html"}
+    pages = []
+    for name, pattern in globs.items():
+        pages += sorted((DATASETS / name).glob(pattern))[::step]
+    return pages
+
+
+@pytest.mark.datasets
+@pytest.mark.skipif(not (DATASETS / "big9").is_dir(), reason="../shared/datasets not present")
+def test_compiled_visit_equals_python_visit_on_the_bench_corpora():
+    from hwnoise.decode import decode_html
+
+    pages = _corpus_sample(step=4)  # every 4th page of the corpora bench_features.py pools
+    assert len(pages) > 250
+    for p in pages:
+        text, _ = decode_html(p.read_bytes(), None)
+        root, too_deep = parse_html(text)
+        if too_deep:
+            root, _ = parse_html(flatten_deep(text))
+        style = page_style(root, text)
+        for attrs, keep in ((bool(style.simple), False), (True, True)):
+            py, c = both(root, style.elements, attrs, keep)
+            assert c == py, p
+        body = root.find("body")
+        assert EXT.visit(body if body is not None else root, DROP_TAGS, style.elements,
+                                 hides, False, False) is not None, p  # no page falls back
+
+
+def test_attribute_scan_equals_the_regex_of_features_limits():
+    """``over_attributes`` is true exactly when the ``skip`` pattern of ``features.limits``
+    stops before the end (a tag over the cap): seeded random markup, caps 0 to 3."""
+    import random
+
+    from hwnoise.features.limits import _patterns
+
+    rng = random.Random(15)
+    alphabet = list("<<<aAb =='\"/>>\t\n\u00a0\u2003x-9\u00e9'") + [
+        "<a ", " x=1", ' y="a>b"', " z='<'", "<!--", "</a>", "<1", "\U0001f600", "= ", '="']
+    seen = {True: 0, False: 0}
+    for _ in range(30000):
+        n = rng.randrange(4)
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        want = _patterns(n)[0].match(text, 0).end() < len(text)
+        assert EXT.over_attributes(text, n) is want, (text, n)
+        seen[want] += 1
+    assert min(seen.values()) > 1000  # both answers were tried
+    page = "<p " + " ".join(f"a{k}=1" for k in range(1001)) + ">x</p>"
+    assert EXT.over_attributes(page, 1000) and not EXT.over_attributes(page, 1001)
+
+
+def test_stable_hashes_equal_the_numpy_hash(monkeypatch):
+    import random
+
+    import numpy as np
+
+    rng = random.Random(7)
+    strings = ["", "a", "ab", "ba", "\x00", "a\x00b", "caf\u00e9", "\U0001f600" * 3, "x" * 5000,
+               " ".join("word" for _ in range(300))]
+    strings += ["".join(chr(rng.choice([32, 97, 233, 0x4e2d, 0x1f600, 0])) for _ in range(rng.randint(0, 30)))
+                for _ in range(500)]
+    compiled = walk.stable_hashes(strings)
+    assert EXT.stable_hashes(strings, np.empty(len(strings), np.uint64)) is True
+    monkeypatch.setattr(native, "ext", None)
+    assert np.array_equal(compiled, walk.stable_hashes(strings))
+    assert np.array_equal(walk.stable_hashes(["", ""]), compiled[[0, 0]])
+    assert len(set(compiled.tolist())) == len(set(strings))
+    lone = ["a\ud800b", "ok"]  # no UTF-8 form: the numpy hash (surrogatepass) answers
+    monkeypatch.setattr(native, "ext", EXT)
+    assert EXT.stable_hashes(lone, np.empty(2, np.uint64)) is False
+    got = walk.stable_hashes(lone)
+    monkeypatch.setattr(native, "ext", None)
+    assert np.array_equal(got, walk.stable_hashes(lone))
+
+
+def test_paths_equal_the_python_loop(monkeypatch):
+    import numpy as np
+
+    from hwnoise.features.measures import sibling_structure, xpaths
+
+    tags = ["body", "div", "p", "p", "div", "a", "p"]
+    parent = np.array([-1, 0, 1, 1, 0, 4, 0], dtype=np.int64)
+    nth = sibling_structure(parent, tags)[0]
+    compiled = xpaths(parent, tags, nth, "/html/body")
+    assert compiled[0][3] == "/html/body/div[1]/p[2]" and compiled[1][5] == "/html/body/div/a"
+    strided = np.repeat(parent, 2)[::2]  # not contiguous
+    assert xpaths(strided, tags, nth, "/html/body") == compiled
+    shuffled = np.array([-1, 0, 3, 0, 0, 4, 0], dtype=np.int64)  # row 2's parent comes after it
+    assert EXT.paths(shuffled, list(tags), "/r") is None
+    got = xpaths(shuffled, tags, nth, "/html/body")
+    monkeypatch.setattr(native, "ext", None)
+    assert xpaths(parent, tags, nth, "/html/body") == compiled
+    assert xpaths(shuffled, tags, nth, "/html/body") == got
