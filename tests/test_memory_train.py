@@ -120,3 +120,24 @@ def test_a_consuming_fit_gives_its_feature_columns_up_to_the_matrix():
     fit = NoiseModel("j48", feats).fit(kept, consume=True)
     assert fit.train_hash == ref.train_hash and fit.tree_text() == ref.tree_text()
     assert list(kept.columns) == ["label"]
+
+
+def test_inner_threshold_on_rows_equals_it_on_a_copy(monkeypatch):
+    import hwnoise.training.threshold as thr
+
+    rng = np.random.default_rng(7)
+    n = 3000
+    df = pd.DataFrame({"site": rng.choice(["a", "b", "c", "d"], n), "dataset": "x",
+                       "page": [f"p{i // 50}" for i in range(n)], "ctd": rng.exponential(20, n),
+                       "query_score": rng.exponential(2, n), "own_chars": rng.integers(0, 200, n)})
+    df["label"] = np.where((df.ctd > 25) ^ (rng.random(n) < 0.2), "N", "S").astype(object)
+    df.loc[::13, "label"] = None
+    rows = np.sort(rng.choice(n, 2000, replace=False))
+    seen = []
+    real = thr.page_char_f1
+    monkeypatch.setattr(thr, "page_char_f1", lambda d, p, t: seen.append(p.copy()) or real(d, p, t))
+    new = lambda: NoiseModel("gb", "ctd,query_score")  # noqa: E731
+    on_copy = thr.inner_threshold(df.iloc[rows].reset_index(drop=True), new)
+    on_rows = thr.inner_threshold(df, new, rows=rows)
+    assert on_rows == on_copy
+    assert np.array_equal(seen[0], seen[2])             # the same out-of-fold probabilities
