@@ -170,12 +170,13 @@ class ModelMethod(WalkMethod):
         df = training_rows(pages, self.cache, self.spec.columns())
         if df.empty:
             raise ExtractorError("model: the training pages have no labelled rows (no gold text?)")
-        return self.fit_rows(df, assembled=True)
+        return self.fit_rows(df, assembled=True, consume=True)  # the rows are ours: given up to the fit
 
-    def fit_rows(self, df: pd.DataFrame, *, assembled: bool = False) -> "ModelMethod":
+    def fit_rows(self, df: pd.DataFrame, *, assembled: bool = False, consume: bool = False) -> "ModelMethod":
         """Train on labelled feature rows. Rows that were not assembled from pages (the thesis
         protocol's node split) get the columns computable from rows alone; stacked columns
-        need the pages."""
+        need the pages. ``consume``: the fit deletes the feature columns from ``df`` as it
+        fills its matrix (the caller no longer needs them), so they are not held twice."""
         from hwnoise.features.assembly import add_context, add_page_context
         from hwnoise.training.spec import fit_spec
 
@@ -197,7 +198,7 @@ class ModelMethod(WalkMethod):
                     g = add_page_context(g, None)
                 parts.append(add_context(g, feats))
             df = pd.concat(parts, ignore_index=True)
-        self.model = fit_spec(self.spec, df)
+        self.model = fit_spec(self.spec, df, consume=consume)
         return self
 
     # -- prediction ------------------------------------------------------------------

@@ -223,18 +223,23 @@ class NoiseModel:
     def _is_c45(self) -> bool:
         return type(self.estimator).__module__.startswith("hwnoise.training.c45")
 
-    def matrix(self, df: pd.DataFrame) -> np.ndarray:
-        """The float64 feature matrix of ``df`` (nominal features as category codes), filled
-        column by column in place: column-major for C4.5 (which reads it by feature, so it
-        needs no transposed copy), row-major for the other classifiers."""
+    def matrix(self, df: pd.DataFrame, rows: np.ndarray | None = None, *,
+               consume: bool = False) -> np.ndarray:
+        """The float64 feature matrix of ``df`` (of its rows at positions ``rows`` when given:
+        no copy of the frame, one column at a time), nominal features as category codes,
+        filled column by column in place: column-major for C4.5 (which reads it by feature,
+        so it needs no transposed copy), row-major for the other classifiers. With ``consume``
+        each feature column is deleted from ``df`` once copied (the caller's frame gives up
+        its features, so they are never held twice)."""
         missing = [f for f in self.features if f not in df.columns]
         if missing:
             raise HwnoiseError(f"the feature table lacks the model's feature(s) {', '.join(missing)} "
                                f"(model features: {', '.join(self.features)})")
         c45 = self._is_c45()
-        X = np.empty((len(df), len(self.features)), dtype=np.float64, order="F" if c45 else "C")
+        n = len(df) if rows is None else len(rows)
+        X = np.empty((n, len(self.features)), dtype=np.float64, order="F" if c45 else "C")
         for j, f in enumerate(self.features):
-            col = df[f]
+            col = df[f] if rows is None else df[f].iloc[rows]
             if f in self.categories or not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
                 cats = self.categories.get(f)
                 if cats is None:
@@ -246,6 +251,9 @@ class NoiseModel:
                 X[:, j] = codes
             else:
                 X[:, j] = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64)
+            del col
+            if consume:
+                del df[f]
         if c45:  # it takes NaN as missing (as Weka) but not infinity
             big = np.finfo(np.float64).max
             np.clip(X, -big, big, out=X)
@@ -255,7 +263,8 @@ class NoiseModel:
                 np.nan_to_num(X, copy=False, nan=0.0)
         return X
 
-    def _learn_categories(self, df: pd.DataFrame) -> None:
+    def _learn_categories(self, df: pd.DataFrame, rows: np.ndarray | None = None) -> None:
+        """The categories of the nominal features, from ``df`` (its rows ``rows`` when given)."""
         self.categories = {}
         for f in self.features:
             if f not in df.columns:
@@ -264,30 +273,44 @@ class NoiseModel:
             if isinstance(col.dtype, pd.CategoricalDtype):
                 self.categories[f] = [str(v) for v in col.cat.categories]
             elif not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
+                col = col if rows is None else col.iloc[rows]
                 self.categories[f] = sorted({str(v) for v in col.dropna().unique()})
 
     # -- fit / predict ----------------------------------------------------------
-    def fit(self, df: pd.DataFrame, groups: np.ndarray | None = None) -> "NoiseModel":
-        """Fit on the labelled rows of ``df`` (``label`` S/N; unlabelled rows are skipped)."""
+    def fit(self, df: pd.DataFrame, groups=None, *, rows: np.ndarray | None = None,
+            consume: bool = False) -> "NoiseModel":
+        """Fit on the labelled rows of ``df`` (``label`` S/N; unlabelled rows are skipped), or
+        of its rows at positions ``rows`` (a fold's training rows without a copy of them).
+        ``groups`` (aligned with ``df``, or a function giving them, called only when the
+        classifier takes groups) group the rows for a classifier's own inner CV. With
+        ``consume`` (and no ``rows``) the feature columns are deleted from ``df`` as the matrix
+        is filled: the caller's frame gives up its features so the fit never holds them twice."""
         if C.LABEL not in df.columns:
             raise HwnoiseError("the feature table has no 'label' column: nothing to train on")
-        mask = df[C.LABEL].isin(C.CLASSES).to_numpy()
+        labels = df[C.LABEL] if rows is None else df[C.LABEL].iloc[rows]
+        mask = labels.isin(C.CLASSES).to_numpy()
         if not mask.any():
             raise HwnoiseError("the feature table has no labelled rows (S/N): pages need gold text")
-        rows = df[mask] if not mask.all() else df
-        self._learn_categories(rows)
-        X = self.matrix(rows)
+        if rows is None and mask.all():
+            pick = None
+        else:
+            pick = np.flatnonzero(mask) if rows is None else np.asarray(rows)[mask]
+            consume = False  # the frame keeps rows the fit does not take: it is not given up
+        y = (labels if mask.all() else labels[mask]).astype(str).to_numpy()
+        del labels
+        self._learn_categories(df, pick)
+        X = self.matrix(df, pick, consume=consume)
         if not self._is_c45():
             empty = np.isnan(X).all(axis=0)
             if empty.any():  # scikit-learn 1.9's binning fails on a column missing everywhere;
                 X[:, empty] = 0.0  # a constant column is never split on, so predictions ignore it
-        y = rows[C.LABEL].astype(str).to_numpy()
         kwargs: dict[str, Any] = {}
         fit_params = inspect.signature(self.estimator.fit).parameters
         if "class_order" in fit_params:  # as the ARFF header declares them: J48 breaks ties toward S
             kwargs["class_order"] = list(C.CLASSES)
         if groups is not None and "groups" in fit_params:
-            kwargs["groups"] = np.asarray(groups)[mask]
+            g = np.asarray(groups() if callable(groups) else groups)
+            kwargs["groups"] = g if pick is None else g[pick]
         with threads():
             self.estimator.fit(X, y, **kwargs)
         digest = hashlib.sha256()
@@ -300,28 +323,29 @@ class NoiseModel:
         self.train_rows = int(len(y))
         return self
 
-    def predict(self, df: pd.DataFrame) -> np.ndarray:
-        """"S"/"N" for every row of ``df``."""
-        if len(df) == 0:
+    def predict(self, df: pd.DataFrame, rows: np.ndarray | None = None) -> np.ndarray:
+        """"S"/"N" for every row of ``df`` (for its rows at positions ``rows`` when given)."""
+        if (len(df) if rows is None else len(rows)) == 0:
             return np.array([], dtype=object)
         threshold = getattr(self, "threshold", None)
         if threshold is not None:
-            p = self.content_proba(df)
+            p = self.content_proba(df, rows)
             if p is not None:
                 return np.where(p >= threshold, C.CONTENT, C.NOISE).astype(object)
         with threads():
-            return np.asarray(self.estimator.predict(self.matrix(df))).astype(str).astype(object)
+            return np.asarray(self.estimator.predict(self.matrix(df, rows))).astype(str).astype(object)
 
-    def content_proba(self, df: pd.DataFrame) -> np.ndarray | None:
-        """The classifier's probability that each row of ``df`` is content; None when it gives
-        no probabilities (the labels are ``predict``'s, with the threshold when one was chosen)."""
+    def content_proba(self, df: pd.DataFrame, rows: np.ndarray | None = None) -> np.ndarray | None:
+        """The classifier's probability that each row of ``df`` (each of its rows ``rows`` when
+        given) is content; None when it gives no probabilities (the labels are ``predict``'s,
+        with the threshold when one was chosen)."""
         classes = [str(c) for c in getattr(self.estimator, "classes_", ())]
         if not hasattr(self.estimator, "predict_proba") or C.CONTENT not in classes:
             return None
-        if len(df) == 0:
+        if (len(df) if rows is None else len(rows)) == 0:
             return np.zeros(0)
         with threads():
-            return np.asarray(self.estimator.predict_proba(self.matrix(df))[:, classes.index(C.CONTENT)],
+            return np.asarray(self.estimator.predict_proba(self.matrix(df, rows))[:, classes.index(C.CONTENT)],
                               dtype=np.float64)
 
     def tree_text(self) -> str:

@@ -204,9 +204,11 @@ def resolve_preset(spec: ModelSpec, n_sites: int, overrides: dict | None = None)
 
 
 def fit_spec(spec: ModelSpec, rows, *, query: list[dict] | None = None, seed: int = 1,
-             groups=None):
-    """A NoiseModel of ``spec`` fitted on assembled, labelled ``rows`` (the threshold chosen by
-    inner CV on these rows when the spec says "inner")."""
+             groups=None, take=None, consume: bool = False):
+    """A NoiseModel of ``spec`` fitted on assembled, labelled ``rows`` (on its rows at positions
+    ``take`` when given, without a copy), the threshold chosen by inner CV on these rows when
+    the spec says "inner". ``consume``: the fit may delete the feature columns from ``rows``
+    once in its matrix (see ``NoiseModel.fit``)."""
     from hwnoise.training.model import NoiseModel
     from hwnoise.training.threshold import inner_threshold
 
@@ -215,8 +217,8 @@ def fit_spec(spec: ModelSpec, rows, *, query: list[dict] | None = None, seed: in
     def new() -> NoiseModel:
         return NoiseModel(spec.classifier, feats, query=query, seed=seed, params=spec.params or None)
 
-    threshold = inner_threshold(rows, new) if spec.inner else spec.threshold
-    model = new().fit(rows, groups=groups)
+    threshold = inner_threshold(rows, new, rows=take) if spec.inner else spec.threshold
+    model = new().fit(rows, groups=groups, rows=take, consume=consume)
     model.threshold = None if threshold is None else float(threshold)
     model.spec = spec
     return model

@@ -41,16 +41,21 @@ def page_char_f1(df: pd.DataFrame, p_content: np.ndarray, thresholds: Sequence[f
 
 
 def inner_threshold(df: pd.DataFrame, new_model: Callable, *, folds: int = 3,
-                    thresholds: Sequence[float] = THRESHOLDS) -> float:
+                    thresholds: Sequence[float] = THRESHOLDS, rows: np.ndarray | None = None) -> float:
     """The threshold on the probability of content that scores best on out-of-fold predictions
-    of an inner cross-validation over ``df`` grouped by site (by page when there is one site).
-    ``new_model()`` returns an unfitted NoiseModel."""
+    of an inner cross-validation over ``df`` (over its rows at positions ``rows`` when given)
+    grouped by site (by page when there is one site). ``new_model()`` returns an unfitted
+    NoiseModel. The folds fit and score on row positions: no copy of the rows' features."""
     from sklearn.model_selection import GroupKFold
 
     from hwnoise.progress import info
     from hwnoise.training.model import threads
 
-    df = df[df[LABEL].isin(["S", "N"])].reset_index(drop=True)
+    frame = df
+    idx = np.arange(len(df)) if rows is None else np.asarray(rows)
+    idx = idx[df[LABEL].iloc[idx].isin(["S", "N"]).to_numpy()]
+    df = df[[c for c in (LABEL, "own_chars", "dataset", "page", "site") if c in df]].iloc[idx] \
+        .reset_index(drop=True)  # what the scores and the groups read, not the features
     key = "site" if "site" in df and df["site"].nunique() >= folds else "page"
     groups = df[key].astype(str).to_numpy() if key in df else np.arange(len(df))
     k = min(folds, len(np.unique(groups)))
@@ -59,11 +64,11 @@ def inner_threshold(df: pd.DataFrame, new_model: Callable, *, folds: int = 3,
     p = np.zeros(len(df))
     for tr, te in GroupKFold(n_splits=k).split(df, groups=groups):
         m = new_model()
-        m.fit(df.iloc[tr])
+        m.fit(frame, rows=idx[tr])
         est = m.estimator
         classes = [str(c) for c in est.classes_]
         with threads():
-            p[te] = est.predict_proba(m.matrix(df.iloc[te]))[:, classes.index(CONTENT)] \
+            p[te] = est.predict_proba(m.matrix(frame, idx[te]))[:, classes.index(CONTENT)] \
                 if CONTENT in classes else 0.0
     scores = page_char_f1(df, p, thresholds)
     ts = np.asarray(thresholds)

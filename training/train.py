@@ -22,7 +22,7 @@ from hwnoise.features.columns import CLASSES, LABEL
 from hwnoise.progress import info
 from hwnoise.training.arff import PAGE_ATTRIBUTE, feature_columns, read_arff, write_arff
 from hwnoise.training.metrics import node_scores, scores_from_confusion
-from hwnoise.training.model import NoiseModel, check_features, resolve_features
+from hwnoise.training.model import NoiseModel, check_features, resolve_features, usable_features
 from hwnoise.training.protocols import PROTOCOLS, ProtocolError, splits
 
 #: The keys of a report record that node-level training fills, in report order.
@@ -34,10 +34,8 @@ def _is_arff(path: Path) -> bool:
     return path.suffix.lower() == ".arff" and not path.is_dir()
 
 
-def _dataset_table(path: Path, features=None, text: bool = True) -> tuple[pd.DataFrame, list[dict]]:
-    """A dataset's feature table: every column (but ``TEXT_COLUMNS`` when not ``text``), or
-    with ``features`` (a ``--features`` spec) only those features and the keys (projection:
-    the text and xpath columns stay on disk)."""
+def _ready(path: Path) -> Dataset:
+    """The dataset at ``path``, its feature table built first when it has none or labels changed."""
     ds = Dataset(path)
     if not ds.has_features() or ds.labels_newer():
         try:
@@ -48,47 +46,49 @@ def _dataset_table(path: Path, features=None, text: bool = True) -> tuple[pd.Dat
                                if ds.has_features() else "no feature table yet; computing it")
              + " (hwnoise features)")
         build_features(ds)
-    columns = None
-    if features is not None:
-        import pyarrow.parquet as pq
+    return ds
 
-        from hwnoise.dataset import _first_part
 
-        try:
-            have = pq.read_schema(_first_part(ds.features_path)).names
-        except (OSError, ValueError):  # a corrupt table: read_features below names it in one line
-            have = None
-        feats = resolve_features(features, have) if have is not None else []
-        if have is not None and set(feats) <= set(have):  # else read all, so that the error names what there is
-            columns = [*feats, *KEY_COLUMNS]
-    elif not text:
-        import pyarrow.parquet as pq
+def _schema_names(ds: Dataset) -> list[str] | None:
+    """The feature table's column names (its Parquet schema; None for a corrupt table, which
+    ``read_features`` then names in one line)."""
+    import pyarrow.parquet as pq
 
-        from hwnoise.dataset import _first_part
+    from hwnoise.dataset import _first_part
 
-        try:
-            columns = [c for c in pq.read_schema(_first_part(ds.features_path)).names if c not in TEXT_COLUMNS]
-        except (OSError, ValueError):  # a corrupt table: read_features below names it in one line
-            columns = None
-    df = ds.read_features(columns)
+    try:
+        return list(pq.read_schema(_first_part(ds.features_path)).names)
+    except (OSError, ValueError):
+        return None
+
+
+def _dataset_table(path: Path, features=None, text: bool = True,
+                   columns: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[dict], list[str]]:
+    """A dataset's feature table, its query and its column names: every column (but
+    ``TEXT_COLUMNS`` when not ``text``), or with ``features`` (a ``--features`` spec) only those
+    features and the keys, or with ``columns`` only those the table has (projection: what is
+    not asked stays on disk)."""
+    ds = _ready(path)
+    have = _schema_names(ds)
+    read = None
+    if columns is not None:
+        read = list(columns)
+    elif features is not None and have is not None:
+        feats = resolve_features(features, have)
+        if set(feats) <= set(have):  # else read all, so that the error names what there is
+            read = [*feats, *KEY_COLUMNS]
+    elif not text and have is not None:
+        read = [c for c in have if c not in TEXT_COLUMNS]
+    df = ds.read_features(read)
     if "dataset" not in df.columns:
         df["dataset"] = ds.name
     if "site" not in df.columns:
         df["site"] = ds.name
-    return df, ds.query()
+    return df, ds.query(), list(have or df.columns)
 
 
 #: The free-text columns, which no model uses: training reads the table without them.
 TEXT_COLUMNS = ("text", "xpath")
-
-def _names_text(features) -> bool:
-    """True when a ``--features`` value names a free-text column (read it, so that the error
-    says it is not numeric rather than missing)."""
-    if features is None:
-        return False
-    names = features if isinstance(features, (list, tuple)) else str(features).split(",")
-    return any(str(n).strip() in TEXT_COLUMNS for n in names)
-
 
 #: Columns read beside the features when a table is read for given features.
 KEY_COLUMNS = ["dataset", "site", "page", "node", "parent", "tag", LABEL]
@@ -102,13 +102,24 @@ def fit_columns(features) -> list[str]:
     return list(dict.fromkeys([*KEY_COLUMNS, *TRAIN_COLUMNS, *features]))
 
 
+def table_columns(features) -> list[str]:
+    """The stored columns a fit on ``features`` reads from a feature table: ``fit_columns`` and
+    the columns its context features are computed from (``ctx_parent_X`` reads ``X``)."""
+    from hwnoise.features.assembly import CONTEXT_PREFIXES
+
+    bases = [f[len(p):] for f in features for p in CONTEXT_PREFIXES if f.startswith(p)]
+    return list(dict.fromkeys([*fit_columns(features), *bases]))
+
+
 def load_inputs(inputs: str | os.PathLike | Sequence[str | os.PathLike], *,
-                features=None, text: bool = True) -> tuple[pd.DataFrame, dict]:
+                features=None, text: bool = True,
+                columns: Sequence[str] | None = None) -> tuple[pd.DataFrame, dict]:
     """The pooled table of ``inputs`` (dataset folders, or one ARFF file) and a description
-    ``{kind: "arff"|"datasets", names: [...], query: [{term, kind}], sources: [...]}``.
+    ``{kind: "arff"|"datasets", names: [...], query: [{term, kind}], sources: [...],
+    columns: [...]}`` (``columns``: every column the tables have, read or not).
     With ``features`` (a ``--features`` spec) a dataset's table is read with only those
-    features and the key columns; without ``text`` a dataset's table is read without
-    ``TEXT_COLUMNS``."""
+    features and the key columns; with ``columns``, only those of them it has; without
+    ``text`` a dataset's table is read without ``TEXT_COLUMNS``."""
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     paths = [Path(p) for p in inputs]
@@ -120,13 +131,15 @@ def load_inputs(inputs: str | os.PathLike | Sequence[str | os.PathLike], *,
             raise HwnoiseError("give either one ARFF file or dataset folders, not both or several ARFF files")
         df = read_arff(paths[0])
         df["dataset"] = paths[0].stem
-        return df, {"kind": "arff", "names": [paths[0].stem], "query": [], "sources": [str(paths[0])]}
-    frames, query, names = [], [], []
+        return df, {"kind": "arff", "names": [paths[0].stem], "query": [], "sources": [str(paths[0])],
+                    "columns": list(df.columns)}
+    frames, query, names, have = [], [], [], {}
     seen_terms: set[tuple[str, str]] = set()
     for p in paths:
         if not p.exists():
             raise DatasetError(f"{p}: no such dataset folder or ARFF file")
-        df, q = _dataset_table(p, features, text)
+        df, q, cols = _dataset_table(p, features, text, columns)
+        have.update(dict.fromkeys([*cols, "dataset", "site"]))
         frames.append(df)
         names.extend(df["dataset"].astype(str).unique().tolist())
         for t in q:
@@ -136,7 +149,24 @@ def load_inputs(inputs: str | os.PathLike | Sequence[str | os.PathLike], *,
                 query.append({"term": key[0], "kind": key[1]})
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     return df, {"kind": "datasets", "names": list(dict.fromkeys(names)), "query": query,
-                "sources": [str(p) for p in paths]}
+                "sources": [str(p) for p in paths], "columns": list(have)}
+
+
+def _with_schema(df: pd.DataFrame, desc: dict) -> pd.DataFrame:
+    """No rows, the columns of ``df`` and those of the tables ``desc`` names (their stored
+    types), for an error that lists every usable feature column, read or not."""
+    probe = df.iloc[:0]
+    for src in desc["sources"]:
+        ds = Dataset(src)
+        names = [c for c in (_schema_names(ds) or []) if c not in probe.columns and c not in TEXT_COLUMNS]
+        if names:
+            import pyarrow.parquet as pq
+
+            from hwnoise.dataset import _first_part
+
+            empty = pq.read_schema(_first_part(ds.features_path)).empty_table().select(names).to_pandas()
+            probe = pd.concat([probe, empty], axis=1)
+    return probe
 
 
 def _labelled(df: pd.DataFrame, what: str) -> pd.DataFrame:
@@ -263,23 +293,25 @@ def _train_fit(fold: int, job: _FitJob):
         import io
 
         with contextlib.redirect_stderr(io.StringIO()):  # the client said it already
-            df, desc = load_inputs(job.inputs, text=False)
+            df, desc = load_inputs(job.inputs, columns=table_columns(job.features))
             data = _labelled(df, ", ".join(desc["sources"]))
 
-    def fit(rows: pd.DataFrame) -> NoiseModel:
+    def fit(take: np.ndarray | None) -> NoiseModel:
+        """A model fitted on ``data``'s rows at positions ``take`` (all when None): no copy."""
+        groups = lambda: _page_groups(data)  # noqa: E731 - only a classifier taking groups asks
         if job.spec is not None:
             from hwnoise.training.spec import ModelSpec, fit_spec
 
-            return fit_spec(ModelSpec.from_dict(job.spec), rows, query=job.query, seed=job.seed,
-                            groups=_page_groups(rows))
+            return fit_spec(ModelSpec.from_dict(job.spec), data, query=job.query, seed=job.seed,
+                            groups=groups, take=take)
         return NoiseModel(job.classifier, job.features, query=job.query, seed=job.seed,
-                          params=job.params).fit(rows, groups=_page_groups(rows))
+                          params=job.params).fit(data, groups=groups, rows=take)
 
     if fold < 0:
-        return fit(data)
+        return fit(None)
     train_idx, test_idx = splits(data, job.protocol, seed=job.seed, k=job.k, train_share=job.train_share)[fold]
-    m = fit(data.iloc[train_idx])
-    pred = m.predict(data.iloc[test_idx])
+    m = fit(train_idx)
+    pred = m.predict(data, test_idx)
     return (test_idx, pred, m) if job.keep_model else (test_idx, pred)
 
 
@@ -316,7 +348,12 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
         return weka
     protocol = protocol or "pages"
     k = 5 if k is None else k
-    df, desc = load_inputs(inputs, text=_names_text(features))
+    # A dataset's table is read twice, each time only what is needed: its names and sites to
+    # choose the spec, then the columns the spec's fit reads (none when its rows are rebuilt page
+    # by page). An ARFF file is read whole.
+    given = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+    df, desc = load_inputs(given) if any(_is_arff(Path(p)) for p in given) \
+        else load_inputs(given, columns=["dataset", "site"])
     what = ", ".join(desc["sources"])
     arff = desc["kind"] == "arff"
     n_sites = int(df["site"].nunique()) if "site" in df.columns else 1
@@ -327,7 +364,7 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
         feats = feature_columns(df)  # a user's ARFF: every attribute but page and the class
         spec.features = list(feats)
     else:
-        feats = resolve_features(spec.features, list(df.columns))
+        feats = resolve_features(spec.features, desc["columns"])
         if feats != resolve_features(spec.features):
             spec.features = list(feats)
         feats = spec.columns()
@@ -335,8 +372,13 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
 
         if stack_names(feats) or page_context_names(feats):
             df = df.iloc[:0]  # rebuilt page by page from the pages and their stored rows
+        elif not arff:
+            del df
+            df, _ = load_inputs(inputs, columns=table_columns(feats))
         df = _assembled(df, desc, feats, stacker, progress)
     classifier = spec.classifier
+    if not arff and not set(feats) <= set(usable_features(df)):  # name every usable column stored
+        check_features(feats, _with_schema(df, desc), what)
     check_features(feats, df, what)
     data = _labelled(df, what)
     del df  # the labelled rows are all that is used from here on
@@ -374,7 +416,8 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
             sched.close()
     if save_split:
         model = fitted[0][2]  # the model fitted on the split's training pages, the one scored
-        fitted_on = data.iloc[splits(data, protocol, seed=seed, k=k, train_share=train_share)[0][0]]
+        keys = [c for c in ("dataset", PAGE_ATTRIBUTE) if c in data.columns]
+        fitted_on = data[keys].iloc[splits(data, protocol, seed=seed, k=k, train_share=train_share)[0][0]]
         fitted = [None, *fitted]
     else:
         model, fitted_on = fitted[0], data
@@ -382,7 +425,8 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
 
     if test is not None:
         test_path = Path(test)
-        test_df, test_desc = load_inputs([test_path], text=_names_text(features))
+        test_df, test_desc = load_inputs([test_path]) if _is_arff(test_path) \
+            else load_inputs([test_path], columns=table_columns(feats))  # what the model reads
         if not (desc["kind"] == "arff" and features is None):
             test_df = _assembled(test_df, test_desc, feats, stacker, progress)
         test_data = _labelled(test_df, str(test_path))
