@@ -23,12 +23,14 @@ a page's own terms from its submission's field names and values, tokenised.
 """
 from __future__ import annotations
 
+import operator
 import os
 import shutil
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from itertools import repeat
 from pathlib import Path
 
 from typing import TYPE_CHECKING
@@ -226,7 +228,7 @@ def _str_array(values) -> pa.Array:
     try:  # no None (the usual case): no scan for it
         joined = "".join(vals)
     except TypeError:
-        valid = np.fromiter(map(None.__ne__, vals), dtype=bool, count=n)
+        valid = np.fromiter(map(operator.is_not, vals, repeat(None)), dtype=bool, count=n)
         nulls = n - int(valid.sum())
         validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
         vals = [v if v is not None else "" for v in vals]
