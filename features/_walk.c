@@ -240,6 +240,20 @@ static int in_hidden(const uintptr_t *hid, Py_ssize_t nh, xmlNode *n) {
 }
 
 /* -- the visit ------------------------------------------------------------------------- */
+/* One text segment (the squashed text of the text nodes from ``first`` on, if any) owned by
+ * row ``owner``, inside a link or not: appended to the visit's segment lists. */
+static int add_segment(PyObject *seg_text, Ints *owners, Ints *links, xmlNode *first, Bytes *buf,
+                       Py_ssize_t owner, int link) {
+    int err = 0;
+    PyObject *t = squashed_text(first, buf, &err);
+    if (err) return -1;
+    if (!t) return 0;
+    int r = PyList_Append(seg_text, t);
+    Py_DECREF(t);
+    if (r < 0 || ints_push(owners, owner) < 0 || ints_push(links, link) < 0) return -1;
+    return 0;
+}
+
 typedef struct { xmlNode *node; Py_ssize_t row; int in_link; } Frame;
 
 static PyObject *ints_list(const Ints *a) {
@@ -350,16 +364,7 @@ static PyObject *visit(PyObject *self, PyObject *args) {
                 }
             }
             if (skip) {
-                int err = 0;
-                PyObject *tl = squashed_text(n->next, &buf, &err);
-                if (err) FAIL;
-                if (tl) {
-                    int r = PyList_Append(seg_text, tl);
-                    Py_DECREF(tl);
-                    CHECK(r);
-                    CHECK(ints_push(&seg_owner, cur));
-                    CHECK(ints_push(&seg_link, in_link));
-                }
+                CHECK(add_segment(seg_text, &seg_owner, &seg_link, n->next, &buf, cur, in_link));
                 xmlNode *nx = next_walked(n);
                 if (nx) { n = nx; continue; }
                 entering = 0;
@@ -404,16 +409,7 @@ static PyObject *visit(PyObject *self, PyObject *args) {
             sp++;
             cur = i;
             in_link = in_link || t->is_a;
-            int err = 0;
-            PyObject *tx = squashed_text(n->children, &buf, &err);
-            if (err) FAIL;
-            if (tx) {
-                int r = PyList_Append(seg_text, tx);
-                Py_DECREF(tx);
-                CHECK(r);
-                CHECK(ints_push(&seg_owner, i));
-                CHECK(ints_push(&seg_link, in_link));
-            }
+            CHECK(add_segment(seg_text, &seg_owner, &seg_link, n->children, &buf, i, in_link));
             xmlNode *c = first_walked(n);
             if (c) { n = c; continue; }
             entering = 0;
@@ -426,16 +422,7 @@ static PyObject *visit(PyObject *self, PyObject *args) {
         cur = stack[sp].row;
         in_link = stack[sp].in_link;
         if (el == body) break;
-        int err = 0;
-        PyObject *tl = squashed_text(el->next, &buf, &err);
-        if (err) FAIL;
-        if (tl) {
-            int r = PyList_Append(seg_text, tl);
-            Py_DECREF(tl);
-            CHECK(r);
-            CHECK(ints_push(&seg_owner, cur));
-            CHECK(ints_push(&seg_link, in_link));
-        }
+        CHECK(add_segment(seg_text, &seg_owner, &seg_link, el->next, &buf, cur, in_link));
         xmlNode *nx = next_walked(el);
         if (nx) { n = nx; entering = 1; }
     }

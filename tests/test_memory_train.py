@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from feature_tables import table_dataset
 from hwnoise.dataset import Dataset
 from hwnoise.training.model import NoiseModel, resolve_features
 from hwnoise.training.train import table_columns, train
@@ -20,25 +21,8 @@ def own_key(tmp_path, monkeypatch):
 
 
 def _dataset(path, name: str, seed: int, sites: list[str], n_pages: int = 12) -> Dataset:
-    """A feature table with the thesis features, columns no thesis fit reads (text, xpath, a
-    spare feature) and labels that follow a learnable rule."""
-    ds = Dataset.create(path, name=name, source="test")
-    rng = np.random.RandomState(seed)
-    frames = []
-    for i in range(n_pages):
-        n = 40
-        ctd = rng.exponential(20, n)
-        qs = rng.exponential(2, n)
-        label = np.where(((ctd > 25) & (qs > 1.5)) ^ (rng.rand(n) < 0.03), "N", "S").astype(object)
-        frames.append(pd.DataFrame({
-            "dataset": name, "site": sites[i % len(sites)], "page": f"page{i:02d}", "node": np.arange(n),
-            "ctd": ctd, "density_sum": ctd * rng.uniform(0.5, 2, n), "query_score": qs,
-            "matches": rng.poisson(1, n), "distance": rng.randint(0, 12, n), "spare": rng.rand(n),
-            "text": ["some words here"] * n, "xpath": [f"/html/body/div[{k}]" for k in range(n)],
-            "label": label}))
-    pd.concat(frames, ignore_index=True).to_parquet(ds.features_path)
-    ds.write_query([{"term": "book", "kind": "value"}])
-    return ds
+    """A feature table with columns no thesis fit reads (text, xpath, a spare feature)."""
+    return table_dataset(path, name, seed, sites, n_pages, spare_columns=True)
 
 
 def test_train_reads_site_first_then_only_the_fits_columns(tmp_path, monkeypatch):

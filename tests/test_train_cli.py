@@ -6,10 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 
+from feature_tables import table_dataset
 from hwnoise.cli import main
 from hwnoise.dataset import Dataset
 from hwnoise.training.arff import read_arff
@@ -27,24 +26,8 @@ def own_key(tmp_path, monkeypatch):
 
 
 def make_dataset(path: Path, name: str, seed: int, sites: list[str], n_pages: int = 12) -> Dataset:
-    """A dataset folder with a feature table whose labels follow a learnable rule (3 % flipped)."""
-    ds = Dataset.create(path, name=name, source="test")
-    rng = np.random.RandomState(seed)
-    frames = []
-    for i in range(n_pages):
-        n = 40
-        ctd = rng.exponential(20, n)
-        qs = rng.exponential(2, n)
-        label = np.where(((ctd > 25) & (qs > 1.5)) ^ (rng.rand(n) < 0.03), "N", "S").astype(object)
-        if i == 0:
-            label[:] = None  # a page without gold
-        frames.append(pd.DataFrame({
-            "dataset": name, "site": sites[i % len(sites)], "page": f"page{i:02d}", "node": np.arange(n),
-            "ctd": ctd, "density_sum": ctd * rng.uniform(0.5, 2, n), "query_score": qs,
-            "matches": rng.poisson(1, n), "distance": rng.randint(0, 12, n), "label": label}))
-    pd.concat(frames, ignore_index=True).to_parquet(ds.features_path)
-    ds.write_query([{"term": "book", "kind": "value", "submissions": ["x"]}])
-    return ds
+    """A dataset folder with a learnable feature table whose first page has no gold."""
+    return table_dataset(path, name, seed, sites, n_pages, unlabelled_first=True)
 
 
 @pytest.fixture
