@@ -224,11 +224,10 @@ class ModelMethod(WalkMethod):
 def predict_labels(model: "NoiseModel", rows: pd.DataFrame, walk: "PageWalk", *,
                    proba: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
     """The model's "S"/"N" label of every walker row from the page's assembled ``rows`` and,
-    with ``proba``, its content probability (``NoiseModel.content_proba``; None when the
-    classifier gives none). Rows of a rendered dataset cover only what the browser shows:
-    what it hides is noise, at probability 0."""
-    labels = np.asarray(model.predict(rows), dtype=object)
-    p = model.content_proba(rows) if proba and len(rows) else None
+    with ``proba``, its content probability (``NoiseModel.predict_with_proba``: one pass of the
+    classifier; None when it gives none). Rows of a rendered dataset cover only what the
+    browser shows: what it hides is noise, at probability 0."""
+    labels, p = model.predict_with_proba(rows, proba=proba and len(rows) > 0)
     at = walk_nodes(rows, walk)
     if at is None or len(at) == len(walk.rows):
         return labels, p

@@ -325,28 +325,46 @@ class NoiseModel:
 
     def predict(self, df: pd.DataFrame, rows: np.ndarray | None = None) -> np.ndarray:
         """"S"/"N" for every row of ``df`` (for its rows at positions ``rows`` when given)."""
-        if (len(df) if rows is None else len(rows)) == 0:
-            return np.array([], dtype=object)
-        threshold = getattr(self, "threshold", None)
-        if threshold is not None:
-            p = self.content_proba(df, rows)
-            if p is not None:
-                return np.where(p >= threshold, C.CONTENT, C.NOISE).astype(object)
-        with threads():
-            return np.asarray(self.estimator.predict(self.matrix(df, rows))).astype(str).astype(object)
+        return self.predict_with_proba(df, rows, proba=False)[0]
 
     def content_proba(self, df: pd.DataFrame, rows: np.ndarray | None = None) -> np.ndarray | None:
         """The classifier's probability that each row of ``df`` (each of its rows ``rows`` when
         given) is content; None when it gives no probabilities (the labels are ``predict``'s,
         with the threshold when one was chosen)."""
-        classes = [str(c) for c in getattr(self.estimator, "classes_", ())]
-        if not hasattr(self.estimator, "predict_proba") or C.CONTENT not in classes:
+        col = self._content_column()
+        if col is None:
             return None
         if (len(df) if rows is None else len(rows)) == 0:
             return np.zeros(0)
         with threads():
-            return np.asarray(self.estimator.predict_proba(self.matrix(df, rows))[:, classes.index(C.CONTENT)],
-                              dtype=np.float64)
+            return np.asarray(self.estimator.predict_proba(self.matrix(df, rows))[:, col], dtype=np.float64)
+
+    def predict_with_proba(self, df: pd.DataFrame, rows: np.ndarray | None = None, *,
+                           proba: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(predict, content_proba)`` from one matrix and one pass of the classifier: the
+        labels thresholded on the probability when a threshold was chosen, the classifier's own
+        labels otherwise; the probability (with ``proba``) None when the classifier gives none."""
+        col = self._content_column()
+        if (len(df) if rows is None else len(rows)) == 0:
+            return np.array([], dtype=object), (np.zeros(0) if proba and col is not None else None)
+        threshold = getattr(self, "threshold", None)
+        X = self.matrix(df, rows)
+        p = None
+        with threads():
+            if col is not None and (proba or threshold is not None):
+                p = np.asarray(self.estimator.predict_proba(X)[:, col], dtype=np.float64)
+            if threshold is not None and p is not None:
+                labels = np.where(p >= threshold, C.CONTENT, C.NOISE).astype(object)
+            else:
+                labels = np.asarray(self.estimator.predict(X)).astype(str).astype(object)
+        return labels, (p if proba else None)
+
+    def _content_column(self) -> int | None:
+        """The column of the content class in ``predict_proba``; None without probabilities."""
+        classes = [str(c) for c in getattr(self.estimator, "classes_", ())]
+        if not hasattr(self.estimator, "predict_proba") or C.CONTENT not in classes:
+            return None
+        return classes.index(C.CONTENT)
 
     def tree_text(self) -> str:
         """The fitted tree in J48's text format (or scikit-learn's for other trees)."""
