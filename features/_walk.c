@@ -623,7 +623,63 @@ done:
     return res;
 }
 
+/* -- the tokeniser's words ------------------------------------------------------------ */
+/* words(text, nul): ``WORD_RE.findall(text)`` of hwnoise/text.py, ``\w+(?:['’]\w+)*``, with
+ * ``\w`` as sre's Unicode word character (``Py_UNICODE_ISALNUM`` or "_"); with ``nul`` every
+ * NUL is an item "\x00" too, in place (``WORD_RE.pattern + "|\x00"``, the labels' one pass
+ * over NUL-joined segments). A match is greedy and never backtracks: a run of word
+ * characters, then an apostrophe followed by a word character continues it. */
+static unsigned char ascii_word[128];
+
+static inline int is_word(Py_UCS4 c) {
+    return c < 128 ? ascii_word[c] : (Py_UNICODE_ISALNUM(c) || c == '_');
+}
+
+static PyObject *words(PyObject *self, PyObject *args) {
+    PyObject *text;
+    int nul = 0;
+    if (!PyArg_ParseTuple(args, "U|p", &text, &nul)) return NULL;
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    PyObject *out = PyList_New(0), *w;
+    if (!out) return NULL;
+    static PyObject *nul_str = NULL;
+    if (nul && !nul_str && !(nul_str = PyUnicode_FromStringAndSize("\0", 1))) goto fail;
+    Py_ssize_t i = 0;
+    while (i < n) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (!is_word(c)) {
+            if (nul && c == 0 && PyList_Append(out, nul_str) < 0) goto fail;
+            i++;
+            continue;
+        }
+        Py_ssize_t start = i++;
+        for (;;) {
+            while (i < n && is_word(PyUnicode_READ(kind, data, i))) i++;
+            if (i + 1 < n) {
+                Py_UCS4 a = PyUnicode_READ(kind, data, i);
+                if ((a == '\'' || a == 0x2019) && is_word(PyUnicode_READ(kind, data, i + 1))) {
+                    i += 2;
+                    continue;
+                }
+            }
+            break;
+        }
+        if (!(w = PyUnicode_Substring(text, start, i))) goto fail;
+        int r = PyList_Append(out, w);
+        Py_DECREF(w);
+        if (r < 0) goto fail;
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"words", words, METH_VARARGS,
+     "words(text, nul=False): hwnoise.text.WORD_RE.findall(text); with nul every NUL is an item \"\\x00\" too."},
     {"stable_hashes", stable_hashes, METH_VARARGS,
      "stable_hashes(strings, out): walk.stable_hashes into out; False when a string is not UTF-8-encodable."},
     {"over_attributes", over_attributes, METH_VARARGS,
@@ -659,6 +715,7 @@ PyMODINIT_FUNC PyInit__walk(void) {
         PyErr_SetString(PyExc_ImportError, "lxml.etree exports no elementFactory of the expected signature");
         return NULL;
     }
+    for (int c = 0; c < 128; c++) ascii_word[c] = Py_UNICODE_ISALNUM(c) || c == '_';
     element_factory = (element_factory_t)PyCapsule_GetPointer(cap, sig);
     Py_DECREF(capi);
     if (!element_factory) return NULL;

@@ -22,12 +22,12 @@ makes every element noise.
 from __future__ import annotations
 
 import itertools
-import re
 
 import numpy as np
 
 from hwnoise.features.columns import CONTENT, NOISE
-from hwnoise.text import WORD_RE, lcs_mask, tokenize
+from hwnoise.text import lcs_mask, tokenize
+from hwnoise.text import words as text_words
 
 __all__ = ["label_page", "aligned_words", "page_labels", "resolve_labels", "stored_labels"]
 
@@ -50,7 +50,7 @@ def segment_words(walk) -> tuple[np.ndarray, list[str]]:
     seg_owner, texts = walk.segment_arrays()
     if not texts:
         return np.zeros(0, dtype=np.int64), []
-    found = _WORD_OR_NUL.findall("\x00".join(walk.normalized_segments()))
+    found = text_words("\x00".join(walk.normalized_segments()), nul=True)
     sep = np.fromiter(map("\x00".__eq__, found), dtype=bool, count=len(found))
     if int(np.count_nonzero(sep)) != len(texts) - 1:  # cannot happen; the slow, sure way
         per = [tokenize(t) for t in texts]
@@ -59,9 +59,6 @@ def segment_words(walk) -> tuple[np.ndarray, list[str]]:
     word = ~sep
     seg = np.cumsum(sep)[word]
     return seg_owner[seg], list(itertools.compress(found, word.tolist()))
-
-
-_WORD_OR_NUL = re.compile(WORD_RE.pattern + "|\x00")
 
 
 def label_page(walk, gold_text: str | None) -> np.ndarray:

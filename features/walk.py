@@ -69,7 +69,8 @@ from hwnoise.features.css import DROP_TAGS, hides, match_rows, page_style
 from hwnoise.features.limits import cap_markup
 from hwnoise.features.measures import (TAG_VOCABULARY, composite_text_density, query_scores,
                                        subtree_last, tree_measures)
-from hwnoise.text import WORD_RE, normalize, tokenize
+from hwnoise.text import normalize, tokenize
+from hwnoise.text import words as text_words
 
 if TYPE_CHECKING:  # pandas loads when a DataFrame of rows is asked for, not for the walk
     import pandas as pd
@@ -273,8 +274,8 @@ class TermMatcher:
         self._firsts = frozenset(p[0] for p in self.phrases)
         keys = self.single | self._firsts
         # a necessary condition: the normalised text holds one of the words as a substring
-        self.prefilter = (re.compile("|".join(re.escape(w) for w in sorted(keys, key=len, reverse=True)))
-                          if keys and len(keys) <= 300 else None)
+        #: the words the pre-filter looks for (``str.find``), None past 300 of them
+        self.prefilter = tuple(sorted(keys)) if keys and len(keys) <= 300 else None
 
     def __bool__(self) -> bool:
         return bool(self.single or self.phrases)
@@ -602,6 +603,23 @@ def _drop_rows(visit: tuple, rows: list[int]) -> tuple:
             [elements[i] for i in keep] if elements else [], None)
 
 
+def _find_segments(joined: str, keys: tuple[str, ...]) -> list[int]:
+    """For each NUL-separated segment of ``joined`` holding one of ``keys`` as a substring,
+    the position of one such occurrence (``str.find``, which skips to the segment's end after
+    a hit: a key holds no NUL, so an occurrence lies inside one segment)."""
+    find = joined.find
+    out: list[int] = []
+    for key in keys:
+        pos = find(key)
+        while pos >= 0:
+            out.append(pos)
+            end = find("\x00", pos)
+            if end < 0:
+                break
+            pos = find(key, end)
+    return out
+
+
 def _match_counts(owners: np.ndarray, norm: list[str], n: int, *matchers: TermMatcher):
     """Per row, the matches of each matcher in the row's own text (``norm``: the segments'
     texts normalised, ``PageWalk.normalized_segments``). Only segments where a matcher's
@@ -615,13 +633,13 @@ def _match_counts(owners: np.ndarray, norm: list[str], n: int, *matchers: TermMa
         starts = np.cumsum(np.fromiter(map(len, norm), dtype=np.int64, count=len(norm)) + 1) - 1
         hits: set[int] = set()
         for _, m in active:
-            pos = [x.start() for x in m.prefilter.finditer(joined)]
+            pos = _find_segments(joined, m.prefilter)
             if pos:
                 hits.update(np.searchsorted(starts, pos, side="left").tolist())
         candidates = sorted(hits)
     else:
         candidates = range(len(norm))
-    findall = WORD_RE.findall
+    findall = text_words
     for j in candidates:
         words = findall(norm[j])
         if not words:

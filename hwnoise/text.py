@@ -13,7 +13,23 @@ import numpy as np
 from rapidfuzz.distance import LCSseq
 
 WORD_RE = re.compile(r"\w+(?:['\u2019]\w+)*")
+_WORD_OR_NUL = re.compile(WORD_RE.pattern + "|\x00")
 _SPACE_RE = re.compile(r"\s+")
+_native = None  # hwnoise.features.native, imported at the first call (it loads lxml)
+
+
+def words(text: str, nul: bool = False) -> list[str]:
+    """``WORD_RE.findall(text)``: the words of already normalised text; with ``nul`` each
+    NUL is an item ``"\x00"`` too, in place (NUL-joined texts split in one pass). The
+    compiled ``words`` of ``features/_walk.c`` when built (the regex is the reference it
+    equals, tests/test_text_words.py), the regex otherwise."""
+    global _native
+    if _native is None:
+        from hwnoise.features import native as _native
+    ext = _native.ext
+    if ext is not None:
+        return ext.words(text, nul)
+    return (_WORD_OR_NUL if nul else WORD_RE).findall(text)
 
 
 def normalize(text: str) -> str:
@@ -29,7 +45,7 @@ def tokenize(text: str) -> list[str]:
     """
     if not text:
         return []
-    return WORD_RE.findall(normalize(text))
+    return words(normalize(text))
 
 
 def collapse_space(text: str) -> str:

@@ -304,3 +304,25 @@ def test_hidden_elements_lists_what_the_walk_skips():
     assert {"ad text", "promo text", "gone text", "hidden item", "aside text", "attr hidden",
             "inline none", "inline hidden", "banner text", "bold hidden"} <= found
     assert not {"keep one", "print text", "other text", "inline shown"} & found
+
+
+def test_prefilter_finds_the_segments_a_regex_of_the_words_finds():
+    """``_find_segments`` (``str.find``, skipping to the segment's end after a hit) marks the
+    same segments as an alternation regex of the words would (the former pre-filter)."""
+    import random
+    import re
+
+    from hwnoise.features.walk import _find_segments
+
+    rnd = random.Random(5)
+    for _ in range(3000):
+        keys = tuple(sorted({"".join(rnd.choice("abn") for _ in range(rnd.randint(1, 3)))
+                             for _ in range(rnd.randint(1, 4))}))
+        segs = ["".join(rnd.choice("abn x") for _ in range(rnd.randint(0, 12)))
+                for _ in range(rnd.randint(1, 6))]
+        joined = "\x00".join(segs)
+        starts = np.cumsum([len(s) + 1 for s in segs]) - 1
+        regex = re.compile("|".join(re.escape(k) for k in sorted(keys, key=len, reverse=True)))
+        want = set(np.searchsorted(starts, [m.start() for m in regex.finditer(joined)]).tolist())
+        got = set(np.searchsorted(starts, _find_segments(joined, keys)).tolist())
+        assert got == want == {j for j, s in enumerate(segs) if any(k in s for k in keys)}

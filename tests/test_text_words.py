@@ -1,0 +1,55 @@
+"""The compiled tokeniser (``features/_walk.c`` ``words``) equals its reference, the regex
+``hwnoise.text.WORD_RE`` (and the labels' NUL-separated variant), on every code point."""
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from hwnoise import text
+from hwnoise.features import native
+
+pytestmark = pytest.mark.skipif(native.ext is None, reason="the compiled walk is not built")
+
+WORD_OR_NUL = re.compile(text.WORD_RE.pattern + "|\x00")
+EVERY = [chr(c) for c in range(0x110000)]
+
+
+def _both(s: str) -> None:
+    assert native.ext.words(s) == text.WORD_RE.findall(s)
+    assert native.ext.words(s, True) == WORD_OR_NUL.findall(s)
+
+
+def test_every_code_point_alone_is_a_word_or_a_separator_as_in_the_regex():
+    _both(" ".join(EVERY))  # each code point between spaces: a word of one character or none
+    _both("".join(EVERY))
+
+
+def test_every_code_point_after_an_apostrophe_continues_a_word_as_in_the_regex():
+    _both(" ".join("a'" + c for c in EVERY))
+    _both(" ".join("a\u2019" + c for c in EVERY))
+    _both(" ".join(c + "'b" for c in EVERY))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_strings_of_word_apostrophe_nul_and_space_characters(seed):
+    alphabet = ["a", "Z", "_", "7", "'", "\u2019", " ", "\x00", "\u00e9", "\u0663", "-", "\u00b2",
+                "\u3000", "\U0001f600", "\U00010400", "\ud800", "\u00bd", "''", "\u2019\u2019"]
+    rnd = random.Random(seed)
+    for _ in range(5000):
+        _both("".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 24))))
+
+
+def test_examples():
+    assert native.ext.words("bbc's news’ it''s o'clock _x_ 3\u00bd") == [
+        "bbc's", "news", "it", "s", "o'clock", "_x_", "3\u00bd"]
+    assert native.ext.words("a\x00\x00b c", True) == ["a", "\x00", "\x00", "b", "c"]
+    assert native.ext.words("") == [] and native.ext.words("", True) == []
+
+
+def test_tokenize_uses_either_and_gives_the_same(monkeypatch):
+    s = "Café BBC's\u00a0news — 2009 ＡＢＣ ﬁne o\u2019clock"
+    compiled = text.tokenize(s)
+    monkeypatch.setattr(native, "ext", None)
+    assert text.tokenize(s) == compiled == ["café", "bbc's", "news", "2009", "abc", "fine", "o\u2019clock"]
