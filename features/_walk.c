@@ -677,7 +677,122 @@ fail:
     return NULL;
 }
 
+/* -- measures.tree_measures' sums over the tree --------------------------------------------- */
+/* tree_sums(ins, outs_i, outs_f, n_codes): the integer and sibling measures of
+ * ``measures.tree_measures`` in one pass, equal to its numpy reference (``subtree_sum``,
+ * ``sibling_structure``, ``query_scores``) to the bit. ``ins``: int64, C-contiguous, 8 rows of
+ * n: parent, last, own_chars, own_link_chars, is_a, tag codes (0 .. n_codes-1), matches,
+ * own_matches. ``outs_i``: int64 5 x n: chars, link_chars, link_tags, nth, children.
+ * ``outs_f``: float64 3 x n: sibling_same_tag, query_score, own_query_score. False (outputs
+ * unspecified) when the rows are not a tree in document order (parent[0] = -1, 0 <= parent[i]
+ * < i, i <= last[i] < n) or a code is out of range: the numpy code then runs.
+ * QueryScore adds level by level, in row order within a level, as ``numpy.add.at`` does, so
+ * the floating sums are the same. */
+static void query_sum(const int64_t *parent, const int64_t *m, double *qs, Py_ssize_t n,
+                      Py_ssize_t *cur, double *val) {
+    Py_ssize_t k = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        qs[i] = 0.0;
+        if (m[i]) { cur[k] = i; val[k] = (double)m[i]; k++; }
+    }
+    double dist = 1.0;
+    while (k) {
+        Py_ssize_t j = 0;
+        for (Py_ssize_t a = 0; a < k; a++) qs[cur[a]] += val[a] / dist;
+        for (Py_ssize_t a = 0; a < k; a++) {
+            int64_t p = parent[cur[a]];
+            if (p >= 0) { cur[j] = p; val[j] = val[a]; j++; }
+        }
+        k = j;
+        dist += 1.0;
+    }
+}
+
+static PyObject *tree_sums(PyObject *self, PyObject *args) {
+    PyObject *in_obj, *oi_obj, *of_obj;
+    Py_ssize_t n_codes;
+    if (!PyArg_ParseTuple(args, "OOOn", &in_obj, &oi_obj, &of_obj, &n_codes)) return NULL;
+    Py_buffer vin, vi, vf;
+    if (PyObject_GetBuffer(in_obj, &vin, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(oi_obj, &vi, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&vin);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(of_obj, &vf, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&vin);
+        PyBuffer_Release(&vi);
+        return NULL;
+    }
+    PyObject *res = NULL;
+    Py_ssize_t *cstart = NULL, *cidx = NULL, *cur = NULL, *count = NULL;
+    double *val = NULL;
+    const Py_ssize_t n = vin.len / 64;
+    if (vin.itemsize != 8 || vi.itemsize != 8 || vf.itemsize != 8 || vin.len != 64 * n
+        || vi.len != 40 * n || vf.len != 24 * n || n_codes < 0) {
+        PyErr_SetString(PyExc_TypeError, "tree_sums: int64 8 x n, int64 5 x n and float64 3 x n");
+        goto done;
+    }
+    const int64_t *parent = vin.buf, *last = parent + n, *own = last + n, *own_link = own + n,
+                  *is_a = own_link + n, *code = is_a + n, *match = code + n, *own_match = match + n;
+    int64_t *chars = vi.buf, *link_chars = chars + n, *link_tags = link_chars + n,
+            *nth = link_tags + n, *children = nth + n;
+    double *same_tag = vf.buf, *qs = same_tag + n, *own_qs = qs + n;
+    int good = 0;
+    if (!n || parent[0] != -1) goto ok;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if ((i && (parent[i] < 0 || parent[i] >= i)) || last[i] < i || last[i] >= n
+            || code[i] < 0 || code[i] >= n_codes) goto ok;
+    }
+    cstart = PyMem_Calloc(n + 1, sizeof(Py_ssize_t));
+    cidx = PyMem_Malloc(n * sizeof(Py_ssize_t));
+    cur = PyMem_Malloc(n * sizeof(Py_ssize_t));
+    val = PyMem_Malloc(n * sizeof(double));
+    count = PyMem_Calloc(n_codes ? n_codes : 1, sizeof(Py_ssize_t));
+    if (!cstart || !cidx || !cur || !val || !count) { PyErr_NoMemory(); goto done; }
+    /* subtree sums: prefix sums over document order, row i's subtree is i .. last[i] */
+    int64_t s0 = 0, s1 = 0, s2 = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {  /* prefix sums before row i, kept in the outputs */
+        chars[i] = s0; link_chars[i] = s1; link_tags[i] = s2;
+        s0 += own[i]; s1 += own_link[i]; s2 += is_a[i];
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {  /* last[i] >= i: the prefix at last+1 is not yet overwritten */
+        Py_ssize_t e = last[i] + 1;
+        int64_t a0 = e < n ? chars[e] : s0, a1 = e < n ? link_chars[e] : s1, a2 = e < n ? link_tags[e] : s2;
+        chars[i] = a0 - chars[i]; link_chars[i] = a1 - link_chars[i]; link_tags[i] = a2 - link_tags[i];
+    }
+    /* children of each row, in document order (a counting sort by parent) */
+    for (Py_ssize_t i = 1; i < n; i++) cstart[parent[i] + 1]++;
+    for (Py_ssize_t i = 0; i < n; i++) { children[i] = cstart[i + 1]; cstart[i + 1] += cstart[i]; }
+    for (Py_ssize_t i = 1; i < n; i++) cidx[cstart[parent[i]]++] = i;  /* cstart[p] -> end of p's */
+    nth[0] = 1;
+    same_tag[0] = 0.0;
+    for (Py_ssize_t p = 0, end0 = 0; p < n; p++) {
+        Py_ssize_t end = cstart[p], beg = end0;
+        end0 = end;
+        for (Py_ssize_t a = beg; a < end; a++) nth[cidx[a]] = ++count[code[cidx[a]]];
+        int64_t sib = (int64_t)(end - beg) - 1;
+        for (Py_ssize_t a = beg; a < end; a++) {
+            Py_ssize_t c = cidx[a];
+            same_tag[c] = sib > 0 ? (double)(count[code[c]] - 1) / (double)sib : 0.0;
+        }
+        for (Py_ssize_t a = beg; a < end; a++) count[code[cidx[a]]] = 0;
+    }
+    query_sum(parent, match, qs, n, cur, val);
+    query_sum(parent, own_match, own_qs, n, cur, val);
+    good = 1;
+ok:
+    res = good ? Py_True : Py_False;
+    Py_INCREF(res);
+done:
+    PyMem_Free(cstart); PyMem_Free(cidx); PyMem_Free(cur); PyMem_Free(val); PyMem_Free(count);
+    PyBuffer_Release(&vin); PyBuffer_Release(&vi); PyBuffer_Release(&vf);
+    return res;
+}
+
 static PyMethodDef methods[] = {
+    {"tree_sums", tree_sums, METH_VARARGS,
+     "tree_sums(ins, outs_i, outs_f, n_codes): measures.tree_measures' sums and sibling measures; "
+     "False when the rows are not a tree in document order."},
     {"words", words, METH_VARARGS,
      "words(text, nul=False): hwnoise.text.WORD_RE.findall(text); with nul every NUL is an item \"\\x00\" too."},
     {"stable_hashes", stable_hashes, METH_VARARGS,

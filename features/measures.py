@@ -175,6 +175,25 @@ def xpaths(parent: np.ndarray, tags: Sequence[str], nth: np.ndarray, root_path: 
     return xp, tp
 
 
+def _tree_sums(parent, last, own_chars, own_link_chars, is_a, factor, matches, own_matches):
+    """``subtree_sum`` of own_chars, own_link_chars and is_a, ``sibling_structure`` and both
+    ``query_scores`` in one compiled pass (``features/_walk.c`` ``tree_sums``, equal to the
+    numpy functions above to the bit: tests/test_measures_compiled.py): ``((chars,
+    link_chars, link_tags, nth, children), (sibling_same_tag, query_score, own_query_score))``,
+    or None when not built or the rows are not a tree in document order."""
+    n = len(parent)
+    if native.ext is None or not n:
+        return None
+    ins = np.empty((8, n), dtype=np.int64)
+    for k, v in enumerate((parent, last, own_chars, own_link_chars, is_a, factor[0], matches, own_matches)):
+        ins[k] = v
+    ints = np.empty((5, n), dtype=np.int64)
+    floats = np.empty((3, n), dtype=np.float64)
+    if not native.ext.tree_sums(ins, ints, floats, len(factor[1])):
+        return None
+    return tuple(ints), tuple(floats)
+
+
 def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, own_chars: np.ndarray,
                   own_link_chars: np.ndarray, matches: np.ndarray, own_matches: np.ndarray,
                   chars_prior: np.ndarray, root_path: str, *, last: np.ndarray | None = None,
@@ -197,15 +216,20 @@ def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, ow
     factor = tag_factor(tags)
     if is_a is None:
         is_a = (factor[0] == factor[1].index("a")).astype(np.int64) if "a" in factor[1] else np.zeros(n, np.int64)
-    chars = subtree_sum(own_chars, last)
-    link_chars = subtree_sum(own_link_chars, last)
-    link_tags = subtree_sum(is_a, last)
+    sums = _tree_sums(parent, last, own_chars, own_link_chars, is_a, factor, matches, own_matches)
+    if sums is not None:  # the same sums, compiled (features/_walk.c)
+        (chars, link_chars, link_tags, nth, children), (sibling_same, qs, own_qs) = sums
+    else:
+        chars = subtree_sum(own_chars, last)
+        link_chars = subtree_sum(own_link_chars, last)
+        link_tags = subtree_sum(is_a, last)
+        nth, children, sibling_same = sibling_structure(parent, tags, factor)
+        qs, own_qs = query_scores(parent, matches), query_scores(parent, own_matches)
     tags_ = np.maximum(size - 1, 1)
     ctd = composite_text_density(chars, tags_, link_chars, link_tags)
     density_sum = np.zeros(n, dtype=np.float64)
     if n > 1:
         np.add.at(density_sum, parent[1:], ctd[1:])
-    nth, children, sibling_same = sibling_structure(parent, tags, factor)
     xpath, tagpath = xpaths(parent, tags, nth, root_path, depth=np.asarray(depth), factor=factor)
     cb = chars[0] if n else 0
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -223,7 +247,7 @@ def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, ow
         "td": chars / tags_,
         "ctd": ctd,
         "density_sum": density_sum,
-        "query_score": query_scores(parent, matches),
+        "query_score": qs,
         "matches": np.asarray(matches, dtype=np.int64),
         "distance": np.asarray(depth, dtype=np.int64),
         "link_density": link_density,
@@ -231,7 +255,7 @@ def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, ow
         "tag_code": tag_codes(tags, factor),
         "position": idx / max(n, 1),
         "chars_before": np.asarray(chars_prior, dtype=np.float64) / (cb or 1),
-        "own_query_score": query_scores(parent, own_matches),
+        "own_query_score": own_qs,
         "parent_ctd": np.asarray(parent_ctd, dtype=np.float64),
         "children": children,
         "sibling_same_tag": sibling_same,
