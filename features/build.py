@@ -244,6 +244,21 @@ def _str_array(values) -> pa.Array:
                                  null_count=nulls)
 
 
+def _repeated_str(values: list[str], counts: np.ndarray) -> pa.Array:
+    """An Arrow string array of ``values[k]`` repeated ``counts[k]`` times, made on its buffers
+    (a dictionary array cast to strings would import ``pyarrow.compute``, 25 ms of start-up)."""
+    enc = [v.encode("utf-8") for v in values]
+    counts = np.asarray(counts, dtype=np.int64)
+    n = int(counts.sum())
+    lens = np.fromiter(map(len, enc), dtype=np.int64, count=len(enc))
+    if n and int((lens * counts).sum()) >= 2**31 - 1:  # past 32-bit offsets: let Arrow chunk it
+        return pa.array(np.repeat(np.array(values, dtype=object), counts), _STR)
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(np.repeat(lens, counts), out=offsets[1:])
+    data = b"".join(e * int(k) for e, k in zip(enc, counts.tolist()))
+    return pa.Array.from_buffers(_STR, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
 def _utf8_offsets(text: str, offsets: np.ndarray) -> np.ndarray:
     """Character offsets into ``text`` -> byte offsets into its UTF-8 encoding, in numpy:
     each code point takes 1-4 bytes by its value (over UTF-32, no per-string encoding)."""
@@ -312,13 +327,9 @@ class _Batcher:
         for field in self.schema:
             c = field.name
             if c == "dataset":
-                arr = pa.DictionaryArray.from_arrays(_num_array(np.zeros(n, np.int32), pa.int32()),
-                                                     _str_array([self.dataset]))
+                arr = _repeated_str([self.dataset], np.array([n]))
             elif c in ("site", "page"):
-                vals = [p[0] if c == "page" else p[1] for p in pages]
-                arr = pa.DictionaryArray.from_arrays(
-                    _num_array(np.repeat(np.arange(len(pages), dtype=np.int32), sizes), pa.int32()),
-                    _str_array(vals))
+                arr = _repeated_str([p[0] if c == "page" else p[1] for p in pages], sizes)
             elif c == "sitelevel":
                 arr = pa.nulls(n, _FLOAT)
             else:
