@@ -14,7 +14,11 @@ spreads printed:
 
 - ``features``: one ``hwnoise features DATASET`` process on the whole corpus,
   start-up included (interpreter, imports, reading the pages, walk, labels
-  from gold, sitelevel, writing Parquet), its CPU time from ``wait4``;
+  from gold, sitelevel, writing Parquet), its CPU time from ``wait4`` (its
+  worker processes included: by default one per core);
+- ``features-sync``: the same with ``--scheduler sync``, every page in that one
+  process (no workers): what the stage costs without the pool, whose processes
+  also slow each other down on a machine with two cores;
 - ``parse``: ``lxml.html.fromstring`` of each page's bytes, in this process
   (pages read into memory first);
 - ``walk``: ``walk_page(bytes, query)`` alone (decode, parse, hiding rules,
@@ -311,37 +315,47 @@ def main(argv: list[str] | None = None) -> int:
           f"{'compiled (features/_walk.c)' if COMPILED else 'pure Python'}"
           f"{', and the pure-Python walk side by side' if side else ''}", flush=True)
     results: dict = {"pages": n, "mb": mb, "repeat": args.repeat, "compiled": COMPILED, "runs": {}}
-    feats, feats_py, walls, rss = [], [], [], []
+    feats, feats_py, feats_sync, walls, walls_sync, rss = [], [], [], [], [], []
     for _ in range(args.repeat):
         cpu, wall, mem = _run([*HWNOISE, "features", str(base), "--no-progress"])
         feats.append(cpu), walls.append(wall), rss.append(mem)
+        cpu, wall, _ = _run([*HWNOISE, "features", str(base), "--no-progress", "--scheduler", "sync"])
+        feats_sync.append(cpu), walls_sync.append(wall)
         if side:
             feats_py.append(_run([*HWNOISE, "features", str(base), "--no-progress"],
                                  env={"HWNOISE_WALK": "python"})[0])
     runs = in_process(pages, args.repeat, not args.no_trafilatura, args.trafilatura_repeat, side)
     runs["features"] = feats
+    runs["features-sync"] = feats_sync
     if side:
         runs["features-python"] = feats_py
     results["runs"] = runs
     med = {k: statistics.median(v) for k, v in runs.items()}
-    for name in ("parse", "walk", "walk-python", "features", "features-python", "trafilatura"):
+    for name in ("parse", "walk", "walk-python", "features", "features-sync", "features-python", "trafilatura"):
         if name in runs:
             print(f"  {name:15s} {_spread(runs[name])}  {1000 * med[name] / n:6.2f} ms/page  "
                   f"{med[name] / med['parse']:5.2f}x parse")
-    print(f"  hwnoise features: max RSS {max(rss)} MB, wall {statistics.median(walls):.1f} s")
+    print(f"  hwnoise features: max RSS {max(rss)} MB, wall {statistics.median(walls):.1f} s "
+          f"(--scheduler sync: {statistics.median(walls_sync):.1f} s)")
     ratios = {"features/parse": med["features"] / med["parse"], "walk/parse": med["walk"] / med["parse"]}
     if "trafilatura" in med:
         ratios["features/trafilatura"] = med["features"] / med["trafilatura"]
+    sync = {"features/parse": med["features-sync"] / med["parse"]}
+    if "trafilatura" in med:
+        sync["features/trafilatura"] = med["features-sync"] / med["trafilatura"]
     targets = {"features/parse": 3.0, "walk/parse": 2.0, "features/trafilatura": 0.3}
     for k, v in ratios.items():
         print(f"{k} = {v:.2f} (target {'<=' if k != 'features/trafilatura' else '<'} {targets[k]}: "
               f"{'met' if v <= targets[k] else 'NOT met'})")
+    print("in one process (hwnoise features --scheduler sync): "
+          + ", ".join(f"{k} = {v:.2f} ({'met' if v <= targets[k] else 'NOT met'})" for k, v in sync.items()))
     if side:
         print(f"with the pure-Python walk: features/parse = {med['features-python'] / med['parse']:.2f}, "
               f"walk/parse = {med['walk-python'] / med['parse']:.2f}"
               + (f", features/trafilatura = {med['features-python'] / med['trafilatura']:.2f}"
                  if "trafilatura" in med else ""))
     results["ratios"] = ratios
+    results["ratios_sync"] = sync
     results["features_max_rss_mb"] = max(rss)
 
     sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
