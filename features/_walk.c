@@ -625,10 +625,12 @@ done:
 
 /* -- the tokeniser's words ------------------------------------------------------------ */
 /* words(text, nul): ``WORD_RE.findall(text)`` of hwnoise/text.py, ``\w+(?:['’]\w+)*``, with
- * ``\w`` as sre's Unicode word character (``Py_UNICODE_ISALNUM`` or "_"); with ``nul`` every
- * NUL is an item "\x00" too, in place (``WORD_RE.pattern + "|\x00"``, the labels' one pass
- * over NUL-joined segments). A match is greedy and never backtracks: a run of word
- * characters, then an apostrophe followed by a word character continues it. */
+ * ``\w`` as sre's Unicode word character (``Py_UNICODE_ISALNUM`` or "_"). With ``nul`` the
+ * text is NUL-separated texts and it returns ``(words, segs, nuls)``: ``segs`` the bytes of
+ * an int64 array, for each word the number of NULs before it (the index of its text), and
+ * ``nuls`` the number of NULs (``hwnoise.text.nul_words``). A match is greedy and never
+ * backtracks: a run of word characters, then an apostrophe followed by a word character
+ * continues it. */
 static unsigned char ascii_word[128];
 
 static inline int is_word(Py_UCS4 c) {
@@ -644,13 +646,12 @@ static PyObject *words(PyObject *self, PyObject *args) {
     const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     PyObject *out = PyList_New(0), *w;
     if (!out) return NULL;
-    static PyObject *nul_str = NULL;
-    if (nul && !nul_str && !(nul_str = PyUnicode_FromStringAndSize("\0", 1))) goto fail;
-    Py_ssize_t i = 0;
+    Ints segs = {0};
+    Py_ssize_t i = 0, nuls = 0;
     while (i < n) {
         Py_UCS4 c = PyUnicode_READ(kind, data, i);
         if (!is_word(c)) {
-            if (nul && c == 0 && PyList_Append(out, nul_str) < 0) goto fail;
+            nuls += c == 0;
             i++;
             continue;
         }
@@ -669,10 +670,17 @@ static PyObject *words(PyObject *self, PyObject *args) {
         if (!(w = PyUnicode_Substring(text, start, i))) goto fail;
         int r = PyList_Append(out, w);
         Py_DECREF(w);
-        if (r < 0) goto fail;
+        if (r < 0 || (nul && ints_push(&segs, nuls) < 0)) goto fail;
     }
-    return out;
+    if (!nul) return out;
+    PyObject *seg_bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(segs.n * sizeof(int64_t)));
+    if (!seg_bytes) goto fail;
+    int64_t *dst = (int64_t *)PyBytes_AS_STRING(seg_bytes);
+    for (Py_ssize_t k = 0; k < segs.n; k++) dst[k] = (int64_t)segs.p[k];
+    PyMem_Free(segs.p);
+    return Py_BuildValue("NNn", out, seg_bytes, nuls);
 fail:
+    PyMem_Free(segs.p);
     Py_DECREF(out);
     return NULL;
 }
@@ -794,7 +802,8 @@ static PyMethodDef methods[] = {
      "tree_sums(ins, outs_i, outs_f, n_codes): measures.tree_measures' sums and sibling measures; "
      "False when the rows are not a tree in document order."},
     {"words", words, METH_VARARGS,
-     "words(text, nul=False): hwnoise.text.WORD_RE.findall(text); with nul every NUL is an item \"\\x00\" too."},
+     "words(text, nul=False): hwnoise.text.WORD_RE.findall(text); with nul (NUL-separated texts) "
+     "(words, int64 bytes of each word's text index, number of NULs)."},
     {"stable_hashes", stable_hashes, METH_VARARGS,
      "stable_hashes(strings, out): walk.stable_hashes into out; False when a string is not UTF-8-encodable."},
     {"over_attributes", over_attributes, METH_VARARGS,

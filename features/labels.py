@@ -21,13 +21,12 @@ makes every element noise.
 """
 from __future__ import annotations
 
-import itertools
 
 import numpy as np
 
 from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.text import lcs_mask, tokenize
-from hwnoise.text import words as text_words
+from hwnoise.text import nul_words
 
 __all__ = ["label_page", "aligned_words", "page_labels", "resolve_labels", "stored_labels"]
 
@@ -45,20 +44,17 @@ def aligned_words(walk, gold_text: str) -> tuple[np.ndarray, np.ndarray]:
 
 def segment_words(walk) -> tuple[np.ndarray, list[str]]:
     """``(owner, words)``: the page's words (``hwnoise.text.tokenize`` of each segment) in
-    document order and the row that owns each. One regex pass over the normalised segments
-    joined by NUL (no word holds a NUL), the owners in numpy."""
+    document order and the row that owns each. One pass over the normalised segments
+    joined by NUL (``hwnoise.text.nul_words``; no word holds a NUL), the owners in numpy."""
     seg_owner, texts = walk.segment_arrays()
     if not texts:
         return np.zeros(0, dtype=np.int64), []
-    found = text_words("\x00".join(walk.normalized_segments()), nul=True)
-    sep = np.fromiter(map("\x00".__eq__, found), dtype=bool, count=len(found))
-    if int(np.count_nonzero(sep)) != len(texts) - 1:  # cannot happen; the slow, sure way
+    seg, found, nuls = nul_words("\x00".join(walk.normalized_segments()))
+    if nuls != len(texts) - 1:  # a NUL inside a text (not from the walk): one by one
         per = [tokenize(t) for t in texts]
         return (np.repeat(seg_owner, [len(w) for w in per]).astype(np.int64),
                 [w for ws in per for w in ws])
-    word = ~sep
-    seg = np.cumsum(sep)[word]
-    return seg_owner[seg], list(itertools.compress(found, word.tolist()))
+    return seg_owner[seg], found
 
 
 def label_page(walk, gold_text: str | None) -> np.ndarray:

@@ -5,6 +5,7 @@ module, so "a word" means the same thing in labels, query matching and scores.
 """
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -18,18 +19,34 @@ _SPACE_RE = re.compile(r"\s+")
 _native = None  # hwnoise.features.native, imported at the first call (it loads lxml)
 
 
-def words(text: str, nul: bool = False) -> list[str]:
-    """``WORD_RE.findall(text)``: the words of already normalised text; with ``nul`` each
-    NUL is an item ``"\x00"`` too, in place (NUL-joined texts split in one pass). The
-    compiled ``words`` of ``features/_walk.c`` when built (the regex is the reference it
-    equals, tests/test_text_words.py), the regex otherwise."""
+def _ext():
+    """The compiled helpers (``hwnoise.features.native.ext``) or None, looked up at each call."""
     global _native
     if _native is None:
         from hwnoise.features import native as _native
-    ext = _native.ext
+    return _native.ext
+
+
+def words(text: str) -> list[str]:
+    """``WORD_RE.findall(text)``: the words of already normalised text. The compiled ``words``
+    of ``features/_walk.c`` when built (the regex is the reference it equals,
+    tests/test_text_words.py), the regex otherwise."""
+    ext = _ext()
+    return ext.words(text) if ext is not None else WORD_RE.findall(text)
+
+
+def nul_words(text: str) -> tuple[np.ndarray, list[str], int]:
+    """The words of normalised texts joined by NUL, in one pass: ``(index of each word's
+    text, words, number of NULs)`` (int64 indices; no word holds a NUL)."""
+    ext = _ext()
     if ext is not None:
-        return ext.words(text, nul)
-    return (_WORD_OR_NUL if nul else WORD_RE).findall(text)
+        found, segs, nuls = ext.words(text, True)
+        return np.frombuffer(segs, dtype=np.int64), found, nuls
+    found = _WORD_OR_NUL.findall(text)
+    sep = np.fromiter(map("\x00".__eq__, found), dtype=bool, count=len(found))
+    word = ~sep
+    return (np.cumsum(sep, dtype=np.int64)[word], list(itertools.compress(found, word.tolist())),
+            int(np.count_nonzero(sep)))
 
 
 def normalize(text: str) -> str:

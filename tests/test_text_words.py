@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import re
 
+import numpy as np
 import pytest
 
 from hwnoise import text
@@ -16,9 +17,22 @@ WORD_OR_NUL = re.compile(text.WORD_RE.pattern + "|\x00")
 EVERY = [chr(c) for c in range(0x110000)]
 
 
+def _reference_nul(s: str) -> tuple[list[int], list[str], int]:
+    """``nul_words`` by the regex alone: each word with the number of NULs before it."""
+    segs, words, k = [], [], 0
+    for w in WORD_OR_NUL.findall(s):
+        if w == "\x00":
+            k += 1
+        else:
+            segs.append(k)
+            words.append(w)
+    return segs, words, k
+
+
 def _both(s: str) -> None:
     assert native.ext.words(s) == text.WORD_RE.findall(s)
-    assert native.ext.words(s, True) == WORD_OR_NUL.findall(s)
+    found, segs, nuls = native.ext.words(s, True)
+    assert (np.frombuffer(segs, dtype=np.int64).tolist(), found, nuls) == _reference_nul(s)
 
 
 def test_every_code_point_alone_is_a_word_or_a_separator_as_in_the_regex():
@@ -44,8 +58,9 @@ def test_random_strings_of_word_apostrophe_nul_and_space_characters(seed):
 def test_examples():
     assert native.ext.words("bbc's news’ it''s o'clock _x_ 3\u00bd") == [
         "bbc's", "news", "it", "s", "o'clock", "_x_", "3\u00bd"]
-    assert native.ext.words("a\x00\x00b c", True) == ["a", "\x00", "\x00", "b", "c"]
-    assert native.ext.words("") == [] and native.ext.words("", True) == []
+    seg, found, nuls = text.nul_words("a\x00\x00b c\x00")
+    assert (seg.tolist(), found, nuls) == ([0, 2, 2], ["a", "b", "c"], 3)
+    assert native.ext.words("") == [] and text.nul_words("")[1:] == ([], 0)
 
 
 def test_tokenize_uses_either_and_gives_the_same(monkeypatch):
@@ -53,3 +68,13 @@ def test_tokenize_uses_either_and_gives_the_same(monkeypatch):
     compiled = text.tokenize(s)
     monkeypatch.setattr(native, "ext", None)
     assert text.tokenize(s) == compiled == ["café", "bbc's", "news", "2009", "abc", "fine", "o\u2019clock"]
+
+
+def test_nul_words_is_the_same_with_either(monkeypatch):
+    s = "Bbc's\x00\x00news’ o'clock\x00\x00x_1 \u00bd\x00"
+    seg, found, nuls = text.nul_words(s)
+    monkeypatch.setattr(native, "ext", None)
+    ref = text.nul_words(s)
+    assert seg.dtype == ref[0].dtype == np.int64
+    assert (seg.tolist(), found, nuls) == (ref[0].tolist(), ref[1], ref[2]) == (
+        [0, 2, 2, 4, 4], ["Bbc's", "news", "o'clock", "x_1", "\u00bd"], 5)
