@@ -797,7 +797,46 @@ done:
     return res;
 }
 
+/* word_ids(a, b): each word of the lists a and b as an int64 id, equal words equal ids (one
+ * dict over both, ids in order of first appearance): ``(bytes of a's ids, bytes of b's)``,
+ * for ``hwnoise.text.lcs_blocks``, whose LCS then compares numbers instead of hashing strings. */
+static PyObject *ids_into(PyObject *vocab, PyObject *list) {
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (!out) return NULL;
+    int64_t *dst = (int64_t *)PyBytes_AS_STRING(out);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *w = PyList_GET_ITEM(list, i);
+        PyObject *v = PyDict_GetItemWithError(vocab, w);
+        if (v) {
+            dst[i] = (int64_t)PyLong_AsSsize_t(v);
+            continue;
+        }
+        if (PyErr_Occurred()) { Py_DECREF(out); return NULL; }
+        Py_ssize_t id = PyDict_GET_SIZE(vocab);
+        if (!(v = PyLong_FromSsize_t(id))) { Py_DECREF(out); return NULL; }
+        int r = PyDict_SetItem(vocab, w, v);
+        Py_DECREF(v);
+        if (r < 0) { Py_DECREF(out); return NULL; }
+        dst[i] = (int64_t)id;
+    }
+    return out;
+}
+
+static PyObject *word_ids(PyObject *self, PyObject *args) {
+    PyObject *a, *b;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &a, &PyList_Type, &b)) return NULL;
+    PyObject *vocab = PyDict_New();
+    if (!vocab) return NULL;
+    PyObject *ia = ids_into(vocab, a), *ib = ia ? ids_into(vocab, b) : NULL;
+    Py_DECREF(vocab);
+    if (!ib) { Py_XDECREF(ia); return NULL; }
+    return Py_BuildValue("NN", ia, ib);
+}
+
 static PyMethodDef methods[] = {
+    {"word_ids", word_ids, METH_VARARGS,
+     "word_ids(a, b): the words of two lists as int64 ids (bytes), equal words equal ids."},
     {"tree_sums", tree_sums, METH_VARARGS,
      "tree_sums(ins, outs_i, outs_f, n_codes): measures.tree_measures' sums and sibling measures; "
      "False when the rows are not a tree in document order."},

@@ -78,3 +78,18 @@ def test_nul_words_is_the_same_with_either(monkeypatch):
     assert seg.dtype == ref[0].dtype == np.int64
     assert (seg.tolist(), found, nuls) == (ref[0].tolist(), ref[1], ref[2]) == (
         [0, 2, 2, 4, 4], ["Bbc's", "news", "o'clock", "x_1", "\u00bd"], 5)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lcs_blocks_over_word_ids_equal_the_lcs_over_strings(seed, monkeypatch):
+    rnd = random.Random(seed)
+    vocab = ["a", "b", "é", "the", "news", "2009", "bbc's", "x" * 40, "\U0001f600"]
+    pairs = [([rnd.choice(vocab) for _ in range(rnd.randint(0, 300))],
+              [rnd.choice(vocab) for _ in range(rnd.randint(0, 300))]) for _ in range(60)]
+    ids_a, ids_b = native.ext.word_ids(["a", "b", "a"], ["c", "b"])
+    assert (np.frombuffer(ids_a, np.int64).tolist(), np.frombuffer(ids_b, np.int64).tolist()) == (
+        [0, 1, 0], [2, 1])
+    compiled = [text.lcs_blocks(a, b) for a, b in pairs]
+    monkeypatch.setattr(native, "ext", None)
+    assert compiled == [text.lcs_blocks(a, b) for a, b in pairs]
+    assert sum(len(x) for x in compiled) > 100
