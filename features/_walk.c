@@ -834,7 +834,61 @@ static PyObject *word_ids(PyObject *self, PyObject *args) {
     return Py_BuildValue("NN", ia, ib);
 }
 
+/* str_column(values): an Arrow string column of a list of str or None, as
+ * ``features.build._str_array`` makes it: ``(validity bytes or None, null count, int32
+ * offsets bytes, UTF-8 data bytes)``; None when a value is neither str nor None, has no UTF-8
+ * form (a lone surrogate) or the data passes 32-bit offsets: the Python code then decides. */
+static PyObject *str_column(PyObject *self, PyObject *arg) {
+    if (!PyList_Check(arg)) { PyErr_SetString(PyExc_TypeError, "str_column: a list"); return NULL; }
+    Py_ssize_t n = PyList_GET_SIZE(arg), total = 0, nulls = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyList_GET_ITEM(arg, i);
+        if (v == Py_None) { nulls++; continue; }
+        if (!PyUnicode_Check(v)) Py_RETURN_NONE;
+        Py_ssize_t len;
+        if (PyUnicode_IS_ASCII(v)) len = PyUnicode_GET_LENGTH(v);
+        else if (!PyUnicode_AsUTF8AndSize(v, &len)) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) return NULL;
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+        total += len;
+        if (total > INT32_MAX) Py_RETURN_NONE;
+    }
+    PyObject *offsets = PyBytes_FromStringAndSize(NULL, (n + 1) * (Py_ssize_t)sizeof(int32_t));
+    PyObject *data = offsets ? PyBytes_FromStringAndSize(NULL, total) : NULL;
+    PyObject *valid = NULL;
+    if (data && nulls) {
+        if ((valid = PyBytes_FromStringAndSize(NULL, (n + 7) / 8)))
+            memset(PyBytes_AS_STRING(valid), 0, (n + 7) / 8);
+    }
+    if (!data || (nulls && !valid)) { Py_XDECREF(offsets); Py_XDECREF(data); return NULL; }
+    int32_t *off = (int32_t *)PyBytes_AS_STRING(offsets);
+    char *dst = PyBytes_AS_STRING(data);
+    unsigned char *bits = valid ? (unsigned char *)PyBytes_AS_STRING(valid) : NULL;
+    Py_ssize_t at = 0;
+    off[0] = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyList_GET_ITEM(arg, i);
+        if (v != Py_None) {
+            Py_ssize_t len;
+            const char *src = PyUnicode_IS_ASCII(v) ? (const char *)PyUnicode_DATA(v)
+                                                     : PyUnicode_AsUTF8AndSize(v, &len);
+            if (PyUnicode_IS_ASCII(v)) len = PyUnicode_GET_LENGTH(v);
+            memcpy(dst + at, src, len);
+            at += len;
+            if (bits) bits[i >> 3] |= (unsigned char)(1u << (i & 7));
+        }
+        off[i + 1] = (int32_t)at;
+    }
+    if (!valid) { valid = Py_None; Py_INCREF(valid); }
+    return Py_BuildValue("NnNN", valid, nulls, offsets, data);
+}
+
 static PyMethodDef methods[] = {
+    {"str_column", str_column, METH_O,
+     "str_column(values): an Arrow string column's (validity, null count, offsets, data) of a list "
+     "of str or None (features.build._str_array); None when the Python code must decide."},
     {"word_ids", word_ids, METH_VARARGS,
      "word_ids(a, b): the words of two lists as int64 ids (bytes), equal words equal ids."},
     {"tree_sums", tree_sums, METH_VARARGS,

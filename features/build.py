@@ -41,6 +41,7 @@ import pyarrow.parquet as pq
 
 from hwnoise.dataset import Dataset
 from hwnoise.decode import sniff_html
+from hwnoise.features import native
 from hwnoise.features.columns import CONTENT, LABEL
 from hwnoise.features.labels import page_labels
 from hwnoise.features.record_gold import read_records, records_path_for
@@ -224,6 +225,13 @@ def _str_array(values) -> pa.Array:
     ``pa.array`` would import pandas (a second of start-up) to check what it was given."""
     vals = values.tolist() if isinstance(values, np.ndarray) else list(values)
     n = len(vals)
+    if native.ext is not None:  # the same buffers, compiled (features/_walk.c)
+        made = native.ext.str_column(vals)
+        if made is not None:
+            valid, nulls, offsets, data = made
+            return pa.Array.from_buffers(_STR, n, [None if valid is None else pa.py_buffer(valid),
+                                                   pa.py_buffer(offsets), pa.py_buffer(data)],
+                                         null_count=nulls)
     validity, nulls = None, 0
     try:  # no None (the usual case): no scan for it
         joined = "".join(vals)

@@ -19,3 +19,36 @@ def test_repeated_strings_equal_arrow_of_the_repeated_values():
         got.validate(full=True)
         assert got.type == pa.string() and got.null_count == 0
         assert got.equals(want)
+
+
+def test_string_columns_are_the_same_compiled_or_not(monkeypatch):
+    """``_str_array``'s compiled buffers (``features/_walk.c`` ``str_column``) equal its Python
+    ones and Arrow's own, validity bitmap and offsets included; what the compiled code hands
+    back (a lone surrogate, a value that is not a string) behaves as before."""
+    import random
+
+    import pytest
+
+    from hwnoise.features import native
+    from hwnoise.features.build import _str_array
+
+    if native.ext is None:
+        pytest.skip("the compiled walk is not built")
+    rng = random.Random(6)
+    alphabet = ["a", "é", "中", "😀", "\x00", "\u0800", " ", "\U00010000"]
+    cases = [[], [""], [None], [None] * 9, ["x"] * 17, ["", None, "é"]]
+    for _ in range(300):
+        cases.append([None if rng.random() < 0.15 else "".join(rng.choice(alphabet)
+                                                                for _ in range(rng.randrange(8)))
+                      for _ in range(rng.randrange(1, 20))])
+    compiled = [_str_array(v) for v in cases]
+    for got, vals in zip(compiled, cases):
+        got.validate(full=True)
+        assert got.equals(pa.array(vals, pa.string())) and got.null_count == vals.count(None)
+    monkeypatch.setattr(native, "ext", None)
+    for got, vals in zip(compiled, cases):
+        assert got.equals(_str_array(vals))
+    monkeypatch.undo()
+    assert native.ext.str_column(["a", "\ud800"]) is None and native.ext.str_column(["a", 3]) is None
+    with pytest.raises(UnicodeEncodeError):
+        _str_array(["a", "\ud800"])
