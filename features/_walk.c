@@ -581,6 +581,54 @@ static inline uint64_t mix64(uint64_t x) {
     return x ^ (x >> 31);
 }
 
+/* walk.stable_hashes' hash of one string's UTF-8 bytes */
+static inline uint64_t stable_hash(const unsigned char *b, Py_ssize_t len) {
+    const uint64_t P = 0xC2B2AE3D27D4EB4FULL;
+    uint64_t h = 0, pw = 1;
+    for (Py_ssize_t k = 0; k < len; k++) {
+        pw *= P;
+        h += ((uint64_t)b[k] + 1) * pw;
+    }
+    return mix64(mix64((uint64_t)len + 1) ^ mix64(h));
+}
+
+/* site_keys(paths, texts, out): out[i] = PageWalk.site_keys' key of (paths[i], texts[i]),
+ * mix64(hash(text) ^ mix64(hash(path) ^ 0x9E3779B97F4A7C15)); False when a string has no
+ * UTF-8 form (the caller's numpy code decides). */
+static PyObject *site_keys(PyObject *self, PyObject *args) {
+    PyObject *paths, *texts, *out_obj;
+    if (!PyArg_ParseTuple(args, "O!O!O", &PyList_Type, &paths, &PyList_Type, &texts, &out_obj)) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(out_obj, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(paths);
+    PyObject *res = NULL;
+    if (view.itemsize != 8 || view.len / 8 != n || PyList_GET_SIZE(texts) != n) {
+        PyErr_SetString(PyExc_TypeError, "site_keys: as many paths, texts and uint64 outputs");
+        goto done;
+    }
+    uint64_t *out = view.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *p = PyList_GET_ITEM(paths, i), *t = PyList_GET_ITEM(texts, i);
+        if (!PyUnicode_Check(p) || !PyUnicode_Check(t)) { PyErr_SetString(PyExc_TypeError, "strings only"); goto done; }
+        Py_ssize_t lp, lt;
+        const unsigned char *bp = (const unsigned char *)PyUnicode_AsUTF8AndSize(p, &lp);
+        const unsigned char *bt = bp ? (const unsigned char *)PyUnicode_AsUTF8AndSize(t, &lt) : NULL;
+        if (!bt) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) goto done;
+            PyErr_Clear();
+            res = Py_False;
+            Py_INCREF(res);
+            goto done;
+        }
+        out[i] = mix64(stable_hash(bt, lt) ^ mix64(stable_hash(bp, lp) ^ 0x9E3779B97F4A7C15ULL));
+    }
+    res = Py_True;
+    Py_INCREF(res);
+done:
+    PyBuffer_Release(&view);
+    return res;
+}
+
 /* stable_hashes(strings, out): out[i] = walk.stable_hashes' hash of strings[i] (out: a
  * writable uint64 buffer). False when a string has no UTF-8 form (a lone surrogate: the
  * caller hashes in numpy, with surrogatepass). */
@@ -596,7 +644,6 @@ static PyObject *stable_hashes(PyObject *self, PyObject *args) {
         goto done;
     }
     uint64_t *out = view.buf;
-    const uint64_t P = 0xC2B2AE3D27D4EB4FULL;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *s = PyList_GET_ITEM(strings, i);
         if (!PyUnicode_Check(s)) { PyErr_SetString(PyExc_TypeError, "strings only"); goto done; }
@@ -609,12 +656,7 @@ static PyObject *stable_hashes(PyObject *self, PyObject *args) {
             Py_INCREF(res);
             goto done;
         }
-        uint64_t h = 0, pw = 1;
-        for (Py_ssize_t k = 0; k < len; k++) {
-            pw *= P;
-            h += ((uint64_t)b[k] + 1) * pw;
-        }
-        out[i] = mix64(mix64((uint64_t)len + 1) ^ mix64(h));
+        out[i] = stable_hash(b, len);
     }
     res = Py_True;
     Py_INCREF(res);
@@ -886,6 +928,8 @@ static PyObject *str_column(PyObject *self, PyObject *arg) {
 }
 
 static PyMethodDef methods[] = {
+    {"site_keys", site_keys, METH_VARARGS,
+     "site_keys(paths, texts, out): PageWalk.site_keys into out; False when a string is not UTF-8-encodable."},
     {"str_column", str_column, METH_O,
      "str_column(values): an Arrow string column's (validity, null count, offsets, data) of a list "
      "of str or None (features.build._str_array); None when the Python code must decide."},

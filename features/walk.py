@@ -193,6 +193,11 @@ class PageWalk:
     def site_keys(self) -> np.ndarray:
         """uint64 hash of each row's (tag path, own text), stable across processes and runs:
         the keys of the ``sitelevel`` column (``features.build``)."""
+        if self._site_keys is None and native.ext is not None:  # the same keys, compiled
+            keys = np.empty(len(self), dtype=np.uint64)
+            texts = self.column("text")
+            if native.ext.site_keys(self.tagpath, texts if isinstance(texts, list) else list(texts), keys):
+                self._site_keys = keys
         if self._site_keys is None:
             paths = self.tagpath
             distinct = list(dict.fromkeys(paths))

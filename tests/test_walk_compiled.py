@@ -238,6 +238,29 @@ def test_stable_hashes_equal_the_numpy_hash(monkeypatch):
     assert np.array_equal(got, walk.stable_hashes(lone))
 
 
+def test_site_keys_equal_the_numpy_keys(monkeypatch):
+    """``PageWalk.site_keys`` compiled (``site_keys``) equal the numpy ones, also for a text
+    with no UTF-8 form (handed back to numpy)."""
+    import numpy as np
+
+    html = ("<html><body><div><p>caf\u00e9 \U0001f600</p><p>caf\u00e9 \U0001f600</p><ul>"
+            + "".join(f"<li>item {k % 3}</li>" for k in range(40)) + "</ul><p></p></div></body></html>")
+    w = walk.walk_page(html)
+    compiled = w.site_keys.copy()
+    assert len(set(compiled.tolist())) < len(w)  # equal (tag path, text) pairs share a key
+    monkeypatch.setattr(native, "ext", None)
+    w._site_keys = None
+    assert np.array_equal(compiled, w.site_keys)
+    monkeypatch.setattr(native, "ext", EXT)
+    assert EXT.site_keys(["/html/body"], ["a\ud800"], np.empty(1, np.uint64)) is False
+    w.columns["text"][1] = "lone \ud800"
+    w._site_keys = None
+    got = w.site_keys.copy()
+    monkeypatch.setattr(native, "ext", None)
+    w._site_keys = None
+    assert np.array_equal(got, w.site_keys)
+
+
 def test_paths_equal_the_python_loop(monkeypatch):
     import numpy as np
 
