@@ -203,17 +203,25 @@ def _ordered(jobs: list[tuple], workers: int, query_terms: list[str], scheduler=
         for job in jobs:
             yield _page_job(job)
         return
-    window = 4 * workers
+    window = 4 * workers  # tasks in flight, each of _POOL_BATCH pages (fewer round trips)
     with ProcessPoolExecutor(max_workers=workers, initializer=_init_pool_worker,
                              initargs=(list(query_terms),)) as pool:
         pending = []
-        it = iter(jobs)
-        for job in it:
-            pending.append(pool.submit(_page_job, job))
+        for k in range(0, len(jobs), _POOL_BATCH):
+            pending.append(pool.submit(_page_jobs, jobs[k:k + _POOL_BATCH]))
             if len(pending) >= window:
-                yield pending.pop(0).result()
+                yield from pending.pop(0).result()
         for fut in pending:
-            yield fut.result()
+            yield from fut.result()
+
+
+#: Pages per task of the local process pool.
+_POOL_BATCH = 4
+
+
+def _page_jobs(jobs: list[tuple]) -> list[tuple]:
+    """``_page_job`` over a few pages (one task of the local pool)."""
+    return [_page_job(job) for job in jobs]
 
 
 # -- the dataset ---------------------------------------------------------------------------
