@@ -25,8 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from hwnoise.features.columns import CONTENT, NOISE
-from hwnoise.text import lcs_mask, tokenize
-from hwnoise.text import nul_words
+from hwnoise.text import lcs_mask, normalize, nul_word_ids, nul_words, tokenize
 
 __all__ = ["label_page", "aligned_words", "page_labels", "resolve_labels", "stored_labels"]
 
@@ -34,9 +33,15 @@ __all__ = ["label_page", "aligned_words", "page_labels", "resolve_labels", "stor
 def aligned_words(walk, gold_text: str) -> tuple[np.ndarray, np.ndarray]:
     """Per row, ``(own_words, own_aligned)``: the row's own words and how many aligned with gold."""
     n = len(walk)
-    owner, words = segment_words(walk)
+    seg_owner, texts = walk.segment_arrays()
+    ids = (nul_word_ids("\x00".join(walk.normalized_segments()), normalize(gold_text or ""))
+           if texts else None)
+    if ids is not None and ids[2] == len(texts) - 1:  # word ids only: no word strings made
+        owner, mask = seg_owner[ids[0]], lcs_mask(ids[1], ids[3])
+    else:  # no text, or a NUL inside a text (not from the walk)
+        owner, words = segment_words(walk)
+        mask = lcs_mask(words, tokenize(gold_text or ""))
     own_words = np.bincount(owner, minlength=n)[:n] if n else np.zeros(0, dtype=np.int64)
-    mask = lcs_mask(words, tokenize(gold_text or ""))
     own_aligned = (np.bincount(owner[mask], minlength=n)[:n] if n
                    else np.zeros(0, dtype=np.int64))
     return own_words.astype(np.int64), own_aligned.astype(np.int64)

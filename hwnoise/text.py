@@ -50,6 +50,23 @@ def nul_words(text: str) -> tuple[np.ndarray, list[str], int]:
             int(np.count_nonzero(sep)))
 
 
+def nul_word_ids(text: str, other: str) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+    """``nul_words(text)`` and ``words(other)`` as word ids (int64; equal words, equal ids, over
+    both; in order of first appearance, ``text`` first), for an LCS of the two that needs no
+    word strings: ``(index of each word's text, text's ids, number of NULs, other's ids)``. The
+    compiled ``text_ids`` makes them without making the words."""
+    ext = _ext()
+    if ext is not None:
+        ids, segs, nuls, other_ids = ext.text_ids(text, other)
+        return (np.frombuffer(segs, dtype=np.int64), np.frombuffer(ids, dtype=np.int64), nuls,
+                np.frombuffer(other_ids, dtype=np.int64))
+    seg, found, nuls = nul_words(text)
+    vocab: dict[str, int] = {}
+    ids = [vocab.setdefault(w, len(vocab)) for w in found]
+    other_ids = [vocab.setdefault(w, len(vocab)) for w in words(other)]
+    return seg, np.array(ids, dtype=np.int64), nuls, np.array(other_ids, dtype=np.int64)
+
+
 def normalize(text: str) -> str:
     """NFKC and case-fold: the form in which words and query terms are compared."""
     return unicodedata.normalize("NFKC", text).casefold()
@@ -82,7 +99,7 @@ def lcs_blocks(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int, int]]
     """One LCS of ``a`` and ``b`` as aligned runs ``(a_start, b_start, length)``. Lists of
     words go to the LCS as word ids when the compiled helpers are built (``word_ids``: equal
     words, equal ids), which it compares faster than strings; the alignment is the same."""
-    if not a or not b:
+    if len(a) == 0 or len(b) == 0:
         return []
     ext = _ext()
     if ext is not None and type(a) is list and type(b) is list:
@@ -90,8 +107,17 @@ def lcs_blocks(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int, int]]
         a, b = array("q"), array("q")
         a.frombytes(ids_a)
         b.frombytes(ids_b)
+    elif isinstance(a, np.ndarray) and isinstance(b, np.ndarray):  # word ids (nul_word_ids)
+        a, b = _id_array(a), _id_array(b)
     return [(op.src_start, op.dest_start, op.src_end - op.src_start)
             for op in LCSseq.opcodes(a, b) if op.tag == "equal"]
+
+
+def _id_array(ids: np.ndarray) -> array:
+    """Word ids (non-negative integers) as the ``array('q')`` rapidfuzz reads as a sequence."""
+    out = array("q")
+    out.frombytes(np.ascontiguousarray(ids, dtype=np.int64).tobytes())
+    return out
 
 
 def lcs_mask(a: Sequence[str], b: Sequence[str]) -> np.ndarray:

@@ -93,3 +93,46 @@ def test_lcs_blocks_over_word_ids_equal_the_lcs_over_strings(seed, monkeypatch):
     monkeypatch.setattr(native, "ext", None)
     assert compiled == [text.lcs_blocks(a, b) for a, b in pairs]
     assert sum(len(x) for x in compiled) > 100
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_nul_word_ids_equal_the_ids_of_the_words(seed, monkeypatch):
+    """The compiled ``text_ids`` gives the words' ids without making the words: the same ids
+    (first appearance, text first) as numbering ``nul_words`` and ``words`` in Python, also
+    when the two strings are stored with different widths (Latin-1 against UCS-2/UCS-4)."""
+    rnd = random.Random(seed)
+    alphabet = ["a", "b", "é", "'", "\u2019", " ", "\x00", "_", "7", "中", "\U0001f600x", "ab", "ba"]
+    cases = []
+    for _ in range(400):
+        narrow = "".join(rnd.choice(alphabet[:8]) for _ in range(rnd.randint(0, 30)))  # Latin-1 only
+        other = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 30)))
+        cases.append((narrow, other) if rnd.random() < 0.5 else (other, narrow))
+    cases += [("", ""), ("a", ""), ("", "a"), ("\x00\x00", "a"), (" ".join(f"w{k}" for k in range(5000)),
+                                                                 " ".join(f"w{k}" for k in range(4990, 6000)))]
+    compiled = [text.nul_word_ids(a, b) for a, b in cases]
+    monkeypatch.setattr(native, "ext", None)
+    for (a, b), got in zip(cases, compiled):
+        want = text.nul_word_ids(a, b)
+        assert got[2] == want[2]
+        for g, w in zip(got[:2] + got[3:], want[:2] + want[3:]):
+            assert g.dtype == w.dtype == np.int64 and g.tolist() == w.tolist()
+        seg, found, _ = text.nul_words(a)
+        words = found + text.words(b)
+        ids = got[1].tolist() + got[3].tolist()
+        assert all((words[i] == words[j]) == (ids[i] == ids[j]) for i in range(len(words))
+                   for j in range(min(len(words), i + 5)))
+
+
+def test_labels_from_word_ids_equal_labels_from_words(monkeypatch):
+    from hwnoise.features import labels
+    from hwnoise.features.walk import walk_page
+
+    page = ("<html><body><ul><li>Home</li><li>News’s</li></ul><p>Café BBC's report: the café opens"
+            " in 2009.</p><p>Other café text</p><div>Home news</div></body></html>")
+    gold = "BBC's report: the Café opens in 2009. Home news"
+    walk = walk_page(page)
+    by_ids = labels.aligned_words(walk, gold)
+    monkeypatch.setattr(labels, "nul_word_ids", lambda t, o: (None, None, -1, None))  # the word path
+    by_words = labels.aligned_words(walk, gold)
+    assert [x.tolist() for x in by_ids] == [x.tolist() for x in by_words]
+    assert by_ids[1].sum() > 0
