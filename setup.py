@@ -1,7 +1,11 @@
-"""The optional compiled walk (``features/_walk.c``); everything else is in pyproject.toml.
+"""The optional compiled helpers; everything else is in pyproject.toml.
 
-The extension is optional: without a C compiler (or lxml's headers) the install still
-succeeds and ``hwnoise.features.walk`` runs its pure-Python visit (``walk.COMPILED`` says which).
+Both extensions are optional: without a C compiler (or lxml's headers) the install still
+succeeds and hwnoise runs their Python code (``hwnoise.native``; ``walk.COMPILED`` and
+``hwnoise.native.tokens`` say what was built).
+- ``hwnoise._tokens`` (``hwnoise/_tokens.c``): the tokeniser and word ids of ``hwnoise.text``;
+- ``hwnoise.features._walk`` (``features/_walk.c``): the walk's visit over libxml2's nodes and
+  the features stage's loops (lxml's headers).
 """
 from setuptools import Extension, setup
 
@@ -9,10 +13,14 @@ from setuptools import Extension, setup
 def _lxml_include() -> list[str]:
     try:
         import lxml
-    except ImportError:  # no lxml at build time: the extension is skipped (optional)
+    except ImportError:  # no lxml at build time: the walk's extension is skipped (optional)
         return []
     return lxml.get_include()
 
 
-setup(ext_modules=[Extension("hwnoise.features._walk", ["features/_walk.c"],
-                             include_dirs=_lxml_include(), optional=True)])
+setup(ext_modules=[
+    Extension("hwnoise._tokens", ["hwnoise/_tokens.c"], include_dirs=["hwnoise"],
+              depends=["hwnoise/_buffers.h"], optional=True),
+    Extension("hwnoise.features._walk", ["features/_walk.c"], include_dirs=["hwnoise", *_lxml_include()],
+              depends=["hwnoise/_buffers.h"], optional=True),
+])

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <libxml/tree.h>
 #include "lxml.etree.h"
+#include "_buffers.h"
 
 typedef struct LxmlElement *(*element_factory_t)(struct LxmlDocument *, xmlNode *);
 static element_factory_t element_factory = NULL;
@@ -35,7 +36,6 @@ static PyTypeObject *element_type = NULL;
 
 /* -- growable buffers ------------------------------------------------------------------ */
 typedef struct { char *p; Py_ssize_t n, cap; } Bytes;
-typedef struct { Py_ssize_t *p; Py_ssize_t n, cap; } Ints;
 
 static int bytes_reserve(Bytes *b, Py_ssize_t extra) {
     if (b->n + extra <= b->cap) return 0;
@@ -44,17 +44,6 @@ static int bytes_reserve(Bytes *b, Py_ssize_t extra) {
     char *p = PyMem_Realloc(b->p, cap);
     if (!p) { PyErr_NoMemory(); return -1; }
     b->p = p; b->cap = cap;
-    return 0;
-}
-
-static int ints_push(Ints *a, Py_ssize_t v) {
-    if (a->n == a->cap) {
-        Py_ssize_t cap = a->cap ? 2 * a->cap : 256;
-        Py_ssize_t *p = PyMem_Realloc(a->p, cap * sizeof(Py_ssize_t));
-        if (!p) { PyErr_NoMemory(); return -1; }
-        a->p = p; a->cap = cap;
-    }
-    a->p[a->n++] = v;
     return 0;
 }
 
@@ -575,12 +564,6 @@ static PyObject *over_attributes(PyObject *self, PyObject *args) {
 #undef CH
 
 /* -- walk.stable_hashes ------------------------------------------------------------------ */
-static inline uint64_t mix64(uint64_t x) {
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-}
-
 /* walk.stable_hashes' hash of one string's UTF-8 bytes */
 static inline uint64_t stable_hash(const unsigned char *b, Py_ssize_t len) {
     const uint64_t P = 0xC2B2AE3D27D4EB4FULL;
@@ -662,167 +645,6 @@ static PyObject *stable_hashes(PyObject *self, PyObject *args) {
     Py_INCREF(res);
 done:
     PyBuffer_Release(&view);
-    return res;
-}
-
-/* -- the tokeniser's words ------------------------------------------------------------ */
-/* words(text, nul): ``WORD_RE.findall(text)`` of hwnoise/text.py, ``\w+(?:['’]\w+)*``, with
- * ``\w`` as sre's Unicode word character (``Py_UNICODE_ISALNUM`` or "_"). With ``nul`` the
- * text is NUL-separated texts and it returns ``(words, segs, nuls)``: ``segs`` the bytes of
- * an int64 array, for each word the number of NULs before it (the index of its text), and
- * ``nuls`` the number of NULs (``hwnoise.text.nul_words``). A match is greedy and never
- * backtracks: a run of word characters, then an apostrophe followed by a word character
- * continues it. */
-static unsigned char ascii_word[128];
-
-static inline int is_word(Py_UCS4 c) {
-    return c < 128 ? ascii_word[c] : (Py_UNICODE_ISALNUM(c) || c == '_');
-}
-
-/* The next word at or after *i: its span is [*start, *i) after the call; the NULs skipped on
- * the way are added to *nuls. 0 when there is none. The one scanner of words and text_ids. */
-static inline int next_word(int kind, const void *data, Py_ssize_t n, Py_ssize_t *i,
-                            Py_ssize_t *start, Py_ssize_t *nuls) {
-    Py_ssize_t j = *i;
-    for (; j < n; j++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, j);
-        if (is_word(c)) break;
-        *nuls += c == 0;
-    }
-    if (j >= n) { *i = j; return 0; }
-    *start = j++;
-    for (;;) {
-        while (j < n && is_word(PyUnicode_READ(kind, data, j))) j++;
-        if (j + 1 < n) {
-            Py_UCS4 a = PyUnicode_READ(kind, data, j);
-            if ((a == '\'' || a == 0x2019) && is_word(PyUnicode_READ(kind, data, j + 1))) {
-                j += 2;
-                continue;
-            }
-        }
-        break;
-    }
-    *i = j;
-    return 1;
-}
-
-static PyObject *int64_bytes(const Ints *a) {
-    PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(a->n * sizeof(int64_t)));
-    if (!b) return NULL;
-    int64_t *dst = (int64_t *)PyBytes_AS_STRING(b);
-    for (Py_ssize_t k = 0; k < a->n; k++) dst[k] = (int64_t)a->p[k];
-    return b;
-}
-
-static PyObject *words(PyObject *self, PyObject *args) {
-    PyObject *text;
-    int nul = 0;
-    if (!PyArg_ParseTuple(args, "U|p", &text, &nul)) return NULL;
-    const int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    PyObject *out = PyList_New(0), *w;
-    if (!out) return NULL;
-    Ints segs = {0};
-    Py_ssize_t i = 0, start = 0, nuls = 0;
-    while (next_word(kind, data, n, &i, &start, &nuls)) {
-        if (!(w = PyUnicode_Substring(text, start, i))) goto fail;
-        int r = PyList_Append(out, w);
-        Py_DECREF(w);
-        if (r < 0 || (nul && ints_push(&segs, nuls) < 0)) goto fail;
-    }
-    if (!nul) return out;
-    PyObject *seg_bytes = int64_bytes(&segs);
-    if (!seg_bytes) goto fail;
-    PyMem_Free(segs.p);
-    return Py_BuildValue("NNn", out, seg_bytes, nuls);
-fail:
-    PyMem_Free(segs.p);
-    Py_DECREF(out);
-    return NULL;
-}
-
-/* text_ids(text, other): ``hwnoise.text.nul_word_ids``: the words of ``text`` (NUL-separated
- * texts) and of ``other`` as int64 ids, equal words equal ids (ids in order of first
- * appearance, text first), without making the words: ``(text's ids, each word's text index,
- * number of NULs in text, other's ids)``, bytes of int64. The words are found by next_word and
- * told apart by their code points, in a hash table of their spans. */
-typedef struct { uint64_t hash; const void *data; int kind; Py_ssize_t start, len; } Span;
-typedef struct { Span *spans; Py_ssize_t n, cap; Py_ssize_t *slots; size_t mask; } Vocab;
-
-static inline int span_eq(const Span *a, int kind, const void *data, Py_ssize_t start, Py_ssize_t len) {
-    if (a->len != len) return 0;
-    if (a->kind == kind)
-        return memcmp((const char *)a->data + a->start * kind, (const char *)data + start * kind,
-                      (size_t)(len * kind)) == 0;
-    for (Py_ssize_t k = 0; k < len; k++)
-        if (PyUnicode_READ(a->kind, a->data, a->start + k) != PyUnicode_READ(kind, data, start + k)) return 0;
-    return 1;
-}
-
-static int vocab_grow(Vocab *v) {
-    size_t cap = v->mask ? 2 * (v->mask + 1) : 1024;
-    Py_ssize_t *slots = PyMem_Calloc(cap, sizeof(Py_ssize_t));
-    if (!slots) { PyErr_NoMemory(); return -1; }
-    for (Py_ssize_t k = 0; k < v->n; k++) {
-        size_t at = (size_t)v->spans[k].hash & (cap - 1);
-        while (slots[at]) at = (at + 1) & (cap - 1);
-        slots[at] = k + 1;
-    }
-    PyMem_Free(v->slots);
-    v->slots = slots;
-    v->mask = cap - 1;
-    return 0;
-}
-
-/* the id of the word [start, start+len) of data, added when new; -1 on a memory error */
-static Py_ssize_t vocab_id(Vocab *v, int kind, const void *data, Py_ssize_t start, Py_ssize_t len) {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (Py_ssize_t k = 0; k < len; k++) h = (h ^ PyUnicode_READ(kind, data, start + k)) * 0x100000001b3ULL;
-    h = mix64(h);
-    if ((size_t)(v->n + 1) * 2 > v->mask + 1 && vocab_grow(v) < 0) return -1;
-    size_t at = (size_t)h & v->mask;
-    while (v->slots[at]) {
-        Span *s = &v->spans[v->slots[at] - 1];
-        if (s->hash == h && span_eq(s, kind, data, start, len)) return v->slots[at] - 1;
-        at = (at + 1) & v->mask;
-    }
-    if (v->n == v->cap) {
-        Py_ssize_t cap = v->cap ? 2 * v->cap : 512;
-        Span *sp = PyMem_Realloc(v->spans, cap * sizeof(Span));
-        if (!sp) { PyErr_NoMemory(); return -1; }
-        v->spans = sp;
-        v->cap = cap;
-    }
-    v->spans[v->n] = (Span){h, data, kind, start, len};
-    v->slots[at] = v->n + 1;
-    return v->n++;
-}
-
-static int ids_of(Vocab *v, PyObject *text, Ints *ids, Ints *segs, Py_ssize_t *nuls) {
-    const int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    Py_ssize_t i = 0, start = 0;
-    while (next_word(kind, data, n, &i, &start, nuls)) {
-        Py_ssize_t id = vocab_id(v, kind, data, start, i - start);
-        if (id < 0 || ints_push(ids, id) < 0 || (segs && ints_push(segs, *nuls) < 0)) return -1;
-    }
-    return 0;
-}
-
-static PyObject *text_ids(PyObject *self, PyObject *args) {
-    PyObject *text, *other, *res = NULL;
-    if (!PyArg_ParseTuple(args, "UU", &text, &other)) return NULL;
-    Vocab v = {0};
-    Ints a = {0}, segs = {0}, b = {0};
-    Py_ssize_t nuls = 0, other_nuls = 0;
-    if (ids_of(&v, text, &a, &segs, &nuls) == 0 && ids_of(&v, other, &b, NULL, &other_nuls) == 0) {
-        PyObject *ba = int64_bytes(&a), *bs = ba ? int64_bytes(&segs) : NULL, *bb = bs ? int64_bytes(&b) : NULL;
-        if (bb) res = Py_BuildValue("NNnN", ba, bs, nuls, bb);
-        else { Py_XDECREF(ba); Py_XDECREF(bs); }
-    }
-    PyMem_Free(v.spans); PyMem_Free(v.slots); PyMem_Free(a.p); PyMem_Free(segs.p); PyMem_Free(b.p);
     return res;
 }
 
@@ -938,43 +760,6 @@ done:
     return res;
 }
 
-/* word_ids(a, b): each word of the lists a and b as an int64 id, equal words equal ids (one
- * dict over both, ids in order of first appearance): ``(bytes of a's ids, bytes of b's)``,
- * for ``hwnoise.text.lcs_blocks``, whose LCS then compares numbers instead of hashing strings. */
-static PyObject *ids_into(PyObject *vocab, PyObject *list) {
-    Py_ssize_t n = PyList_GET_SIZE(list);
-    PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
-    if (!out) return NULL;
-    int64_t *dst = (int64_t *)PyBytes_AS_STRING(out);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *w = PyList_GET_ITEM(list, i);
-        PyObject *v = PyDict_GetItemWithError(vocab, w);
-        if (v) {
-            dst[i] = (int64_t)PyLong_AsSsize_t(v);
-            continue;
-        }
-        if (PyErr_Occurred()) { Py_DECREF(out); return NULL; }
-        Py_ssize_t id = PyDict_GET_SIZE(vocab);
-        if (!(v = PyLong_FromSsize_t(id))) { Py_DECREF(out); return NULL; }
-        int r = PyDict_SetItem(vocab, w, v);
-        Py_DECREF(v);
-        if (r < 0) { Py_DECREF(out); return NULL; }
-        dst[i] = (int64_t)id;
-    }
-    return out;
-}
-
-static PyObject *word_ids(PyObject *self, PyObject *args) {
-    PyObject *a, *b;
-    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &a, &PyList_Type, &b)) return NULL;
-    PyObject *vocab = PyDict_New();
-    if (!vocab) return NULL;
-    PyObject *ia = ids_into(vocab, a), *ib = ia ? ids_into(vocab, b) : NULL;
-    Py_DECREF(vocab);
-    if (!ib) { Py_XDECREF(ia); return NULL; }
-    return Py_BuildValue("NN", ia, ib);
-}
-
 /* str_column(values): an Arrow string column of a list of str or None, as
  * ``features.build._str_array`` makes it: ``(validity bytes or None, null count, int32
  * offsets bytes, UTF-8 data bytes)``; None when a value is neither str nor None, has no UTF-8
@@ -1027,22 +812,14 @@ static PyObject *str_column(PyObject *self, PyObject *arg) {
 }
 
 static PyMethodDef methods[] = {
-    {"text_ids", text_ids, METH_VARARGS,
-     "text_ids(text, other): hwnoise.text.nul_word_ids, as int64 bytes: (text's word ids, each word's "
-     "text index, NULs in text, other's word ids)."},
     {"site_keys", site_keys, METH_VARARGS,
      "site_keys(paths, texts, out): PageWalk.site_keys into out; False when a string is not UTF-8-encodable."},
     {"str_column", str_column, METH_O,
      "str_column(values): an Arrow string column's (validity, null count, offsets, data) of a list "
      "of str or None (features.build._str_array); None when the Python code must decide."},
-    {"word_ids", word_ids, METH_VARARGS,
-     "word_ids(a, b): the words of two lists as int64 ids (bytes), equal words equal ids."},
     {"tree_sums", tree_sums, METH_VARARGS,
      "tree_sums(ins, outs_i, outs_f, n_codes): measures.tree_measures' sums and sibling measures; "
      "False when the rows are not a tree in document order."},
-    {"words", words, METH_VARARGS,
-     "words(text, nul=False): hwnoise.text.WORD_RE.findall(text); with nul (NUL-separated texts) "
-     "(words, int64 bytes of each word's text index, number of NULs)."},
     {"stable_hashes", stable_hashes, METH_VARARGS,
      "stable_hashes(strings, out): walk.stable_hashes into out; False when a string is not UTF-8-encodable."},
     {"over_attributes", over_attributes, METH_VARARGS,
@@ -1078,7 +855,6 @@ PyMODINIT_FUNC PyInit__walk(void) {
         PyErr_SetString(PyExc_ImportError, "lxml.etree exports no elementFactory of the expected signature");
         return NULL;
     }
-    for (int c = 0; c < 128; c++) ascii_word[c] = Py_UNICODE_ISALNUM(c) || c == '_';
     element_factory = (element_factory_t)PyCapsule_GetPointer(cap, sig);
     Py_DECREF(capi);
     if (!element_factory) return NULL;

@@ -14,32 +14,23 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from rapidfuzz.distance import LCSseq
 
+from hwnoise import native
+
 WORD_RE = re.compile(r"\w+(?:['\u2019]\w+)*")
 _WORD_OR_NUL = re.compile(WORD_RE.pattern + "|\x00")
 _SPACE_RE = re.compile(r"\s+")
-_native = None  # hwnoise.features.native, imported at the first call (it loads lxml)
-
-
-def _ext():
-    """The compiled helpers (``hwnoise.features.native.ext``) or None, looked up at each call."""
-    global _native
-    if _native is None:
-        from hwnoise.features import native as _native
-    return _native.ext
-
-
 def words(text: str) -> list[str]:
     """``WORD_RE.findall(text)``: the words of already normalised text. The compiled ``words``
-    of ``features/_walk.c`` when built (the regex is the reference it equals,
+    of ``hwnoise/_tokens.c`` when built (the regex is the reference it equals,
     tests/test_text_words.py), the regex otherwise."""
-    ext = _ext()
+    ext = native.tokens
     return ext.words(text) if ext is not None else WORD_RE.findall(text)
 
 
 def nul_words(text: str) -> tuple[np.ndarray, list[str], int]:
     """The words of normalised texts joined by NUL, in one pass: ``(index of each word's
     text, words, number of NULs)`` (int64 indices; no word holds a NUL)."""
-    ext = _ext()
+    ext = native.tokens
     if ext is not None:
         found, segs, nuls = ext.words(text, True)
         return np.frombuffer(segs, dtype=np.int64), found, nuls
@@ -55,7 +46,7 @@ def nul_word_ids(text: str, other: str) -> tuple[np.ndarray, np.ndarray, int, np
     both; in order of first appearance, ``text`` first), for an LCS of the two that needs no
     word strings: ``(index of each word's text, text's ids, number of NULs, other's ids)``. The
     compiled ``text_ids`` makes them without making the words."""
-    ext = _ext()
+    ext = native.tokens
     if ext is not None:
         ids, segs, nuls, other_ids = ext.text_ids(text, other)
         return (np.frombuffer(segs, dtype=np.int64), np.frombuffer(ids, dtype=np.int64), nuls,
@@ -101,7 +92,7 @@ def lcs_blocks(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int, int]]
     words, equal ids), which it compares faster than strings; the alignment is the same."""
     if len(a) == 0 or len(b) == 0:
         return []
-    ext = _ext()
+    ext = native.tokens
     if ext is not None and type(a) is list and type(b) is list:
         ids_a, ids_b = ext.word_ids(a, b)
         a, b = array("q"), array("q")

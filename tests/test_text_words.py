@@ -1,4 +1,4 @@
-"""The compiled tokeniser (``features/_walk.c`` ``words``) equals its reference, the regex
+"""The compiled tokeniser (``hwnoise/_tokens.c`` ``words``) equals its reference, the regex
 ``hwnoise.text.WORD_RE`` (and the labels' NUL-separated variant), on every code point."""
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from hwnoise import text
-from hwnoise.features import native
+from hwnoise import native
 
-pytestmark = pytest.mark.skipif(native.ext is None, reason="the compiled walk is not built")
+pytestmark = pytest.mark.skipif(native.tokens is None, reason="the compiled tokeniser is not built")
 
 WORD_OR_NUL = re.compile(text.WORD_RE.pattern + "|\x00")
 EVERY = [chr(c) for c in range(0x110000)]
@@ -30,8 +30,8 @@ def _reference_nul(s: str) -> tuple[list[int], list[str], int]:
 
 
 def _both(s: str) -> None:
-    assert native.ext.words(s) == text.WORD_RE.findall(s)
-    found, segs, nuls = native.ext.words(s, True)
+    assert native.tokens.words(s) == text.WORD_RE.findall(s)
+    found, segs, nuls = native.tokens.words(s, True)
     assert (np.frombuffer(segs, dtype=np.int64).tolist(), found, nuls) == _reference_nul(s)
 
 
@@ -56,24 +56,24 @@ def test_random_strings_of_word_apostrophe_nul_and_space_characters(seed):
 
 
 def test_examples():
-    assert native.ext.words("bbc's news’ it''s o'clock _x_ 3\u00bd") == [
+    assert native.tokens.words("bbc's news’ it''s o'clock _x_ 3\u00bd") == [
         "bbc's", "news", "it", "s", "o'clock", "_x_", "3\u00bd"]
     seg, found, nuls = text.nul_words("a\x00\x00b c\x00")
     assert (seg.tolist(), found, nuls) == ([0, 2, 2], ["a", "b", "c"], 3)
-    assert native.ext.words("") == [] and text.nul_words("")[1:] == ([], 0)
+    assert native.tokens.words("") == [] and text.nul_words("")[1:] == ([], 0)
 
 
 def test_tokenize_uses_either_and_gives_the_same(monkeypatch):
     s = "Café BBC's\u00a0news — 2009 ＡＢＣ ﬁne o\u2019clock"
     compiled = text.tokenize(s)
-    monkeypatch.setattr(native, "ext", None)
+    monkeypatch.setattr(native, "tokens", None)
     assert text.tokenize(s) == compiled == ["café", "bbc's", "news", "2009", "abc", "fine", "o\u2019clock"]
 
 
 def test_nul_words_is_the_same_with_either(monkeypatch):
     s = "Bbc's\x00\x00news’ o'clock\x00\x00x_1 \u00bd\x00"
     seg, found, nuls = text.nul_words(s)
-    monkeypatch.setattr(native, "ext", None)
+    monkeypatch.setattr(native, "tokens", None)
     ref = text.nul_words(s)
     assert seg.dtype == ref[0].dtype == np.int64
     assert (seg.tolist(), found, nuls) == (ref[0].tolist(), ref[1], ref[2]) == (
@@ -86,11 +86,11 @@ def test_lcs_blocks_over_word_ids_equal_the_lcs_over_strings(seed, monkeypatch):
     vocab = ["a", "b", "é", "the", "news", "2009", "bbc's", "x" * 40, "\U0001f600"]
     pairs = [([rnd.choice(vocab) for _ in range(rnd.randint(0, 300))],
               [rnd.choice(vocab) for _ in range(rnd.randint(0, 300))]) for _ in range(60)]
-    ids_a, ids_b = native.ext.word_ids(["a", "b", "a"], ["c", "b"])
+    ids_a, ids_b = native.tokens.word_ids(["a", "b", "a"], ["c", "b"])
     assert (np.frombuffer(ids_a, np.int64).tolist(), np.frombuffer(ids_b, np.int64).tolist()) == (
         [0, 1, 0], [2, 1])
     compiled = [text.lcs_blocks(a, b) for a, b in pairs]
-    monkeypatch.setattr(native, "ext", None)
+    monkeypatch.setattr(native, "tokens", None)
     assert compiled == [text.lcs_blocks(a, b) for a, b in pairs]
     assert sum(len(x) for x in compiled) > 100
 
@@ -110,7 +110,7 @@ def test_nul_word_ids_equal_the_ids_of_the_words(seed, monkeypatch):
     cases += [("", ""), ("a", ""), ("", "a"), ("\x00\x00", "a"), (" ".join(f"w{k}" for k in range(5000)),
                                                                  " ".join(f"w{k}" for k in range(4990, 6000)))]
     compiled = [text.nul_word_ids(a, b) for a, b in cases]
-    monkeypatch.setattr(native, "ext", None)
+    monkeypatch.setattr(native, "tokens", None)
     for (a, b), got in zip(cases, compiled):
         want = text.nul_word_ids(a, b)
         assert got[2] == want[2]
