@@ -21,7 +21,6 @@ makes every element noise.
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from hwnoise.features.columns import CONTENT, NOISE

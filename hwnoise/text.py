@@ -19,6 +19,8 @@ from hwnoise import native
 WORD_RE = re.compile(r"\w+(?:['\u2019]\w+)*")
 _WORD_OR_NUL = re.compile(WORD_RE.pattern + "|\x00")
 _SPACE_RE = re.compile(r"\s+")
+
+
 def words(text: str) -> list[str]:
     """``WORD_RE.findall(text)``: the words of already normalised text. The compiled ``words``
     of ``hwnoise/_tokens.c`` when built (the regex is the reference it equals,
