@@ -5,6 +5,10 @@
     python bench/general_variants.py thresholds base --work /tmp/gv                  # seconds
     python bench/general_variants.py oracle base --work /tmp/gv                      # ~1 min
     python bench/general_variants.py subtree base --work /tmp/gv                     # ~20 min
+    python bench/general_variants.py autoctx ac ac-page sw --work /tmp/gv --oracle   # ~4-8 min a variant
+    python bench/general_variants.py cache --datasets X/nexteval --work /tmp/acne    # ~3 min
+    python bench/general_variants.py autoctx ac --work /tmp/acne --fit-rows all --pred /tmp/acne/pred
+    python bench/records_loss.py X/nexteval /tmp/acne/pred-ac                        # record F1
 
 ``cache`` imports WCXB dev, assembles every gold page's rows with the general preset's columns
 plus parent/grandparent context (``hwnoise.features.assembly``, the one assembly), and keeps each
@@ -31,6 +35,16 @@ the only ones whose label changes the extracted text):
 (a ceiling for any choice of threshold, not a method); ``subtree`` keeps the content of the page's
 main subtree (the element maximising the sum over its text of characters x (p - t)) at a lower
 threshold and outside it at a higher one (``main_subtree``).
+
+``autoctx`` is a second stage (stacked sequential learning / auto-context): the preset's columns
+plus what the first stage's probabilities say about the node's neighbours
+(``hwnoise.features.autocontext``: parent, children, siblings, record-mates, the page), the first
+stage's probabilities out of fold *within* the training folds (3 inner folds grouped by site),
+both stages' thresholds chosen by the preset's inner-CV rule (``Bench.autoctx`` says which
+variants). ``cache --datasets`` caches any imported dataset folder instead of WCXB (NEXT-EVAL:
+every page its own site, so the same folds as ``hwnoise evaluate --protocol cross-site``);
+``--fit-rows all`` fits on every labelled node as the preset does, and ``--pred`` writes the
+predictions ``bench/records_loss.py`` scores at node and record level.
 """
 from __future__ import annotations
 
@@ -384,6 +398,16 @@ class Bench:
             out.append({"key": key, "kind": self.kind[key], "f1": s["f1"], "p": s["precision"], "r": s["recall"]})
         return pd.DataFrame(out)
 
+    @property
+    def has_lc(self) -> bool:
+        return bool(self.kind.isin(["listing", "collection"]).any())
+
+    def per_fold(self, res: pd.DataFrame) -> np.ndarray:
+        """Mean text F1 per outer fold (listing + collection pages when there are any)."""
+        fold = {self.table["key"].iloc[i]: f for f, (_, te) in enumerate(self.folds) for i in te}
+        res = res[res["kind"].isin(["listing", "collection"])] if self.has_lc else res
+        return res.groupby(res["key"].map(fold))["f1"].mean().to_numpy()
+
     def oracle(self, p: np.ndarray, grid=(0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)) -> pd.DataFrame:
         """Each listing/collection page scored at the threshold of ``grid`` best for that page."""
         lc = {k for k in self.groups if self.kind[k] in ("listing", "collection")}
@@ -445,21 +469,27 @@ def line(name: str, res: pd.DataFrame) -> str:
             f"{lc[lc.kind == 'collection'].f1.mean():.3f} | {res.f1.mean():.3f} | {lc.p.mean():.3f} | {lc.r.mean():.3f} |")
 
 
-def run_autoctx(b: Bench, variants: list[str], pred: Path | None) -> int:
+def run_autoctx(b: Bench, variants: list[str], pred: Path | None, oracle: bool = False) -> int:
     """The first stage and each auto-context variant, at their inner-CV thresholds and at fixed ones."""
     print("| variant | listing + collection | listing | collection | all pages | P (L+C) | R (L+C) |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    if b.kind.str.contains("listing|collection").any():
+    if b.has_lc:
         print(line("trafilatura", b.trafilatura()))
     for v in variants:
         t0 = time.perf_counter()
         z = b.autoctx(v)
         print(f"{v}: both stages in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
         thr1, thr2 = dict(zip(z["keys"], z["thr1"])), dict(zip(z["keys"], z["thr2"]))
-        print(line(f"first stage (the preset), inner threshold {sorted(set(z['thr1'].tolist()))}", b.score(z["p1"], thr1)))
-        print(line(f"{v}, inner threshold {sorted(set(z['thr2'].tolist()))}", b.score(z["p2"], thr2)))
+        s1, s2 = b.score(z["p1"], thr1), b.score(z["p2"], thr2)
+        print(line(f"first stage (the preset), inner threshold {sorted(set(z['thr1'].tolist()))}", s1))
+        print(line(f"{v}, inner threshold {sorted(set(z['thr2'].tolist()))}", s2))
+        print(f"{v} minus the first stage, per fold ({'listing + collection' if b.has_lc else 'all pages'}): "
+              + " ".join(f"{d:+.3f}" for d in b.per_fold(s2) - b.per_fold(s1)), file=sys.stderr)
         for t in (0.2, 0.3, 0.5):
             print(line(f"{v}, threshold {t}", b.score(z["p2"], t)))
+        if oracle and b.has_lc:
+            print(line("first stage, each page at its best threshold (a ceiling)", b.oracle(z["p1"])))
+            print(line(f"{v}, each page at its best threshold (a ceiling)", b.oracle(z["p2"])))
         if pred is not None:
             for name, p, thr in (("base", z["p1"], thr1), (v, z["p2"], thr2)):
                 write_pred(b, Path(f"{pred}-{name}"), p, thr)
@@ -495,6 +525,7 @@ def main(argv: list[str] | None = None) -> int:
                          "(as the preset does; NEXT-EVAL's node and record levels need it)")
     ap.add_argument("--pred", type=Path, help="autoctx: write each page's labels and probabilities of "
                     "both stages as bench/records_predict.py does, to PRED-base and PRED-VARIANT")
+    ap.add_argument("--oracle", action="store_true", help="autoctx: also each page at its best threshold")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     if args.what == "cache":
@@ -503,7 +534,7 @@ def main(argv: list[str] | None = None) -> int:
     b = Bench(args.work)
     b.fit_rows = args.fit_rows
     if args.what == "autoctx":
-        return run_autoctx(b, args.variants if args.variants != ["base"] else ["ac"], args.pred)
+        return run_autoctx(b, args.variants if args.variants != ["base"] else ["ac"], args.pred, args.oracle)
     print("| variant | listing + collection | listing | collection | all pages | P (L+C) | R (L+C) |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     print(line("trafilatura", b.trafilatura()))
