@@ -226,6 +226,30 @@ class Bench:
             out[idx] = autocontext_columns(cols.iloc[idx], p[idx], sg[k]).to_numpy()
         return pd.DataFrame(out, columns=AUTOCONTEXT_FEATURES)
 
+    def _stacked(self, name: str) -> list[str]:
+        """The stacked verdict ``stack_NAME`` of an extractor the cache lacks, as the assembly
+        computes it (``assembly.stack_share`` of the page's walk and the extractor's text);
+        cached in ``stack_NAME.parquet``."""
+        col = "stack_" + name
+        path = self.work / f"{col}.parquet"
+        if not path.exists():
+            from hwnoise.dataset import Dataset
+            from hwnoise.extractors.model import run_extractor
+            from hwnoise.features.assembly import stack_share, walk_dataset_page
+
+            out = np.full(len(self.rows), np.nan)
+            node = self.rows["node"].to_numpy()
+            for dname, root in self.roots.items():
+                for page in Dataset(Path(root)).pages():
+                    idx = self.pages_rows.get(f"{dname}/{page.id}")
+                    if idx is not None:
+                        share = stack_share(walk_dataset_page(page),
+                                            run_extractor(name, page.read_html(), page.http_charset))
+                        out[idx] = share[node[idx]]
+            pd.DataFrame({col: out}).to_parquet(path)
+        self.rows[col] = pd.read_parquet(path)[col].to_numpy()
+        return [col]
+
     def _stopwords(self) -> list[str]:
         """jusText's measure per node of its own text: ``sw_density`` (stopwords / words, with
         jusText's stoplist of the page's language: the list that covers most of the page's
@@ -297,14 +321,15 @@ class Bench:
                               if not c.startswith(("ac_rec", "ac_mates", "ac_field"))],
                   "ac-rec": ["ac_p", "ac_rec", "ac_mates_mean", "ac_mates_min", "ac_mates_max",
                              "ac_mates_n", "ac_field"],
-                  "sw": [], "wc": [], "wp": []}
+                  "sw": [], "sj": [], "wc": [], "wp": []}
         parts = variant.split("+")
         if not all(v in groups for v in parts):
             raise SystemExit(f"unknown autoctx variant {variant!r}: parts among {', '.join(groups)} joined by +")
         pick = list(dict.fromkeys(c for v in parts for c in groups[v]))
         base, r = self.features("base"), self.rows
         X0 = r[base].to_numpy(float)
-        extra = r[self._stopwords()].to_numpy(float) if "sw" in parts else np.zeros((len(r), 0))
+        extra = np.hstack([r[self._stopwords()].to_numpy(float) if "sw" in parts else np.zeros((len(r), 0)),
+                           r[self._stacked("justext")].to_numpy(float) if "sj" in parts else np.zeros((len(r), 0))])
         y = (r["label"] == "N").to_numpy(int)
         fit, key, site = self._fit_mask(), r["key"].to_numpy(), r["site"].astype(str).to_numpy()
 
@@ -487,6 +512,8 @@ def run_autoctx(b: Bench, variants: list[str], pred: Path | None, oracle: bool =
               + " ".join(f"{d:+.3f}" for d in b.per_fold(s2) - b.per_fold(s1)), file=sys.stderr)
         for t in (0.2, 0.3, 0.5):
             print(line(f"{v}, threshold {t}", b.score(z["p2"], t)))
+        if b.has_lc:
+            false_positives(b, v)
         if oracle and b.has_lc:
             print(line("first stage, each page at its best threshold (a ceiling)", b.oracle(z["p1"])))
             print(line(f"{v}, each page at its best threshold (a ceiling)", b.oracle(z["p2"])))
@@ -494,6 +521,21 @@ def run_autoctx(b: Bench, variants: list[str], pred: Path | None, oracle: bool =
             for name, p, thr in (("base", z["p1"], thr1), (v, z["p2"], thr2)):
                 write_pred(b, Path(f"{pred}-{name}"), p, thr)
     return 0
+
+
+def false_positives(b: Bench, variant: str = "ac") -> None:
+    """Where the first stage keeps what the gold leaves out on listing + collection pages: the
+    characters of those nodes inside a record (``ctx_in_record``) and kept by trafilatura
+    (``stack_trafilatura`` > 0.5), each as a share of all of them."""
+    z = b.autoctx(variant)
+    thr = b.rows["key"].map(dict(zip(z["keys"], z["thr1"]))).to_numpy(float)
+    r = b.rows
+    m = (b.text & r["dataset"].isin(["wcxb-listing", "wcxb-collection"]).to_numpy()
+         & (r["label"] == "S").to_numpy() & (np.nan_to_num(z["p1"]) >= thr))
+    w = r["own_chars"].to_numpy(float) * m
+    print(f"first stage's false positives on listing + collection pages: {w.sum():.0f} characters; "
+          f"inside a record {w[r['ctx_in_record'].to_numpy() == 1].sum() / w.sum():.3f}, "
+          f"kept by trafilatura {w[np.nan_to_num(r['stack_trafilatura'].to_numpy(float)) > 0.5].sum() / w.sum():.3f}")
 
 
 def write_pred(b: Bench, out: Path, p: np.ndarray, thr: dict) -> None:
