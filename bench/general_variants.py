@@ -5,6 +5,10 @@
     python bench/general_variants.py thresholds base --work /tmp/gv                  # seconds
     python bench/general_variants.py oracle base --work /tmp/gv                      # ~1 min
     python bench/general_variants.py subtree base --work /tmp/gv                     # ~20 min
+    python bench/general_variants.py autoctx ac ac-page sw --work /tmp/gv --oracle   # ~4-8 min a variant
+    python bench/general_variants.py cache --datasets X/nexteval --work /tmp/acne    # ~3 min
+    python bench/general_variants.py autoctx ac --work /tmp/acne --fit-rows all --pred /tmp/acne/pred
+    python bench/records_loss.py X/nexteval /tmp/acne/pred-ac                        # record F1
 
 ``cache`` imports WCXB dev, assembles every gold page's rows with the general preset's columns
 plus parent/grandparent context (``hwnoise.features.assembly``, the one assembly), and keeps each
@@ -31,6 +35,16 @@ the only ones whose label changes the extracted text):
 (a ceiling for any choice of threshold, not a method); ``subtree`` keeps the content of the page's
 main subtree (the element maximising the sum over its text of characters x (p - t)) at a lower
 threshold and outside it at a higher one (``main_subtree``).
+
+``autoctx`` is a second stage (stacked sequential learning / auto-context): the preset's columns
+plus what the first stage's probabilities say about the node's neighbours
+(``hwnoise.features.autocontext``: parent, children, siblings, record-mates, the page), the first
+stage's probabilities out of fold *within* the training folds (3 inner folds grouped by site),
+both stages' thresholds chosen by the preset's inner-CV rule (``Bench.autoctx`` says which
+variants). ``cache --datasets`` caches any imported dataset folder instead of WCXB (NEXT-EVAL:
+every page its own site, so the same folds as ``hwnoise evaluate --protocol cross-site``);
+``--fit-rows all`` fits on every labelled node as the preset does, and ``--pred`` writes the
+predictions ``bench/records_loss.py`` scores at node and record level.
 """
 from __future__ import annotations
 
@@ -49,24 +63,28 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent.parent / "shared" / "datasets"
 
 
-def cache(data: Path, work: Path) -> None:
+def cache(data: Path, work: Path, datasets: list[Path] | None = None) -> None:
+    """Rows of WCXB dev (imported into ``work/wc``), or of the imported ``datasets``."""
     from hwnoise.cli import main as cli
     from hwnoise.dataset import Dataset
     from hwnoise.extractors.model import run_extractor
     from hwnoise.features.assembly import assemble_page, walk_dataset_page
+    from hwnoise.features.context import signatures
     from hwnoise.training.spec import preset_spec
 
     wc = work / "wc"
-    if not wc.exists():
+    if not datasets and not wc.exists():
         cli(["import", "wcxb", str(data / "wcxb"), "--into", str(wc)])
+    dirs = [Path(d).resolve() for d in datasets] if datasets else sorted(p for p in wc.iterdir() if p.is_dir())
     try:
         from hwnoise.features.record_struct import record_struct
     except ImportError:  # a version without the record-structure group
         record_struct = None
     cols = replace(preset_spec("general"), context=True).columns()
-    frames, segs = [], {}
-    for d in sorted(p for p in wc.iterdir() if p.is_dir()):
+    frames, segs, roots = [], {}, {}
+    for d in dirs:
         ds = Dataset(d)
+        roots[ds.name] = str(d)
         for page in ds.pages():
             gold = page.read_gold()
             if gold is None:
@@ -76,13 +94,14 @@ def cache(data: Path, work: Path) -> None:
             if record_struct is not None:  # the record-structure group, for the ``records`` variant
                 rows = rows.join(record_struct(walk).reset_index(drop=True))
             rows["dataset"], rows["page"], rows["site"] = ds.name, page.id, page.site
+            rows["sig"] = signatures(rows, page.read_html(), http_charset=page.http_charset)
             frames.append(rows)
             segs[(ds.name, page.id)] = (walk.segments, gold,
                                         run_extractor("trafilatura", page.read_html(), page.http_charset))
         print(f"{d.name}: {len(frames)} pages", file=sys.stderr)
     pd.concat(frames, ignore_index=True).to_parquet(work / "rows.parquet")
     with open(work / "segs.pkl", "wb") as fh:
-        pickle.dump({"segs": segs, "cols": cols}, fh)
+        pickle.dump({"segs": segs, "cols": cols, "roots": roots}, fh)
 
 
 HGB_PARAMS = {  # variants of the gradient boosting's parameters (the preset's: scikit-learn's defaults)
@@ -104,10 +123,13 @@ class Bench:
         with open(work / "segs.pkl", "rb") as fh:
             meta = pickle.load(fh)
         self.segs, self.cols = meta["segs"], meta["cols"]
+        self.roots = meta.get("roots") or {d.name: str(d) for d in (work / "wc").iterdir() if d.is_dir()}
         r = self.rows
         r["key"] = r["dataset"] + "/" + r["page"].astype(str)
         self.table = r[["key", "dataset", "page", "site"]].drop_duplicates("key").reset_index(drop=True)
         self.folds = list(splits(self.table, "cross-site", seed=1, k=5))
+        #: the fit's rows: "text" (nodes holding text of their own) or "all" labelled nodes
+        self.fit_rows = "text"
         self.kind = self.table.set_index("key")["dataset"].str.replace("wcxb-", "")
         self.text = r["own_chars"].to_numpy() > 0
         self.groups = {k: np.flatnonzero(g) for k, g in
@@ -122,6 +144,8 @@ class Bench:
                            and self.rows[c].notna().any()]
         if variant == "pagg":
             return base + self._page_aggregates(base)
+        if variant.startswith("ac"):  # the second stage's own columns are added in autoctx()
+            return base
         if variant in ("lc3", "lconly") or variant in HGB_PARAMS:  # the preset's columns (see oof)
             return base
         if variant == "records":  # the record-structure group (features/record_struct.py), if cached
@@ -147,6 +171,209 @@ class Bench:
         r["agree_mean"] = np.nanmean(r[stk].to_numpy(float), axis=1)
         r["pg_chars_log"] = np.log1p(tot)
         return new + ["agree", "agree_mean", "pg_chars_log"]
+
+    # -- auto-context: a second stage over the first's out-of-fold probabilities ----------------
+    def signature_column(self) -> np.ndarray:
+        """Each row's signature (tag + class words), from the cache or else from the pages' HTML
+        (cached in ``sig.parquet``)."""
+        if "sig" in self.rows.columns:
+            return self.rows["sig"].to_numpy()
+        path = self.work / "sig.parquet"
+        if not path.exists():
+            from hwnoise.dataset import Dataset
+            from hwnoise.features.context import signatures
+
+            sig = np.empty(len(self.rows), dtype=object)
+            for name, root in self.roots.items():
+                ds = Dataset(Path(root))
+                for page in ds.pages():
+                    idx = self.pages_rows.get(f"{name}/{page.id}")
+                    if idx is not None:
+                        sig[idx] = signatures(self.rows.iloc[idx], page.read_html(),
+                                              http_charset=page.http_charset)
+            pd.DataFrame({"sig": sig.astype(str)}).to_parquet(path)
+        return pd.read_parquet(path)["sig"].to_numpy()
+
+    @property
+    def pages_rows(self) -> dict[str, np.ndarray]:
+        """Each page's row positions (every row, in document order)."""
+        if not hasattr(self, "_pages_rows"):
+            k = self.rows["key"].to_numpy()
+            order = np.argsort(k, kind="stable")
+            keys, starts = np.unique(k[order], return_index=True)
+            self._pages_rows = dict(zip(keys, np.split(order, starts[1:])))
+        return self._pages_rows
+
+    def _groups(self) -> dict:
+        """Each page's :class:`SignatureGroups`."""
+        if not hasattr(self, "_sg"):
+            from hwnoise.features.context import signature_groups
+
+            sig = self.signature_column()
+            cols = self.rows[["node", "parent", "chars", "tag"]]
+            self._sg = {k: signature_groups(cols.iloc[idx], sig=sig[idx]) for k, idx in self.pages_rows.items()}
+        return self._sg
+
+    def autocontext(self, p: np.ndarray, keys) -> pd.DataFrame:
+        """The auto-context columns of the pages ``keys`` from first-stage probabilities ``p``
+        (rows of other pages NaN)."""
+        from hwnoise.features.autocontext import AUTOCONTEXT_FEATURES, autocontext_columns
+
+        out = np.full((len(self.rows), len(AUTOCONTEXT_FEATURES)), np.nan)
+        cols, sg = self.rows[["tag", "own_chars"]], self._groups()
+        for k in keys:
+            idx = self.pages_rows[k]
+            out[idx] = autocontext_columns(cols.iloc[idx], p[idx], sg[k]).to_numpy()
+        return pd.DataFrame(out, columns=AUTOCONTEXT_FEATURES)
+
+    def _stacked(self, name: str) -> list[str]:
+        """The stacked verdict ``stack_NAME`` of an extractor the cache lacks, as the assembly
+        computes it (``assembly.stack_share`` of the page's walk and the extractor's text);
+        cached in ``stack_NAME.parquet``."""
+        col = "stack_" + name
+        path = self.work / f"{col}.parquet"
+        if not path.exists():
+            from hwnoise.dataset import Dataset
+            from hwnoise.extractors.model import run_extractor
+            from hwnoise.features.assembly import stack_share, walk_dataset_page
+
+            out = np.full(len(self.rows), np.nan)
+            node = self.rows["node"].to_numpy()
+            for dname, root in self.roots.items():
+                for page in Dataset(Path(root)).pages():
+                    idx = self.pages_rows.get(f"{dname}/{page.id}")
+                    if idx is not None:
+                        share = stack_share(walk_dataset_page(page),
+                                            run_extractor(name, page.read_html(), page.http_charset))
+                        out[idx] = share[node[idx]]
+            pd.DataFrame({col: out}).to_parquet(path)
+        self.rows[col] = pd.read_parquet(path)[col].to_numpy()
+        return [col]
+
+    def _stopwords(self) -> list[str]:
+        """jusText's measure per node of its own text: ``sw_density`` (stopwords / words, with
+        jusText's stoplist of the page's language: the list that covers most of the page's
+        words), ``sw_words`` (log 1 + words), ``sw_rel`` (density minus the page's, weighted
+        by words). Cached in ``sw.parquet``."""
+        cols = ["sw_density", "sw_words", "sw_rel"]
+        path = self.work / "sw.parquet"
+        if not path.exists():
+            from collections import Counter
+
+            import justext
+
+            from hwnoise.text import tokenize
+
+            langs = sorted(justext.get_stoplists())
+            lists = {lang: frozenset(justext.get_stoplist(lang)) for lang in langs}
+            text = self.rows["text"].fillna("").to_numpy()
+            dens, words, rel = (np.full(len(text), np.nan) for _ in range(3))
+            for k, idx in self.pages_rows.items():
+                toks = [tokenize(t) if t else [] for t in text[idx]]
+                allw = Counter(w for t in toks for w in t)
+                if not allw:
+                    continue
+                sl = max(lists.values(), key=lambda s: sum(c for w, c in allw.items() if w in s))
+                n = np.array([len(t) for t in toks], dtype=float)
+                sw = np.array([sum(w in sl for w in t) for t in toks], dtype=float)
+                d = np.where(n > 0, sw / np.maximum(n, 1), np.nan)
+                dens[idx], words[idx] = d, np.log1p(n)
+                rel[idx] = d - sw.sum() / n.sum()
+            pd.DataFrame({"sw_density": dens, "sw_words": words, "sw_rel": rel}).to_parquet(path)
+        z = pd.read_parquet(path)
+        for c in cols:
+            self.rows[c] = z[c].to_numpy()
+        return cols
+
+    def _fit_mask(self) -> np.ndarray:
+        lab = self.rows["label"].isin(["S", "N"]).to_numpy()
+        return lab & self.text if self.fit_rows == "text" else lab
+
+    def _inner_threshold(self, p: np.ndarray, rows: np.ndarray) -> float:
+        """The preset's rule (``training.threshold``): the threshold of THRESHOLDS with the best
+        page character F1 on out-of-fold ``p`` of the training rows, ties toward 0.5."""
+        from hwnoise.training.threshold import THRESHOLDS, page_char_f1
+
+        sc = page_char_f1(self.rows.iloc[rows][["label", "own_chars", "dataset", "page"]], p[rows], THRESHOLDS)
+        best = np.flatnonzero(sc >= sc.max() - 1e-12)
+        return float(THRESHOLDS[best[np.argmin(np.abs(THRESHOLDS[best] - 0.5))]])
+
+    def autoctx(self, variant: str = "ac") -> dict:
+        """Out-of-fold probabilities of the first stage (the preset) and of the second stage
+        (the preset's columns + the auto-context columns of the first stage's probabilities),
+        with each fold's inner-CV threshold for both. The second stage trains on first-stage
+        probabilities that are out of fold within the training folds (3 inner folds grouped by
+        site, as the preset's threshold CV); a test page's come from the first stage fitted on
+        all the training folds. ``ac``: every auto-context column; ``ac-page``: the page
+        columns alone (rank, mean, share); ``ac-tree``: without the record columns."""
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        from sklearn.model_selection import GroupKFold
+
+        from hwnoise.features.autocontext import AUTOCONTEXT_FEATURES
+
+        path = self.work / f"ac_{variant}_{self.fit_rows}.npz"
+        if path.exists():
+            z = np.load(path)
+            return {k: z[k] for k in z.files}
+        groups = {"ac": AUTOCONTEXT_FEATURES,
+                  "ac-page": ["ac_p", "ac_rank", "ac_page_mean", "ac_page_hi", "ac_rel", "ac_max_rel"],
+                  "ac-tree": [c for c in AUTOCONTEXT_FEATURES
+                              if not c.startswith(("ac_rec", "ac_mates", "ac_field"))],
+                  "ac-rec": ["ac_p", "ac_rec", "ac_mates_mean", "ac_mates_min", "ac_mates_max",
+                             "ac_mates_n", "ac_field"],
+                  "sw": [], "sj": [], "wc": [], "wp": []}
+        parts = variant.split("+")
+        if not all(v in groups for v in parts):
+            raise SystemExit(f"unknown autoctx variant {variant!r}: parts among {', '.join(groups)} joined by +")
+        pick = list(dict.fromkeys(c for v in parts for c in groups[v]))
+        base, r = self.features("base"), self.rows
+        X0 = r[base].to_numpy(float)
+        extra = np.hstack([r[self._stopwords()].to_numpy(float) if "sw" in parts else np.zeros((len(r), 0)),
+                           r[self._stacked("justext")].to_numpy(float) if "sj" in parts else np.zeros((len(r), 0))])
+        y = (r["label"] == "N").to_numpy(int)
+        fit, key, site = self._fit_mask(), r["key"].to_numpy(), r["site"].astype(str).to_numpy()
+
+        own = r["own_chars"].to_numpy(float)
+        per_page = pd.Series(np.ones(len(r))).groupby(key).transform("sum").to_numpy()
+        weight = (np.sqrt(np.maximum(own, 1)) if "wc" in parts else 1.0 / per_page if "wp" in parts else None)
+
+        def gb(X, rows, w=None):
+            return HistGradientBoostingClassifier(random_state=1).fit(
+                X[rows], y[rows], sample_weight=None if w is None else w[rows] / w[rows].mean())
+
+        p1o, p2o = np.full(len(r), np.nan), np.full(len(r), np.nan)
+        thr1, thr2 = {}, {}
+        for f, (tr, te) in enumerate(self.folds):
+            t0 = time.perf_counter()
+            trk, tek = set(self.table["key"].iloc[tr]), set(self.table["key"].iloc[te])
+            trm, tem = np.isin(key, list(trk)), np.isin(key, list(tek))
+            trf = np.flatnonzero(trm & fit)
+            inner = list(GroupKFold(n_splits=3).split(trf, groups=site[trf]))
+            p1 = np.full(len(r), np.nan)
+            for a, b in inner:  # first stage, out of fold within the training folds
+                m = gb(X0, trf[a])
+                bk = np.isin(key, np.unique(key[trf[b]]))
+                p1[bk] = m.predict_proba(X0[bk])[:, 1]
+            t1 = self._inner_threshold(p1, trf)
+            m = gb(X0, trf)
+            p1[tem] = m.predict_proba(X0[tem])[:, 1]
+            p1o[tem] = p1[tem]
+            ac = self.autocontext(p1, trk | tek)[pick].to_numpy() if pick else np.zeros((len(r), 0))
+            X = np.hstack([X0, extra, ac])
+            p2 = np.full(len(r), np.nan)
+            for a, b in inner:  # second stage's own inner CV for its threshold
+                p2[trf[b]] = gb(X, trf[a], weight).predict_proba(X[trf[b]])[:, 1]
+            t2 = self._inner_threshold(p2, trf)
+            p2o[tem] = gb(X, trf, weight).predict_proba(X[tem])[:, 1]
+            for k in tek:
+                thr1[k], thr2[k] = t1, t2
+            print(f"{variant} fold {f + 1}: thresholds {t1:.2f} / {t2:.2f}, {time.perf_counter() - t0:.0f} s",
+                  file=sys.stderr, flush=True)
+        keys = sorted(thr1)
+        out = {"p1": p1o, "p2": p2o, "keys": np.array(keys), "thr1": np.array([thr1[k] for k in keys]),
+               "thr2": np.array([thr2[k] for k in keys])}
+        np.savez(path, **out)
+        return out
 
     def oof(self, variant: str) -> np.ndarray:
         from sklearn.ensemble import HistGradientBoostingClassifier
@@ -188,12 +415,23 @@ class Bench:
                 labels = np.where(labeller(key, p), CONTENT, NOISE).astype(object)
             else:
                 labels = np.full(int(node[idx].max()) + 1 if len(idx) else 1, NOISE, dtype=object)
-                t = page_thr(w[idx], p[idx]) if page_thr is not None else thr
+                t = (page_thr(w[idx], p[idx]) if page_thr is not None
+                     else thr[key] if isinstance(thr, dict) else thr)
                 labels[node[idx]] = np.where(p[idx] >= t, CONTENT, NOISE)
             sg, gold, _ = self.segs[tuple(key.split("/", 1))]
             s = text_scores(text_from_labels(SimpleNamespace(segments=sg), labels), gold)
             out.append({"key": key, "kind": self.kind[key], "f1": s["f1"], "p": s["precision"], "r": s["recall"]})
         return pd.DataFrame(out)
+
+    @property
+    def has_lc(self) -> bool:
+        return bool(self.kind.isin(["listing", "collection"]).any())
+
+    def per_fold(self, res: pd.DataFrame) -> np.ndarray:
+        """Mean text F1 per outer fold (listing + collection pages when there are any)."""
+        fold = {self.table["key"].iloc[i]: f for f, (_, te) in enumerate(self.folds) for i in te}
+        res = res[res["kind"].isin(["listing", "collection"])] if self.has_lc else res
+        return res.groupby(res["key"].map(fold))["f1"].mean().to_numpy()
 
     def oracle(self, p: np.ndarray, grid=(0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)) -> pd.DataFrame:
         """Each listing/collection page scored at the threshold of ``grid`` best for that page."""
@@ -256,18 +494,89 @@ def line(name: str, res: pd.DataFrame) -> str:
             f"{lc[lc.kind == 'collection'].f1.mean():.3f} | {res.f1.mean():.3f} | {lc.p.mean():.3f} | {lc.r.mean():.3f} |")
 
 
+def run_autoctx(b: Bench, variants: list[str], pred: Path | None, oracle: bool = False) -> int:
+    """The first stage and each auto-context variant, at their inner-CV thresholds and at fixed ones."""
+    print("| variant | listing + collection | listing | collection | all pages | P (L+C) | R (L+C) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    if b.has_lc:
+        print(line("trafilatura", b.trafilatura()))
+    for v in variants:
+        t0 = time.perf_counter()
+        z = b.autoctx(v)
+        print(f"{v}: both stages in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        thr1, thr2 = dict(zip(z["keys"], z["thr1"])), dict(zip(z["keys"], z["thr2"]))
+        s1, s2 = b.score(z["p1"], thr1), b.score(z["p2"], thr2)
+        print(line(f"first stage (the preset), inner threshold {sorted(set(z['thr1'].tolist()))}", s1))
+        print(line(f"{v}, inner threshold {sorted(set(z['thr2'].tolist()))}", s2))
+        print(f"{v} minus the first stage, per fold ({'listing + collection' if b.has_lc else 'all pages'}): "
+              + " ".join(f"{d:+.3f}" for d in b.per_fold(s2) - b.per_fold(s1)), file=sys.stderr)
+        for t in (0.2, 0.3, 0.5):
+            print(line(f"{v}, threshold {t}", b.score(z["p2"], t)))
+        if b.has_lc:
+            false_positives(b, v)
+        if oracle and b.has_lc:
+            print(line("first stage, each page at its best threshold (a ceiling)", b.oracle(z["p1"])))
+            print(line(f"{v}, each page at its best threshold (a ceiling)", b.oracle(z["p2"])))
+        if pred is not None:
+            for name, p, thr in (("base", z["p1"], thr1), (v, z["p2"], thr2)):
+                write_pred(b, Path(f"{pred}-{name}"), p, thr)
+    return 0
+
+
+def false_positives(b: Bench, variant: str = "ac") -> None:
+    """Where the first stage keeps what the gold leaves out on listing + collection pages: the
+    characters of those nodes inside a record (``ctx_in_record``) and kept by trafilatura
+    (``stack_trafilatura`` > 0.5), each as a share of all of them."""
+    z = b.autoctx(variant)
+    thr = b.rows["key"].map(dict(zip(z["keys"], z["thr1"]))).to_numpy(float)
+    r = b.rows
+    m = (b.text & r["dataset"].isin(["wcxb-listing", "wcxb-collection"]).to_numpy()
+         & (r["label"] == "S").to_numpy() & (np.nan_to_num(z["p1"]) >= thr))
+    w = r["own_chars"].to_numpy(float) * m
+    print(f"first stage's false positives on listing + collection pages: {w.sum():.0f} characters; "
+          f"inside a record {w[r['ctx_in_record'].to_numpy() == 1].sum() / w.sum():.3f}, "
+          f"kept by trafilatura {w[np.nan_to_num(r['stack_trafilatura'].to_numpy(float)) > 0.5].sum() / w.sum():.3f}")
+
+
+def write_pred(b: Bench, out: Path, p: np.ndarray, thr: dict) -> None:
+    """``OUT/PAGE.npz`` with labels and probabilities per walker row, as ``records_predict.py``."""
+    import json
+
+    out.mkdir(parents=True, exist_ok=True)
+    node = b.rows["node"].to_numpy()
+    for k, idx in b.pages_rows.items():
+        n = int(node[idx].max()) + 1
+        proba = np.full(n, np.nan)
+        proba[node[idx]] = p[idx]
+        labels = np.where(np.nan_to_num(proba) >= thr[k], "N", "S")
+        np.savez_compressed(out / f"{k.split('/', 1)[1]}.npz", labels=labels, proba=proba)
+    fold = {b.table["key"].iloc[i]: f for f, (_, te) in enumerate(b.folds) for i in te}
+    (out / "meta.json").write_text(json.dumps({"pages": {k.split("/", 1)[1]: fold[k] for k in b.pages_rows}}))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=["cache", "run", "thresholds", "oracle", "subtree"])
+    ap.add_argument("what", choices=["cache", "run", "thresholds", "oracle", "subtree", "autoctx"])
     ap.add_argument("variants", nargs="*", default=["base"])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--work", type=Path, default=Path("/tmp/hwnoise-general-variants"))
+    ap.add_argument("--datasets", type=Path, nargs="+", help="cache: imported dataset folders "
+                    "instead of WCXB dev (e.g. NEXT-EVAL's)")
+    ap.add_argument("--fit-rows", choices=["text", "all"], default="text",
+                    help="autoctx: fit on the nodes holding text (WCXB's bench) or on every labelled node "
+                         "(as the preset does; NEXT-EVAL's node and record levels need it)")
+    ap.add_argument("--pred", type=Path, help="autoctx: write each page's labels and probabilities of "
+                    "both stages as bench/records_predict.py does, to PRED-base and PRED-VARIANT")
+    ap.add_argument("--oracle", action="store_true", help="autoctx: also each page at its best threshold")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     if args.what == "cache":
-        cache(args.data, args.work)
+        cache(args.data, args.work, args.datasets)
         return 0
     b = Bench(args.work)
+    b.fit_rows = args.fit_rows
+    if args.what == "autoctx":
+        return run_autoctx(b, args.variants if args.variants != ["base"] else ["ac"], args.pred, args.oracle)
     print("| variant | listing + collection | listing | collection | all pages | P (L+C) | R (L+C) |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     print(line("trafilatura", b.trafilatura()))

@@ -36,6 +36,7 @@ Class/id tokens (a hand-listed set; needs the HTML, else NaN):
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -44,7 +45,7 @@ import pandas as pd
 from hwnoise.features.record_struct import RECORD_MIN, by_depth
 
 __all__ = ["CONTEXT_FEATURES", "add_context_features", "context_columns", "NOISE_TOKENS",
-           "CONTENT_TOKENS"]
+           "CONTENT_TOKENS", "SignatureGroups", "signature_groups", "signatures"]
 
 CONTEXT_FEATURES: list[str] = [
     "ctx_sig_siblings", "ctx_sig_share", "ctx_in_record", "ctx_record_depth",
@@ -133,6 +134,63 @@ def _class_strings(rows: pd.DataFrame, walk_or_html: Any, http_charset: str | No
     return [f"{el.get('class') or ''} {el.get('id') or ''}" for el in view.elements]
 
 
+def _signatures(tags: np.ndarray, classes: list[str] | None) -> np.ndarray:
+    """Each row's signature: tag + its class/id words without digits (the tag alone without HTML)."""
+    if classes is None:
+        return np.asarray(tags).astype(object)
+    return np.array([t + "." + ".".join(sorted(_tokens(c))) for t, c in zip(tags, classes)], dtype=object)
+
+
+@dataclass
+class SignatureGroups:
+    """Siblings sharing a signature (same parent, same tag + class words), per row position."""
+
+    parent: np.ndarray       # the parent's row position (-1 at the root)
+    levels: list[np.ndarray]  # row positions by depth, roots first
+    group: np.ndarray        # the row's group (0..groups-1)
+    count: np.ndarray        # members of the row's group (itself included), float
+    share: np.ndarray        # share of the parent's characters the group holds
+    group_chars: np.ndarray  # characters per group
+    is_record: np.ndarray    # the row is a record: >= RECORD_MIN members, not the root
+    record: np.ndarray       # the nearest record, itself or an ancestor (row position, -1: none)
+
+
+def _groups(parent: np.ndarray, levels: list[np.ndarray], sig: np.ndarray,
+            chars: np.ndarray) -> SignatureGroups:
+    sig_code = pd.factorize(sig)[0].astype(np.int64)
+    key = (parent + 1) * (int(sig_code.max()) + 1) + sig_code
+    _, inv, count = np.unique(key, return_inverse=True, return_counts=True)
+    group_chars = np.bincount(inv, weights=chars)
+    sib = count[inv].astype(float)
+    parent_chars = np.where(parent >= 0, chars[np.maximum(parent, 0)], chars)
+    share = np.where(parent_chars > 0, group_chars[inv] / np.maximum(parent_chars, 1), 0.0)
+    share = np.where(parent >= 0, share, 1.0)
+    is_rec = (sib >= RECORD_MIN) & (parent >= 0)
+    own = np.where(is_rec, np.arange(len(parent)), -1)
+    record = _down(parent, levels, own, lambda up, mine: np.where(mine >= 0, mine, up))
+    return SignatureGroups(parent, levels, inv.astype(np.int64), sib, share, group_chars, is_rec, record)
+
+
+def signatures(rows: pd.DataFrame, walk_or_html: Any = None, *,
+               http_charset: str | None = None) -> np.ndarray:
+    """Each row's signature (``li.item``; the tag alone without the page's HTML)."""
+    return _signatures(rows["tag"].astype(str).to_numpy(), _class_strings(rows, walk_or_html, http_charset))
+
+
+def signature_groups(rows: pd.DataFrame, walk_or_html: Any = None, *, http_charset: str | None = None,
+                     sig: np.ndarray | None = None) -> SignatureGroups:
+    """The signature groups and nearest records of one page's rows (as the ``ctx_sig_*`` and
+    ``ctx_*record*`` columns see them); ``sig`` gives the rows' :func:`signatures` when known."""
+    if len(rows) == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return SignatureGroups(e, [], e, e.astype(float), e.astype(float), e.astype(float), e.astype(bool), e)
+    parent = _parent_positions(rows)
+    levels = _levels(parent)
+    chars = pd.to_numeric(rows["chars"], errors="coerce").fillna(0).to_numpy(dtype=float)
+    sig = signatures(rows, walk_or_html, http_charset=http_charset) if sig is None else np.asarray(sig)
+    return _groups(parent, levels, sig, chars)
+
+
 def context_columns(rows: pd.DataFrame, walk_or_html: Any = None, *,
                     http_charset: str | None = None) -> pd.DataFrame:
     """The :data:`CONTEXT_FEATURES` of one page's rows (same index as ``rows``)."""
@@ -144,29 +202,18 @@ def context_columns(rows: pd.DataFrame, walk_or_html: Any = None, *,
     chars = pd.to_numeric(rows["chars"], errors="coerce").fillna(0).to_numpy(dtype=float)
     tags = rows["tag"].astype(str).to_numpy()
     classes = _class_strings(rows, walk_or_html, http_charset)
+    sig = _signatures(tags, classes)
     if classes is not None:
         toks = [_tokens(c) for c in classes]
-        sig = np.array([t + "." + ".".join(sorted(k)) for t, k in zip(tags, toks)], dtype=object)
         cls_noise = np.array([bool(k & _NOISE) for k in toks], dtype=float)
         cls_content = np.array([bool(k & _CONTENT) for k in toks], dtype=float)
         anc_noise = _down(parent, levels, cls_noise, np.maximum)
         anc_content = _down(parent, levels, cls_content, np.maximum)
     else:
-        sig = tags.astype(object)
         cls_noise = cls_content = anc_noise = anc_content = np.full(n, np.nan)
 
-    # siblings sharing a signature: group by (parent, signature)
-    sig_code = pd.factorize(sig)[0].astype(np.int64)
-    key = (parent + 1) * (int(sig_code.max()) + 1) + sig_code
-    gkey, inv, count = np.unique(key, return_inverse=True, return_counts=True)
-    group_chars = np.bincount(inv, weights=chars)
-    sib = count[inv].astype(float)
-    parent_chars = np.where(parent >= 0, chars[np.maximum(parent, 0)], chars)
-    share = np.where(parent_chars > 0, group_chars[inv] / np.maximum(parent_chars, 1), 0.0)
-    share = np.where(parent >= 0, share, 1.0)
-
-    # the nearest record: a node with >= RECORD_MIN same-signature siblings, or an ancestor that is
-    is_rec = (sib >= RECORD_MIN) & (parent >= 0)
+    g = _groups(parent, levels, sig, chars)
+    sib, share, group_chars, is_rec, inv = g.count, g.share, g.group_chars, g.is_record, g.group
     total = max(chars.max(), 1.0)
     rec_share_own = np.where(is_rec, group_chars[inv] / total, np.nan)
     rec_depth_own = np.where(is_rec, 0.0, np.nan)

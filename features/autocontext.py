@@ -1,0 +1,125 @@
+"""Auto-context columns: what a first model's probabilities say about a node's surroundings.
+
+A second model (stacked sequential learning, Cohen & Carvalho 2005; auto-context, Tu 2008)
+reads, for each node, the first model's probability of content ``p`` at the node's structural
+neighbours. ``p`` must be out of fold for training rows (never in-sample predictions). The
+neighbourhood is the page's tree and its records (:func:`hwnoise.features.context.signature_groups`:
+siblings sharing tag and class words, at least ``RECORD_MIN`` of them). ``sub(x)`` is the mean
+``p`` over the text nodes of ``x``'s subtree weighted by their own characters.
+
+- ``ac_p``: the node's own ``p``; ``ac_parent`` / ``ac_grand``: ``p`` of the parent / grandparent.
+- ``ac_sub`` / ``ac_parent_sub`` / ``ac_grand_sub``: ``sub`` of the node / parent / grandparent.
+- ``ac_kids_mean`` / ``ac_kids_max``: ``p`` over the node's children.
+- ``ac_sib``: mean ``p`` of the other children of the parent; ``ac_sib_sub``: the parent's
+  subtree without the node's, weighted by characters.
+- ``ac_rec``: ``sub`` of the nearest record (the node or an ancestor); ``ac_mates_mean`` /
+  ``_min`` / ``_max``: ``sub`` over that record's group (its same-signature siblings; the mean
+  without the record itself); ``ac_mates_n``: log(1 + the group's size); ``ac_field``: mean
+  ``p`` of the nodes at the same place in the other records (same group, same depth below the
+  record, same tag). NaN outside any record.
+- ``ac_rank``: percentile of ``p`` among the page's text nodes; ``ac_page_mean``: the page's
+  ``p`` weighted by characters; ``ac_page_hi``: share of the page's characters at ``p`` >= 0.5;
+  ``ac_rel``: ``p`` minus the page mean; ``ac_max_rel``: ``p`` over the page's highest ``p``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from hwnoise.features.context import SignatureGroups
+
+__all__ = ["AUTOCONTEXT_FEATURES", "autocontext_columns"]
+
+AUTOCONTEXT_FEATURES: list[str] = [
+    "ac_p", "ac_parent", "ac_grand", "ac_sub", "ac_parent_sub", "ac_grand_sub", "ac_kids_mean",
+    "ac_kids_max", "ac_sib", "ac_sib_sub", "ac_rec", "ac_mates_mean", "ac_mates_min", "ac_mates_max",
+    "ac_mates_n", "ac_field", "ac_rank", "ac_page_mean", "ac_page_hi", "ac_rel", "ac_max_rel",
+]
+
+
+def _at(x: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """``x`` at row positions ``pos`` (NaN where ``pos`` < 0)."""
+    return np.where(pos >= 0, x[np.maximum(pos, 0)], np.nan)
+
+
+def _ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.where(b > 0, a / np.where(b > 0, b, 1.0), np.nan)
+
+
+def autocontext_columns(rows: pd.DataFrame, p: np.ndarray, groups: SignatureGroups) -> pd.DataFrame:
+    """The :data:`AUTOCONTEXT_FEATURES` of one page's rows (same index as ``rows``), from the
+    first model's probability ``p`` of each row (NaN: none) and the page's signature groups."""
+    n = len(rows)
+    if n == 0:
+        return pd.DataFrame({c: np.zeros(0) for c in AUTOCONTEXT_FEATURES}, index=rows.index)
+    p = np.asarray(p, dtype=float)
+    parent = groups.parent
+    grand = _at(parent.astype(float), parent)
+    grand = np.where(np.isnan(grand), -1, grand).astype(np.int64)
+    w = pd.to_numeric(rows["own_chars"], errors="coerce").fillna(0).to_numpy(dtype=float)
+    w = np.where(np.isnan(p), 0.0, w)
+    pz = np.nan_to_num(p)
+    # subtree sums of characters and characters x p, bottom-up one depth at a time
+    sw, swp = w.copy(), w * pz
+    for idx in reversed(groups.levels):
+        has = parent[idx] >= 0
+        np.add.at(sw, parent[idx][has], sw[idx][has])
+        np.add.at(swp, parent[idx][has], swp[idx][has])
+    sub = _ratio(swp, sw)
+    # children and siblings
+    has = (parent >= 0) & ~np.isnan(p)
+    kid_n = np.bincount(parent[has], minlength=n).astype(float)
+    kid_s = np.bincount(parent[has], weights=p[has], minlength=n)
+    kid_max = np.full(n, -np.inf)
+    np.maximum.at(kid_max, parent[has], p[has])
+    kids_mean = _ratio(kid_s, kid_n)
+    kids_max = np.where(kid_n > 0, kid_max, np.nan)
+    own = ~np.isnan(p)
+    sib = _ratio(_at(kid_s, parent) - np.where(own, pz, 0.0), _at(kid_n, parent) - own)
+    sib_sub = _ratio(_at(swp, parent) - swp, _at(sw, parent) - sw)
+    # records: the nearest record's group
+    rec = groups.record
+    g = groups.group
+    gsum = np.bincount(g, weights=np.nan_to_num(sub), minlength=int(g.max()) + 1)
+    gcnt = np.bincount(g, weights=(~np.isnan(sub)).astype(float), minlength=len(gsum))
+    gmin, gmax = np.full(len(gsum), np.inf), np.full(len(gsum), -np.inf)
+    ok = ~np.isnan(sub)
+    np.minimum.at(gmin, g[ok], sub[ok])
+    np.maximum.at(gmax, g[ok], sub[ok])
+    rg = np.where(rec >= 0, g[np.maximum(rec, 0)], -1)
+    in_rec = rec >= 0
+    rec_sub = _at(sub, rec)
+    mates_mean = np.where(in_rec, _ratio(_at(gsum, rg) - np.nan_to_num(rec_sub), _at(gcnt, rg) - ~np.isnan(rec_sub)),
+                          np.nan)
+    mates_min = np.where(in_rec & (_at(gcnt, rg) > 0), _at(gmin, rg), np.nan)
+    mates_max = np.where(in_rec & (_at(gcnt, rg) > 0), _at(gmax, rg), np.nan)
+    mates_n = np.where(in_rec, np.log1p(_at(groups.count, rec)), np.nan)
+    # field-mates: same record group, same depth below the record, same tag
+    depth = np.zeros(n, dtype=np.int64)
+    for d, idx in enumerate(groups.levels):
+        depth[idx] = d
+    tag = pd.factorize(rows["tag"].astype(str).to_numpy())[0].astype(np.int64)
+    below = depth - np.where(in_rec, depth[np.maximum(rec, 0)], 0)
+    fkey = pd.Series(np.where(in_rec, (rg * 64 + np.minimum(below, 63)) * (int(tag.max()) + 1) + tag, -1))
+    fs = pd.Series(pz * own).groupby(fkey).transform("sum").to_numpy()
+    fc = pd.Series(own.astype(float)).groupby(fkey).transform("sum").to_numpy()
+    field = np.where(in_rec, _ratio(fs - pz * own, fc - own), np.nan)
+    # the page
+    text = (w > 0)
+    tw = w[text].sum()
+    page_mean = float((w * pz).sum() / tw) if tw > 0 else np.nan
+    page_hi = float(w[text & (pz >= 0.5)].sum() / tw) if tw > 0 else np.nan
+    pmax = float(pz[text].max()) if text.any() else np.nan
+    rank = np.full(n, np.nan)
+    if text.any():
+        rank[text] = pd.Series(p[text]).rank(pct=True).to_numpy()
+    out = {
+        "ac_p": p, "ac_parent": _at(p, parent), "ac_grand": _at(p, grand),
+        "ac_sub": sub, "ac_parent_sub": _at(sub, parent), "ac_grand_sub": _at(sub, grand),
+        "ac_kids_mean": kids_mean, "ac_kids_max": kids_max, "ac_sib": sib, "ac_sib_sub": sib_sub,
+        "ac_rec": rec_sub, "ac_mates_mean": mates_mean, "ac_mates_min": mates_min,
+        "ac_mates_max": mates_max, "ac_mates_n": mates_n, "ac_field": field,
+        "ac_rank": rank, "ac_page_mean": np.full(n, page_mean), "ac_page_hi": np.full(n, page_hi),
+        "ac_rel": p - page_mean, "ac_max_rel": p / pmax if pmax and pmax > 0 else np.full(n, np.nan),
+    }
+    return pd.DataFrame(out, index=rows.index)[AUTOCONTEXT_FEATURES]
