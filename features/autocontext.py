@@ -20,6 +20,9 @@ siblings sharing tag and class words, at least ``RECORD_MIN`` of them). ``sub(x)
 - ``ac_rank``: percentile of ``p`` among the page's text nodes; ``ac_page_mean``: the page's
   ``p`` weighted by characters; ``ac_page_hi``: share of the page's characters at ``p`` >= 0.5;
   ``ac_rel``: ``p`` minus the page mean; ``ac_max_rel``: ``p`` over the page's highest ``p``.
+
+In no preset: an experiment of issue 12 and 17, measured by ``bench/general_variants.py
+autoctx`` (README "Models", "Records"), where it did not win on both benchmarks.
 """
 from __future__ import annotations
 

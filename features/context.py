@@ -19,7 +19,11 @@ page's HTML it is the tag alone.
 
 Position and per-page normalisation:
 
-- ``ctx_text_pos``: characters before the node / the page's characters (0 = top, 1 = end).
+- ``ctx_text_pos``: ``chars_before`` (already the share of the page's characters before the
+  node) divided once more by the page's characters: position scaled down by page size,
+  about 1e-5 on a typical page. Meant as the plain share, which ``chars_before`` is;
+  kept as computed because the shipped ``general`` model and saved models were trained
+  on it (changing it would change their inputs silently).
 - ``ctx_ctd_rank``: percentile rank of ``ctd`` within the page (0..1).
 - ``ctx_ctd_z``, ``ctx_chars_z``, ``ctx_ld_z``: z-scores within the page of ``ctd``,
   log(1 + ``chars``) and ``link_density``.
