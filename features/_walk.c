@@ -564,6 +564,15 @@ static PyObject *over_attributes(PyObject *self, PyObject *args) {
 #undef CH
 
 /* -- walk.stable_hashes ------------------------------------------------------------------ */
+/* After a failed UTF-8 encoding: False (a new reference) when it failed for a lone surrogate,
+ * which the caller's numpy code handles; NULL with the error set otherwise. */
+static PyObject *not_utf8(void) {
+    if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) return NULL;
+    PyErr_Clear();
+    Py_INCREF(Py_False);
+    return Py_False;
+}
+
 /* walk.stable_hashes' hash of one string's UTF-8 bytes */
 static inline uint64_t stable_hash(const unsigned char *b, Py_ssize_t len) {
     const uint64_t P = 0xC2B2AE3D27D4EB4FULL;
@@ -596,13 +605,7 @@ static PyObject *site_keys(PyObject *self, PyObject *args) {
         Py_ssize_t lp, lt;
         const unsigned char *bp = (const unsigned char *)PyUnicode_AsUTF8AndSize(p, &lp);
         const unsigned char *bt = bp ? (const unsigned char *)PyUnicode_AsUTF8AndSize(t, &lt) : NULL;
-        if (!bt) {
-            if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) goto done;
-            PyErr_Clear();
-            res = Py_False;
-            Py_INCREF(res);
-            goto done;
-        }
+        if (!bt) { res = not_utf8(); goto done; }
         out[i] = mix64(stable_hash(bt, lt) ^ mix64(stable_hash(bp, lp) ^ 0x9E3779B97F4A7C15ULL));
     }
     res = Py_True;
@@ -632,13 +635,7 @@ static PyObject *stable_hashes(PyObject *self, PyObject *args) {
         if (!PyUnicode_Check(s)) { PyErr_SetString(PyExc_TypeError, "strings only"); goto done; }
         Py_ssize_t len;
         const unsigned char *b = (const unsigned char *)PyUnicode_AsUTF8AndSize(s, &len);
-        if (!b) {
-            if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) goto done;
-            PyErr_Clear();
-            res = Py_False;
-            Py_INCREF(res);
-            goto done;
-        }
+        if (!b) { res = not_utf8(); goto done; }
         out[i] = stable_hash(b, len);
     }
     res = Py_True;
