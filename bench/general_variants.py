@@ -9,6 +9,8 @@
     python bench/general_variants.py cache --datasets X/nexteval --work /tmp/acne    # ~3 min
     python bench/general_variants.py autoctx ac --work /tmp/acne --fit-rows all --pred /tmp/acne/pred
     python bench/records_loss.py X/nexteval /tmp/acne/pred-ac                        # record F1
+    python bench/general_variants.py cache --others 60 --work /tmp/gvx                # WCXB + 420 pages of the others
+    python bench/general_variants.py thresholds base wconly --work /tmp/gvx           # with and without them
 
 ``cache`` imports WCXB dev, assembles every gold page's rows with the general preset's columns
 plus parent/grandparent context (``hwnoise.features.assembly``, the one assembly), and keeps each
@@ -24,6 +26,8 @@ the only ones whose label changes the extracted text):
 - ``base``: the preset's columns.
 - ``ctx``: + the parent/grandparent context columns (``--context``).
 - ``records``: + the record-structure group (``rs_*``, ``hwnoise.features.record_struct``).
+- ``wconly`` (a cache made with ``--others``): the preset's columns, trained on WCXB's pages
+  alone; ``base`` on the same folds trains on the other sources' pages too.
 - ``lc3`` / ``lconly``: the preset's columns, the listing and collection pages' nodes weighted
   three times / trained on alone.
 - ``pagg``: + page aggregates of the stacked extractors (share of the page's text each keeps,
@@ -63,8 +67,10 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent.parent / "shared" / "datasets"
 
 
-def cache(data: Path, work: Path, datasets: list[Path] | None = None) -> None:
-    """Rows of WCXB dev (imported into ``work/wc``), or of the imported ``datasets``."""
+def cache(data: Path, work: Path, datasets: list[Path] | None = None, others: int = 0) -> None:
+    """Rows of WCXB dev (imported into ``work/wc``), or of the imported ``datasets``; with
+    ``others`` > 0, WCXB dev and beside it ``bench/build_general.py``'s seeded samples of
+    ``others`` pages of each other shared source (the pages the shipped model is built from)."""
     from hwnoise.cli import main as cli
     from hwnoise.dataset import Dataset
     from hwnoise.extractors.model import run_extractor
@@ -76,6 +82,10 @@ def cache(data: Path, work: Path, datasets: list[Path] | None = None) -> None:
     if not datasets and not wc.exists():
         cli(["import", "wcxb", str(data / "wcxb"), "--into", str(wc)])
     dirs = [Path(d).resolve() for d in datasets] if datasets else sorted(p for p in wc.iterdir() if p.is_dir())
+    keep = None  # (dataset, page id) of the sampled other sources' pages
+    if others and not datasets:
+        extra, keep = _other_sources(data, work / "others", others)
+        dirs += extra
     try:
         from hwnoise.features.record_struct import record_struct
     except ImportError:  # a version without the record-structure group
@@ -86,6 +96,8 @@ def cache(data: Path, work: Path, datasets: list[Path] | None = None) -> None:
         ds = Dataset(d)
         roots[ds.name] = str(d)
         for page in ds.pages():
+            if keep is not None and not ds.name.startswith("wcxb-") and (ds.name, page.id) not in keep:
+                continue
             gold = page.read_gold()
             if gold is None:
                 continue
@@ -102,6 +114,23 @@ def cache(data: Path, work: Path, datasets: list[Path] | None = None) -> None:
     pd.concat(frames, ignore_index=True).to_parquet(work / "rows.parquet")
     with open(work / "segs.pkl", "wb") as fh:
         pickle.dump({"segs": segs, "cols": cols, "roots": roots}, fh)
+
+
+def _other_sources(data: Path, work: Path, n: int) -> tuple[list[Path], set]:
+    """The other shared sources' dataset folders (imported into ``work`` as build_general does)
+    and the (dataset, page id) of its seeded sample of ``n`` pages of each."""
+    sys.path.insert(0, str(HERE))
+    from build_general import SOURCES, sample
+    from compare import ensure
+
+    dirs, keep = [], set()
+    for src in SOURCES:
+        if src == "wcxb":
+            continue
+        got = ensure(src, data, work, None if src == "big9" else 150)
+        keep |= {(p.dataset.name, p.id) for p in sample(got, n, 1)}
+        dirs += got
+    return dirs, keep
 
 
 HGB_PARAMS = {  # variants of the gradient boosting's parameters (the preset's: scikit-learn's defaults)
@@ -146,7 +175,7 @@ class Bench:
             return base + self._page_aggregates(base)
         if variant.startswith("ac"):  # the second stage's own columns are added in autoctx()
             return base
-        if variant in ("lc3", "lconly") or variant in HGB_PARAMS:  # the preset's columns (see oof)
+        if variant in ("lc3", "lconly", "wconly") or variant in HGB_PARAMS:  # the preset's columns (see oof)
             return base
         if variant == "records":  # the record-structure group (features/record_struct.py), if cached
             rs = [c for c in self.rows.columns if c.startswith("rs_")]
@@ -154,7 +183,7 @@ class Bench:
                 raise SystemExit("the cache has no rs_* columns: rebuild it with 'cache' on a version "
                                  "that has features/record_struct.py")
             return base + rs
-        raise SystemExit(f"unknown variant {variant!r}: base, ctx, pagg, records, lc3, lconly, "
+        raise SystemExit(f"unknown variant {variant!r}: base, ctx, pagg, records, lc3, lconly, wconly, "
                          f"{', '.join(HGB_PARAMS)}")
 
     def _page_aggregates(self, base: list[str]) -> list[str]:
@@ -391,6 +420,9 @@ class Bench:
             weight = None
             if variant == "lconly":  # train on the listing and collection pages alone
                 trr, lc = trr[lc], lc[lc]
+            elif variant == "wconly":  # a cache with other datasets too: train on WCXB's pages alone
+                wc = trr["dataset"].str.startswith("wcxb-").to_numpy()
+                trr, lc = trr[wc], lc[wc]
             elif variant == "lc3":  # their nodes count three times
                 weight = np.where(lc, 3.0, 1.0)
             est = HistGradientBoostingClassifier(random_state=1, **HGB_PARAMS.get(variant, {})).fit(
@@ -562,6 +594,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/hwnoise-general-variants"))
     ap.add_argument("--datasets", type=Path, nargs="+", help="cache: imported dataset folders "
                     "instead of WCXB dev (e.g. NEXT-EVAL's)")
+    ap.add_argument("--others", type=int, default=0, metavar="N",
+                    help="cache: also N pages of each other shared source (build_general.py's sample), "
+                         "as training pages beside WCXB's (the wconly variant leaves them out)")
     ap.add_argument("--fit-rows", choices=["text", "all"], default="text",
                     help="autoctx: fit on the nodes holding text (WCXB's bench) or on every labelled node "
                          "(as the preset does; NEXT-EVAL's node and record levels need it)")
@@ -571,7 +606,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     if args.what == "cache":
-        cache(args.data, args.work, args.datasets)
+        cache(args.data, args.work, args.datasets, args.others)
         return 0
     b = Bench(args.work)
     b.fit_rows = args.fit_rows
