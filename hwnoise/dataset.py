@@ -47,12 +47,31 @@ def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def _process_umask() -> int:
+    """The process's umask (read once, at import, when nothing else runs yet)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _process_umask()
+
+
+def _file_mode(path: Path) -> int:
+    """The mode a replaced file keeps, or a new one gets as ``open()`` would make it."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_UMASK
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temp file in the same folder and a rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, _file_mode(path))  # mkstemp makes 0600: as open() would, or the file's own
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

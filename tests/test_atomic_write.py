@@ -1,0 +1,29 @@
+"""Files written atomically get the mode a plain ``open()`` would give them (mkstemp's 0600
+would hide a user's models and reports from the group), and a replaced file keeps its own."""
+from __future__ import annotations
+
+import os
+import stat
+
+from hwnoise.dataset import _UMASK, atomic_write_text
+
+
+def _mode(path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_a_new_file_gets_the_mode_open_would_give_it(tmp_path):
+    plain = tmp_path / "plain.json"
+    plain.write_text("{}")
+    atomic_write_text(tmp_path / "model.json", "{}")
+    assert _mode(tmp_path / "model.json") == _mode(plain) == 0o666 & ~_UMASK
+    assert (tmp_path / "model.json").read_text() == "{}"
+
+
+def test_a_replaced_file_keeps_its_mode(tmp_path):
+    path = tmp_path / "report.json"
+    path.write_text("old")
+    os.chmod(path, 0o640)
+    atomic_write_text(path, "new")
+    assert _mode(path) == 0o640 and path.read_text() == "new"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
