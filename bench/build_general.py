@@ -2,12 +2,15 @@
 on pages of every shared dataset with gold.
 
     python bench/build_general.py [--work /tmp/hwnoise-bench] [--data ../shared/datasets]
-                                  [--pages-per-dataset 60] [--out data/models/general.json]
+                                  [--pages-per-dataset 60] [--all-pages SOURCES]
+                                  [--cross-site-json FILE] [--out data/models/general.json]
 
 Each dataset is imported (``hwnoise import``, first ``--import-limit`` pages of the larger
 ones) and featurised into --work when missing; from each, a seeded sample of at most
-``--pages-per-dataset`` pages with gold is taken (big9's sample spans its 36 site-years, wcxb's
-its 7 page types) so that no dataset's many pages outweigh the others. The rows are assembled
+``--pages-per-dataset`` pages with gold is taken (big9's sample spans its 36 site-years) so that
+no dataset's many pages outweigh the others; of the ``--all-pages`` sources every page with gold
+is taken (``--all-pages wcxb``: every WCXB dev page, as issue 12 words it; measured and not
+shipped, README "Models"). The rows are assembled
 by ``hwnoise.features.assembly`` exactly as extraction assembles them, the general preset is
 fitted (threshold by inner 3-fold CV grouped by site), and the model is written as one JSON file
 (no pickle) with the data hash, the pages per dataset, this command, and the cross-site scores
@@ -50,6 +53,9 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=DEFAULT_DATA, type=Path)
     ap.add_argument("--sources", default=",".join(SOURCES))
     ap.add_argument("--pages-per-dataset", type=int, default=60)
+    ap.add_argument("--all-pages", default="",
+                    help="sources of which every page with gold is taken, comma-separated (e.g. wcxb: "
+                         "tried, not shipped; README 'Models')")
     ap.add_argument("--import-limit", type=int, default=150,
                     help="import only the first N pages of sources other than big9 and wcxb")
     ap.add_argument("--seed", type=int, default=1)
@@ -68,7 +74,8 @@ def main(argv=None) -> int:
         except Exception as exc:  # noqa: BLE001 - a source that is absent or fails is said, not fatal
             info(f"build_general: {src}: skipped ({type(exc).__name__}: {exc})")
             continue
-        got = sample(dirs, args.pages_per_dataset, args.seed)
+        whole = src in {s.strip() for s in args.all_pages.split(",") if s.strip()}
+        got = sample(dirs, 10**9 if whole else args.pages_per_dataset, args.seed)
         per[src] = len(got)
         pages += got
     info(f"build_general: {len(pages)} pages: {per}")
