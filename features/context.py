@@ -217,24 +217,17 @@ def context_columns(rows: pd.DataFrame, walk_or_html: Any = None, *,
         cls_noise = cls_content = anc_noise = anc_content = np.full(n, np.nan)
 
     g = _groups(parent, levels, sig, chars)
-    sib, share, group_chars, is_rec, inv = g.count, g.share, g.group_chars, g.is_record, g.group
+    sib, share, group_chars, inv = g.count, g.share, g.group_chars, g.group
     total = max(chars.max(), 1.0)
-    rec_share_own = np.where(is_rec, group_chars[inv] / total, np.nan)
-    rec_depth_own = np.where(is_rec, 0.0, np.nan)
-
-    def nearest(up: np.ndarray, own: np.ndarray) -> np.ndarray:  # the node's own record wins
-        return np.where(np.isnan(own), up, own)
-
-    rec_share = _down(parent, levels, rec_share_own, nearest)
-    # depth below the nearest record: +1 per step down from it
-    depth_own = rec_depth_own.copy()
-    rec_depth = depth_own.copy()
-    for idx in levels:
-        p = parent[idx]
-        has = p >= 0
-        ii, pp = idx[has], p[has]
-        rec_depth[ii] = np.where(np.isnan(depth_own[ii]), rec_depth[pp] + 1, 0.0)
-    in_rec = (~np.isnan(rec_depth)).astype(float)
+    # the nearest record (the node or an ancestor, ``g.record``): its group's share, the depth below it
+    has = g.record >= 0
+    rec = np.maximum(g.record, 0)
+    depth = np.empty(n, dtype=float)
+    for d, idx in enumerate(levels):
+        depth[idx] = d
+    rec_share = np.where(has, group_chars[inv[rec]] / total, np.nan)
+    rec_depth = np.where(has, depth - depth[rec], np.nan)
+    in_rec = has.astype(float)
 
     before = pd.to_numeric(rows.get("chars_before", pd.Series(0.0, index=rows.index)),
                            errors="coerce").fillna(0).to_numpy(dtype=float)
