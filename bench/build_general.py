@@ -3,7 +3,8 @@ on pages of every shared dataset with gold.
 
     python bench/build_general.py [--work /tmp/hwnoise-bench] [--data ../shared/datasets]
                                   [--pages-per-dataset 60] [--all-pages SOURCES]
-                                  [--cross-site-json FILE] [--out data/models/general.json]
+                                  [--preset general|records]
+                                  [--cross-site-json FILE] [--out data/models/PRESET.json]
 
 Each dataset is imported (``hwnoise import``, first ``--import-limit`` pages of the larger
 ones) and featurised into --work when missing; from each, a seeded sample of at most
@@ -61,9 +62,13 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cross-site-json", type=Path, default=None,
                     help="a JSON object of cross-site scores (bench/presets.py) to record in the file")
-    ap.add_argument("--out", default=HERE.parent / "data" / "models" / "general.json", type=Path)
+    ap.add_argument("--preset", default="general", choices=["general", "records"],
+                    help="the preset to fit (records: general + the record-structure features)")
+    ap.add_argument("--out", default=None, type=Path,
+                    help="the model file (default data/models/PRESET.json)")
     args = ap.parse_args(argv)
-    spec = preset_spec("general")
+    args.out = args.out or HERE.parent / "data" / "models" / f"{args.preset}.json"
+    spec = preset_spec(args.preset)
     feats = spec.columns()
     pages, per = [], {}
     for src in args.sources.split(","):

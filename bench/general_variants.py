@@ -67,10 +67,13 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent.parent / "shared" / "datasets"
 
 
-def cache(data: Path, work: Path, datasets: list[Path] | None = None, others: int = 0) -> None:
+def cache(data: Path, work: Path, datasets: list[Path] | None = None, others: int = 0,
+          title_query: bool = False) -> None:
     """Rows of WCXB dev (imported into ``work/wc``), or of the imported ``datasets``; with
     ``others`` > 0, WCXB dev and beside it ``bench/build_general.py``'s seeded samples of
-    ``others`` pages of each other shared source (the pages the shipped model is built from)."""
+    ``others`` pages of each other shared source (the pages the shipped model is built from).
+    ``title_query``: each page walked with the words of its ``<title>`` (less English
+    stopwords) as its query and its own terms, for pages that came from no form."""
     from hwnoise.cli import main as cli
     from hwnoise.dataset import Dataset
     from hwnoise.extractors.model import run_extractor
@@ -101,7 +104,7 @@ def cache(data: Path, work: Path, datasets: list[Path] | None = None, others: in
             gold = page.read_gold()
             if gold is None:
                 continue
-            walk = walk_dataset_page(page)
+            walk = walk_title_query(page) if title_query else walk_dataset_page(page)
             rows = assemble_page(page, cols, stacker=run_extractor, walk=walk).rows
             if record_struct is not None:  # the record-structure group, for the ``records`` variant
                 rows = rows.join(record_struct(walk).reset_index(drop=True))
@@ -114,6 +117,33 @@ def cache(data: Path, work: Path, datasets: list[Path] | None = None, others: in
     pd.concat(frames, ignore_index=True).to_parquet(work / "rows.parquet")
     with open(work / "segs.pkl", "wb") as fh:
         pickle.dump({"segs": segs, "cols": cols, "roots": roots}, fh)
+
+
+def title_terms(html: bytes, http_charset: str | None = None) -> list[str]:
+    """The words of a page's ``<title>`` without English stopwords and one-letter words."""
+    import justext
+    import lxml.html
+
+    from hwnoise.decode import decode_html
+    from hwnoise.text import tokenize
+
+    try:
+        root = lxml.html.fromstring(decode_html(html, http_charset)[0] if isinstance(html, bytes) else html)
+        t = root.find(".//title")
+    except Exception:  # noqa: BLE001 - an unparsable page has no title
+        t = None
+    stop = {w.casefold() for w in justext.get_stoplist("English")}
+    words = tokenize("".join(t.itertext())) if t is not None else []
+    return [w for w in dict.fromkeys(words) if len(w) > 1 and w not in stop]
+
+
+def walk_title_query(page):
+    """Walk a page with its title's words as the domain query and its own terms."""
+    from hwnoise.features.walk import walk_page
+
+    html = page.read_html()
+    terms = title_terms(html, page.http_charset)
+    return walk_page(html, terms, http_charset=page.http_charset, own_terms=terms)
 
 
 def _other_sources(data: Path, work: Path, n: int) -> tuple[list[Path], set]:
@@ -597,6 +627,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--others", type=int, default=0, metavar="N",
                     help="cache: also N pages of each other shared source (build_general.py's sample), "
                          "as training pages beside WCXB's (the wconly variant leaves them out)")
+    ap.add_argument("--title-query", action="store_true",
+                    help="cache: walk each page with its <title>'s words as its query (no form)")
     ap.add_argument("--fit-rows", choices=["text", "all"], default="text",
                     help="autoctx: fit on the nodes holding text (WCXB's bench) or on every labelled node "
                          "(as the preset does; NEXT-EVAL's node and record levels need it)")
@@ -606,7 +638,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     if args.what == "cache":
-        cache(args.data, args.work, args.datasets, args.others)
+        cache(args.data, args.work, args.datasets, args.others, args.title_query)
         return 0
     b = Bench(args.work)
     b.fit_rows = args.fit_rows

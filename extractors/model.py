@@ -100,7 +100,7 @@ def training_rows(pages: Sequence["Page"], cache: FeatureCache | None = None,
 class ModelMethod(WalkMethod):
     """hwnoise's learned model behind the Method contract, made by a :class:`ModelSpec`.
 
-    Options: ``preset`` (thesis, site, general, auto), and any spec field to override it
+    Options: ``preset`` (thesis, site, general, records, auto), and any spec field to override it
     (``classifier``, ``features``, ``stack``, ``context``, ``page_context``, ``threshold``,
     ``params``); other keyword options are classifier parameters.
     """
@@ -157,16 +157,17 @@ class ModelMethod(WalkMethod):
         return NoiseModel(self.spec.classifier, self.spec.columns(), params=self.spec.params or None)
 
     # -- training ------------------------------------------------------------------
-    def _resolve(self, n_sites: int) -> None:
+    def _resolve(self, n_sites: int, records: bool = False) -> None:
         if self._auto:
             from hwnoise.training.spec import resolve_preset
 
-            self.spec = resolve_preset(self.spec, n_sites, self._overrides)
+            self.spec = resolve_preset(self.spec, n_sites, self._overrides, records=records)
             check_stack(self.spec.stack)
 
     def fit(self, pages: Sequence["Page"]) -> "ModelMethod":
         """Train a fresh model on the assembled, labelled rows of ``pages`` only."""
-        self._resolve(len({p.site for p in pages}))
+        self._resolve(len({p.site for p in pages}),
+                      any(d.has_records() for d in {p.dataset.path: p.dataset for p in pages}.values()))
         df = training_rows(pages, self.cache, self.spec.columns())
         if df.empty:
             raise ExtractorError("model: the training pages have no labelled rows (no gold text?)")

@@ -31,7 +31,8 @@ def train(inputs: str | Path | Sequence[str | Path], **options: Any) -> dict:
 
 
 def load_model(path: str | Path = "general", *, allow_pickle: bool = False):
-    """A saved model (the folder or model.json ``train`` wrote), or ``"general"``."""
+    """A saved model (the folder or model.json ``train`` wrote), or ``"general"`` /
+    ``"records"`` (the shipped models)."""
     from hwnoise.extractors.model import load_model as _load
 
     return _load(path, allow_pickle=allow_pickle)

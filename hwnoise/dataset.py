@@ -456,6 +456,11 @@ class Dataset:
         atomic_write_text(path, text)
         return path
 
+    def has_records(self) -> bool:
+        """Whether any page of the dataset has gold records (``records/ID.json``)."""
+        folder = self.path / "records"
+        return folder.is_dir() and any(folder.glob("*.json"))
+
     def write_records(self, pid: str, records: list[list[str]]) -> Path:
         """Gold records of a page (``features.record_gold``): a list of lists of XPaths."""
         path = self.path / "records" / f"{pid}.json"

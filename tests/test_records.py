@@ -363,3 +363,27 @@ def test_the_model_gives_labels_and_probabilities_in_one_call(nexteval_src, tmp_
     w2, lab2, p2 = label_with_proba(m.model, html)
     assert (lab1 == lab2).all() and len(p2) == len(w2.rows) == len(lab2)
     assert ((p2 > thr) <= (lab2 == "N")).all()
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/datasets/nexteval not present")
+def test_extract_records_defaults_to_the_shipped_records_model(capsys):
+    """``extract --records`` without --model uses the shipped ``records`` model (the general
+    preset with the record-structure features), which finds the records of a NEXT-EVAL page
+    it was not trained on; ``general`` (the text default) finds none of them there."""
+    from hwnoise.extractors.model import load_model
+
+    model = load_model("records")
+    assert model.spec.preset == "records" and "rs_main_share" in model.features
+    assert "af5832888b21f84f" not in model.trained_on["nexteval"]  # html/12.html's id once imported
+    page = SHARED / "html" / "12.html"
+    gold = [[normalize_xpath(x) for x in r] for r in json.loads((SHARED / "groundTruth" / "12.json").read_text())]
+
+    def records(*model_args: str) -> list[list[str]]:
+        capsys.readouterr()
+        assert main(["extract", str(page), "--records", *model_args]) == 0
+        return [[json.loads(x)["xpath"]] for x in capsys.readouterr().out.splitlines()]
+
+    default = records()
+    assert default == records("--model", "records")
+    assert record_scores(default, gold)["record_f1"] > 0.9
+    assert record_scores(records("--model", "general"), gold)["record_f1"] < 0.5

@@ -90,8 +90,33 @@ def test_import_query_option_sets_one_query_for_every_page(plain_src, tmp_path):
 def _presets():
     out = ["thesis"]
     if {"trafilatura", "resiliparse", "readability"} <= set(external.available()):
-        out += ["site", "general"]
+        out += ["site", "general", "records"]
     return out
+
+
+def test_auto_preset_follows_the_sites_and_the_kind_of_gold(dataset, tmp_path):
+    """auto: one site -> site; several -> general, or records when the gold has data records
+    (records/ID.json), through both the train command's spec and evaluate's ModelMethod."""
+    import shutil
+
+    from hwnoise.extractors.model import ModelMethod
+    from hwnoise.training.spec import auto_preset
+    from hwnoise.training.train import load_inputs, model_spec
+
+    assert [auto_preset(1), auto_preset(3), auto_preset(3, True), auto_preset(1, True)] == \
+        ["site", "general", "records", "site"]
+    with_records = tmp_path / "news"
+    shutil.copytree(dataset, with_records)
+    ds = Dataset(with_records)
+    assert not ds.has_records()
+    first = next(ds.pages())
+    ds.write_records(first.id, [["/body[1]/div[1]/p[1]"], ["/body[1]/div[1]/p[2]"]])
+    assert ds.has_records() and not Dataset(dataset).has_records()
+    for path, want in ((dataset, "general"), (with_records, "records")):
+        desc = load_inputs([path], columns=["dataset", "site"])[1]
+        assert model_spec(None, n_sites=3, records=desc["records"]).preset == want
+    method = ModelMethod(preset="auto").fit(list(ds.pages()))  # evaluate's path: by the pages
+    assert method.spec.preset == "records" and "rs_main_share" in method.features
 
 
 @pytest.mark.parametrize("preset", _presets())

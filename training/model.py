@@ -645,15 +645,15 @@ def _json_form(est):
 
 
 #: Models shipped in the package data (``data/models/NAME.json``).
-SHIPPED = ("general",)
+SHIPPED = ("general", "records")
 
 
 def shipped_model_path(name: str) -> Path:
-    """The path of a model the wheel carries (``general``)."""
+    """The path of a model the wheel carries (``general``, ``records``)."""
     from importlib.resources import files
 
     path = Path(str(files("hwnoise.data") / "models" / f"{name}.json"))
     if not path.exists():
         raise ModelError(f"the shipped model {name!r} is missing from this installation ({path}); "
-                         "rebuild it with 'python bench/build_general.py' or reinstall hwnoise")
+                         f"rebuild it with 'python bench/build_general.py --preset {name}' or reinstall hwnoise")
     return path

@@ -14,8 +14,10 @@ Presets (``--preset``):
 - ``general``: a model for sites it has never seen: the features a bare page gives (extended
   without ``sitelevel``), four stacked extractors, page context, gradient boosting, a threshold
   chosen by an inner CV grouped by site.
-- ``auto`` (the default): ``site`` when the training pages come from one site, ``general`` when
-  they come from several.
+- ``records``: ``general`` with the record-structure group (``page+records``: the ``rs_*``
+  columns of ``features.record_struct``), for many sites whose gold is data records.
+- ``auto`` (the default): ``site`` when the training pages come from one site; else ``records``
+  when their gold includes data records (``records/ID.json``), ``general`` when it does not.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from typing import Any
 
 from hwnoise.errors import HwnoiseError
 
-__all__ = ["ModelSpec", "PRESETS", "SpecError", "preset_spec", "resolve_preset", "fit_spec",
+__all__ = ["ModelSpec", "PRESETS", "SpecError", "auto_preset", "preset_spec", "resolve_preset", "fit_spec",
            "STACKABLE"]
 
 #: Extractors a model may stack (their names in ``hwnoise.extractors.registry``).
@@ -180,6 +182,9 @@ PRESETS: dict[str, ModelSpec] = {
     "general": ModelSpec(preset="general", features=PAGE_FEATURES,
                          stack=["trafilatura", "resiliparse", "readability", "cetd"],
                          page_context=True, classifier="gb", threshold="inner"),
+    "records": ModelSpec(preset="records", features=f"{PAGE_FEATURES}+records",
+                         stack=["trafilatura", "resiliparse", "readability", "cetd"],
+                         page_context=True, classifier="gb", threshold="inner"),
 }
 
 
@@ -193,11 +198,19 @@ def preset_spec(name: str | None) -> ModelSpec:
     return replace(base, stack=list(base.stack), params=dict(base.params))
 
 
-def resolve_preset(spec: ModelSpec, n_sites: int, overrides: dict | None = None) -> ModelSpec:
-    """``spec`` with "auto" resolved: site for one site's pages, general for several; then the
-    explicit ``overrides`` (options the user gave) applied and checked."""
+def auto_preset(n_sites: int, records: bool = False) -> str:
+    """What "auto" stands for: ``site`` for one site's pages; for several, ``records`` when the
+    training gold includes data records, else ``general``."""
+    return "site" if n_sites <= 1 else "records" if records else "general"
+
+
+def resolve_preset(spec: ModelSpec, n_sites: int, overrides: dict | None = None, *,
+                   records: bool = False) -> ModelSpec:
+    """``spec`` with "auto" resolved (``auto_preset``: by the number of sites and whether the
+    gold has records); then the explicit ``overrides`` (options the user gave) applied and
+    checked."""
     if spec.preset == "auto":
-        spec = replace(preset_spec("site" if n_sites <= 1 else "general"))
+        spec = replace(preset_spec(auto_preset(n_sites, records)))
     if overrides:
         spec = ModelSpec.from_dict({**spec.to_dict(), **overrides}, where="option")
     return spec

@@ -116,7 +116,8 @@ def load_inputs(inputs: str | os.PathLike | Sequence[str | os.PathLike], *,
                 columns: Sequence[str] | None = None) -> tuple[pd.DataFrame, dict]:
     """The pooled table of ``inputs`` (dataset folders, or one ARFF file) and a description
     ``{kind: "arff"|"datasets", names: [...], query: [{term, kind}], sources: [...],
-    columns: [...]}`` (``columns``: every column the tables have, read or not).
+    columns: [...], records: bool}`` (``columns``: every column the tables have, read or not;
+    ``records``: a dataset's gold has data records).
     With ``features`` (a ``--features`` spec) a dataset's table is read with only those
     features and the key columns; with ``columns``, only those of them it has; without
     ``text`` a dataset's table is read without ``TEXT_COLUMNS``."""
@@ -149,7 +150,8 @@ def load_inputs(inputs: str | os.PathLike | Sequence[str | os.PathLike], *,
                 query.append({"term": key[0], "kind": key[1]})
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     return df, {"kind": "datasets", "names": list(dict.fromkeys(names)), "query": query,
-                "sources": [str(p) for p in paths], "columns": list(have)}
+                "sources": [str(p) for p in paths], "columns": list(have),
+                "records": any(Dataset(p).has_records() for p in paths)}
 
 
 def _with_schema(df: pd.DataFrame, desc: dict) -> pd.DataFrame:
@@ -250,16 +252,17 @@ def _assembled(df: pd.DataFrame, desc: dict, features: list[str], stacker, show:
     return df
 
 
-def model_spec(options: dict | None, *, n_sites: int, arff: bool = False):
+def model_spec(options: dict | None, *, n_sites: int, arff: bool = False, records: bool = False):
     """The spec of the model to train: ``options`` (preset and the model options the user gave:
-    classifier, features, stack, context, page_context, threshold, params) over the preset."""
+    classifier, features, stack, context, page_context, threshold, params) over the preset
+    (``auto``: by ``n_sites`` and whether the gold has ``records``)."""
     from hwnoise.training.spec import ModelSpec, preset_spec, resolve_preset
 
     opts = {k: v for k, v in (options or {}).items() if v is not None}
     preset = opts.pop("preset", None)
     if arff and preset is None:  # a user's ARFF: J48 unless told otherwise, its own attributes
         return ModelSpec.from_dict({"classifier": "j48", **opts}, where="option")
-    return resolve_preset(preset_spec(preset), n_sites, opts)
+    return resolve_preset(preset_spec(preset), n_sites, opts, records=records)
 
 
 #: fewer labelled rows than this are fitted in this process under the default --scheduler local
@@ -324,7 +327,8 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
           page_context: bool | None = None, threshold: float | str | None = None,
           stacker=None, all_pages: bool = False, progress: bool = False) -> dict:
     """Fit a model of the spec the options give (``preset``, default "auto": site for one site's
-    pages, general for several; then single fields over it), score it (protocol splits or
+    pages, general for several, records for several whose gold has data records; then single
+    fields over it), score it (protocol splits or
     ``test``), and write into ``out`` (when given) model.joblib, model.json, train.arff,
     report.json and report.md. ``verbose`` prints format_result's text on stderr.
 
@@ -359,7 +363,7 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
     n_sites = int(df["site"].nunique()) if "site" in df.columns else 1
     spec = model_spec({"preset": preset, "classifier": classifier, "features": features, "stack": stack,
                        "context": context, "page_context": page_context, "threshold": threshold,
-                       "params": params}, n_sites=n_sites, arff=arff)
+                       "params": params}, n_sites=n_sites, arff=arff, records=bool(desc.get("records")))
     if features is None and arff:
         feats = feature_columns(df)  # a user's ARFF: every attribute but page and the class
         spec.features = list(feats)

@@ -1,7 +1,8 @@
 """The model options ``hwnoise train`` and ``hwnoise evaluate`` share, from one parser helper.
 
 ``--preset`` picks a :class:`hwnoise.training.spec.ModelSpec` preset (auto: site for one site's
-pages, general for several); the other options override single fields of it.
+pages; for several, records when the gold has data records, else general); the other options
+override single fields of it.
 """
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import argparse
 import json
 from typing import Any
 
-PRESET_CHOICES = ("auto", "thesis", "site", "general")
+PRESET_CHOICES = ("auto", "thesis", "site", "general", "records")
 
 
 def _param(text: str) -> tuple[str, object]:
@@ -26,11 +27,13 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     """Add --preset --classifier --param --features --stack --context --page-context --threshold."""
     g = p.add_argument_group("model options (a preset, then single fields over it)")
     g.add_argument("--preset", choices=PRESET_CHOICES, default=None,
-                   help="auto (default: 'site' when the training pages come from one site, "
-                        "'general' when from several), thesis (seed 003: the five features, J48), "
+                   help="auto (default: 'site' when the training pages come from one site; from "
+                        "several, 'records' when their gold has data records, else 'general'), "
+                        "thesis (seed 003: the five features, J48), "
                         "site (extended features + trafilatura's verdict + parent context, J48), "
                         "general (page features + four stacked extractors + page context, gradient "
-                        "boosting, threshold by inner CV)")
+                        "boosting, threshold by inner CV), records (general + the record-structure "
+                        "features)")
     g.add_argument("--classifier", default=None,
                    help="j48 (Weka J48's C4.5), j48-unpruned, cart, rf, gb, logreg, or a dotted "
                         "scikit-learn class such as sklearn.ensemble.ExtraTreesClassifier")

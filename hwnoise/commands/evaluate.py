@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--protocol", default="pages", choices=["pages", "thesis", "cv", "cross-site"],
                    help="how pages are split (default pages: 66%% of each dataset's pages train)")
     p.add_argument("--model", help="score this saved model (a folder or model.json 'hwnoise train' "
-                                   "wrote, or 'general', the shipped model) on every page it was "
+                                   "wrote, or 'general' / 'records', the shipped models) on every page it was "
                                    "not trained on, instead of training one")
     p.add_argument("--allow-pickle", action="store_true", help="allow a pickled --model you trust")
     add_model_options(p)

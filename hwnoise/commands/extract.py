@@ -21,8 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
             "the content nodes in document order. PAGES are HTML files (also gzip-compressed), "
             "folders of them (every .html/.htm/.xhtml file below, .gz too), dataset folders (every "
             "page, walked with the dataset's query and its stored features), or '-' (one page on "
-            "standard input). Without --model the model shipped with hwnoise ('general', trained on every "
-            "shared dataset) is used. One page gives plain text; several, or --jsonl, give JSON "
+            "standard input). Without --model a model shipped with hwnoise is used, trained on every "
+            "shared dataset: 'general', or with --records 'records' (the same with the "
+            "record-structure features, trained to find data records). One page gives plain text; several, or --jsonl, give JSON "
             "lines {\"page\", \"url\", \"text\"}. A page that cannot be read or is not HTML is "
             "reported on stderr and skipped (exit status 1 at the end)."
         ),
@@ -33,9 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--warc", metavar="FILE", nargs="+",
                    help="instead of PAGES: every 200 HTML response of these WARC files, written as "
                         "JSON lines {url, warc, offset, text} on stdout")
-    p.add_argument("--model", "-m", default="general",
-                   help="the model: 'general' (default, shipped), or the folder or model.json "
-                        "'hwnoise train --out' wrote")
+    p.add_argument("--model", "-m", default=None,
+                   help="the model: 'general' (the default, shipped), 'records' (shipped; the default "
+                        "with --records), or the folder or model.json 'hwnoise train --out' wrote")
     p.add_argument("--query", help="the search terms that led to the pages (replaces the model's "
                                    "domain query, or the dataset's)")
     p.add_argument("--charset", help="the charset the server declared (as the HTTP header would)")
@@ -141,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
     from hwnoise.errors import HwnoiseError
     from hwnoise.progress import bar, info
 
+    args.model = args.model or ("records" if args.records else "general")
     if args.warc:
         if args.pages:
             raise HwnoiseError("give either PAGES or --warc FILE, not both")

@@ -11,7 +11,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "train", help="train a noise model on dataset folders or an ARFF file and score it",
         description=(
             "Fit a model (by default the 'auto' preset: 'site' for one site's pages, 'general' for "
-            "several; --preset thesis is seed 003's five features and J48) on the labelled nodes "
+            "several, 'records' for several whose gold has data records; --preset thesis is seed 003's five features and J48) on the labelled nodes "
             "of the datasets given (or of one ARFF file) and print its tree. The scores come from "
             "the protocol's own splits: thesis (pooled random 66%% node split, as seed 003), pages "
             "(66%% of the pages train, the default), cv (k folds grouped by page), cross-site (k "
