@@ -1,5 +1,7 @@
 """Build the shipped model ``general`` (``data/models/general.json``): the general preset trained
-on pages of every shared dataset with gold.
+on pages of every shared dataset with gold; with ``--preset records``, the shipped ``records``
+(``data/models/records.json``): the records preset trained on every page of the sources whose
+gold is data records (NEXT-EVAL's 100 pages).
 
     python bench/build_general.py [--work /tmp/hwnoise-bench] [--data ../shared/datasets]
                                   [--pages-per-dataset 60] [--all-pages SOURCES]
@@ -39,6 +41,8 @@ from hwnoise.progress import info  # noqa: E402
 from hwnoise.training.spec import fit_spec, preset_spec  # noqa: E402
 
 SOURCES = ("big9", "cleaneval", "dragnet", "l3s", "readability", "wcxb", "swde", "nexteval")
+#: the sources whose gold is data records (``records/ID.json``), which the records model learns from
+RECORD_SOURCES = ("nexteval",)
 
 
 def sample(dirs: list[Path], n: int, seed: int) -> list:
@@ -52,7 +56,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--work", default="/tmp/hwnoise-bench", type=Path)
     ap.add_argument("--data", default=DEFAULT_DATA, type=Path)
-    ap.add_argument("--sources", default=",".join(SOURCES))
+    ap.add_argument("--sources", default=None,
+                    help="comma-separated sources (default: all of them; with --preset records, the "
+                         "sources whose gold is data records, every page: nexteval)")
     ap.add_argument("--pages-per-dataset", type=int, default=60)
     ap.add_argument("--all-pages", default="",
                     help="sources of which every page with gold is taken, comma-separated (e.g. wcxb: "
@@ -68,6 +74,10 @@ def main(argv=None) -> int:
                     help="the model file (default data/models/PRESET.json)")
     args = ap.parse_args(argv)
     args.out = args.out or HERE.parent / "data" / "models" / f"{args.preset}.json"
+    if args.sources is None:
+        args.sources = ",".join(RECORD_SOURCES if args.preset == "records" else SOURCES)
+        if args.preset == "records":
+            args.all_pages = args.all_pages or ",".join(RECORD_SOURCES)
     spec = preset_spec(args.preset)
     feats = spec.columns()
     pages, per = [], {}
