@@ -194,6 +194,17 @@ def test_part_files_do_not_change_the_table(tmp_path, monkeypatch):
     a, b = one.read_features(), many.read_features()
     pd.testing.assert_frame_equal(a, b)
     assert sorted(b["sitelevel"].unique().tolist()) == [0.2, 1.0]
+    # each part says which pages it holds (min/max of the keys), so a page filter skips the others
+    import pyarrow.parquet as pq
+
+    spans = []
+    for part in sorted(many.features_path.glob("part-*.parquet")):
+        meta = pq.ParquetFile(part).metadata.row_group(0)
+        cols = {meta.column(i).path_in_schema: meta.column(i) for i in range(meta.num_columns)}
+        page = cols["page"].statistics
+        assert page is not None and page.has_min_max and cols["ctd"].statistics is None
+        spans.append((page.min, page.max))
+    assert spans == [("p0", "p1"), ("p2", "p3"), ("p4", "p4")]
 
 
 def test_feature_cache_gives_each_page_its_rows_and_holds_few_tables(tmp_path):
