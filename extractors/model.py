@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from hwnoise.training.model import NoiseModel
     from hwnoise.training.spec import ModelSpec
 
-__all__ = ["ModelMethod", "run_extractor", "check_stack", "extract_html", "extract_page", "label_with_model",
+__all__ = ["ModelMethod", "run_extractor", "check_stack", "extract_html", "extract_page", "page_predictions", "label_with_model",
            "label_with_proba", "predict_labels", "load_model", "training_rows", "make", "text_from_labels", "query_for"]
 
 _TEXT_CACHE: "OrderedDict[tuple[str, str], str]" = OrderedDict()
@@ -299,11 +299,12 @@ def extract_with_model(model: "NoiseModel", html: bytes | str, *, http_charset: 
     return extract_html(model, html, http_charset=http_charset, query=query)[0]
 
 
-def extract_page(model: "NoiseModel", page: "Page", cache: FeatureCache | None = None,
-                 query: str | Sequence[str] | None = None) -> str:
-    """Content text of a dataset's page: walked as the features stage walks it, with its
-    stored rows (dataset-level columns) when the dataset has them; ``query`` replaces the
-    dataset's query."""
+def page_predictions(model: "NoiseModel", page: "Page", cache: FeatureCache | None = None,
+                     query: str | Sequence[str] | None = None, *, proba: bool = False
+                     ) -> tuple["PageWalk", np.ndarray, np.ndarray | None]:
+    """``(walk, labels, proba)`` of a dataset's page: walked as the features stage walks it,
+    with its stored rows (dataset-level columns) when the dataset has them; ``query`` replaces
+    the dataset's query; the probabilities only with ``proba``."""
     from hwnoise.features.walk import walk_page
     from hwnoise.text import tokenize
 
@@ -315,8 +316,16 @@ def extract_page(model: "NoiseModel", page: "Page", cache: FeatureCache | None =
     else:
         got = assemble_page(page, model.features, stacker=run_extractor, cache=cache)
     if len(got.rows) == 0:
-        return ""
-    return text_from_labels(got.walk, predict_labels(model, got.rows, got.walk)[0])
+        return got.walk, np.zeros(0, dtype=object), None
+    labels, p = predict_labels(model, got.rows, got.walk, proba=proba)
+    return got.walk, labels, p
+
+
+def extract_page(model: "NoiseModel", page: "Page", cache: FeatureCache | None = None,
+                 query: str | Sequence[str] | None = None) -> str:
+    """Content text of a dataset's page (``page_predictions``)."""
+    walk, labels, _ = page_predictions(model, page, cache, query)
+    return text_from_labels(walk, labels) if len(labels) else ""
 
 
 def load_model(path: str | Path = "general", *, allow_pickle: bool = False) -> "NoiseModel":

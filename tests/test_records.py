@@ -387,3 +387,39 @@ def test_extract_records_defaults_to_the_shipped_records_model(tmp_path, capsys)
     assert default == records("--model", "records")
     assert record_scores(default, gold)["record_f1"] == 1.0
     assert record_scores(records("--model", "general"), gold)["record_f1"] < 0.5
+
+
+def test_extract_records_of_many_pages_in_processes_skips_what_is_not_html(tmp_path, capsys):
+    """``extract --records`` over a folder: every page's records as JSON lines in input order,
+    the same with two worker processes, a file that is not HTML skipped (exit status 1)."""
+    crawl = tmp_path / "crawl"
+    crawl.mkdir()
+    for k, n in ((1, 6), (2, 9), (3, 4)):
+        (crawl / f"r{k}.html").write_text(listing(k, n, hidden=False), encoding="utf-8")
+    (crawl / "r4.html").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+
+    def run(*extra: str) -> tuple[int, list[dict], str]:
+        capsys.readouterr()
+        code = main(["extract", str(crawl), "--records", *extra])
+        out, err = capsys.readouterr()
+        return code, [json.loads(x) for x in out.splitlines()], err
+
+    code, lines, err = run()
+    assert code == 1 and "r4.html" in err and "19 records in 3 page(s), 1 skipped" in err
+    by_page: dict[str, list[dict]] = {}
+    for x in lines:
+        by_page.setdefault(x["page"], []).append(x)
+    assert list(by_page) == ["r1.html", "r2.html", "r3.html"]
+    for (name, recs), n in zip(by_page.items(), (6, 9, 4)):
+        assert [r["record"] for r in recs] == list(range(1, n + 1))
+        assert record_scores([[r["xpath"]] for r in recs], gold_of(n, hidden=False))["record_f1"] == 1.0
+    assert run("--workers", "2")[:2] == (1, lines)
+    # a dataset folder: each page walked with the dataset's query, the same records
+    ds = Dataset.create(tmp_path / "ds", name="ds", source="test")
+    for k, n in ((1, 6), (2, 9), (3, 4)):
+        ds.write_page(f"r{k}", listing(k, n, hidden=False).encode())
+    capsys.readouterr()
+    assert main(["extract", str(ds.path), "--records"]) == 0
+    got = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [(x["page"], x["xpath"], x["text"]) for x in got] == \
+        [(x["page"].removesuffix(".html"), x["xpath"], x["text"]) for x in lines]

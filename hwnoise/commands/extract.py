@@ -1,8 +1,9 @@
 """``hwnoise extract``: the content text of pages, by a trained model or the shipped ``general``.
 
 A batch tool: many pages, dataset folders, or one page on standard input; plain text for one
-page, JSON lines ``{"page", "url", "text"}`` for several (or with ``--jsonl``); a progress bar on
-stderr; ``--workers`` processes. ``--warc`` reads every HTML response of WARC files.
+page, JSON lines ``{"page", "url", "text"}`` for several (or with ``--jsonl``), or with
+``--records`` one JSON line per data record; a progress bar on stderr; ``--workers`` processes.
+``--warc`` reads every HTML response of WARC files.
 """
 from __future__ import annotations
 
@@ -45,8 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", "-j", type=int, default=1, metavar="N",
                    help="processes to extract with (default 1; 0: one per core)")
     p.add_argument("--records", action="store_true",
-                   help="write the page's data records instead, one JSON line each: "
-                        '{"page", "record", "xpath", "text", "fields": [{"xpath", "text"}]}')
+                   help="write each page's data records instead, one JSON line a record: "
+                        '{"page", "record", "xpath", "text", "fields": [{"xpath", "text"}]} '
+                        '(and "url" when the page has one); default model: records')
     p.add_argument("--allow-pickle", action="store_true",
                    help="allow loading a pickled model (only for model files you trust)")
     from hwnoise.scheduler import add_argument
@@ -114,10 +116,12 @@ def _page_bytes(src: tuple) -> bytes:
     return data
 
 
-def _one(unit: tuple, query: str | None, charset: str | None) -> tuple[str, str, str | None, str | None, list]:
-    """``(name, url, text, error, missing)`` for one unit (run in a worker or in-process)."""
+def _one(unit: tuple, query: str | None, charset: str | None, records: bool = False
+         ) -> tuple[str, str, "str | list[dict] | None", str | None, list]:
+    """``(name, url, out, error, missing)`` for one unit (run in a worker or in-process): ``out``
+    is the page's content text, or with ``records`` its records as ``record_json`` dicts."""
     from hwnoise.errors import HwnoiseError
-    from hwnoise.extractors.model import extract_html, extract_page
+    from hwnoise.extractors.model import extract_html, extract_page, label_with_proba, page_predictions
 
     name, url, src = unit
     try:
@@ -125,17 +129,34 @@ def _one(unit: tuple, query: str | None, charset: str | None) -> tuple[str, str,
             from hwnoise.dataset import Dataset
 
             page = Dataset(src[1]).page(src[2])
-            return name, url, extract_page(_MODEL, page, _CACHE, query=query), None, []
+            if not records:
+                return name, url, extract_page(_MODEL, page, _CACHE, query=query), None, []
+            walk, labels, proba = page_predictions(_MODEL, page, _CACHE, query, proba=True)
+            return name, url, _page_records(name, page.read_html(), walk, labels, proba,
+                                            page.http_charset), None, []
         try:
             data = _page_bytes(src)
         except HwnoiseError as exc:
             return name, url, None, str(exc), []
-        text, missing = extract_html(_MODEL, data, http_charset=charset, query=query)
-        return name, url, text, None, missing
+        if not records:
+            text, missing = extract_html(_MODEL, data, http_charset=charset, query=query)
+            return name, url, text, None, missing
+        walk, labels, proba = label_with_proba(_MODEL, data, http_charset=charset, query=query)
+        return name, url, _page_records(name, data, walk, labels, proba, charset), None, []
     except HwnoiseError:
         raise
     except Exception as exc:  # noqa: BLE001 - one page failing never stops the batch
         return name, url, None, f"{name}: {type(exc).__name__}: {exc}"[:300], []
+
+
+def _page_records(name: str, html: bytes, walk, labels, proba, charset: str | None) -> list[dict]:
+    """A page's records (``extractors.records.page_records``) as the JSON objects written."""
+    from hwnoise.extractors.records import page_records, record_json
+
+    if not len(labels):
+        return []
+    recs = page_records(html, walk, labels, proba, http_charset=charset)
+    return [record_json(name, k, rec) for k, rec in enumerate(recs, 1)]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -154,18 +175,14 @@ def run(args: argparse.Namespace) -> int:
         raise HwnoiseError(f"--workers must be 0 (one per core) or more, not {args.workers}")
     _init(args.model, args.allow_pickle)
     units = _units(args)
-    if args.records:
-        if len(units) != 1 or units[0][2][0] == "page":
-            raise HwnoiseError("--records takes one PAGE.html (or '-')")
-        return _records(args, units[0])
     jsonl = args.jsonl or len(units) != 1
     workers = (os.cpu_count() or 1) if args.workers == 0 else args.workers
     workers = max(1, min(workers, len(units)))
-    failed, missing_seen = 0, set()
+    failed, missing_seen, n_records = 0, set(), 0
     out = sys.stdout
     with bar(total=len(units), desc="extract", unit="page") as pbar:
         if workers == 1:
-            results = (_one(u, args.query, args.charset) for u in units)
+            results = (_one(u, args.query, args.charset, args.records) for u in units)
             pool = None
         else:
             from concurrent.futures import ProcessPoolExecutor
@@ -173,6 +190,7 @@ def run(args: argparse.Namespace) -> int:
             pool = ProcessPoolExecutor(max_workers=workers, initializer=_init,
                                        initargs=(args.model, args.allow_pickle))
             results = pool.map(_one, units, [args.query] * len(units), [args.charset] * len(units),
+                               [args.records] * len(units),
                                chunksize=max(1, min(16, len(units) // (4 * workers) or 1)))
         try:
             for name, url, text, error, missing in results:
@@ -184,7 +202,11 @@ def run(args: argparse.Namespace) -> int:
                     info(f"hwnoise: extract: skipped {error}")
                     continue
                 missing_seen.update(missing)
-                if jsonl:
+                if args.records:
+                    n_records += len(text)
+                    for rec in text:
+                        out.write(json.dumps({**rec, "url": url} if url else rec, ensure_ascii=False) + "\n")
+                elif jsonl:
                     out.write(json.dumps({"page": name, "url": url, "text": text}, ensure_ascii=False) + "\n")
                 else:
                     out.write(text + ("\n" if text and not text.endswith("\n") else ""))
@@ -196,26 +218,12 @@ def run(args: argparse.Namespace) -> int:
         info(f"hwnoise: extract: the model's feature(s) {', '.join(sorted(missing_seen))} need a "
              "dataset (e.g. sitelevel): taken as missing on bare pages; extract from the dataset "
              "folder to use them")
-    if len(units) > 1 or failed:
+    if args.records:
+        info(f"hwnoise extract --records: {n_records} records in {len(units) - failed} page(s)"
+             + (f", {failed} skipped" if failed else ""))
+    elif len(units) > 1 or failed:
         info(f"hwnoise extract: {len(units) - failed} page(s) extracted, {failed} skipped")
     return 1 if failed else 0
-
-
-def _records(args: argparse.Namespace, unit: tuple) -> int:
-    """``--records``: the model's content nodes grouped into records, JSON lines on stdout."""
-    from hwnoise.errors import HwnoiseError
-    from hwnoise.extractors.model import label_with_proba
-    from hwnoise.extractors.records import page_records, record_json
-    from hwnoise.progress import info
-
-    name, _, src = unit
-    data = _page_bytes(src)
-    walk, labels, proba = label_with_proba(_MODEL, data, http_charset=args.charset, query=args.query)
-    records = page_records(data, walk, labels, proba, http_charset=args.charset) if len(walk.rows) else []
-    for k, rec in enumerate(records, 1):
-        sys.stdout.write(json.dumps(record_json(name, k, rec), ensure_ascii=False) + "\n")
-    info(f"hwnoise extract --records: {len(records)} records in {name}")
-    return 0
 
 
 def _warc_lines(path: str, model, charset: str | None, query: str | None) -> tuple[list[str], dict]:
