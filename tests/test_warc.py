@@ -29,11 +29,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def body_for(path: str) -> bytes:
-    """What the server sends for a result page: distinct, and not UTF-8 for some."""
+    """What the server sends for a result page (a list of results): distinct, and not UTF-8 for
+    some."""
     q = parse_qsl(urlsplit(path).query)
     words = " ".join(v for _, v in q)
+    results = "".join(f"<tr><td><a href=/r{k}>Résultat {k} pour {words}</a></td>"
+                      f"<td><span>Auteur {k}</span> <b>{10 + k}.50</b></td></tr>" for k in range(6))
     text = f"<html><head><title>r</title></head><body><h1>Résultats</h1><p>{words}</p>" \
-           f"<div>footer {path}</div></body></html>"
+           f"<table><tbody>{results}</tbody></table><div>footer {path}</div></body></html>"
     return text.encode("latin-1" if "latin" in path else "utf-8")
 
 
@@ -285,3 +288,20 @@ def test_extract_reads_a_warc_and_writes_json_lines(server, tmp_path, monkeypatc
         charset = "iso-8859-1" if "latin" in x["url"] else "utf-8"
         assert x["text"] == extract_with_model(model, body, http_charset=charset)
     assert main(["extract", "page.html", "--warc", str(warc), "-m", str(tmp_path / "model")]) == 1
+    # --records: each response's data records, one JSON line a record, with where it came from
+    from hwnoise.extractors.model import label_with_proba
+    from hwnoise.extractors.records import page_records
+
+    capsys.readouterr()
+    assert main(["extract", "--warc", str(warc), "--records"]) == 0
+    out, err = capsys.readouterr()
+    recs = [json.loads(x) for x in out.splitlines()]
+    shipped = load_model("records")
+    want = []
+    for u in urls[:2]:
+        body = server.sent[u.split(str(server.server_address[1]), 1)[1]]
+        charset = "iso-8859-1" if "latin" in u else "utf-8"
+        walk, labels, proba = label_with_proba(shipped, body, http_charset=charset)
+        want += [(u, r.xpaths[0]) for r in page_records(body, walk, labels, proba, http_charset=charset)]
+    assert want and [(x["url"], x["xpath"]) for x in recs] == want and all(x["warc"] == str(warc) for x in recs)
+    assert f"{len(want)} records in 2 pages from" in err

@@ -226,20 +226,30 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _warc_lines(path: str, model, charset: str | None, query: str | None) -> tuple[list[str], dict]:
-    """The JSON lines of one WARC file, and the counts of what was read (one scheduler task)."""
+def _warc_lines(path: str, model, charset: str | None, query: str | None,
+                records: bool = False) -> tuple[list[str], dict]:
+    """The JSON lines of one WARC file, and the counts of what was read (one scheduler task):
+    one a response with its text, or with ``records`` one a data record of each response."""
     import json
 
-    from hwnoise.extractors.model import extract_with_model
+    from hwnoise.extractors.model import extract_with_model, label_with_proba
     from hwnoise.features.importers.warc import html_responses
 
     counts = {"records": 0, "responses": 0, "not_response": 0, "skipped_status": 0, "skipped_type": 0,
-              "skipped_url": 0}
+              "skipped_url": 0, "pages": 0, "data_records": 0}
     lines = []
     for rec, payload in html_responses(Path(path), counts):
-        text = extract_with_model(model, payload, http_charset=charset or rec["http_charset"], query=query)
-        lines.append(json.dumps({"url": rec["url"], "warc": rec["warc"], "offset": rec["warc_offset"],
-                                 "text": text}, ensure_ascii=False))
+        counts["pages"] += 1
+        enc = charset or rec["http_charset"]
+        where = {"url": rec["url"], "warc": rec["warc"], "offset": rec["warc_offset"]}
+        if records:
+            walk, labels, proba = label_with_proba(model, payload, http_charset=enc, query=query)
+            found = _page_records(rec["url"], payload, walk, labels, proba, enc)
+            counts["data_records"] += len(found)
+            lines.extend(json.dumps({**where, **r}, ensure_ascii=False) for r in found)
+            continue
+        text = extract_with_model(model, payload, http_charset=enc, query=query)
+        lines.append(json.dumps({**where, "text": text}, ensure_ascii=False))
     return lines, counts
 
 
@@ -253,23 +263,20 @@ def _extract_warc(args: argparse.Namespace) -> int:
     model = load_model(args.model, allow_pickle=args.allow_pickle)
     files = [str(p) for p in warc_files(args.warc)]
     total: dict[str, int] = {}
-    pages = 0
 
     def emit(_i: int, result: tuple) -> None:
-        nonlocal pages
-        lines, counts = result
-        for k, v in counts.items():
+        for k, v in result[1].items():
             total[k] = total.get(k, 0) + v
-        pages += len(lines)
 
     with Scheduler(getattr(args, "scheduler", "local") or "local") as sched:
         handle = sched.share(model) if len(files) > 1 else model
-        results = sched.map(_warc_lines, files, handle, args.charset, args.query, on_result=emit,
-                            small=len(files) < 2, desc="extract", unit="file")
+        results = sched.map(_warc_lines, files, handle, args.charset, args.query, args.records,
+                            on_result=emit, small=len(files) < 2, desc="extract", unit="file")
     for lines, _ in results:
         for line in lines:
             sys.stdout.write(line + "\n")
     sys.stdout.flush()
-    info(f"hwnoise extract: {pages} pages from {total.get('responses', 0)} responses (skipped "
-         f"{total.get('skipped_status', 0)} not 200, {total.get('skipped_type', 0)} not HTML)")
+    found = f"{total.get('data_records', 0)} records in " if args.records else ""
+    info(f"hwnoise extract: {found}{total.get('pages', 0)} pages from {total.get('responses', 0)} responses "
+         f"(skipped {total.get('skipped_status', 0)} not 200, {total.get('skipped_type', 0)} not HTML)")
     return 0
