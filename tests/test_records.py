@@ -11,7 +11,7 @@ import pytest
 from hwnoise.cli import main
 from hwnoise.dataset import Dataset
 from hwnoise.extractors.base import walk_of
-from hwnoise.extractors.mdr import K, MDR, T, mdr_records
+from hwnoise.extractors.mdr import K, T, mdr_records
 from hwnoise.extractors.records import page_records, record_rows, region_conf, row_xpaths
 from hwnoise.features.importers import ImportFormatError, import_dataset
 from hwnoise.features.labels import page_labels

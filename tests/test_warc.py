@@ -23,7 +23,7 @@ from warcio.warcwriter import WARCWriter
 
 from hwnoise.dataset import Dataset
 from hwnoise.features.importers.warc import import_warc
-from hwnoise.forms.warc import RECORD_SET, SUBMISSION, WarcLog, scan
+from hwnoise.forms.warc import RECORD_SET, SUBMISSION, scan
 
 REPO = Path(__file__).resolve().parents[1]
 
