@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from hwnoise.training.model import NoiseModel
     from hwnoise.training.spec import ModelSpec
 
-__all__ = ["ModelMethod", "run_extractor", "check_stack", "extract_html", "extract_page", "page_predictions", "label_with_model",
+__all__ = ["ModelMethod", "run_extractor", "check_stack", "extract_html", "extract_page", "extract_records", "page_predictions", "label_with_model",
            "label_with_proba", "predict_labels", "load_model", "training_rows", "make", "text_from_labels", "query_for"]
 
 _TEXT_CACHE: "OrderedDict[tuple[str, str], str]" = OrderedDict()
@@ -297,6 +297,16 @@ def extract_with_model(model: "NoiseModel", html: bytes | str, *, http_charset: 
                        query: str | Sequence[str] | None = None) -> str:
     """Content text of one bare page with a trained model."""
     return extract_html(model, html, http_charset=http_charset, query=query)[0]
+
+
+def extract_records(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
+                    query: str | Sequence[str] | None = None, page: str = "page") -> list[dict]:
+    """The data records of one bare page with a trained model, as the JSON objects ``extract
+    --records`` writes (``page`` names the page in them)."""
+    from hwnoise.extractors.records import records_json
+
+    walk, labels, proba = label_with_proba(model, html, http_charset=http_charset, query=query)
+    return records_json(page, html, walk, labels, proba, http_charset=http_charset)
 
 
 def page_predictions(model: "NoiseModel", page: "Page", cache: FeatureCache | None = None,

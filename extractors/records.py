@@ -478,3 +478,12 @@ def record_json(page: str, k: int, rec: Record) -> dict:
     if len(rec.xpaths) > 1:
         out["xpaths"] = rec.xpaths
     return out
+
+
+def records_json(page: str, html: bytes | str, walk, labels, proba: np.ndarray | None = None, *,
+                 http_charset: str | None = None) -> list[dict]:
+    """A page's records (``page_records``) as the JSON objects ``extract --records`` writes."""
+    if not len(labels):
+        return []
+    recs = page_records(html, walk, labels, proba, http_charset=http_charset)
+    return [record_json(page, k, rec) for k, rec in enumerate(recs, 1)]

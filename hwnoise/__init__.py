@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 
 #: The Python API (``hwnoise.api``), imported on first use so that ``import hwnoise`` stays free
 #: of stage imports.
-_API = ("train", "load_model", "extract", "ModelSpec")
+_API = ("train", "load_model", "extract", "extract_records", "ModelSpec")
 
 
 def __getattr__(name: str):

@@ -1,10 +1,11 @@
-"""The Python API in one place: train a model, load one (or the shipped ``general``), extract.
+"""The Python API in one place: train a model, load one (or a shipped one), extract text or records.
 
-    from hwnoise import train, load_model, extract
+    from hwnoise import train, load_model, extract, extract_records
 
     result = train(["data/big9-bbc-2009"], preset="site", out="model-bbc")  # fit, score, save
     model = load_model("model-bbc")          # or load_model("general"), the shipped model
     text = extract(model, open("page.html", "rb").read(), query="obama")
+    records = extract_records("records", open("results.html", "rb").read())  # [{"xpath", "text", ...}]
 
 ``hwnoise/__init__.py`` exposes these names lazily (``__getattr__``), so ``import hwnoise``
 imports no stage.
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["train", "load_model", "extract", "ModelSpec"]
+__all__ = ["train", "load_model", "extract", "extract_records", "ModelSpec"]
 
 
 def train(inputs: str | Path | Sequence[str | Path], **options: Any) -> dict:
@@ -47,6 +48,18 @@ def extract(model: Any = "general", html: bytes | str = b"", *, query: str | Non
     if not hasattr(model, "predict"):
         model = load_model(model)
     return extract_with_model(model, html, http_charset=http_charset, query=query)
+
+
+def extract_records(model: Any = "records", html: bytes | str = b"", *, query: str | None = None,
+                    http_charset: str | None = None, page: str = "page") -> list[dict]:
+    """The data records of one page by ``model`` (a NoiseModel, a saved model's path, or
+    "records", the shipped model for records), each ``{"page", "record", "xpath", "text",
+    "fields"}`` as ``hwnoise extract --records`` writes it."""
+    from hwnoise.extractors.model import extract_records as _records
+
+    if not hasattr(model, "predict"):
+        model = load_model(model)
+    return _records(model, html, http_charset=http_charset, query=query, page=page)
 
 
 def __getattr__(name: str):

@@ -387,6 +387,10 @@ def test_extract_records_defaults_to_the_shipped_records_model(tmp_path, capsys)
     assert default == records("--model", "records")
     assert record_scores(default, gold)["record_f1"] == 1.0
     assert record_scores(records("--model", "general"), gold)["record_f1"] < 0.5
+    from hwnoise import extract_records  # the Python API gives the same records
+
+    got = extract_records(html=page.read_bytes(), page="results.html")
+    assert [[r["xpath"]] for r in got] == default and got[0]["page"] == "results.html"
 
 
 def test_extract_records_of_many_pages_in_processes_skips_what_is_not_html(tmp_path, capsys):

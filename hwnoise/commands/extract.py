@@ -121,7 +121,8 @@ def _one(unit: tuple, query: str | None, charset: str | None, records: bool = Fa
     """``(name, url, out, error, missing)`` for one unit (run in a worker or in-process): ``out``
     is the page's content text, or with ``records`` its records as ``record_json`` dicts."""
     from hwnoise.errors import HwnoiseError
-    from hwnoise.extractors.model import extract_html, extract_page, label_with_proba, page_predictions
+    from hwnoise.extractors.model import extract_html, extract_page, extract_records, page_predictions
+    from hwnoise.extractors.records import records_json
 
     name, url, src = unit
     try:
@@ -132,8 +133,8 @@ def _one(unit: tuple, query: str | None, charset: str | None, records: bool = Fa
             if not records:
                 return name, url, extract_page(_MODEL, page, _CACHE, query=query), None, []
             walk, labels, proba = page_predictions(_MODEL, page, _CACHE, query, proba=True)
-            return name, url, _page_records(name, page.read_html(), walk, labels, proba,
-                                            page.http_charset), None, []
+            return name, url, records_json(name, page.read_html(), walk, labels, proba,
+                                           http_charset=page.http_charset), None, []
         try:
             data = _page_bytes(src)
         except HwnoiseError as exc:
@@ -141,22 +142,11 @@ def _one(unit: tuple, query: str | None, charset: str | None, records: bool = Fa
         if not records:
             text, missing = extract_html(_MODEL, data, http_charset=charset, query=query)
             return name, url, text, None, missing
-        walk, labels, proba = label_with_proba(_MODEL, data, http_charset=charset, query=query)
-        return name, url, _page_records(name, data, walk, labels, proba, charset), None, []
+        return name, url, extract_records(_MODEL, data, http_charset=charset, query=query, page=name), None, []
     except HwnoiseError:
         raise
     except Exception as exc:  # noqa: BLE001 - one page failing never stops the batch
         return name, url, None, f"{name}: {type(exc).__name__}: {exc}"[:300], []
-
-
-def _page_records(name: str, html: bytes, walk, labels, proba, charset: str | None) -> list[dict]:
-    """A page's records (``extractors.records.page_records``) as the JSON objects written."""
-    from hwnoise.extractors.records import page_records, record_json
-
-    if not len(labels):
-        return []
-    recs = page_records(html, walk, labels, proba, http_charset=charset)
-    return [record_json(name, k, rec) for k, rec in enumerate(recs, 1)]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -232,7 +222,7 @@ def _warc_lines(path: str, model, charset: str | None, query: str | None,
     one a response with its text, or with ``records`` one a data record of each response."""
     import json
 
-    from hwnoise.extractors.model import extract_with_model, label_with_proba
+    from hwnoise.extractors.model import extract_records, extract_with_model
     from hwnoise.features.importers.warc import html_responses
 
     counts = {"records": 0, "responses": 0, "not_response": 0, "skipped_status": 0, "skipped_type": 0,
@@ -243,8 +233,7 @@ def _warc_lines(path: str, model, charset: str | None, query: str | None,
         enc = charset or rec["http_charset"]
         where = {"url": rec["url"], "warc": rec["warc"], "offset": rec["warc_offset"]}
         if records:
-            walk, labels, proba = label_with_proba(model, payload, http_charset=enc, query=query)
-            found = _page_records(rec["url"], payload, walk, labels, proba, enc)
+            found = extract_records(model, payload, http_charset=enc, query=query, page=rec["url"])
             counts["data_records"] += len(found)
             lines.extend(json.dumps({**where, **r}, ensure_ascii=False) for r in found)
             continue
