@@ -1,7 +1,8 @@
 /* The walk's visit in C (optional): ``features.walk._visit`` over libxml2's nodes directly.
  *
- * ``visit(body, drop, hidden, hides, attrs, keep)`` returns the same lists as the Python
- * ``_visit`` (without ``path0``, which the caller adds), or None when the tree holds
+ * ``visit(body, drop, hidden, hides, attrs, keep)`` returns what the Python ``_visit`` returns
+ * (without ``path0``, which the caller adds), its numbers as int64 / bool buffers instead of
+ * lists (``walk._visit`` wraps them with ``numpy.frombuffer``), plus each segment's length, or None when the tree holds
  * something the Python walk treats in its own way (a comment, processing instruction or
  * entity reference among the visited nodes, a namespaced element, an attribute value made
  * of other than text): the caller then runs the Python walk, the reference.
@@ -231,40 +232,38 @@ static int in_hidden(const uintptr_t *hid, Py_ssize_t nh, xmlNode *n) {
 /* -- the visit ------------------------------------------------------------------------- */
 /* One text segment (the squashed text of the text nodes from ``first`` on, if any) owned by
  * row ``owner``, inside a link or not: appended to the visit's segment lists. */
-static int add_segment(PyObject *seg_text, Ints *owners, Ints *links, xmlNode *first, Bytes *buf,
-                       Py_ssize_t owner, int link) {
+static int add_segment(PyObject *seg_text, Ints *owners, Ints *links, Ints *lens, xmlNode *first,
+                       Bytes *buf, Py_ssize_t owner, int link) {
     int err = 0;
     PyObject *t = squashed_text(first, buf, &err);
     if (err) return -1;
     if (!t) return 0;
+    Py_ssize_t len = PyUnicode_GET_LENGTH(t);
     int r = PyList_Append(seg_text, t);
     Py_DECREF(t);
-    if (r < 0 || ints_push(owners, owner) < 0 || ints_push(links, link) < 0) return -1;
+    if (r < 0 || ints_push(owners, owner) < 0 || ints_push(links, link) < 0 || ints_push(lens, len) < 0)
+        return -1;
     return 0;
 }
 
 typedef struct { xmlNode *node; Py_ssize_t row; int in_link; } Frame;
 
-static PyObject *ints_list(const Ints *a) {
-    PyObject *l = PyList_New(a->n);
-    if (!l) return NULL;
-    for (Py_ssize_t i = 0; i < a->n; i++) {
-        PyObject *v = PyLong_FromSsize_t(a->p[i]);
-        if (!v) { Py_DECREF(l); return NULL; }
-        PyList_SET_ITEM(l, i, v);
-    }
-    return l;
+/* The visit's numbers as buffers for numpy.frombuffer (no Python int per row): int64 ... */
+static PyObject *ints_buffer(const Ints *a) {
+    PyObject *b = PyByteArray_FromStringAndSize(NULL, a->n * (Py_ssize_t)sizeof(int64_t));
+    if (!b) return NULL;
+    int64_t *d = (int64_t *)PyByteArray_AS_STRING(b);
+    for (Py_ssize_t i = 0; i < a->n; i++) d[i] = (int64_t)a->p[i];
+    return b;
 }
 
-static PyObject *bools_list(const Ints *a) {
-    PyObject *l = PyList_New(a->n);
-    if (!l) return NULL;
-    for (Py_ssize_t i = 0; i < a->n; i++) {
-        PyObject *v = a->p[i] ? Py_True : Py_False;
-        Py_INCREF(v);
-        PyList_SET_ITEM(l, i, v);
-    }
-    return l;
+/* ... and bool (one byte each, 0 or 1). */
+static PyObject *bools_buffer(const Ints *a) {
+    PyObject *b = PyByteArray_FromStringAndSize(NULL, a->n);
+    if (!b) return NULL;
+    char *d = PyByteArray_AS_STRING(b);
+    for (Py_ssize_t i = 0; i < a->n; i++) d[i] = a->p[i] ? 1 : 0;
+    return b;
 }
 
 #define FAIL do { goto fail; } while (0)
@@ -288,7 +287,8 @@ static PyObject *visit(PyObject *self, PyObject *args) {
     int bail = 0;
     TagSlot *cache = PyMem_Calloc(TAGS, sizeof(TagSlot));
     Bytes buf = {0}, abuf = {0};
-    Ints parents = {0}, depths = {0}, seg_start = {0}, seg_owner = {0}, seg_link = {0}, link_flag = {0}, lasts = {0};
+    Ints parents = {0}, depths = {0}, seg_start = {0}, seg_owner = {0}, seg_link = {0}, link_flag = {0}, lasts = {0},
+          seg_len = {0};
     Frame *stack = NULL;
     Py_ssize_t sp = 0, scap = 0;
     uintptr_t *hid = NULL;
@@ -353,7 +353,7 @@ static PyObject *visit(PyObject *self, PyObject *args) {
                 }
             }
             if (skip) {
-                CHECK(add_segment(seg_text, &seg_owner, &seg_link, n->next, &buf, cur, in_link));
+                CHECK(add_segment(seg_text, &seg_owner, &seg_link, &seg_len, n->next, &buf, cur, in_link));
                 xmlNode *nx = next_walked(n);
                 if (nx) { n = nx; continue; }
                 entering = 0;
@@ -398,7 +398,7 @@ static PyObject *visit(PyObject *self, PyObject *args) {
             sp++;
             cur = i;
             in_link = in_link || t->is_a;
-            CHECK(add_segment(seg_text, &seg_owner, &seg_link, n->children, &buf, i, in_link));
+            CHECK(add_segment(seg_text, &seg_owner, &seg_link, &seg_len, n->children, &buf, i, in_link));
             xmlNode *c = first_walked(n);
             if (c) { n = c; continue; }
             entering = 0;
@@ -411,20 +411,21 @@ static PyObject *visit(PyObject *self, PyObject *args) {
         cur = stack[sp].row;
         in_link = stack[sp].in_link;
         if (el == body) break;
-        CHECK(add_segment(seg_text, &seg_owner, &seg_link, el->next, &buf, cur, in_link));
+        CHECK(add_segment(seg_text, &seg_owner, &seg_link, &seg_len, el->next, &buf, cur, in_link));
         xmlNode *nx = next_walked(el);
         if (nx) { n = nx; entering = 1; }
     }
 
     {
-        PyObject *l_par = ints_list(&parents), *l_dep = ints_list(&depths), *l_start = ints_list(&seg_start);
-        PyObject *l_own = ints_list(&seg_owner), *l_link = bools_list(&seg_link);
-        PyObject *l_flag = bools_list(&link_flag), *l_last = ints_list(&lasts);
-        if (l_par && l_dep && l_start && l_own && l_link && l_flag && l_last)
-            result = PyTuple_Pack(12, tags, l_par, l_dep, l_start, l_own, seg_text, l_link, l_flag,
-                                  classes, ids, elements, l_last);
+        PyObject *l_par = ints_buffer(&parents), *l_dep = ints_buffer(&depths), *l_start = ints_buffer(&seg_start);
+        PyObject *l_own = ints_buffer(&seg_owner), *l_link = bools_buffer(&seg_link);
+        PyObject *l_flag = bools_buffer(&link_flag), *l_last = ints_buffer(&lasts);
+        PyObject *l_len = ints_buffer(&seg_len);
+        if (l_par && l_dep && l_start && l_own && l_link && l_flag && l_last && l_len)
+            result = PyTuple_Pack(13, tags, l_par, l_dep, l_start, l_own, seg_text, l_link, l_flag,
+                                  classes, ids, elements, l_last, l_len);
         Py_XDECREF(l_par); Py_XDECREF(l_dep); Py_XDECREF(l_start); Py_XDECREF(l_own);
-        Py_XDECREF(l_link); Py_XDECREF(l_flag); Py_XDECREF(l_last);
+        Py_XDECREF(l_link); Py_XDECREF(l_flag); Py_XDECREF(l_last); Py_XDECREF(l_len);
     }
 fail:
     if (bail && !result) {
@@ -438,7 +439,7 @@ fail:
     }
     PyMem_Free(buf.p); PyMem_Free(abuf.p);
     PyMem_Free(parents.p); PyMem_Free(depths.p); PyMem_Free(seg_start.p); PyMem_Free(seg_owner.p);
-    PyMem_Free(seg_link.p); PyMem_Free(link_flag.p); PyMem_Free(lasts.p);
+    PyMem_Free(seg_link.p); PyMem_Free(link_flag.p); PyMem_Free(lasts.p); PyMem_Free(seg_len.p);
     PyMem_Free(stack); PyMem_Free(hid);
     Py_XDECREF(tags); Py_XDECREF(seg_text); Py_XDECREF(classes); Py_XDECREF(ids); Py_XDECREF(elements);
     return result;
@@ -490,6 +491,125 @@ static PyObject *paths(PyObject *self, PyObject *args) {
 done:
     PyBuffer_Release(&view);
     return out;
+}
+
+
+/* own_text(owner, texts, n): walk._own_text, each row's own text: its segments (texts[j]
+ * owned by row owner[j], int64) joined by one space in document order, "" for none. None
+ * when an owner is out of range (the Python code decides). */
+static PyObject *own_text(PyObject *self, PyObject *args) {
+    PyObject *owner_obj, *texts;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "OO!n", &owner_obj, &PyList_Type, &texts, &n)) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(owner_obj, &view, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    Py_ssize_t m = PyList_GET_SIZE(texts);
+    PyObject *out = NULL, *empty = NULL, *space = NULL;
+    Py_ssize_t *count = NULL;
+    if (view.itemsize != 8 || view.len / 8 != m || n < 0) {
+        PyErr_SetString(PyExc_TypeError, "own_text: int64 owners, one per text");
+        goto done;
+    }
+    const int64_t *owner = view.buf;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        if (owner[j] < 0 || owner[j] >= n || !PyUnicode_Check(PyList_GET_ITEM(texts, j))) {
+            out = Py_None; Py_INCREF(out);
+            goto done;
+        }
+    }
+    count = PyMem_Calloc(n ? n : 1, sizeof(Py_ssize_t));
+    empty = PyUnicode_New(0, 0);
+    space = PyUnicode_FromStringAndSize(" ", 1);
+    out = count && empty && space ? PyList_New(n) : NULL;
+    if (!out) { if (!count) PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t j = 0; j < m; j++) count[owner[j]]++;
+    for (Py_ssize_t i = 0; i < n; i++) { Py_INCREF(empty); PyList_SET_ITEM(out, i, empty); }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        Py_ssize_t o = owner[j];
+        PyObject *t = PyList_GET_ITEM(texts, j), *cur = PyList_GET_ITEM(out, o), *v;
+        if (cur == empty) { Py_INCREF(t); v = t; }  /* the first (often the only) segment */
+        else {                                       /* rows with several: a few */
+            PyObject *a = PyUnicode_Concat(cur, space);
+            v = a ? PyUnicode_Concat(a, t) : NULL;
+            Py_XDECREF(a);
+            if (!v) { Py_CLEAR(out); goto done; }
+        }
+        PyList_SET_ITEM(out, o, v);
+        Py_DECREF(cur);
+    }
+done:
+    PyMem_Free(count);
+    Py_XDECREF(empty); Py_XDECREF(space);
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* xpaths(parent, codes, tags, nth, root): measures.xpaths' (xpath, tag path) of each row, made
+ * in one pass: row i's xpath is its parent's plus "/" tags[codes[i]] "[" nth[i] "]", its tag
+ * path its parent's plus "/" tags[codes[i]]; row 0's are root. None when a tag or root is not
+ * ASCII, a code out of range, or a row's parent does not come before it (the Python code
+ * decides). parent, codes, nth: int64, one per row. */
+static PyObject *xpaths(PyObject *self, PyObject *args) {
+    PyObject *parent_obj, *codes_obj, *tags, *nth_obj, *root;
+    if (!PyArg_ParseTuple(args, "OOO!OU", &parent_obj, &codes_obj, &PyList_Type, &tags, &nth_obj, &root))
+        return NULL;
+    Py_buffer vp, vc, vn;
+    if (PyObject_GetBuffer(parent_obj, &vp, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(codes_obj, &vc, PyBUF_C_CONTIGUOUS) < 0) { PyBuffer_Release(&vp); return NULL; }
+    if (PyObject_GetBuffer(nth_obj, &vn, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&vp); PyBuffer_Release(&vc); return NULL;
+    }
+    PyObject *res = NULL, *xp = NULL, *tp = NULL;
+    Py_ssize_t n = vp.len / 8, nt = PyList_GET_SIZE(tags);
+    if (vp.itemsize != 8 || vc.itemsize != 8 || vn.itemsize != 8 || vc.len != vp.len || vn.len != vp.len) {
+        PyErr_SetString(PyExc_TypeError, "xpaths: int64 parent, codes and nth of one length");
+        goto done;
+    }
+    const int64_t *parent = vp.buf, *code = vc.buf, *nth = vn.buf;
+    int ok = PyUnicode_IS_ASCII(root);
+    for (Py_ssize_t k = 0; ok && k < nt; k++) {
+        PyObject *t = PyList_GET_ITEM(tags, k);
+        ok = PyUnicode_Check(t) && PyUnicode_IS_ASCII(t);
+    }
+    for (Py_ssize_t i = 0; ok && i < n; i++)
+        ok = code[i] >= 0 && code[i] < nt && (i == 0 || (parent[i] >= 0 && parent[i] < i));
+    if (!ok) { res = Py_None; Py_INCREF(res); goto done; }
+    xp = PyList_New(n);
+    tp = xp ? PyList_New(n) : NULL;
+    if (!tp) goto done;
+    if (n) {
+        Py_INCREF(root); PyList_SET_ITEM(xp, 0, root);
+        Py_INCREF(root); PyList_SET_ITEM(tp, 0, root);
+    }
+    for (Py_ssize_t i = 1; i < n; i++) {
+        PyObject *pa = PyList_GET_ITEM(xp, parent[i]), *pt = PyList_GET_ITEM(tp, parent[i]);
+        PyObject *t = PyList_GET_ITEM(tags, code[i]);
+        Py_ssize_t lt = PyUnicode_GET_LENGTH(t), la = PyUnicode_GET_LENGTH(pa), lpt = PyUnicode_GET_LENGTH(pt);
+        char num[24];
+        int ln = snprintf(num, sizeof num, "%lld", (long long)nth[i]);
+        PyObject *a = PyUnicode_New(la + 1 + lt + 2 + ln, 127);
+        if (!a) goto done;
+        char *w = (char *)PyUnicode_DATA(a);
+        memcpy(w, PyUnicode_DATA(pa), la); w += la;
+        *w++ = '/';
+        memcpy(w, PyUnicode_DATA(t), lt); w += lt;
+        *w++ = '[';
+        memcpy(w, num, ln); w += ln;
+        *w = ']';
+        PyList_SET_ITEM(xp, i, a);
+        PyObject *b = PyUnicode_New(lpt + 1 + lt, 127);
+        if (!b) goto done;
+        w = (char *)PyUnicode_DATA(b);
+        memcpy(w, PyUnicode_DATA(pt), lpt); w += lpt;
+        *w++ = '/';
+        memcpy(w, PyUnicode_DATA(t), lt);
+        PyList_SET_ITEM(tp, i, b);
+    }
+    res = PyTuple_Pack(2, xp, tp);
+done:
+    Py_XDECREF(xp); Py_XDECREF(tp);
+    PyBuffer_Release(&vp); PyBuffer_Release(&vc); PyBuffer_Release(&vn);
+    return res;
 }
 
 /* -- the attribute cap's scan (features.limits) ----------------------------------------- */
@@ -824,9 +944,14 @@ static PyMethodDef methods[] = {
     {"paths", paths, METH_VARARGS,
      "paths(parent, steps, root): each row's path, its parent's path plus its step (measures.xpaths); "
      "None when a parent does not come before its row."},
+    {"own_text", own_text, METH_VARARGS,
+     "own_text(owner, texts, n): each row's own text (walk._own_text); None when an owner is out of range."},
+    {"xpaths", xpaths, METH_VARARGS,
+     "xpaths(parent, codes, tags, nth, root): measures.xpaths' (xpath, tag path) lists; None when the "
+     "Python code must decide."},
     {"visit", visit, METH_VARARGS,
-     "visit(body, drop, hidden, hides, attrs, keep): features.walk._visit's lists (without path0), "
-     "or None when the Python walk must decide."},
+     "visit(body, drop, hidden, hides, attrs, keep): features.walk._visit's lists (without path0; "
+     "numbers as int64/bool buffers) and the segments' lengths, or None when the Python walk must decide."},
     {"squash", squash, METH_O, "squash(s): ' '.join(s.split()), as the visit computes it."},
     {NULL, NULL, 0, NULL},
 };

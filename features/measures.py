@@ -157,6 +157,11 @@ def xpaths(parent: np.ndarray, tags: Sequence[str], nth: np.ndarray, root_path: 
         return [], []
     parent = np.asarray(parent, dtype=np.int64)
     codes, uniq = factor if factor is not None else tag_factor(tags)
+    if native.ext is not None:  # the same strings in one compiled pass (features/_walk.c)
+        got = native.ext.xpaths(np.ascontiguousarray(parent), np.ascontiguousarray(codes, dtype=np.int64),
+                                [str(t) for t in uniq], np.ascontiguousarray(nth, dtype=np.int64), root_path)
+        if got is not None:
+            return got[0], got[1]
     slash = np.array(["/" + str(t) for t in uniq], dtype=object)[codes]
     nth = np.asarray(nth, dtype=np.int64)
     pos = np.array([f"[{k}]" for k in range(int(nth.max()) + 1)], dtype=object)[nth]

@@ -480,7 +480,9 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
 
     Runs the compiled visit (``features/_walk.c``) when it is there, else (or when
     the compiled one hands the page back: a comment or PI among the visited nodes, a
-    namespaced element) ``_visit_python``, the reference: both give the same lists.
+    namespaced element) ``_visit_python``, the reference: both give the same values
+    (the compiled one its numbers as numpy arrays, the Python one as lists; ``visit_lists``
+    makes them alike). The last entry is each segment's length (an array), or None.
     """
     body = root.find("body")
     if body is None:
@@ -488,7 +490,12 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
     if native.ext is not None:
         got = native.ext.visit(body, DROP_TAGS, hidden, hides, attrs, keep)
         if got is not None:
-            return (*got[:8], _path0(body), *got[8:])
+            (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, classes, ids,
+             elements, lasts, seg_len) = got
+            i64, buf = np.int64, np.frombuffer
+            return (tags, buf(parents, i64), buf(depths, i64), buf(seg_start, i64), buf(seg_owner, i64),
+                    seg_text, buf(seg_link, np.bool_), buf(link_flag, np.bool_), _path0(body), classes, ids,
+                    elements, buf(lasts, i64), buf(seg_len, i64))
     return _visit_python(root, hidden, attrs, keep)
 
 
@@ -573,11 +580,18 @@ def _visit_python(root: etree._Element, hidden: set, attrs: bool = False, keep: 
                     add_text(t)
                     add_link(in_link)
     return (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag,
-            _path0(body), classes, ids, elements, lasts)
+            _path0(body), classes, ids, elements, lasts, None)
+
+
+def visit_lists(visit: tuple) -> tuple:
+    """A visit with its numbers as lists (the compiled visit gives numpy arrays), the segments'
+    lengths left out: the Python visit's form."""
+    return tuple(v.tolist() if isinstance(v, np.ndarray) else v for v in visit[:13])
 
 
 def _drop_rows(visit: tuple, rows: list[int]) -> tuple:
     """The visit without the given rows and their subtrees (a style sheet hides them)."""
+    visit = visit_lists(visit)
     tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, path0 = visit[:9]
     n = len(tags)
     drop = bytearray(n)
@@ -605,7 +619,7 @@ def _drop_rows(visit: tuple, rows: list[int]) -> tuple:
             [lk for lk, kp in zip(seg_link, keep_seg) if kp],
             [link_flag[i] for i in keep], path0,
             [classes[i] for i in keep] if classes else [], [ids[i] for i in keep] if ids else [],
-            [elements[i] for i in keep] if elements else [], None)
+            [elements[i] for i in keep] if elements else [], None, None)
 
 
 def _find_segments(joined: str, keys: tuple[str, ...]) -> list[int]:
@@ -679,7 +693,8 @@ def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charse
             utf8 = bytes(html)  # valid UTF-8 as received: parse the bytes themselves
     root, too_deep = parse_html(text, utf8)
     visit = _shown(root, text, keep_tree)
-    if too_deep or (visit[2] and max(visit[2]) > MAX_DEPTH):
+    depths = visit[2]
+    if too_deep or (len(depths) and (depths.max() if isinstance(depths, np.ndarray) else max(depths)) > MAX_DEPTH):
         root, _ = parse_html(flatten_deep(text, MAX_DEPTH))
         visit = _shown(root, None, keep_tree)
     walk = _measure(visit, _matcher(query_terms), _matcher(own_terms), encoding)
@@ -698,7 +713,9 @@ def _shown(root: etree._Element, source: str | None, keep: bool = False) -> tupl
     style = page_style(root, source)
     visit = _visit(root, style.elements, attrs=bool(style.simple), keep=keep)
     if style.simple:
-        rows = match_rows(style.simple, visit[0], visit[1], visit[9], visit[10])
+        parents = visit[1]
+        rows = match_rows(style.simple, visit[0], parents.tolist() if isinstance(parents, np.ndarray) else parents,
+                          visit[9], visit[10])
         if rows:
             visit = _drop_rows(visit, rows)
     return visit
@@ -737,7 +754,9 @@ def _measure(visit: tuple, query: TermMatcher, own: TermMatcher, encoding) -> Pa
     n = len(tags)
     parent = np.asarray(parents, dtype=np.int64)
     owner = np.asarray(seg_owner, dtype=np.int64)
-    seg_len = np.fromiter(map(len, seg_text), dtype=np.int64, count=len(seg_text))
+    seg_len = visit[13]
+    if seg_len is None:
+        seg_len = np.fromiter(map(len, seg_text), dtype=np.int64, count=len(seg_text))
     in_link = np.asarray(seg_link, dtype=bool)
     own_chars = np.bincount(owner, weights=seg_len, minlength=n).astype(np.int64)
     own_link = np.bincount(owner[in_link], weights=seg_len[in_link], minlength=n).astype(np.int64)
@@ -761,6 +780,10 @@ def _measure(visit: tuple, query: TermMatcher, own: TermMatcher, encoding) -> Pa
 
 def _own_text(owner: np.ndarray, texts: list[str], n: int) -> list[str]:
     """Each row's own text: its text nodes joined by one space, in document order."""
+    if native.ext is not None:  # the same, compiled (features/_walk.c)
+        got = native.ext.own_text(np.ascontiguousarray(owner, dtype=np.int64), texts, n)
+        if got is not None:
+            return got
     out = np.full(n, "", dtype=object)
     if not len(texts):
         return out.tolist()

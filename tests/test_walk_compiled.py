@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from lxml import etree
 
@@ -59,10 +60,16 @@ def compiled(monkeypatch):
 
 
 def both(root, hidden=frozenset(), attrs=False, keep=False):
+    """The Python and the compiled visit, as lists (the compiled one gives numpy arrays, and
+    each segment's length, checked here)."""
     py = walk._visit_python(root, set(hidden), attrs, keep)
     assert native.ext is EXT
     c = walk._visit(root, set(hidden), attrs, keep)
-    return py, c
+    assert py[13] is None
+    if c[13] is not None:  # the compiled visit ran
+        assert c[13].dtype == np.int64 and c[13].tolist() == [len(t) for t in c[5]]
+        assert all(c[k].dtype == np.int64 for k in (1, 2, 3, 4, 12)) and c[6].dtype == c[7].dtype == bool
+    return walk.visit_lists(py), walk.visit_lists(c)
 
 
 def assert_same(root, label):
