@@ -664,6 +664,11 @@ static PyObject *over_attributes(PyObject *self, PyObject *args) {
     Py_ssize_t len = PyUnicode_GET_LENGTH(text);
     Py_ssize_t i = 0;
     while (i < len) {
+        if (kind == PyUnicode_1BYTE_KIND && CH(i) != '<') {  /* the same steps: jump to the next "<" */
+            const char *lt = memchr((const char *)data + i, '<', len - i);
+            if (!lt) break;
+            i = lt - (const char *)data;
+        }
         if (CH(i) != '<' || i + 1 >= len || !ascii_letter(CH(i + 1))) { i++; continue; }
         Py_ssize_t j = i + 2;
         for (; j < len; j++) {

@@ -155,13 +155,21 @@ class PageWalk:
         return self._seg_arrays
 
     def normalized_segments(self) -> list[str]:
-        """Each segment's text normalised (``hwnoise.text.normalize``), made once per walk: NFKC
-        and case folding run over the segments joined by NUL, which neither crosses."""
+        """Each segment's text normalised (``hwnoise.text.normalize``), made once per walk.
+
+        An ASCII text is its own NFKC and its case folding is ``str.lower``, so the segments
+        joined by NUL (which neither crosses) are lower-cased at once, and ``normalize`` runs
+        only on the segments that are not ASCII (tests/test_walk.py checks both ways agree)."""
         if self._normalized is None:
             texts = self.segment_arrays()[1]
-            norm = normalize("\x00".join(texts)).split("\x00") if texts else []
+            joined = "\x00".join(texts)
+            norm = joined.lower().split("\x00") if texts else []
             if len(norm) != len(texts):  # a NUL inside a text (not from the walk): one by one
                 norm = [normalize(t) for t in texts]
+            elif not joined.isascii():
+                for j, t in enumerate(texts):
+                    if not t.isascii():
+                        norm[j] = normalize(t)
             self._normalized = norm
         return self._normalized
 
@@ -299,8 +307,10 @@ class TermMatcher:
         return n
 
 
+#: ``collect_ids=False``: libxml2 keeps no table of the ``id`` attributes (4 % of the parse); it
+#: serves only XPath's ``id()``, which nothing here calls (``#x`` selectors compare ``@id``).
 _PARSER_OPTS = dict(encoding="utf-8", remove_comments=True, remove_pis=True, huge_tree=True,
-                    no_network=True, default_doctype=False)
+                    no_network=True, default_doctype=False, collect_ids=False)
 _EMPTY = b"<html><body></body></html>"
 
 

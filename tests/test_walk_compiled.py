@@ -286,3 +286,60 @@ def test_paths_equal_the_python_loop(monkeypatch):
     monkeypatch.setattr(native, "ext", None)
     assert xpaths(parent, tags, nth, "/html/body") == compiled
     assert xpaths(shuffled, tags, nth, "/html/body") == got
+
+
+def _random_tree(rng, n):
+    """A random tree of n rows in document order: (parent, tags)."""
+    parent = [-1]
+    for i in range(1, n):
+        parent.append(rng.randrange(i) if rng.random() < 0.3 else i - 1 - rng.randrange(min(i, 3)))
+    tags = ["body"] + [rng.choice(["div", "p", "a", "li", "span", "td", "x-y"]) for _ in range(n - 1)]
+    return parent, tags
+
+
+def test_own_text_equals_the_python_join(monkeypatch):
+    """``own_text`` (compiled) gives each row's segments joined by one space, as ``_own_text``
+    does in numpy: random owners (rows with none, one and several segments), mixed widths."""
+    import random
+
+    rng = random.Random(7)
+    words = ["a", "b c", "\u00e9t\u00e9", "\u65e5\u672c", "\U0001f600", "x" * 40]
+    for _ in range(300):
+        n = rng.randint(1, 60)
+        m = rng.randint(0, 80)
+        owner = np.sort(np.array([rng.randrange(n) for _ in range(m)], dtype=np.int64))
+        if rng.random() < 0.5:
+            rng.shuffle(owner)  # tails come after children's segments: owners are not sorted
+        texts = [rng.choice(words) for _ in range(m)]
+        got = walk._own_text(owner, texts, n)
+        assert EXT.own_text(owner, texts, n) == got
+        monkeypatch.setattr(native, "ext", None)
+        assert walk._own_text(owner, texts, n) == got
+        monkeypatch.setattr(native, "ext", EXT)
+    assert EXT.own_text(np.array([3], dtype=np.int64), ["x"], 2) is None  # out of range: Python decides
+
+
+def test_xpaths_equal_the_python_steps(monkeypatch):
+    """``measures.xpaths`` compiled (one pass, ``xpaths``) equals its Python steps on random
+    trees; a non-ASCII tag or root hands the page to the Python code."""
+    import random
+
+    from hwnoise.features.measures import sibling_structure, tag_factor, xpaths
+
+    rng = random.Random(11)
+    for k in range(200):
+        parent, tags = _random_tree(rng, rng.randint(1, 400))
+        if k % 20 == 0:
+            tags[-1] = "\u00e9l\u00e9ment"
+        parent = np.array(parent, dtype=np.int64)
+        nth = sibling_structure(parent, tags)[0]
+        root = "/html/body" if k % 7 else "/\u00e9/body"
+        factor = tag_factor(tags)
+        if k % 20 == 0 or k % 7 == 0:
+            assert EXT.xpaths(parent, factor[0], factor[1], nth, root) is None
+        got = xpaths(parent, tags, nth, root)
+        monkeypatch.setattr(native, "ext", None)
+        assert xpaths(parent, tags, nth, root) == got
+        monkeypatch.setattr(native, "ext", EXT)
+    shuffled = np.array([-1, 0, 3, 0], dtype=np.int64)
+    assert EXT.xpaths(shuffled, np.zeros(4, np.int64), ["p"], np.ones(4, np.int64), "/r") is None
