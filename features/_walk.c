@@ -612,6 +612,62 @@ done:
     return res;
 }
 
+
+/* -- css.page_style's style sheets ----------------------------------------------------- */
+/* style_sheets(root): css._style_sheets, the text (``el.text``) of each ``<style>`` element
+ * of root's subtree (root included) in document order that has no ``<noscript>`` ancestor,
+ * empty ones left out; None when an element has a namespace (the Python code decides). One
+ * pass over libxml2's nodes, where ``root.iter("style")`` makes lxml step through every node. */
+static PyObject *style_sheets(PyObject *self, PyObject *arg) {
+    if (!PyObject_TypeCheck(arg, element_type)) {
+        PyErr_SetString(PyExc_TypeError, "root must be an lxml element");
+        return NULL;
+    }
+    xmlNode *top = ((struct LxmlElement *)arg)->_c_node;
+    if (!top || top->type != XML_ELEMENT_NODE) Py_RETURN_NONE;
+    PyObject *out = PyList_New(0);
+    if (!out) return NULL;
+    Bytes buf = {0};
+    Py_ssize_t noscript = 0;  /* open <noscript> ancestors */
+    xmlNode *n = top;
+    for (;;) {
+        if (n->type == XML_ELEMENT_NODE) {
+            if (n->ns || !n->name) { Py_DECREF(out); PyMem_Free(buf.p); Py_RETURN_NONE; }
+            const char *nm = (const char *)n->name;
+            if (!noscript && !strcmp(nm, "style")) {  /* el.text: the first run of text nodes */
+                buf.n = 0;
+                for (xmlNode *c = text_or_skip(n->children); c; c = text_or_skip(c->next)) {
+                    if (!c->content) continue;
+                    Py_ssize_t k = (Py_ssize_t)strlen((const char *)c->content);
+                    if (bytes_reserve(&buf, k) < 0) { Py_DECREF(out); PyMem_Free(buf.p); return NULL; }
+                    memcpy(buf.p + buf.n, c->content, k);
+                    buf.n += k;
+                }
+                if (buf.n) {
+                    PyObject *t = PyUnicode_DecodeUTF8(buf.p, buf.n, NULL);
+                    if (!t || PyList_Append(out, t) < 0) {
+                        Py_XDECREF(t); Py_DECREF(out); PyMem_Free(buf.p); return NULL;
+                    }
+                    Py_DECREF(t);
+                }
+            }
+            if (n->children) {
+                noscript += !strcmp(nm, "noscript");
+                n = n->children;
+                continue;
+            }
+        }
+        while (n != top && !n->next) {  /* climb out of the subtrees that end here */
+            n = n->parent;
+            if (n->type == XML_ELEMENT_NODE && n->name && !strcmp((const char *)n->name, "noscript")) noscript--;
+        }
+        if (n == top) break;
+        n = n->next;
+    }
+    PyMem_Free(buf.p);
+    return out;
+}
+
 /* -- the attribute cap's scan (features.limits) ----------------------------------------- */
 /* Py_UNICODE_ISSPACE is what the regex module's \s and str.isspace use. */
 #define CH(i) PyUnicode_READ(kind, data, (i))
@@ -949,6 +1005,9 @@ static PyMethodDef methods[] = {
     {"paths", paths, METH_VARARGS,
      "paths(parent, steps, root): each row's path, its parent's path plus its step (measures.xpaths); "
      "None when a parent does not come before its row."},
+    {"style_sheets", style_sheets, METH_O,
+     "style_sheets(root): the non-empty texts of the <style> elements outside <noscript> (css._style_sheets); "
+     "None when the Python code must decide."},
     {"own_text", own_text, METH_VARARGS,
      "own_text(owner, texts, n): each row's own text (walk._own_text); None when an owner is out of range."},
     {"xpaths", xpaths, METH_VARARGS,

@@ -31,6 +31,8 @@ from functools import lru_cache
 
 from lxml import etree
 
+from hwnoise.features import native
+
 __all__ = ["DROP_TAGS", "hidden_elements", "hiding_selectors", "hides"]
 
 #: Elements dropped with their subtree whatever their style says.
@@ -211,10 +213,8 @@ def page_style(root: etree._Element, source: str | None = None) -> PageStyle:
     """
     hidden: set = set()
     selectors: list[str] = []
-    for el in root.iter("style"):
-        css = el.text
-        if css and not any(a.tag == "noscript" for a in el.iterancestors()):
-            selectors.extend(hiding_selectors(css))
+    for css in _style_sheets(root):
+        selectors.extend(hiding_selectors(css))
     simple: list = []
     if selectors:
         complex_: list[str] = []
@@ -229,6 +229,27 @@ def page_style(root: etree._Element, source: str | None = None) -> PageStyle:
             complex_ = [s for s in complex_ if _could_match(s, classes, ids)]
         _run_xpaths(root, [_xpath_of(s) for s in complex_[:_MAX_COMPLEX]], hidden)
     return PageStyle(_keep_page(root, hidden), simple)
+
+
+def _style_sheets(root: etree._Element) -> list[str]:
+    """The text of each ``<style>`` element (root's subtree, document order) outside any
+    ``<noscript>``, empty ones left out; compiled (``features/_walk.c`` ``style_sheets``: one
+    pass over libxml2's nodes) when it is there, else this loop, its reference."""
+    if native.ext is not None:
+        got = native.ext.style_sheets(root)
+        if got is not None:
+            return got
+    return _style_sheets_python(root)
+
+
+def _style_sheets_python(root: etree._Element) -> list[str]:
+    """``_style_sheets`` over lxml's ``iter``: the fallback and the reference."""
+    out: list[str] = []
+    for el in root.iter("style"):
+        css = el.text
+        if css and not any(a.tag == "noscript" for a in el.iterancestors()):
+            out.append(css)
+    return out
 
 
 def _run_xpaths(root: etree._Element, xpaths: list[str], hidden: set) -> None:

@@ -9,7 +9,7 @@ import pytest
 from lxml import etree
 
 from hwnoise.features import native, walk
-from hwnoise.features.css import DROP_TAGS, hides, page_style
+from hwnoise.features.css import DROP_TAGS, _style_sheets_python, hides, page_style
 from hwnoise.features.walk import flatten_deep, parse_html, walk_page
 
 try:  # the extension itself, whatever HWNOISE_WALK says
@@ -191,6 +191,7 @@ def test_compiled_visit_equals_python_visit_on_the_bench_corpora():
         if too_deep:
             root, _ = parse_html(flatten_deep(text))
         style = page_style(root, text)
+        assert EXT.style_sheets(root) == _style_sheets_python(root), p
         for attrs, keep in ((bool(style.simple), False), (True, True)):
             py, c = both(root, style.elements, attrs, keep)
             assert c == py, p
@@ -343,3 +344,32 @@ def test_xpaths_equal_the_python_steps(monkeypatch):
         monkeypatch.setattr(native, "ext", EXT)
     shuffled = np.array([-1, 0, 3, 0], dtype=np.int64)
     assert EXT.xpaths(shuffled, np.zeros(4, np.int64), ["p"], np.ones(4, np.int64), "/r") is None
+
+
+def test_style_sheets_equal_the_python_loop():
+    """``css._style_sheets`` compiled (one pass over libxml2's nodes) equals ``root.iter("style")``
+    with the ``<noscript>`` check: sheets in head and body, nested and sibling noscripts,
+    empty and CDATA sheets, a style inside a style's text, the fixtures."""
+    from hwnoise.features.css import _style_sheets, _style_sheets_python
+
+    pages = [
+        "<html><head><style>.a{display:none}</style><noscript><style>.b{x:1}</style></noscript>"
+        "<style></style><style> </style></head><body><style>#c{}</style><div><noscript><p>"
+        "<style>.d{}</style></p></noscript><style>.e{}</style></div><noscript></noscript>"
+        "<style>.f{}</style><style><![CDATA[.g{}]]>.h{}</style></body></html>",
+        "<style>only</style>", "<p>no sheets</p>", "<noscript><noscript><style>x</style></noscript>"
+        "<style>y</style></noscript><style>z</style>",
+        *FIXTURES.values(),
+    ]
+    seen = 0
+    for html in pages:
+        root, _ = parse_html(html)
+        want = _style_sheets_python(root)
+        assert EXT.style_sheets(root) == want, html
+        assert _style_sheets(root) == want
+        seen += len(want)
+    assert seen >= 8
+    root, _ = parse_html(pages[0])
+    assert EXT.style_sheets(root) == [".a{display:none}", " ", "#c{}", ".e{}", ".f{}", "<![CDATA[.g{}]]>.h{}"]
+    ns = etree.fromstring('<html xmlns:v="urn:x"><body><v:style>a</v:style></body></html>')
+    assert EXT.style_sheets(ns) is None  # a namespaced element: the Python loop decides
