@@ -2,7 +2,8 @@
  *
  * ``visit(body, drop, hidden, hides, attrs, keep)`` returns what the Python ``_visit`` returns
  * (without ``path0``, which the caller adds), its numbers as int64 / bool buffers instead of
- * lists (``walk._visit`` wraps them with ``numpy.frombuffer``), plus each segment's length, or None when the tree holds
+ * lists (``walk._visit`` wraps them with ``numpy.frombuffer``), plus each segment's length and
+ * ``measures.tag_factor`` of the rows' tags (each row's code, the distinct tags), or None when the tree holds
  * something the Python walk treats in its own way (a comment, processing instruction or
  * entity reference among the visited nodes, a namespaced element, an attribute value made
  * of other than text): the caller then runs the Python walk, the reference.
@@ -193,7 +194,7 @@ static void find_attrs(xmlNode *n, xmlAttr **found) {
 
 /* -- tag names: one str per libxml2 name pointer (names come from the document's dict) ---- */
 #define TAGS 512
-typedef struct { const xmlChar *name; PyObject *str; int drop, is_a; } TagSlot;
+typedef struct { const xmlChar *name; PyObject *str; int drop, is_a; Py_ssize_t code1; } TagSlot;  /* code1: code + 1, 0 before its first row */
 
 static TagSlot *tag_of(TagSlot *cache, const xmlChar *name, PyObject *drop) {
     size_t h = (size_t)(((uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15ULL) >> 55) & (TAGS - 1);
@@ -288,14 +289,15 @@ static PyObject *visit(PyObject *self, PyObject *args) {
     TagSlot *cache = PyMem_Calloc(TAGS, sizeof(TagSlot));
     Bytes buf = {0}, abuf = {0};
     Ints parents = {0}, depths = {0}, seg_start = {0}, seg_owner = {0}, seg_link = {0}, link_flag = {0}, lasts = {0},
-          seg_len = {0};
+          seg_len = {0}, codes = {0};
     Frame *stack = NULL;
     Py_ssize_t sp = 0, scap = 0;
     uintptr_t *hid = NULL;
     Py_ssize_t nh = 0;
     PyObject *tags = PyList_New(0), *seg_text = PyList_New(0);
     PyObject *classes = PyList_New(0), *ids = PyList_New(0), *elements = PyList_New(0);
-    if (!cache || !tags || !seg_text || !classes || !ids || !elements) FAIL;
+    PyObject *uniq = PyList_New(0);  /* the distinct tags in order of their first row */
+    if (!cache || !tags || !seg_text || !classes || !ids || !elements || !uniq) FAIL;
 
     /* the hidden set as sorted node pointers */
     if (hidden != Py_None && PyObject_IsTrue(hidden)) {
@@ -361,6 +363,17 @@ static PyObject *visit(PyObject *self, PyObject *args) {
             }
             Py_ssize_t i = PyList_GET_SIZE(tags);
             CHECK(PyList_Append(tags, t->str));
+            if (!t->code1) {  /* the tag's first row: its code (another name pointer may spell it) */
+                Py_ssize_t nu = PyList_GET_SIZE(uniq), k = 0;
+                for (; k < nu; k++) {
+                    int r = PyUnicode_Compare(PyList_GET_ITEM(uniq, k), t->str);
+                    if (r == -1 && PyErr_Occurred()) FAIL;
+                    if (r == 0) break;
+                }
+                if (k == nu) CHECK(PyList_Append(uniq, t->str));
+                t->code1 = k + 1;
+            }
+            CHECK(ints_push(&codes, t->code1 - 1));
             CHECK(ints_push(&parents, cur));
             CHECK(ints_push(&depths, sp));
             CHECK(ints_push(&seg_start, PyList_GET_SIZE(seg_text)));
@@ -420,10 +433,11 @@ static PyObject *visit(PyObject *self, PyObject *args) {
         PyObject *l_par = ints_buffer(&parents), *l_dep = ints_buffer(&depths), *l_start = ints_buffer(&seg_start);
         PyObject *l_own = ints_buffer(&seg_owner), *l_link = bools_buffer(&seg_link);
         PyObject *l_flag = bools_buffer(&link_flag), *l_last = ints_buffer(&lasts);
-        PyObject *l_len = ints_buffer(&seg_len);
-        if (l_par && l_dep && l_start && l_own && l_link && l_flag && l_last && l_len)
-            result = PyTuple_Pack(13, tags, l_par, l_dep, l_start, l_own, seg_text, l_link, l_flag,
-                                  classes, ids, elements, l_last, l_len);
+        PyObject *l_len = ints_buffer(&seg_len), *l_codes = ints_buffer(&codes);
+        if (l_par && l_dep && l_start && l_own && l_link && l_flag && l_last && l_len && l_codes)
+            result = PyTuple_Pack(15, tags, l_par, l_dep, l_start, l_own, seg_text, l_link, l_flag,
+                                  classes, ids, elements, l_last, l_len, l_codes, uniq);
+        Py_XDECREF(l_codes);
         Py_XDECREF(l_par); Py_XDECREF(l_dep); Py_XDECREF(l_start); Py_XDECREF(l_own);
         Py_XDECREF(l_link); Py_XDECREF(l_flag); Py_XDECREF(l_last); Py_XDECREF(l_len);
     }
@@ -440,6 +454,7 @@ fail:
     PyMem_Free(buf.p); PyMem_Free(abuf.p);
     PyMem_Free(parents.p); PyMem_Free(depths.p); PyMem_Free(seg_start.p); PyMem_Free(seg_owner.p);
     PyMem_Free(seg_link.p); PyMem_Free(link_flag.p); PyMem_Free(lasts.p); PyMem_Free(seg_len.p);
+    PyMem_Free(codes.p); Py_XDECREF(uniq);
     PyMem_Free(stack); PyMem_Free(hid);
     Py_XDECREF(tags); Py_XDECREF(seg_text); Py_XDECREF(classes); Py_XDECREF(ids); Py_XDECREF(elements);
     return result;
@@ -544,6 +559,18 @@ done:
     return out;
 }
 
+/* v in decimal into out (no NUL; 20 digits and a sign at most): its length (printf's %lld). */
+static inline int decimal(int64_t v, char *out) {
+    char tmp[24];
+    int k = 0, neg = v < 0;
+    uint64_t u = neg ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do { tmp[k++] = (char)('0' + u % 10); u /= 10; } while (u);
+    int n = 0;
+    if (neg) out[n++] = '-';
+    while (k) out[n++] = tmp[--k];
+    return n;
+}
+
 /* xpaths(parent, codes, tags, nth, root): measures.xpaths' (xpath, tag path) of each row, made
  * in one pass: row i's xpath is its parent's plus "/" tags[codes[i]] "[" nth[i] "]", its tag
  * path its parent's plus "/" tags[codes[i]]; row 0's are root. None when a tag or root is not
@@ -586,7 +613,7 @@ static PyObject *xpaths(PyObject *self, PyObject *args) {
         PyObject *t = PyList_GET_ITEM(tags, code[i]);
         Py_ssize_t lt = PyUnicode_GET_LENGTH(t), la = PyUnicode_GET_LENGTH(pa), lpt = PyUnicode_GET_LENGTH(pt);
         char num[24];
-        int ln = snprintf(num, sizeof num, "%lld", (long long)nth[i]);
+        int ln = decimal(nth[i], num);
         PyObject *a = PyUnicode_New(la + 1 + lt + 2 + ln, 127);
         if (!a) goto done;
         char *w = (char *)PyUnicode_DATA(a);
@@ -668,13 +695,61 @@ static PyObject *style_sheets(PyObject *self, PyObject *arg) {
     return out;
 }
 
+
+/* fold_ascii(texts): walk._fold_ascii, ``(folded, rest)``: each ASCII text lower-cased (the
+ * text itself when it has no capital), None for a text that is not ASCII, and the indices of
+ * those; None when an item is not a str (the Python code decides). */
+static PyObject *fold_ascii(PyObject *self, PyObject *arg) {
+    if (!PyList_Check(arg)) { PyErr_SetString(PyExc_TypeError, "fold_ascii: a list"); return NULL; }
+    Py_ssize_t m = PyList_GET_SIZE(arg);
+    for (Py_ssize_t j = 0; j < m; j++)
+        if (!PyUnicode_Check(PyList_GET_ITEM(arg, j))) Py_RETURN_NONE;
+    PyObject *out = PyList_New(m), *rest = PyList_New(0);
+    if (!out || !rest) goto fail;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        PyObject *t = PyList_GET_ITEM(arg, j), *v;
+        if (!PyUnicode_IS_ASCII(t)) {
+            PyObject *k = PyLong_FromSsize_t(j);
+            if (!k || PyList_Append(rest, k) < 0) { Py_XDECREF(k); goto fail; }
+            Py_DECREF(k);
+            Py_INCREF(Py_None);
+            PyList_SET_ITEM(out, j, Py_None);
+            continue;
+        }
+        const unsigned char *d = PyUnicode_DATA(t);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(t), i = 0;
+        while (i < len && !(d[i] >= 'A' && d[i] <= 'Z')) i++;
+        if (i == len) {
+            Py_INCREF(t);
+            v = t;
+        } else {
+            v = PyUnicode_New(len, 127);
+            if (!v) goto fail;
+            unsigned char *w = PyUnicode_DATA(v);
+            memcpy(w, d, i);
+            for (; i < len; i++) w[i] = (d[i] >= 'A' && d[i] <= 'Z') ? (unsigned char)(d[i] + 32) : d[i];
+        }
+        PyList_SET_ITEM(out, j, v);
+    }
+    return Py_BuildValue("NN", out, rest);
+fail:
+    Py_XDECREF(out); Py_XDECREF(rest);
+    return NULL;
+}
+
 /* -- the attribute cap's scan (features.limits) ----------------------------------------- */
 /* Py_UNICODE_ISSPACE is what the regex module's \s and str.isspace use. */
 #define CH(i) PyUnicode_READ(kind, data, (i))
 
 /* One ATTR of features.limits at i ((?>\s+[^\s=/>"'<]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']+))?)):
  * its end, or -1 when none starts there. */
-static Py_ssize_t attr_at(int kind, const void *data, Py_ssize_t len, Py_ssize_t i) {
+#if defined(__GNUC__)
+#define INLINE static inline __attribute__((always_inline))
+#else
+#define INLINE static inline
+#endif
+
+INLINE Py_ssize_t attr_at(int kind, const void *data, Py_ssize_t len, Py_ssize_t i) {
     Py_ssize_t j = i;
     while (j < len && Py_UNICODE_ISSPACE(CH(j))) j++;
     if (j == i) return -1;
@@ -711,13 +786,9 @@ static inline int ascii_letter(Py_UCS4 c) { return (c >= 'A' && c <= 'Z') || (c 
 /* over_attributes(text, n): whether some tag of text has more than n attributes, as the
  * ``skip`` pattern of features.limits finds them (it stops before the end of the text exactly
  * then): tags are read from each "<" and a letter, past the attributes they have. */
-static PyObject *over_attributes(PyObject *self, PyObject *args) {
-    PyObject *text;
-    Py_ssize_t n;
-    if (!PyArg_ParseTuple(args, "Un", &text, &n)) return NULL;
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+/* The scan, inlined once per string kind (a constant there, so that each character is read
+ * without a switch on the kind). */
+INLINE int over_scan(int kind, const void *data, Py_ssize_t len, Py_ssize_t n) {
     Py_ssize_t i = 0;
     while (i < len) {
         if (kind == PyUnicode_1BYTE_KIND && CH(i) != '<') {  /* the same steps: jump to the next "<" */
@@ -735,12 +806,27 @@ static PyObject *over_attributes(PyObject *self, PyObject *args) {
         for (;;) {
             Py_ssize_t e = attr_at(kind, data, len, j);
             if (e < 0) break;
-            if (++count > n) Py_RETURN_TRUE;
+            if (++count > n) return 1;
             j = e;
         }
         i = j;
     }
-    Py_RETURN_FALSE;
+    return 0;
+}
+
+static PyObject *over_attributes(PyObject *self, PyObject *args) {
+    PyObject *text;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "Un", &text, &n)) return NULL;
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    int over;
+    switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND: over = over_scan(PyUnicode_1BYTE_KIND, data, len, n); break;
+    case PyUnicode_2BYTE_KIND: over = over_scan(PyUnicode_2BYTE_KIND, data, len, n); break;
+    default: over = over_scan(PyUnicode_4BYTE_KIND, data, len, n); break;
+    }
+    return PyBool_FromLong(over);
 }
 #undef CH
 
@@ -1008,6 +1094,9 @@ static PyMethodDef methods[] = {
     {"style_sheets", style_sheets, METH_O,
      "style_sheets(root): the non-empty texts of the <style> elements outside <noscript> (css._style_sheets); "
      "None when the Python code must decide."},
+    {"fold_ascii", fold_ascii, METH_O,
+     "fold_ascii(texts): (each ASCII text lower-cased, None for the others; their indices) "
+     "(walk._fold_ascii); None when an item is not a str."},
     {"own_text", own_text, METH_VARARGS,
      "own_text(owner, texts, n): each row's own text (walk._own_text); None when an owner is out of range."},
     {"xpaths", xpaths, METH_VARARGS,

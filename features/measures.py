@@ -202,7 +202,8 @@ def _tree_sums(parent, last, own_chars, own_link_chars, is_a, factor, matches, o
 def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, own_chars: np.ndarray,
                   own_link_chars: np.ndarray, matches: np.ndarray, own_matches: np.ndarray,
                   chars_prior: np.ndarray, root_path: str, *, last: np.ndarray | None = None,
-                  is_a: np.ndarray | None = None) -> dict[str, object]:
+                  is_a: np.ndarray | None = None,
+                  factor: tuple[np.ndarray, list[str]] | None = None) -> dict[str, object]:
     """Every measure of the rows of one page (document order, ``parent`` -1 for body).
 
     ``own_chars``/``own_link_chars``: characters of each row's own text and the part of it
@@ -211,14 +212,16 @@ def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, ow
     before each row in document order. Returns the columns ``node .. sibling_same_tag`` of
     ``walk.ROW_COLUMNS`` (all but ``text``) plus ``last`` (each row's last descendant) and
     ``tagpath`` (the xpath without positions). ``last`` and ``is_a`` (1 for ``<a>``) may be
-    given when the caller has them (the visit records them as it goes).
+    given when the caller has them (the visit records them as it goes), and so may ``factor``,
+    ``tag_factor(tags)``.
     """
     n = len(parent)
     idx = np.arange(n, dtype=np.int64)
     if last is None:
         last = idx + subtree_sizes(parent) - 1
     size = last - idx + 1
-    factor = tag_factor(tags)
+    if factor is None:
+        factor = tag_factor(tags)
     if is_a is None:
         is_a = (factor[0] == factor[1].index("a")).astype(np.int64) if "a" in factor[1] else np.zeros(n, np.int64)
     sums = _tree_sums(parent, last, own_chars, own_link_chars, is_a, factor, matches, own_matches)

@@ -157,19 +157,18 @@ class PageWalk:
     def normalized_segments(self) -> list[str]:
         """Each segment's text normalised (``hwnoise.text.normalize``), made once per walk.
 
-        An ASCII text is its own NFKC and its case folding is ``str.lower``, so the segments
-        joined by NUL (which neither crosses) are lower-cased at once, and ``normalize`` runs
-        only on the segments that are not ASCII (tests/test_walk.py checks both ways agree)."""
+        ASCII segments are lower-cased (``_fold_ascii``), and ``normalize`` runs only on the
+        others (tests/test_walk.py checks both ways agree)."""
         if self._normalized is None:
             texts = self.segment_arrays()[1]
-            joined = "\x00".join(texts)
-            norm = joined.lower().split("\x00") if texts else []
-            if len(norm) != len(texts):  # a NUL inside a text (not from the walk): one by one
-                norm = [normalize(t) for t in texts]
-            elif not joined.isascii():
-                for j, t in enumerate(texts):
-                    if not t.isascii():
-                        norm[j] = normalize(t)
+            norm, rest = _fold_ascii(texts if isinstance(texts, list) else list(texts))
+            if rest:  # the others at once, joined by NUL, which neither NFKC nor folding crosses
+                others = [texts[j] for j in rest]
+                done = normalize("\x00".join(others)).split("\x00")
+                if len(done) != len(others):  # a NUL inside a text (not from the walk): one by one
+                    done = [normalize(t) for t in others]
+                for j, t in zip(rest, done):
+                    norm[j] = t
             self._normalized = norm
         return self._normalized
 
@@ -220,6 +219,18 @@ class PageWalk:
 
 
 _POS_RE = re.compile(r"\[\d+\]")
+
+
+def _fold_ascii(texts: list[str]) -> tuple[list, list[int]]:
+    """``(folded, rest)``: each ASCII text lower-cased, which is its ``normalize`` (an ASCII
+    text is its own NFKC and ``str.lower`` is its case folding), None for the others, and the
+    indices of those. Compiled (``features/_walk.c`` ``fold_ascii``) when it is there."""
+    if native.ext is not None:
+        got = native.ext.fold_ascii(texts)
+        if got is not None:
+            return got
+    out = [t.lower() if t.isascii() else None for t in texts]
+    return out, [j for j, t in enumerate(out) if t is None]
 
 _P1 = np.uint64(0xC2B2AE3D27D4EB4F)
 
@@ -492,7 +503,8 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
     the compiled one hands the page back: a comment or PI among the visited nodes, a
     namespaced element) ``_visit_python``, the reference: both give the same values
     (the compiled one its numbers as numpy arrays, the Python one as lists; ``visit_lists``
-    makes them alike). The last entry is each segment's length (an array), or None.
+    makes them alike). The last two entries are each segment's length (an array) and the
+    rows' ``measures.tag_factor``, or None (then the measures compute them).
     """
     body = root.find("body")
     if body is None:
@@ -501,11 +513,11 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
         got = native.ext.visit(body, DROP_TAGS, hidden, hides, attrs, keep)
         if got is not None:
             (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, classes, ids,
-             elements, lasts, seg_len) = got
+             elements, lasts, seg_len, codes, uniq) = got
             i64, buf = np.int64, np.frombuffer
             return (tags, buf(parents, i64), buf(depths, i64), buf(seg_start, i64), buf(seg_owner, i64),
                     seg_text, buf(seg_link, np.bool_), buf(link_flag, np.bool_), _path0(body), classes, ids,
-                    elements, buf(lasts, i64), buf(seg_len, i64))
+                    elements, buf(lasts, i64), buf(seg_len, i64), (buf(codes, i64), uniq))
     return _visit_python(root, hidden, attrs, keep)
 
 
@@ -590,12 +602,12 @@ def _visit_python(root: etree._Element, hidden: set, attrs: bool = False, keep: 
                     add_text(t)
                     add_link(in_link)
     return (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag,
-            _path0(body), classes, ids, elements, lasts, None)
+            _path0(body), classes, ids, elements, lasts, None, None)
 
 
 def visit_lists(visit: tuple) -> tuple:
     """A visit with its numbers as lists (the compiled visit gives numpy arrays), the segments'
-    lengths left out: the Python visit's form."""
+    lengths and tag factor left out: the Python visit's form."""
     return tuple(v.tolist() if isinstance(v, np.ndarray) else v for v in visit[:13])
 
 
@@ -629,7 +641,7 @@ def _drop_rows(visit: tuple, rows: list[int]) -> tuple:
             [lk for lk, kp in zip(seg_link, keep_seg) if kp],
             [link_flag[i] for i in keep], path0,
             [classes[i] for i in keep] if classes else [], [ids[i] for i in keep] if ids else [],
-            [elements[i] for i in keep] if elements else [], None, None)
+            [elements[i] for i in keep] if elements else [], None, None, None)
 
 
 def _find_segments(joined: str, keys: tuple[str, ...]) -> list[int]:
@@ -780,7 +792,7 @@ def _measure(visit: tuple, query: TermMatcher, own: TermMatcher, encoding) -> Pa
     columns = tree_measures(parent, tags, np.asarray(depths, dtype=np.int64), own_chars, own_link,
                             matches, own_matches, prior, path0,
                             last=np.asarray(lasts, dtype=np.int64) if lasts is not None else None,
-                            is_a=np.asarray(link_flag, dtype=np.int64))
+                            is_a=np.asarray(link_flag, dtype=np.int64), factor=visit[14])
     walk.last = columns.pop("last")
     walk._tagpath = columns.pop("tagpath")
     columns["text"] = _own_text(owner, seg_text, n)

@@ -328,15 +328,20 @@ def test_prefilter_finds_the_segments_a_regex_of_the_words_finds():
         assert got == want == {j for j, s in enumerate(segs) if any(k in s for k in keys)}
 
 
-def test_normalized_segments_equal_normalize_of_each_text():
+@pytest.mark.parametrize("compiled", [True, False])
+def test_normalized_segments_equal_normalize_of_each_text(compiled, monkeypatch):
     """The walk's ASCII shortcut (``str.lower`` for ASCII segments, ``normalize`` for the rest)
     gives ``hwnoise.text.normalize`` of each segment: every ASCII character, and random texts
     mixing ASCII with what NFKC and case folding change (ligatures, full-width, ß, combining
     marks at a segment's start)."""
     import random
 
+    from hwnoise.features import native
     from hwnoise.features.walk import PageWalk
     from hwnoise.text import normalize
+
+    if not compiled:
+        monkeypatch.setattr(native, "ext", None)
 
     assert all(normalize(chr(c)) == chr(c).lower() for c in range(128))
     rng = random.Random(3)

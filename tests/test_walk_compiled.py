@@ -10,6 +10,7 @@ from lxml import etree
 
 from hwnoise.features import native, walk
 from hwnoise.features.css import DROP_TAGS, _style_sheets_python, hides, page_style
+from hwnoise.features.measures import tag_factor
 from hwnoise.features.walk import flatten_deep, parse_html, walk_page
 
 try:  # the extension itself, whatever HWNOISE_WALK says
@@ -65,10 +66,14 @@ def both(root, hidden=frozenset(), attrs=False, keep=False):
     py = walk._visit_python(root, set(hidden), attrs, keep)
     assert native.ext is EXT
     c = walk._visit(root, set(hidden), attrs, keep)
-    assert py[13] is None
+    assert py[13] is None and py[14] is None
     if c[13] is not None:  # the compiled visit ran
         assert c[13].dtype == np.int64 and c[13].tolist() == [len(t) for t in c[5]]
         assert all(c[k].dtype == np.int64 for k in (1, 2, 3, 4, 12)) and c[6].dtype == c[7].dtype == bool
+        want = tag_factor(c[0])
+        assert c[14][0].dtype == np.int64 and c[14][0].tolist() == want[0].tolist() and c[14][1] == want[1]
+    else:
+        assert c[14] is None
     return walk.visit_lists(py), walk.visit_lists(c)
 
 
@@ -373,3 +378,23 @@ def test_style_sheets_equal_the_python_loop():
     assert EXT.style_sheets(root) == [".a{display:none}", " ", "#c{}", ".e{}", ".f{}", "<![CDATA[.g{}]]>.h{}"]
     ns = etree.fromstring('<html xmlns:v="urn:x"><body><v:style>a</v:style></body></html>')
     assert EXT.style_sheets(ns) is None  # a namespaced element: the Python loop decides
+
+
+def test_fold_ascii_equals_the_python_fold(monkeypatch):
+    """``fold_ascii`` (compiled) lower-cases the ASCII texts and leaves the others to
+    ``normalize``, as ``walk._fold_ascii``'s Python code does: every ASCII character, random
+    texts of mixed widths, empty texts."""
+    import random
+
+    rng = random.Random(5)
+    pieces = ["abc", "ABC", "Zz@[`{", "", "\u00c9", "\u0130", "\U0001f600", "\x00", "9 ", "\u212a"]
+    cases = [[chr(c) for c in range(128)], []]
+    cases += [["".join(rng.choice(pieces) for _ in range(rng.randint(0, 5))) for _ in range(rng.randint(0, 30))]
+              for _ in range(300)]
+    for texts in cases:
+        got = EXT.fold_ascii(texts)
+        monkeypatch.setattr(native, "ext", None)
+        assert walk._fold_ascii(texts) == got, texts
+        monkeypatch.setattr(native, "ext", EXT)
+        assert walk._fold_ascii(texts) == got
+    assert EXT.fold_ascii(["a", 1]) is None
