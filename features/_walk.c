@@ -173,6 +173,32 @@ static int attr_value(xmlAttr *a, PyObject **value, Bytes *buf) {
     return *value ? 1 : -1;
 }
 
+/* Whether ``needle`` (lower-case ASCII) occurs in s[0:n] with ASCII letters in any case. */
+static int ascii_icontains(const unsigned char *s, size_t n, const char *needle) {
+    size_t k = strlen(needle);
+    for (size_t i = 0; i + k <= n; i++) {
+        size_t j = 0;
+        while (j < k && (s[i + j] | 0x20) == (unsigned char)needle[j]) j++;
+        if (j == k) return 1;
+    }
+    return 0;
+}
+
+/* An inline style that css.hides surely finds showing, without calling it: its value is one
+ * text node, ASCII, and holds none of "none", "hidden", "collapse" in any case (the words the
+ * pattern needs; on ASCII text its IGNORECASE matches ASCII case variants only). */
+static int plainly_shown(xmlAttr *a) {
+    xmlNode *c = a->children;
+    if (!c) return 1;  /* "": not hidden */
+    if (c->next || !is_text(c)) return 0;
+    const unsigned char *v = c->content ? c->content : (const unsigned char *)"";
+    size_t n = strlen((const char *)v);
+    for (size_t i = 0; i < n; i++)
+        if (v[i] >= 0x80) return 0;
+    return !ascii_icontains(v, n, "none") && !ascii_icontains(v, n, "hidden")
+        && !ascii_icontains(v, n, "collapse");
+}
+
 enum { A_STYLE, A_HIDDEN, A_CLASS, A_ID, A_N };
 
 /* The first no-namespace attribute of each name we read. */
@@ -338,7 +364,7 @@ static PyObject *visit(PyObject *self, PyObject *args) {
                 if (t->drop) {
                     skip = 1;
                 } else {
-                    if (found[A_STYLE]) {
+                    if (found[A_STYLE] && !plainly_shown(found[A_STYLE])) {
                         PyObject *st;
                         int r = attr_value(found[A_STYLE], &st, &abuf);
                         if (r == -2) BAIL;

@@ -398,3 +398,22 @@ def test_fold_ascii_equals_the_python_fold(monkeypatch):
         monkeypatch.setattr(native, "ext", EXT)
         assert walk._fold_ascii(texts) == got
     assert EXT.fold_ascii(["a", 1]) is None
+
+
+def test_inline_styles_are_judged_as_hides_judges_them():
+    """The compiled visit asks ``css.hides`` only about inline styles that could hide (ASCII ones
+    without "none", "hidden" or "collapse" in any case are shown): the same rows as the Python
+    visit for styles in every case, with entities, with non-ASCII letters that IGNORECASE
+    matches (dotless i, long s, Kelvin sign) and empty ones."""
+    styles = ["display:none", "DISPLAY:NONE", "Display : None !important", "visibility:Hidden",
+              "visibility: COLLAPSE", "color:red", "", " ", "display:nonE;color:x", "display:block",
+              "visibility:h\u0131dden", "visibility:colla\u017fe", "display:n&#111;ne", "x:none",
+              "font-family:None", "display:\u00e9none", "display:none\u2003", "visibility:hidden;"]
+    html = "<body>" + "".join(f'<div style="{st}"><p>{k}</p></div>tail{k}' for k, st in enumerate(styles))
+    root, _ = parse_html(html)
+    for attrs in (False, True):
+        py, c = both(root, (), attrs, False)
+        assert c == py
+    shown = set(py[5])
+    assert "5" in shown and "0" not in shown and "1" not in shown and "tail0" in shown
+    assert "10" not in shown  # dotless i: IGNORECASE matches it to "hidden"
