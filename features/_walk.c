@@ -794,6 +794,10 @@ INLINE Py_ssize_t attr_at(int kind, const void *data, Py_ssize_t len, Py_ssize_t
     if (v >= len) return k;
     Py_UCS4 q = CH(v);
     if (q == '"' || q == '\'') {
+        if (kind == PyUnicode_1BYTE_KIND) {  /* the same search, by memchr */
+            const char *e = v + 1 < len ? memchr((const char *)data + v + 1, (int)q, len - v - 1) : NULL;
+            return e ? e - (const char *)data + 1 : k;
+        }
         for (Py_ssize_t e = v + 1; e < len; e++)
             if (CH(e) == q) return e + 1;
         return k;  /* unterminated: no value */

@@ -612,7 +612,10 @@ def visit_lists(visit: tuple) -> tuple:
 
 
 def _drop_rows(visit: tuple, rows: list[int]) -> tuple:
-    """The visit without the given rows and their subtrees (a style sheet hides them)."""
+    """The visit without the given rows and their subtrees (a style sheet hides them): in numpy
+    for the compiled visit's arrays (``_drop_rows_arrays``), else in Python, the reference."""
+    if isinstance(visit[1], np.ndarray) and visit[12] is not None:
+        return _drop_rows_arrays(visit, rows)
     visit = visit_lists(visit)
     tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, path0 = visit[:9]
     n = len(tags)
@@ -642,6 +645,36 @@ def _drop_rows(visit: tuple, rows: list[int]) -> tuple:
             [link_flag[i] for i in keep], path0,
             [classes[i] for i in keep] if classes else [], [ids[i] for i in keep] if ids else [],
             [elements[i] for i in keep] if elements else [], None, None, None)
+
+
+def _drop_rows_arrays(visit: tuple, rows: list[int]) -> tuple:
+    """``_drop_rows`` over the compiled visit's arrays: each dropped row's subtree is the rows up
+    to its ``last``, so the rows kept, their new numbers and their segments come from prefix
+    sums; each kept row's ``last`` is renumbered with them (the tag factor is left to the
+    measures: a tag may be gone)."""
+    from itertools import compress
+
+    (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, path0, classes, ids,
+     elements, lasts) = visit[:13]
+    n = len(tags)
+    hit = np.asarray(rows, dtype=np.int64)
+    mark = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(mark, hit, 1)
+    np.add.at(mark, lasts[hit] + 1, -1)
+    keep = np.cumsum(mark[:n]) == 0
+    before = np.cumsum(keep)  # kept rows up to each row
+    new = before - 1
+    kept = np.flatnonzero(keep)
+    par = parents[kept]
+    keep_seg = keep[seg_owner]
+    seg_before = np.concatenate(([0], np.cumsum(keep_seg)))
+    rows_kept, segs_kept = keep.tolist(), keep_seg.tolist()
+    return (list(compress(tags, rows_kept)), np.where(par >= 0, new[np.maximum(par, 0)], -1), depths[kept],
+            seg_before[seg_start[kept]], new[seg_owner[keep_seg]], list(compress(seg_text, segs_kept)),
+            seg_link[keep_seg], link_flag[kept], path0,
+            list(compress(classes, rows_kept)) if classes else [], list(compress(ids, rows_kept)) if ids else [],
+            list(compress(elements, rows_kept)) if elements else [], before[lasts[kept]] - 1,
+            visit[13][keep_seg] if visit[13] is not None else None, None)
 
 
 def _find_segments(joined: str, keys: tuple[str, ...]) -> list[int]:

@@ -417,3 +417,34 @@ def test_inline_styles_are_judged_as_hides_judges_them():
     shown = set(py[5])
     assert "5" in shown and "0" not in shown and "1" not in shown and "tail0" in shown
     assert "10" not in shown  # dotless i: IGNORECASE matches it to "hidden"
+
+
+def test_drop_rows_on_arrays_equals_the_python_drop():
+    """``_drop_rows`` on the compiled visit's arrays (numpy) equals the Python one on lists:
+    random sets of rows (nested ones too) dropped from the fixtures and a generated page; the
+    renumbered ``last`` is each kept row's subtree."""
+    import random
+
+    from hwnoise.features.measures import subtree_last
+
+    rng = random.Random(9)
+    pages = list(FIXTURES.values()) + ["<body>" + "".join(
+        f"<div class=c{k}><p>a{k}<a href=x>l</a>t</p><ul><li>x</li><li>y</li></ul></div>tail{k}" for k in range(40))]
+    tried = 0
+    for html in pages:
+        root, _ = parse_html(html)
+        for attrs, keep in ((False, False), (True, False), (True, True)):
+            c = walk._visit(root, set(), attrs, keep)
+            n = len(c[0])
+            if n < 3:
+                continue
+            for _ in range(15):
+                rows = sorted(rng.sample(range(1, n), rng.randint(1, min(6, n - 1))))
+                got = walk._drop_rows(c, rows)
+                assert isinstance(got[1], np.ndarray)
+                want = walk._drop_rows(walk.visit_lists(c), rows)
+                assert walk.visit_lists(got)[:12] == want[:12], (html[:40], rows)
+                assert got[12].tolist() == subtree_last(got[1]).tolist()
+                assert got[13].tolist() == [len(t) for t in got[5]]
+                tried += 1
+    assert tried > 100
