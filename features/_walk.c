@@ -84,13 +84,21 @@ static int squash_into(Bytes *out, const unsigned char *s, Py_ssize_t n, int *ga
     Py_ssize_t i = 0;
     int g = *gap;
     while (i < n) {
+        unsigned char c = s[i];
+        if (c >= 0x21 && c < 0x80) {  /* an ASCII non-space byte (most of them): copied as it is */
+            if (g && w != out->p) *w++ = ' ';
+            g = 0;
+            *w++ = (char)c;
+            i++;
+            continue;
+        }
         int len;
         if (utf8_space(s + i, n - i, &len)) {
             g = 1;
         } else {
             if (g && w != out->p) *w++ = ' ';
             g = 0;
-            memcpy(w, s + i, len);
+            for (int k = 0; k < len; k++) w[k] = (char)s[i + k];
             w += len;
         }
         i += len;
