@@ -824,15 +824,37 @@ static inline int ascii_letter(Py_UCS4 c) { return (c >= 'A' && c <= 'Z') || (c 
 /* over_attributes(text, n): whether some tag of text has more than n attributes, as the
  * ``skip`` pattern of features.limits finds them (it stops before the end of the text exactly
  * then): tags are read from each "<" and a letter, past the attributes they have. */
+/* The index of the first "<" at or after i (len when none): memchr on 1-byte text, four
+ * characters a step on 2-byte text (a zero 16-bit lane of x ^ "<<<<" marks one). */
+INLINE Py_ssize_t next_lt(int kind, const void *data, Py_ssize_t len, Py_ssize_t i) {
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const char *lt = memchr((const char *)data + i, '<', len - i);
+        return lt ? lt - (const char *)data : len;
+    }
+    if (kind == PyUnicode_2BYTE_KIND) {
+        const Py_UCS2 *d = data;
+        for (; i + 4 <= len; i += 4) {
+            uint64_t x;
+            memcpy(&x, d + i, 8);
+            x ^= 0x003C003C003C003CULL;
+            if ((x - 0x0001000100010001ULL) & ~x & 0x8000800080008000ULL) break;
+        }
+        for (; i < len && d[i] != '<'; i++) {}
+        return i;
+    }
+    const Py_UCS4 *d = data;
+    for (; i < len && d[i] != '<'; i++) {}
+    return i;
+}
+
 /* The scan, inlined once per string kind (a constant there, so that each character is read
  * without a switch on the kind). */
 INLINE int over_scan(int kind, const void *data, Py_ssize_t len, Py_ssize_t n) {
     Py_ssize_t i = 0;
     while (i < len) {
-        if (kind == PyUnicode_1BYTE_KIND && CH(i) != '<') {  /* the same steps: jump to the next "<" */
-            const char *lt = memchr((const char *)data + i, '<', len - i);
-            if (!lt) break;
-            i = lt - (const char *)data;
+        if (CH(i) != '<') {  /* the same steps: jump to the next "<" */
+            i = next_lt(kind, data, len, i);
+            if (i >= len) break;
         }
         if (CH(i) != '<' || i + 1 >= len || !ascii_letter(CH(i + 1))) { i++; continue; }
         Py_ssize_t j = i + 2;

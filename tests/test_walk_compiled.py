@@ -448,3 +448,14 @@ def test_drop_rows_on_arrays_equals_the_python_drop():
                 assert got[13].tolist() == [len(t) for t in got[5]]
                 tried += 1
     assert tried > 100
+
+
+def test_attribute_scan_finds_tags_at_every_offset_of_wide_text():
+    """The scan's jump to the next "<" (memchr on 1-byte text, four characters a step on 2-byte
+    text) misses no tag: a tag over the cap at every offset after text of each width."""
+    tag = "<p " + " ".join(f"a{k}" for k in range(4)) + ">"
+    for fill in ("x", "\u00e9", "\u2014", "\U0001f600"):
+        for k in range(12):
+            text = fill * k + "<b>" * (k % 2) + fill * (k % 5) + tag + fill * k
+            assert EXT.over_attributes(text, 3), (fill, k)
+            assert not EXT.over_attributes(text, 4), (fill, k)
