@@ -771,6 +771,198 @@ fail:
     return NULL;
 }
 
+
+/* -- css.match_rows ---------------------------------------------------------------------- */
+/* match_rows(simple, parents, codes, uniq, classes, ids): css.match_rows over a compiled visit
+ * (parents, codes: int64, one per row; uniq: the distinct tags, codes index it), the same rows
+ * in order; None when ``simple`` is not made as css.parse_simple makes it (the Python code
+ * decides). Every row but body is tried against each selector's last compound (the Python
+ * code narrows the candidates by id, class or tag first: the same matches), then its
+ * ancestors as in ``left_ok``. Class tokens are ``str.split`` of the attribute, looked up in
+ * a dict of the classes the selectors name; a row's classes are a bit set of those. */
+typedef struct { Py_ssize_t tag, id, c0, nc; } Comp;  /* tag: -1 any, -2 not on the page */
+typedef struct { Py_ssize_t c0, n, comb0; int html_left; } Sel;
+
+typedef struct {
+    const int64_t *parent, *code;
+    const uint64_t *mask;  /* W words per row */
+    const Py_ssize_t *row_id, *cls;
+    const Comp *comp;
+    const char *comb;  /* '>' or ' ' */
+    Py_ssize_t W;
+} Match;
+
+static int comp_ok(const Match *m, Py_ssize_t r, const Comp *c) {
+    if (c->tag != -1 && m->code[r] != c->tag) return 0;
+    if (c->id != -1 && m->row_id[r] != c->id) return 0;
+    for (Py_ssize_t a = 0; a < c->nc; a++) {
+        Py_ssize_t k = m->cls[c->c0 + a];
+        if (!(m->mask[r * m->W + k / 64] >> (k % 64) & 1)) return 0;
+    }
+    return 1;
+}
+
+static int left_ok(const Match *m, Py_ssize_t r, const Sel *s, Py_ssize_t k) {
+    if (k == 0) return 1;
+    int64_t p = m->parent[r];
+    int is_html = k == 1 && s->html_left;
+    const Comp *c = &m->comp[s->c0 + k - 1];
+    if (m->comb[s->comb0 + k - 1] == '>') {
+        if (p < 0) return is_html;
+        return comp_ok(m, p, c) && left_ok(m, p, s, k - 1);
+    }
+    while (p >= 0) {
+        if (comp_ok(m, p, c) && left_ok(m, p, s, k - 1)) return 1;
+        p = m->parent[p];
+    }
+    return is_html;
+}
+
+/* index of key in d, adding it when absent; -1 on error */
+static Py_ssize_t index_of(PyObject *d, PyObject *key) {
+    PyObject *v = PyDict_GetItemWithError(d, key);
+    if (v) return PyLong_AsSsize_t(v);
+    if (PyErr_Occurred()) return -1;
+    Py_ssize_t k = PyDict_GET_SIZE(d);
+    PyObject *o = PyLong_FromSsize_t(k);
+    if (!o || PyDict_SetItem(d, key, o) < 0) { Py_XDECREF(o); return -1; }
+    Py_DECREF(o);
+    return k;
+}
+
+static PyObject *match_rows(PyObject *self, PyObject *args) {
+    PyObject *simple, *par_obj, *code_obj, *uniq, *classes, *ids;
+    if (!PyArg_ParseTuple(args, "O!OOO!O!O!", &PyList_Type, &simple, &par_obj, &code_obj, &PyList_Type, &uniq,
+                          &PyList_Type, &classes, &PyList_Type, &ids)) return NULL;
+    Py_buffer vp, vc;
+    if (PyObject_GetBuffer(par_obj, &vp, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(code_obj, &vc, PyBUF_C_CONTIGUOUS) < 0) { PyBuffer_Release(&vp); return NULL; }
+    PyObject *res = NULL, *tag_ix = PyDict_New(), *cls_ix = PyDict_New(), *id_ix = PyDict_New();
+    Comp *comp = NULL; Sel *sel = NULL; char *comb = NULL;
+    Ints cls = {0};
+    uint64_t *mask = NULL; Py_ssize_t *row_id = NULL; char *hit = NULL;
+    Py_ssize_t n = vp.len / 8, ns = PyList_GET_SIZE(simple), ncomp = 0, ncomb = 0;
+    int bail = 0;
+    if (!tag_ix || !cls_ix || !id_ix) goto done;
+    if (vp.itemsize != 8 || vc.itemsize != 8 || vc.len != vp.len || PyList_GET_SIZE(classes) != n
+            || PyList_GET_SIZE(ids) != n) {
+        PyErr_SetString(PyExc_TypeError, "match_rows: int64 parents and codes, a class and an id per row");
+        goto done;
+    }
+    const int64_t *parent = vp.buf, *code = vc.buf;
+    if (!ns || n <= 1) { res = PyList_New(0); goto done; }
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(uniq); k++) {
+        PyObject *o = PyLong_FromSsize_t(k);
+        if (!o || PyDict_SetItem(tag_ix, PyList_GET_ITEM(uniq, k), o) < 0) { Py_XDECREF(o); goto done; }
+        Py_DECREF(o);
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (i && (parent[i] < 0 || parent[i] >= i)) { bail = 1; goto done; }
+    /* the selectors, each as css.parse_simple makes it: ((tag|None, frozenset, id|None), ...), (comb, ...) */
+    for (Py_ssize_t j = 0; j < ns; j++) {
+        PyObject *s = PyList_GET_ITEM(simple, j);
+        if (!PyTuple_Check(s) || PyTuple_GET_SIZE(s) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(s, 0))
+            || !PyTuple_Check(PyTuple_GET_ITEM(s, 1))) { bail = 1; goto done; }
+        Py_ssize_t k = PyTuple_GET_SIZE(PyTuple_GET_ITEM(s, 0));
+        if (!k || PyTuple_GET_SIZE(PyTuple_GET_ITEM(s, 1)) != k - 1) { bail = 1; goto done; }
+        ncomp += k; ncomb += k - 1;
+    }
+    comp = PyMem_Malloc(ncomp * sizeof(Comp));
+    sel = PyMem_Malloc(ns * sizeof(Sel));
+    comb = PyMem_Malloc(ncomb + 1);
+    if (!comp || !sel || !comb) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t j = 0, c0 = 0, b0 = 0; j < ns; j++) {
+        PyObject *s = PyList_GET_ITEM(simple, j), *comps = PyTuple_GET_ITEM(s, 0), *combs = PyTuple_GET_ITEM(s, 1);
+        Py_ssize_t k = PyTuple_GET_SIZE(comps);
+        sel[j].c0 = c0; sel[j].n = k; sel[j].comb0 = b0; sel[j].html_left = 0;
+        for (Py_ssize_t a = 0; a < k; a++, c0++) {
+            PyObject *cp = PyTuple_GET_ITEM(comps, a);
+            if (!PyTuple_Check(cp) || PyTuple_GET_SIZE(cp) != 3) { bail = 1; goto done; }
+            PyObject *tag = PyTuple_GET_ITEM(cp, 0), *cl = PyTuple_GET_ITEM(cp, 1), *id = PyTuple_GET_ITEM(cp, 2);
+            if ((tag != Py_None && !PyUnicode_CheckExact(tag)) || !PyFrozenSet_CheckExact(cl)
+                || (id != Py_None && !PyUnicode_CheckExact(id))) { bail = 1; goto done; }
+            Comp *c = &comp[c0];
+            c->tag = -1;
+            if (tag != Py_None) {
+                PyObject *v = PyDict_GetItemWithError(tag_ix, tag);
+                if (!v && PyErr_Occurred()) goto done;
+                c->tag = v ? PyLong_AsSsize_t(v) : -2;
+            }
+            c->id = id == Py_None ? -1 : index_of(id_ix, id);
+            if (id != Py_None && c->id < 0) goto done;
+            c->c0 = cls.n; c->nc = 0;
+            Py_ssize_t pos = 0; PyObject *name; Py_hash_t h;
+            while (_PySet_NextEntry(cl, &pos, &name, &h)) {
+                if (!PyUnicode_CheckExact(name)) { bail = 1; goto done; }
+                Py_ssize_t ix = index_of(cls_ix, name);
+                if (ix < 0 || ints_push(&cls, ix) < 0) goto done;
+                c->nc++;
+            }
+            if (a == 0 && tag != Py_None && id == Py_None && c->nc == 0
+                && PyUnicode_CompareWithASCIIString(tag, "html") == 0) sel[j].html_left = 1;
+        }
+        for (Py_ssize_t a = 0; a < k - 1; a++, b0++) {
+            PyObject *cb = PyTuple_GET_ITEM(combs, a);
+            if (!PyUnicode_Check(cb)) { bail = 1; goto done; }
+            if (PyUnicode_CompareWithASCIIString(cb, ">") == 0) comb[b0] = '>';
+            else if (PyUnicode_CompareWithASCIIString(cb, " ") == 0) comb[b0] = ' ';
+            else { bail = 1; goto done; }
+        }
+    }
+    /* each row's classes (as a bit set of the selectors' classes) and id (as an index) */
+    Py_ssize_t K = PyDict_GET_SIZE(cls_ix), W = K ? (K + 63) / 64 : 1;
+    mask = PyMem_Calloc((size_t)n * W, sizeof(uint64_t));
+    row_id = PyMem_Malloc(n * sizeof(Py_ssize_t));
+    hit = PyMem_Calloc(n, 1);
+    if (!mask || !row_id || !hit) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t r = 0; r < n; r++) {
+        PyObject *v = PyList_GET_ITEM(classes, r);
+        if (K && v != Py_None) {
+            if (!PyUnicode_Check(v)) { bail = 1; goto done; }
+            if (PyUnicode_GET_LENGTH(v)) {
+                PyObject *toks = PyUnicode_Split(v, NULL, -1);
+                if (!toks) goto done;
+                for (Py_ssize_t a = 0; a < PyList_GET_SIZE(toks); a++) {
+                    PyObject *ix = PyDict_GetItemWithError(cls_ix, PyList_GET_ITEM(toks, a));
+                    if (!ix) { if (PyErr_Occurred()) { Py_DECREF(toks); goto done; } continue; }
+                    Py_ssize_t b = PyLong_AsSsize_t(ix);
+                    mask[r * W + b / 64] |= (uint64_t)1 << (b % 64);
+                }
+                Py_DECREF(toks);
+            }
+        }
+        row_id[r] = -1;
+        v = PyList_GET_ITEM(ids, r);
+        if (v != Py_None && PyDict_GET_SIZE(id_ix)) {
+            if (!PyUnicode_Check(v)) { bail = 1; goto done; }
+            PyObject *ix = PyDict_GetItemWithError(id_ix, v);
+            if (!ix && PyErr_Occurred()) goto done;
+            if (ix) row_id[r] = PyLong_AsSsize_t(ix);
+        }
+    }
+    Match m = {parent, code, mask, row_id, cls.p, comp, comb, W};
+    for (Py_ssize_t j = 0; j < ns; j++) {
+        const Comp *last = &comp[sel[j].c0 + sel[j].n - 1];
+        if (last->tag == -2) continue;  /* its tag is not on the page */
+        for (Py_ssize_t r = 1; r < n; r++)
+            if (!hit[r] && comp_ok(&m, r, last) && left_ok(&m, r, &sel[j], sel[j].n - 1)) hit[r] = 1;
+    }
+    res = PyList_New(0);
+    for (Py_ssize_t r = 1; res && r < n; r++) {
+        if (!hit[r]) continue;
+        PyObject *o = PyLong_FromSsize_t(r);
+        if (!o || PyList_Append(res, o) < 0) { Py_XDECREF(o); Py_CLEAR(res); break; }
+        Py_DECREF(o);
+    }
+done:
+    if (bail && !res) { PyErr_Clear(); res = Py_None; Py_INCREF(res); }
+    Py_XDECREF(tag_ix); Py_XDECREF(cls_ix); Py_XDECREF(id_ix);
+    PyMem_Free(comp); PyMem_Free(sel); PyMem_Free(comb); PyMem_Free(cls.p);
+    PyMem_Free(mask); PyMem_Free(row_id); PyMem_Free(hit);
+    PyBuffer_Release(&vp); PyBuffer_Release(&vc);
+    return res;
+}
+
 /* -- the attribute cap's scan (features.limits) ----------------------------------------- */
 /* Py_UNICODE_ISSPACE is what the regex module's \s and str.isspace use. */
 #define CH(i) PyUnicode_READ(kind, data, (i))
@@ -1157,6 +1349,9 @@ static PyMethodDef methods[] = {
     {"fold_ascii", fold_ascii, METH_O,
      "fold_ascii(texts): (each ASCII text lower-cased, None for the others; their indices) "
      "(walk._fold_ascii); None when an item is not a str."},
+    {"match_rows", match_rows, METH_VARARGS,
+     "match_rows(simple, parents, codes, uniq, classes, ids): css.match_rows over a compiled visit; "
+     "None when the Python code must decide."},
     {"own_text", own_text, METH_VARARGS,
      "own_text(owner, texts, n): each row's own text (walk._own_text); None when an owner is out of range."},
     {"xpaths", xpaths, METH_VARARGS,

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import numpy as np
 from lxml import etree
 
 from hwnoise.features import native
@@ -266,13 +267,24 @@ def _run_xpaths(root: etree._Element, xpaths: list[str], hidden: set) -> None:
                     continue
 
 
-def match_rows(simple: list, tags: list[str], parents: list[int], classes: list,
-               ids: list) -> list[int]:
+def match_rows(simple: list, tags: list[str], parents, classes: list, ids: list,
+               factor: tuple | None = None) -> list[int]:
     """Rows (of a walk, body = row 0) that a list of parsed simple selectors matches.
 
     ``classes[i]`` and ``ids[i]`` are row i's ``class`` and ``id`` attributes (or
-    None). Body (row 0) is never returned.
+    None). Body (row 0) is never returned. ``parents`` is a list or an int64 array;
+    with an array and ``factor`` (``measures.tag_factor(tags)``, which the compiled
+    visit gives) the compiled matcher runs (``features/_walk.c`` ``match_rows``; this
+    code is its reference and fallback).
     """
+    if isinstance(parents, np.ndarray):
+        if native.ext is not None and factor is not None:
+            got = native.ext.match_rows(list(simple), np.ascontiguousarray(parents, dtype=np.int64),
+                                        np.ascontiguousarray(factor[0], dtype=np.int64), list(factor[1]),
+                                        list(classes), list(ids))
+            if got is not None:
+                return got
+        parents = parents.tolist()
     n = len(tags)
     if not simple or n <= 1:
         return []

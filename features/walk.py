@@ -768,9 +768,7 @@ def _shown(root: etree._Element, source: str | None, keep: bool = False) -> tupl
     style = page_style(root, source)
     visit = _visit(root, style.elements, attrs=bool(style.simple), keep=keep)
     if style.simple:
-        parents = visit[1]
-        rows = match_rows(style.simple, visit[0], parents.tolist() if isinstance(parents, np.ndarray) else parents,
-                          visit[9], visit[10])
+        rows = match_rows(style.simple, visit[0], visit[1], visit[9], visit[10], factor=visit[14])
         if rows:
             visit = _drop_rows(visit, rows)
     return visit
