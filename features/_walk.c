@@ -3,7 +3,9 @@
  * ``visit(body, drop, hidden, hides, attrs, keep)`` returns what the Python ``_visit`` returns
  * (without ``path0``, which the caller adds), its numbers as int64 / bool buffers instead of
  * lists (``walk._visit`` wraps them with ``numpy.frombuffer``), plus each segment's length and
- * ``measures.tag_factor`` of the rows' tags (each row's code, the distinct tags), or None when the tree holds
+ * ``measures.tag_factor`` of the rows' tags (each row's code, the distinct tags) and a 3 x rows
+ * int64 buffer of each row's own characters, own characters inside a link and characters
+ * before it (``walk._measure`` computes them so from the lists), or None when the tree holds
  * something the Python walk treats in its own way (a comment, processing instruction or
  * entity reference among the visited nodes, a namespaced element, an attribute value made
  * of other than text): the caller then runs the Python walk, the reference.
@@ -468,10 +470,29 @@ static PyObject *visit(PyObject *self, PyObject *args) {
         PyObject *l_own = ints_buffer(&seg_owner), *l_link = bools_buffer(&seg_link);
         PyObject *l_flag = bools_buffer(&link_flag), *l_last = ints_buffer(&lasts);
         PyObject *l_len = ints_buffer(&seg_len), *l_codes = ints_buffer(&codes);
-        if (l_par && l_dep && l_start && l_own && l_link && l_flag && l_last && l_len && l_codes)
-            result = PyTuple_Pack(15, tags, l_par, l_dep, l_start, l_own, seg_text, l_link, l_flag,
-                                  classes, ids, elements, l_last, l_len, l_codes, uniq);
-        Py_XDECREF(l_codes);
+        /* each row's own characters, those inside a link, and the characters before it */
+        Py_ssize_t nrow = parents.n, nseg = seg_len.n;
+        PyObject *l_sums = PyByteArray_FromStringAndSize(NULL, 3 * nrow * (Py_ssize_t)sizeof(int64_t));
+        if (l_sums) {
+            int64_t *own_c = (int64_t *)PyByteArray_AS_STRING(l_sums), *own_l = own_c + nrow, *prior = own_l + nrow;
+            memset(own_c, 0, 2 * nrow * sizeof(int64_t));
+            Py_ssize_t si = 0;
+            int64_t total = 0;
+            for (Py_ssize_t i = 0; i < nrow; i++) {  /* seg_start is non-decreasing */
+                for (; si < seg_start.p[i] && si < nseg; si++) total += seg_len.p[si];
+                prior[i] = total;
+            }
+            for (Py_ssize_t j = 0; j < nseg; j++) {
+                Py_ssize_t o = seg_owner.p[j];
+                if (o < 0 || o >= nrow) continue;
+                own_c[o] += seg_len.p[j];
+                if (seg_link.p[j]) own_l[o] += seg_len.p[j];
+            }
+        }
+        if (l_par && l_dep && l_start && l_own && l_link && l_flag && l_last && l_len && l_codes && l_sums)
+            result = PyTuple_Pack(16, tags, l_par, l_dep, l_start, l_own, seg_text, l_link, l_flag,
+                                  classes, ids, elements, l_last, l_len, l_codes, uniq, l_sums);
+        Py_XDECREF(l_codes); Py_XDECREF(l_sums);
         Py_XDECREF(l_par); Py_XDECREF(l_dep); Py_XDECREF(l_start); Py_XDECREF(l_own);
         Py_XDECREF(l_link); Py_XDECREF(l_flag); Py_XDECREF(l_last); Py_XDECREF(l_len);
     }

@@ -503,8 +503,10 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
     the compiled one hands the page back: a comment or PI among the visited nodes, a
     namespaced element) ``_visit_python``, the reference: both give the same values
     (the compiled one its numbers as numpy arrays, the Python one as lists; ``visit_lists``
-    makes them alike). The last two entries are each segment's length (an array) and the
-    rows' ``measures.tag_factor``, or None (then the measures compute them).
+    makes them alike). The last three entries are each segment's length (an array), the
+    rows' ``measures.tag_factor`` and a 3 x rows array of each row's own characters, own
+    characters inside a link and characters before it, or None (then ``_measure`` and the
+    measures compute them).
     """
     body = root.find("body")
     if body is None:
@@ -513,11 +515,12 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
         got = native.ext.visit(body, DROP_TAGS, hidden, hides, attrs, keep)
         if got is not None:
             (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, classes, ids,
-             elements, lasts, seg_len, codes, uniq) = got
+             elements, lasts, seg_len, codes, uniq, sums) = got
             i64, buf = np.int64, np.frombuffer
             return (tags, buf(parents, i64), buf(depths, i64), buf(seg_start, i64), buf(seg_owner, i64),
                     seg_text, buf(seg_link, np.bool_), buf(link_flag, np.bool_), _path0(body), classes, ids,
-                    elements, buf(lasts, i64), buf(seg_len, i64), (buf(codes, i64), uniq))
+                    elements, buf(lasts, i64), buf(seg_len, i64), (buf(codes, i64), uniq),
+                    buf(sums, i64).reshape(3, -1))
     return _visit_python(root, hidden, attrs, keep)
 
 
@@ -602,7 +605,7 @@ def _visit_python(root: etree._Element, hidden: set, attrs: bool = False, keep: 
                     add_text(t)
                     add_link(in_link)
     return (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag,
-            _path0(body), classes, ids, elements, lasts, None, None)
+            _path0(body), classes, ids, elements, lasts, None, None, None)
 
 
 def visit_lists(visit: tuple) -> tuple:
@@ -644,7 +647,7 @@ def _drop_rows(visit: tuple, rows: list[int]) -> tuple:
             [lk for lk, kp in zip(seg_link, keep_seg) if kp],
             [link_flag[i] for i in keep], path0,
             [classes[i] for i in keep] if classes else [], [ids[i] for i in keep] if ids else [],
-            [elements[i] for i in keep] if elements else [], None, None, None)
+            [elements[i] for i in keep] if elements else [], None, None, None, None)
 
 
 def _drop_rows_arrays(visit: tuple, rows: list[int]) -> tuple:
@@ -674,7 +677,7 @@ def _drop_rows_arrays(visit: tuple, rows: list[int]) -> tuple:
             seg_link[keep_seg], link_flag[kept], path0,
             list(compress(classes, rows_kept)) if classes else [], list(compress(ids, rows_kept)) if ids else [],
             list(compress(elements, rows_kept)) if elements else [], before[lasts[kept]] - 1,
-            visit[13][keep_seg] if visit[13] is not None else None, None)
+            visit[13][keep_seg] if visit[13] is not None else None, None, None)
 
 
 def _find_segments(joined: str, keys: tuple[str, ...]) -> list[int]:
@@ -810,15 +813,19 @@ def _measure(visit: tuple, query: TermMatcher, own: TermMatcher, encoding) -> Pa
     seg_len = visit[13]
     if seg_len is None:
         seg_len = np.fromiter(map(len, seg_text), dtype=np.int64, count=len(seg_text))
-    in_link = np.asarray(seg_link, dtype=bool)
-    own_chars = np.bincount(owner, weights=seg_len, minlength=n).astype(np.int64)
-    own_link = np.bincount(owner[in_link], weights=seg_len[in_link], minlength=n).astype(np.int64)
+    sums = visit[15]
+    if sums is not None:  # made by the compiled visit, as below
+        own_chars, own_link, prior = sums
+    else:
+        in_link = np.asarray(seg_link, dtype=bool)
+        own_chars = np.bincount(owner, weights=seg_len, minlength=n).astype(np.int64)
+        own_link = np.bincount(owner[in_link], weights=seg_len[in_link], minlength=n).astype(np.int64)
+        seg_cum = np.concatenate(([0], np.cumsum(seg_len)))
+        prior = seg_cum[np.asarray(seg_start, dtype=np.int64)] if n else np.zeros(0, np.int64)
     walk = PageWalk(segments=None, encoding=encoding, columns={"node": ()})
     walk._segments, walk._seg_arrays = None, (owner, seg_text)
     norm = walk.normalized_segments() if (query or own) else []
     matches, own_matches = _match_counts(owner, norm, n, query, own)
-    seg_cum = np.concatenate(([0], np.cumsum(seg_len)))
-    prior = seg_cum[np.asarray(seg_start, dtype=np.int64)] if n else np.zeros(0, np.int64)
     lasts = visit[12]
     columns = tree_measures(parent, tags, np.asarray(depths, dtype=np.int64), own_chars, own_link,
                             matches, own_matches, prior, path0,

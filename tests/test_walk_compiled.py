@@ -66,14 +66,20 @@ def both(root, hidden=frozenset(), attrs=False, keep=False):
     py = walk._visit_python(root, set(hidden), attrs, keep)
     assert native.ext is EXT
     c = walk._visit(root, set(hidden), attrs, keep)
-    assert py[13] is None and py[14] is None
+    assert py[13] is None and py[14] is None and py[15] is None
     if c[13] is not None:  # the compiled visit ran
         assert c[13].dtype == np.int64 and c[13].tolist() == [len(t) for t in c[5]]
         assert all(c[k].dtype == np.int64 for k in (1, 2, 3, 4, 12)) and c[6].dtype == c[7].dtype == bool
+        owner, lens = np.array(c[4], dtype=np.int64), np.array(c[13], dtype=np.int64)
+        n = len(c[0])
+        own = np.bincount(owner, weights=lens, minlength=n).astype(np.int64)
+        link = np.bincount(owner[c[6]], weights=lens[c[6]], minlength=n).astype(np.int64)
+        prior = np.concatenate(([0], np.cumsum(lens)))[c[3]] if n else np.zeros(0, np.int64)
+        assert c[15].shape == (3, n) and [v.tolist() for v in c[15]] == [own.tolist(), link.tolist(), prior.tolist()]
         want = tag_factor(c[0])
         assert c[14][0].dtype == np.int64 and c[14][0].tolist() == want[0].tolist() and c[14][1] == want[1]
     else:
-        assert c[14] is None
+        assert c[14] is None and c[15] is None
     return walk.visit_lists(py), walk.visit_lists(c)
 
 
