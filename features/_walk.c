@@ -1297,6 +1297,99 @@ done:
     return res;
 }
 
+
+/* -- measures.tree_measures' columns after the sums ------------------------------------ */
+/* tree_tail(ins, outs, masks): the arithmetic of ``measures.tree_measures`` around CTD's logs,
+ * in the numpy code's order of operations (so the same doubles: each is one IEEE operation,
+ * built with -ffp-contract=off). ``ins`` int64 6 x n: chars, tags, link_chars, link_tags,
+ * parent, chars_prior. ``outs`` float64 7 x n: extra + e, the ratio's log argument, C / T,
+ * td, link_density, position, chars_before. ``masks`` bool 2 x n: extra == 0, C == 0. The
+ * logs stay in numpy (``measures._ctd_from_parts``). False when n is 0. */
+static PyObject *tree_tail(PyObject *self, PyObject *args) {
+    PyObject *in_obj, *of_obj, *om_obj;
+    if (!PyArg_ParseTuple(args, "OOO", &in_obj, &of_obj, &om_obj)) return NULL;
+    Py_buffer vin, vf, vm;
+    if (PyObject_GetBuffer(in_obj, &vin, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(of_obj, &vf, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) { PyBuffer_Release(&vin); return NULL; }
+    if (PyObject_GetBuffer(om_obj, &vm, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&vin); PyBuffer_Release(&vf); return NULL;
+    }
+    PyObject *res = NULL;
+    const Py_ssize_t n = vin.len / 48;
+    if (vin.itemsize != 8 || vf.itemsize != 8 || vm.itemsize != 1 || vin.len != 48 * n || vf.len != 56 * n
+            || vm.len != 2 * n) {
+        PyErr_SetString(PyExc_TypeError, "tree_tail: int64 6 x n, float64 7 x n and bool 2 x n");
+        goto done;
+    }
+    if (!n) { res = Py_False; Py_INCREF(res); goto done; }
+    const int64_t *chars = vin.buf, *tags = chars + n, *lchars = tags + n, *ltags = lchars + n, *prior = ltags + 2 * n;
+    double *arg = vf.buf, *ratio1 = arg + n, *cdt = ratio1 + n, *td = cdt + n, *ld = td + n, *pos = ld + n, *before = pos + n;
+    char *extra_zero = vm.buf, *c_zero = extra_zero + n;
+    const double cb = (double)chars[0], lcb = (double)lchars[0], cb1 = cb != 0.0 ? cb : 1.0;
+    const double lcb_cb = lcb / cb1, n1 = (double)(n > 1 ? n : 1);
+    const double prior_div = (double)(chars[0] ? chars[0] : 1);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double c = (double)chars[i], lc = (double)lchars[i];
+        double t1 = tags[i] == 0 ? 1.0 : (double)tags[i];
+        double lc1 = lc == 0.0 ? 1.0 : lc;
+        double lt1 = ltags[i] == 0 ? 1.0 : (double)ltags[i];
+        double nonlink = c - lc;
+        double nonlink1 = nonlink == 0.0 ? 1.0 : nonlink;
+        double extra = (c / nonlink1) * lc + lcb_cb * c;
+        arg[i] = extra + 2.718281828459045;
+        extra_zero[i] = extra == 0.0;
+        double ratio = (c / lc1) * (t1 / lt1);
+        ratio1[i] = ratio > 0.0 ? ratio : 1.0;
+        cdt[i] = c / t1;
+        c_zero[i] = c == 0.0;
+        td[i] = (double)chars[i] / (double)tags[i];
+        ld[i] = chars[i] > 0 ? (double)lchars[i] / (double)chars[i] : 0.0;
+        pos[i] = (double)i / n1;
+        before[i] = (double)prior[i] / prior_div;
+    }
+    res = Py_True;
+    Py_INCREF(res);
+done:
+    PyBuffer_Release(&vin); PyBuffer_Release(&vf); PyBuffer_Release(&vm);
+    return res;
+}
+
+/* ctd_tail(parent, ctd, out): density_sum (each row's children's CTD added in row order, as
+ * numpy.add.at does) and parent_ctd into out (float64 2 x n); False when the rows are not a
+ * tree in document order. */
+static PyObject *ctd_tail(PyObject *self, PyObject *args) {
+    PyObject *p_obj, *c_obj, *o_obj;
+    if (!PyArg_ParseTuple(args, "OOO", &p_obj, &c_obj, &o_obj)) return NULL;
+    Py_buffer vp, vc, vo;
+    if (PyObject_GetBuffer(p_obj, &vp, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(c_obj, &vc, PyBUF_C_CONTIGUOUS) < 0) { PyBuffer_Release(&vp); return NULL; }
+    if (PyObject_GetBuffer(o_obj, &vo, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&vp); PyBuffer_Release(&vc); return NULL;
+    }
+    PyObject *res = NULL;
+    const Py_ssize_t n = vp.len / 8;
+    if (vp.itemsize != 8 || vc.itemsize != 8 || vo.itemsize != 8 || vc.len != vp.len || vo.len != 2 * vp.len) {
+        PyErr_SetString(PyExc_TypeError, "ctd_tail: int64 parent, float64 ctd and float64 2 x n");
+        goto done;
+    }
+    const int64_t *parent = vp.buf;
+    const double *ctd = vc.buf;
+    double *dsum = vo.buf, *pctd = dsum + n;
+    int good = n > 0 && parent[0] == -1;
+    for (Py_ssize_t i = 1; good && i < n; i++) good = parent[i] >= 0 && parent[i] < i;
+    if (good) {
+        for (Py_ssize_t i = 0; i < n; i++) dsum[i] = 0.0;
+        for (Py_ssize_t i = 1; i < n; i++) dsum[parent[i]] += ctd[i];
+        pctd[0] = 0.0;
+        for (Py_ssize_t i = 1; i < n; i++) pctd[i] = ctd[parent[i]];
+    }
+    res = good ? Py_True : Py_False;
+    Py_INCREF(res);
+done:
+    PyBuffer_Release(&vp); PyBuffer_Release(&vc); PyBuffer_Release(&vo);
+    return res;
+}
+
 /* str_column(values): an Arrow string column of a list of str or None, as
  * ``features.build._str_array`` makes it: ``(validity bytes or None, null count, int32
  * offsets bytes, UTF-8 data bytes)``; None when a value is neither str nor None, has no UTF-8
@@ -1373,6 +1466,10 @@ static PyMethodDef methods[] = {
     {"match_rows", match_rows, METH_VARARGS,
      "match_rows(simple, parents, codes, uniq, classes, ids): css.match_rows over a compiled visit; "
      "None when the Python code must decide."},
+    {"tree_tail", tree_tail, METH_VARARGS,
+     "tree_tail(ins, outs, masks): measures.tree_measures' arithmetic around CTD's logs."},
+    {"ctd_tail", ctd_tail, METH_VARARGS,
+     "ctd_tail(parent, ctd, out): density_sum and parent_ctd; False when not a tree in document order."},
     {"own_text", own_text, METH_VARARGS,
      "own_text(owner, texts, n): each row's own text (walk._own_text); None when an owner is out of range."},
     {"xpaths", xpaths, METH_VARARGS,

@@ -109,14 +109,48 @@ def composite_text_density(c, t, lc, lt) -> np.ndarray:
     cb1 = cb if cb else 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
         extra = (c / nonlink1) * lc + (lcb / cb1) * c
+        ratio = (c / lc1) * (t1 / lt1)
+        return _ctd_from_parts(extra + math.e, extra == 0, np.where(ratio > 0, ratio, 1.0), c / t1, c == 0)
+
+
+def _ctd_from_parts(arg: np.ndarray, extra_zero: np.ndarray, ratio1: np.ndarray, cdt: np.ndarray,
+                    c_zero: np.ndarray) -> np.ndarray:
+    """CTD from its parts, the logs in numpy (a C log may differ from numpy's in the last bit):
+    ``arg`` = extra + e, ``ratio1`` the ratio (1 where not positive), ``cdt`` = C / T."""
+    with np.errstate(divide="ignore", invalid="ignore"):
         # ln(e) is exactly 1 only on some of numpy's log paths (1.24's scalar path gives
         # 0.9999999999999999, whose ln is -1e-16, not 0): no links at all means ln(ln(e)) = 0
-        b = np.where(extra == 0, 1.0, np.log(extra + math.e))
+        b = np.log(arg)
+        b[extra_zero] = 1.0
         lnb = np.log(b)
-        lnb = np.where(lnb == 0, 1.0, lnb)
-        ratio = (c / lc1) * (t1 / lt1)
-        ctd = (c / t1) * np.log(np.where(ratio > 0, ratio, 1.0)) / lnb
-    return np.where(c == 0, 0.0, ctd)
+        lnb[lnb == 0] = 1.0
+        ctd = cdt * np.log(ratio1) / lnb
+    ctd[c_zero] = 0.0
+    return ctd
+
+
+def _tree_tail(chars, tags_, link_chars, link_tags, parent, prior):
+    """The columns of ``tree_measures`` after the sums (ctd, td, link_density, position,
+    chars_before, density_sum, parent_ctd), their arithmetic compiled (``features/_walk.c``
+    ``tree_tail``, ``ctd_tail``: the numpy code's operations in its order, so the same
+    doubles; tests/test_measures_compiled.py) and CTD's logs in numpy; None when not built
+    or the rows are not a tree in document order."""
+    n = len(parent)
+    if native.ext is None or not n:
+        return None
+    ins = np.empty((6, n), dtype=np.int64)
+    for k, v in enumerate((chars, tags_, link_chars, link_tags, parent, prior)):
+        ins[k] = v
+    outs = np.empty((7, n), dtype=np.float64)
+    masks = np.empty((2, n), dtype=np.bool_)
+    if not native.ext.tree_tail(ins, outs, masks):
+        return None
+    arg, ratio1, cdt, td, link_density, position, chars_before = outs
+    ctd = _ctd_from_parts(arg, masks[0], ratio1, cdt, masks[1])
+    sums = np.empty((2, n), dtype=np.float64)
+    if not native.ext.ctd_tail(ins[4], ctd, sums):
+        return None
+    return ctd, td, link_density, position, chars_before, sums[0], sums[1]
 
 
 def sibling_structure(parent: np.ndarray, tags: Sequence[str],
@@ -234,15 +268,21 @@ def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, ow
         nth, children, sibling_same = sibling_structure(parent, tags, factor)
         qs, own_qs = query_scores(parent, matches), query_scores(parent, own_matches)
     tags_ = np.maximum(size - 1, 1)
-    ctd = composite_text_density(chars, tags_, link_chars, link_tags)
-    density_sum = np.zeros(n, dtype=np.float64)
-    if n > 1:
-        np.add.at(density_sum, parent[1:], ctd[1:])
+    tail = _tree_tail(chars, tags_, link_chars, link_tags, parent, chars_prior)
+    if tail is not None:  # the same columns, their arithmetic compiled
+        ctd, td, link_density, position, chars_before, density_sum, parent_ctd = tail
+    else:
+        ctd = composite_text_density(chars, tags_, link_chars, link_tags)
+        density_sum = np.zeros(n, dtype=np.float64)
+        if n > 1:
+            np.add.at(density_sum, parent[1:], ctd[1:])
+        cb = chars[0] if n else 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            link_density = np.where(chars > 0, link_chars / np.where(chars > 0, chars, 1), 0.0)
+        parent_ctd = np.where(parent >= 0, ctd[np.maximum(parent, 0)], 0.0) if n else np.zeros(0)
+        td, position = chars / tags_, idx / max(n, 1)
+        chars_before = np.asarray(chars_prior, dtype=np.float64) / (cb or 1)
     xpath, tagpath = xpaths(parent, tags, nth, root_path, depth=np.asarray(depth), factor=factor)
-    cb = chars[0] if n else 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        link_density = np.where(chars > 0, link_chars / np.where(chars > 0, chars, 1), 0.0)
-    parent_ctd = np.where(parent >= 0, ctd[np.maximum(parent, 0)], 0.0) if n else np.zeros(0)
     return {
         "node": idx,
         "parent": parent,
@@ -252,7 +292,7 @@ def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, ow
         "tags": tags_,
         "link_chars": link_chars,
         "link_tags": link_tags,
-        "td": chars / tags_,
+        "td": td,
         "ctd": ctd,
         "density_sum": density_sum,
         "query_score": qs,
@@ -261,8 +301,8 @@ def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, ow
         "link_density": link_density,
         "own_chars": np.asarray(own_chars, dtype=np.int64),
         "tag_code": tag_codes(tags, factor),
-        "position": idx / max(n, 1),
-        "chars_before": np.asarray(chars_prior, dtype=np.float64) / (cb or 1),
+        "position": position,
+        "chars_before": chars_before,
         "own_query_score": own_qs,
         "parent_ctd": np.asarray(parent_ctd, dtype=np.float64),
         "children": children,
