@@ -86,12 +86,10 @@ static int squash_into(Bytes *out, const unsigned char *s, Py_ssize_t n, int *ga
     Py_ssize_t i = 0;
     int g = *gap;
     while (i < n) {
-        unsigned char c = s[i];
-        if (c >= 0x21 && c < 0x80) {  /* an ASCII non-space byte (most of them): copied as it is */
+        if ((unsigned char)(s[i] - 0x21) < 0x5F) {  /* a run of ASCII non-space bytes (most): copied */
             if (g && w != out->p) *w++ = ' ';
             g = 0;
-            *w++ = (char)c;
-            i++;
+            do *w++ = (char)s[i++]; while (i < n && (unsigned char)(s[i] - 0x21) < 0x5F);
             continue;
         }
         int len;
@@ -996,22 +994,39 @@ done:
 #define INLINE static inline
 #endif
 
+/* What a character ends in the scan, for the first 256 code points (filled at import from
+ * Py_UNICODE_ISSPACE); above them only whitespace ends anything. */
+enum { C_SPACE = 1, C_NAME_END = 2, C_VALUE_END = 4, C_TAG_END = 8 };
+static unsigned char char_class[256];
+
+static void fill_char_class(void) {
+    for (int c = 0; c < 256; c++) {
+        int sp = Py_UNICODE_ISSPACE((Py_UCS4)c) ? 1 : 0;
+        char_class[c] = (unsigned char)((sp ? C_SPACE : 0)
+            | (sp || c == '=' || c == '/' || c == '>' || c == '"' || c == '\'' || c == '<' ? C_NAME_END : 0)
+            | (sp || c == '>' || c == '"' || c == '\'' ? C_VALUE_END : 0)
+            | (sp || c == '/' || c == '>' ? C_TAG_END : 0));
+    }
+}
+
+INLINE int char_is(Py_UCS4 c, int what) {
+    if (c < 256) return char_class[c] & what;
+    return Py_UNICODE_ISSPACE(c) ? what : 0;  /* every class holds whitespace */
+}
+
 INLINE Py_ssize_t attr_at(int kind, const void *data, Py_ssize_t len, Py_ssize_t i) {
     Py_ssize_t j = i;
-    while (j < len && Py_UNICODE_ISSPACE(CH(j))) j++;
+    while (j < len && char_is(CH(j), C_SPACE)) j++;
     if (j == i) return -1;
     Py_ssize_t k = j;
-    for (; k < len; k++) {
-        Py_UCS4 c = CH(k);
-        if (Py_UNICODE_ISSPACE(c) || c == '=' || c == '/' || c == '>' || c == '"' || c == '\'' || c == '<') break;
-    }
+    while (k < len && !char_is(CH(k), C_NAME_END)) k++;
     if (k == j) return -1;
     /* the optional value */
     Py_ssize_t v = k;
-    while (v < len && Py_UNICODE_ISSPACE(CH(v))) v++;
+    while (v < len && char_is(CH(v), C_SPACE)) v++;
     if (v >= len || CH(v) != '=') return k;
     v++;
-    while (v < len && Py_UNICODE_ISSPACE(CH(v))) v++;
+    while (v < len && char_is(CH(v), C_SPACE)) v++;
     if (v >= len) return k;
     Py_UCS4 q = CH(v);
     if (q == '"' || q == '\'') {
@@ -1025,10 +1040,7 @@ INLINE Py_ssize_t attr_at(int kind, const void *data, Py_ssize_t len, Py_ssize_t
     }
     if (q == '>') return k;
     Py_ssize_t e = v;
-    for (; e < len; e++) {
-        Py_UCS4 c = CH(e);
-        if (Py_UNICODE_ISSPACE(c) || c == '>' || c == '"' || c == '\'') break;
-    }
+    while (e < len && !char_is(CH(e), C_VALUE_END)) e++;
     return e > v ? e : k;
 }
 
@@ -1071,10 +1083,7 @@ INLINE int over_scan(int kind, const void *data, Py_ssize_t len, Py_ssize_t n) {
         }
         if (CH(i) != '<' || i + 1 >= len || !ascii_letter(CH(i + 1))) { i++; continue; }
         Py_ssize_t j = i + 2;
-        for (; j < len; j++) {
-            Py_UCS4 c = CH(j);
-            if (Py_UNICODE_ISSPACE(c) || c == '/' || c == '>') break;
-        }
+        while (j < len && !char_is(CH(j), C_TAG_END)) j++;
         Py_ssize_t count = 0;
         for (;;) {
             Py_ssize_t e = attr_at(kind, data, len, j);
@@ -1485,6 +1494,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_walk", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit__walk(void) {
+    fill_char_class();
     PyObject *etree = PyImport_ImportModule("lxml.etree");
     if (!etree) return NULL;
     element_type = (PyTypeObject *)PyObject_GetAttrString(etree, "_Element");
