@@ -307,7 +307,7 @@ class TermMatcher:
     def count(self, words: list[str]) -> int:
         """Matches of the terms in ``words`` (the tokens of one text node)."""
         single = self.single
-        n = sum(1 for w in words if w in single) if single else 0
+        n = sum(map(single.__contains__, words)) if single else 0
         if self.phrases and not self._firsts.isdisjoint(words):
             for ph in self.phrases:
                 k = len(ph)
