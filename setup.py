@@ -7,6 +7,8 @@ succeeds and hwnoise runs their Python code (``hwnoise.native``; ``walk.COMPILED
 - ``hwnoise.features._walk`` (``features/_walk.c``): the walk's visit over libxml2's nodes and
   the features stage's loops (lxml's headers).
 """
+import sys
+
 from setuptools import Extension, setup
 
 
@@ -18,9 +20,13 @@ def _lxml_include() -> list[str]:
     return lxml.get_include()
 
 
+#: The measures' floating operations compiled one IEEE operation each (no fused multiply-add,
+#: which a -march with FMA would allow): the same doubles as numpy's (tree_sums, tree_tail).
+_NO_FMA = [] if sys.platform == "win32" else ["-ffp-contract=off"]
+
 setup(ext_modules=[
     Extension("hwnoise._tokens", ["hwnoise/_tokens.c"], include_dirs=["hwnoise"],
               depends=["hwnoise/_buffers.h"], optional=True),
     Extension("hwnoise.features._walk", ["features/_walk.c"], include_dirs=["hwnoise", *_lxml_include()],
-              depends=["hwnoise/_buffers.h"], optional=True),
+              depends=["hwnoise/_buffers.h"], optional=True, extra_compile_args=_NO_FMA),
 ])

@@ -1,7 +1,11 @@
 /* The walk's visit in C (optional): ``features.walk._visit`` over libxml2's nodes directly.
  *
- * ``visit(body, drop, hidden, hides, attrs, keep)`` returns the same lists as the Python
- * ``_visit`` (without ``path0``, which the caller adds), or None when the tree holds
+ * ``visit(body, drop, hidden, hides, attrs, keep)`` returns what the Python ``_visit`` returns
+ * (without ``path0``, which the caller adds), its numbers as int64 / bool buffers instead of
+ * lists (``walk._visit`` wraps them with ``numpy.frombuffer``), plus each segment's length and
+ * ``measures.tag_factor`` of the rows' tags (each row's code, the distinct tags) and a 3 x rows
+ * int64 buffer of each row's own characters, own characters inside a link and characters
+ * before it (``walk._measure`` computes them so from the lists), or None when the tree holds
  * something the Python walk treats in its own way (a comment, processing instruction or
  * entity reference among the visited nodes, a namespaced element, an attribute value made
  * of other than text): the caller then runs the Python walk, the reference.
@@ -82,13 +86,19 @@ static int squash_into(Bytes *out, const unsigned char *s, Py_ssize_t n, int *ga
     Py_ssize_t i = 0;
     int g = *gap;
     while (i < n) {
+        if ((unsigned char)(s[i] - 0x21) < 0x5F) {  /* a run of ASCII non-space bytes (most): copied */
+            if (g && w != out->p) *w++ = ' ';
+            g = 0;
+            do *w++ = (char)s[i++]; while (i < n && (unsigned char)(s[i] - 0x21) < 0x5F);
+            continue;
+        }
         int len;
         if (utf8_space(s + i, n - i, &len)) {
             g = 1;
         } else {
             if (g && w != out->p) *w++ = ' ';
             g = 0;
-            memcpy(w, s + i, len);
+            for (int k = 0; k < len; k++) w[k] = (char)s[i + k];
             w += len;
         }
         i += len;
@@ -171,6 +181,32 @@ static int attr_value(xmlAttr *a, PyObject **value, Bytes *buf) {
     return *value ? 1 : -1;
 }
 
+/* Whether ``needle`` (lower-case ASCII) occurs in s[0:n] with ASCII letters in any case. */
+static int ascii_icontains(const unsigned char *s, size_t n, const char *needle) {
+    size_t k = strlen(needle);
+    for (size_t i = 0; i + k <= n; i++) {
+        size_t j = 0;
+        while (j < k && (s[i + j] | 0x20) == (unsigned char)needle[j]) j++;
+        if (j == k) return 1;
+    }
+    return 0;
+}
+
+/* An inline style that css.hides surely finds showing, without calling it: its value is one
+ * text node, ASCII, and holds none of "none", "hidden", "collapse" in any case (the words the
+ * pattern needs; on ASCII text its IGNORECASE matches ASCII case variants only). */
+static int plainly_shown(xmlAttr *a) {
+    xmlNode *c = a->children;
+    if (!c) return 1;  /* "": not hidden */
+    if (c->next || !is_text(c)) return 0;
+    const unsigned char *v = c->content ? c->content : (const unsigned char *)"";
+    size_t n = strlen((const char *)v);
+    for (size_t i = 0; i < n; i++)
+        if (v[i] >= 0x80) return 0;
+    return !ascii_icontains(v, n, "none") && !ascii_icontains(v, n, "hidden")
+        && !ascii_icontains(v, n, "collapse");
+}
+
 enum { A_STYLE, A_HIDDEN, A_CLASS, A_ID, A_N };
 
 /* The first no-namespace attribute of each name we read. */
@@ -192,7 +228,7 @@ static void find_attrs(xmlNode *n, xmlAttr **found) {
 
 /* -- tag names: one str per libxml2 name pointer (names come from the document's dict) ---- */
 #define TAGS 512
-typedef struct { const xmlChar *name; PyObject *str; int drop, is_a; } TagSlot;
+typedef struct { const xmlChar *name; PyObject *str; int drop, is_a; Py_ssize_t code1; } TagSlot;  /* code1: code + 1, 0 before its first row */
 
 static TagSlot *tag_of(TagSlot *cache, const xmlChar *name, PyObject *drop) {
     size_t h = (size_t)(((uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15ULL) >> 55) & (TAGS - 1);
@@ -231,40 +267,38 @@ static int in_hidden(const uintptr_t *hid, Py_ssize_t nh, xmlNode *n) {
 /* -- the visit ------------------------------------------------------------------------- */
 /* One text segment (the squashed text of the text nodes from ``first`` on, if any) owned by
  * row ``owner``, inside a link or not: appended to the visit's segment lists. */
-static int add_segment(PyObject *seg_text, Ints *owners, Ints *links, xmlNode *first, Bytes *buf,
-                       Py_ssize_t owner, int link) {
+static int add_segment(PyObject *seg_text, Ints *owners, Ints *links, Ints *lens, xmlNode *first,
+                       Bytes *buf, Py_ssize_t owner, int link) {
     int err = 0;
     PyObject *t = squashed_text(first, buf, &err);
     if (err) return -1;
     if (!t) return 0;
+    Py_ssize_t len = PyUnicode_GET_LENGTH(t);
     int r = PyList_Append(seg_text, t);
     Py_DECREF(t);
-    if (r < 0 || ints_push(owners, owner) < 0 || ints_push(links, link) < 0) return -1;
+    if (r < 0 || ints_push(owners, owner) < 0 || ints_push(links, link) < 0 || ints_push(lens, len) < 0)
+        return -1;
     return 0;
 }
 
 typedef struct { xmlNode *node; Py_ssize_t row; int in_link; } Frame;
 
-static PyObject *ints_list(const Ints *a) {
-    PyObject *l = PyList_New(a->n);
-    if (!l) return NULL;
-    for (Py_ssize_t i = 0; i < a->n; i++) {
-        PyObject *v = PyLong_FromSsize_t(a->p[i]);
-        if (!v) { Py_DECREF(l); return NULL; }
-        PyList_SET_ITEM(l, i, v);
-    }
-    return l;
+/* The visit's numbers as buffers for numpy.frombuffer (no Python int per row): int64 ... */
+static PyObject *ints_buffer(const Ints *a) {
+    PyObject *b = PyByteArray_FromStringAndSize(NULL, a->n * (Py_ssize_t)sizeof(int64_t));
+    if (!b) return NULL;
+    int64_t *d = (int64_t *)PyByteArray_AS_STRING(b);
+    for (Py_ssize_t i = 0; i < a->n; i++) d[i] = (int64_t)a->p[i];
+    return b;
 }
 
-static PyObject *bools_list(const Ints *a) {
-    PyObject *l = PyList_New(a->n);
-    if (!l) return NULL;
-    for (Py_ssize_t i = 0; i < a->n; i++) {
-        PyObject *v = a->p[i] ? Py_True : Py_False;
-        Py_INCREF(v);
-        PyList_SET_ITEM(l, i, v);
-    }
-    return l;
+/* ... and bool (one byte each, 0 or 1). */
+static PyObject *bools_buffer(const Ints *a) {
+    PyObject *b = PyByteArray_FromStringAndSize(NULL, a->n);
+    if (!b) return NULL;
+    char *d = PyByteArray_AS_STRING(b);
+    for (Py_ssize_t i = 0; i < a->n; i++) d[i] = a->p[i] ? 1 : 0;
+    return b;
 }
 
 #define FAIL do { goto fail; } while (0)
@@ -288,14 +322,16 @@ static PyObject *visit(PyObject *self, PyObject *args) {
     int bail = 0;
     TagSlot *cache = PyMem_Calloc(TAGS, sizeof(TagSlot));
     Bytes buf = {0}, abuf = {0};
-    Ints parents = {0}, depths = {0}, seg_start = {0}, seg_owner = {0}, seg_link = {0}, link_flag = {0}, lasts = {0};
+    Ints parents = {0}, depths = {0}, seg_start = {0}, seg_owner = {0}, seg_link = {0}, link_flag = {0}, lasts = {0},
+          seg_len = {0}, codes = {0};
     Frame *stack = NULL;
     Py_ssize_t sp = 0, scap = 0;
     uintptr_t *hid = NULL;
     Py_ssize_t nh = 0;
     PyObject *tags = PyList_New(0), *seg_text = PyList_New(0);
     PyObject *classes = PyList_New(0), *ids = PyList_New(0), *elements = PyList_New(0);
-    if (!cache || !tags || !seg_text || !classes || !ids || !elements) FAIL;
+    PyObject *uniq = PyList_New(0);  /* the distinct tags in order of their first row */
+    if (!cache || !tags || !seg_text || !classes || !ids || !elements || !uniq) FAIL;
 
     /* the hidden set as sorted node pointers */
     if (hidden != Py_None && PyObject_IsTrue(hidden)) {
@@ -336,7 +372,7 @@ static PyObject *visit(PyObject *self, PyObject *args) {
                 if (t->drop) {
                     skip = 1;
                 } else {
-                    if (found[A_STYLE]) {
+                    if (found[A_STYLE] && !plainly_shown(found[A_STYLE])) {
                         PyObject *st;
                         int r = attr_value(found[A_STYLE], &st, &abuf);
                         if (r == -2) BAIL;
@@ -353,7 +389,7 @@ static PyObject *visit(PyObject *self, PyObject *args) {
                 }
             }
             if (skip) {
-                CHECK(add_segment(seg_text, &seg_owner, &seg_link, n->next, &buf, cur, in_link));
+                CHECK(add_segment(seg_text, &seg_owner, &seg_link, &seg_len, n->next, &buf, cur, in_link));
                 xmlNode *nx = next_walked(n);
                 if (nx) { n = nx; continue; }
                 entering = 0;
@@ -361,6 +397,17 @@ static PyObject *visit(PyObject *self, PyObject *args) {
             }
             Py_ssize_t i = PyList_GET_SIZE(tags);
             CHECK(PyList_Append(tags, t->str));
+            if (!t->code1) {  /* the tag's first row: its code (another name pointer may spell it) */
+                Py_ssize_t nu = PyList_GET_SIZE(uniq), k = 0;
+                for (; k < nu; k++) {
+                    int r = PyUnicode_Compare(PyList_GET_ITEM(uniq, k), t->str);
+                    if (r == -1 && PyErr_Occurred()) FAIL;
+                    if (r == 0) break;
+                }
+                if (k == nu) CHECK(PyList_Append(uniq, t->str));
+                t->code1 = k + 1;
+            }
+            CHECK(ints_push(&codes, t->code1 - 1));
             CHECK(ints_push(&parents, cur));
             CHECK(ints_push(&depths, sp));
             CHECK(ints_push(&seg_start, PyList_GET_SIZE(seg_text)));
@@ -398,7 +445,7 @@ static PyObject *visit(PyObject *self, PyObject *args) {
             sp++;
             cur = i;
             in_link = in_link || t->is_a;
-            CHECK(add_segment(seg_text, &seg_owner, &seg_link, n->children, &buf, i, in_link));
+            CHECK(add_segment(seg_text, &seg_owner, &seg_link, &seg_len, n->children, &buf, i, in_link));
             xmlNode *c = first_walked(n);
             if (c) { n = c; continue; }
             entering = 0;
@@ -411,20 +458,41 @@ static PyObject *visit(PyObject *self, PyObject *args) {
         cur = stack[sp].row;
         in_link = stack[sp].in_link;
         if (el == body) break;
-        CHECK(add_segment(seg_text, &seg_owner, &seg_link, el->next, &buf, cur, in_link));
+        CHECK(add_segment(seg_text, &seg_owner, &seg_link, &seg_len, el->next, &buf, cur, in_link));
         xmlNode *nx = next_walked(el);
         if (nx) { n = nx; entering = 1; }
     }
 
     {
-        PyObject *l_par = ints_list(&parents), *l_dep = ints_list(&depths), *l_start = ints_list(&seg_start);
-        PyObject *l_own = ints_list(&seg_owner), *l_link = bools_list(&seg_link);
-        PyObject *l_flag = bools_list(&link_flag), *l_last = ints_list(&lasts);
-        if (l_par && l_dep && l_start && l_own && l_link && l_flag && l_last)
-            result = PyTuple_Pack(12, tags, l_par, l_dep, l_start, l_own, seg_text, l_link, l_flag,
-                                  classes, ids, elements, l_last);
+        PyObject *l_par = ints_buffer(&parents), *l_dep = ints_buffer(&depths), *l_start = ints_buffer(&seg_start);
+        PyObject *l_own = ints_buffer(&seg_owner), *l_link = bools_buffer(&seg_link);
+        PyObject *l_flag = bools_buffer(&link_flag), *l_last = ints_buffer(&lasts);
+        PyObject *l_len = ints_buffer(&seg_len), *l_codes = ints_buffer(&codes);
+        /* each row's own characters, those inside a link, and the characters before it */
+        Py_ssize_t nrow = parents.n, nseg = seg_len.n;
+        PyObject *l_sums = PyByteArray_FromStringAndSize(NULL, 3 * nrow * (Py_ssize_t)sizeof(int64_t));
+        if (l_sums) {
+            int64_t *own_c = (int64_t *)PyByteArray_AS_STRING(l_sums), *own_l = own_c + nrow, *prior = own_l + nrow;
+            memset(own_c, 0, 2 * nrow * sizeof(int64_t));
+            Py_ssize_t si = 0;
+            int64_t total = 0;
+            for (Py_ssize_t i = 0; i < nrow; i++) {  /* seg_start is non-decreasing */
+                for (; si < seg_start.p[i] && si < nseg; si++) total += seg_len.p[si];
+                prior[i] = total;
+            }
+            for (Py_ssize_t j = 0; j < nseg; j++) {
+                Py_ssize_t o = seg_owner.p[j];
+                if (o < 0 || o >= nrow) continue;
+                own_c[o] += seg_len.p[j];
+                if (seg_link.p[j]) own_l[o] += seg_len.p[j];
+            }
+        }
+        if (l_par && l_dep && l_start && l_own && l_link && l_flag && l_last && l_len && l_codes && l_sums)
+            result = PyTuple_Pack(16, tags, l_par, l_dep, l_start, l_own, seg_text, l_link, l_flag,
+                                  classes, ids, elements, l_last, l_len, l_codes, uniq, l_sums);
+        Py_XDECREF(l_codes); Py_XDECREF(l_sums);
         Py_XDECREF(l_par); Py_XDECREF(l_dep); Py_XDECREF(l_start); Py_XDECREF(l_own);
-        Py_XDECREF(l_link); Py_XDECREF(l_flag); Py_XDECREF(l_last);
+        Py_XDECREF(l_link); Py_XDECREF(l_flag); Py_XDECREF(l_last); Py_XDECREF(l_len);
     }
 fail:
     if (bail && !result) {
@@ -438,7 +506,8 @@ fail:
     }
     PyMem_Free(buf.p); PyMem_Free(abuf.p);
     PyMem_Free(parents.p); PyMem_Free(depths.p); PyMem_Free(seg_start.p); PyMem_Free(seg_owner.p);
-    PyMem_Free(seg_link.p); PyMem_Free(link_flag.p); PyMem_Free(lasts.p);
+    PyMem_Free(seg_link.p); PyMem_Free(link_flag.p); PyMem_Free(lasts.p); PyMem_Free(seg_len.p);
+    PyMem_Free(codes.p); Py_XDECREF(uniq);
     PyMem_Free(stack); PyMem_Free(hid);
     Py_XDECREF(tags); Py_XDECREF(seg_text); Py_XDECREF(classes); Py_XDECREF(ids); Py_XDECREF(elements);
     return result;
@@ -492,41 +561,486 @@ done:
     return out;
 }
 
+
+/* own_text(owner, texts, n): walk._own_text, each row's own text: its segments (texts[j]
+ * owned by row owner[j], int64) joined by one space in document order, "" for none. None
+ * when an owner is out of range (the Python code decides). */
+static PyObject *own_text(PyObject *self, PyObject *args) {
+    PyObject *owner_obj, *texts;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "OO!n", &owner_obj, &PyList_Type, &texts, &n)) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(owner_obj, &view, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    Py_ssize_t m = PyList_GET_SIZE(texts);
+    PyObject *out = NULL, *empty = NULL, *space = NULL;
+    Py_ssize_t *count = NULL;
+    if (view.itemsize != 8 || view.len / 8 != m || n < 0) {
+        PyErr_SetString(PyExc_TypeError, "own_text: int64 owners, one per text");
+        goto done;
+    }
+    const int64_t *owner = view.buf;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        if (owner[j] < 0 || owner[j] >= n || !PyUnicode_Check(PyList_GET_ITEM(texts, j))) {
+            out = Py_None; Py_INCREF(out);
+            goto done;
+        }
+    }
+    count = PyMem_Calloc(n ? n : 1, sizeof(Py_ssize_t));
+    empty = PyUnicode_New(0, 0);
+    space = PyUnicode_FromStringAndSize(" ", 1);
+    out = count && empty && space ? PyList_New(n) : NULL;
+    if (!out) { if (!count) PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t j = 0; j < m; j++) count[owner[j]]++;
+    for (Py_ssize_t i = 0; i < n; i++) { Py_INCREF(empty); PyList_SET_ITEM(out, i, empty); }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        Py_ssize_t o = owner[j];
+        PyObject *t = PyList_GET_ITEM(texts, j), *cur = PyList_GET_ITEM(out, o), *v;
+        if (cur == empty) { Py_INCREF(t); v = t; }  /* the first (often the only) segment */
+        else {                                       /* rows with several: a few */
+            PyObject *a = PyUnicode_Concat(cur, space);
+            v = a ? PyUnicode_Concat(a, t) : NULL;
+            Py_XDECREF(a);
+            if (!v) { Py_CLEAR(out); goto done; }
+        }
+        PyList_SET_ITEM(out, o, v);
+        Py_DECREF(cur);
+    }
+done:
+    PyMem_Free(count);
+    Py_XDECREF(empty); Py_XDECREF(space);
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* v in decimal into out (no NUL; 20 digits and a sign at most): its length (printf's %lld). */
+static inline int decimal(int64_t v, char *out) {
+    char tmp[24];
+    int k = 0, neg = v < 0;
+    uint64_t u = neg ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do { tmp[k++] = (char)('0' + u % 10); u /= 10; } while (u);
+    int n = 0;
+    if (neg) out[n++] = '-';
+    while (k) out[n++] = tmp[--k];
+    return n;
+}
+
+/* xpaths(parent, codes, tags, nth, root): measures.xpaths' (xpath, tag path) of each row, made
+ * in one pass: row i's xpath is its parent's plus "/" tags[codes[i]] "[" nth[i] "]", its tag
+ * path its parent's plus "/" tags[codes[i]]; row 0's are root. None when a tag or root is not
+ * ASCII, a code out of range, or a row's parent does not come before it (the Python code
+ * decides). parent, codes, nth: int64, one per row. */
+static PyObject *xpaths(PyObject *self, PyObject *args) {
+    PyObject *parent_obj, *codes_obj, *tags, *nth_obj, *root;
+    if (!PyArg_ParseTuple(args, "OOO!OU", &parent_obj, &codes_obj, &PyList_Type, &tags, &nth_obj, &root))
+        return NULL;
+    Py_buffer vp, vc, vn;
+    if (PyObject_GetBuffer(parent_obj, &vp, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(codes_obj, &vc, PyBUF_C_CONTIGUOUS) < 0) { PyBuffer_Release(&vp); return NULL; }
+    if (PyObject_GetBuffer(nth_obj, &vn, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&vp); PyBuffer_Release(&vc); return NULL;
+    }
+    PyObject *res = NULL, *xp = NULL, *tp = NULL;
+    Py_ssize_t n = vp.len / 8, nt = PyList_GET_SIZE(tags);
+    if (vp.itemsize != 8 || vc.itemsize != 8 || vn.itemsize != 8 || vc.len != vp.len || vn.len != vp.len) {
+        PyErr_SetString(PyExc_TypeError, "xpaths: int64 parent, codes and nth of one length");
+        goto done;
+    }
+    const int64_t *parent = vp.buf, *code = vc.buf, *nth = vn.buf;
+    int ok = PyUnicode_IS_ASCII(root);
+    for (Py_ssize_t k = 0; ok && k < nt; k++) {
+        PyObject *t = PyList_GET_ITEM(tags, k);
+        ok = PyUnicode_Check(t) && PyUnicode_IS_ASCII(t);
+    }
+    for (Py_ssize_t i = 0; ok && i < n; i++)
+        ok = code[i] >= 0 && code[i] < nt && (i == 0 || (parent[i] >= 0 && parent[i] < i));
+    if (!ok) { res = Py_None; Py_INCREF(res); goto done; }
+    xp = PyList_New(n);
+    tp = xp ? PyList_New(n) : NULL;
+    if (!tp) goto done;
+    if (n) {
+        Py_INCREF(root); PyList_SET_ITEM(xp, 0, root);
+        Py_INCREF(root); PyList_SET_ITEM(tp, 0, root);
+    }
+    for (Py_ssize_t i = 1; i < n; i++) {
+        PyObject *pa = PyList_GET_ITEM(xp, parent[i]), *pt = PyList_GET_ITEM(tp, parent[i]);
+        PyObject *t = PyList_GET_ITEM(tags, code[i]);
+        Py_ssize_t lt = PyUnicode_GET_LENGTH(t), la = PyUnicode_GET_LENGTH(pa), lpt = PyUnicode_GET_LENGTH(pt);
+        char num[24];
+        int ln = decimal(nth[i], num);
+        PyObject *a = PyUnicode_New(la + 1 + lt + 2 + ln, 127);
+        if (!a) goto done;
+        char *w = (char *)PyUnicode_DATA(a);
+        memcpy(w, PyUnicode_DATA(pa), la); w += la;
+        *w++ = '/';
+        memcpy(w, PyUnicode_DATA(t), lt); w += lt;
+        *w++ = '[';
+        memcpy(w, num, ln); w += ln;
+        *w = ']';
+        PyList_SET_ITEM(xp, i, a);
+        PyObject *b = PyUnicode_New(lpt + 1 + lt, 127);
+        if (!b) goto done;
+        w = (char *)PyUnicode_DATA(b);
+        memcpy(w, PyUnicode_DATA(pt), lpt); w += lpt;
+        *w++ = '/';
+        memcpy(w, PyUnicode_DATA(t), lt);
+        PyList_SET_ITEM(tp, i, b);
+    }
+    res = PyTuple_Pack(2, xp, tp);
+done:
+    Py_XDECREF(xp); Py_XDECREF(tp);
+    PyBuffer_Release(&vp); PyBuffer_Release(&vc); PyBuffer_Release(&vn);
+    return res;
+}
+
+
+/* -- css.page_style's style sheets ----------------------------------------------------- */
+/* style_sheets(root): css._style_sheets, the text (``el.text``) of each ``<style>`` element
+ * of root's subtree (root included) in document order that has no ``<noscript>`` ancestor,
+ * empty ones left out; None when an element has a namespace (the Python code decides). One
+ * pass over libxml2's nodes, where ``root.iter("style")`` makes lxml step through every node. */
+static PyObject *style_sheets(PyObject *self, PyObject *arg) {
+    if (!PyObject_TypeCheck(arg, element_type)) {
+        PyErr_SetString(PyExc_TypeError, "root must be an lxml element");
+        return NULL;
+    }
+    xmlNode *top = ((struct LxmlElement *)arg)->_c_node;
+    if (!top || top->type != XML_ELEMENT_NODE) Py_RETURN_NONE;
+    PyObject *out = PyList_New(0);
+    if (!out) return NULL;
+    Bytes buf = {0};
+    Py_ssize_t noscript = 0;  /* open <noscript> ancestors */
+    xmlNode *n = top;
+    for (;;) {
+        if (n->type == XML_ELEMENT_NODE) {
+            if (n->ns || !n->name) { Py_DECREF(out); PyMem_Free(buf.p); Py_RETURN_NONE; }
+            const char *nm = (const char *)n->name;
+            if (!noscript && !strcmp(nm, "style")) {  /* el.text: the first run of text nodes */
+                buf.n = 0;
+                for (xmlNode *c = text_or_skip(n->children); c; c = text_or_skip(c->next)) {
+                    if (!c->content) continue;
+                    Py_ssize_t k = (Py_ssize_t)strlen((const char *)c->content);
+                    if (bytes_reserve(&buf, k) < 0) { Py_DECREF(out); PyMem_Free(buf.p); return NULL; }
+                    memcpy(buf.p + buf.n, c->content, k);
+                    buf.n += k;
+                }
+                if (buf.n) {
+                    PyObject *t = PyUnicode_DecodeUTF8(buf.p, buf.n, NULL);
+                    if (!t || PyList_Append(out, t) < 0) {
+                        Py_XDECREF(t); Py_DECREF(out); PyMem_Free(buf.p); return NULL;
+                    }
+                    Py_DECREF(t);
+                }
+            }
+            if (n->children) {
+                noscript += !strcmp(nm, "noscript");
+                n = n->children;
+                continue;
+            }
+        }
+        while (n != top && !n->next) {  /* climb out of the subtrees that end here */
+            n = n->parent;
+            if (n->type == XML_ELEMENT_NODE && n->name && !strcmp((const char *)n->name, "noscript")) noscript--;
+        }
+        if (n == top) break;
+        n = n->next;
+    }
+    PyMem_Free(buf.p);
+    return out;
+}
+
+
+/* fold_ascii(texts): walk._fold_ascii, ``(folded, rest)``: each ASCII text lower-cased (the
+ * text itself when it has no capital), None for a text that is not ASCII, and the indices of
+ * those; None when an item is not a str (the Python code decides). */
+static PyObject *fold_ascii(PyObject *self, PyObject *arg) {
+    if (!PyList_Check(arg)) { PyErr_SetString(PyExc_TypeError, "fold_ascii: a list"); return NULL; }
+    Py_ssize_t m = PyList_GET_SIZE(arg);
+    for (Py_ssize_t j = 0; j < m; j++)
+        if (!PyUnicode_Check(PyList_GET_ITEM(arg, j))) Py_RETURN_NONE;
+    PyObject *out = PyList_New(m), *rest = PyList_New(0);
+    if (!out || !rest) goto fail;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        PyObject *t = PyList_GET_ITEM(arg, j), *v;
+        if (!PyUnicode_IS_ASCII(t)) {
+            PyObject *k = PyLong_FromSsize_t(j);
+            if (!k || PyList_Append(rest, k) < 0) { Py_XDECREF(k); goto fail; }
+            Py_DECREF(k);
+            Py_INCREF(Py_None);
+            PyList_SET_ITEM(out, j, Py_None);
+            continue;
+        }
+        const unsigned char *d = PyUnicode_DATA(t);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(t), i = 0;
+        while (i < len && !(d[i] >= 'A' && d[i] <= 'Z')) i++;
+        if (i == len) {
+            Py_INCREF(t);
+            v = t;
+        } else {
+            v = PyUnicode_New(len, 127);
+            if (!v) goto fail;
+            unsigned char *w = PyUnicode_DATA(v);
+            memcpy(w, d, i);
+            for (; i < len; i++) w[i] = (d[i] >= 'A' && d[i] <= 'Z') ? (unsigned char)(d[i] + 32) : d[i];
+        }
+        PyList_SET_ITEM(out, j, v);
+    }
+    return Py_BuildValue("NN", out, rest);
+fail:
+    Py_XDECREF(out); Py_XDECREF(rest);
+    return NULL;
+}
+
+
+/* -- css.match_rows ---------------------------------------------------------------------- */
+/* match_rows(simple, parents, codes, uniq, classes, ids): css.match_rows over a compiled visit
+ * (parents, codes: int64, one per row; uniq: the distinct tags, codes index it), the same rows
+ * in order; None when ``simple`` is not made as css.parse_simple makes it (the Python code
+ * decides). Every row but body is tried against each selector's last compound (the Python
+ * code narrows the candidates by id, class or tag first: the same matches), then its
+ * ancestors as in ``left_ok``. Class tokens are ``str.split`` of the attribute, looked up in
+ * a dict of the classes the selectors name; a row's classes are a bit set of those. */
+typedef struct { Py_ssize_t tag, id, c0, nc; } Comp;  /* tag: -1 any, -2 not on the page */
+typedef struct { Py_ssize_t c0, n, comb0; int html_left; } Sel;
+
+typedef struct {
+    const int64_t *parent, *code;
+    const uint64_t *mask;  /* W words per row */
+    const Py_ssize_t *row_id, *cls;
+    const Comp *comp;
+    const char *comb;  /* '>' or ' ' */
+    Py_ssize_t W;
+} Match;
+
+static int comp_ok(const Match *m, Py_ssize_t r, const Comp *c) {
+    if (c->tag != -1 && m->code[r] != c->tag) return 0;
+    if (c->id != -1 && m->row_id[r] != c->id) return 0;
+    for (Py_ssize_t a = 0; a < c->nc; a++) {
+        Py_ssize_t k = m->cls[c->c0 + a];
+        if (!(m->mask[r * m->W + k / 64] >> (k % 64) & 1)) return 0;
+    }
+    return 1;
+}
+
+static int left_ok(const Match *m, Py_ssize_t r, const Sel *s, Py_ssize_t k) {
+    if (k == 0) return 1;
+    int64_t p = m->parent[r];
+    int is_html = k == 1 && s->html_left;
+    const Comp *c = &m->comp[s->c0 + k - 1];
+    if (m->comb[s->comb0 + k - 1] == '>') {
+        if (p < 0) return is_html;
+        return comp_ok(m, p, c) && left_ok(m, p, s, k - 1);
+    }
+    while (p >= 0) {
+        if (comp_ok(m, p, c) && left_ok(m, p, s, k - 1)) return 1;
+        p = m->parent[p];
+    }
+    return is_html;
+}
+
+/* index of key in d, adding it when absent; -1 on error */
+static Py_ssize_t index_of(PyObject *d, PyObject *key) {
+    PyObject *v = PyDict_GetItemWithError(d, key);
+    if (v) return PyLong_AsSsize_t(v);
+    if (PyErr_Occurred()) return -1;
+    Py_ssize_t k = PyDict_GET_SIZE(d);
+    PyObject *o = PyLong_FromSsize_t(k);
+    if (!o || PyDict_SetItem(d, key, o) < 0) { Py_XDECREF(o); return -1; }
+    Py_DECREF(o);
+    return k;
+}
+
+static PyObject *match_rows(PyObject *self, PyObject *args) {
+    PyObject *simple, *par_obj, *code_obj, *uniq, *classes, *ids;
+    if (!PyArg_ParseTuple(args, "O!OOO!O!O!", &PyList_Type, &simple, &par_obj, &code_obj, &PyList_Type, &uniq,
+                          &PyList_Type, &classes, &PyList_Type, &ids)) return NULL;
+    Py_buffer vp, vc;
+    if (PyObject_GetBuffer(par_obj, &vp, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(code_obj, &vc, PyBUF_C_CONTIGUOUS) < 0) { PyBuffer_Release(&vp); return NULL; }
+    PyObject *res = NULL, *tag_ix = PyDict_New(), *cls_ix = PyDict_New(), *id_ix = PyDict_New();
+    Comp *comp = NULL; Sel *sel = NULL; char *comb = NULL;
+    Ints cls = {0};
+    uint64_t *mask = NULL; Py_ssize_t *row_id = NULL; char *hit = NULL;
+    Py_ssize_t n = vp.len / 8, ns = PyList_GET_SIZE(simple), ncomp = 0, ncomb = 0;
+    int bail = 0;
+    if (!tag_ix || !cls_ix || !id_ix) goto done;
+    if (vp.itemsize != 8 || vc.itemsize != 8 || vc.len != vp.len || PyList_GET_SIZE(classes) != n
+            || PyList_GET_SIZE(ids) != n) {
+        PyErr_SetString(PyExc_TypeError, "match_rows: int64 parents and codes, a class and an id per row");
+        goto done;
+    }
+    const int64_t *parent = vp.buf, *code = vc.buf;
+    if (!ns || n <= 1) { res = PyList_New(0); goto done; }
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(uniq); k++) {
+        PyObject *o = PyLong_FromSsize_t(k);
+        if (!o || PyDict_SetItem(tag_ix, PyList_GET_ITEM(uniq, k), o) < 0) { Py_XDECREF(o); goto done; }
+        Py_DECREF(o);
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (i && (parent[i] < 0 || parent[i] >= i)) { bail = 1; goto done; }
+    /* the selectors, each as css.parse_simple makes it: ((tag|None, frozenset, id|None), ...), (comb, ...) */
+    for (Py_ssize_t j = 0; j < ns; j++) {
+        PyObject *s = PyList_GET_ITEM(simple, j);
+        if (!PyTuple_Check(s) || PyTuple_GET_SIZE(s) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(s, 0))
+            || !PyTuple_Check(PyTuple_GET_ITEM(s, 1))) { bail = 1; goto done; }
+        Py_ssize_t k = PyTuple_GET_SIZE(PyTuple_GET_ITEM(s, 0));
+        if (!k || PyTuple_GET_SIZE(PyTuple_GET_ITEM(s, 1)) != k - 1) { bail = 1; goto done; }
+        ncomp += k; ncomb += k - 1;
+    }
+    comp = PyMem_Malloc(ncomp * sizeof(Comp));
+    sel = PyMem_Malloc(ns * sizeof(Sel));
+    comb = PyMem_Malloc(ncomb + 1);
+    if (!comp || !sel || !comb) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t j = 0, c0 = 0, b0 = 0; j < ns; j++) {
+        PyObject *s = PyList_GET_ITEM(simple, j), *comps = PyTuple_GET_ITEM(s, 0), *combs = PyTuple_GET_ITEM(s, 1);
+        Py_ssize_t k = PyTuple_GET_SIZE(comps);
+        sel[j].c0 = c0; sel[j].n = k; sel[j].comb0 = b0; sel[j].html_left = 0;
+        for (Py_ssize_t a = 0; a < k; a++, c0++) {
+            PyObject *cp = PyTuple_GET_ITEM(comps, a);
+            if (!PyTuple_Check(cp) || PyTuple_GET_SIZE(cp) != 3) { bail = 1; goto done; }
+            PyObject *tag = PyTuple_GET_ITEM(cp, 0), *cl = PyTuple_GET_ITEM(cp, 1), *id = PyTuple_GET_ITEM(cp, 2);
+            if ((tag != Py_None && !PyUnicode_CheckExact(tag)) || !PyFrozenSet_CheckExact(cl)
+                || (id != Py_None && !PyUnicode_CheckExact(id))) { bail = 1; goto done; }
+            Comp *c = &comp[c0];
+            c->tag = -1;
+            if (tag != Py_None) {
+                PyObject *v = PyDict_GetItemWithError(tag_ix, tag);
+                if (!v && PyErr_Occurred()) goto done;
+                c->tag = v ? PyLong_AsSsize_t(v) : -2;
+            }
+            c->id = id == Py_None ? -1 : index_of(id_ix, id);
+            if (id != Py_None && c->id < 0) goto done;
+            c->c0 = cls.n; c->nc = 0;
+            Py_ssize_t pos = 0; PyObject *name; Py_hash_t h;
+            while (_PySet_NextEntry(cl, &pos, &name, &h)) {
+                if (!PyUnicode_CheckExact(name)) { bail = 1; goto done; }
+                Py_ssize_t ix = index_of(cls_ix, name);
+                if (ix < 0 || ints_push(&cls, ix) < 0) goto done;
+                c->nc++;
+            }
+            if (a == 0 && tag != Py_None && id == Py_None && c->nc == 0
+                && PyUnicode_CompareWithASCIIString(tag, "html") == 0) sel[j].html_left = 1;
+        }
+        for (Py_ssize_t a = 0; a < k - 1; a++, b0++) {
+            PyObject *cb = PyTuple_GET_ITEM(combs, a);
+            if (!PyUnicode_Check(cb)) { bail = 1; goto done; }
+            if (PyUnicode_CompareWithASCIIString(cb, ">") == 0) comb[b0] = '>';
+            else if (PyUnicode_CompareWithASCIIString(cb, " ") == 0) comb[b0] = ' ';
+            else { bail = 1; goto done; }
+        }
+    }
+    /* each row's classes (as a bit set of the selectors' classes) and id (as an index) */
+    Py_ssize_t K = PyDict_GET_SIZE(cls_ix), W = K ? (K + 63) / 64 : 1;
+    mask = PyMem_Calloc((size_t)n * W, sizeof(uint64_t));
+    row_id = PyMem_Malloc(n * sizeof(Py_ssize_t));
+    hit = PyMem_Calloc(n, 1);
+    if (!mask || !row_id || !hit) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t r = 0; r < n; r++) {
+        PyObject *v = PyList_GET_ITEM(classes, r);
+        if (K && v != Py_None) {
+            if (!PyUnicode_Check(v)) { bail = 1; goto done; }
+            if (PyUnicode_GET_LENGTH(v)) {
+                PyObject *toks = PyUnicode_Split(v, NULL, -1);
+                if (!toks) goto done;
+                for (Py_ssize_t a = 0; a < PyList_GET_SIZE(toks); a++) {
+                    PyObject *ix = PyDict_GetItemWithError(cls_ix, PyList_GET_ITEM(toks, a));
+                    if (!ix) { if (PyErr_Occurred()) { Py_DECREF(toks); goto done; } continue; }
+                    Py_ssize_t b = PyLong_AsSsize_t(ix);
+                    mask[r * W + b / 64] |= (uint64_t)1 << (b % 64);
+                }
+                Py_DECREF(toks);
+            }
+        }
+        row_id[r] = -1;
+        v = PyList_GET_ITEM(ids, r);
+        if (v != Py_None && PyDict_GET_SIZE(id_ix)) {
+            if (!PyUnicode_Check(v)) { bail = 1; goto done; }
+            PyObject *ix = PyDict_GetItemWithError(id_ix, v);
+            if (!ix && PyErr_Occurred()) goto done;
+            if (ix) row_id[r] = PyLong_AsSsize_t(ix);
+        }
+    }
+    Match m = {parent, code, mask, row_id, cls.p, comp, comb, W};
+    for (Py_ssize_t j = 0; j < ns; j++) {
+        const Comp *last = &comp[sel[j].c0 + sel[j].n - 1];
+        if (last->tag == -2) continue;  /* its tag is not on the page */
+        for (Py_ssize_t r = 1; r < n; r++)
+            if (!hit[r] && comp_ok(&m, r, last) && left_ok(&m, r, &sel[j], sel[j].n - 1)) hit[r] = 1;
+    }
+    res = PyList_New(0);
+    for (Py_ssize_t r = 1; res && r < n; r++) {
+        if (!hit[r]) continue;
+        PyObject *o = PyLong_FromSsize_t(r);
+        if (!o || PyList_Append(res, o) < 0) { Py_XDECREF(o); Py_CLEAR(res); break; }
+        Py_DECREF(o);
+    }
+done:
+    if (bail && !res) { PyErr_Clear(); res = Py_None; Py_INCREF(res); }
+    Py_XDECREF(tag_ix); Py_XDECREF(cls_ix); Py_XDECREF(id_ix);
+    PyMem_Free(comp); PyMem_Free(sel); PyMem_Free(comb); PyMem_Free(cls.p);
+    PyMem_Free(mask); PyMem_Free(row_id); PyMem_Free(hit);
+    PyBuffer_Release(&vp); PyBuffer_Release(&vc);
+    return res;
+}
+
 /* -- the attribute cap's scan (features.limits) ----------------------------------------- */
 /* Py_UNICODE_ISSPACE is what the regex module's \s and str.isspace use. */
 #define CH(i) PyUnicode_READ(kind, data, (i))
 
 /* One ATTR of features.limits at i ((?>\s+[^\s=/>"'<]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']+))?)):
  * its end, or -1 when none starts there. */
-static Py_ssize_t attr_at(int kind, const void *data, Py_ssize_t len, Py_ssize_t i) {
+#if defined(__GNUC__)
+#define INLINE static inline __attribute__((always_inline))
+#else
+#define INLINE static inline
+#endif
+
+/* What a character ends in the scan, for the first 256 code points (filled at import from
+ * Py_UNICODE_ISSPACE); above them only whitespace ends anything. */
+enum { C_SPACE = 1, C_NAME_END = 2, C_VALUE_END = 4, C_TAG_END = 8 };
+static unsigned char char_class[256];
+
+static void fill_char_class(void) {
+    for (int c = 0; c < 256; c++) {
+        int sp = Py_UNICODE_ISSPACE((Py_UCS4)c) ? 1 : 0;
+        char_class[c] = (unsigned char)((sp ? C_SPACE : 0)
+            | (sp || c == '=' || c == '/' || c == '>' || c == '"' || c == '\'' || c == '<' ? C_NAME_END : 0)
+            | (sp || c == '>' || c == '"' || c == '\'' ? C_VALUE_END : 0)
+            | (sp || c == '/' || c == '>' ? C_TAG_END : 0));
+    }
+}
+
+INLINE int char_is(Py_UCS4 c, int what) {
+    if (c < 256) return char_class[c] & what;
+    return Py_UNICODE_ISSPACE(c) ? what : 0;  /* every class holds whitespace */
+}
+
+INLINE Py_ssize_t attr_at(int kind, const void *data, Py_ssize_t len, Py_ssize_t i) {
     Py_ssize_t j = i;
-    while (j < len && Py_UNICODE_ISSPACE(CH(j))) j++;
+    while (j < len && char_is(CH(j), C_SPACE)) j++;
     if (j == i) return -1;
     Py_ssize_t k = j;
-    for (; k < len; k++) {
-        Py_UCS4 c = CH(k);
-        if (Py_UNICODE_ISSPACE(c) || c == '=' || c == '/' || c == '>' || c == '"' || c == '\'' || c == '<') break;
-    }
+    while (k < len && !char_is(CH(k), C_NAME_END)) k++;
     if (k == j) return -1;
     /* the optional value */
     Py_ssize_t v = k;
-    while (v < len && Py_UNICODE_ISSPACE(CH(v))) v++;
+    while (v < len && char_is(CH(v), C_SPACE)) v++;
     if (v >= len || CH(v) != '=') return k;
     v++;
-    while (v < len && Py_UNICODE_ISSPACE(CH(v))) v++;
+    while (v < len && char_is(CH(v), C_SPACE)) v++;
     if (v >= len) return k;
     Py_UCS4 q = CH(v);
     if (q == '"' || q == '\'') {
+        if (kind == PyUnicode_1BYTE_KIND) {  /* the same search, by memchr */
+            const char *e = v + 1 < len ? memchr((const char *)data + v + 1, (int)q, len - v - 1) : NULL;
+            return e ? e - (const char *)data + 1 : k;
+        }
         for (Py_ssize_t e = v + 1; e < len; e++)
             if (CH(e) == q) return e + 1;
         return k;  /* unterminated: no value */
     }
     if (q == '>') return k;
     Py_ssize_t e = v;
-    for (; e < len; e++) {
-        Py_UCS4 c = CH(e);
-        if (Py_UNICODE_ISSPACE(c) || c == '>' || c == '"' || c == '\'') break;
-    }
+    while (e < len && !char_is(CH(e), C_VALUE_END)) e++;
     return e > v ? e : k;
 }
 
@@ -535,31 +1049,66 @@ static inline int ascii_letter(Py_UCS4 c) { return (c >= 'A' && c <= 'Z') || (c 
 /* over_attributes(text, n): whether some tag of text has more than n attributes, as the
  * ``skip`` pattern of features.limits finds them (it stops before the end of the text exactly
  * then): tags are read from each "<" and a letter, past the attributes they have. */
-static PyObject *over_attributes(PyObject *self, PyObject *args) {
-    PyObject *text;
-    Py_ssize_t n;
-    if (!PyArg_ParseTuple(args, "Un", &text, &n)) return NULL;
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+/* The index of the first "<" at or after i (len when none): memchr on 1-byte text, four
+ * characters a step on 2-byte text (a zero 16-bit lane of x ^ "<<<<" marks one). */
+INLINE Py_ssize_t next_lt(int kind, const void *data, Py_ssize_t len, Py_ssize_t i) {
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const char *lt = memchr((const char *)data + i, '<', len - i);
+        return lt ? lt - (const char *)data : len;
+    }
+    if (kind == PyUnicode_2BYTE_KIND) {
+        const Py_UCS2 *d = data;
+        for (; i + 4 <= len; i += 4) {
+            uint64_t x;
+            memcpy(&x, d + i, 8);
+            x ^= 0x003C003C003C003CULL;
+            if ((x - 0x0001000100010001ULL) & ~x & 0x8000800080008000ULL) break;
+        }
+        for (; i < len && d[i] != '<'; i++) {}
+        return i;
+    }
+    const Py_UCS4 *d = data;
+    for (; i < len && d[i] != '<'; i++) {}
+    return i;
+}
+
+/* The scan, inlined once per string kind (a constant there, so that each character is read
+ * without a switch on the kind). */
+INLINE int over_scan(int kind, const void *data, Py_ssize_t len, Py_ssize_t n) {
     Py_ssize_t i = 0;
     while (i < len) {
+        if (CH(i) != '<') {  /* the same steps: jump to the next "<" */
+            i = next_lt(kind, data, len, i);
+            if (i >= len) break;
+        }
         if (CH(i) != '<' || i + 1 >= len || !ascii_letter(CH(i + 1))) { i++; continue; }
         Py_ssize_t j = i + 2;
-        for (; j < len; j++) {
-            Py_UCS4 c = CH(j);
-            if (Py_UNICODE_ISSPACE(c) || c == '/' || c == '>') break;
-        }
+        while (j < len && !char_is(CH(j), C_TAG_END)) j++;
         Py_ssize_t count = 0;
         for (;;) {
             Py_ssize_t e = attr_at(kind, data, len, j);
             if (e < 0) break;
-            if (++count > n) Py_RETURN_TRUE;
+            if (++count > n) return 1;
             j = e;
         }
         i = j;
     }
-    Py_RETURN_FALSE;
+    return 0;
+}
+
+static PyObject *over_attributes(PyObject *self, PyObject *args) {
+    PyObject *text;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "Un", &text, &n)) return NULL;
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    int over;
+    switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND: over = over_scan(PyUnicode_1BYTE_KIND, data, len, n); break;
+    case PyUnicode_2BYTE_KIND: over = over_scan(PyUnicode_2BYTE_KIND, data, len, n); break;
+    default: over = over_scan(PyUnicode_4BYTE_KIND, data, len, n); break;
+    }
+    return PyBool_FromLong(over);
 }
 #undef CH
 
@@ -757,6 +1306,99 @@ done:
     return res;
 }
 
+
+/* -- measures.tree_measures' columns after the sums ------------------------------------ */
+/* tree_tail(ins, outs, masks): the arithmetic of ``measures.tree_measures`` around CTD's logs,
+ * in the numpy code's order of operations (so the same doubles: each is one IEEE operation,
+ * built with -ffp-contract=off). ``ins`` int64 6 x n: chars, tags, link_chars, link_tags,
+ * parent, chars_prior. ``outs`` float64 7 x n: extra + e, the ratio's log argument, C / T,
+ * td, link_density, position, chars_before. ``masks`` bool 2 x n: extra == 0, C == 0. The
+ * logs stay in numpy (``measures._ctd_from_parts``). False when n is 0. */
+static PyObject *tree_tail(PyObject *self, PyObject *args) {
+    PyObject *in_obj, *of_obj, *om_obj;
+    if (!PyArg_ParseTuple(args, "OOO", &in_obj, &of_obj, &om_obj)) return NULL;
+    Py_buffer vin, vf, vm;
+    if (PyObject_GetBuffer(in_obj, &vin, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(of_obj, &vf, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) { PyBuffer_Release(&vin); return NULL; }
+    if (PyObject_GetBuffer(om_obj, &vm, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&vin); PyBuffer_Release(&vf); return NULL;
+    }
+    PyObject *res = NULL;
+    const Py_ssize_t n = vin.len / 48;
+    if (vin.itemsize != 8 || vf.itemsize != 8 || vm.itemsize != 1 || vin.len != 48 * n || vf.len != 56 * n
+            || vm.len != 2 * n) {
+        PyErr_SetString(PyExc_TypeError, "tree_tail: int64 6 x n, float64 7 x n and bool 2 x n");
+        goto done;
+    }
+    if (!n) { res = Py_False; Py_INCREF(res); goto done; }
+    const int64_t *chars = vin.buf, *tags = chars + n, *lchars = tags + n, *ltags = lchars + n, *prior = ltags + 2 * n;
+    double *arg = vf.buf, *ratio1 = arg + n, *cdt = ratio1 + n, *td = cdt + n, *ld = td + n, *pos = ld + n, *before = pos + n;
+    char *extra_zero = vm.buf, *c_zero = extra_zero + n;
+    const double cb = (double)chars[0], lcb = (double)lchars[0], cb1 = cb != 0.0 ? cb : 1.0;
+    const double lcb_cb = lcb / cb1, n1 = (double)(n > 1 ? n : 1);
+    const double prior_div = (double)(chars[0] ? chars[0] : 1);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double c = (double)chars[i], lc = (double)lchars[i];
+        double t1 = tags[i] == 0 ? 1.0 : (double)tags[i];
+        double lc1 = lc == 0.0 ? 1.0 : lc;
+        double lt1 = ltags[i] == 0 ? 1.0 : (double)ltags[i];
+        double nonlink = c - lc;
+        double nonlink1 = nonlink == 0.0 ? 1.0 : nonlink;
+        double extra = (c / nonlink1) * lc + lcb_cb * c;
+        arg[i] = extra + 2.718281828459045;
+        extra_zero[i] = extra == 0.0;
+        double ratio = (c / lc1) * (t1 / lt1);
+        ratio1[i] = ratio > 0.0 ? ratio : 1.0;
+        cdt[i] = c / t1;
+        c_zero[i] = c == 0.0;
+        td[i] = (double)chars[i] / (double)tags[i];
+        ld[i] = chars[i] > 0 ? (double)lchars[i] / (double)chars[i] : 0.0;
+        pos[i] = (double)i / n1;
+        before[i] = (double)prior[i] / prior_div;
+    }
+    res = Py_True;
+    Py_INCREF(res);
+done:
+    PyBuffer_Release(&vin); PyBuffer_Release(&vf); PyBuffer_Release(&vm);
+    return res;
+}
+
+/* ctd_tail(parent, ctd, out): density_sum (each row's children's CTD added in row order, as
+ * numpy.add.at does) and parent_ctd into out (float64 2 x n); False when the rows are not a
+ * tree in document order. */
+static PyObject *ctd_tail(PyObject *self, PyObject *args) {
+    PyObject *p_obj, *c_obj, *o_obj;
+    if (!PyArg_ParseTuple(args, "OOO", &p_obj, &c_obj, &o_obj)) return NULL;
+    Py_buffer vp, vc, vo;
+    if (PyObject_GetBuffer(p_obj, &vp, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(c_obj, &vc, PyBUF_C_CONTIGUOUS) < 0) { PyBuffer_Release(&vp); return NULL; }
+    if (PyObject_GetBuffer(o_obj, &vo, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&vp); PyBuffer_Release(&vc); return NULL;
+    }
+    PyObject *res = NULL;
+    const Py_ssize_t n = vp.len / 8;
+    if (vp.itemsize != 8 || vc.itemsize != 8 || vo.itemsize != 8 || vc.len != vp.len || vo.len != 2 * vp.len) {
+        PyErr_SetString(PyExc_TypeError, "ctd_tail: int64 parent, float64 ctd and float64 2 x n");
+        goto done;
+    }
+    const int64_t *parent = vp.buf;
+    const double *ctd = vc.buf;
+    double *dsum = vo.buf, *pctd = dsum + n;
+    int good = n > 0 && parent[0] == -1;
+    for (Py_ssize_t i = 1; good && i < n; i++) good = parent[i] >= 0 && parent[i] < i;
+    if (good) {
+        for (Py_ssize_t i = 0; i < n; i++) dsum[i] = 0.0;
+        for (Py_ssize_t i = 1; i < n; i++) dsum[parent[i]] += ctd[i];
+        pctd[0] = 0.0;
+        for (Py_ssize_t i = 1; i < n; i++) pctd[i] = ctd[parent[i]];
+    }
+    res = good ? Py_True : Py_False;
+    Py_INCREF(res);
+done:
+    PyBuffer_Release(&vp); PyBuffer_Release(&vc); PyBuffer_Release(&vo);
+    return res;
+}
+
 /* str_column(values): an Arrow string column of a list of str or None, as
  * ``features.build._str_array`` makes it: ``(validity bytes or None, null count, int32
  * offsets bytes, UTF-8 data bytes)``; None when a value is neither str nor None, has no UTF-8
@@ -824,9 +1466,27 @@ static PyMethodDef methods[] = {
     {"paths", paths, METH_VARARGS,
      "paths(parent, steps, root): each row's path, its parent's path plus its step (measures.xpaths); "
      "None when a parent does not come before its row."},
+    {"style_sheets", style_sheets, METH_O,
+     "style_sheets(root): the non-empty texts of the <style> elements outside <noscript> (css._style_sheets); "
+     "None when the Python code must decide."},
+    {"fold_ascii", fold_ascii, METH_O,
+     "fold_ascii(texts): (each ASCII text lower-cased, None for the others; their indices) "
+     "(walk._fold_ascii); None when an item is not a str."},
+    {"match_rows", match_rows, METH_VARARGS,
+     "match_rows(simple, parents, codes, uniq, classes, ids): css.match_rows over a compiled visit; "
+     "None when the Python code must decide."},
+    {"tree_tail", tree_tail, METH_VARARGS,
+     "tree_tail(ins, outs, masks): measures.tree_measures' arithmetic around CTD's logs."},
+    {"ctd_tail", ctd_tail, METH_VARARGS,
+     "ctd_tail(parent, ctd, out): density_sum and parent_ctd; False when not a tree in document order."},
+    {"own_text", own_text, METH_VARARGS,
+     "own_text(owner, texts, n): each row's own text (walk._own_text); None when an owner is out of range."},
+    {"xpaths", xpaths, METH_VARARGS,
+     "xpaths(parent, codes, tags, nth, root): measures.xpaths' (xpath, tag path) lists; None when the "
+     "Python code must decide."},
     {"visit", visit, METH_VARARGS,
-     "visit(body, drop, hidden, hides, attrs, keep): features.walk._visit's lists (without path0), "
-     "or None when the Python walk must decide."},
+     "visit(body, drop, hidden, hides, attrs, keep): features.walk._visit's lists (without path0; "
+     "numbers as int64/bool buffers) and the segments' lengths, or None when the Python walk must decide."},
     {"squash", squash, METH_O, "squash(s): ' '.join(s.split()), as the visit computes it."},
     {NULL, NULL, 0, NULL},
 };
@@ -834,6 +1494,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_walk", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit__walk(void) {
+    fill_char_class();
     PyObject *etree = PyImport_ImportModule("lxml.etree");
     if (!etree) return NULL;
     element_type = (PyTypeObject *)PyObject_GetAttrString(etree, "_Element");

@@ -29,7 +29,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import numpy as np
 from lxml import etree
+
+from hwnoise.features import native
 
 __all__ = ["DROP_TAGS", "hidden_elements", "hiding_selectors", "hides"]
 
@@ -211,10 +214,8 @@ def page_style(root: etree._Element, source: str | None = None) -> PageStyle:
     """
     hidden: set = set()
     selectors: list[str] = []
-    for el in root.iter("style"):
-        css = el.text
-        if css and not any(a.tag == "noscript" for a in el.iterancestors()):
-            selectors.extend(hiding_selectors(css))
+    for css in _style_sheets(root):
+        selectors.extend(hiding_selectors(css))
     simple: list = []
     if selectors:
         complex_: list[str] = []
@@ -231,6 +232,27 @@ def page_style(root: etree._Element, source: str | None = None) -> PageStyle:
     return PageStyle(_keep_page(root, hidden), simple)
 
 
+def _style_sheets(root: etree._Element) -> list[str]:
+    """The text of each ``<style>`` element (root's subtree, document order) outside any
+    ``<noscript>``, empty ones left out; compiled (``features/_walk.c`` ``style_sheets``: one
+    pass over libxml2's nodes) when it is there, else this loop, its reference."""
+    if native.ext is not None:
+        got = native.ext.style_sheets(root)
+        if got is not None:
+            return got
+    return _style_sheets_python(root)
+
+
+def _style_sheets_python(root: etree._Element) -> list[str]:
+    """``_style_sheets`` over lxml's ``iter``: the fallback and the reference."""
+    out: list[str] = []
+    for el in root.iter("style"):
+        css = el.text
+        if css and not any(a.tag == "noscript" for a in el.iterancestors()):
+            out.append(css)
+    return out
+
+
 def _run_xpaths(root: etree._Element, xpaths: list[str], hidden: set) -> None:
     xpaths = list(dict.fromkeys(xpaths))
     for k in range(0, len(xpaths), _CHUNK):
@@ -245,13 +267,24 @@ def _run_xpaths(root: etree._Element, xpaths: list[str], hidden: set) -> None:
                     continue
 
 
-def match_rows(simple: list, tags: list[str], parents: list[int], classes: list,
-               ids: list) -> list[int]:
+def match_rows(simple: list, tags: list[str], parents, classes: list, ids: list,
+               factor: tuple | None = None) -> list[int]:
     """Rows (of a walk, body = row 0) that a list of parsed simple selectors matches.
 
     ``classes[i]`` and ``ids[i]`` are row i's ``class`` and ``id`` attributes (or
-    None). Body (row 0) is never returned.
+    None). Body (row 0) is never returned. ``parents`` is a list or an int64 array;
+    with an array and ``factor`` (``measures.tag_factor(tags)``, which the compiled
+    visit gives) the compiled matcher runs (``features/_walk.c`` ``match_rows``; this
+    code is its reference and fallback).
     """
+    if isinstance(parents, np.ndarray):
+        if native.ext is not None and factor is not None:
+            got = native.ext.match_rows(list(simple), np.ascontiguousarray(parents, dtype=np.int64),
+                                        np.ascontiguousarray(factor[0], dtype=np.int64), list(factor[1]),
+                                        list(classes), list(ids))
+            if got is not None:
+                return got
+        parents = parents.tolist()
     n = len(tags)
     if not simple or n <= 1:
         return []

@@ -109,14 +109,48 @@ def composite_text_density(c, t, lc, lt) -> np.ndarray:
     cb1 = cb if cb else 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
         extra = (c / nonlink1) * lc + (lcb / cb1) * c
+        ratio = (c / lc1) * (t1 / lt1)
+        return _ctd_from_parts(extra + math.e, extra == 0, np.where(ratio > 0, ratio, 1.0), c / t1, c == 0)
+
+
+def _ctd_from_parts(arg: np.ndarray, extra_zero: np.ndarray, ratio1: np.ndarray, cdt: np.ndarray,
+                    c_zero: np.ndarray) -> np.ndarray:
+    """CTD from its parts, the logs in numpy (a C log may differ from numpy's in the last bit):
+    ``arg`` = extra + e, ``ratio1`` the ratio (1 where not positive), ``cdt`` = C / T."""
+    with np.errstate(divide="ignore", invalid="ignore"):
         # ln(e) is exactly 1 only on some of numpy's log paths (1.24's scalar path gives
         # 0.9999999999999999, whose ln is -1e-16, not 0): no links at all means ln(ln(e)) = 0
-        b = np.where(extra == 0, 1.0, np.log(extra + math.e))
+        b = np.log(arg)
+        b[extra_zero] = 1.0
         lnb = np.log(b)
-        lnb = np.where(lnb == 0, 1.0, lnb)
-        ratio = (c / lc1) * (t1 / lt1)
-        ctd = (c / t1) * np.log(np.where(ratio > 0, ratio, 1.0)) / lnb
-    return np.where(c == 0, 0.0, ctd)
+        lnb[lnb == 0] = 1.0
+        ctd = cdt * np.log(ratio1) / lnb
+    ctd[c_zero] = 0.0
+    return ctd
+
+
+def _tree_tail(chars, tags_, link_chars, link_tags, parent, prior):
+    """The columns of ``tree_measures`` after the sums (ctd, td, link_density, position,
+    chars_before, density_sum, parent_ctd), their arithmetic compiled (``features/_walk.c``
+    ``tree_tail``, ``ctd_tail``: the numpy code's operations in its order, so the same
+    doubles; tests/test_measures_compiled.py) and CTD's logs in numpy; None when not built
+    or the rows are not a tree in document order."""
+    n = len(parent)
+    if native.ext is None or not n:
+        return None
+    ins = np.empty((6, n), dtype=np.int64)
+    for k, v in enumerate((chars, tags_, link_chars, link_tags, parent, prior)):
+        ins[k] = v
+    outs = np.empty((7, n), dtype=np.float64)
+    masks = np.empty((2, n), dtype=np.bool_)
+    if not native.ext.tree_tail(ins, outs, masks):
+        return None
+    arg, ratio1, cdt, td, link_density, position, chars_before = outs
+    ctd = _ctd_from_parts(arg, masks[0], ratio1, cdt, masks[1])
+    sums = np.empty((2, n), dtype=np.float64)
+    if not native.ext.ctd_tail(ins[4], ctd, sums):
+        return None
+    return ctd, td, link_density, position, chars_before, sums[0], sums[1]
 
 
 def sibling_structure(parent: np.ndarray, tags: Sequence[str],
@@ -157,6 +191,11 @@ def xpaths(parent: np.ndarray, tags: Sequence[str], nth: np.ndarray, root_path: 
         return [], []
     parent = np.asarray(parent, dtype=np.int64)
     codes, uniq = factor if factor is not None else tag_factor(tags)
+    if native.ext is not None:  # the same strings in one compiled pass (features/_walk.c)
+        got = native.ext.xpaths(np.ascontiguousarray(parent), np.ascontiguousarray(codes, dtype=np.int64),
+                                [str(t) for t in uniq], np.ascontiguousarray(nth, dtype=np.int64), root_path)
+        if got is not None:
+            return got[0], got[1]
     slash = np.array(["/" + str(t) for t in uniq], dtype=object)[codes]
     nth = np.asarray(nth, dtype=np.int64)
     pos = np.array([f"[{k}]" for k in range(int(nth.max()) + 1)], dtype=object)[nth]
@@ -197,7 +236,8 @@ def _tree_sums(parent, last, own_chars, own_link_chars, is_a, factor, matches, o
 def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, own_chars: np.ndarray,
                   own_link_chars: np.ndarray, matches: np.ndarray, own_matches: np.ndarray,
                   chars_prior: np.ndarray, root_path: str, *, last: np.ndarray | None = None,
-                  is_a: np.ndarray | None = None) -> dict[str, object]:
+                  is_a: np.ndarray | None = None,
+                  factor: tuple[np.ndarray, list[str]] | None = None) -> dict[str, object]:
     """Every measure of the rows of one page (document order, ``parent`` -1 for body).
 
     ``own_chars``/``own_link_chars``: characters of each row's own text and the part of it
@@ -206,14 +246,16 @@ def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, ow
     before each row in document order. Returns the columns ``node .. sibling_same_tag`` of
     ``walk.ROW_COLUMNS`` (all but ``text``) plus ``last`` (each row's last descendant) and
     ``tagpath`` (the xpath without positions). ``last`` and ``is_a`` (1 for ``<a>``) may be
-    given when the caller has them (the visit records them as it goes).
+    given when the caller has them (the visit records them as it goes), and so may ``factor``,
+    ``tag_factor(tags)``.
     """
     n = len(parent)
     idx = np.arange(n, dtype=np.int64)
     if last is None:
         last = idx + subtree_sizes(parent) - 1
     size = last - idx + 1
-    factor = tag_factor(tags)
+    if factor is None:
+        factor = tag_factor(tags)
     if is_a is None:
         is_a = (factor[0] == factor[1].index("a")).astype(np.int64) if "a" in factor[1] else np.zeros(n, np.int64)
     sums = _tree_sums(parent, last, own_chars, own_link_chars, is_a, factor, matches, own_matches)
@@ -226,15 +268,21 @@ def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, ow
         nth, children, sibling_same = sibling_structure(parent, tags, factor)
         qs, own_qs = query_scores(parent, matches), query_scores(parent, own_matches)
     tags_ = np.maximum(size - 1, 1)
-    ctd = composite_text_density(chars, tags_, link_chars, link_tags)
-    density_sum = np.zeros(n, dtype=np.float64)
-    if n > 1:
-        np.add.at(density_sum, parent[1:], ctd[1:])
+    tail = _tree_tail(chars, tags_, link_chars, link_tags, parent, chars_prior)
+    if tail is not None:  # the same columns, their arithmetic compiled
+        ctd, td, link_density, position, chars_before, density_sum, parent_ctd = tail
+    else:
+        ctd = composite_text_density(chars, tags_, link_chars, link_tags)
+        density_sum = np.zeros(n, dtype=np.float64)
+        if n > 1:
+            np.add.at(density_sum, parent[1:], ctd[1:])
+        cb = chars[0] if n else 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            link_density = np.where(chars > 0, link_chars / np.where(chars > 0, chars, 1), 0.0)
+        parent_ctd = np.where(parent >= 0, ctd[np.maximum(parent, 0)], 0.0) if n else np.zeros(0)
+        td, position = chars / tags_, idx / max(n, 1)
+        chars_before = np.asarray(chars_prior, dtype=np.float64) / (cb or 1)
     xpath, tagpath = xpaths(parent, tags, nth, root_path, depth=np.asarray(depth), factor=factor)
-    cb = chars[0] if n else 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        link_density = np.where(chars > 0, link_chars / np.where(chars > 0, chars, 1), 0.0)
-    parent_ctd = np.where(parent >= 0, ctd[np.maximum(parent, 0)], 0.0) if n else np.zeros(0)
     return {
         "node": idx,
         "parent": parent,
@@ -244,7 +292,7 @@ def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, ow
         "tags": tags_,
         "link_chars": link_chars,
         "link_tags": link_tags,
-        "td": chars / tags_,
+        "td": td,
         "ctd": ctd,
         "density_sum": density_sum,
         "query_score": qs,
@@ -253,8 +301,8 @@ def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, ow
         "link_density": link_density,
         "own_chars": np.asarray(own_chars, dtype=np.int64),
         "tag_code": tag_codes(tags, factor),
-        "position": idx / max(n, 1),
-        "chars_before": np.asarray(chars_prior, dtype=np.float64) / (cb or 1),
+        "position": position,
+        "chars_before": chars_before,
         "own_query_score": own_qs,
         "parent_ctd": np.asarray(parent_ctd, dtype=np.float64),
         "children": children,

@@ -155,13 +155,20 @@ class PageWalk:
         return self._seg_arrays
 
     def normalized_segments(self) -> list[str]:
-        """Each segment's text normalised (``hwnoise.text.normalize``), made once per walk: NFKC
-        and case folding run over the segments joined by NUL, which neither crosses."""
+        """Each segment's text normalised (``hwnoise.text.normalize``), made once per walk.
+
+        ASCII segments are lower-cased (``_fold_ascii``), and ``normalize`` runs only on the
+        others (tests/test_walk.py checks both ways agree)."""
         if self._normalized is None:
             texts = self.segment_arrays()[1]
-            norm = normalize("\x00".join(texts)).split("\x00") if texts else []
-            if len(norm) != len(texts):  # a NUL inside a text (not from the walk): one by one
-                norm = [normalize(t) for t in texts]
+            norm, rest = _fold_ascii(texts if isinstance(texts, list) else list(texts))
+            if rest:  # the others at once, joined by NUL, which neither NFKC nor folding crosses
+                others = [texts[j] for j in rest]
+                done = normalize("\x00".join(others)).split("\x00")
+                if len(done) != len(others):  # a NUL inside a text (not from the walk): one by one
+                    done = [normalize(t) for t in others]
+                for j, t in zip(rest, done):
+                    norm[j] = t
             self._normalized = norm
         return self._normalized
 
@@ -212,6 +219,18 @@ class PageWalk:
 
 
 _POS_RE = re.compile(r"\[\d+\]")
+
+
+def _fold_ascii(texts: list[str]) -> tuple[list, list[int]]:
+    """``(folded, rest)``: each ASCII text lower-cased, which is its ``normalize`` (an ASCII
+    text is its own NFKC and ``str.lower`` is its case folding), None for the others, and the
+    indices of those. Compiled (``features/_walk.c`` ``fold_ascii``) when it is there."""
+    if native.ext is not None:
+        got = native.ext.fold_ascii(texts)
+        if got is not None:
+            return got
+    out = [t.lower() if t.isascii() else None for t in texts]
+    return out, [j for j, t in enumerate(out) if t is None]
 
 _P1 = np.uint64(0xC2B2AE3D27D4EB4F)
 
@@ -288,7 +307,7 @@ class TermMatcher:
     def count(self, words: list[str]) -> int:
         """Matches of the terms in ``words`` (the tokens of one text node)."""
         single = self.single
-        n = sum(1 for w in words if w in single) if single else 0
+        n = sum(map(single.__contains__, words)) if single else 0
         if self.phrases and not self._firsts.isdisjoint(words):
             for ph in self.phrases:
                 k = len(ph)
@@ -299,8 +318,10 @@ class TermMatcher:
         return n
 
 
+#: ``collect_ids=False``: libxml2 keeps no table of the ``id`` attributes (4 % of the parse); it
+#: serves only XPath's ``id()``, which nothing here calls (``#x`` selectors compare ``@id``).
 _PARSER_OPTS = dict(encoding="utf-8", remove_comments=True, remove_pis=True, huge_tree=True,
-                    no_network=True, default_doctype=False)
+                    no_network=True, default_doctype=False, collect_ids=False)
 _EMPTY = b"<html><body></body></html>"
 
 
@@ -480,7 +501,12 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
 
     Runs the compiled visit (``features/_walk.c``) when it is there, else (or when
     the compiled one hands the page back: a comment or PI among the visited nodes, a
-    namespaced element) ``_visit_python``, the reference: both give the same lists.
+    namespaced element) ``_visit_python``, the reference: both give the same values
+    (the compiled one its numbers as numpy arrays, the Python one as lists; ``visit_lists``
+    makes them alike). The last three entries are each segment's length (an array), the
+    rows' ``measures.tag_factor`` and a 3 x rows array of each row's own characters, own
+    characters inside a link and characters before it, or None (then ``_measure`` and the
+    measures compute them).
     """
     body = root.find("body")
     if body is None:
@@ -488,7 +514,13 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
     if native.ext is not None:
         got = native.ext.visit(body, DROP_TAGS, hidden, hides, attrs, keep)
         if got is not None:
-            return (*got[:8], _path0(body), *got[8:])
+            (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, classes, ids,
+             elements, lasts, seg_len, codes, uniq, sums) = got
+            i64, buf = np.int64, np.frombuffer
+            return (tags, buf(parents, i64), buf(depths, i64), buf(seg_start, i64), buf(seg_owner, i64),
+                    seg_text, buf(seg_link, np.bool_), buf(link_flag, np.bool_), _path0(body), classes, ids,
+                    elements, buf(lasts, i64), buf(seg_len, i64), (buf(codes, i64), uniq),
+                    buf(sums, i64).reshape(3, -1))
     return _visit_python(root, hidden, attrs, keep)
 
 
@@ -573,11 +605,21 @@ def _visit_python(root: etree._Element, hidden: set, attrs: bool = False, keep: 
                     add_text(t)
                     add_link(in_link)
     return (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag,
-            _path0(body), classes, ids, elements, lasts)
+            _path0(body), classes, ids, elements, lasts, None, None, None)
+
+
+def visit_lists(visit: tuple) -> tuple:
+    """A visit with its numbers as lists (the compiled visit gives numpy arrays), the segments'
+    lengths and tag factor left out: the Python visit's form."""
+    return tuple(v.tolist() if isinstance(v, np.ndarray) else v for v in visit[:13])
 
 
 def _drop_rows(visit: tuple, rows: list[int]) -> tuple:
-    """The visit without the given rows and their subtrees (a style sheet hides them)."""
+    """The visit without the given rows and their subtrees (a style sheet hides them): in numpy
+    for the compiled visit's arrays (``_drop_rows_arrays``), else in Python, the reference."""
+    if isinstance(visit[1], np.ndarray) and visit[12] is not None:
+        return _drop_rows_arrays(visit, rows)
+    visit = visit_lists(visit)
     tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, path0 = visit[:9]
     n = len(tags)
     drop = bytearray(n)
@@ -605,7 +647,37 @@ def _drop_rows(visit: tuple, rows: list[int]) -> tuple:
             [lk for lk, kp in zip(seg_link, keep_seg) if kp],
             [link_flag[i] for i in keep], path0,
             [classes[i] for i in keep] if classes else [], [ids[i] for i in keep] if ids else [],
-            [elements[i] for i in keep] if elements else [], None)
+            [elements[i] for i in keep] if elements else [], None, None, None, None)
+
+
+def _drop_rows_arrays(visit: tuple, rows: list[int]) -> tuple:
+    """``_drop_rows`` over the compiled visit's arrays: each dropped row's subtree is the rows up
+    to its ``last``, so the rows kept, their new numbers and their segments come from prefix
+    sums; each kept row's ``last`` is renumbered with them (the tag factor is left to the
+    measures: a tag may be gone)."""
+    from itertools import compress
+
+    (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, path0, classes, ids,
+     elements, lasts) = visit[:13]
+    n = len(tags)
+    hit = np.asarray(rows, dtype=np.int64)
+    mark = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(mark, hit, 1)
+    np.add.at(mark, lasts[hit] + 1, -1)
+    keep = np.cumsum(mark[:n]) == 0
+    before = np.cumsum(keep)  # kept rows up to each row
+    new = before - 1
+    kept = np.flatnonzero(keep)
+    par = parents[kept]
+    keep_seg = keep[seg_owner]
+    seg_before = np.concatenate(([0], np.cumsum(keep_seg)))
+    rows_kept, segs_kept = keep.tolist(), keep_seg.tolist()
+    return (list(compress(tags, rows_kept)), np.where(par >= 0, new[np.maximum(par, 0)], -1), depths[kept],
+            seg_before[seg_start[kept]], new[seg_owner[keep_seg]], list(compress(seg_text, segs_kept)),
+            seg_link[keep_seg], link_flag[kept], path0,
+            list(compress(classes, rows_kept)) if classes else [], list(compress(ids, rows_kept)) if ids else [],
+            list(compress(elements, rows_kept)) if elements else [], before[lasts[kept]] - 1,
+            visit[13][keep_seg] if visit[13] is not None else None, None, None)
 
 
 def _find_segments(joined: str, keys: tuple[str, ...]) -> list[int]:
@@ -679,7 +751,8 @@ def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charse
             utf8 = bytes(html)  # valid UTF-8 as received: parse the bytes themselves
     root, too_deep = parse_html(text, utf8)
     visit = _shown(root, text, keep_tree)
-    if too_deep or (visit[2] and max(visit[2]) > MAX_DEPTH):
+    depths = visit[2]
+    if too_deep or (len(depths) and (depths.max() if isinstance(depths, np.ndarray) else max(depths)) > MAX_DEPTH):
         root, _ = parse_html(flatten_deep(text, MAX_DEPTH))
         visit = _shown(root, None, keep_tree)
     walk = _measure(visit, _matcher(query_terms), _matcher(own_terms), encoding)
@@ -698,7 +771,7 @@ def _shown(root: etree._Element, source: str | None, keep: bool = False) -> tupl
     style = page_style(root, source)
     visit = _visit(root, style.elements, attrs=bool(style.simple), keep=keep)
     if style.simple:
-        rows = match_rows(style.simple, visit[0], visit[1], visit[9], visit[10])
+        rows = match_rows(style.simple, visit[0], visit[1], visit[9], visit[10], factor=visit[14])
         if rows:
             visit = _drop_rows(visit, rows)
     return visit
@@ -737,21 +810,27 @@ def _measure(visit: tuple, query: TermMatcher, own: TermMatcher, encoding) -> Pa
     n = len(tags)
     parent = np.asarray(parents, dtype=np.int64)
     owner = np.asarray(seg_owner, dtype=np.int64)
-    seg_len = np.fromiter(map(len, seg_text), dtype=np.int64, count=len(seg_text))
-    in_link = np.asarray(seg_link, dtype=bool)
-    own_chars = np.bincount(owner, weights=seg_len, minlength=n).astype(np.int64)
-    own_link = np.bincount(owner[in_link], weights=seg_len[in_link], minlength=n).astype(np.int64)
+    seg_len = visit[13]
+    if seg_len is None:
+        seg_len = np.fromiter(map(len, seg_text), dtype=np.int64, count=len(seg_text))
+    sums = visit[15]
+    if sums is not None:  # made by the compiled visit, as below
+        own_chars, own_link, prior = sums
+    else:
+        in_link = np.asarray(seg_link, dtype=bool)
+        own_chars = np.bincount(owner, weights=seg_len, minlength=n).astype(np.int64)
+        own_link = np.bincount(owner[in_link], weights=seg_len[in_link], minlength=n).astype(np.int64)
+        seg_cum = np.concatenate(([0], np.cumsum(seg_len)))
+        prior = seg_cum[np.asarray(seg_start, dtype=np.int64)] if n else np.zeros(0, np.int64)
     walk = PageWalk(segments=None, encoding=encoding, columns={"node": ()})
     walk._segments, walk._seg_arrays = None, (owner, seg_text)
     norm = walk.normalized_segments() if (query or own) else []
     matches, own_matches = _match_counts(owner, norm, n, query, own)
-    seg_cum = np.concatenate(([0], np.cumsum(seg_len)))
-    prior = seg_cum[np.asarray(seg_start, dtype=np.int64)] if n else np.zeros(0, np.int64)
     lasts = visit[12]
     columns = tree_measures(parent, tags, np.asarray(depths, dtype=np.int64), own_chars, own_link,
                             matches, own_matches, prior, path0,
                             last=np.asarray(lasts, dtype=np.int64) if lasts is not None else None,
-                            is_a=np.asarray(link_flag, dtype=np.int64))
+                            is_a=np.asarray(link_flag, dtype=np.int64), factor=visit[14])
     walk.last = columns.pop("last")
     walk._tagpath = columns.pop("tagpath")
     columns["text"] = _own_text(owner, seg_text, n)
@@ -761,6 +840,10 @@ def _measure(visit: tuple, query: TermMatcher, own: TermMatcher, encoding) -> Pa
 
 def _own_text(owner: np.ndarray, texts: list[str], n: int) -> list[str]:
     """Each row's own text: its text nodes joined by one space, in document order."""
+    if native.ext is not None:  # the same, compiled (features/_walk.c)
+        got = native.ext.own_text(np.ascontiguousarray(owner, dtype=np.int64), texts, n)
+        if got is not None:
+            return got
     out = np.full(n, "", dtype=object)
     if not len(texts):
         return out.tolist()

@@ -183,3 +183,18 @@ def test_html_is_recognised(data):
     from hwnoise.decode import looks_like_html, sniff_html
 
     assert sniff_html(data) is None and looks_like_html(data) is True
+
+
+def test_windows_1252_pages_without_c1_bytes_decode_as_cp1252_would():
+    """The latin-1 shortcut of ``decode_html`` for windows-1252 pages without bytes 0x80-0x9F
+    gives what the cp1252 codec gives: every byte alone, and pages with and without them."""
+    from hwnoise.decode import _C1_BYTES, decode_html
+
+    every = bytes(range(256))
+    assert [b for b in range(256) if every[b:b + 1].decode("latin-1")
+            != every[b:b + 1].decode("cp1252", errors="replace")] == list(_C1_BYTES)
+    head = b'<meta charset="windows-1252"><p>'
+    for body in (b"caf\xe9 \xa0\xff plain", b"smart \x93quotes\x94 \x81", b"ascii only", bytes(range(0xA0, 256))):
+        text, enc = decode_html(head + body)
+        assert enc == "windows-1252"
+        assert text == (head + body).decode("cp1252", errors="replace")

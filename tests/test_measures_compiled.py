@@ -95,3 +95,62 @@ def test_tree_measures_are_the_same_with_either(monkeypatch):
     assert compiled.keys() == reference.keys()
     for k, v in reference.items():
         assert np.array_equal(np.asarray(compiled[k]), np.asarray(v)), k
+
+
+def _ctd_original(c, t, lc, lt):
+    """CTD as measures.composite_text_density computed it before its logs moved into
+    ``_ctd_from_parts`` (numpy.where throughout)."""
+    import math
+
+    c, lc = c.astype(np.float64), lc.astype(np.float64)
+    t1 = np.where(t == 0, 1, t).astype(np.float64)
+    lc1 = np.where(lc == 0, 1.0, lc)
+    lt1 = np.where(lt == 0, 1, lt).astype(np.float64)
+    nonlink = c - lc
+    nonlink1 = np.where(nonlink == 0, 1.0, nonlink)
+    cb, lcb = (c[0], lc[0]) if len(c) else (0.0, 0.0)
+    cb1 = cb if cb else 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        extra = (c / nonlink1) * lc + (lcb / cb1) * c
+        b = np.where(extra == 0, 1.0, np.log(extra + math.e))
+        lnb = np.log(b)
+        lnb = np.where(lnb == 0, 1.0, lnb)
+        ratio = (c / lc1) * (t1 / lt1)
+        ctd = (c / t1) * np.log(np.where(ratio > 0, ratio, 1.0)) / lnb
+    return np.where(c == 0, 0.0, ctd)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_tree_tail_equals_the_numpy_columns_bit_for_bit(seed, monkeypatch):
+    """``tree_tail`` and ``ctd_tail`` (the arithmetic around CTD's logs, compiled) give the
+    numpy code's ctd, td, link_density, position, chars_before, density_sum and parent_ctd to
+    the bit, and CTD equals its formula as it was written with numpy.where: random trees with
+    no links, all links, empty rows and a textless body."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 1500))
+    parent = _tree(rng, n, deep=seed % 3 == 0)
+    last = measures.subtree_last(parent)
+    own = rng.integers(0, 200, n) * (rng.random(n) < 0.7)
+    if seed % 5 == 0:
+        own[0] = 0
+    link = {0: np.zeros(n, np.int64), 1: own.copy()}.get(seed % 4, (own * rng.random(n)).astype(np.int64))
+    is_a = (rng.random(n) < 0.2).astype(np.int64)
+    chars, lchars, ltags = (measures.subtree_sum(v, last) for v in (own, link, is_a))
+    tags_ = np.maximum(last - np.arange(n), 1)
+    prior = np.cumsum(own) - own
+    got = measures._tree_tail(chars, tags_, lchars, ltags, parent, prior)
+    assert got is not None
+    ctd = _ctd_original(chars, tags_, lchars, ltags)
+    density = np.zeros(n)
+    np.add.at(density, parent[1:], ctd[1:])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = (ctd, chars / tags_, np.where(chars > 0, lchars / np.where(chars > 0, chars, 1), 0.0),
+                np.arange(n) / max(n, 1), prior.astype(np.float64) / (chars[0] or 1), density,
+                np.where(parent >= 0, ctd[np.maximum(parent, 0)], 0.0))
+    for k, (a, b) in enumerate(zip(got, want)):
+        assert a.dtype == np.float64 and a.tobytes() == b.tobytes(), k
+    assert measures.composite_text_density(chars, tags_, lchars, ltags).tobytes() == ctd.tobytes()
+    bad = parent.copy()
+    if n > 2:
+        bad[2] = 2  # not a tree in document order: numpy decides
+        assert measures._tree_tail(chars, tags_, lchars, ltags, bad, prior) is None

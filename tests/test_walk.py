@@ -326,3 +326,28 @@ def test_prefilter_finds_the_segments_a_regex_of_the_words_finds():
         want = set(np.searchsorted(starts, [m.start() for m in regex.finditer(joined)]).tolist())
         got = set(np.searchsorted(starts, _find_segments(joined, keys)).tolist())
         assert got == want == {j for j, s in enumerate(segs) if any(k in s for k in keys)}
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_normalized_segments_equal_normalize_of_each_text(compiled, monkeypatch):
+    """The walk's ASCII shortcut (``str.lower`` for ASCII segments, ``normalize`` for the rest)
+    gives ``hwnoise.text.normalize`` of each segment: every ASCII character, and random texts
+    mixing ASCII with what NFKC and case folding change (ligatures, full-width, ß, combining
+    marks at a segment's start)."""
+    import random
+
+    from hwnoise.features import native
+    from hwnoise.features.walk import PageWalk
+    from hwnoise.text import normalize
+
+    if not compiled:
+        monkeypatch.setattr(native, "ext", None)
+
+    assert all(normalize(chr(c)) == chr(c).lower() for c in range(128))
+    rng = random.Random(3)
+    pieces = ["Abc", "XYZ", " ", "\ufb01", "\uff21", "\u00df", "\u0301", "e\u0301", "\u2460", "K", "\u212a",
+              "\u0130", "\u03a3", "'", "9"]
+    for _ in range(500):
+        texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) for _ in range(rng.randint(0, 12))]
+        walk = PageWalk(columns={"node": ()}, segments=[(0, t) for t in texts])
+        assert walk.normalized_segments() == [normalize(t) for t in texts], texts

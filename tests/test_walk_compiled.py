@@ -4,11 +4,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from lxml import etree
 
 from hwnoise.features import native, walk
-from hwnoise.features.css import DROP_TAGS, hides, page_style
+from hwnoise.features.css import DROP_TAGS, _style_sheets_python, hides, page_style
+from hwnoise.features.measures import tag_factor
 from hwnoise.features.walk import flatten_deep, parse_html, walk_page
 
 try:  # the extension itself, whatever HWNOISE_WALK says
@@ -59,10 +61,26 @@ def compiled(monkeypatch):
 
 
 def both(root, hidden=frozenset(), attrs=False, keep=False):
+    """The Python and the compiled visit, as lists (the compiled one gives numpy arrays, and
+    each segment's length, checked here)."""
     py = walk._visit_python(root, set(hidden), attrs, keep)
     assert native.ext is EXT
     c = walk._visit(root, set(hidden), attrs, keep)
-    return py, c
+    assert py[13] is None and py[14] is None and py[15] is None
+    if c[13] is not None:  # the compiled visit ran
+        assert c[13].dtype == np.int64 and c[13].tolist() == [len(t) for t in c[5]]
+        assert all(c[k].dtype == np.int64 for k in (1, 2, 3, 4, 12)) and c[6].dtype == c[7].dtype == bool
+        owner, lens = np.array(c[4], dtype=np.int64), np.array(c[13], dtype=np.int64)
+        n = len(c[0])
+        own = np.bincount(owner, weights=lens, minlength=n).astype(np.int64)
+        link = np.bincount(owner[c[6]], weights=lens[c[6]], minlength=n).astype(np.int64)
+        prior = np.concatenate(([0], np.cumsum(lens)))[c[3]] if n else np.zeros(0, np.int64)
+        assert c[15].shape == (3, n) and [v.tolist() for v in c[15]] == [own.tolist(), link.tolist(), prior.tolist()]
+        want = tag_factor(c[0])
+        assert c[14][0].dtype == np.int64 and c[14][0].tolist() == want[0].tolist() and c[14][1] == want[1]
+    else:
+        assert c[14] is None and c[15] is None
+    return walk.visit_lists(py), walk.visit_lists(c)
 
 
 def assert_same(root, label):
@@ -184,6 +202,7 @@ def test_compiled_visit_equals_python_visit_on_the_bench_corpora():
         if too_deep:
             root, _ = parse_html(flatten_deep(text))
         style = page_style(root, text)
+        assert EXT.style_sheets(root) == _style_sheets_python(root), p
         for attrs, keep in ((bool(style.simple), False), (True, True)):
             py, c = both(root, style.elements, attrs, keep)
             assert c == py, p
@@ -279,3 +298,225 @@ def test_paths_equal_the_python_loop(monkeypatch):
     monkeypatch.setattr(native, "ext", None)
     assert xpaths(parent, tags, nth, "/html/body") == compiled
     assert xpaths(shuffled, tags, nth, "/html/body") == got
+
+
+def _random_tree(rng, n):
+    """A random tree of n rows in document order: (parent, tags)."""
+    parent = [-1]
+    for i in range(1, n):
+        parent.append(rng.randrange(i) if rng.random() < 0.3 else i - 1 - rng.randrange(min(i, 3)))
+    tags = ["body"] + [rng.choice(["div", "p", "a", "li", "span", "td", "x-y"]) for _ in range(n - 1)]
+    return parent, tags
+
+
+def test_own_text_equals_the_python_join(monkeypatch):
+    """``own_text`` (compiled) gives each row's segments joined by one space, as ``_own_text``
+    does in numpy: random owners (rows with none, one and several segments), mixed widths."""
+    import random
+
+    rng = random.Random(7)
+    words = ["a", "b c", "\u00e9t\u00e9", "\u65e5\u672c", "\U0001f600", "x" * 40]
+    for _ in range(300):
+        n = rng.randint(1, 60)
+        m = rng.randint(0, 80)
+        owner = np.sort(np.array([rng.randrange(n) for _ in range(m)], dtype=np.int64))
+        if rng.random() < 0.5:
+            rng.shuffle(owner)  # tails come after children's segments: owners are not sorted
+        texts = [rng.choice(words) for _ in range(m)]
+        got = walk._own_text(owner, texts, n)
+        assert EXT.own_text(owner, texts, n) == got
+        monkeypatch.setattr(native, "ext", None)
+        assert walk._own_text(owner, texts, n) == got
+        monkeypatch.setattr(native, "ext", EXT)
+    assert EXT.own_text(np.array([3], dtype=np.int64), ["x"], 2) is None  # out of range: Python decides
+
+
+def test_xpaths_equal_the_python_steps(monkeypatch):
+    """``measures.xpaths`` compiled (one pass, ``xpaths``) equals its Python steps on random
+    trees; a non-ASCII tag or root hands the page to the Python code."""
+    import random
+
+    from hwnoise.features.measures import sibling_structure, tag_factor, xpaths
+
+    rng = random.Random(11)
+    for k in range(200):
+        parent, tags = _random_tree(rng, rng.randint(1, 400))
+        if k % 20 == 0:
+            tags[-1] = "\u00e9l\u00e9ment"
+        parent = np.array(parent, dtype=np.int64)
+        nth = sibling_structure(parent, tags)[0]
+        root = "/html/body" if k % 7 else "/\u00e9/body"
+        factor = tag_factor(tags)
+        if k % 20 == 0 or k % 7 == 0:
+            assert EXT.xpaths(parent, factor[0], factor[1], nth, root) is None
+        got = xpaths(parent, tags, nth, root)
+        monkeypatch.setattr(native, "ext", None)
+        assert xpaths(parent, tags, nth, root) == got
+        monkeypatch.setattr(native, "ext", EXT)
+    shuffled = np.array([-1, 0, 3, 0], dtype=np.int64)
+    assert EXT.xpaths(shuffled, np.zeros(4, np.int64), ["p"], np.ones(4, np.int64), "/r") is None
+
+
+def test_style_sheets_equal_the_python_loop():
+    """``css._style_sheets`` compiled (one pass over libxml2's nodes) equals ``root.iter("style")``
+    with the ``<noscript>`` check: sheets in head and body, nested and sibling noscripts,
+    empty and CDATA sheets, a style inside a style's text, the fixtures."""
+    from hwnoise.features.css import _style_sheets, _style_sheets_python
+
+    pages = [
+        "<html><head><style>.a{display:none}</style><noscript><style>.b{x:1}</style></noscript>"
+        "<style></style><style> </style></head><body><style>#c{}</style><div><noscript><p>"
+        "<style>.d{}</style></p></noscript><style>.e{}</style></div><noscript></noscript>"
+        "<style>.f{}</style><style><![CDATA[.g{}]]>.h{}</style></body></html>",
+        "<style>only</style>", "<p>no sheets</p>", "<noscript><noscript><style>x</style></noscript>"
+        "<style>y</style></noscript><style>z</style>",
+        *FIXTURES.values(),
+    ]
+    seen = 0
+    for html in pages:
+        root, _ = parse_html(html)
+        want = _style_sheets_python(root)
+        assert EXT.style_sheets(root) == want, html
+        assert _style_sheets(root) == want
+        seen += len(want)
+    assert seen >= 8
+    root, _ = parse_html(pages[0])
+    assert EXT.style_sheets(root) == [".a{display:none}", " ", "#c{}", ".e{}", ".f{}", "<![CDATA[.g{}]]>.h{}"]
+    ns = etree.fromstring('<html xmlns:v="urn:x"><body><v:style>a</v:style></body></html>')
+    assert EXT.style_sheets(ns) is None  # a namespaced element: the Python loop decides
+
+
+def test_fold_ascii_equals_the_python_fold(monkeypatch):
+    """``fold_ascii`` (compiled) lower-cases the ASCII texts and leaves the others to
+    ``normalize``, as ``walk._fold_ascii``'s Python code does: every ASCII character, random
+    texts of mixed widths, empty texts."""
+    import random
+
+    rng = random.Random(5)
+    pieces = ["abc", "ABC", "Zz@[`{", "", "\u00c9", "\u0130", "\U0001f600", "\x00", "9 ", "\u212a"]
+    cases = [[chr(c) for c in range(128)], []]
+    cases += [["".join(rng.choice(pieces) for _ in range(rng.randint(0, 5))) for _ in range(rng.randint(0, 30))]
+              for _ in range(300)]
+    for texts in cases:
+        got = EXT.fold_ascii(texts)
+        monkeypatch.setattr(native, "ext", None)
+        assert walk._fold_ascii(texts) == got, texts
+        monkeypatch.setattr(native, "ext", EXT)
+        assert walk._fold_ascii(texts) == got
+    assert EXT.fold_ascii(["a", 1]) is None
+
+
+def test_inline_styles_are_judged_as_hides_judges_them():
+    """The compiled visit asks ``css.hides`` only about inline styles that could hide (ASCII ones
+    without "none", "hidden" or "collapse" in any case are shown): the same rows as the Python
+    visit for styles in every case, with entities, with non-ASCII letters that IGNORECASE
+    matches (dotless i, long s, Kelvin sign) and empty ones."""
+    styles = ["display:none", "DISPLAY:NONE", "Display : None !important", "visibility:Hidden",
+              "visibility: COLLAPSE", "color:red", "", " ", "display:nonE;color:x", "display:block",
+              "visibility:h\u0131dden", "visibility:colla\u017fe", "display:n&#111;ne", "x:none",
+              "font-family:None", "display:\u00e9none", "display:none\u2003", "visibility:hidden;"]
+    html = "<body>" + "".join(f'<div style="{st}"><p>{k}</p></div>tail{k}' for k, st in enumerate(styles))
+    root, _ = parse_html(html)
+    for attrs in (False, True):
+        py, c = both(root, (), attrs, False)
+        assert c == py
+    shown = set(py[5])
+    assert "5" in shown and "0" not in shown and "1" not in shown and "tail0" in shown
+    assert "10" not in shown  # dotless i: IGNORECASE matches it to "hidden"
+
+
+def test_drop_rows_on_arrays_equals_the_python_drop():
+    """``_drop_rows`` on the compiled visit's arrays (numpy) equals the Python one on lists:
+    random sets of rows (nested ones too) dropped from the fixtures and a generated page; the
+    renumbered ``last`` is each kept row's subtree."""
+    import random
+
+    from hwnoise.features.measures import subtree_last
+
+    rng = random.Random(9)
+    pages = list(FIXTURES.values()) + ["<body>" + "".join(
+        f"<div class=c{k}><p>a{k}<a href=x>l</a>t</p><ul><li>x</li><li>y</li></ul></div>tail{k}" for k in range(40))]
+    tried = 0
+    for html in pages:
+        root, _ = parse_html(html)
+        for attrs, keep in ((False, False), (True, False), (True, True)):
+            c = walk._visit(root, set(), attrs, keep)
+            n = len(c[0])
+            if n < 3:
+                continue
+            for _ in range(15):
+                rows = sorted(rng.sample(range(1, n), rng.randint(1, min(6, n - 1))))
+                got = walk._drop_rows(c, rows)
+                assert isinstance(got[1], np.ndarray)
+                want = walk._drop_rows(walk.visit_lists(c), rows)
+                assert walk.visit_lists(got)[:12] == want[:12], (html[:40], rows)
+                assert got[12].tolist() == subtree_last(got[1]).tolist()
+                assert got[13].tolist() == [len(t) for t in got[5]]
+                tried += 1
+    assert tried > 100
+
+
+def test_attribute_scan_finds_tags_at_every_offset_of_wide_text():
+    """The scan's jump to the next "<" (memchr on 1-byte text, four characters a step on 2-byte
+    text) misses no tag: a tag over the cap at every offset after text of each width."""
+    tag = "<p " + " ".join(f"a{k}" for k in range(4)) + ">"
+    for fill in ("x", "\u00e9", "\u2014", "\U0001f600"):
+        for k in range(12):
+            text = fill * k + "<b>" * (k % 2) + fill * (k % 5) + tag + fill * k
+            assert EXT.over_attributes(text, 3), (fill, k)
+            assert not EXT.over_attributes(text, 4), (fill, k)
+
+
+def _random_selectors(rng, tags, classes, ids, count):
+    """Selectors as css.parse_simple makes them, from a page's own tags, classes and ids (and
+    some absent ones), with both combinators and a leading plain ``html`` now and then."""
+    toks = sorted({c for v in classes if v for c in v.split()}) or ["none"]
+    names = sorted({i for i in ids if i}) or ["none"]
+    tagset = sorted(set(tags)) + ["blink"]
+    out = []
+    for _ in range(count):
+        comps = []
+        for _ in range(rng.randint(1, 4)):
+            tag = rng.choice(tagset + [None, None])
+            cl = frozenset(rng.sample(toks, min(len(toks), rng.randint(0, 2))))
+            id_ = rng.choice(names) if rng.random() < 0.2 else None
+            if tag is None and not cl and id_ is None:
+                tag = "div"
+            comps.append((tag, cl, id_))
+        if rng.random() < 0.2:
+            comps[0] = ("html", frozenset(), None)
+        out.append((tuple(comps), tuple(rng.choice([" ", ">"]) for _ in range(len(comps) - 1))))
+    return out
+
+
+@pytest.mark.datasets
+@pytest.mark.skipif(not (DATASETS / "big9").is_dir(), reason="../shared/datasets not present")
+def test_match_rows_equals_the_python_matcher():
+    """``css.match_rows`` compiled equals its Python code: the hiding rules of every 4th bench
+    page, random selectors made of each page's own classes, ids and tags (child and descendant
+    combinators, ``html`` on the left), and a page built for it."""
+    import random
+
+    from hwnoise.decode import decode_html
+    from hwnoise.features.css import match_rows
+
+    rng = random.Random(21)
+    built = ("<body><div id=a class='x y'><p class=x>1</p><div class='y z'><p class='x z'>2</p></div></div>"
+             "<ul class=x><li class=y>3</li><li id=b>4</li></ul><p class=z>5</p></body>")
+    htmls = [built] + [decode_html(p.read_bytes(), None)[0] for p in _corpus_sample(step=8)]
+    nonempty = 0
+    for html in htmls:
+        root, _ = parse_html(html)
+        style = page_style(root, html)
+        c = walk._visit(root, style.elements, attrs=True)
+        tags, parents, classes, ids, factor = c[0], c[1], c[9], c[10], c[14]
+        for simple in [style.simple] + [_random_selectors(rng, tags, classes, ids, 12) for _ in range(2)]:
+            if not simple:
+                continue
+            want = match_rows(simple, tags, parents.tolist(), classes, ids)
+            assert EXT.match_rows(list(simple), parents, factor[0], factor[1], classes, ids) == want
+            assert match_rows(simple, tags, parents, classes, ids, factor=factor) == want
+            nonempty += bool(want)
+    assert nonempty > 50
+    assert EXT.match_rows([("div",)], np.array([-1, 0], dtype=np.int64), np.zeros(2, np.int64), ["body"],
+                          [None, None], [None, None]) is None  # not parse_simple's form: Python decides
