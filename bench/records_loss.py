@@ -170,17 +170,23 @@ def run(dataset: Path, pred_dir: Path | None, use_gold: bool = False, **options)
             row["zero_cause"] = cause
         rows_out.append(row)
     folds: dict[int, list[float]] = {}
+    fold_nodes: dict[int, tuple[list, list]] = {}  # each fold's gold and predicted node labels
     meta = pred_dir / "meta.json" if pred_dir is not None else None
     if meta is not None and meta.is_file():
         fold_of = json.loads(meta.read_text(encoding="utf-8"))["pages"]
-        for row, s in zip(rows_out, scores):
-            folds.setdefault(fold_of.get(row["page"], -1), []).append(s["record_f1"])
+        for row, s, t, p in zip(rows_out, scores, y_true, y_pred):
+            f = fold_of.get(row["page"], -1)
+            folds.setdefault(f, []).append(s["record_f1"])
+            fold_nodes.setdefault(f, ([], []))[0].append(t)
+            fold_nodes[f][1].append(p)
     node = node_scores(np.concatenate(y_true), np.concatenate(y_pred)) if y_true else {}
     summary = {"record": mean_record_scores(scores),
                "content_f1": node.get("content_f1"), "node_f1": node.get("f1"),
                "grouping_ms": {"median": float(np.median(ms)), "mean": float(np.mean(ms)),
                                "max": float(np.max(ms))} if ms else {},
                "record_f1_per_fold": [round(float(np.mean(v)), 4) for _, v in sorted(folds.items())],
+               "content_f1_per_fold": [round(node_scores(np.concatenate(t), np.concatenate(p))["content_f1"], 4)
+                                       for _, (t, p) in sorted(fold_nodes.items())],
                "chain_collapsed_record_f1": mean_record_scores(collapsed).get("record_f1"),
                "gold_records_by_fate": dict(total),
                "zero_pages": sum(zero.values()), "zero_pages_by_cause": dict(zero)}
