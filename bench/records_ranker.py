@@ -201,11 +201,24 @@ def f1(item: dict, recs: list[list[str]]) -> float:
     return record_scores(recs, item["gold"])["record_f1"]
 
 
+FREE_ONLY = False  # --free: fit on the candidates that overlap none of the labels' records
+
+
+def free(item: dict) -> np.ndarray:
+    """Which candidates overlap none of the labels' records."""
+    last = item["last"]
+    taken = np.zeros(len(last), dtype=bool)
+    for r in (r for rows in item["current_rows"] for r in rows):
+        taken[r:int(last[r]) + 1] = True
+    return np.asarray([not any(taken[r:int(last[r]) + 1].any() for r in c.rows) for c in item["cands"]], dtype=bool)
+
+
 def training_set(items: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Candidates' features, targets, and weights that make every page weigh the same."""
-    X = np.vstack([it["X"] for it in items])
-    y = np.concatenate([it["y"] for it in items]) >= 0.5
-    w = np.concatenate([np.full(len(it["y"]), 1.0 / max(len(it["y"]), 1)) for it in items])
+    keep = [free(it) if FREE_ONLY else np.ones(len(it["y"]), dtype=bool) for it in items]
+    X = np.vstack([it["X"][m] for it, m in zip(items, keep)])
+    y = np.concatenate([it["y"][m] for it, m in zip(items, keep)]) >= 0.5
+    w = np.concatenate([np.full(m.sum(), 1.0 / max(m.sum(), 1)) for m in keep])
     return X, y, w
 
 
@@ -245,7 +258,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("dataset", type=Path)
     ap.add_argument("pred", type=Path)
     ap.add_argument("--cache", type=Path, default=None, help="pickle of the pages' candidates (made if absent)")
+    ap.add_argument("--free", action="store_true",
+                    help="fit on the candidates that overlap none of the labels' records only")
     a = ap.parse_args(argv)
+    global FREE_ONLY
+    FREE_ONLY = a.free
     fold_of = json.loads((a.pred / "meta.json").read_text(encoding="utf-8"))["pages"]
     if a.cache and a.cache.is_file():
         items = pickle.loads(a.cache.read_bytes())
@@ -275,6 +292,17 @@ def main(argv: list[str] | None = None) -> int:
     for key, v in out.items():
         print(f"{key}: record F1 {np.mean(v):.3f} over {len(v)} pages; per fold "
               + " ".join(f"{x:.3f}" for x in per_fold[key]))
+    # how well the scorer ranks: each page's candidates scored out of fold
+    oof = oof_scores(items, fold_of)
+    alone = [np.asarray([f1(it, [[it["xp"][r]] for r in c.rows]) for c in it["cands"]]) for it in items]
+    top = [a[np.argmax(oof[it["page"]])] if len(a) else 0.0 for it, a in zip(items, alone)]
+    best = [a.max() if len(a) else 0.0 for a in alone]
+    print(f"one candidate a page (out of fold): the top-scored {np.mean(top):.3f}, the best (oracle) {np.mean(best):.3f}")
+    lab = np.asarray([f1(it, it["current"]) for it in items])
+    for t in (0.3, 0.5):
+        al = np.asarray([f1(it, decode(it, oof[it["page"]], t, "alone")) for it in items])
+        print(f"per page the better of the labels' grouping and 'alone' at {t} (oracle): "
+              f"{np.maximum(lab, al).mean():.3f} (labels {lab.mean():.3f}, alone {al.mean():.3f})")
     return 0
 
 
