@@ -228,17 +228,23 @@ def predict_labels(model: "NoiseModel", rows: pd.DataFrame, walk: "PageWalk", *,
     with ``proba``, its content probability (``NoiseModel.predict_with_proba``: one pass of the
     classifier; None when it gives none). Rows of a rendered dataset cover only what the
     browser shows: what it hides is noise, at probability 0."""
-    labels, p = model.predict_with_proba(rows, proba=proba and len(rows) > 0)
+    spec = getattr(model, "spec", None)
+    records = getattr(spec, "content_from", "nodes") == "records"
+    labels, p = model.predict_with_proba(rows, proba=(proba or records) and len(rows) > 0)
     at = walk_nodes(rows, walk)
-    if at is None or len(at) == len(walk.rows):
-        return labels, p
-    full = np.full(len(walk.rows), NOISE, dtype=object)
-    full[at] = labels
-    if p is not None:
-        p_full = np.zeros(len(walk.rows))
-        p_full[at] = p
-        p = p_full
-    return full, p
+    if at is not None and len(at) != len(walk.rows):
+        full = np.full(len(walk.rows), NOISE, dtype=object)
+        full[at] = labels
+        labels = full
+        if p is not None:
+            p_full = np.zeros(len(walk.rows))
+            p_full[at] = p
+            p = p_full
+    if records and len(labels):  # the spec's content_from: the records grouped from the labels
+        from hwnoise.extractors.records import content_in_records
+
+        labels = content_in_records(walk, labels, p)
+    return labels, (p if proba else None)
 
 
 def model_query(model: "NoiseModel") -> list[str]:

@@ -46,10 +46,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hwnoise.features.columns import CONTENT
+from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.features.record_struct import RECORD_MIN, by_depth, record_groups
 
-__all__ = ["Record", "records_from_labels", "record_rows", "candidate_rows", "drop_regions",
+__all__ = ["Record", "records_from_labels", "record_rows", "content_in_records", "candidate_rows", "drop_regions",
            "region_conf", "page_records", "record_json", "row_xpaths", "chain_members"]
 
 
@@ -220,6 +220,24 @@ def record_rows(walk, labels, proba: np.ndarray | None = None, *, min_repeat: in
                              snap=snap, min_content=min_content, level_rule=level_rule)
     return drop_regions(walk, labels, records, proba, min_rel=min_rel, min_conf=min_conf,
                         keep_conf=keep_conf, min_fields=min_fields)
+
+
+def content_in_records(walk, labels, proba: np.ndarray | None = None) -> np.ndarray:
+    """Labels with the content where the records are: the rows inside the page's records
+    (``record_rows``) are content, all others noise; a page without records keeps ``labels``.
+    A record is content whole however the labels cut it (a card whose title alone was labelled
+    content), and content outside any record (a heading, a facet) is not, as in gold that is
+    data records (NEXT-EVAL's; README "Records")."""
+    recs = record_rows(walk, labels, proba)
+    if not recs:
+        return np.asarray(labels, dtype=object)
+    last = np.asarray(walk.last, dtype=np.int64)
+    mark = np.zeros(len(last) + 1, dtype=np.int64)
+    for r in (r for rec in recs for r in rec):
+        mark[r] += 1
+        mark[int(last[r]) + 1] -= 1
+    inside = np.cumsum(mark)[:len(last)] > 0
+    return np.where(inside, CONTENT, NOISE).astype(object)
 
 
 def candidate_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3, min_single: int = 20,

@@ -373,6 +373,7 @@ def test_extract_records_defaults_to_the_shipped_records_model(tmp_path, capsys)
 
     model = load_model("records")
     assert model.spec.preset == "records" and "rs_main_share" in model.features
+    assert model.spec.content_from == "records"  # its content: the records grouped from its labels
     assert set(model.trained_on) == {"nexteval"}
     page = tmp_path / "results.html"
     page.write_text(listing(7, 12, hidden=False), encoding="utf-8")
@@ -427,3 +428,42 @@ def test_extract_records_of_many_pages_in_processes_skips_what_is_not_html(tmp_p
     got = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert [(x["page"], x["xpath"], x["text"]) for x in got] == \
         [(x["page"].removesuffix(".html"), x["xpath"], x["text"]) for x in lines]
+
+
+def test_content_from_records_is_the_records_whole_and_nothing_else():
+    """``content_in_records``: the rows of the records grouped from the labels are content (a
+    card whose title alone was labelled content, whole), content outside them (the nav) is not;
+    a page without records keeps its labels."""
+    from hwnoise.extractors.records import content_in_records
+
+    html = f"<html><body>{NAV}<main>{_cards(5)}</main>{FOOT}</body></html>".encode()
+    walk = walk_page(html)
+    u = "/html/body/main[1]/ul[1]"
+    lab = _labels_for(walk, {f"{u}/li[{k}]/a[1]" for k in range(1, 6)} | {"/html/body/div[1]"})
+    got = content_in_records(walk, lab)
+    xs = walk.rows["xpath"].tolist()
+    want = np.asarray(["N" if x.startswith(f"{u}/li[") else "S" for x in xs], dtype=object)
+    assert (got == want).all()
+    assert (lab[xs.index("/html/body/div[1]")] == "N") and got[xs.index("/html/body/div[1]")] == "S"
+    nav_only = _labels_for(walk, {"/html/body/div[1]/a[1]"})  # one link: no record
+    assert record_rows(walk, nav_only) == [] and (content_in_records(walk, nav_only) == nav_only).all()
+
+
+def test_the_records_preset_takes_its_content_from_the_records(tmp_path):
+    """The records preset's spec says content_from="records", kept through model.json; the
+    option --content-from sets it on any preset; a spec without the key reads as "nodes"."""
+    import argparse
+
+    from hwnoise.commands._model_options import add_model_options, model_options
+    from hwnoise.training.spec import ModelSpec, SpecError, preset_spec, resolve_preset
+
+    assert preset_spec("records").content_from == "records"
+    assert {preset_spec(p).content_from for p in ("thesis", "site", "general")} == {"nodes"}
+    assert ModelSpec.from_dict({"preset": "general"}).content_from == "nodes"
+    with pytest.raises(SpecError, match="content_from"):
+        ModelSpec.from_dict({"content_from": "tables"})
+    ap = argparse.ArgumentParser()
+    add_model_options(ap)
+    opts = model_options(ap.parse_args(["--preset", "general", "--content-from", "records"]))
+    assert resolve_preset(preset_spec("general"), 3, {k: v for k, v in opts.items() if k != "preset"}
+                          ).content_from == "records"

@@ -221,6 +221,7 @@ MUTATIONS = {
     "categories of numbers": (lambda m: m.update(categories={"tag": [1, 2]}), "categories"),
     "query of strings": (lambda m: m.update(query=["a", "b"]), "query"),
     "a stacked extractor that is not one": (lambda m: m["spec"].update(stack=["rm -rf"]), "spec.stack"),
+    "content from nowhere": (lambda m: m["spec"].update(content_from="tables"), "spec.content_from"),
     "a split out of range": (lambda m: m["tree"]["trees"][0].update(
         feature=[99] * len(m["tree"]["trees"][0]["feature"])), "tree"),
     "format_version from the future": (lambda m: m.update(format_version=99), "format_version"),

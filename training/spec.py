@@ -2,7 +2,10 @@
 
 ``ModelSpec`` names the preset, the features (a named set or a list), the stacked extractors,
 the context switches, the classifier and its parameters, and the threshold (None: the
-classifier's own call; a float in [0, 1]; "inner": chosen by an inner CV on the training rows).
+classifier's own call; a float in [0, 1]; "inner": chosen by an inner CV on the training rows),
+and where a page's content comes from (``content_from``: "nodes", the nodes the classifier
+labels content; "records", the nodes inside the records grouped from those labels,
+``extractors.records.content_in_records``).
 :meth:`ModelSpec.columns` is the model's full feature list, which
 :mod:`hwnoise.features.assembly` builds from a page.
 
@@ -15,7 +18,8 @@ Presets (``--preset``):
   without ``sitelevel``), four stacked extractors, page context, gradient boosting, a threshold
   chosen by an inner CV grouped by site.
 - ``records``: ``general`` with the record-structure group (``page+records``: the ``rs_*``
-  columns of ``features.record_struct``), for many sites whose gold is data records.
+  columns of ``features.record_struct``), its content the nodes of the records grouped from
+  the labels (``content_from="records"``), for many sites whose gold is data records.
 - ``auto`` (the default): ``site`` when the training pages come from one site; else ``records``
   when their gold includes data records (``records/ID.json``), ``general`` when it does not.
 """
@@ -33,6 +37,8 @@ __all__ = ["ModelSpec", "PRESETS", "SpecError", "auto_preset", "preset_spec", "r
 
 #: Extractors a model may stack (their names in ``hwnoise.extractors.registry``).
 STACKABLE = ("trafilatura", "resiliparse", "readability", "justext", "cetd")
+#: Where a page's content comes from: the labelled nodes, or the records grouped from them.
+CONTENT_FROM = ("nodes", "records")
 _NAME = re.compile(r"^[A-Za-z0-9_.,:-]{1,200}$")
 _MAX_FEATURES = 5000
 
@@ -53,6 +59,7 @@ class ModelSpec:
     classifier: str = "j48"
     params: dict[str, Any] = field(default_factory=dict)
     threshold: float | str | None = None
+    content_from: str = "nodes"
 
     def columns(self) -> list[str]:
         """The model's full feature list: base features, stacked shares, parent/grandparent
@@ -105,6 +112,11 @@ class ModelSpec:
             kw["params"] = check_params(d["params"], f"{where}.params")
         if "threshold" in d:
             kw["threshold"] = check_threshold(d["threshold"], f"{where}.threshold")
+        if "content_from" in d:
+            if d["content_from"] not in CONTENT_FROM:
+                raise SpecError(f"{where}.content_from: must be one of {', '.join(CONTENT_FROM)}, "
+                                f"not {d['content_from']!r}")
+            kw["content_from"] = d["content_from"]
         return cls(**kw)
 
 
@@ -184,7 +196,7 @@ PRESETS: dict[str, ModelSpec] = {
                          page_context=True, classifier="gb", threshold="inner"),
     "records": ModelSpec(preset="records", features=f"{PAGE_FEATURES}+records",
                          stack=["trafilatura", "resiliparse", "readability", "cetd"],
-                         page_context=True, classifier="gb", threshold="inner"),
+                         page_context=True, classifier="gb", threshold="inner", content_from="records"),
 }
 
 

@@ -24,7 +24,8 @@ def _param(text: str) -> tuple[str, object]:
 
 
 def add_model_options(p: argparse.ArgumentParser) -> None:
-    """Add --preset --classifier --param --features --stack --context --page-context --threshold."""
+    """Add --preset --classifier --param --features --stack --context --page-context --threshold
+    --content-from."""
     g = p.add_argument_group("model options (a preset, then single fields over it)")
     g.add_argument("--preset", choices=PRESET_CHOICES, default=None,
                    help="auto (default: 'site' when the training pages come from one site; from "
@@ -53,6 +54,10 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--threshold", default=None, metavar="P|inner",
                    help="probability of content at which a node is content: a number in [0, 1], "
                         "or 'inner' (chosen by an inner CV on the training pages)")
+    g.add_argument("--content-from", choices=("nodes", "records"), default=None,
+                   help="a page's content: the nodes the classifier labels content (nodes), or the "
+                        "nodes of the data records grouped from those labels, the labels kept on a "
+                        "page without records (records; the records preset's default)")
 
 
 def model_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -75,4 +80,6 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
         from hwnoise.training.spec import check_threshold
 
         out["threshold"] = check_threshold(args.threshold, "--threshold")
+    if args.content_from is not None:
+        out["content_from"] = args.content_from
     return out
