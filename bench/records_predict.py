@@ -9,6 +9,7 @@ where the classifier gives none), both ``ModelMethod.node_predictions``, and ``O
 (preset, features, seed, folds, each page's fold). Usage::
 
     python bench/records_predict.py DATASET OUT [--preset general] [--features page+records]
+                                    [--content-from nodes|records]
 """
 from __future__ import annotations
 
@@ -30,12 +31,16 @@ def main() -> None:
     ap.add_argument("out", type=Path)
     ap.add_argument("--preset", default="auto")
     ap.add_argument("--features", default=None)
+    ap.add_argument("--content-from", choices=("nodes", "records"), default=None,
+                    help="the spec's content_from (default: the preset's); nodes keeps the model's own labels")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--folds", type=int, default=5)
     a = ap.parse_args()
     opts = {"preset": a.preset}
     if a.features:
         opts["features"] = a.features
+    if a.content_from:
+        opts["content_from"] = a.content_from
     settings = EvalSettings(methods=("model",), options={"model": opts}, seed=a.seed)
     folds, _ = plan([Dataset(a.dataset)], "cross-site", False, seed=a.seed, k=a.folds)
     a.out.mkdir(parents=True, exist_ok=True)

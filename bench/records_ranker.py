@@ -1,161 +1,44 @@
-"""A learned chooser of data regions, on a cached cross-site run: record F1 with page-grouped folds.
+"""A learned chooser of data regions, on a cached cross-site run: record F1 and node content F1
+with page-grouped folds.
 
-    python bench/records_ranker.py DATASET PRED_DIR [--cache FILE]
+    python bench/records_ranker.py DATASET PRED_DIR [--cache FILE] [--free]
 
-Each page's candidates are its groups of alike siblings at the outer and the inner level
-(``region_candidates``), described by their structure and by the node model's
-probabilities from the cached run (``bench/records_predict.py``: every page predicted by a model
-that did not see it). A candidate's target is whether at least half of its records are gold
-records. For each fold of the run, a gradient-boosted scorer is fitted on the other folds'
-pages, its threshold chosen by inner folds on those pages (the best mean record F1), and the
-fold's own pages are scored three ways: ``add``, the labels' grouping (``extractors.records``)
-plus the kept candidates that overlap none of its records; ``alone``, the kept candidates only; ``rest``, the
-kept candidates plus the labels' records that overlap none of them. Beside them, ``labels``:
-the labels' grouping alone.
+PRED_DIR holds the node model's own labels and probabilities, every page predicted by a model
+that did not see it (``bench/records_predict.py DATASET PRED_DIR --preset records
+--content-from nodes``). Each page's candidates are its groups of alike siblings at the outer
+and the inner level (``extractors.regions.region_candidates``). A candidate's target is whether
+at least half of its records are gold records. For each fold of the run, the scorer
+(``RegionScorer``) is fitted on the other folds' pages, its threshold chosen by inner folds on
+those pages (the best record F1 + node content F1), and the fold's own pages are scored three
+ways: ``add``, the labels' grouping (``extractors.records``) plus the kept candidates that
+overlap none of its records (what a model with a scorer does, the shipped ``records`` model);
+``alone``, the kept candidates only; ``rest``, the kept candidates plus the labels' records
+that overlap none of them. Beside them, ``labels``: the labels' grouping alone. The content is
+the records' rows (``content_from="records"``; the labels on a page without records).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import pickle
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from hwnoise.dataset import Dataset
 from hwnoise.extractors.base import walk_of
-from hwnoise.extractors.records import records_from_labels, row_xpaths
+from hwnoise.extractors.records import record_rows, row_xpaths
+from hwnoise.extractors.regions import REGION_FEATURES, RegionScorer, choose_regions, region_candidates
 from hwnoise.features.columns import CONTENT
+from hwnoise.features.labels import page_labels
 from hwnoise.features.record_gold import normalize_xpath
-from hwnoise.features.record_struct import _group_median, _is_record, alike_groups
 from hwnoise.training.record_metrics import record_scores
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from records_regions import inner_of  # noqa: E402
 
 THRESHOLDS = np.round(np.arange(0.1, 0.91, 0.05), 2)
 
-_TAGS = ("tr", "li", "div", "article", "section", "a", "td", "p", "span", "dd", "table", "ul")
-
-REGION_FEATURES: list[str] = [
-    "members", "log_members", "inner", "page_share", "rel_largest", "rank", "parent_cover",
-    "dist", "depth", "len_mean", "len_cv", "link_density", "proba", "proba_min", "proba_q25",
-    "proba_rows", "content_share", "content_cover", "rows_mean", "fields_mean", "chain_share",
-    "outer_groups", "inner_groups", "parent_proba", "rows_proba", "candidates", "img_share",
-    "a_share", "text_per_field", "head_proba_gap",
-] + [f"tag_{t}" for t in _TAGS] + ["tag_other"]
-
-
-@dataclass
-class Candidate:
-    """One candidate record set: its records' head rows (one element each), its group id and level."""
-
-    rows: list[int]
-    group: int
-    inner: bool
-
-
-def _subtree_sum(values: np.ndarray, last: np.ndarray) -> np.ndarray:
-    cs = np.concatenate([[0.0], np.cumsum(values, dtype=np.float64)])
-    return cs[last + 1] - cs[np.arange(len(last))]
-
-
-def region_candidates(walk, labels, proba: np.ndarray | None) -> tuple[list[Candidate], np.ndarray]:
-    """The page's candidate record sets and their features (one row each, ``REGION_FEATURES``)."""
-    rows = walk.rows
-    n = len(rows)
-    if n == 0:
-        return [], np.zeros((0, len(REGION_FEATURES)))
-    parent = rows["parent"].to_numpy(dtype=np.int64)
-    tags = rows["tag"].tolist()
-    chars = rows["chars"].to_numpy(dtype=np.float64)
-    own = rows["own_chars"].to_numpy(dtype=np.float64)
-    link = rows["link_chars"].to_numpy(dtype=np.float64)
-    depth = rows["distance"].to_numpy(dtype=np.float64)
-    last = np.asarray(walk.last, dtype=np.int64)
-    content = np.asarray(labels, dtype=object) == CONTENT
-    p = np.full(n, 0.5) if proba is None else np.where(np.isnan(proba), 0.5, proba)
-    gid, dist = alike_groups(parent, tags, last)
-    count = np.bincount(gid)
-    gdist = _group_median(gid, dist, len(count))
-    is_rec = _is_record(gid, count, gdist, parent)
-    inner = inner_of(parent, chars.astype(np.int64))
-    sub_rows = (last - np.arange(n) + 1).astype(np.float64)
-    sub_pw = _subtree_sum(p * own, last)          # probability-weighted own characters below
-    sub_own = _subtree_sum(own, last)
-    sub_content = _subtree_sum(np.where(content, own, 0.0), last)
-    sub_fields = _subtree_sum((own > 0).astype(np.float64), last)
-    sub_rec = _subtree_sum(is_rec.astype(np.float64), last)   # record rows in each subtree, itself included
-    sub_img = _subtree_sum(np.asarray([t == "img" for t in tags], dtype=np.float64), last)
-    sub_a = _subtree_sum(np.asarray([t == "a" for t in tags], dtype=np.float64), last)
-    rec_anc = np.zeros(n)   # record rows among each row's ancestors
-    for i in range(1, n):
-        q = parent[i]
-        if q >= 0:
-            rec_anc[i] = rec_anc[q] + is_rec[q]
-    page_chars = max(chars.max(), 1.0)
-    page_content = max(float(np.where(content, own, 0.0).sum()), 1.0)
-    mean_p = np.where(sub_own > 0, sub_pw / np.maximum(sub_own, 1), p)
-    groups = np.unique(gid[is_rec])
-    gchars = {int(g): float(chars[gid == g].sum()) for g in groups}
-    largest = max(gchars.values(), default=1.0)
-    order = sorted(gchars, key=lambda g: -gchars[g])
-    rank = {g: k for k, g in enumerate(order)}
-    cands: list[Candidate] = []
-    feats: list[list[float]] = []
-    for g in groups:
-        g = int(g)
-        m = np.flatnonzero((gid == g) & is_rec)
-        m = m[chars[m] > 0]
-        if len(m) < 2:
-            continue
-        inn = inner[m]
-        levels = [(False, m)] + ([(True, inn)] if (inn != m).any() else [])
-        for is_inner, heads in levels:
-            lens = chars[m]
-            own_sum = sub_own[m].sum()
-            pw = sub_pw[m].sum() / max(own_sum, 1.0)
-            per = mean_p[m]
-            tag = tags[int(heads[0])]
-            pa = int(parent[m[0]])
-            f = [len(m), np.log1p(len(m)), float(is_inner), gchars[g] / page_chars, gchars[g] / largest,
-                 rank[g], gchars[g] / max(chars[pa], 1.0), gdist[g], depth[m[0]], lens.mean(),
-                 lens.std() / max(lens.mean(), 1.0), link[m].sum() / max(gchars[g], 1.0), pw, per.min(),
-                 np.quantile(per, 0.25), p[heads].mean(), sub_content[m].sum() / max(own_sum, 1.0),
-                 sub_content[m].sum() / page_content, sub_rows[m].mean(), sub_fields[m].mean(),
-                 float((inn != m).mean()), rec_anc[m[0]], (sub_rec[m] - 1).mean(), mean_p[pa],
-                 p[m].mean(), 0.0, (sub_img[m] > 0).mean(), (sub_a[m] > 0).mean(),
-                 lens.mean() / max(sub_fields[m].mean(), 1.0), p[inn].mean() - p[m].mean()]
-            f += [float(tag == t) for t in _TAGS] + [float(tag not in _TAGS)]
-            cands.append(Candidate(rows=[int(h) for h in heads], group=g, inner=is_inner))
-            feats.append(f)
-    X = np.asarray(feats, dtype=np.float64).reshape(len(feats), len(REGION_FEATURES))
-    X[:, REGION_FEATURES.index("candidates")] = len(cands)
-    return cands, X
-
-
-def choose_regions(cands: list[Candidate], scores: np.ndarray, last: np.ndarray, *,
-                   threshold: float = 0.5, taken: np.ndarray | None = None) -> list[Candidate]:
-    """The candidates scored at least ``threshold`` whose records overlap no row of a
-    better-scored candidate kept (a record inside or around another's) nor of ``taken`` (a bool
-    per row: rows already in records), best first."""
-    inside = np.zeros(len(last), dtype=bool) if taken is None else taken.copy()
-    kept: list[Candidate] = []
-    for k in np.argsort(-scores, kind="stable"):
-        if scores[k] < threshold:
-            break
-        c = cands[k]
-        if any(inside[r:int(last[r]) + 1].any() for r in c.rows):
-            continue  # the subtree holds a kept row (around a record), or is inside one
-        kept.append(c)
-        for r in c.rows:
-            inside[r:int(last[r]) + 1] = True
-    return kept
-
-
 def page_item(page, pred_dir: Path) -> dict | None:
+    """What the bench needs of one page: candidates, their features and targets, the labels'
+    records, the gold records and node labels."""
     records = page.read_records()
     f = pred_dir / f"{page.id}.npz"
     if records is None or not f.is_file():
@@ -169,36 +52,64 @@ def page_item(page, pred_dir: Path) -> dict | None:
     cands, X = region_candidates(walk, labels, proba)
     single = {g[0] for g in gold if len(g) == 1}
     y = np.asarray([np.mean([xp[r] in single for r in c.rows]) for c in cands])
-    current = [r.xpaths for r in records_from_labels(walk, labels, xp, proba)]
-    last = np.asarray(walk.last, dtype=np.int64)
-    at = {x: i for i, x in enumerate(xp)}
+    current = record_rows(walk, labels, proba)
+    gold_labels = np.asarray(page_labels(walk, page.read_gold(), html=html, records=records), dtype=object)
     return {"page": page.id, "X": X, "y": y, "cands": cands, "xp": xp, "gold": gold,
-            "current": current, "last": last, "current_rows": [[at[x] for x in r] for r in current]}
+            "last": np.asarray(walk.last, dtype=np.int64), "current_rows": current,
+            "current": [[xp[r] for r in rec] for rec in current],
+            "labels": labels == CONTENT, "gold_content": gold_labels == CONTENT}
 
 
 MODES = ("add", "alone", "rest")
 
 
-def decode(item: dict, scores: np.ndarray, t: float, mode: str) -> list[list[str]]:
-    """The page's records (XPaths) from the candidates' ``scores`` at threshold ``t``."""
-    last, xp = item["last"], item["xp"]
+def decode_rows(item: dict, scores: np.ndarray, t: float, mode: str) -> list[list[int]]:
+    """The page's records (rows) from the candidates' ``scores`` at threshold ``t``."""
+    last = item["last"]
+    if mode == "labels":
+        return item["current_rows"]
     taken = np.zeros(len(last), dtype=bool)
     if mode == "add":
         for r in (r for rows in item["current_rows"] for r in rows):
             taken[r:int(last[r]) + 1] = True
     kept = choose_regions(item["cands"], scores, last, threshold=t, taken=taken)
-    recs = [[xp[r]] for c in kept for r in c.rows]
+    recs = [[r] for c in kept for r in c.rows]
     if mode == "add":
-        return item["current"] + recs
+        return item["current_rows"] + recs
     if mode == "rest":
         for rows in item["current_rows"]:
             if not any(taken[r:int(last[r]) + 1].any() for r in rows):
-                recs.append([xp[r] for r in rows])
+                recs.append(rows)
     return recs
+
+
+def decode(item: dict, scores: np.ndarray, t: float, mode: str) -> list[list[str]]:
+    """The page's records as XPaths (``decode_rows``)."""
+    return [[item["xp"][r] for r in rec] for rec in decode_rows(item, scores, t, mode)]
 
 
 def f1(item: dict, recs: list[list[str]]) -> float:
     return record_scores(recs, item["gold"])["record_f1"]
+
+
+def page_result(item: dict, scores: np.ndarray, t: float, mode: str) -> tuple[float, int, int, int]:
+    """Record F1 and the content's TP, FP, FN when the content is the records' rows
+    (``content_in_records``: the labels kept on a page without records)."""
+    recs = decode_rows(item, scores, t, mode)
+    last = item["last"]
+    inside = np.zeros(len(last), dtype=bool)
+    for r in (r for rec in recs for r in rec):
+        inside[r:int(last[r]) + 1] = True
+    pred = inside if recs else item["labels"]
+    g = item["gold_content"]
+    return (f1(item, [[item["xp"][r] for r in rec] for rec in recs]),
+            int((pred & g).sum()), int((pred & ~g).sum()), int((~pred & g).sum()))
+
+
+def summary(results: list[tuple[float, int, int, int]]) -> tuple[float, float]:
+    """Mean record F1 over pages and node content F1 over all their nodes."""
+    tp, fp, fn = (sum(r[k] for r in results) for k in (1, 2, 3))
+    return float(np.mean([r[0] for r in results])), 2 * tp / max(2 * tp + fp + fn, 1)
 
 
 FREE_ONLY = False  # --free: fit on the candidates that overlap none of the labels' records
@@ -222,21 +133,8 @@ def training_set(items: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return X, y, w
 
 
-class Scorer:
-    """A gradient-boosted scorer of candidates (scikit-learn's, as the general preset's)."""
-
-    def __init__(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, seed: int = 0):
-        from sklearn.ensemble import HistGradientBoostingClassifier
-
-        self.est = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05, max_leaf_nodes=15,
-                                                  min_samples_leaf=10, random_state=seed).fit(X, y, sample_weight=w)
-
-    def scores(self, X: np.ndarray) -> np.ndarray:
-        return self.est.predict_proba(X)[:, 1] if len(X) else np.zeros(0)
-
-
-def fit(items: list[dict]) -> Scorer:
-    return Scorer(*training_set(items))
+def fit(items: list[dict]) -> RegionScorer:
+    return RegionScorer.fit(*training_set(items))
 
 
 def oof_scores(items: list[dict], fold_of: dict) -> dict[str, np.ndarray]:
@@ -249,7 +147,8 @@ def oof_scores(items: list[dict], fold_of: dict) -> dict[str, np.ndarray]:
 
 
 def best_t(items: list[dict], scores: dict[str, np.ndarray], mode: str) -> float:
-    res = {t: np.mean([f1(it, decode(it, scores[it["page"]], t, mode)) for it in items]) for t in THRESHOLDS}
+    """The threshold with the best record F1 + content F1 on ``items`` (scored out of fold)."""
+    res = {t: sum(summary([page_result(it, scores[it["page"]], t, mode) for it in items])) for t in THRESHOLDS}
     return float(max(THRESHOLDS, key=lambda t: (res[t], -abs(t - 0.5))))
 
 
@@ -264,34 +163,30 @@ def main(argv: list[str] | None = None) -> int:
     global FREE_ONLY
     FREE_ONLY = a.free
     fold_of = json.loads((a.pred / "meta.json").read_text(encoding="utf-8"))["pages"]
-    if a.cache and a.cache.is_file():
-        items = pickle.loads(a.cache.read_bytes())
-    else:
-        items = [it for it in (page_item(p, a.pred) for p in Dataset(a.dataset).pages()) if it]
-        if a.cache:
-            a.cache.write_bytes(pickle.dumps(items))
+    items = load_items(a.dataset, a.pred, a.cache)
     print(f"{len(items)} pages, {sum(len(it['y']) for it in items)} candidates, "
           f"{len(REGION_FEATURES)} features")
-    out: dict[str, list[float]] = {"labels": [], **{m: [] for m in MODES}}
-    per_fold: dict[str, list[float]] = {k: [] for k in out}
+    keys = ("labels", *MODES)
+    out: dict[str, list] = {k: [] for k in keys}
+    per_fold: dict[str, list[tuple[float, float]]] = {k: [] for k in keys}
     for k in sorted(set(fold_of.values())):
         tr = [it for it in items if fold_of[it["page"]] != k]
         te = [it for it in items if fold_of[it["page"]] == k]
         scorer = fit(tr)
         inner = oof_scores(tr, fold_of)  # the other folds' pages, each scored without its own fold
-        fold = {"labels": [f1(it, it["current"]) for it in te]}
-        ts = {}
-        for mode in MODES:
-            ts[mode] = t = best_t(tr, inner, mode)
-            fold[mode] = [f1(it, decode(it, scorer.scores(it["X"]), t, mode)) for it in te]
-        for key, v in fold.items():
-            out[key] += v
-            per_fold[key].append(float(np.mean(v)))
-        print(f"fold {k}: " + ", ".join(f"{key} {np.mean(v):.3f}" for key, v in fold.items())
-              + "  (thresholds " + ", ".join(f"{m} {t:.2f}" for m, t in ts.items()) + ")", flush=True)
-    for key, v in out.items():
-        print(f"{key}: record F1 {np.mean(v):.3f} over {len(v)} pages; per fold "
-              + " ".join(f"{x:.3f}" for x in per_fold[key]))
+        ts = {"labels": 1.0, **{mode: best_t(tr, inner, mode) for mode in MODES}}
+        for key in keys:
+            got = [page_result(it, scorer.scores(it["X"]), ts[key], key) for it in te]
+            out[key] += got
+            per_fold[key].append(summary(got))
+        print(f"fold {k}: " + ", ".join(f"{key} {per_fold[key][-1][0]:.3f} ({per_fold[key][-1][1]:.3f})"
+                                        for key in keys)
+              + "  (thresholds " + ", ".join(f"{m} {ts[m]:.2f}" for m in MODES) + ")", flush=True)
+    print("record F1 (node content F1), each fold's threshold chosen on the other folds' pages:")
+    for key in keys:
+        rec, con = summary(out[key])
+        print(f"  {key}: {rec:.3f} ({con:.3f}) over {len(out[key])} pages; per fold "
+              + " ".join(f"{r:.3f} ({c:.3f})" for r, c in per_fold[key]))
     # how well the scorer ranks: each page's candidates scored out of fold
     oof = oof_scores(items, fold_of)
     alone = [np.asarray([f1(it, [[it["xp"][r]] for r in c.rows]) for c in it["cands"]]) for it in items]
@@ -304,6 +199,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"per page the better of the labels' grouping and 'alone' at {t} (oracle): "
               f"{np.maximum(lab, al).mean():.3f} (labels {lab.mean():.3f}, alone {al.mean():.3f})")
     return 0
+
+
+def load_items(dataset: Path, pred: Path, cache: Path | None) -> list[dict]:
+    """Every page's ``page_item``, from ``cache`` when it exists (written when it does not)."""
+    if cache and cache.is_file():
+        return pickle.loads(cache.read_bytes())
+    items = [it for it in (page_item(p, pred) for p in Dataset(dataset).pages()) if it]
+    if cache:
+        cache.write_bytes(pickle.dumps(items))
+    return items
 
 
 if __name__ == "__main__":

@@ -23,25 +23,10 @@ import numpy as np
 from hwnoise.dataset import Dataset
 from hwnoise.extractors.base import walk_of
 from hwnoise.extractors.records import row_xpaths
+from hwnoise.extractors.regions import innermost
 from hwnoise.features.record_gold import normalize_xpath
 from hwnoise.features.record_struct import record_groups
 from hwnoise.training.record_metrics import record_scores
-
-
-def inner_of(parent: np.ndarray, chars: np.ndarray) -> np.ndarray:
-    """Each row's innermost descendant down single-child chains that keep all its text."""
-    n = len(parent)
-    kids = np.bincount(parent[parent >= 0], minlength=n) if n else np.zeros(0, np.int64)
-    only = np.full(n, -1)
-    for i in np.flatnonzero(parent >= 0):
-        if kids[parent[i]] == 1:
-            only[parent[i]] = i
-    out = np.arange(n)
-    for i in range(n - 1, -1, -1):  # children come after their parent: theirs is already final
-        c = only[i]
-        if c >= 0 and chars[c] == chars[i]:
-            out[i] = out[c]
-    return out
 
 
 def page_oracle(page) -> dict[str, float]:
@@ -51,7 +36,7 @@ def page_oracle(page) -> dict[str, float]:
     xp = row_xpaths(html, len(rows))
     gold = [[normalize_xpath(x) for x in r] for r in page.read_records()]
     gid, is_rec = record_groups(parent, rows["tag"].tolist(), np.asarray(walk.last))
-    inner = inner_of(parent, chars)
+    inner = innermost(parent, chars)
     cands = []
     for g in np.unique(gid[is_rec]):
         members = np.flatnonzero(is_rec & (gid == g))

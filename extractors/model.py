@@ -242,8 +242,9 @@ def predict_labels(model: "NoiseModel", rows: pd.DataFrame, walk: "PageWalk", *,
             p = p_full
     if records and len(labels):  # the spec's content_from: the records grouped from the labels
         from hwnoise.extractors.records import content_in_records
+        from hwnoise.extractors.regions import scorer_of
 
-        labels = content_in_records(walk, labels, p)
+        labels = content_in_records(walk, labels, p, scorer=scorer_of(model))
     return labels, (p if proba else None)
 
 
@@ -310,9 +311,10 @@ def extract_records(model: "NoiseModel", html: bytes | str, *, http_charset: str
     """The data records of one bare page with a trained model, as the JSON objects ``extract
     --records`` writes (``page`` names the page in them)."""
     from hwnoise.extractors.records import records_json
+    from hwnoise.extractors.regions import scorer_of
 
     walk, labels, proba = label_with_proba(model, html, http_charset=http_charset, query=query)
-    return records_json(page, html, walk, labels, proba, http_charset=http_charset)
+    return records_json(page, html, walk, labels, proba, http_charset=http_charset, scorer=scorer_of(model))
 
 
 def page_predictions(model: "NoiseModel", page: "Page", cache: FeatureCache | None = None,

@@ -210,25 +210,33 @@ def _level(i: int, parent, chars, last, is_rec, content, rule: str) -> int:
 def record_rows(walk, labels, proba: np.ndarray | None = None, *, min_repeat: int = 3, max_run: int = 3,
                 min_single: int = 20, min_fields: int = 2, snap: bool = True,
                 min_content: float = 0.5, level_rule: str = "outer", min_rel: float = 0.1,
-                min_conf: float = 0.4, keep_conf: float = 1.01) -> list[list[int]]:
+                min_conf: float = 0.4, keep_conf: float = 1.01, scorer=None) -> list[list[int]]:
     """The records of a page as lists of rows (each one element or a run of consecutive
     siblings), in document order, from the rows' noise/content labels (``candidate_rows``),
     less the regions ``drop_regions`` drops (by size and, given ``proba``, the model's content
     probability per row, by confidence). A page's only record needs ``min_fields`` elements
-    with text of their own: one run of text alone is a message ("No results for ..."), not a record."""
+    with text of their own: one run of text alone is a message ("No results for ..."), not a record.
+    With a region ``scorer`` (``extractors.regions.RegionScorer``, a model's), the groups of
+    alike siblings it keeps that overlap none of these records are records too (``extra_regions``)."""
     records = candidate_rows(walk, labels, min_repeat=min_repeat, max_run=max_run, min_single=min_single,
                              snap=snap, min_content=min_content, level_rule=level_rule)
-    return drop_regions(walk, labels, records, proba, min_rel=min_rel, min_conf=min_conf,
-                        keep_conf=keep_conf, min_fields=min_fields)
+    records = drop_regions(walk, labels, records, proba, min_rel=min_rel, min_conf=min_conf,
+                           keep_conf=keep_conf, min_fields=min_fields)
+    if scorer is not None:
+        from hwnoise.extractors.regions import extra_regions
+
+        records = sorted(records + extra_regions(walk, labels, proba, records, scorer))
+    return records
 
 
-def content_in_records(walk, labels, proba: np.ndarray | None = None) -> np.ndarray:
+def content_in_records(walk, labels, proba: np.ndarray | None = None, scorer=None) -> np.ndarray:
     """Labels with the content where the records are: the rows inside the page's records
     (``record_rows``) are content, all others noise; a page without records keeps ``labels``.
     A record is content whole however the labels cut it (a card whose title alone was labelled
     content), and content outside any record (a heading, a facet) is not, as in gold that is
-    data records (NEXT-EVAL's; README "Records")."""
-    recs = record_rows(walk, labels, proba)
+    data records (NEXT-EVAL's; README "Records"). ``scorer``: the model's region scorer, if any
+    (``record_rows``)."""
+    recs = record_rows(walk, labels, proba, scorer=scorer)
     if not recs:
         return np.asarray(labels, dtype=object)
     last = np.asarray(walk.last, dtype=np.int64)
@@ -499,9 +507,10 @@ def record_json(page: str, k: int, rec: Record) -> dict:
 
 
 def records_json(page: str, html: bytes | str, walk, labels, proba: np.ndarray | None = None, *,
-                 http_charset: str | None = None) -> list[dict]:
-    """A page's records (``page_records``) as the JSON objects ``extract --records`` writes."""
+                 http_charset: str | None = None, scorer=None) -> list[dict]:
+    """A page's records (``page_records``; ``scorer``, the model's region scorer, if any) as the
+    JSON objects ``extract --records`` writes."""
     if not len(labels):
         return []
-    recs = page_records(html, walk, labels, proba, http_charset=http_charset)
+    recs = page_records(html, walk, labels, proba, http_charset=http_charset, scorer=scorer)
     return [record_json(page, k, rec) for k, rec in enumerate(recs, 1)]

@@ -221,12 +221,14 @@ def _record_scores(method: Any, page: Page, walk, labels, xpaths: list[str],
     (``records(page, walk)``), else records grouped from its node labels (and its content
     probabilities, ``proba``, where it gives them); None when neither."""
     from hwnoise.extractors.records import records_from_labels
+    from hwnoise.extractors.regions import scorer_of
     from hwnoise.training.record_metrics import record_scores
 
     if callable(getattr(method, "records", None)):
         pred = method.records(page, walk)
     elif labels is not None and len(labels) == len(xpaths):
-        pred = [r.xpaths for r in records_from_labels(walk, labels, xpaths, proba)]
+        scorer = scorer_of(getattr(method, "model", None))  # a model's region scorer, if it has one
+        pred = [r.xpaths for r in records_from_labels(walk, labels, xpaths, proba, scorer=scorer)]
     else:
         return None
     return record_scores(pred, gold)

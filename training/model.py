@@ -409,6 +409,7 @@ class NoiseModel:
             "classes": [str(c) for c in getattr(est, "classes_", C.CLASSES)],
             "spec": self.spec.to_dict() if getattr(self, "spec", None) is not None else None,
             "trained_on": getattr(self, "trained_on", None),
+            **({"regions": self.regions} if getattr(self, "regions", None) is not None else {}),
         }
 
     def json_document(self, require_tree: bool = True) -> dict:
@@ -518,7 +519,7 @@ class NoiseModel:
         model.created = meta.get("created")
         model.spec = _spec_of(meta, json_path)
         model.trained_on = meta.get("trained_on")
-        for key in ("data_hash", "command", "cross_site"):  # what the shipped model records
+        for key in ("data_hash", "command", "cross_site", "regions"):  # what the shipped model records
             if key in meta:
                 setattr(model, key, meta[key])
         return model
@@ -615,6 +616,8 @@ def check_meta(meta: dict, json_path: Path) -> None:
     if on is not None and not (isinstance(on, dict) and all(
             isinstance(k, str) and isinstance(v, list) and all(isinstance(x, str) for x in v) for k, v in on.items())):
         raise _bad(json_path, "trained_on", "must map dataset names to lists of page ids")
+    if meta.get("regions") is not None and not isinstance(meta.get("regions"), dict):
+        raise _bad(json_path, "regions", f"must be an object or null, not {type(meta.get('regions')).__name__}")
     if meta.get("tree") is not None and not isinstance(meta.get("tree"), dict):
         raise _bad(json_path, "tree", f"must be an object or null, not {type(meta.get('tree')).__name__}")
     if meta.get("spec") is not None:

@@ -123,6 +123,7 @@ def _one(unit: tuple, query: str | None, charset: str | None, records: bool = Fa
     from hwnoise.errors import HwnoiseError
     from hwnoise.extractors.model import extract_html, extract_page, extract_records, page_predictions
     from hwnoise.extractors.records import records_json
+    from hwnoise.extractors.regions import scorer_of
 
     name, url, src = unit
     try:
@@ -134,7 +135,7 @@ def _one(unit: tuple, query: str | None, charset: str | None, records: bool = Fa
                 return name, url, extract_page(_MODEL, page, _CACHE, query=query), None, []
             walk, labels, proba = page_predictions(_MODEL, page, _CACHE, query, proba=True)
             return name, url, records_json(name, page.read_html(), walk, labels, proba,
-                                           http_charset=page.http_charset), None, []
+                                           http_charset=page.http_charset, scorer=scorer_of(_MODEL)), None, []
         try:
             data = _page_bytes(src)
         except HwnoiseError as exc:

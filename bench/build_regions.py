@@ -1,0 +1,69 @@
+"""Fit the region scorer (``extractors.regions.RegionScorer``) and put it in a model file: the
+shipped ``records`` model carries the one built on NEXT-EVAL's 100 pages.
+
+    python bench/build_regions.py DATASET PRED_DIR [--model data/models/records.json] [--cache FILE]
+
+PRED_DIR is a cached cross-site run of the model's preset on DATASET with the model's own labels
+(``bench/records_predict.py DATASET PRED_DIR --preset records --content-from nodes``): every
+page's labels and probabilities from a model that did not see it, as a new page's are. The
+candidates and their targets are ``bench/records_ranker.py``'s; the threshold is the one with
+the best record F1 + node content F1 over the run's folds (each page scored by a scorer fitted
+without its fold; its records the labels' grouping plus the kept candidates), and the scorer
+written is fitted on every page. The file keeps its model; its ``regions`` key is replaced.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from records_ranker import best_t, load_items, oof_scores, page_result, summary, training_set  # noqa: E402
+
+from hwnoise.dataset import atomic_write_text  # noqa: E402
+from hwnoise.extractors.regions import RegionScorer  # noqa: E402
+from hwnoise.progress import info  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dataset", type=Path)
+    ap.add_argument("pred", type=Path)
+    ap.add_argument("--model", type=Path, default=HERE.parent / "data" / "models" / "records.json")
+    ap.add_argument("--cache", type=Path, default=None, help="pickle of the pages' candidates (made if absent)")
+    a = ap.parse_args(argv)
+    meta = json.loads((a.pred / "meta.json").read_text(encoding="utf-8"))
+    items = load_items(a.dataset, a.pred, a.cache)
+    if not items:
+        raise SystemExit(f"{a.dataset}: no page with gold records and a cached prediction in {a.pred}")
+    scores = oof_scores(items, meta["pages"])
+    t = best_t(items, scores, "add")
+    before = summary([page_result(it, scores[it["page"]], 1.01, "labels") for it in items])
+    after = summary([page_result(it, scores[it["page"]], t, "add") for it in items])
+    X, y, w = training_set(items)
+    digest = hashlib.sha256()
+    for it in sorted(items, key=lambda it: it["page"]):
+        digest.update(it["page"].encode() + b"\0" + json.dumps(it["gold"]).encode())
+    scorer = RegionScorer.fit(X, y, w, threshold=t, info={
+        "pages": len(items), "candidates": int(len(y)), "positives": int(y.sum()),
+        "gold_hash": "sha256:" + digest.hexdigest(), "pred_run": meta.get("options"),
+        "threshold_choice": {"record_f1": [round(before[0], 4), round(after[0], 4)],
+                             "content_f1": [round(before[1], 4), round(after[1], 4)],
+                             "note": "without and with the scorer, every page scored out of fold at the "
+                                     "threshold chosen on these same figures (not held out; "
+                                     "bench/records_ranker.py gives the held-out ones)"},
+        "command": "python bench/build_regions.py " + " ".join(sys.argv[1:] if argv is None else argv)})
+    doc = json.loads(a.model.read_text(encoding="utf-8"))
+    doc["regions"] = scorer.to_dict()
+    atomic_write_text(a.model, json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
+    info(f"build_regions: threshold {t:.2f}; out of fold, record F1 {before[0]:.3f} -> {after[0]:.3f}, "
+         f"content F1 {before[1]:.3f} -> {after[1]:.3f}; wrote {a.model} ({a.model.stat().st_size / 1e6:.2f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

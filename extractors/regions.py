@@ -1,0 +1,238 @@
+"""Data regions the labels missed, found by a learned scorer of a page's groups of alike siblings.
+
+Every group of alike siblings (``features.record_struct``: at least 3 same-tag siblings with
+alike subtree tag strings) is a candidate record set twice: its members as records (the *outer*
+level) and, where a member has a single-child chain holding all its text (``li > div``), the
+chain's innermost element (the *inner* level). ``region_candidates`` describes each by
+``REGION_FEATURES`` (its size and text share, rank, tag-string distance, depth, record lengths,
+link density, fields, nesting among groups, tag, and the node model's probabilities over it); a
+``RegionScorer`` (gradient-boosted trees, kept as JSON in model.json under ``regions``) scores
+them, and ``choose_regions`` keeps the best-scored ones that do not overlap. ``extra_regions``
+adds to the records grouped from the labels (``extractors.records``) the kept candidates that
+overlap none of them: regions of records the node model labelled noise. The shipped ``records``
+model carries a scorer fitted on NEXT-EVAL (``bench/build_regions.py``; README "Records").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hwnoise.errors import HwnoiseError
+from hwnoise.features.columns import CONTENT
+from hwnoise.features.record_struct import _group_median, _is_record, alike_groups
+
+__all__ = ["REGION_FEATURES", "Candidate", "RegionScorer", "region_candidates", "choose_regions",
+           "extra_regions", "scorer_of", "innermost"]
+
+_TAGS = ("tr", "li", "div", "article", "section", "a", "td", "p", "span", "dd", "table", "ul")
+
+REGION_FEATURES: list[str] = [
+    "members", "log_members", "inner", "page_share", "rel_largest", "rank", "parent_cover",
+    "dist", "depth", "len_mean", "len_cv", "link_density", "proba", "proba_min", "proba_q25",
+    "proba_rows", "content_share", "content_cover", "rows_mean", "fields_mean", "chain_share",
+    "outer_groups", "inner_groups", "parent_proba", "rows_proba", "candidates", "img_share",
+    "a_share", "text_per_field", "head_proba_gap",
+] + [f"tag_{t}" for t in _TAGS] + ["tag_other"]
+
+
+@dataclass
+class Candidate:
+    """One candidate record set: its records' head rows (one element each), its group id and level."""
+
+    rows: list[int]
+    group: int
+    inner: bool
+
+
+def innermost(parent: np.ndarray, chars: np.ndarray) -> np.ndarray:
+    """Each row's innermost descendant down single-child chains that keep all its text."""
+    n = len(parent)
+    kids = np.bincount(parent[parent >= 0], minlength=n) if n else np.zeros(0, np.int64)
+    only = np.full(n, -1)
+    has = np.flatnonzero(parent >= 0)
+    one = has[kids[parent[has]] == 1]
+    only[parent[one]] = one
+    out = np.arange(n)
+    for i in range(n - 1, -1, -1):  # children come after their parent: theirs is already final
+        c = only[i]
+        if c >= 0 and chars[c] == chars[i]:
+            out[i] = out[c]
+    return out
+
+
+def _subtree_sum(values: np.ndarray, last: np.ndarray) -> np.ndarray:
+    cs = np.concatenate([[0.0], np.cumsum(values, dtype=np.float64)])
+    return cs[last + 1] - cs[np.arange(len(last))]
+
+
+def region_candidates(walk, labels, proba: np.ndarray | None) -> tuple[list[Candidate], np.ndarray]:
+    """The page's candidate record sets and their features (one row each, ``REGION_FEATURES``)."""
+    rows = walk.rows
+    n = len(rows)
+    if n == 0:
+        return [], np.zeros((0, len(REGION_FEATURES)))
+    parent = rows["parent"].to_numpy(dtype=np.int64)
+    tags = rows["tag"].tolist()
+    chars = rows["chars"].to_numpy(dtype=np.float64)
+    own = rows["own_chars"].to_numpy(dtype=np.float64)
+    link = rows["link_chars"].to_numpy(dtype=np.float64)
+    depth = rows["distance"].to_numpy(dtype=np.float64)
+    last = np.asarray(walk.last, dtype=np.int64)
+    content = np.asarray(labels, dtype=object) == CONTENT
+    p = np.full(n, 0.5) if proba is None else np.where(np.isnan(proba), 0.5, proba)
+    gid, dist = alike_groups(parent, tags, last)
+    count = np.bincount(gid)
+    gdist = _group_median(gid, dist, len(count))
+    is_rec = _is_record(gid, count, gdist, parent)
+    inner = innermost(parent, chars.astype(np.int64))
+    sub_rows = (last - np.arange(n) + 1).astype(np.float64)
+    sub_pw = _subtree_sum(p * own, last)          # probability-weighted own characters below
+    sub_own = _subtree_sum(own, last)
+    sub_content = _subtree_sum(np.where(content, own, 0.0), last)
+    sub_fields = _subtree_sum((own > 0).astype(np.float64), last)
+    sub_rec = _subtree_sum(is_rec.astype(np.float64), last)   # record rows in each subtree, itself included
+    sub_img = _subtree_sum(np.asarray([t == "img" for t in tags], dtype=np.float64), last)
+    sub_a = _subtree_sum(np.asarray([t == "a" for t in tags], dtype=np.float64), last)
+    rec_anc = np.zeros(n)   # record rows among each row's ancestors
+    for i in range(1, n):
+        q = parent[i]
+        if q >= 0:
+            rec_anc[i] = rec_anc[q] + is_rec[q]
+    page_chars = max(chars.max(), 1.0)
+    page_content = max(float(np.where(content, own, 0.0).sum()), 1.0)
+    mean_p = np.where(sub_own > 0, sub_pw / np.maximum(sub_own, 1), p)
+    groups = np.unique(gid[is_rec])
+    gchars = {int(g): float(chars[gid == g].sum()) for g in groups}
+    largest = max(gchars.values(), default=1.0)
+    order = sorted(gchars, key=lambda g: -gchars[g])
+    rank = {g: k for k, g in enumerate(order)}
+    cands: list[Candidate] = []
+    feats: list[list[float]] = []
+    for g in groups:
+        g = int(g)
+        m = np.flatnonzero((gid == g) & is_rec)
+        m = m[chars[m] > 0]
+        if len(m) < 2:
+            continue
+        inn = inner[m]
+        levels = [(False, m)] + ([(True, inn)] if (inn != m).any() else [])
+        for is_inner, heads in levels:
+            lens = chars[m]
+            own_sum = sub_own[m].sum()
+            pw = sub_pw[m].sum() / max(own_sum, 1.0)
+            per = mean_p[m]
+            tag = tags[int(heads[0])]
+            pa = int(parent[m[0]])
+            f = [len(m), np.log1p(len(m)), float(is_inner), gchars[g] / page_chars, gchars[g] / largest,
+                 rank[g], gchars[g] / max(chars[pa], 1.0), gdist[g], depth[m[0]], lens.mean(),
+                 lens.std() / max(lens.mean(), 1.0), link[m].sum() / max(gchars[g], 1.0), pw, per.min(),
+                 np.quantile(per, 0.25), p[heads].mean(), sub_content[m].sum() / max(own_sum, 1.0),
+                 sub_content[m].sum() / page_content, sub_rows[m].mean(), sub_fields[m].mean(),
+                 float((inn != m).mean()), rec_anc[m[0]], (sub_rec[m] - 1).mean(), mean_p[pa],
+                 p[m].mean(), 0.0, (sub_img[m] > 0).mean(), (sub_a[m] > 0).mean(),
+                 lens.mean() / max(sub_fields[m].mean(), 1.0), p[inn].mean() - p[m].mean()]
+            f += [float(tag == t) for t in _TAGS] + [float(tag not in _TAGS)]
+            cands.append(Candidate(rows=[int(h) for h in heads], group=g, inner=is_inner))
+            feats.append(f)
+    X = np.asarray(feats, dtype=np.float64).reshape(len(feats), len(REGION_FEATURES))
+    X[:, REGION_FEATURES.index("candidates")] = len(cands)
+    return cands, X
+
+
+def choose_regions(cands: list[Candidate], scores: np.ndarray, last: np.ndarray, *,
+                   threshold: float = 0.5, taken: np.ndarray | None = None) -> list[Candidate]:
+    """The candidates scored at least ``threshold`` whose records overlap no row of a
+    better-scored candidate kept (a record inside or around another's) nor of ``taken`` (a bool
+    per row: rows already in records), best first."""
+    inside = np.zeros(len(last), dtype=bool) if taken is None else taken.copy()
+    kept: list[Candidate] = []
+    for k in np.argsort(-scores, kind="stable"):
+        if scores[k] < threshold:
+            break
+        c = cands[k]
+        if any(inside[r:int(last[r]) + 1].any() for r in c.rows):
+            continue  # the subtree holds a kept row (around a record), or is inside one
+        kept.append(c)
+        for r in c.rows:
+            inside[r:int(last[r]) + 1] = True
+    return kept
+
+
+class RegionScorer:
+    """A fitted scorer of candidate regions: gradient-boosted trees (``TreeEnsemble``) over
+    ``REGION_FEATURES`` and the score a candidate must reach to be kept."""
+
+    def __init__(self, ensemble, threshold: float, info: dict | None = None):
+        self.ensemble = ensemble
+        self.threshold = float(threshold)
+        self.info = dict(info or {})
+
+    @classmethod
+    def fit(cls, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
+            threshold: float = 0.5, seed: int = 0, info: dict | None = None) -> "RegionScorer":
+        """Fit on candidates' features ``X`` and targets ``y`` (True: a region of gold records)."""
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        from hwnoise.training.ensemble import TreeEnsemble
+
+        est = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05, max_leaf_nodes=15,
+                                             min_samples_leaf=10, random_state=seed)
+        est.fit(X, np.asarray(y, dtype=bool), sample_weight=sample_weight)
+        return cls(TreeEnsemble.from_sklearn(est), threshold, info)
+
+    def scores(self, X: np.ndarray) -> np.ndarray:
+        """Each candidate's score: the probability that it is a region of records."""
+        return self.ensemble.predict_proba(X)[:, 1] if len(X) else np.zeros(0)
+
+    def to_dict(self) -> dict:
+        return {"features": list(REGION_FEATURES), "threshold": self.threshold, "info": self.info,
+                "trees": self.ensemble.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d) -> "RegionScorer":
+        """Rebuild from ``to_dict``; a HwnoiseError says what is wrong."""
+        from hwnoise.training.ensemble import TreeEnsemble
+
+        if not isinstance(d, dict):
+            raise HwnoiseError("the model's region scorer ('regions') must be an object")
+        if d.get("features") != REGION_FEATURES:
+            raise HwnoiseError("the model's region scorer ('regions') was built for other region features "
+                               "than this hwnoise computes; rebuild it (bench/build_regions.py)")
+        t = d.get("threshold")
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 1.01:
+            raise HwnoiseError(f"the model's region scorer: 'threshold' must be a number in [0, 1.01], not {t!r}")
+        try:
+            ens = TreeEnsemble.from_dict(d.get("trees"))
+        except ValueError as exc:
+            raise HwnoiseError(f"the model's region scorer: {exc}") from None
+        if ens.n_features_in_ != len(REGION_FEATURES):
+            raise HwnoiseError("the model's region scorer has the wrong number of features")
+        return cls(ens, float(t), d.get("info") if isinstance(d.get("info"), dict) else {})
+
+
+def scorer_of(model) -> RegionScorer | None:
+    """The region scorer a model carries (model.json's ``regions``), rebuilt once, or None."""
+    raw = getattr(model, "regions", None)
+    if raw is None:
+        return None
+    got = getattr(model, "_region_scorer", None)
+    if got is None:
+        got = RegionScorer.from_dict(raw)
+        model._region_scorer = got
+    return got
+
+
+def extra_regions(walk, labels, proba: np.ndarray | None, records: list[list[int]],
+                  scorer: RegionScorer) -> list[list[int]]:
+    """Records (one a member) of the candidates ``scorer`` keeps that overlap none of
+    ``records`` (lists of rows), in document order."""
+    cands, X = region_candidates(walk, labels, proba)
+    if not cands:
+        return []
+    last = np.asarray(walk.last, dtype=np.int64)
+    taken = np.zeros(len(last), dtype=bool)
+    for r in (r for rec in records for r in rec):
+        taken[r:int(last[r]) + 1] = True
+    kept = choose_regions(cands, scorer.scores(X), last, threshold=scorer.threshold, taken=taken)
+    return sorted([r] for c in kept for r in c.rows)

@@ -1,0 +1,140 @@
+"""The region scorer: candidate groups of alike siblings, their features, the choice among them,
+the scorer's JSON form in model.json, and records added where the labels missed a region."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from hwnoise.errors import HwnoiseError
+from hwnoise.extractors.records import content_in_records, record_rows
+from hwnoise.extractors.regions import (REGION_FEATURES, Candidate, RegionScorer, choose_regions,
+                                        extra_regions, innermost, region_candidates, scorer_of)
+from hwnoise.features.walk import walk_page
+from hwnoise.training.model import ModelError, NoiseModel
+
+NAV = "<div id=nav><a href=/>Home</a> <a href=/about>About us</a> <a href=/help>Help</a></div>"
+
+
+def _page(n: int = 6, wrap: bool = True) -> bytes:
+    """A menu of 3 alike links, then a list of n cards; with ``wrap`` each li holds one div with
+    all of its text (``li > div``)."""
+    def card(k: int) -> str:
+        body = (f"<a href=/b/{k}>The long title of book number {k}</a><span>by Author {k}</span>"
+                f"<span>${10 + k}.50</span>")
+        return f"<li><div class=card>{body}</div></li>" if wrap else f"<li>{body}</li>"
+    return (f"<html><body>{NAV}<main><ul class=results>{''.join(card(k) for k in range(n))}</ul></main>"
+            "</body></html>").encode()
+
+
+def _by_tag(walk, cands):
+    tags = walk.rows["tag"].tolist()
+    return {(tags[c.rows[0]], c.inner): c for c in cands}
+
+
+def test_candidates_are_alike_sibling_groups_at_both_levels():
+    walk = walk_page(_page(6))
+    labels = np.full(len(walk.rows), "S", dtype=object)
+    cands, X = region_candidates(walk, labels, None)
+    assert X.shape == (len(cands), len(REGION_FEATURES)) and np.isfinite(X).all()
+    got = _by_tag(walk, cands)
+    outer, inner = got[("li", False)], got[("div", True)]
+    assert len(outer.rows) == 6 and outer.group == inner.group
+    parent = walk.rows["parent"].to_numpy()
+    assert [int(parent[i]) for i in inner.rows] == outer.rows  # each card's only child
+    col = {f: X[cands.index(outer), k] for k, f in enumerate(REGION_FEATURES)}
+    assert col["members"] == 6 and col["inner"] == 0 and col["tag_li"] == 1 and col["rank"] == 0
+    assert col["rel_largest"] == 1.0 and col["candidates"] == len(cands)
+    menu = got[("a", False)]  # the menu's three links are a group too, a smaller one
+    assert X[cands.index(menu), REGION_FEATURES.index("rel_largest")] < 0.5
+    # without a single-child chain the cards have no inner level
+    flat = walk_page(_page(6, wrap=False))
+    assert ("div", True) not in _by_tag(flat, region_candidates(flat, ["S"] * len(flat.rows), None)[0])
+
+
+def test_innermost_follows_single_child_chains_that_keep_the_text():
+    # 0 body; 1 li > 2 div (all of li's text) > 3 a; 4 li with 5 div and 6 span (two children)
+    parent = np.array([-1, 0, 1, 2, 0, 4, 4])
+    chars = np.array([30, 10, 10, 10, 20, 5, 15])
+    assert innermost(parent, chars).tolist() == [0, 3, 3, 3, 4, 5, 6]
+
+
+def test_choose_regions_keeps_the_best_of_overlapping_candidates_above_the_threshold():
+    # 0 root (subtree 0..6); three items 1, 3, 5, each with one child 2, 4, 6
+    last = np.array([6, 2, 2, 4, 4, 6, 6])
+    outer = Candidate(rows=[1, 3, 5], group=0, inner=False)
+    inner = Candidate(rows=[2, 4, 6], group=0, inner=True)
+    whole = Candidate(rows=[0], group=1, inner=False)
+    cands = [outer, inner, whole]
+    assert choose_regions(cands, np.array([0.9, 0.8, 0.1]), last, threshold=0.5) == [outer]
+    assert choose_regions(cands, np.array([0.7, 0.8, 0.1]), last, threshold=0.5) == [inner]
+    assert choose_regions(cands, np.array([0.7, 0.8, 0.95]), last, threshold=0.5) == [whole]
+    assert choose_regions(cands, np.array([0.4, 0.3, 0.2]), last, threshold=0.5) == []
+    taken = np.zeros(7, dtype=bool)
+    taken[4] = True  # a row already in a record: no candidate holding it or inside it
+    assert choose_regions(cands, np.array([0.9, 0.8, 0.7]), last, threshold=0.5, taken=taken) == []
+
+
+def _scorer(threshold: float = 0.5) -> RegionScorer:
+    """A scorer that learnt: groups of 5 or more holding most of the largest group's text are records."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(400, len(REGION_FEATURES)))
+    X[:, REGION_FEATURES.index("members")] = rng.integers(2, 30, size=400)
+    y = (X[:, REGION_FEATURES.index("rel_largest")] > 0.6) & (X[:, REGION_FEATURES.index("members")] >= 5)
+    return RegionScorer.fit(X, y, threshold=threshold, info={"note": "test"})
+
+
+def test_scorer_json_round_trip_and_errors():
+    sc = _scorer()
+    again = RegionScorer.from_dict(json.loads(json.dumps(sc.to_dict())))
+    X = np.random.default_rng(1).uniform(0, 1, size=(50, len(REGION_FEATURES))) * 20
+    assert np.array_equal(sc.scores(X), again.scores(X)) and again.threshold == 0.5
+    assert again.info == {"note": "test"}
+    for mutate, match in ((lambda d: d.update(features=REGION_FEATURES[:-1]), "other region features"),
+                          (lambda d: d.update(threshold=2), "threshold"),
+                          (lambda d: d["trees"]["trees"][0].update(left="x"), "region scorer")):
+        bad = json.loads(json.dumps(sc.to_dict()))
+        mutate(bad)
+        with pytest.raises(HwnoiseError, match=match):
+            RegionScorer.from_dict(bad)
+
+
+def test_records_the_labels_missed_are_added_and_labelled_ones_kept():
+    """All noise by the labels: no records without the scorer, the cards with it (one level,
+    never both), and the content is theirs; a region the labels give stays theirs."""
+    walk = walk_page(_page(6, wrap=False))
+    noise = np.full(len(walk.rows), "S", dtype=object)
+    sc = _scorer(threshold=0.5)
+    assert record_rows(walk, noise) == []
+    got = record_rows(walk, noise, scorer=sc)
+    tags = walk.rows["tag"].tolist()
+    assert [[tags[r] for r in rec] for rec in got] == [["li"]] * 6
+    assert extra_regions(walk, noise, None, [], sc) == got
+    xs = walk.rows["xpath"].tolist()
+    cards = np.asarray([x.startswith("/html/body/main[1]/ul[1]/li[") for x in xs])
+    assert (content_in_records(walk, noise, scorer=sc) == np.where(cards, "N", "S")).all()
+    assert (content_in_records(walk, noise) == noise).all()  # no records: the labels stay
+    lab = np.where(cards, "N", "S").astype(object)  # the labels give the cards
+    assert record_rows(walk, lab, scorer=sc) == record_rows(walk, lab)
+    assert record_rows(walk, noise, scorer=_scorer(threshold=1.0)) == []  # keeps nothing
+
+
+def test_the_shipped_records_model_carries_a_scorer_and_a_damaged_one_is_named(tmp_path):
+    from hwnoise.extractors.model import load_model
+    from hwnoise.training.model import shipped_model_path
+
+    model = load_model("records")
+    sc = scorer_of(model)
+    assert sc is not None and 0 < sc.threshold < 1 and sc.info["pages"] == 100
+    assert scorer_of(load_model("general")) is None
+    doc = json.loads(shipped_model_path("records").read_text(encoding="utf-8"))
+    bad = tmp_path / "model.json"
+    doc["regions"] = ["not", "an", "object"]
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ModelError, match="'regions'"):
+        NoiseModel.load(bad)
+    doc["regions"] = {"features": ["x"], "threshold": 0.5, "trees": {}}
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(HwnoiseError, match="other region features"):
+        scorer_of(NoiseModel.load(bad))
