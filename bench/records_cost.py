@@ -5,9 +5,11 @@ NEXT-EVAL's best setting (``{XPath: text}`` for every element holding text, XPat
 browser's form), counted as characters, as whitespace-separated words, and as estimated tokens
 (characters / 4, the usual rule of thumb for English text with GPT-style tokenisers; no
 tokeniser is downloaded and no network is used); and the wall time hwnoise needs for the page
-with a saved model (walk, features, prediction, records), on this machine's CPU. Usage::
+with a model (walk, features, prediction, records: ``extract_records``, what ``hwnoise extract
+--records`` runs per page, with the model's region scorer if it has one), on this machine's CPU.
+Usage::
 
-    python bench/records_cost.py DATASET --model MODEL_DIR [--limit N]
+    python bench/records_cost.py DATASET [--model records|MODEL_DIR] [--limit N]
 """
 from __future__ import annotations
 
@@ -19,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from hwnoise.dataset import Dataset
-from hwnoise.extractors.model import label_with_model, load_model
-from hwnoise.extractors.records import page_records, row_xpaths
+from hwnoise.extractors.model import extract_records, load_model
+from hwnoise.extractors.records import row_xpaths
 from hwnoise.features.walk import walk_page
 
 
@@ -38,7 +40,7 @@ def flat_json(html: bytes) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dataset", type=Path)
-    ap.add_argument("--model", required=True)
+    ap.add_argument("--model", default="records", help="a saved model or a shipped one (default: records)")
     ap.add_argument("--limit", type=int, default=None)
     a = ap.parse_args()
     model = load_model(a.model)
@@ -51,8 +53,7 @@ def main() -> None:
         chars.append(len(js))
         words.append(len(js.split()))
         t0 = time.perf_counter()
-        walk, labels = label_with_model(model, html)
-        page_records(html, walk, labels)
+        extract_records(model, html, http_charset=page.http_charset, page=page.id)
         secs.append(time.perf_counter() - t0)
     c, w, s = map(np.asarray, (chars, words, secs))
     print(json.dumps({"pages": len(c), "flat_json_chars_median": float(np.median(c)),
