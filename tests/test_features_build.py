@@ -97,6 +97,24 @@ def test_workers_give_the_same_table_and_a_rerun_replaces_it(tmp_path):
     assert not list(ds.path.glob(".features.parquet*"))  # no temp folders left behind
 
 
+def test_workers_files_give_the_same_part_files(tmp_path):
+    """The local pool's workers hand the pages' columns over in Arrow files (``_spill_pages``)
+    that become the parts: with a failing page the 200-page part boundary falls inside a
+    worker's file; the part files are byte for byte those of one process, and no worker file
+    is left behind."""
+    ds = make_dataset(tmp_path, n=230)
+    bad = ds.add_submission({"method": "GET", "url": "http://shop.example/broken", "fields": []})
+    (ds.path / "pages" / f"{bad['id']}.html").mkdir()  # unreadable as a file
+    files = {}
+    for workers in (1, 2):
+        build_features(ds, workers=workers, progress=False)
+        files[workers] = {f.name: f.read_bytes() for f in sorted(ds.features_path.iterdir())}
+        assert not list(ds.path.glob(".features.parquet*"))
+    assert list(files[1]) == ["part-00000.parquet", "part-00001.parquet"]
+    assert files[1] == files[2]
+    assert ds.read_features(columns=["page"])["page"].nunique() == 230
+
+
 def test_page_rows_for_one_page():
     rows = page_rows(b"<body><p>Nome aprovado</p></body>", ["nome"])
     assert rows.loc[1, "matches"] == 1 and rows.loc[0, "query_score"] == 0.5
