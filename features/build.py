@@ -375,16 +375,31 @@ def page_columns(columns: dict, schema: pa.Schema) -> dict:
     and join a part by ``concat_arrays``). ``dataset``, ``site``, ``page`` and ``sitelevel``
     are the batcher's."""
     out = {}
-    for field in schema:
-        c = field.name
-        if c in ("dataset", "site", "page", "sitelevel") or c not in columns:
+    for c, is_str, dtype in _column_plan(schema):
+        if c not in columns:
             continue
         v = columns[c]
-        if field.type == _STR:
+        if is_str:
             out[c] = v if isinstance(v, pa.Array) else _str_array(v)
         else:
-            out[c] = np.asarray(v).astype(_NUMPY.get(field.type) or field.type.to_pandas_dtype(), copy=False)
+            out[c] = np.asarray(v).astype(dtype, copy=False)
     return out
+
+
+_PLANS: dict[int, tuple[pa.Schema, list[tuple[str, bool, object]]]] = {}
+
+
+def _column_plan(schema: pa.Schema) -> list[tuple[str, bool, object]]:
+    """``(name, is a string, numpy dtype)`` of the fields of ``schema`` a page gives, made once
+    per schema: iterating a schema makes new Field objects, and comparing types costs, for
+    each of 25 columns of every page."""
+    made = _PLANS.get(id(schema))
+    if made is None or made[0] is not schema:
+        plan = [(f.name, f.type == _STR, None if f.type == _STR else
+                 (_NUMPY.get(f.type) or f.type.to_pandas_dtype()))
+                for f in schema if f.name not in _BATCHER_COLUMNS]
+        made = _PLANS[id(schema)] = (schema, plan)
+    return made[1]
 
 
 class _Batcher:
