@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -113,6 +114,24 @@ def test_workers_files_give_the_same_part_files(tmp_path):
     assert list(files[1]) == ["part-00000.parquet", "part-00001.parquet"]
     assert files[1] == files[2]
     assert ds.read_features(columns=["page"])["page"].nunique() == 230
+
+
+def test_the_features_command_runs_on_one_blas_thread_unless_told(tmp_path):
+    """``hwnoise features`` makes no BLAS call: OpenBLAS's spinning server threads are CPU for
+    nothing, so the command loads numpy with one BLAS thread; a user's OPENBLAS_NUM_THREADS
+    stands."""
+    ds = make_dataset(tmp_path, n=1)
+    code = ("import os, sys; from hwnoise.cli import main; "
+            f"main(['features', {str(ds.path)!r}, '--no-progress']); "
+            "from threadpoolctl import threadpool_info; "
+            "print([d['num_threads'] for d in threadpool_info() if d['internal_api'] == 'openblas'])")
+    for env, want in (({}, "1"), ({"OPENBLAS_NUM_THREADS": "2"}, "2")):
+        base = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env={**base, **env})
+        assert out.returncode == 0, out.stderr
+        threads = out.stdout.strip().splitlines()[-1]
+        assert threads in ("[]", f"[{want}]"), threads  # [] when numpy uses another BLAS
 
 
 def test_page_rows_for_one_page():
