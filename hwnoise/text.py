@@ -12,7 +12,6 @@ from array import array
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from rapidfuzz.distance import LCSseq
 
 from hwnoise import native
 
@@ -85,6 +84,8 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     """Length of the longest common subsequence of two word sequences (bit-parallel)."""
     if not a or not b:
         return 0
+    from rapidfuzz.distance import LCSseq  # imported when used: hwnoise features starts without it
+
     return int(LCSseq.similarity(a, b))
 
 
@@ -94,6 +95,8 @@ def lcs_blocks(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int, int]]
     words, equal ids), which it compares faster than strings; the alignment is the same."""
     if len(a) == 0 or len(b) == 0:
         return []
+    from rapidfuzz.distance import LCSseq
+
     ext = native.tokens
     if ext is not None and type(a) is list and type(b) is list:
         ids_a, ids_b = ext.word_ids(a, b)
