@@ -121,7 +121,7 @@ def lcs_mask(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
     one of ``lcs_blocks`` (rapidfuzz's). Word ids (int64 arrays, ``nul_word_ids``) go to the
     compiled ``lcs_mask`` of ``hwnoise/_tokens.c`` when built, which gives the same LCS
     (rapidfuzz's steps on fewer, densely numbered words; tests/test_text_words.py compares
-    them) in a third of the time; ``lcs_blocks`` is the reference and the fallback."""
+    them) in a quarter of the time; ``lcs_blocks`` is the reference and the fallback."""
     ext = native.tokens
     if (ext is not None and isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
             and a.dtype == np.int64 and b.dtype == np.int64):
