@@ -500,6 +500,7 @@ class _Batcher:
             uniq, counts = np.unique(np.concatenate(page_keys), return_counts=True)
         else:
             uniq, counts = np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+        keyed = _key_table(uniq, counts)
         at = self.schema.get_field_index("sitelevel")
         for number, part in enumerate(self.spills):
             path = self.folder / f"part-{number:05d}.arrow"
@@ -511,7 +512,7 @@ class _Batcher:
             k = _uint64_view(table.column("_key"))
             table = table.drop_columns(["_key"])
             if table.num_rows:
-                share = counts[np.searchsorted(uniq, k)] / max(n_pages, 1)
+                share = _key_counts(uniq, counts, k, keyed) / max(n_pages, 1)
                 table = table.set_column(at, "sitelevel", _num_array(share, _FLOAT))
             pq.write_table(table, path.with_suffix(".parquet"), **parquet_options(self.schema))
             del table
@@ -519,6 +520,27 @@ class _Batcher:
                 source.close()
                 path.unlink()
         self.close_workers_files()
+
+
+def _key_table(uniq: np.ndarray, counts: np.ndarray) -> bytes | None:
+    """The compiled hash table of the distinct site keys and their pages' counts
+    (``features/_walk.c`` ``key_table``), or None (no compiled helpers, or no keys)."""
+    if native.ext is None or not len(uniq):
+        return None
+    return native.ext.key_table(np.ascontiguousarray(uniq, dtype=np.uint64),
+                                np.ascontiguousarray(counts, dtype=np.int64))
+
+
+def _key_counts(uniq: np.ndarray, counts: np.ndarray, keys: np.ndarray, table: bytes | None) -> np.ndarray:
+    """``counts[np.searchsorted(uniq, keys)]``: how many pages hold each row's key (every key
+    is one of ``uniq``, sorted), looked up in ``table`` (``_key_table``) when there is one:
+    hash look-ups instead of a binary search per row (0.05 s on the bench corpus). The
+    numpy line is the reference and the fallback (tests/test_walk_compiled.py)."""
+    if table is not None:
+        got = native.ext.key_counts(table, np.ascontiguousarray(keys, dtype=np.uint64))
+        if got is not None:
+            return np.frombuffer(got, dtype=np.int64)
+    return counts[np.searchsorted(uniq, keys)]
 
 
 def _frame_columns(rows: pd.DataFrame, columns: list[str]) -> dict:
