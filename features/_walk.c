@@ -1450,6 +1450,82 @@ static PyObject *str_column(PyObject *self, PyObject *arg) {
     return Py_BuildValue("NnNN", valid, nulls, offsets, data);
 }
 
+/* -- sitelevel's look-up: how many pages hold each row's key ----------------------------- */
+/* key_table(uniq, counts): the distinct site keys (uint64) and the pages holding each (int64,
+ * at least 1) as an open-addressing hash table, bytes of (key, count) pairs, a count of 0 an
+ * empty slot; None when a count is not positive or a key repeats (the caller looks up in
+ * numpy). key_counts(table, keys): int64 bytes of each key's count, None when a key is not in
+ * the table. Together ``counts[np.searchsorted(uniq, keys)]`` of features.build (its
+ * reference and fallback; tests/test_walk_compiled.py), without a binary search per row. */
+static PyObject *key_table(PyObject *self, PyObject *args) {
+    Py_buffer bu, bc;
+    if (!PyArg_ParseTuple(args, "y*y*", &bu, &bc)) return NULL;
+    PyObject *res = NULL;
+    Py_ssize_t n = bu.len / 8;
+    if (bc.len / 8 != n) { PyErr_SetString(PyExc_ValueError, "key_table: as many counts as keys"); goto done; }
+    size_t cap = 16;
+    while (cap < (size_t)n * 2) cap <<= 1;
+    res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(cap * 16));
+    if (!res) goto done;
+    uint64_t *slots = (uint64_t *)PyBytes_AS_STRING(res);
+    memset(slots, 0, cap * 16);
+    const uint64_t *u = (const uint64_t *)bu.buf;
+    const int64_t *c = (const int64_t *)bc.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (c[i] <= 0) goto none;
+        size_t at = (size_t)mix64(u[i]) & (cap - 1);
+        while (slots[2 * at + 1]) {
+            if (slots[2 * at] == u[i]) goto none;
+            at = (at + 1) & (cap - 1);
+        }
+        slots[2 * at] = u[i];
+        slots[2 * at + 1] = (uint64_t)c[i];
+    }
+    goto done;
+none:
+    Py_DECREF(res);
+    res = Py_None;
+    Py_INCREF(res);
+done:
+    PyBuffer_Release(&bu);
+    PyBuffer_Release(&bc);
+    return res;
+}
+
+static PyObject *key_counts(PyObject *self, PyObject *args) {
+    Py_buffer bt, bk;
+    if (!PyArg_ParseTuple(args, "y*y*", &bt, &bk)) return NULL;
+    PyObject *res = NULL;
+    size_t cap = (size_t)bt.len / 16;
+    if (cap == 0 || (cap & (cap - 1)) || (size_t)bt.len != cap * 16) {
+        PyErr_SetString(PyExc_ValueError, "key_counts: not a key_table");
+        goto done;
+    }
+    Py_ssize_t n = bk.len / 8;
+    res = PyBytes_FromStringAndSize(NULL, n * 8);
+    if (!res) goto done;
+    int64_t *out = (int64_t *)PyBytes_AS_STRING(res);
+    const uint64_t *slots = (const uint64_t *)bt.buf, *k = (const uint64_t *)bk.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        size_t at = (size_t)mix64(k[i]) & (cap - 1);
+        for (;;) {
+            if (!slots[2 * at + 1]) {  /* not in the table */
+                Py_DECREF(res);
+                res = Py_None;
+                Py_INCREF(res);
+                goto done;
+            }
+            if (slots[2 * at] == k[i]) break;
+            at = (at + 1) & (cap - 1);
+        }
+        out[i] = (int64_t)slots[2 * at + 1];
+    }
+done:
+    PyBuffer_Release(&bt);
+    PyBuffer_Release(&bk);
+    return res;
+}
+
 static PyMethodDef methods[] = {
     {"site_keys", site_keys, METH_VARARGS,
      "site_keys(paths, texts, out): PageWalk.site_keys into out; False when a string is not UTF-8-encodable."},
@@ -1488,6 +1564,11 @@ static PyMethodDef methods[] = {
      "visit(body, drop, hidden, hides, attrs, keep): features.walk._visit's lists (without path0; "
      "numbers as int64/bool buffers) and the segments' lengths, or None when the Python walk must decide."},
     {"squash", squash, METH_O, "squash(s): ' '.join(s.split()), as the visit computes it."},
+    {"key_table", key_table, METH_VARARGS,
+     "key_table(uniq, counts): a hash table (bytes) of uint64 keys to int64 counts; None when a count "
+     "is not positive or a key repeats."},
+    {"key_counts", key_counts, METH_VARARGS,
+     "key_counts(table, keys): int64 bytes of each key's count in a key_table; None when one is absent."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -207,6 +207,134 @@ static PyObject *word_ids(PyObject *self, PyObject *args) {
     return Py_BuildValue("NN", ia, ib);
 }
 
+/* -- one LCS of two id sequences, as rapidfuzz aligns them ------------------------------- */
+/* lcs_mask(a, b): a and b int64 word ids (buffers; ids in [0, len(a) + len(b))): a bytearray
+ * over a, 1 where a's word is part of the LCS that ``rapidfuzz.distance.LCSseq.opcodes(a, b)``
+ * gives (hwnoise.text.lcs_mask through lcs_blocks, the reference; tests/test_text_words.py).
+ * None when an id is out of range or the table of a's words' bits would pass 1 GB (the caller
+ * then asks rapidfuzz). The same steps as rapidfuzz-cpp's lcs_seq_editops: the common prefix
+ * and suffix are matched, then Hyyro's bit-parallel rows over the middles (S = (S + (S & M)) |
+ * (S - u), one row per word of b, a's words as bits) are kept and walked back from the end: a
+ * set bit deletes a's word, else b's word is inserted when the row above has the bit clear
+ * too, else the two words match. Three changes that give the same walk, only cheaper:
+ * - the rows are kept as each row's changed words (with their values before), and the walk
+ *   back undoes a row to get the one above, instead of a whole bit matrix (512 MB written
+ *   for the bench corpus's pages, most of it page faults);
+ * - a's words that are not in b's middle and b's words not in a's middle are left out of the
+ *   rows: such a word of a is a bit that stays 1 on every row and passes the carry through
+ *   (the walk deletes it at once), such a word of b is a row equal to the one above (the walk
+ *   inserts it after the same deletions);
+ * - the bits of each word of a are looked up in a table by a dense id, not a hash map. */
+static PyObject *lcs_mask(PyObject *self, PyObject *args) {
+    Py_buffer ba, bb;
+    if (!PyArg_ParseTuple(args, "y*y*", &ba, &bb)) return NULL;
+    PyObject *res = NULL;
+    unsigned char *in_a = NULL, *in_b = NULL;
+    Py_ssize_t *keep = NULL, *dense = NULL;
+    int64_t *cid = NULL, *rows_id = NULL;
+    uint64_t *pm = NULL, *S = NULL, *old = NULL;
+    uint32_t *at = NULL;
+    Py_ssize_t *row_end = NULL;
+    const int64_t *a = (const int64_t *)ba.buf, *b = (const int64_t *)bb.buf;
+    Py_ssize_t na = ba.len / (Py_ssize_t)sizeof(int64_t), nb = bb.len / (Py_ssize_t)sizeof(int64_t);
+    Py_ssize_t V = na + nb;
+    for (Py_ssize_t i = 0; i < na; i++) if (a[i] < 0 || a[i] >= V) { res = Py_None; Py_INCREF(res); goto done; }
+    for (Py_ssize_t i = 0; i < nb; i++) if (b[i] < 0 || b[i] >= V) { res = Py_None; Py_INCREF(res); goto done; }
+    res = PyByteArray_FromStringAndSize(NULL, na);
+    if (!res) goto done;
+    unsigned char *mask = (unsigned char *)PyByteArray_AS_STRING(res);
+    memset(mask, 0, (size_t)na);
+    /* the common prefix, then the common suffix of what is left */
+    Py_ssize_t pre = 0;
+    while (pre < na && pre < nb && a[pre] == b[pre]) mask[pre++] = 1;
+    Py_ssize_t suf = 0;
+    while (suf < na - pre && suf < nb - pre && a[na - 1 - suf] == b[nb - 1 - suf]) { mask[na - 1 - suf] = 1; suf++; }
+    Py_ssize_t ma = na - pre - suf, mb = nb - pre - suf;
+    if (ma == 0 || mb == 0) goto done;
+    const int64_t *A = a + pre, *B = b + pre;
+    in_a = PyMem_Calloc((size_t)V, 1); in_b = PyMem_Calloc((size_t)V, 1);
+    dense = PyMem_Malloc((size_t)V * sizeof(Py_ssize_t));
+    keep = PyMem_Malloc((size_t)ma * sizeof(Py_ssize_t));
+    cid = PyMem_Malloc((size_t)ma * sizeof(int64_t)); rows_id = PyMem_Malloc((size_t)mb * sizeof(int64_t));
+    if (!in_a || !in_b || !dense || !keep || !cid || !rows_id) { PyErr_NoMemory(); Py_CLEAR(res); goto done; }
+    for (Py_ssize_t i = 0; i < ma; i++) in_a[A[i]] = 1;
+    for (Py_ssize_t j = 0; j < mb; j++) in_b[B[j]] = 1;
+    Py_ssize_t ka = 0, kb = 0, U = 0;  /* kept words of a and b, distinct kept words */
+    for (Py_ssize_t i = 0; i < ma; i++) {
+        int64_t w = A[i];
+        if (!in_b[w]) continue;
+        if (in_a[w] == 1) { in_a[w] = 2; dense[w] = U++; }  /* 2: has a dense id */
+        keep[ka] = pre + i; cid[ka++] = dense[w];
+    }
+    for (Py_ssize_t j = 0; j < mb; j++) if (in_a[B[j]] == 2) rows_id[kb++] = dense[B[j]];
+    if (ka == 0 || kb == 0) goto done;
+    Py_ssize_t nw = (ka + 63) / 64;
+    if ((double)U * (double)nw * 8.0 > 1073741824.0 || nw > (Py_ssize_t)UINT32_MAX) {
+        Py_DECREF(res); res = Py_None; Py_INCREF(res); goto done;
+    }
+    pm = PyMem_Calloc((size_t)U * (size_t)nw, sizeof(uint64_t));
+    S = PyMem_Malloc((size_t)nw * sizeof(uint64_t));
+    row_end = PyMem_Malloc((size_t)kb * sizeof(Py_ssize_t));
+    Py_ssize_t n_log = 0, cap = 4 * kb + 64;
+    at = PyMem_Malloc((size_t)cap * sizeof(uint32_t));
+    old = PyMem_Malloc((size_t)cap * sizeof(uint64_t));
+    if (!pm || !S || !row_end || !at || !old) { PyErr_NoMemory(); Py_CLEAR(res); goto done; }
+    for (Py_ssize_t k = 0; k < ka; k++) pm[cid[k] * nw + k / 64] |= (uint64_t)1 << (k % 64);
+    for (Py_ssize_t w = 0; w < nw; w++) S[w] = ~(uint64_t)0;
+    /* The rows are not kept whole: a row changes few of its words, so each change is logged
+     * (the word and its value before) and the walk back undoes a row's changes to get the row
+     * above: far less memory (and fewer page faults) than the whole bit matrix. */
+    for (Py_ssize_t r = 0; r < kb; r++) {
+        const uint64_t *M = pm + rows_id[r] * nw;
+        uint64_t carry = 0;
+        for (Py_ssize_t w = 0; w < nw; w++) {
+            uint64_t s = S[w], u = s & M[w];
+            uint64_t t = s + carry;
+            uint64_t c1 = t < s;
+            uint64_t x = t + u;
+            carry = c1 | (x < t);
+            uint64_t next = x | (s - u);
+            if (next != s) {
+                if (n_log == cap) {
+                    Py_ssize_t ncap = 2 * cap;
+                    uint32_t *at2 = PyMem_Realloc(at, (size_t)ncap * sizeof(uint32_t));
+                    if (at2) at = at2;
+                    uint64_t *old2 = at2 ? PyMem_Realloc(old, (size_t)ncap * sizeof(uint64_t)) : NULL;
+                    if (!old2) { PyErr_NoMemory(); Py_CLEAR(res); goto done; }
+                    old = old2; cap = ncap;
+                }
+                at[n_log] = (uint32_t)w; old[n_log++] = s;
+                S[w] = next;
+            }
+        }
+        row_end[r] = n_log;
+    }
+    /* the walk back (rapidfuzz-cpp's recover_alignment) from the last row, S being the row
+     * row - 1 at each step: only the matches are kept */
+    Py_ssize_t row = kb, col = ka;
+#define BIT(c) ((S[(c) / 64] >> ((c) % 64)) & 1)
+    while (row && col) {
+        if (BIT(col - 1)) col--;                          /* a's word deleted */
+        else {
+            row--;
+            if (row) {  /* undo row ``row``: S becomes row - 1 */
+                for (Py_ssize_t k = row_end[row] - 1, stop = row_end[row - 1]; k >= stop; k--)
+                    S[at[k]] = old[k];
+                if (!BIT(col - 1)) continue;              /* b's word inserted */
+            }
+            col--;                                        /* a match */
+            mask[keep[col]] = 1;
+        }
+    }
+#undef BIT
+done:
+    PyMem_Free(in_a); PyMem_Free(in_b); PyMem_Free(dense); PyMem_Free(keep); PyMem_Free(cid);
+    PyMem_Free(rows_id); PyMem_Free(pm); PyMem_Free(S); PyMem_Free(row_end); PyMem_Free(at);
+    PyMem_Free(old);
+    PyBuffer_Release(&ba); PyBuffer_Release(&bb);
+    return res;
+}
+
 static PyMethodDef methods[] = {
     {"words", words, METH_VARARGS,
      "words(text, nul=False): hwnoise.text.WORD_RE.findall(text); with nul (NUL-separated texts) "
@@ -216,6 +344,9 @@ static PyMethodDef methods[] = {
      "text index, NULs in text, other's word ids)."},
     {"word_ids", word_ids, METH_VARARGS,
      "word_ids(a, b): the words of two lists as int64 ids (bytes), equal words equal ids."},
+    {"lcs_mask", lcs_mask, METH_VARARGS,
+     "lcs_mask(a, b): over the int64 ids a, 1 where the word is in rapidfuzz's LCS of a and b "
+     "(LCSseq.opcodes), as a bytearray; None when an id is not in [0, len(a) + len(b))."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,13 +1,17 @@
 """Progress bars on stderr, the same way in every stage (quiet when stderr is not a terminal
-unless HWNOISE_PROGRESS=1, silent with HWNOISE_PROGRESS=0)."""
+unless HWNOISE_PROGRESS=1, silent with HWNOISE_PROGRESS=0).
+
+tqdm is imported only when a bar is shown (``tqdm.auto`` takes 25 ms, a tenth of
+``hwnoise features``' start-up); a bar that is off is ``_Off``, which does nothing."""
 from __future__ import annotations
 
 import os
 import sys
 from collections.abc import Iterable, Iterator
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from tqdm.auto import tqdm
+if TYPE_CHECKING:
+    from tqdm.auto import tqdm
 
 T = TypeVar("T")
 
@@ -21,12 +25,42 @@ def _enabled() -> bool:
 
 def progress(iterable: Iterable[T], desc: str = "", total: int | None = None, unit: str = "it") -> Iterator[T]:
     """Wrap ``iterable`` in a tqdm bar on stderr (or pass it through when progress is off)."""
+    if not _enabled():
+        return iter(iterable)
+    from tqdm.auto import tqdm
+
     return iter(tqdm(iterable, desc=desc, total=total, unit=unit, file=sys.stderr,
                      disable=not _enabled(), dynamic_ncols=True, leave=False))
 
 
-def bar(total: int | None = None, desc: str = "", unit: str = "it") -> tqdm:
-    """A manual tqdm bar on stderr (call ``update``/``close``)."""
+class _Off:
+    """A bar that is off: what tqdm(disable=True) does for the calls the stages make."""
+
+    def __init__(self, total: int | None = None):
+        self.total, self.n = total, 0
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+
+    def set_postfix(self, *args, **kwargs) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> _Off:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+def bar(total: int | None = None, desc: str = "", unit: str = "it") -> tqdm | _Off:
+    """A manual tqdm bar on stderr (call ``update``/``close``/``set_postfix``), or ``_Off``."""
+    if not _enabled():
+        return _Off(total)
+    from tqdm.auto import tqdm
+
     return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=not _enabled(),
                 dynamic_ncols=True, leave=False)
 

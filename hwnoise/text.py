@@ -12,7 +12,6 @@ from array import array
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from rapidfuzz.distance import LCSseq
 
 from hwnoise import native
 
@@ -85,6 +84,8 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     """Length of the longest common subsequence of two word sequences (bit-parallel)."""
     if not a or not b:
         return 0
+    from rapidfuzz.distance import LCSseq  # imported when used: hwnoise features starts without it
+
     return int(LCSseq.similarity(a, b))
 
 
@@ -94,6 +95,8 @@ def lcs_blocks(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int, int]]
     words, equal ids), which it compares faster than strings; the alignment is the same."""
     if len(a) == 0 or len(b) == 0:
         return []
+    from rapidfuzz.distance import LCSseq
+
     ext = native.tokens
     if ext is not None and type(a) is list and type(b) is list:
         ids_a, ids_b = ext.word_ids(a, b)
@@ -114,7 +117,17 @@ def _id_array(ids: np.ndarray) -> array:
 
 
 def lcs_mask(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
-    """Boolean mask over ``a``: True where a word of ``a`` is part of one LCS with ``b``."""
+    """Boolean mask over ``a``: True where a word of ``a`` is part of one LCS with ``b``: the
+    one of ``lcs_blocks`` (rapidfuzz's). Word ids (int64 arrays, ``nul_word_ids``) go to the
+    compiled ``lcs_mask`` of ``hwnoise/_tokens.c`` when built, which gives the same LCS
+    (rapidfuzz's steps on fewer, densely numbered words; tests/test_text_words.py compares
+    them) in a quarter of the time; ``lcs_blocks`` is the reference and the fallback."""
+    ext = native.tokens
+    if (ext is not None and isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+            and a.dtype == np.int64 and b.dtype == np.int64):
+        made = ext.lcs_mask(np.ascontiguousarray(a), np.ascontiguousarray(b))
+        if made is not None:
+            return np.frombuffer(made, dtype=bool)
     mask = np.zeros(len(a), dtype=bool)
     for start, _, length in lcs_blocks(a, b):
         mask[start:start + length] = True

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -95,6 +96,42 @@ def test_workers_give_the_same_table_and_a_rerun_replaces_it(tmp_path):
     two = ds.read_features()
     pd.testing.assert_frame_equal(one, two)
     assert not list(ds.path.glob(".features.parquet*"))  # no temp folders left behind
+
+
+def test_workers_files_give_the_same_part_files(tmp_path):
+    """The local pool's workers hand the pages' columns over in Arrow files (``_spill_pages``)
+    that become the parts: with a failing page the 200-page part boundary falls inside a
+    worker's file; the part files are byte for byte those of one process, and no worker file
+    is left behind."""
+    ds = make_dataset(tmp_path, n=230)
+    bad = ds.add_submission({"method": "GET", "url": "http://shop.example/broken", "fields": []})
+    (ds.path / "pages" / f"{bad['id']}.html").mkdir()  # unreadable as a file
+    files = {}
+    for workers in (1, 2):
+        build_features(ds, workers=workers, progress=False)
+        files[workers] = {f.name: f.read_bytes() for f in sorted(ds.features_path.iterdir())}
+        assert not list(ds.path.glob(".features.parquet*"))
+    assert list(files[1]) == ["part-00000.parquet", "part-00001.parquet"]
+    assert files[1] == files[2]
+    assert ds.read_features(columns=["page"])["page"].nunique() == 230
+
+
+def test_the_features_command_runs_on_one_blas_thread_unless_told(tmp_path):
+    """``hwnoise features`` makes no BLAS call: OpenBLAS's spinning server threads are CPU for
+    nothing, so the command loads numpy with one BLAS thread; a user's OPENBLAS_NUM_THREADS
+    stands."""
+    ds = make_dataset(tmp_path, n=1)
+    code = ("import os, sys; from hwnoise.cli import main; "
+            f"main(['features', {str(ds.path)!r}, '--no-progress']); "
+            "from threadpoolctl import threadpool_info; "
+            "print([d['num_threads'] for d in threadpool_info() if d['internal_api'] == 'openblas'])")
+    for env, want in (({}, "1"), ({"OPENBLAS_NUM_THREADS": "2"}, "2")):
+        base = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env={**base, **env})
+        assert out.returncode == 0, out.stderr
+        threads = out.stdout.strip().splitlines()[-1]
+        assert threads in ("[]", f"[{want}]"), threads  # [] when numpy uses another BLAS
 
 
 def test_page_rows_for_one_page():

@@ -95,6 +95,38 @@ def test_lcs_blocks_over_word_ids_equal_the_lcs_over_strings(seed, monkeypatch):
     assert sum(len(x) for x in compiled) > 100
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_compiled_lcs_mask_is_rapidfuzzs_lcs(seed, monkeypatch):
+    """``lcs_mask`` over word ids, compiled (``_tokens.c`` ``lcs_mask``: rapidfuzz's steps over
+    the words both sides hold, densely numbered) against ``lcs_blocks`` (rapidfuzz's
+    ``LCSseq.opcodes``): the same words of ``a`` aligned, also where several LCSs tie (small
+    alphabets), across 64-word blocks, with common prefixes and suffixes, and empty sides."""
+    rnd = random.Random(seed)
+    cases = [([], []), ([0], []), ([], [0]), ([0, 1], [0, 1]), ([0, 1, 0], [0]), ([1, 0, 1], [1])]
+    for _ in range(1500):
+        na = rnd.choice([1, 2, 5, 20, 63, 64, 65, 127, 128, 129, 300])
+        nb = rnd.choice([1, 2, 5, 20, 63, 64, 65, 130, 250])
+        alpha = rnd.choice([1, 2, 3, 5, 10, 50])
+        a = [rnd.randrange(alpha) for _ in range(na)]
+        b = [rnd.randrange(alpha) for _ in range(nb)]
+        if rnd.random() < 0.3:  # a common prefix and suffix
+            affix = [rnd.randrange(alpha) for _ in range(rnd.randrange(1, 5))]
+            a, b = affix + a + affix, affix + b + affix
+        cases.append((a, b))
+    ids = []
+    for a, b in cases:  # numbered as nul_word_ids numbers them: first appearance, a first
+        vocab: dict[int, int] = {}
+        ids.append((np.array([vocab.setdefault(x, len(vocab)) for x in a], dtype=np.int64),
+                    np.array([vocab.setdefault(x, len(vocab)) for x in b], dtype=np.int64)))
+    compiled = [text.lcs_mask(a, b) for a, b in ids]
+    assert native.tokens.lcs_mask(np.array([5], np.int64), np.array([0], np.int64)) is None  # id out of range
+    monkeypatch.setattr(native, "tokens", None)
+    for (a, b), got in zip(ids, compiled):
+        want = text.lcs_mask(a, b)
+        assert got.dtype == want.dtype == bool and got.tolist() == want.tolist(), (a.tolist(), b.tolist())
+    assert sum(int(m.sum()) for m in compiled) > 10000
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_nul_word_ids_equal_the_ids_of_the_words(seed, monkeypatch):
     """The compiled ``text_ids`` gives the words' ids without making the words: the same ids

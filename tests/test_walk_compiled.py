@@ -520,3 +520,31 @@ def test_match_rows_equals_the_python_matcher():
     assert nonempty > 50
     assert EXT.match_rows([("div",)], np.array([-1, 0], dtype=np.int64), np.zeros(2, np.int64), ["body"],
                           [None, None], [None, None]) is None  # not parse_simple's form: Python decides
+
+
+def test_key_counts_equal_the_binary_search(monkeypatch):
+    """sitelevel's look-up of each row's pages count: ``_key_table``/``_key_counts`` (compiled
+    hash table) equal ``counts[np.searchsorted(uniq, keys)]``, the reference, on random keys
+    with collisions in the table's low bits; a repeated key or a count below 1 makes no table,
+    an absent key no answer (the numpy line then runs)."""
+    from hwnoise.features import build
+
+    monkeypatch.setattr(native, "ext", EXT)
+    rng = np.random.default_rng(0)
+    for size in (1, 7, 1000, 50_000):
+        keys = rng.integers(0, 2**64, size=size, dtype=np.uint64)
+        keys[: size // 3] &= np.uint64(0xFFFF)  # many keys alike in their low bits
+        pages = [rng.choice(keys, size=rng.integers(1, size + 1)) for _ in range(5)]
+        uniq, counts = np.unique(np.concatenate([np.unique(p) for p in pages]), return_counts=True)
+        rows = np.concatenate(pages)
+        table = build._key_table(uniq, counts)
+        assert table is not None
+        got = build._key_counts(uniq, counts, rows, table)
+        assert got.dtype == np.int64 and got.tolist() == counts[np.searchsorted(uniq, rows)].tolist()
+    assert EXT.key_table(np.array([3, 3], np.uint64), np.array([1, 2], np.int64)) is None
+    assert EXT.key_table(np.array([3], np.uint64), np.array([0], np.int64)) is None
+    table = EXT.key_table(np.array([3, 5], np.uint64), np.array([1, 2], np.int64))
+    assert EXT.key_counts(table, np.array([5, 3, 5], np.uint64)) == np.array([2, 1, 2], np.int64).tobytes()
+    assert EXT.key_counts(table, np.array([4], np.uint64)) is None
+    monkeypatch.setattr(native, "ext", None)
+    assert build._key_table(uniq, counts) is None
