@@ -556,9 +556,11 @@ def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAUL
         report["notes"] = notes
     if not any(k in r for r in results for k in ("f1", "text_f1", "value_recall")):
         names = ", ".join(ds.name for ds in datasets)
+        why = f" ({'; '.join(notes)})" if notes else ""
         raise EvaluateError(f"nothing to score: no test page of {names} has gold (gold/ID.txt) or "
-                            "could be read; give datasets with gold text, or label pages without "
-                            "gold with 'hwnoise extract'; nothing was written")
+                            f"could be read{why}; give datasets with gold text and pages the model "
+                            "was not trained on, or label pages without gold with 'hwnoise extract'; "
+                            "nothing was written")
     if out is not None:
         write_outputs(report, out, page_rows, figures=figures)
     return report

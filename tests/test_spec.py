@@ -336,3 +336,13 @@ def test_extract_takes_a_folder_of_pages_compressed_or_not(dataset, tmp_path, ca
     empty.mkdir()
     assert main(["extract", str(empty), "-m", str(out)]) == 1
     assert "no page files" in capsys.readouterr().err
+
+
+def test_evaluate_says_when_every_page_was_the_models_training_page(dataset, tmp_path, capsys):
+    """A model trained on all of a dataset's pages has nothing to score there: the error says why."""
+    out = tmp_path / "m"
+    assert main(["train", str(dataset), "--preset", "thesis", "--all-pages", "--out", str(out), "--no-tree"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(dataset), "--model", str(out), "--methods", "model"]) == 1
+    err = capsys.readouterr().err
+    assert "nothing to score" in err and "9 page(s) the model was trained on" in err
