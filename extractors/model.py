@@ -206,10 +206,11 @@ class ModelMethod(WalkMethod):
     def node_labels(self, page: "Page", walk: "PageWalk") -> np.ndarray:
         return self.node_predictions(page, walk, proba=False)[0]
 
-    def node_predictions(self, page: "Page", walk: "PageWalk", *,
-                         proba: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    def node_predictions(self, page: "Page", walk: "PageWalk", *, proba: bool = True,
+                         records: bool = False) -> tuple:
         """``(labels, content probability)`` of every walker row (``predict_labels``); the
-        probabilities only when ``proba`` and the classifier gives them, else None."""
+        probabilities only when ``proba`` and the classifier gives them, else None; with
+        ``records`` also the page's records (rows), grouped once."""
         if self.model is None:
             raise ExtractorError("model: not fitted; train it first or pass --model")
         got = assemble_page(page, self.model.features, stacker=run_extractor, cache=self.cache, walk=walk)
@@ -219,18 +220,21 @@ class ModelMethod(WalkMethod):
             info(f"model: {page.dataset.path}: no {', '.join(got.missing)} for page {page.id} "
                  "(taken as missing; run 'hwnoise features' on the dataset for dataset-level columns)")
             self._warned = True
-        return predict_labels(self.model, got.rows, walk, proba=proba)
+        return predict_labels(self.model, got.rows, walk, proba=proba, records=records)
 
 
 def predict_labels(model: "NoiseModel", rows: pd.DataFrame, walk: "PageWalk", *,
-                   proba: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+                   proba: bool = False, records: bool = False) -> tuple:
     """The model's "S"/"N" label of every walker row from the page's assembled ``rows`` and,
     with ``proba``, its content probability (``NoiseModel.predict_with_proba``: one pass of the
     classifier; None when it gives none). Rows of a rendered dataset cover only what the
-    browser shows: what it hides is noise, at probability 0."""
-    spec = getattr(model, "spec", None)
-    records = getattr(spec, "content_from", "nodes") == "records"
-    labels, p = model.predict_with_proba(rows, proba=(proba or records) and len(rows) > 0)
+    browser shows: what it hides is noise, at probability 0. With ``records`` a third value:
+    the page's records as lists of rows (``extractors.records.record_rows``, with the model's
+    region scorer if it has one), grouped once, here. A spec with ``content_from`` "records"
+    makes the content the rows of those records (``extractors.records.records_content``)."""
+    from_records = getattr(getattr(model, "spec", None), "content_from", "nodes") == "records"
+    group = records or from_records
+    labels, p = model.predict_with_proba(rows, proba=(proba or group) and len(rows) > 0)
     at = walk_nodes(rows, walk)
     if at is not None and len(at) != len(walk.rows):
         full = np.full(len(walk.rows), NOISE, dtype=object)
@@ -240,12 +244,16 @@ def predict_labels(model: "NoiseModel", rows: pd.DataFrame, walk: "PageWalk", *,
             p_full = np.zeros(len(walk.rows))
             p_full[at] = p
             p = p_full
-    if records and len(labels):  # the spec's content_from: the records grouped from the labels
-        from hwnoise.extractors.records import content_in_records
+    recs: list[list[int]] = []
+    if group and len(labels):
+        from hwnoise.extractors.records import record_rows, records_content
         from hwnoise.extractors.regions import scorer_of
 
-        labels = content_in_records(walk, labels, p, scorer=scorer_of(model))
-    return labels, (p if proba else None)
+        recs = record_rows(walk, labels, p, scorer=scorer_of(model))
+        if from_records:  # the spec's content_from: the content is the records' rows
+            labels = records_content(walk, labels, recs)
+    out = (labels, p if proba else None)
+    return (*out, recs) if records else out
 
 
 def model_query(model: "NoiseModel") -> list[str]:
@@ -256,7 +264,7 @@ def model_query(model: "NoiseModel") -> list[str]:
 def label_with_model(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
                      query: str | Sequence[str] | None = None) -> tuple["PageWalk", np.ndarray]:
     """``(walk, labels)``: a bare page's walk and the model's "S"/"N" label of every row."""
-    walk, labels, _, _ = _label(model, html, http_charset=http_charset, query=query)
+    walk, labels, _, _, _ = _label(model, html, http_charset=http_charset, query=query)
     return walk, labels
 
 
@@ -265,15 +273,16 @@ def label_with_proba(model: "NoiseModel", html: bytes | str, *, http_charset: st
                      ) -> tuple["PageWalk", np.ndarray, np.ndarray | None]:
     """``(walk, labels, proba)``: ``label_with_model`` and the model's content probability of
     every row (None when its classifier gives none)."""
-    walk, labels, proba, _ = _label(model, html, http_charset=http_charset, query=query, proba=True)
+    walk, labels, proba, _, _ = _label(model, html, http_charset=http_charset, query=query, proba=True)
     return walk, labels, proba
 
 
 def _label(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
-           query: str | Sequence[str] | None = None, proba: bool = False
-           ) -> tuple["PageWalk", np.ndarray, np.ndarray | None, list[str]]:
-    """``(walk, labels, proba, missing)``: also the content probabilities (with ``proba``) and
-    the model features the page could not give.
+           query: str | Sequence[str] | None = None, proba: bool = False, records: bool = False
+           ) -> tuple["PageWalk", np.ndarray, np.ndarray | None, list[str], list]:
+    """``(walk, labels, proba, missing, records)``: also the content probabilities (with
+    ``proba``), the model features the page could not give, and (with ``records``) the page's
+    records as rows (``predict_labels``; else an empty list).
 
     The page is walked with the model's domain query unless ``query`` is given (a string is
     split into words by the one tokeniser); the given query is also the page's own terms.
@@ -288,15 +297,15 @@ def _label(model: "NoiseModel", html: bytes | str, *, http_charset: str | None =
     got = assemble_html(html, model.features, query=terms, own_terms=own, stacker=run_extractor,
                         http_charset=http_charset)
     if len(got.rows) == 0:
-        return got.walk, np.zeros(0, dtype=object), None, got.missing
-    labels, p = predict_labels(model, got.rows, got.walk, proba=proba)
-    return got.walk, labels, p, got.missing
+        return got.walk, np.zeros(0, dtype=object), None, got.missing, []
+    labels, p, *recs = predict_labels(model, got.rows, got.walk, proba=proba, records=records)
+    return got.walk, labels, p, got.missing, (recs[0] if recs else [])
 
 
 def extract_html(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
                  query: str | Sequence[str] | None = None) -> tuple[str, list[str]]:
     """Content text of a bare page and the model features it could not give."""
-    walk, labels, _, missing = _label(model, html, http_charset=http_charset, query=query)
+    walk, labels, _, missing, _ = _label(model, html, http_charset=http_charset, query=query)
     return (text_from_labels(walk, labels) if len(labels) else ""), missing
 
 
@@ -311,18 +320,19 @@ def extract_records(model: "NoiseModel", html: bytes | str, *, http_charset: str
     """The data records of one bare page with a trained model, as the JSON objects ``extract
     --records`` writes (``page`` names the page in them)."""
     from hwnoise.extractors.records import records_json
-    from hwnoise.extractors.regions import scorer_of
 
-    walk, labels, proba = label_with_proba(model, html, http_charset=http_charset, query=query)
-    return records_json(page, html, walk, labels, proba, http_charset=http_charset, scorer=scorer_of(model))
+    walk, labels, proba, _, recs = _label(model, html, http_charset=http_charset, query=query, proba=True,
+                                          records=True)
+    return records_json(page, html, walk, labels, proba, http_charset=http_charset, records=recs)
 
 
 def page_predictions(model: "NoiseModel", page: "Page", cache: FeatureCache | None = None,
-                     query: str | Sequence[str] | None = None, *, proba: bool = False
-                     ) -> tuple["PageWalk", np.ndarray, np.ndarray | None]:
+                     query: str | Sequence[str] | None = None, *, proba: bool = False,
+                     records: bool = False) -> tuple:
     """``(walk, labels, proba)`` of a dataset's page: walked as the features stage walks it,
     with its stored rows (dataset-level columns) when the dataset has them; ``query`` replaces
-    the dataset's query; the probabilities only with ``proba``."""
+    the dataset's query; the probabilities only with ``proba``; with ``records`` a fourth
+    value, the page's records as rows (``predict_labels``)."""
     from hwnoise.features.walk import walk_page
     from hwnoise.text import tokenize
 
@@ -334,9 +344,8 @@ def page_predictions(model: "NoiseModel", page: "Page", cache: FeatureCache | No
     else:
         got = assemble_page(page, model.features, stacker=run_extractor, cache=cache)
     if len(got.rows) == 0:
-        return got.walk, np.zeros(0, dtype=object), None
-    labels, p = predict_labels(model, got.rows, got.walk, proba=proba)
-    return got.walk, labels, p
+        return (got.walk, np.zeros(0, dtype=object), None) + (([],) if records else ())
+    return (got.walk, *predict_labels(model, got.rows, got.walk, proba=proba, records=records))
 
 
 def extract_page(model: "NoiseModel", page: "Page", cache: FeatureCache | None = None,

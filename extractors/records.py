@@ -49,7 +49,8 @@ import numpy as np
 from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.features.record_struct import RECORD_MIN, by_depth, record_groups
 
-__all__ = ["Record", "records_from_labels", "record_rows", "content_in_records", "candidate_rows", "drop_regions",
+__all__ = ["Record", "records_from_labels", "record_rows", "content_in_records", "records_content",
+           "rows_inside", "candidate_rows", "drop_regions",
            "region_conf", "page_records", "record_json", "row_xpaths", "chain_members"]
 
 
@@ -231,21 +232,30 @@ def record_rows(walk, labels, proba: np.ndarray | None = None, *, min_repeat: in
 
 def content_in_records(walk, labels, proba: np.ndarray | None = None, scorer=None) -> np.ndarray:
     """Labels with the content where the records are: the rows inside the page's records
-    (``record_rows``) are content, all others noise; a page without records keeps ``labels``.
-    A record is content whole however the labels cut it (a card whose title alone was labelled
-    content), and content outside any record (a heading, a facet) is not, as in gold that is
-    data records (NEXT-EVAL's; README "Records"). ``scorer``: the model's region scorer, if any
-    (``record_rows``)."""
-    recs = record_rows(walk, labels, proba, scorer=scorer)
+    (``record_rows``; ``scorer``, the model's region scorer, if any) are content, all others
+    noise; a page without records keeps ``labels`` (``records_content``)."""
+    return records_content(walk, labels, record_rows(walk, labels, proba, scorer=scorer))
+
+
+def records_content(walk, labels, recs: list[list[int]]) -> np.ndarray:
+    """``labels`` made the rows inside ``recs`` (the page's records) content and all others
+    noise; ``labels`` as they are when ``recs`` is empty. A record is content whole however the
+    labels cut it (a card whose title alone was labelled content), and content outside any
+    record (a heading, a facet) is not, as in gold that is data records (NEXT-EVAL's; README
+    "Records")."""
     if not recs:
         return np.asarray(labels, dtype=object)
-    last = np.asarray(walk.last, dtype=np.int64)
+    return np.where(rows_inside(recs, np.asarray(walk.last, dtype=np.int64)), CONTENT, NOISE).astype(object)
+
+
+def rows_inside(recs: list[list[int]], last: np.ndarray) -> np.ndarray:
+    """Per row, whether it lies in the subtree of one of the records' rows (``last``: each
+    row's last descendant)."""
     mark = np.zeros(len(last) + 1, dtype=np.int64)
     for r in (r for rec in recs for r in rec):
         mark[r] += 1
         mark[int(last[r]) + 1] -= 1
-    inside = np.cumsum(mark)[:len(last)] > 0
-    return np.where(inside, CONTENT, NOISE).astype(object)
+    return np.cumsum(mark)[:len(last)] > 0
 
 
 def candidate_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3, min_single: int = 20,
@@ -471,16 +481,17 @@ def _runs(rs: list[int], tags: list[str], siblings: list[int], max_run: int) -> 
     return [[r] for r in rs]
 
 
-def records_from_labels(walk, labels, xpaths: list[str], proba: np.ndarray | None = None,
-                        **options) -> list[Record]:
-    """Records (``record_rows``; ``proba`` the model's content probability per row, optional)
-    with their XPaths, text (own text of the record's content, document order) and fields
-    (each content element with own text: its XPath and text)."""
+def records_from_labels(walk, labels, xpaths: list[str], proba: np.ndarray | None = None, *,
+                        records: list[list[int]] | None = None, **options) -> list[Record]:
+    """Records (``record_rows``; ``proba`` the model's content probability per row, optional;
+    ``records``: the rows of records already grouped, as ``predict_labels`` gives them) with
+    their XPaths, text (own text of the record's content, document order) and fields (each
+    content element with own text: its XPath and text)."""
     last = np.asarray(walk.last)
     content = np.asarray(labels, dtype=object) == CONTENT
     texts = walk.rows["text"].tolist()
     out = []
-    for rows in record_rows(walk, labels, proba, **options):
+    for rows in (record_rows(walk, labels, proba, **options) if records is None else records):
         fields = []
         for r in rows:
             for i in range(r, int(last[r]) + 1):
@@ -507,10 +518,10 @@ def record_json(page: str, k: int, rec: Record) -> dict:
 
 
 def records_json(page: str, html: bytes | str, walk, labels, proba: np.ndarray | None = None, *,
-                 http_charset: str | None = None, scorer=None) -> list[dict]:
-    """A page's records (``page_records``; ``scorer``, the model's region scorer, if any) as the
+                 http_charset: str | None = None, records: list[list[int]] | None = None) -> list[dict]:
+    """A page's records (``page_records``; ``records``: their rows, already grouped) as the
     JSON objects ``extract --records`` writes."""
     if not len(labels):
         return []
-    recs = page_records(html, walk, labels, proba, http_charset=http_charset, scorer=scorer)
+    recs = page_records(html, walk, labels, proba, http_charset=http_charset, records=records)
     return [record_json(page, k, rec) for k, rec in enumerate(recs, 1)]

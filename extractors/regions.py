@@ -20,7 +20,7 @@ import numpy as np
 
 from hwnoise.errors import HwnoiseError
 from hwnoise.features.columns import CONTENT
-from hwnoise.features.record_struct import _group_median, _is_record, alike_groups
+from hwnoise.features.record_struct import _group_median, _is_record, alike_groups, by_depth
 
 __all__ = ["REGION_FEATURES", "Candidate", "RegionScorer", "region_candidates", "choose_regions",
            "extra_regions", "scorer_of", "innermost"]
@@ -95,23 +95,24 @@ def region_candidates(walk, labels, proba: np.ndarray | None) -> tuple[list[Cand
     sub_img = _subtree_sum(np.asarray([t == "img" for t in tags], dtype=np.float64), last)
     sub_a = _subtree_sum(np.asarray([t == "a" for t in tags], dtype=np.float64), last)
     rec_anc = np.zeros(n)   # record rows among each row's ancestors
-    for i in range(1, n):
-        q = parent[i]
-        if q >= 0:
-            rec_anc[i] = rec_anc[q] + is_rec[q]
+    for lev in by_depth(depth):  # parents first
+        q = parent[lev]
+        has = q >= 0
+        rec_anc[lev[has]] = rec_anc[q[has]] + is_rec[q[has]]
     page_chars = max(chars.max(), 1.0)
     page_content = max(float(np.where(content, own, 0.0).sum()), 1.0)
     mean_p = np.where(sub_own > 0, sub_pw / np.maximum(sub_own, 1), p)
-    groups = np.unique(gid[is_rec])
-    gchars = {int(g): float(chars[gid == g].sum()) for g in groups}
+    rec_rows = np.flatnonzero(is_rec)
+    rec_rows = rec_rows[np.argsort(gid[rec_rows], kind="stable")]  # by group, document order within
+    groups, starts = np.unique(gid[rec_rows], return_index=True)
+    gchars = {int(g): float(c) for g, c in zip(groups, np.bincount(gid, weights=chars)[groups])}
     largest = max(gchars.values(), default=1.0)
     order = sorted(gchars, key=lambda g: -gchars[g])
     rank = {g: k for k, g in enumerate(order)}
     cands: list[Candidate] = []
     feats: list[list[float]] = []
-    for g in groups:
+    for g, m in zip(groups, np.split(rec_rows, starts[1:])):
         g = int(g)
-        m = np.flatnonzero((gid == g) & is_rec)
         m = m[chars[m] > 0]
         if len(m) < 2:
             continue
@@ -230,9 +231,9 @@ def extra_regions(walk, labels, proba: np.ndarray | None, records: list[list[int
     cands, X = region_candidates(walk, labels, proba)
     if not cands:
         return []
+    from hwnoise.extractors.records import rows_inside
+
     last = np.asarray(walk.last, dtype=np.int64)
-    taken = np.zeros(len(last), dtype=bool)
-    for r in (r for rec in records for r in rec):
-        taken[r:int(last[r]) + 1] = True
-    kept = choose_regions(cands, scorer.scores(X), last, threshold=scorer.threshold, taken=taken)
+    kept = choose_regions(cands, scorer.scores(X), last, threshold=scorer.threshold,
+                          taken=rows_inside(records, last))
     return sorted([r] for c in kept for r in c.rows)

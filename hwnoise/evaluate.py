@@ -153,11 +153,12 @@ def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
     for name, method in methods.items():
         tally = tallies[name]
         t0 = time.perf_counter()
-        labels = proba = None
+        labels = proba = records = None
         try:
             if labels_nodes(method):
                 if gold_records is not None and callable(getattr(method, "node_predictions", None)):
-                    labels, proba = method.node_predictions(page, walk)  # probabilities for the records
+                    # the probabilities, and the records the model grouped while labelling
+                    labels, proba, records = method.node_predictions(page, walk, records=True)
                 else:
                     labels = method.node_labels(page, walk)
                 labels = np.asarray(labels, dtype=object)
@@ -183,7 +184,7 @@ def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
             tally.y_true.append(gold_labels[sel])
             tally.y_pred.append(labels[sel])
         if gold_records is not None:
-            rs = _record_scores(method, page, walk, labels, xpaths, gold_records, proba)
+            rs = _record_scores(method, page, walk, labels, xpaths, gold_records, proba, records)
             if rs is not None:
                 tally.records.append(rs)
                 row.update(rs)
@@ -215,20 +216,19 @@ def _gold_records(page: Page, walk) -> tuple[list[list[str]] | None, list[str] |
     return [[normalize_xpath(x) for x in rec] for rec in records], xpaths
 
 
-def _record_scores(method: Any, page: Page, walk, labels, xpaths: list[str],
-                   gold: list[list[str]], proba: np.ndarray | None = None) -> dict | None:
+def _record_scores(method: Any, page: Page, walk, labels, xpaths: list[str], gold: list[list[str]],
+                   proba: np.ndarray | None = None, records: list | None = None) -> dict | None:
     """Record-level scores of one method on one page: its own records where it gives them
-    (``records(page, walk)``), else records grouped from its node labels (and its content
-    probabilities, ``proba``, where it gives them); None when neither."""
+    (``records(page, walk)``), else the records it grouped while labelling (``records``, rows)
+    or, without them, records grouped from its node labels (and its content probabilities,
+    ``proba``, where it gives them); None when neither."""
     from hwnoise.extractors.records import records_from_labels
-    from hwnoise.extractors.regions import scorer_of
     from hwnoise.training.record_metrics import record_scores
 
     if callable(getattr(method, "records", None)):
         pred = method.records(page, walk)
     elif labels is not None and len(labels) == len(xpaths):
-        scorer = scorer_of(getattr(method, "model", None))  # a model's region scorer, if it has one
-        pred = [r.xpaths for r in records_from_labels(walk, labels, xpaths, proba, scorer=scorer)]
+        pred = [r.xpaths for r in records_from_labels(walk, labels, xpaths, proba, records=records)]
     else:
         return None
     return record_scores(pred, gold)

@@ -123,7 +123,6 @@ def _one(unit: tuple, query: str | None, charset: str | None, records: bool = Fa
     from hwnoise.errors import HwnoiseError
     from hwnoise.extractors.model import extract_html, extract_page, extract_records, page_predictions
     from hwnoise.extractors.records import records_json
-    from hwnoise.extractors.regions import scorer_of
 
     name, url, src = unit
     try:
@@ -133,9 +132,9 @@ def _one(unit: tuple, query: str | None, charset: str | None, records: bool = Fa
             page = Dataset(src[1]).page(src[2])
             if not records:
                 return name, url, extract_page(_MODEL, page, _CACHE, query=query), None, []
-            walk, labels, proba = page_predictions(_MODEL, page, _CACHE, query, proba=True)
+            walk, labels, proba, recs = page_predictions(_MODEL, page, _CACHE, query, proba=True, records=True)
             return name, url, records_json(name, page.read_html(), walk, labels, proba,
-                                           http_charset=page.http_charset, scorer=scorer_of(_MODEL)), None, []
+                                           http_charset=page.http_charset, records=recs), None, []
         try:
             data = _page_bytes(src)
         except HwnoiseError as exc:
