@@ -27,7 +27,7 @@ import numpy as np
 
 from hwnoise.dataset import Dataset
 from hwnoise.extractors.base import walk_of
-from hwnoise.extractors.records import record_rows, row_xpaths
+from hwnoise.extractors.records import record_rows, row_xpaths, rows_inside
 from hwnoise.extractors.regions import REGION_FEATURES, RegionScorer, choose_regions, region_candidates
 from hwnoise.features.columns import CONTENT
 from hwnoise.features.labels import page_labels
@@ -68,17 +68,15 @@ def decode_rows(item: dict, scores: np.ndarray, t: float, mode: str) -> list[lis
     last = item["last"]
     if mode == "labels":
         return item["current_rows"]
-    taken = np.zeros(len(last), dtype=bool)
-    if mode == "add":
-        for r in (r for rows in item["current_rows"] for r in rows):
-            taken[r:int(last[r]) + 1] = True
+    taken = rows_inside(item["current_rows"] if mode == "add" else [], last)
     kept = choose_regions(item["cands"], scores, last, threshold=t, taken=taken)
     recs = [[r] for c in kept for r in c.rows]
     if mode == "add":
         return item["current_rows"] + recs
     if mode == "rest":
+        inside = rows_inside(recs, last)
         for rows in item["current_rows"]:
-            if not any(taken[r:int(last[r]) + 1].any() for r in rows):
+            if not any(inside[r:int(last[r]) + 1].any() for r in rows):
                 recs.append(rows)
     return recs
 
@@ -96,11 +94,7 @@ def page_result(item: dict, scores: np.ndarray, t: float, mode: str) -> tuple[fl
     """Record F1 and the content's TP, FP, FN when the content is the records' rows
     (``content_in_records``: the labels kept on a page without records)."""
     recs = decode_rows(item, scores, t, mode)
-    last = item["last"]
-    inside = np.zeros(len(last), dtype=bool)
-    for r in (r for rec in recs for r in rec):
-        inside[r:int(last[r]) + 1] = True
-    pred = inside if recs else item["labels"]
+    pred = rows_inside(recs, item["last"]) if recs else item["labels"]
     g = item["gold_content"]
     return (f1(item, [[item["xp"][r] for r in rec] for rec in recs]),
             int((pred & g).sum()), int((pred & ~g).sum()), int((~pred & g).sum()))
@@ -118,9 +112,7 @@ FREE_ONLY = False  # --free: fit on the candidates that overlap none of the labe
 def free(item: dict) -> np.ndarray:
     """Which candidates overlap none of the labels' records."""
     last = item["last"]
-    taken = np.zeros(len(last), dtype=bool)
-    for r in (r for rows in item["current_rows"] for r in rows):
-        taken[r:int(last[r]) + 1] = True
+    taken = rows_inside(item["current_rows"], last)
     return np.asarray([not any(taken[r:int(last[r]) + 1].any() for r in c.rows) for c in item["cands"]], dtype=bool)
 
 
