@@ -30,7 +30,7 @@ def progress(iterable: Iterable[T], desc: str = "", total: int | None = None, un
     from tqdm.auto import tqdm
 
     return iter(tqdm(iterable, desc=desc, total=total, unit=unit, file=sys.stderr,
-                     disable=not _enabled(), dynamic_ncols=True, leave=False))
+                     dynamic_ncols=True, leave=False))
 
 
 class _Off:
@@ -61,7 +61,7 @@ def bar(total: int | None = None, desc: str = "", unit: str = "it") -> tqdm | _O
         return _Off(total)
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=not _enabled(),
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr,
                 dynamic_ncols=True, leave=False)
 
 
