@@ -52,6 +52,27 @@ def sample(dirs: list[Path], n: int, seed: int) -> list:
     return sorted(pages[:n], key=lambda p: (p.dataset.name, p.id))
 
 
+def gather(sources: list[str], data: Path, work: Path, n: int, all_pages: str = "",
+           import_limit: int = 150, seed: int = 1) -> tuple[list, dict]:
+    """The training pages: each source imported and featurised into ``work`` when missing (the
+    first ``import_limit`` pages of the sources other than big9 and wcxb, into ``work``-g), and a
+    seeded sample of ``n`` pages with gold of each (every page of the ``all_pages`` sources)."""
+    pages, per = [], {}
+    whole_sources = {s.strip() for s in all_pages.split(",") if s.strip()}
+    for src in sources:
+        limit = None if src in ("big9", "wcxb") else import_limit
+        into = work if limit is None else Path(f"{work}-g")
+        try:
+            dirs = ensure(src, data, into, limit)
+        except Exception as exc:  # noqa: BLE001 - a source that is absent or fails is said, not fatal
+            info(f"build_general: {src}: skipped ({type(exc).__name__}: {exc})")
+            continue
+        got = sample(dirs, 10**9 if src in whole_sources else n, seed)
+        per[src] = len(got)
+        pages += got
+    return pages, per
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--work", default="/tmp/hwnoise-bench", type=Path)
@@ -80,19 +101,8 @@ def main(argv=None) -> int:
             args.all_pages = args.all_pages or ",".join(RECORD_SOURCES)
     spec = preset_spec(args.preset)
     feats = spec.columns()
-    pages, per = [], {}
-    for src in args.sources.split(","):
-        limit = None if src in ("big9", "wcxb") else args.import_limit
-        work = args.work if limit is None else Path(f"{args.work}-g")
-        try:
-            dirs = ensure(src, args.data, work, limit)
-        except Exception as exc:  # noqa: BLE001 - a source that is absent or fails is said, not fatal
-            info(f"build_general: {src}: skipped ({type(exc).__name__}: {exc})")
-            continue
-        whole = src in {s.strip() for s in args.all_pages.split(",") if s.strip()}
-        got = sample(dirs, 10**9 if whole else args.pages_per_dataset, args.seed)
-        per[src] = len(got)
-        pages += got
+    pages, per = gather(args.sources.split(","), args.data, args.work, args.pages_per_dataset,
+                        args.all_pages, args.import_limit, args.seed)
     info(f"build_general: {len(pages)} pages: {per}")
     t0 = time.perf_counter()
     rows = training_rows(pages, FeatureCache(), feats, progress=True)

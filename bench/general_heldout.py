@@ -1,0 +1,146 @@
+"""The shipped ``general`` model's build, one source held out at a time: how it does on pages of
+sites and crawls it never saw, beside trafilatura on the same pages (issue 12's check on
+held-back pages of new sites, estimated on the shared data).
+
+    python bench/general_heldout.py [--work /tmp/hwnoise-bench] [--pages-per-dataset 60]
+                                    [--sources big9,cleaneval,...] [--csv pages.csv]
+
+The pages are ``bench/build_general.py``'s (the same seeded sample of each source, imported
+and featurised into --work when missing). For each source S, the general preset is fitted on
+the other sources' pages exactly as ``build_general.py`` fits the shipped model (threshold by
+inner 3-fold CV grouped by site), and S's sampled pages are scored by ``hwnoise evaluate``'s own
+page scorer (``score_batch``) with that model and with trafilatura: text F1 (LCS over words),
+or value recall on SWDE. Prints a Markdown table: per held-out source, the mean over its pages
+of each method, the pages where the model scores at least trafilatura's, and the mean over all
+held-out pages.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from build_general import SOURCES, gather  # noqa: E402
+from compare import DEFAULT_DATA  # noqa: E402
+
+from hwnoise.evaluate import score_batch  # noqa: E402
+from hwnoise.extractors.model import training_rows  # noqa: E402
+from hwnoise.extractors.registry import get_method  # noqa: E402
+from hwnoise.features.assembly import FeatureCache  # noqa: E402
+from hwnoise.progress import info  # noqa: E402
+from hwnoise.training.spec import fit_spec, preset_spec  # noqa: E402
+
+
+def curve(model, pages: list, src: str, thresholds: list[float], title_query: bool) -> list[dict]:
+    """Each held-out page's score at each threshold (the model's probabilities computed once a
+    page): rows of method ``model@T``; with ``title_query`` each page is walked with its
+    ``<title>``'s words as its query (as a page found by a web search has its search terms)."""
+    from general_variants import title_terms
+
+    from hwnoise.evaluate import is_value_gold, value_recall
+    from hwnoise.extractors.base import text_from_labels, walk_of
+    from hwnoise.features.columns import CONTENT, NOISE
+    from hwnoise.text import text_scores
+
+    method = get_method("model", model=model)
+    out = []
+    for page in pages:
+        gold = page.read_gold()
+        if gold is None:
+            continue
+        terms = title_terms(page.read_html(), page.http_charset) if title_query else None
+        walk = walk_of(page, terms)
+        _, p = method.node_predictions(page, walk)
+        for t in thresholds:
+            text = text_from_labels(walk, np.where(p >= t, CONTENT, NOISE).astype(object))
+            row = {"dataset": page.dataset.name, "page": page.id, "source": src, "method": f"model@{t:g}"}
+            if is_value_gold(page.dataset):
+                row["value_recall"] = value_recall(text, gold)
+            else:
+                row.update({f"text_{k}": v for k, v in text_scores(text, gold).items()})
+            out.append(row)
+    return out
+
+
+def held_out_scores(pages: list, source: dict[str, str], spec, seed: int,
+                    thresholds: list[float] = (), title_query: bool = False) -> pd.DataFrame:
+    """One row per (held-out page, method): each source's pages scored by a model fitted on the
+    other sources' pages (and at each of ``thresholds``, see ``curve``)."""
+    rows = training_rows(pages, FeatureCache(), spec.columns(), progress=True)
+    row_src = rows["dataset"].map(source).to_numpy()
+    out = []
+    for src in dict.fromkeys(source.values()):
+        test = [p for p in pages if source[p.dataset.name] == src]
+        t0 = time.perf_counter()
+        take = (row_src != src).nonzero()[0]
+        model = fit_spec(spec, rows, seed=seed, take=take)
+        info(f"general_heldout: {src} held out: fitted on {len(take)} rows in "
+             f"{time.perf_counter() - t0:.0f} s (threshold {model.threshold})")
+        methods = {"model": get_method("model", model=model), "trafilatura": get_method("trafilatura")}
+        part = score_batch([(str(p.dataset.path), p.id) for p in test], methods, None)
+        for r in part["rows"]:
+            out.append({**r, "source": src})
+        if thresholds or title_query:
+            out += curve(model, test, src, list(thresholds) or [model.threshold], title_query)
+    return pd.DataFrame(out)
+
+
+def table(df: pd.DataFrame) -> str:
+    """Markdown: per source, each method's mean (text F1, or value recall on SWDE)."""
+    score = df["text_f1"] if "text_f1" in df else pd.Series(float("nan"), index=df.index)
+    if "value_recall" in df:
+        score = score.fillna(df["value_recall"])
+    df = df.assign(score=score)
+    wide = df.pivot_table(index=["source", "dataset", "page"], columns="method", values="score")
+    methods = [m for m in wide.columns if m != "trafilatura"]
+    lines = ["| held-out source | pages | trafilatura | " + " | ".join(methods) + " |",
+             "|---|---:|---:|" + "---:|" * len(methods)]
+
+    def cells(g) -> str:
+        return " | ".join(f"{g[m].mean():.3f} ({int((g[m] >= g['trafilatura']).sum())})" for m in methods)
+
+    for src, g in wide.groupby(level="source", sort=False):
+        lines.append(f"| {src} | {len(g)} | {g['trafilatura'].mean():.3f} | {cells(g)} |")
+    lines.append(f"| all | {len(wide)} | {wide['trafilatura'].mean():.3f} | {cells(wide)} |")
+    lines.append("\n(in brackets: the pages where the method scores at least trafilatura's)")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--work", default="/tmp/hwnoise-bench", type=Path)
+    ap.add_argument("--data", default=DEFAULT_DATA, type=Path)
+    ap.add_argument("--sources", default=",".join(SOURCES))
+    ap.add_argument("--pages-per-dataset", type=int, default=60)
+    ap.add_argument("--import-limit", type=int, default=150)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--thresholds", default="",
+                    help="comma-separated thresholds: also score the model at each (model@T)")
+    ap.add_argument("--title-query", action="store_true",
+                    help="model@T: walk each held-out page with its title's words as its query")
+    ap.add_argument("--csv", type=Path, help="write every (page, method) score here")
+    args = ap.parse_args(argv)
+    pages, source = [], {}
+    for src in args.sources.split(","):
+        got, _ = gather([src], args.data, args.work, args.pages_per_dataset,
+                        import_limit=args.import_limit, seed=args.seed)
+        source.update({p.dataset.name: src for p in got})
+        pages += got
+    info(f"general_heldout: {len(pages)} pages of {len(set(source.values()))} sources")
+    thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()]
+    df = held_out_scores(pages, source, preset_spec("general"), args.seed, thresholds, args.title_query)
+    if args.csv:
+        df.to_csv(args.csv, index=False)
+    print(table(df))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
