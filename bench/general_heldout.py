@@ -38,18 +38,25 @@ from hwnoise.progress import info  # noqa: E402
 from hwnoise.training.spec import fit_spec, preset_spec  # noqa: E402
 
 
-def curve(model, pages: list, src: str, thresholds: list[float], title_query: bool) -> list[dict]:
+def curve(model, pages: list, src: str, thresholds: list[float], title_query: bool,
+          blends: list[float] = (), union: bool = False) -> list[dict]:
     """Each held-out page's score at each threshold (the model's probabilities computed once a
     page): rows of method ``model@T``; with ``title_query`` each page is walked with its
-    ``<title>``'s words as its query (as a page found by a web search has its search terms)."""
+    ``<title>``'s words as its query (as a page found by a web search has its search terms).
+    Each ``blends`` weight A adds ``blendA@T``: content where A x the model's probability +
+    (1 - A) x trafilatura's verdict on the node (``stack_trafilatura``) is at least T; ``union``
+    adds ``union@T``: content where the model's probability reaches T or trafilatura keeps at
+    least half of the node's words."""
     from general_variants import title_terms
 
     from hwnoise.evaluate import is_value_gold, value_recall
     from hwnoise.extractors.base import text_from_labels, walk_of
+    from hwnoise.extractors.model import run_extractor
+    from hwnoise.features.assembly import FeatureCache, assemble_page, walk_nodes
     from hwnoise.features.columns import CONTENT, NOISE
     from hwnoise.text import text_scores
 
-    method = get_method("model", model=model)
+    cache = FeatureCache()
     out = []
     for page in pages:
         gold = page.read_gold()
@@ -57,20 +64,33 @@ def curve(model, pages: list, src: str, thresholds: list[float], title_query: bo
             continue
         terms = title_terms(page.read_html(), page.http_charset) if title_query else None
         walk = walk_of(page, terms)
-        _, p = method.node_predictions(page, walk)
-        for t in thresholds:
-            text = text_from_labels(walk, np.where(p >= t, CONTENT, NOISE).astype(object))
-            row = {"dataset": page.dataset.name, "page": page.id, "source": src, "method": f"model@{t:g}"}
-            if is_value_gold(page.dataset):
-                row["value_recall"] = value_recall(text, gold)
-            else:
-                row.update({f"text_{k}": v for k, v in text_scores(text, gold).items()})
-            out.append(row)
+        # with a query of its own the page's stored rows (walked with the dataset's) do not apply
+        rows = assemble_page(page, model.features, stacker=run_extractor, cache=None if title_query else cache,
+                             walk=walk).rows
+        at = walk_nodes(rows, walk)
+        p = np.zeros(len(walk.rows))
+        v = np.zeros(len(walk.rows))
+        if len(rows):
+            p[at] = model.content_proba(rows)
+            v[at] = rows["stack_trafilatura"].fillna(0).to_numpy(np.float64)
+        scores = {("model", 1.0): p, **{("blend" + f"{a:g}", a): a * p + (1 - a) * v for a in blends}}
+        if union:  # content where the model reaches T or trafilatura keeps at least half the node's words
+            scores[("union", 0.0)] = np.where(v >= 0.5, 1.0, p)
+        for (name, _), q in scores.items():
+            for t in thresholds:
+                text = text_from_labels(walk, np.where(q >= t, CONTENT, NOISE).astype(object))
+                row = {"dataset": page.dataset.name, "page": page.id, "source": src, "method": f"{name}@{t:g}"}
+                if is_value_gold(page.dataset):
+                    row["value_recall"] = value_recall(text, gold)
+                else:
+                    row.update({f"text_{k}": x for k, x in text_scores(text, gold).items()})
+                out.append(row)
     return out
 
 
 def held_out_scores(pages: list, source: dict[str, str], spec, seed: int,
-                    thresholds: list[float] = (), title_query: bool = False) -> pd.DataFrame:
+                    thresholds: list[float] = (), title_query: bool = False,
+                    blends: list[float] = (), union: bool = False) -> pd.DataFrame:
     """One row per (held-out page, method): each source's pages scored by a model fitted on the
     other sources' pages (and at each of ``thresholds``, see ``curve``)."""
     rows = training_rows(pages, FeatureCache(), spec.columns(), progress=True)
@@ -87,8 +107,8 @@ def held_out_scores(pages: list, source: dict[str, str], spec, seed: int,
         part = score_batch([(str(p.dataset.path), p.id) for p in test], methods, None)
         for r in part["rows"]:
             out.append({**r, "source": src})
-        if thresholds or title_query:
-            out += curve(model, test, src, list(thresholds) or [model.threshold], title_query)
+        if thresholds or title_query or blends or union:
+            out += curve(model, test, src, list(thresholds) or [model.threshold], title_query, blends, union)
     return pd.DataFrame(out)
 
 
@@ -125,6 +145,11 @@ def main(argv=None) -> int:
                     help="comma-separated thresholds: also score the model at each (model@T)")
     ap.add_argument("--title-query", action="store_true",
                     help="model@T: walk each held-out page with its title's words as its query")
+    ap.add_argument("--blend", default="",
+                    help="comma-separated weights A: also score A x the model's probability + (1 - A) x "
+                         "trafilatura's verdict, at each threshold (blendA@T)")
+    ap.add_argument("--union", action="store_true",
+                    help="also score the union of trafilatura's nodes and the model's at each threshold (union@T)")
     ap.add_argument("--csv", type=Path, help="write every (page, method) score here")
     args = ap.parse_args(argv)
     pages, source = [], {}
@@ -135,7 +160,9 @@ def main(argv=None) -> int:
         pages += got
     info(f"general_heldout: {len(pages)} pages of {len(set(source.values()))} sources")
     thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()]
-    df = held_out_scores(pages, source, preset_spec("general"), args.seed, thresholds, args.title_query)
+    blends = [float(a) for a in args.blend.split(",") if a.strip()]
+    df = held_out_scores(pages, source, preset_spec("general"), args.seed, thresholds, args.title_query, blends,
+                         args.union)
     if args.csv:
         df.to_csv(args.csv, index=False)
     print(table(df))

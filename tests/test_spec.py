@@ -203,6 +203,45 @@ def test_gb_saved_as_json_predicts_as_scikit_learn():
     assert list(back.predict(Xt)) == list(est.predict(Xt))
 
 
+def test_union_makes_the_extractors_nodes_content_whatever_the_classifier_says():
+    """``union``: a node the stacked extractor keeps (at least half its words) is content at
+    probability 1; the classifier decides the others, at its threshold."""
+    import pandas as pd
+
+    from hwnoise.training.model import NoiseModel
+
+    rng = np.random.default_rng(0)
+    n = 600
+    df = pd.DataFrame({"a": rng.random(n), "stack_trafilatura": rng.choice([0.0, 0.4, 0.5, 1.0, np.nan], n)})
+    df["label"] = np.where(df["a"] > 0.5, "N", "S")  # content by a alone: the extractor's verdict is noise
+    df[["dataset", "site", "page"]] = ["d", "s", "p"]
+    kept = df["stack_trafilatura"].fillna(0).to_numpy() >= 0.5
+    plain, union = (NoiseModel("j48", ["a", "stack_trafilatura"], union=u).fit(df) for u in (None, "trafilatura"))
+    for m in (plain, union):
+        m.threshold = 0.5
+    lp, pp = plain.predict_with_proba(df)
+    lu, pu = union.predict_with_proba(df)
+    assert (pu[kept] == 1).all() and (lu[kept] == "N").all()
+    assert np.array_equal(pu[~kept], pp[~kept]) and np.array_equal(lu[~kept], lp[~kept])
+    assert (lp[kept] == "S").any()  # without the union the classifier drops some of them
+    assert np.array_equal(union.content_proba(df, np.arange(10, 20)), pu[10:20])
+    assert list(union.predict(df)) == list(lu)
+    union.threshold = None  # the classifier's own labels, with the union's nodes content
+    assert (union.predict(df)[kept] == "N").all()
+
+
+def test_union_option_goes_with_the_stack(tmp_path):
+    from hwnoise.training.spec import ModelSpec, SpecError, preset_spec, resolve_preset
+
+    general = preset_spec("general")
+    assert general.union == "trafilatura" and preset_spec("records").union is None
+    assert resolve_preset(general, 5, {"stack": ["cetd"]}).union is None  # dropped with its extractor
+    assert resolve_preset(general, 5, {"union": None}).union is None
+    with pytest.raises(SpecError, match="union"):
+        resolve_preset(general, 5, {"stack": ["cetd"], "union": "trafilatura"})
+    assert ModelSpec.from_dict(general.to_dict()) == general
+
+
 def _saved_thesis_model(dataset: Path, out: Path) -> dict:
     from hwnoise.training.train import train
 
@@ -222,6 +261,7 @@ MUTATIONS = {
     "query of strings": (lambda m: m.update(query=["a", "b"]), "query"),
     "a stacked extractor that is not one": (lambda m: m["spec"].update(stack=["rm -rf"]), "spec.stack"),
     "content from nowhere": (lambda m: m["spec"].update(content_from="tables"), "spec.content_from"),
+    "a union with an extractor not stacked": (lambda m: m["spec"].update(union="trafilatura"), "spec.union"),
     "a split out of range": (lambda m: m["tree"]["trees"][0].update(
         feature=[99] * len(m["tree"]["trees"][0]["feature"])), "tree"),
     "format_version from the future": (lambda m: m.update(format_version=99), "format_version"),

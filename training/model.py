@@ -43,6 +43,8 @@ MODEL_JSON = "model.json"
 MODEL_JOBLIB = "model.joblib"
 FORMAT = "hwnoise-model"
 FORMAT_VERSION = 1
+#: a node is in the union's extractor's text when that extractor keeps at least this share of its words
+UNION_SHARE = 0.5
 #: Where infinite feature values are clipped for classifiers that reject infinity.
 _BIG = 1e30
 
@@ -184,7 +186,8 @@ class NoiseModel:
     """A noise/content classifier over a feature table, with what is needed to reuse it."""
 
     def __init__(self, classifier: Any = "j48", features: str | list[str] | None = None, *,
-                 query: list[dict] | None = None, seed: int = 1, params: dict | None = None):
+                 query: list[dict] | None = None, seed: int = 1, params: dict | None = None,
+                 union: str | None = None):
         from hwnoise.training.classifiers import make_classifier
 
         if isinstance(classifier, str):
@@ -212,7 +215,8 @@ class NoiseModel:
         self.trained_on: dict[str, list[str]] | None = None
         #: what the model is made of (preset, features, stack, context, classifier, threshold)
         self.spec = ModelSpec(features=list(self.features), classifier=self.classifier_name,
-                              params=dict(params or {}))
+                              params=dict(params or {}),
+                              **({"stack": [union], "union": union} if union else {}))
 
     # -- data -----------------------------------------------------------------
     def query_terms(self, kinds=None) -> list[str]:
@@ -328,22 +332,25 @@ class NoiseModel:
         return self.predict_with_proba(df, rows, proba=False)[0]
 
     def content_proba(self, df: pd.DataFrame, rows: np.ndarray | None = None) -> np.ndarray | None:
-        """The classifier's probability that each row of ``df`` (each of its rows ``rows`` when
-        given) is content; None when it gives no probabilities (the labels are ``predict``'s,
-        with the threshold when one was chosen)."""
+        """The probability that each row of ``df`` (each of its rows ``rows`` when given) is
+        content: the classifier's, or 1 where the spec's ``union`` extractor keeps at least half
+        of the node's words; None when the classifier gives no probabilities (the labels are
+        ``predict``'s, with the threshold when one was chosen)."""
         col = self._content_column()
         if col is None:
             return None
         if (len(df) if rows is None else len(rows)) == 0:
             return np.zeros(0)
         with threads():
-            return np.asarray(self.estimator.predict_proba(self.matrix(df, rows))[:, col], dtype=np.float64)
+            p = np.asarray(self.estimator.predict_proba(self.matrix(df, rows))[:, col], dtype=np.float64)
+        return self._with_union(p, df, rows)
 
     def predict_with_proba(self, df: pd.DataFrame, rows: np.ndarray | None = None, *,
                            proba: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """``(predict, content_proba)`` from one matrix and one pass of the classifier: the
         labels thresholded on the probability when a threshold was chosen, the classifier's own
-        labels otherwise; the probability (with ``proba``) None when the classifier gives none."""
+        labels otherwise (and the union's nodes content); the probability (with ``proba``) None
+        when the classifier gives none."""
         col = self._content_column()
         if (len(df) if rows is None else len(rows)) == 0:
             return np.array([], dtype=object), (np.zeros(0) if proba and col is not None else None)
@@ -353,11 +360,36 @@ class NoiseModel:
         with threads():
             if col is not None and (proba or threshold is not None):
                 p = np.asarray(self.estimator.predict_proba(X)[:, col], dtype=np.float64)
-            if threshold is not None and p is not None:
-                labels = np.where(p >= threshold, C.CONTENT, C.NOISE).astype(object)
-            else:
+            if threshold is None or p is None:
                 labels = np.asarray(self.estimator.predict(X)).astype(str).astype(object)
+        if p is not None:
+            p = self._with_union(p, df, rows)
+        kept = self._union_kept(df, rows)
+        if threshold is not None and p is not None:
+            labels = np.where(p >= threshold, C.CONTENT, C.NOISE).astype(object)
+        elif kept is not None:
+            labels[kept] = C.CONTENT
         return labels, (p if proba else None)
+
+    def _union_kept(self, df: pd.DataFrame, rows: np.ndarray | None) -> np.ndarray | None:
+        """The rows the spec's ``union`` extractor keeps (at least half of their words), or None
+        without a union."""
+        name = getattr(getattr(self, "spec", None), "union", None)
+        if not name:
+            return None
+        from hwnoise.features.assembly import STACK_PREFIX
+
+        column = STACK_PREFIX + name
+        if column not in df:
+            raise ModelError(f"the model's union with {name} needs the feature {column}, which the rows lack")
+        v = pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=np.float64)
+        if rows is not None:
+            v = v[rows]
+        return np.nan_to_num(v, nan=0.0) >= UNION_SHARE
+
+    def _with_union(self, p: np.ndarray, df: pd.DataFrame, rows: np.ndarray | None) -> np.ndarray:
+        kept = self._union_kept(df, rows)
+        return p if kept is None else np.where(kept, 1.0, p)
 
     def _content_column(self) -> int | None:
         """The column of the content class in ``predict_proba``; None without probabilities."""

@@ -3,9 +3,11 @@
 ``ModelSpec`` names the preset, the features (a named set or a list), the stacked extractors,
 the context switches, the classifier and its parameters, and the threshold (None: the
 classifier's own call; a float in [0, 1]; "inner": chosen by an inner CV on the training rows),
-and where a page's content comes from (``content_from``: "nodes", the nodes the classifier
+where a page's content comes from (``content_from``: "nodes", the nodes the classifier
 labels content; "records", the nodes inside the records grouped from those labels,
-``extractors.records.content_in_records``).
+``extractors.records.content_in_records``), and ``union``: a stacked extractor whose nodes are
+content whatever the classifier says (a node it keeps at least half the words of), so that the
+model adds to that extractor's text (``NoiseModel.content_proba``).
 :meth:`ModelSpec.columns` is the model's full feature list, which
 :mod:`hwnoise.features.assembly` builds from a page.
 
@@ -16,10 +18,13 @@ Presets (``--preset``):
   grandparent context, J48 (big9 per site-year: 0.980 text F1).
 - ``general``: a model for sites it has never seen: the features a bare page gives (extended
   without ``sitelevel``), four stacked extractors, page context, gradient boosting, a threshold
-  chosen by an inner CV grouped by site.
+  chosen by an inner CV grouped by site, its content the union of trafilatura's nodes and the
+  classifier's (``union="trafilatura"``: on each shared source held out in turn it beats
+  trafilatura where the classifier alone does not, ``bench/general_heldout.py``).
 - ``records``: ``general`` with the record-structure group (``page+records``: the ``rs_*``
   columns of ``features.record_struct``), its content the nodes of the records grouped from
-  the labels (``content_from="records"``), for many sites whose gold is data records.
+  the labels (``content_from="records"``) and no union, for many sites whose gold is data
+  records.
 - ``auto`` (the default): ``site`` when the training pages come from one site; else ``records``
   when their gold includes data records (``records/ID.json``), ``general`` when it does not.
 """
@@ -60,6 +65,7 @@ class ModelSpec:
     params: dict[str, Any] = field(default_factory=dict)
     threshold: float | str | None = None
     content_from: str = "nodes"
+    union: str | None = None
 
     def columns(self) -> list[str]:
         """The model's full feature list: base features, stacked shares, parent/grandparent
@@ -117,6 +123,12 @@ class ModelSpec:
                 raise SpecError(f"{where}.content_from: must be one of {', '.join(CONTENT_FROM)}, "
                                 f"not {d['content_from']!r}")
             kw["content_from"] = d["content_from"]
+        if d.get("union") is not None:
+            stack = kw.get("stack", [])
+            if not isinstance(d["union"], str) or d["union"] not in stack:
+                raise SpecError(f"{where}.union: must be one of the stacked extractors "
+                                f"({', '.join(stack) or 'none stacked'}), not {d['union']!r}")
+            kw["union"] = d["union"]
         return cls(**kw)
 
 
@@ -193,7 +205,7 @@ PRESETS: dict[str, ModelSpec] = {
                       classifier="j48"),
     "general": ModelSpec(preset="general", features=PAGE_FEATURES,
                          stack=["trafilatura", "resiliparse", "readability", "cetd"],
-                         page_context=True, classifier="gb", threshold="inner"),
+                         page_context=True, classifier="gb", threshold="inner", union="trafilatura"),
     "records": ModelSpec(preset="records", features=f"{PAGE_FEATURES}+records",
                          stack=["trafilatura", "resiliparse", "readability", "cetd"],
                          page_context=True, classifier="gb", threshold="inner", content_from="records"),
@@ -224,7 +236,10 @@ def resolve_preset(spec: ModelSpec, n_sites: int, overrides: dict | None = None,
     if spec.preset == "auto":
         spec = replace(preset_spec(auto_preset(n_sites, records)))
     if overrides:
-        spec = ModelSpec.from_dict({**spec.to_dict(), **overrides}, where="option")
+        merged = {**spec.to_dict(), **overrides}
+        if "union" not in overrides and merged.get("union") not in (merged.get("stack") or []):
+            merged["union"] = None  # the preset's union goes with its stack: --stack without it drops it
+        spec = ModelSpec.from_dict(merged, where="option")
     return spec
 
 
@@ -240,7 +255,8 @@ def fit_spec(spec: ModelSpec, rows, *, query: list[dict] | None = None, seed: in
     feats = spec.columns()
 
     def new() -> NoiseModel:
-        return NoiseModel(spec.classifier, feats, query=query, seed=seed, params=spec.params or None)
+        return NoiseModel(spec.classifier, feats, query=query, seed=seed, params=spec.params or None,
+                          union=spec.union)
 
     threshold = inner_threshold(rows, new, rows=take) if spec.inner else spec.threshold
     model = new().fit(rows, groups=groups, rows=take, consume=consume)

@@ -49,7 +49,6 @@ def inner_threshold(df: pd.DataFrame, new_model: Callable, *, folds: int = 3,
     from sklearn.model_selection import GroupKFold
 
     from hwnoise.progress import info
-    from hwnoise.training.model import threads
 
     frame = df
     idx = np.arange(len(df)) if rows is None else np.asarray(rows)
@@ -65,11 +64,8 @@ def inner_threshold(df: pd.DataFrame, new_model: Callable, *, folds: int = 3,
     for tr, te in GroupKFold(n_splits=k).split(df, groups=groups):
         m = new_model()
         m.fit(frame, rows=idx[tr])
-        est = m.estimator
-        classes = [str(c) for c in est.classes_]
-        with threads():
-            p[te] = est.predict_proba(m.matrix(frame, idx[te]))[:, classes.index(CONTENT)] \
-                if CONTENT in classes else 0.0
+        got = m.content_proba(frame, idx[te])  # the spec's union included
+        p[te] = 0.0 if got is None else got
     scores = page_char_f1(df, p, thresholds)
     ts = np.asarray(thresholds)
     best = np.flatnonzero(scores >= scores.max() - 1e-12)

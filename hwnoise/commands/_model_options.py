@@ -25,7 +25,7 @@ def _param(text: str) -> tuple[str, object]:
 
 def add_model_options(p: argparse.ArgumentParser) -> None:
     """Add --preset --classifier --param --features --stack --context --page-context --threshold
-    --content-from."""
+    --content-from --union."""
     g = p.add_argument_group("model options (a preset, then single fields over it)")
     g.add_argument("--preset", choices=PRESET_CHOICES, default=None,
                    help="auto (default: 'site' when the training pages come from one site; from "
@@ -33,8 +33,8 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
                         "thesis (seed 003: the five features, J48), "
                         "site (extended features + trafilatura's verdict + parent context, J48), "
                         "general (page features + four stacked extractors + page context, gradient "
-                        "boosting, threshold by inner CV), records (general + the record-structure "
-                        "features)")
+                        "boosting, threshold by inner CV, content added to trafilatura's), records "
+                        "(general + the record-structure features, content from the records, no union)")
     g.add_argument("--classifier", default=None,
                    help="j48 (Weka J48's C4.5), j48-unpruned, cart, rf, gb, logreg, or a dotted "
                         "scikit-learn class such as sklearn.ensemble.ExtraTreesClassifier")
@@ -58,6 +58,10 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
                    help="a page's content: the nodes the classifier labels content (nodes), or the "
                         "nodes of the data records grouped from those labels, the labels kept on a "
                         "page without records (records; the records preset's default)")
+    g.add_argument("--union", default=None, metavar="EXTRACTOR|none",
+                   help="a stacked extractor whose nodes are content whatever the classifier says "
+                        "(those it keeps at least half the words of): the model adds to its text "
+                        "(the general preset's default: trafilatura); 'none' for the classifier alone")
 
 
 def model_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -82,4 +86,6 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
         out["threshold"] = check_threshold(args.threshold, "--threshold")
     if args.content_from is not None:
         out["content_from"] = args.content_from
+    if args.union is not None:
+        out["union"] = None if args.union.strip().lower() in ("", "none") else args.union.strip()
     return out
