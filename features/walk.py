@@ -800,7 +800,14 @@ def _frame(columns: dict) -> pd.DataFrame:
 
 
 def _matcher(terms) -> TermMatcher:
-    return terms if isinstance(terms, TermMatcher) else TermMatcher(terms)
+    if isinstance(terms, TermMatcher):
+        return terms
+    if isinstance(terms, (list, tuple)) and not terms:
+        return _NO_TERMS  # most pages have no own terms: no matcher made per page
+    return TermMatcher(terms)
+
+
+_NO_TERMS = TermMatcher(())
 
 
 def _measure(visit: tuple, query: TermMatcher, own: TermMatcher, encoding) -> PageWalk:
