@@ -23,6 +23,7 @@ a page's own terms from its submission's field names and values, tokenised.
 """
 from __future__ import annotations
 
+import errno
 import operator
 import os
 import shutil
@@ -44,7 +45,7 @@ from hwnoise.decode import sniff_html
 from hwnoise.features import native
 from hwnoise.features.columns import CONTENT, LABEL
 from hwnoise.features.labels import page_labels
-from hwnoise.features.record_gold import read_records, records_path_for
+from hwnoise.features.record_gold import read_records
 from hwnoise.features.walk import ROW_COLUMNS, TermMatcher, walk_page
 from hwnoise.progress import bar, info
 from hwnoise.text import tokenize
@@ -160,7 +161,8 @@ def _page_job(job: tuple) -> tuple[str, object, str | None]:
     content), error)``: the page's columns as ``page_columns`` makes them, here in the worker."""
     pid, html_path, gold_path, charset, own, stored, *arrow = job  # arrow: [columns?]
     try:
-        data = Path(html_path).read_bytes()
+        with open(html_path, "rb") as f:  # str paths, no Path objects: 13 a page were 2 % of the stage
+            data = f.read()
     except OSError as exc:
         return pid, None, f"{html_path}: cannot read the page: {exc.strerror or exc}"
     why = sniff_html(data)
@@ -168,24 +170,48 @@ def _page_job(job: tuple) -> tuple[str, object, str | None]:
         return pid, None, f"{html_path}: not HTML ({why}); {NOT_HTML}"
     try:
         walk = walk_page(data, _QUERY or (), http_charset=charset, own_terms=own)
-        gold = None
-        if gold_path and Path(gold_path).exists():
-            gold = Path(gold_path).read_text(encoding="utf-8", errors="replace")
+        gold = _read_gold(gold_path) if gold_path else None
+        records = _records_file(html_path)
         labels = page_labels(walk, gold, html=data, http_charset=charset,
-                             records=read_records(records_path_for(html_path)), stored=stored)
+                             records=read_records(records) if os.path.isfile(records) else None,
+                             stored=stored)
         keys = walk.site_keys  # made here, in the worker, with the walk's tag paths
         if arrow and arrow[0]:
             cols = dict(walk.columns)
             cols[LABEL] = labels
             return pid, (page_columns(cols, SCHEMA), keys, unique_keys(keys),
-                         int(np.count_nonzero(labels != None)),  # noqa: E711
-                         int(np.count_nonzero(labels == CONTENT))), None
+                         *_label_counts(labels)), None
         walk.segments = []  # not needed any more: keep what crosses processes small
     except MemoryError:
         return pid, None, f"{html_path}: out of memory while walking the page"
     except Exception as exc:  # noqa: BLE001 - one bad page never stops the run
         return pid, None, f"{html_path}: {type(exc).__name__}: {exc}"
     return pid, (walk, labels), None
+
+
+def _read_gold(path: str) -> str | None:
+    """The gold text at ``path`` (UTF-8, errors replaced, newlines as ``Path.read_text``
+    gives them), None where ``Path.exists`` would say there is none."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
+            return None
+        raise
+
+
+def _records_file(html_path: str) -> str:
+    """``record_gold.records_path_for(html_path)`` as a str, without Path objects."""
+    folder, name = os.path.split(html_path)
+    return os.path.join(os.path.dirname(folder), "records", os.path.splitext(name)[0] + ".json")
+
+
+def _label_counts(labels: np.ndarray) -> tuple[int, int]:
+    """``(labelled, content)``: the labels that are not None and those equal to ``CONTENT``
+    (``list.count``: identity first, no per-element ufunc loop over objects)."""
+    values = labels.tolist()
+    return len(values) - values.count(None), values.count(CONTENT)
 
 
 def _features_batch(jobs: list[tuple], query_terms: list[str]) -> list[tuple]:
