@@ -1286,9 +1286,18 @@ static PyObject *not_utf8(void) {
 
 /* walk.stable_hashes' hash of one string's UTF-8 bytes */
 static inline uint64_t stable_hash(const unsigned char *b, Py_ssize_t len) {
-    const uint64_t P = 0xC2B2AE3D27D4EB4FULL;
+    /* h = sum over k of (b[k] + 1) * P**(k + 1), mod 2**64: four bytes a step, each with its
+     * own power (integer sums and products mod 2**64 in any order are the same number), so
+     * that the multiplications of a step do not wait on each other */
+    const uint64_t P = 0xC2B2AE3D27D4EB4FULL, P2 = P * P, P3 = P2 * P, P4 = P3 * P;
     uint64_t h = 0, pw = 1;
-    for (Py_ssize_t k = 0; k < len; k++) {
+    Py_ssize_t k = 0;
+    for (; k + 4 <= len; k += 4) {
+        h += ((uint64_t)b[k] + 1) * (pw * P) + ((uint64_t)b[k + 1] + 1) * (pw * P2)
+             + ((uint64_t)b[k + 2] + 1) * (pw * P3) + ((uint64_t)b[k + 3] + 1) * (pw * P4);
+        pw *= P4;
+    }
+    for (; k < len; k++) {
         pw *= P;
         h += ((uint64_t)b[k] + 1) * pw;
     }
