@@ -522,17 +522,31 @@ class _Batcher:
 
     def finish(self, page_keys: list[np.ndarray], n_pages: int) -> None:
         """Each spilled part -> ``part-NNNNN.parquet`` with ``sitelevel``: the share of the
-        dataset's pages holding the row's (tag path, own text)."""
-        self.flush(force=True)
+        dataset's pages holding the row's (tag path, own text). The last part, built here, is
+        written from memory (first, so that no other part is held with it), not spilled and
+        read back: a 100-page dataset's only part made that round trip for nothing."""
+        pages, self.pages, self.rows = self.pages, [], 0
+        if pages and all(p[3] is None for p in pages):  # already in the workers' files
+            self.spills.append(pages)
+        elif pages or not self.spills:  # the last part (or an empty table's): not spilled
+            self.spills.append(self._part_batch(pages))
+        del pages
         if page_keys:
             uniq, counts = np.unique(np.concatenate(page_keys), return_counts=True)
         else:
             uniq, counts = np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
         keyed = _key_table(uniq, counts)
         at = self.schema.get_field_index("sitelevel")
-        for number, part in enumerate(self.spills):
+        parts = list(enumerate(self.spills))
+        if parts and isinstance(parts[-1][1], pa.RecordBatch):  # held in memory: written first,
+            parts.insert(0, parts.pop())                        # so that it is not held with another
+        self.spills = []
+        while parts:
+            number, part = parts.pop(0)
             path = self.folder / f"part-{number:05d}.arrow"
-            if isinstance(part, list):  # its pages in the workers' files
+            if isinstance(part, pa.RecordBatch):
+                table = pa.Table.from_batches([part])
+            elif isinstance(part, list):  # its pages in the workers' files
                 table = pa.Table.from_batches([self._part_batch(part)])
             else:
                 source = pa.memory_map(str(path))
@@ -544,9 +558,10 @@ class _Batcher:
                 table = table.set_column(at, "sitelevel", _num_array(share, _FLOAT))
             pq.write_table(table, path.with_suffix(".parquet"), **parquet_options(self.schema))
             del table
-            if not isinstance(part, list):
+            if isinstance(part, Path):
                 source.close()
                 path.unlink()
+            del part
         self.close_workers_files()
 
 
