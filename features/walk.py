@@ -703,7 +703,7 @@ def _prefiltered(norm: list[str], prefilters: list[tuple[str, ...]]) -> list[int
     ``str.find`` over the segments joined by NUL (``_find_segments``), its reference."""
     if native.ext is not None:
         keys = tuple(dict.fromkeys(k for p in prefilters for k in p))
-        got = native.ext.find_segments(norm, keys)
+        got = native.ext.find_segments(norm if isinstance(norm, list) else list(norm), keys)
         if got is not None:
             return got
     joined = "\x00".join(norm)
