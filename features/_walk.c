@@ -1110,6 +1110,168 @@ static PyObject *over_attributes(PyObject *self, PyObject *args) {
     }
     return PyBool_FromLong(over);
 }
+
+/* -- walk._match_counts' pre-filter --------------------------------------------------- */
+/* The keys, each as UCS4, grouped by first character: for a first character below 256 the
+ * keys key_at[lo[c]..lo[c+1]) start with c; the keys with a wider first character follow
+ * (from wide_lo), looked through one by one. */
+typedef struct {
+    Py_ssize_t n, wide_lo, min_len;
+    Py_UCS4 **key;         /* key[k]: its characters */
+    Py_ssize_t *len;       /* len[k] */
+    Py_ssize_t lo[257];
+    int empty;             /* an empty key: every text holds it */
+    int wide;              /* a key whose first character is 256 or above */
+    unsigned char first[256];    /* c starts a key of two or more characters */
+    unsigned char one[256];      /* the key c alone */
+    unsigned char pair[256][32]; /* bit d of pair[c]: a key starts with c, d (both below 256) */
+    unsigned char tri[1 << 13];  /* when every key has three characters or more: bit h of the
+                                  * 65,536 set when a key's first three hash to h (tri_hash) */
+} Keys;
+
+INLINE unsigned tri_hash(Py_UCS4 a, Py_UCS4 b, Py_UCS4 c) {
+    return ((a * 0x9E3779B1u) ^ (b * 0x85EBCA77u) ^ (c * 0xC2B2AE3Du)) >> 16;
+}
+
+/* holds_key when every key has three characters or more: a position is looked at only when
+ * the hash of its three characters is a key's (rare in text: few mispredicted branches). */
+INLINE int holds_key3(int kind, const void *data, Py_ssize_t n, const Keys *K) {
+    if (n < 3) return 0;
+    Py_UCS4 x = CH(0), y = CH(1);
+    for (Py_ssize_t i = 0; i + K->min_len <= n; i++) {
+        Py_UCS4 z = CH(i + 2);
+        unsigned h = tri_hash(x, y, z);
+        if (K->tri[h >> 3] & (1u << (h & 7))) {
+            Py_ssize_t a, b;
+            if (x < 256) { a = K->lo[x]; b = K->lo[x + 1]; }
+            else { a = K->wide_lo; b = K->n; }
+            for (Py_ssize_t k = a; k < b; k++) {
+                const Py_UCS4 *key = K->key[k];
+                Py_ssize_t m = K->len[k], j;
+                if (key[0] != x || i + m > n) continue;
+                for (j = 1; j < m && CH(i + j) == key[j]; j++) {}
+                if (j == m) return 1;
+            }
+        }
+        x = y; y = z;
+    }
+    return 0;
+}
+
+/* Whether the text (kind constant where inlined) holds one of the keys. Most characters are
+ * passed over by the first-character and first-pair tables; the keys are compared only where
+ * both agree (or a character is 256 or above). */
+INLINE int holds_key(int kind, const void *data, Py_ssize_t n, const Keys *K) {
+    if (K->empty) return 1;
+    for (Py_ssize_t i = 0; i + K->min_len <= n; i++) {
+        Py_UCS4 c = CH(i);
+        Py_ssize_t a, b;
+        if (c < 256) {
+            if (K->one[c]) return 1;
+            if (!K->first[c] || i + 1 >= n) continue;
+            Py_UCS4 d = CH(i + 1);
+            if (d < 256 && !(K->pair[c][d >> 3] & (1u << (d & 7)))) continue;
+            a = K->lo[c]; b = K->lo[c + 1];
+        } else {
+            if (!K->wide) continue;
+            a = K->wide_lo; b = K->n;
+        }
+        for (Py_ssize_t k = a; k < b; k++) {
+            const Py_UCS4 *key = K->key[k];
+            Py_ssize_t m = K->len[k], j;
+            if (key[0] != c || i + m > n) continue;
+            for (j = 1; j < m && CH(i + j) == key[j]; j++) {}
+            if (j == m) return 1;
+        }
+    }
+    return 0;
+}
+
+/* find_segments(texts, keys): the indices (ascending) of the texts that hold one of the keys
+ * as a substring: walk._match_counts' pre-filter (its reference, ``_find_segments``, runs
+ * str.find over the texts joined by NUL; a key holds no NUL). None when an item is not a str. */
+static PyObject *find_segments(PyObject *self, PyObject *args) {
+    PyObject *texts, *keys;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &texts, &PyTuple_Type, &keys)) return NULL;
+    Py_ssize_t nk = PyTuple_GET_SIZE(keys), nt = PyList_GET_SIZE(texts);
+    Keys K;
+    memset(&K, 0, sizeof K);
+    PyObject *res = NULL;
+    Py_UCS4 **raw = PyMem_Calloc(nk ? nk : 1, sizeof(Py_UCS4 *));
+    K.key = PyMem_Calloc(nk ? nk : 1, sizeof(Py_UCS4 *));
+    K.len = PyMem_Calloc(nk ? nk : 1, sizeof(Py_ssize_t));
+    Py_ssize_t *rawlen = PyMem_Calloc(nk ? nk : 1, sizeof(Py_ssize_t));
+    if (!raw || !K.key || !K.len || !rawlen) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t k = 0; k < nk; k++) {
+        PyObject *key = PyTuple_GET_ITEM(keys, k);
+        if (!PyUnicode_Check(key)) { res = Py_None; Py_INCREF(res); goto done; }
+        rawlen[k] = PyUnicode_GET_LENGTH(key);
+        if (rawlen[k] == 0) K.empty = 1;
+        raw[k] = PyUnicode_AsUCS4Copy(key);
+        if (!raw[k]) goto done;
+    }
+    /* group by first character: counting sort over 0..255, the wide ones last */
+    Py_ssize_t count[257] = {0};
+    K.min_len = PY_SSIZE_T_MAX;
+    for (Py_ssize_t k = 0; k < nk; k++) {
+        if (rawlen[k] == 0) continue;
+        Py_UCS4 c = raw[k][0];
+        count[c < 256 ? c : 256]++;
+        if (rawlen[k] < K.min_len) K.min_len = rawlen[k];
+    }
+    if (K.min_len == PY_SSIZE_T_MAX) K.min_len = 1;
+    Py_ssize_t at = 0;
+    for (int c = 0; c < 257; c++) { K.lo[c] = at; at += count[c]; }
+    K.wide_lo = K.lo[256];
+    K.n = at;
+    Py_ssize_t fill[257];
+    memcpy(fill, K.lo, sizeof fill);
+    for (Py_ssize_t k = 0; k < nk; k++) {
+        if (rawlen[k] == 0) continue;
+        Py_UCS4 c = raw[k][0];
+        Py_ssize_t slot = fill[c < 256 ? c : 256]++;
+        K.key[slot] = raw[k];
+        K.len[slot] = rawlen[k];
+        if (c >= 256) K.wide = 1;
+        else if (rawlen[k] == 1) K.one[c] = 1;
+        else {
+            K.first[c] = 1;
+            Py_UCS4 d = raw[k][1];
+            if (d < 256) K.pair[c][d >> 3] |= (unsigned char)(1u << (d & 7));
+        }
+        if (rawlen[k] >= 3) {
+            unsigned h = tri_hash(raw[k][0], raw[k][1], raw[k][2]);
+            K.tri[h >> 3] |= (unsigned char)(1u << (h & 7));
+        }
+    }
+    int three = !K.empty && K.min_len >= 3;
+    res = PyList_New(0);
+    if (!res) goto done;
+    for (Py_ssize_t t = 0; t < nt; t++) {
+        PyObject *text = PyList_GET_ITEM(texts, t);
+        if (!PyUnicode_Check(text)) { Py_DECREF(res); res = Py_None; Py_INCREF(res); goto done; }
+        const void *data = PyUnicode_DATA(text);
+        Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+        int hit;
+        switch (PyUnicode_KIND(text) | (three << 4)) {
+        case PyUnicode_1BYTE_KIND: hit = holds_key(PyUnicode_1BYTE_KIND, data, n, &K); break;
+        case PyUnicode_2BYTE_KIND: hit = holds_key(PyUnicode_2BYTE_KIND, data, n, &K); break;
+        case PyUnicode_4BYTE_KIND: hit = holds_key(PyUnicode_4BYTE_KIND, data, n, &K); break;
+        case PyUnicode_1BYTE_KIND | 16: hit = holds_key3(PyUnicode_1BYTE_KIND, data, n, &K); break;
+        case PyUnicode_2BYTE_KIND | 16: hit = holds_key3(PyUnicode_2BYTE_KIND, data, n, &K); break;
+        default: hit = holds_key3(PyUnicode_4BYTE_KIND, data, n, &K); break;
+        }
+        if (hit) {
+            PyObject *j = PyLong_FromSsize_t(t);
+            if (!j || PyList_Append(res, j) < 0) { Py_XDECREF(j); Py_CLEAR(res); goto done; }
+            Py_DECREF(j);
+        }
+    }
+done:
+    if (raw) for (Py_ssize_t k = 0; k < nk; k++) PyMem_Free(raw[k]);
+    PyMem_Free(raw); PyMem_Free(K.key); PyMem_Free(K.len); PyMem_Free(rawlen);
+    return res;
+}
 #undef CH
 
 /* -- walk.stable_hashes ------------------------------------------------------------------ */
@@ -1124,9 +1286,18 @@ static PyObject *not_utf8(void) {
 
 /* walk.stable_hashes' hash of one string's UTF-8 bytes */
 static inline uint64_t stable_hash(const unsigned char *b, Py_ssize_t len) {
-    const uint64_t P = 0xC2B2AE3D27D4EB4FULL;
+    /* h = sum over k of (b[k] + 1) * P**(k + 1), mod 2**64: four bytes a step, each with its
+     * own power (integer sums and products mod 2**64 in any order are the same number), so
+     * that the multiplications of a step do not wait on each other */
+    const uint64_t P = 0xC2B2AE3D27D4EB4FULL, P2 = P * P, P3 = P2 * P, P4 = P3 * P;
     uint64_t h = 0, pw = 1;
-    for (Py_ssize_t k = 0; k < len; k++) {
+    Py_ssize_t k = 0;
+    for (; k + 4 <= len; k += 4) {
+        h += ((uint64_t)b[k] + 1) * (pw * P) + ((uint64_t)b[k + 1] + 1) * (pw * P2)
+             + ((uint64_t)b[k + 2] + 1) * (pw * P3) + ((uint64_t)b[k + 3] + 1) * (pw * P4);
+        pw *= P4;
+    }
+    for (; k < len; k++) {
         pw *= P;
         h += ((uint64_t)b[k] + 1) * pw;
     }
@@ -1537,6 +1708,9 @@ static PyMethodDef methods[] = {
      "False when the rows are not a tree in document order."},
     {"stable_hashes", stable_hashes, METH_VARARGS,
      "stable_hashes(strings, out): walk.stable_hashes into out; False when a string is not UTF-8-encodable."},
+    {"find_segments", find_segments, METH_VARARGS,
+     "find_segments(texts, keys): the indices of the texts holding one of keys as a substring "
+     "(walk._match_counts' pre-filter); None when an item is not a str."},
     {"over_attributes", over_attributes, METH_VARARGS,
      "over_attributes(text, n): whether a tag has more than n attributes (features.limits' scan)."},
     {"paths", paths, METH_VARARGS,

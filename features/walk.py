@@ -697,6 +697,25 @@ def _find_segments(joined: str, keys: tuple[str, ...]) -> list[int]:
     return out
 
 
+def _prefiltered(norm: list[str], prefilters: list[tuple[str, ...]]) -> list[int]:
+    """The indices (ascending) of the segments holding one of the pre-filters' words as a
+    substring: one compiled pass over the segments (``features/_walk.c`` ``find_segments``), or
+    ``str.find`` over the segments joined by NUL (``_find_segments``), its reference."""
+    if native.ext is not None:
+        keys = tuple(dict.fromkeys(k for p in prefilters for k in p))
+        got = native.ext.find_segments(norm if isinstance(norm, list) else list(norm), keys)
+        if got is not None:
+            return got
+    joined = "\x00".join(norm)
+    starts = np.cumsum(np.fromiter(map(len, norm), dtype=np.int64, count=len(norm)) + 1) - 1
+    hits: set[int] = set()
+    for keys in prefilters:
+        pos = _find_segments(joined, keys)
+        if pos:
+            hits.update(np.searchsorted(starts, pos, side="left").tolist())
+    return sorted(hits)
+
+
 def _match_counts(owners: np.ndarray, norm: list[str], n: int, *matchers: TermMatcher):
     """Per row, the matches of each matcher in the row's own text (``norm``: the segments'
     texts normalised, ``PageWalk.normalized_segments``). Only segments where a matcher's
@@ -706,14 +725,7 @@ def _match_counts(owners: np.ndarray, norm: list[str], n: int, *matchers: TermMa
     if not active or not norm:
         return outs
     if all(m.prefilter is not None for _, m in active):
-        joined = "\x00".join(norm)
-        starts = np.cumsum(np.fromiter(map(len, norm), dtype=np.int64, count=len(norm)) + 1) - 1
-        hits: set[int] = set()
-        for _, m in active:
-            pos = _find_segments(joined, m.prefilter)
-            if pos:
-                hits.update(np.searchsorted(starts, pos, side="left").tolist())
-        candidates = sorted(hits)
+        candidates = _prefiltered(norm, [m.prefilter for _, m in active])
     else:
         candidates = range(len(norm))
     findall = text_words
@@ -800,7 +812,14 @@ def _frame(columns: dict) -> pd.DataFrame:
 
 
 def _matcher(terms) -> TermMatcher:
-    return terms if isinstance(terms, TermMatcher) else TermMatcher(terms)
+    if isinstance(terms, TermMatcher):
+        return terms
+    if isinstance(terms, (list, tuple)) and not terms:
+        return _NO_TERMS  # most pages have no own terms: no matcher made per page
+    return TermMatcher(terms)
+
+
+_NO_TERMS = TermMatcher(())
 
 
 def _measure(visit: tuple, query: TermMatcher, own: TermMatcher, encoding) -> PageWalk:

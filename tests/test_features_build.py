@@ -316,9 +316,10 @@ def test_features_command_does_not_load_pandas(tmp_path):
     ds = make_dataset(tmp_path)
     code = ("import sys; from hwnoise.cli import main; "
             f"main(['features', {str(ds.path)!r}, '--no-progress', '--workers', '1']); "
-            "print('pandas' in sys.modules)")
+            "print('pandas' in sys.modules, 'numpy.ma' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip().splitlines()[-1] == "False"
+    # numpy.ma neither: np.unique would import it on the first page of every process (6.5 ms)
+    assert out.stdout.strip().splitlines()[-1] == "False False"
     assert ds.read_features()["label"].isna().sum() > 0  # the page without gold: null labels
 
 
@@ -346,3 +347,41 @@ def test_string_columns_equal_arrow_own_conversion():
         assert got.equals(want), vals
         assert got.to_pylist() == vals
         assert got.null_count == want.null_count
+
+
+def test_unique_keys_equal_numpy_unique():
+    """``build.unique_keys`` (a sort, no numpy.ma) gives ``np.unique``'s sorted distinct keys."""
+    import numpy as np
+
+    from hwnoise.features.build import unique_keys
+
+    rng = np.random.default_rng(7)
+    for n in (0, 1, 2, 5, 500):
+        for high in (3, 2**64 - 1):
+            keys = rng.integers(0, high, size=n, dtype=np.uint64, endpoint=True)
+            got = unique_keys(keys)
+            assert got.dtype == np.uint64 and np.array_equal(got, np.unique(keys))
+
+
+def test_page_job_file_helpers_equal_the_path_calls(tmp_path):
+    """``_records_file``, ``_read_gold`` and ``_label_counts`` (str paths, no Path objects, no
+    object ufunc) give what ``records_path_for``, ``Path.exists`` + ``read_text`` and the
+    numpy counts gave."""
+    import numpy as np
+
+    from hwnoise.features.build import _label_counts, _read_gold, _records_file
+    from hwnoise.features.record_gold import records_path_for
+
+    for p in ("/d/ds/pages/a.html", "ds/pages/a.b.htm", "pages/x", "x.html", "/x.html", "a/.html"):
+        assert _records_file(p) == str(records_path_for(p)), p
+    gold = tmp_path / "g.txt"
+    gold.write_bytes(b"line one\r\nline two\rthree \xff\xfe end\n")
+    assert _read_gold(str(gold)) == gold.read_text(encoding="utf-8", errors="replace")
+    assert _read_gold(str(tmp_path / "missing.txt")) is None
+    assert _read_gold(str(gold / "below-a-file.txt")) is None  # Path.exists: False
+    with pytest.raises(IsADirectoryError):  # exists, and read_text raised: still an error
+        _read_gold(str(tmp_path))
+    for labels in ([], [None], ["N", "S", None, "N"], ["S"] * 3):
+        arr = np.array(labels, dtype=object)
+        assert _label_counts(arr) == (int(np.count_nonzero(arr != None)),  # noqa: E711
+                                      int(np.count_nonzero(arr == "N")))

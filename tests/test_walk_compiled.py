@@ -548,3 +548,32 @@ def test_key_counts_equal_the_binary_search(monkeypatch):
     assert EXT.key_counts(table, np.array([4], np.uint64)) is None
     monkeypatch.setattr(native, "ext", None)
     assert build._key_table(uniq, counts) is None
+
+
+def test_find_segments_equals_the_joined_find(monkeypatch):
+    """``find_segments`` (compiled: first-character and first-pair tables, or a hash of the
+    first three characters when every key has three or more) picks the segments that
+    ``walk._prefiltered``'s Python code finds by ``str.find`` over the segments joined by NUL:
+    keys of one, two, three and more characters, keys starting or going on above U+00FF,
+    keys longer than the texts, texts of every width, a key at a text's start and end."""
+    import random
+
+    rng = random.Random(11)
+    alphabet = ["a", "b", "n", "e", "w", "s", "2", "0", " ", "\u00e9", "\u0101", "\u4e2d", "\U0001f600", "\u00ff"]
+    key_sets = [("news", "amd", "2009"), ("a",), ("ne", "ws"), ("\u4e2d\u00e9a",), ("\u0101b", "news"),
+                ("\U0001f600s", "bb", "e"), ("abcdefghijkl",), ("s\u00ff\u00ff",)]
+    for _ in range(150):
+        key_sets.append(tuple(dict.fromkeys(
+            "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 5))) for _ in range(rng.randint(1, 6)))))
+    for keys in key_sets:
+        texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(60)]
+        texts += [k for k in keys] + [k[:-1] for k in keys] + ["x" + k + "y" for k in keys[:1]]
+        texts += ["xx" + k for k in keys] + [k + "yy" for k in keys]
+        got = EXT.find_segments(texts, keys)
+        monkeypatch.setattr(native, "ext", None)
+        want = walk._prefiltered(texts, [keys])
+        monkeypatch.setattr(native, "ext", EXT)
+        assert got == want, (keys, texts)
+        assert walk._prefiltered(texts, [keys[:1], keys[1:]]) == want
+    assert EXT.find_segments(["a", 1], ("a",)) is None
+    assert EXT.find_segments(["ab", "c"], ("",)) == [0, 1]  # as str.find: "" is in every text
