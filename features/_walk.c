@@ -1133,6 +1133,19 @@ INLINE unsigned tri_hash(Py_UCS4 a, Py_UCS4 b, Py_UCS4 c) {
     return ((a * 0x9E3779B1u) ^ (b * 0x85EBCA77u) ^ (c * 0xC2B2AE3Du)) >> 16;
 }
 
+/* Whether one of the keys K->key[a..b) (those starting with c) starts at position i of the text. */
+INLINE int key_at(int kind, const void *data, Py_ssize_t n, Py_ssize_t i, const Keys *K,
+                  Py_ssize_t a, Py_ssize_t b, Py_UCS4 c) {
+    for (Py_ssize_t k = a; k < b; k++) {
+        const Py_UCS4 *key = K->key[k];
+        Py_ssize_t m = K->len[k], j;
+        if (key[0] != c || i + m > n) continue;
+        for (j = 1; j < m && CH(i + j) == key[j]; j++) {}
+        if (j == m) return 1;
+    }
+    return 0;
+}
+
 /* holds_key when every key has three characters or more: a position is looked at only when
  * the hash of its three characters is a key's (rare in text: few mispredicted branches). */
 INLINE int holds_key3(int kind, const void *data, Py_ssize_t n, const Keys *K) {
@@ -1142,16 +1155,8 @@ INLINE int holds_key3(int kind, const void *data, Py_ssize_t n, const Keys *K) {
         Py_UCS4 z = CH(i + 2);
         unsigned h = tri_hash(x, y, z);
         if (K->tri[h >> 3] & (1u << (h & 7))) {
-            Py_ssize_t a, b;
-            if (x < 256) { a = K->lo[x]; b = K->lo[x + 1]; }
-            else { a = K->wide_lo; b = K->n; }
-            for (Py_ssize_t k = a; k < b; k++) {
-                const Py_UCS4 *key = K->key[k];
-                Py_ssize_t m = K->len[k], j;
-                if (key[0] != x || i + m > n) continue;
-                for (j = 1; j < m && CH(i + j) == key[j]; j++) {}
-                if (j == m) return 1;
-            }
+            if (x < 256 ? key_at(kind, data, n, i, K, K->lo[x], K->lo[x + 1], x)
+                        : key_at(kind, data, n, i, K, K->wide_lo, K->n, x)) return 1;
         }
         x = y; y = z;
     }
@@ -1176,13 +1181,7 @@ INLINE int holds_key(int kind, const void *data, Py_ssize_t n, const Keys *K) {
             if (!K->wide) continue;
             a = K->wide_lo; b = K->n;
         }
-        for (Py_ssize_t k = a; k < b; k++) {
-            const Py_UCS4 *key = K->key[k];
-            Py_ssize_t m = K->len[k], j;
-            if (key[0] != c || i + m > n) continue;
-            for (j = 1; j < m && CH(i + j) == key[j]; j++) {}
-            if (j == m) return 1;
-        }
+        if (key_at(kind, data, n, i, K, a, b, c)) return 1;
     }
     return 0;
 }

@@ -210,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
              "folder to use them")
     if args.records:
         info(f"hwnoise extract --records: {n_records} records in {len(units) - failed} page(s)"
-             + (f", {failed} skipped" if failed else ""))
+             + (f", {failed} skipped" if failed else "") + f" (model {args.model})")
     elif len(units) > 1 or failed:
         info(f"hwnoise extract: {len(units) - failed} page(s) extracted, {failed} skipped")
     return 1 if failed else 0
