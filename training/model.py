@@ -362,9 +362,9 @@ class NoiseModel:
                 p = np.asarray(self.estimator.predict_proba(X)[:, col], dtype=np.float64)
             if threshold is None or p is None:
                 labels = np.asarray(self.estimator.predict(X)).astype(str).astype(object)
-        if p is not None:
-            p = self._with_union(p, df, rows)
         kept = self._union_kept(df, rows)
+        if p is not None and kept is not None:
+            p = np.where(kept, 1.0, p)
         if threshold is not None and p is not None:
             labels = np.where(p >= threshold, C.CONTENT, C.NOISE).astype(object)
         elif kept is not None:
