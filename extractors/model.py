@@ -110,7 +110,7 @@ class ModelMethod(WalkMethod):
 
     def __init__(self, model: "NoiseModel | None" = None, *, spec: "ModelSpec | None" = None,
                  preset: str | None = None, name: str | None = None, **options: Any) -> None:
-        from hwnoise.training.spec import ModelSpec, preset_spec
+        from hwnoise.training.spec import ModelSpec, preset_spec, with_overrides
 
         super().__init__()
         self.model = model
@@ -128,7 +128,7 @@ class ModelMethod(WalkMethod):
             if base.preset == "auto":  # resolved by the training pages (one site or many)
                 self._auto, self._overrides, spec = True, overrides, base
             else:
-                spec = ModelSpec.from_dict({**base.to_dict(), **overrides}, where="model option")
+                spec = with_overrides(base, overrides, where="model option")
         self.spec = spec
         if not self._auto:
             check_stack(self.spec.stack)

@@ -242,6 +242,31 @@ def test_union_option_goes_with_the_stack(tmp_path):
     assert ModelSpec.from_dict(general.to_dict()) == general
 
 
+def test_union_on_the_command_line(dataset, tmp_path, capsys):
+    """``--union`` on train: recorded in model.json's spec, applied when the saved model extracts
+    (every node trafilatura keeps is in the text), and an extractor not stacked is one clear error."""
+    out = tmp_path / "m"
+    assert main(["train", str(dataset), "--preset", "thesis", "--stack", "trafilatura", "--union", "trafilatura",
+                 "--threshold", "1", "--out", str(out)]) == 0
+    assert json.loads((out / "model.json").read_text())["spec"]["union"] == "trafilatura"
+    page = tmp_path / "p.html"
+    html, gold = article(11, "new.example")
+    page.write_text(html, encoding="utf-8")
+    capsys.readouterr()
+    assert main(["extract", str(page), "--model", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "Story 11" in text and gold.splitlines()[1][:40] in text  # a threshold of 1: only the union
+    capsys.readouterr()
+    assert main(["train", str(dataset), "--preset", "thesis", "--union", "cetd", "--out", str(tmp_path / "x")]) == 1
+    err = capsys.readouterr().err
+    assert "union" in err and "cetd" in err
+    none = tmp_path / "none"  # 'none' drops the preset's union, --content-from reaches the spec too
+    assert main(["train", str(dataset), "--preset", "general", "--stack", "trafilatura", "--union", "none",
+                 "--content-from", "records", "--threshold", "0.5", "--out", str(none)]) == 0
+    spec = json.loads((none / "model.json").read_text())["spec"]
+    assert spec["union"] is None and spec["content_from"] == "records"
+
+
 def _saved_thesis_model(dataset: Path, out: Path) -> dict:
     from hwnoise.training.train import train
 

@@ -38,7 +38,10 @@ from typing import Any
 from hwnoise.errors import HwnoiseError
 
 __all__ = ["ModelSpec", "PRESETS", "SpecError", "auto_preset", "preset_spec", "resolve_preset", "fit_spec",
-           "STACKABLE"]
+           "with_overrides", "STACKABLE", "AS_PRESET"]
+
+#: an option left to the preset (``train``'s default where None means "none", as for ``union``)
+AS_PRESET: Any = type("AsPreset", (), {"__repr__": lambda self: "AS_PRESET"})()
 
 #: Extractors a model may stack (their names in ``hwnoise.extractors.registry``).
 STACKABLE = ("trafilatura", "resiliparse", "readability", "justext", "cetd")
@@ -235,12 +238,16 @@ def resolve_preset(spec: ModelSpec, n_sites: int, overrides: dict | None = None,
     checked."""
     if spec.preset == "auto":
         spec = replace(preset_spec(auto_preset(n_sites, records)))
-    if overrides:
-        merged = {**spec.to_dict(), **overrides}
-        if "union" not in overrides and merged.get("union") not in (merged.get("stack") or []):
-            merged["union"] = None  # the preset's union goes with its stack: --stack without it drops it
-        spec = ModelSpec.from_dict(merged, where="option")
-    return spec
+    return with_overrides(spec, overrides) if overrides else spec
+
+
+def with_overrides(spec: ModelSpec, overrides: dict, where: str = "option") -> ModelSpec:
+    """``spec`` with the fields ``overrides`` gives, checked. The preset's ``union`` goes with its
+    stack: a stack without the union's extractor drops the union unless ``overrides`` names one."""
+    merged = {**spec.to_dict(), **overrides}
+    if "union" not in overrides and merged.get("union") not in (merged.get("stack") or []):
+        merged["union"] = None
+    return ModelSpec.from_dict(merged, where=where)
 
 
 def fit_spec(spec: ModelSpec, rows, *, query: list[dict] | None = None, seed: int = 1,

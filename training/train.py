@@ -11,6 +11,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,7 @@ from hwnoise.training.arff import PAGE_ATTRIBUTE, feature_columns, read_arff, wr
 from hwnoise.training.metrics import node_scores, scores_from_confusion
 from hwnoise.training.model import NoiseModel, check_features, resolve_features, usable_features
 from hwnoise.training.protocols import PROTOCOLS, ProtocolError, splits
+from hwnoise.training.spec import AS_PRESET
 
 #: The keys of a report record that node-level training fills, in report order.
 RECORD_KEYS = ("dataset", "protocol", "method", "classifier", "pages", "nodes", "precision", "recall",
@@ -254,11 +256,14 @@ def _assembled(df: pd.DataFrame, desc: dict, features: list[str], stacker, show:
 
 def model_spec(options: dict | None, *, n_sites: int, arff: bool = False, records: bool = False):
     """The spec of the model to train: ``options`` (preset and the model options the user gave:
-    classifier, features, stack, context, page_context, threshold, params) over the preset
+    classifier, features, stack, context, page_context, threshold, params, content_from, union)
+    over the preset
     (``auto``: by ``n_sites`` and whether the gold has ``records``)."""
     from hwnoise.training.spec import ModelSpec, preset_spec, resolve_preset
 
-    opts = {k: v for k, v in (options or {}).items() if v is not None}
+    # None is "not given", but for ``union`` (where it says "no union": not given is AS_PRESET)
+    opts = {k: v for k, v in (options or {}).items()
+            if v is not AS_PRESET and (v is not None or k == "union")}
     preset = opts.pop("preset", None)
     if arff and preset is None:  # a user's ARFF: J48 unless told otherwise, its own attributes
         return ModelSpec.from_dict({"classifier": "j48", **opts}, where="option")
@@ -325,6 +330,7 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
           workers: int | None = None, preset: str | None = None,
           stack: str | list[str] | None = None, context: bool | None = None,
           page_context: bool | None = None, threshold: float | str | None = None,
+          content_from: str | None = None, union: Any = AS_PRESET,
           stacker=None, all_pages: bool = False, progress: bool = False) -> dict:
     """Fit a model of the spec the options give (``preset``, default "auto": site for one site's
     pages, general for several, records for several whose gold has data records; then single
@@ -345,7 +351,7 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
     ``protocol`` None: ``pages``, or for one ARFF file without a ``page`` attribute (a Weka
     user's file) ``weka-cv``, J48's own default evaluation (see :mod:`.arff_train`)."""
     custom = (preset not in (None, "auto") or bool(stack) or bool(context) or bool(page_context)
-              or threshold is not None)
+              or threshold is not None or content_from is not None or union is not AS_PRESET)
     weka = None if custom else _weka_run(inputs, protocol, classifier or "j48", features, test, seed,
                                          out, k, params, verbose)
     if weka is not None:
@@ -363,7 +369,8 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
     n_sites = int(df["site"].nunique()) if "site" in df.columns else 1
     spec = model_spec({"preset": preset, "classifier": classifier, "features": features, "stack": stack,
                        "context": context, "page_context": page_context, "threshold": threshold,
-                       "params": params}, n_sites=n_sites, arff=arff, records=bool(desc.get("records")))
+                       "params": params, "content_from": content_from, "union": union},
+                      n_sites=n_sites, arff=arff, records=bool(desc.get("records")))
     if features is None and arff:
         feats = feature_columns(df)  # a user's ARFF: every attribute but page and the class
         spec.features = list(feats)
