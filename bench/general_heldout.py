@@ -38,7 +38,7 @@ from hwnoise.progress import info  # noqa: E402
 from hwnoise.training.spec import fit_spec, preset_spec  # noqa: E402
 
 
-def curve(model, pages: list, src: str, thresholds: list[float], title_query: bool,
+def curve(model, pages: list, src: str, thresholds: list[float | None], title_query: bool,
           blends: list[float] = (), union: bool = False) -> list[dict]:
     """Each held-out page's score at each threshold (the model's probabilities computed once a
     page): rows of method ``model@T``; with ``title_query`` each page is walked with its
@@ -77,9 +77,11 @@ def curve(model, pages: list, src: str, thresholds: list[float], title_query: bo
         if union:  # content where the model reaches T or trafilatura keeps at least half the node's words
             scores[("union", 0.0)] = np.where(v >= 0.5, 1.0, p)
         for (name, _), q in scores.items():
-            for t in thresholds:
+            for given in thresholds:  # None: the fold's own (inner-CV) threshold, named "inner"
+                t = model.threshold if given is None else given
                 text = text_from_labels(walk, np.where(q >= t, CONTENT, NOISE).astype(object))
-                row = {"dataset": page.dataset.name, "page": page.id, "source": src, "method": f"{name}@{t:g}"}
+                label = f"{name}@{'inner' if given is None else f'{t:g}'}" + ("+title" if title_query else "")
+                row = {"dataset": page.dataset.name, "page": page.id, "source": src, "method": label}
                 if is_value_gold(page.dataset):
                     row["value_recall"] = value_recall(text, gold)
                 else:
@@ -108,7 +110,7 @@ def held_out_scores(pages: list, source: dict[str, str], spec, seed: int,
         for r in part["rows"]:
             out.append({**r, "source": src})
         if thresholds or title_query or blends or union:
-            out += curve(model, test, src, list(thresholds) or [model.threshold], title_query, blends, union)
+            out += curve(model, test, src, list(thresholds) or [None], title_query, blends, union)
     return pd.DataFrame(out)
 
 
