@@ -4,6 +4,8 @@ held-back pages of new sites, estimated on the shared data).
 
     python bench/general_heldout.py [--work /tmp/hwnoise-bench] [--pages-per-dataset 60]
                                     [--sources big9,cleaneval,...] [--csv pages.csv]
+                                    [--thresholds 0.2,0.3,...] [--blend 0.6,0.7] [--union]
+                                    [--title-query]                  # about 10 min on 2 cores
 
 The pages are ``bench/build_general.py``'s (the same seeded sample of each source, imported
 and featurised into --work when missing). For each source S, the general preset is fitted on
@@ -12,7 +14,10 @@ inner 3-fold CV grouped by site), and S's sampled pages are scored by ``hwnoise 
 page scorer (``score_batch``) with that model and with trafilatura: text F1 (LCS over words),
 or value recall on SWDE. Prints a Markdown table: per held-out source, the mean over its pages
 of each method, the pages where the model scores at least trafilatura's, and the mean over all
-held-out pages.
+held-out pages. The options add variants scored from the same fitted models (``curve``): the
+model at other thresholds, blends with trafilatura's verdict, the union with trafilatura's
+nodes, and each page walked with its ``<title>``'s words as its query (README "Models": how the
+general preset's union was chosen).
 """
 from __future__ import annotations
 
