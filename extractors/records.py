@@ -110,7 +110,7 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
                  own: np.ndarray, content: np.ndarray, groups: tuple[np.ndarray, np.ndarray],
                  depth: np.ndarray, *,
                  min_content: float = 0.5, min_chars: int = 20, min_region: float = 0.6,
-                 max_run: int = 3, level_rule: str = "outer") -> list[list[int]]:
+                 max_run: int = 3, level_rule: str = "article") -> list[list[int]]:
     """The records that the page's structure gives where the labels mostly agree: members of
     a group of alike siblings (``features.record_struct.record_groups``) of which at least
     ``min_content`` are mostly content (half their characters or more), the group holding at
@@ -121,8 +121,9 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
     whose tags repeat with a period of 2 or 3 are one record each run (``_runs``).
     Outer groups first: a group inside a chosen member is that record's fields. Each member's
     level on its single-child chain follows ``level_rule`` (``_level``): by default
-    ``outer``, the chain's repeated element (``level``; chosen by NEXT-EVAL's page-grouped folds,
-    README "Records"); ``labels`` takes an inner element the labels name, else ``level``. Members without text or
+    ``article``, the chain's repeated element or an ``<article>`` below it (``level``; README
+    "Records"); ``outer`` the repeated element alone (chosen over ``labels`` by NEXT-EVAL's
+    page-grouped folds); ``labels`` takes an inner element the labels name, else ``level``. Members without text or
     without any content, and table header rows, are left out.
     ``groups`` is ``record_groups(parent, tags, last)``, ``depth`` the rows' depth."""
     n = len(parent)
@@ -182,25 +183,36 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
         sibs = np.flatnonzero(parent[p + 1:int(last[p]) + 1] == p) + p + 1
         for run in _runs(members, tags, [int(c) for c in sibs], max_run):
             if len(run) == 1:
-                run = [_level(run[0], parent, chars, last, is_rec, content, level_rule)]
+                run = [_level(run[0], parent, chars, last, is_rec, content, level_rule, tags)]
             out.append(run)
     return sorted(out)
 
 
-def level(i: int, parent: np.ndarray, chars: np.ndarray, last: np.ndarray, is_rec: np.ndarray) -> int:
+def level(i: int, parent: np.ndarray, chars: np.ndarray, last: np.ndarray, is_rec: np.ndarray,
+          tags: list[str] | None = None) -> int:
     """The record element for row ``i``: the outermost element of its single-child chain
     (``chain_members``) that is one of alike siblings; ``i`` when none is. Where a repeated
     element has one child holding all its text (``li > div``), NEXT-EVAL's gold names the
-    outer one on most pages (``bench/records_levels.py``)."""
-    reps = [c for c in chain_members(i, parent, chars, last) if is_rec[c]]
-    return reps[0] if reps else i
+    outer one on most pages (``bench/records_levels.py``). Given ``tags``, an ``<article>`` at
+    or below that element is the record instead (HTML's element for a self-contained item)."""
+    chain = chain_members(i, parent, chars, last)
+    reps = [c for c in chain if is_rec[c]]
+    top = reps[0] if reps else i
+    if tags is not None:
+        for c in chain:
+            if c >= top and tags[c] == "article":
+                return c
+    return top
 
 
-def _level(i: int, parent, chars, last, is_rec, content, rule: str) -> int:
-    """``level`` by ``rule``: "outer" (``level``), "labels" (the outermost content element of
-    the chain when ``i`` itself is noise, else ``level``), "none" (``i``)."""
+def _level(i: int, parent, chars, last, is_rec, content, rule: str, tags=None) -> int:
+    """``level`` by ``rule``: "outer" (``level``), "article" (``level`` with an ``<article>`` on
+    the chain first), "labels" (the outermost content element of the chain when ``i`` itself is
+    noise, else ``level``), "none" (``i``)."""
     if rule == "none":
         return i
+    if rule == "article":
+        return level(i, parent, chars, last, is_rec, tags)
     if rule == "labels" and not content[i]:
         inner = [c for c in chain_members(i, parent, chars, last) if c > i and content[c]]
         if inner:
@@ -210,7 +222,7 @@ def _level(i: int, parent, chars, last, is_rec, content, rule: str) -> int:
 
 def record_rows(walk, labels, proba: np.ndarray | None = None, *, min_repeat: int = 3, max_run: int = 3,
                 min_single: int = 20, min_fields: int = 2, snap: bool = True,
-                min_content: float = 0.5, level_rule: str = "outer", min_rel: float = 0.1,
+                min_content: float = 0.5, level_rule: str = "article", min_rel: float = 0.1,
                 min_conf: float = 0.4, keep_conf: float = 1.01, scorer=None) -> list[list[int]]:
     """The records of a page as lists of rows (each one element or a run of consecutive
     siblings), in document order, from the rows' noise/content labels (``candidate_rows``),
@@ -259,7 +271,7 @@ def rows_inside(recs: list[list[int]], last: np.ndarray) -> np.ndarray:
 
 
 def candidate_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3, min_single: int = 20,
-                   snap: bool = True, min_content: float = 0.5, level_rule: str = "outer") -> list[list[int]]:
+                   snap: bool = True, min_content: float = 0.5, level_rule: str = "article") -> list[list[int]]:
     """Every record the labels give, before any region is dropped (``record_rows``). With
     ``snap`` the structure goes first (``snap_members``: alike siblings that are mostly
     content are records, whole, at a consistent level); the content outside them is grouped
@@ -377,8 +389,9 @@ def candidate_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3, min_s
             continue  # a lone short snippet (a price, a date) is no record
         records.extend(_runs(rs, tags, kids[p] if p >= 0 else rs, max_run))
     if snap:  # the same level rule for records from labels; none may hold a snapped record
-        if level_rule == "outer":
-            records = [[level(rec[0], parent, chars, last, groups[1])] if len(rec) == 1 else rec
+        if level_rule in ("outer", "article"):
+            by_tag = tags if level_rule == "article" else None
+            records = [[level(rec[0], parent, chars, last, groups[1], by_tag)] if len(rec) == 1 else rec
                        for rec in records]
         starts = np.asarray([r for rec in snapped for r in rec], dtype=np.int64)
         records = [rec for rec in records
