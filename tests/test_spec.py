@@ -236,6 +236,8 @@ def test_union_option_goes_with_the_stack(tmp_path):
     general = preset_spec("general")
     assert general.union == "trafilatura" and preset_spec("records").union is None
     assert resolve_preset(general, 5, {"stack": ["cetd"]}).union is None  # dropped with its extractor
+    assert resolve_preset(general, 5, {"stack": "trafilatura,cetd"}).union == "trafilatura"  # a comma string too
+    assert resolve_preset(preset_spec("thesis"), 5, {"stack": "trafilatura"}).union is None
     assert resolve_preset(general, 5, {"union": None}).union is None
     with pytest.raises(SpecError, match="union"):
         resolve_preset(general, 5, {"stack": ["cetd"], "union": "trafilatura"})

@@ -245,7 +245,8 @@ def with_overrides(spec: ModelSpec, overrides: dict, where: str = "option") -> M
     """``spec`` with the fields ``overrides`` gives, checked. The preset's ``union`` goes with its
     stack: a stack without the union's extractor drops the union unless ``overrides`` names one."""
     merged = {**spec.to_dict(), **overrides}
-    if "union" not in overrides and merged.get("union") not in (merged.get("stack") or []):
+    if "union" not in overrides and merged.get("union") is not None \
+            and merged["union"] not in check_stack(merged.get("stack") or [], f"{where}.stack"):
         merged["union"] = None
     return ModelSpec.from_dict(merged, where=where)
 
