@@ -983,8 +983,28 @@ done:
 }
 
 /* -- the attribute cap's scan (features.limits) ----------------------------------------- */
-/* Py_UNICODE_ISSPACE is what the regex module's \s and str.isspace use. */
-#define CH(i) PyUnicode_READ(kind, data, (i))
+/* Py_UNICODE_ISSPACE is what the regex module's \s and str.isspace use. The scan also reads
+ * valid UTF-8 bytes (walk: a page parsed from its own bytes, not decoded), as "kind" UTF8_KIND:
+ * a position is a byte offset, and every byte of a character reads as that character, so that
+ * each loop of the scan steps over a character's bytes as it steps over the character and stops
+ * only at the start of one (tests/test_walk_compiled.py: the bytes give the text's answer). */
+#define UTF8_KIND 8
+
+/* The character whose UTF-8 bytes hold s[i] (valid UTF-8; read within [0, len) whatever). */
+static inline Py_UCS4 utf8_at(const unsigned char *s, Py_ssize_t len, Py_ssize_t i) {
+    Py_UCS4 c = s[i];
+    if (c < 0x80) return c;
+    while (i > 0 && (s[i] & 0xC0) == 0x80) i--;
+    c = s[i];
+    Py_ssize_t m = c < 0xE0 ? 1 : c < 0xF0 ? 2 : 3;
+    if (i + m >= len) return 0xFFFD;
+    c &= 0x3F >> m;
+    for (Py_ssize_t k = 1; k <= m; k++) c = (c << 6) | (s[i + k] & 0x3F);
+    return c;
+}
+
+#define CH(i) ((kind) == UTF8_KIND ? utf8_at((const unsigned char *)data, len, (i)) \
+                                   : PyUnicode_READ((kind) == UTF8_KIND ? 1 : (kind), data, (i)))
 
 /* One ATTR of features.limits at i ((?>\s+[^\s=/>"'<]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']+))?)):
  * its end, or -1 when none starts there. */
@@ -1030,7 +1050,7 @@ INLINE Py_ssize_t attr_at(int kind, const void *data, Py_ssize_t len, Py_ssize_t
     if (v >= len) return k;
     Py_UCS4 q = CH(v);
     if (q == '"' || q == '\'') {
-        if (kind == PyUnicode_1BYTE_KIND) {  /* the same search, by memchr */
+        if (kind == PyUnicode_1BYTE_KIND || kind == UTF8_KIND) {  /* the same search, by memchr */
             const char *e = v + 1 < len ? memchr((const char *)data + v + 1, (int)q, len - v - 1) : NULL;
             return e ? e - (const char *)data + 1 : k;
         }
@@ -1052,7 +1072,7 @@ static inline int ascii_letter(Py_UCS4 c) { return (c >= 'A' && c <= 'Z') || (c 
 /* The index of the first "<" at or after i (len when none): memchr on 1-byte text, four
  * characters a step on 2-byte text (a zero 16-bit lane of x ^ "<<<<" marks one). */
 INLINE Py_ssize_t next_lt(int kind, const void *data, Py_ssize_t len, Py_ssize_t i) {
-    if (kind == PyUnicode_1BYTE_KIND) {
+    if (kind == PyUnicode_1BYTE_KIND || kind == UTF8_KIND) {
         const char *lt = memchr((const char *)data + i, '<', len - i);
         return lt ? lt - (const char *)data : len;
     }
@@ -1099,7 +1119,15 @@ INLINE int over_scan(int kind, const void *data, Py_ssize_t len, Py_ssize_t n) {
 static PyObject *over_attributes(PyObject *self, PyObject *args) {
     PyObject *text;
     Py_ssize_t n;
-    if (!PyArg_ParseTuple(args, "Un", &text, &n)) return NULL;
+    if (!PyArg_ParseTuple(args, "On", &text, &n)) return NULL;
+    if (PyBytes_Check(text)) {  /* valid UTF-8 (the caller checked: plain_utf8) */
+        int over = over_scan(UTF8_KIND, PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text), n);
+        return PyBool_FromLong(over);
+    }
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "over_attributes: text must be str or bytes");
+        return NULL;
+    }
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t len = PyUnicode_GET_LENGTH(text);
     int over;
@@ -1109,6 +1137,48 @@ static PyObject *over_attributes(PyObject *self, PyObject *args) {
     default: over = over_scan(PyUnicode_4BYTE_KIND, data, len, n); break;
     }
     return PyBool_FromLong(over);
+}
+
+#undef CH
+#define CH(i) PyUnicode_READ(kind, data, (i))
+
+/* plain_utf8(data): whether data.decode("utf-8") succeeds (Unicode's table 3-7: no overlong
+ * form, no surrogate, nothing above U+10FFFF) and the text has no NUL and no U+FFFD; eight
+ * ASCII bytes a step, without making the str (hwnoise.decode.own_utf8's check). */
+static PyObject *plain_utf8(PyObject *self, PyObject *obj) {
+    if (!PyBytes_Check(obj)) {
+        PyErr_SetString(PyExc_TypeError, "plain_utf8: data must be bytes");
+        return NULL;
+    }
+    const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(obj);
+    Py_ssize_t len = PyBytes_GET_SIZE(obj), i = 0;
+    while (i < len) {
+        if (i + 8 <= len) {
+            uint64_t x;
+            memcpy(&x, s + i, 8);
+            /* no byte with its high bit set, and no zero byte */
+            if (!((x | ((x - 0x0101010101010101ULL) & ~x)) & 0x8080808080808080ULL)) { i += 8; continue; }
+        }
+        unsigned c = s[i];
+        if (c < 0x80) {
+            if (!c) Py_RETURN_FALSE;
+            i++;
+            continue;
+        }
+        Py_ssize_t m;
+        unsigned lo = 0x80, hi = 0xBF;  /* the second byte's range */
+        if (c >= 0xC2 && c <= 0xDF) m = 1;
+        else if (c >= 0xE0 && c <= 0xEF) { m = 2; if (c == 0xE0) lo = 0xA0; else if (c == 0xED) hi = 0x9F; }
+        else if (c >= 0xF0 && c <= 0xF4) { m = 3; if (c == 0xF0) lo = 0x90; else if (c == 0xF4) hi = 0x8F; }
+        else Py_RETURN_FALSE;
+        if (i + m >= len) Py_RETURN_FALSE;
+        if (s[i + 1] < lo || s[i + 1] > hi) Py_RETURN_FALSE;
+        for (Py_ssize_t k = 2; k <= m; k++)
+            if ((s[i + k] & 0xC0) != 0x80) Py_RETURN_FALSE;
+        if (c == 0xEF && s[i + 1] == 0xBF && s[i + 2] == 0xBD) Py_RETURN_FALSE;  /* U+FFFD */
+        i += m + 1;
+    }
+    Py_RETURN_TRUE;
 }
 
 /* -- walk._match_counts' pre-filter --------------------------------------------------- */
@@ -1711,7 +1781,11 @@ static PyMethodDef methods[] = {
      "find_segments(texts, keys): the indices of the texts holding one of keys as a substring "
      "(walk._match_counts' pre-filter); None when an item is not a str."},
     {"over_attributes", over_attributes, METH_VARARGS,
-     "over_attributes(text, n): whether a tag has more than n attributes (features.limits' scan)."},
+     "over_attributes(text, n): whether a tag has more than n attributes (features.limits' scan); "
+     "text a str, or bytes of valid UTF-8 (read as their text)."},
+    {"plain_utf8", plain_utf8, METH_O,
+     "plain_utf8(data): whether bytes data decodes as UTF-8 (bytes.decode('utf-8')) to a text without "
+     "NUL or U+FFFD (hwnoise.decode.own_utf8's check)."},
     {"paths", paths, METH_VARARGS,
      "paths(parent, steps, root): each row's path, its parent's path plus its step (measures.xpaths); "
      "None when a parent does not come before its row."},

@@ -129,10 +129,13 @@ _ID_RE = re.compile(r"""id\s*=\s*["']?([^"'>\s]*)""")
 _PREFILTER = 8
 
 
-def _names_in(root: etree._Element, source: str | None) -> tuple[set, set]:
-    """Class tokens and ids used on the page (from the source text when given: faster)."""
+def _names_in(root: etree._Element, source) -> tuple[set, set]:
+    """Class tokens and ids used on the page (from the source text when given: faster; a
+    callable gives the text, decoded only when asked for)."""
     classes: set = set()
     ids: set = set()
+    if callable(source):
+        source = source()
     if source is not None:
         for value in _CLASS_RE.findall(source):
             classes.update(value.split())
@@ -205,8 +208,9 @@ class PageStyle:
         self.simple = simple
 
 
-def page_style(root: etree._Element, source: str | None = None) -> PageStyle:
+def page_style(root: etree._Element, source=None) -> PageStyle:
     """Read the page's style sheets (``<style>`` outside ``<noscript>``) for hiding rules.
+    ``source``: the page's text, a callable that returns it, or None (then the tree is read).
 
     Simple selectors are returned parsed, for ``match_rows``; the few others
     (attribute selectors, ``:not``, ...) are run through cssselect here. The

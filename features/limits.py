@@ -22,7 +22,7 @@ import re
 
 from hwnoise.features import native
 
-__all__ = ["MAX_ATTRIBUTES", "MAX_TEXT_RUN", "MAX_PAGE_CHARS", "cap_markup", "cap_text"]
+__all__ = ["MAX_ATTRIBUTES", "MAX_TEXT_RUN", "MAX_PAGE_CHARS", "cap_markup", "cap_text", "utf8_within_caps"]
 
 MAX_ATTRIBUTES = 1000
 MAX_TEXT_RUN = 1 << 20
@@ -117,3 +117,13 @@ def cap_markup(text: str, utf8: bytes | None = None) -> tuple[str, bytes | None]
     the capped text and ``None`` (the page's own bytes no longer match it)."""
     capped = cap_text(text)
     return (text, utf8) if capped is text else (capped, None)
+
+
+def utf8_within_caps(data: bytes) -> bool:
+    """True when ``cap_text`` leaves ``data.decode("utf-8")`` as it is, found without decoding
+    (``data`` valid UTF-8): no more characters than ``MAX_TEXT_RUN`` (so than ``MAX_PAGE_CHARS``,
+    and no run over its cap), no tag over ``MAX_ATTRIBUTES`` (the compiled scan reads the
+    bytes as their text). False when not sure: a longer page, or no compiled scan."""
+    if native.ext is None or len(data) > MAX_TEXT_RUN:
+        return False
+    return not native.ext.over_attributes(data, MAX_ATTRIBUTES)

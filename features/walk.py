@@ -63,10 +63,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from lxml import etree
 
-from hwnoise.decode import decode_html
+from hwnoise.decode import decode_html, own_utf8
 from hwnoise.features import native
 from hwnoise.features.css import DROP_TAGS, hides, match_rows, page_style
-from hwnoise.features.limits import cap_markup
+from hwnoise.features.limits import cap_markup, utf8_within_caps
 from hwnoise.features.measures import (TAG_VOCABULARY, composite_text_density, query_scores,
                                        subtree_last, tree_measures)
 from hwnoise.text import normalize, tokenize
@@ -325,16 +325,18 @@ _PARSER_OPTS = dict(encoding="utf-8", remove_comments=True, remove_pis=True, hug
 _EMPTY = b"<html><body></body></html>"
 
 
-def parse_html(text: str, utf8: bytes | None = None) -> tuple[etree._Element, bool]:
+def parse_html(text: str | None, utf8: bytes | None = None) -> tuple[etree._Element, bool]:
     """Parse decoded HTML with lxml (recovering from any markup). Returns ``(root, too_deep)``,
     ``too_deep`` when libxml2 stopped at its depth limit (2,048 levels with ``huge_tree``)
     and dropped what was deeper; flatten with ``flatten_deep`` and parse again then. A tree
     deeper than ``MAX_DEPTH`` but complete is not reported: check the depths for that.
 
     ``utf8``, when given, is ``text`` as valid UTF-8 bytes without NUL (the page's
-    own bytes): parsed as they are, which saves encoding the text again.
+    own bytes): parsed as they are, which saves encoding the text again. ``text`` is None when
+    the page was not decoded at all: ``utf8`` is then within the caps (``limits.utf8_within_caps``).
     """
-    text, utf8 = cap_markup(text, utf8)  # what libxml2 or the walk would choke on (features/limits.py)
+    if text is not None:
+        text, utf8 = cap_markup(text, utf8)  # what libxml2 or the walk would choke on (features/limits.py)
     if utf8 is not None:
         data = utf8
     else:
@@ -757,15 +759,20 @@ def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charse
     if isinstance(html, str):
         text, encoding = html, None
     else:
-        text, encoding = decode_html(html, http_charset)
-        if (encoding == "utf-8" and not html.startswith(b"\xef\xbb\xbf") and b"\x00" not in html
-                and "\ufffd" not in text):
-            utf8 = bytes(html)  # valid UTF-8 as received: parse the bytes themselves
+        html = bytes(html)
+        encoding = _undecoded(html, http_charset)
+        if encoding is not None:  # its text would be its own UTF-8: parse the bytes, decode nothing
+            text, utf8 = None, html
+        else:
+            text, encoding = decode_html(html, http_charset)
+            if (encoding == "utf-8" and not html.startswith(b"\xef\xbb\xbf") and b"\x00" not in html
+                    and "\ufffd" not in text):
+                utf8 = html  # valid UTF-8 as received: parse the bytes themselves
     root, too_deep = parse_html(text, utf8)
-    visit = _shown(root, text, keep_tree)
+    visit = _shown(root, text if text is not None else utf8.decode, keep_tree)
     depths = visit[2]
     if too_deep or (len(depths) and (depths.max() if isinstance(depths, np.ndarray) else max(depths)) > MAX_DEPTH):
-        root, _ = parse_html(flatten_deep(text, MAX_DEPTH))
+        root, _ = parse_html(flatten_deep(text if text is not None else utf8.decode("utf-8"), MAX_DEPTH))
         visit = _shown(root, None, keep_tree)
     walk = _measure(visit, _matcher(query_terms), _matcher(own_terms), encoding)
     if keep_tree:
@@ -778,7 +785,18 @@ def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charse
     return walk
 
 
-def _shown(root: etree._Element, source: str | None, keep: bool = False) -> tuple:
+def _undecoded(html: bytes, http_charset: str | None) -> str | None:
+    """The page's encoding when the walk may parse its bytes without decoding them (the compiled
+    checks: valid UTF-8 whose text ``decode_html`` would give as it is, ``hwnoise.decode.own_utf8``,
+    and within the caps of ``features.limits``), else None: decode. The Python code always
+    decodes (the reference: the same text, so the same bytes parsed)."""
+    if native.ext is None:
+        return None
+    encoding = own_utf8(html, http_charset, native.ext.plain_utf8)
+    return encoding if encoding is not None and utf8_within_caps(html) else None
+
+
+def _shown(root: etree._Element, source, keep: bool = False) -> tuple:
     """Visit what a browser shows: skip hidden elements, then drop rows a style sheet hides."""
     style = page_style(root, source)
     visit = _visit(root, style.elements, attrs=bool(style.simple), keep=keep)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import codecs
 import re
 
-__all__ = ["decode_html", "sniff_encoding", "normalize_label", "SOURCES", "looks_like_html",
+__all__ = ["decode_html", "own_utf8", "sniff_encoding", "normalize_label", "SOURCES", "looks_like_html",
            "sniff_html", "DETECT_PREFIX"]
 
 #: Where an encoding came from (``sniff_encoding``'s second value).
@@ -246,6 +246,40 @@ def decode_html(data: bytes | str, http_charset: str | None = None) -> tuple[str
     except LookupError:
         encoding, text = "windows-1252", data.decode("cp1252", errors="replace")
     return text, encoding
+
+
+def plain_utf8(data: bytes) -> bool:
+    """Whether ``data.decode("utf-8")`` succeeds and gives a text without NUL or U+FFFD."""
+    if b"\x00" in data or b"\xef\xbf\xbd" in data:
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def own_utf8(data: bytes, http_charset: str | None = None, plain=plain_utf8) -> str | None:
+    """The encoding ``decode_html`` gives ``data`` when its text is ``data.decode("utf-8")``
+    and ``data`` is valid UTF-8 with no BOM, NUL or U+FFFD (so a parser can read the bytes as
+    they are), found without decoding them; else None. ``plain(data)`` checks that the bytes
+    are UTF-8 without NUL or U+FFFD (``plain_utf8``; the walk passes a compiled one).
+
+    The same rules as ``_sniff``: no NUL, so no UTF-16 is sniffed; bytes that are valid UTF-8
+    and not ASCII are UTF-8 whatever is declared ("utf8-valid"); ASCII bytes take the declared
+    encoding, or windows-1252, and only those two are answered (any other, such as a UTF-16
+    header or ISO-2022-JP, may decode ASCII otherwise: None, decode).
+    """
+    if data.startswith(codecs.BOM_UTF8) or not plain(data):
+        return None
+    if not data.isascii():
+        return "utf-8"
+    declared = normalize_label(http_charset)
+    if declared is None:
+        declared = _meta_charset(data)
+    if declared is None:
+        return "windows-1252"  # as _sniff's "fallback": latin-1 of ASCII is the ASCII
+    return declared if declared in ("utf-8", "windows-1252") else None
 
 
 # -- is it HTML at all? (WHATWG MIME Sniffing, "rules for identifying an unknown MIME type") --

@@ -198,3 +198,33 @@ def test_windows_1252_pages_without_c1_bytes_decode_as_cp1252_would():
         text, enc = decode_html(head + body)
         assert enc == "windows-1252"
         assert text == (head + body).decode("cp1252", errors="replace")
+
+
+def test_own_utf8_answers_only_when_decode_html_gives_the_bytes_utf8():
+    """``own_utf8`` names an encoding only when ``decode_html`` gives exactly that encoding and
+    ``data.decode("utf-8")``: seeded random pages with and without declarations (HTTP, meta,
+    windows-1252 declared on valid UTF-8, UTF-16, ISO-2022-JP), BOMs, NULs, U+FFFD and invalid
+    bytes. Valid UTF-8 that is not ASCII is UTF-8 whatever it declares, as decode_html has it."""
+    import random
+
+    from hwnoise.decode import own_utf8, plain_utf8
+
+    rng = random.Random(15)
+    heads = [b"", b"<meta charset=utf-8>", b"<meta charset='windows-1252'>", b"<meta charset=iso-8859-1>",
+             b"<meta charset=iso-2022-jp>", b"<meta charset=utf-16>", b"<meta charset=shift_jis>",
+             b"\xef\xbb\xbf", b"\xff\xfe", b"<!-- <meta charset=koi8-r> -->"]
+    bodies = [b"<p>plain</p>", "<p>caf\u00e9</p>".encode(), "\u4e2d".encode(), b"\xe9", b"\x00",
+              "\ufffd".encode(), b"\x1b$B", b"\xa4\xa2", b" ", b"\x80"]
+    answered = 0
+    for _ in range(4000):
+        data = rng.choice(heads) + b"".join(rng.choice(bodies) for _ in range(rng.randint(0, 4)))
+        charset = rng.choice([None, None, "utf-8", "windows-1252", "utf-16", "iso-2022-jp", "bogus"])
+        enc = own_utf8(data, charset)
+        if enc is not None:
+            answered += 1
+            assert decode_html(data, charset) == (data.decode("utf-8"), enc), (data, charset)
+            assert plain_utf8(data) and not data.startswith(b"\xef\xbb\xbf")
+    assert answered > 500
+    assert own_utf8('<meta charset="windows-1252"><p>caf\u00e9</p>'.encode()) == "utf-8"
+    assert own_utf8(b"<p>x</p>") == "windows-1252"
+    assert own_utf8(b"<meta charset=iso-2022-jp><p>x</p>") is None

@@ -577,3 +577,122 @@ def test_find_segments_equals_the_joined_find(monkeypatch):
         assert walk._prefiltered(texts, [keys[:1], keys[1:]]) == want
     assert EXT.find_segments(["a", 1], ("a",)) is None
     assert EXT.find_segments(["ab", "c"], ("",)) == [0, 1]  # as str.find: "" is in every text
+
+
+def _random_bytes(rng, alphabet, count, longest):
+    return [b"".join(rng.choice(alphabet) for _ in range(rng.randint(0, longest))) for _ in range(count)]
+
+
+def test_plain_utf8_equals_the_python_check():
+    """``plain_utf8`` (valid UTF-8 without NUL or U+FFFD, checked without decoding) equals
+    ``hwnoise.decode.plain_utf8`` (the decode itself): seeded random bytes around every rule of
+    the decoder (overlong forms, surrogates, past U+10FFFF, cut sequences, eight-byte ASCII
+    steps with a NUL), and the first and last code point of each length."""
+    import random
+
+    from hwnoise.decode import plain_utf8
+
+    rng = random.Random(15)
+    alphabet = [b"a", b"abcdefg", b"<p>", b" ", b"\x00", b"\x7f", b"\x80", b"\x8f", b"\x90", b"\x9f",
+                b"\xa0", b"\xbd", b"\xbf", b"\xc0", b"\xc1", b"\xc2", b"\xdf", b"\xe0", b"\xe2", b"\xed",
+                b"\xef", b"\xf0", b"\xf4", b"\xf5", b"\xff", "\ufffd".encode(), "\u00e9".encode()]
+    seen = {True: 0, False: 0}
+    for data in _random_bytes(rng, alphabet, 60000, 12):
+        want = plain_utf8(data)
+        assert EXT.plain_utf8(data) is want, data
+        seen[want] += 1
+    assert min(seen.values()) > 3000  # both answers were tried
+    for cp in (0, 1, 0x7F, 0x80, 0x7FF, 0x800, 0xD7FF, 0xD800, 0xDFFF, 0xE000, 0xFFFD, 0xFFFF,
+               0x10000, 0x10FFFF):
+        one = chr(cp).encode("utf-8", "surrogatepass")
+        for data in (one, b"abcdefgh" + one, one + b"abcdefgh", (b"abcdefgh" + one)[:-1]):
+            assert EXT.plain_utf8(data) is plain_utf8(data), (hex(cp), data)
+    with pytest.raises(TypeError):
+        EXT.plain_utf8("text")
+
+
+def test_attribute_scan_reads_utf8_bytes_as_their_text():
+    """``over_attributes`` on a text's UTF-8 bytes gives the text's answer: each character's
+    bytes read as the character, so that the multi-byte whitespace of ``\\s`` (U+0085, U+00A0,
+    U+2003, U+3000 ...) separates attributes in the bytes as in the text."""
+    import random
+
+    rng = random.Random(16)
+    alphabet = list("<<<aAb ==\"'/>>\t\nx-9\x0b\x1c\x1f\u0085\u00a0\u1680\u2003\u2028\u202f\u205f\u3000"
+                    "\u00e9\u4e2d\U0001f600") + ["<a ", " x=1", ' y="a\u3000>b"', "\u00a0z='<'", "<1"]
+    seen = {True: 0, False: 0}
+    for _ in range(30000):
+        n = rng.randrange(4)
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        want = EXT.over_attributes(text, n)
+        assert EXT.over_attributes(text.encode("utf-8"), n) is want, (text, n)
+        seen[want] += 1
+    assert min(seen.values()) > 1000
+    tag = "<p " + "\u3000".join(f"a{k}" for k in range(4)) + ">"
+    for fill in ("x", "\u00e9", "\u2014", "\U0001f600"):
+        for k in range(12):
+            text = (fill * k + "<b>" * (k % 2) + fill * (k % 5) + tag + fill * k).encode("utf-8")
+            assert EXT.over_attributes(text, 3) and not EXT.over_attributes(text, 4), (fill, k)
+
+
+def _undecoded_pages() -> dict[str, bytes]:
+    many = "".join(f"div[data-k{k}] {{ display: none }} " for k in range(12))  # > 8 complex selectors
+    return {
+        "utf-8 meta": '<meta charset="utf-8"><p class="a\u00a0b">caf\u00e9 \u4e2d\u6587</p>'.encode(),
+        "undeclared utf-8": "<p>na\u00efve \u3000 text</p><p id=x>\U0001f600</p>".encode(),
+        "windows-1252 declared, valid utf-8": '<meta charset="windows-1252"><p>caf\u00e9</p>'.encode(),
+        "ascii undeclared": b"<p class='a b'>plain</p>",
+        "ascii windows-1252": b"<meta http-equiv='Content-Type' content='text/html; charset=iso-8859-1'><p>x</p>",
+        "complex selectors": (f"<style>{many}</style><div data-k3=1 class='c\u00a0d'>hid\u00e9</div>"
+                              "<p id='k\u00e9'>shown</p>").encode(),
+        "deep": ("<div>" * 3000 + "deep \u00e9" + "</div>" * 3000 + "<p>after</p>").encode(),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_undecoded_pages()))
+def test_undecoded_walk_equals_the_decoded_walk(name, monkeypatch):
+    """Pages whose text would be their own UTF-8 are parsed from their bytes without being
+    decoded (``walk._undecoded``); the rows, segments, classes and ids equal those of the walk
+    that decodes them (compiled) and of the Python walk (which always decodes)."""
+    html = _undecoded_pages()[name]
+    assert walk._undecoded(html, None) is not None, name
+    undecoded = walk_page(html, ["caf\u00e9", "plain"])
+    monkeypatch.setattr(walk, "_undecoded", lambda html, charset: None)
+    decoded = walk_page(html, ["caf\u00e9", "plain"])
+    monkeypatch.setattr(native, "ext", None)
+    python = walk_page(html, ["caf\u00e9", "plain"])
+    for other in (decoded, python):
+        assert undecoded.rows.equals(other.rows), name
+        assert undecoded.segments == other.segments and undecoded.encoding == other.encoding
+        assert undecoded.classes == other.classes and undecoded.ids == other.ids
+
+
+def test_undecoded_walk_leaves_other_pages_to_the_decoder():
+    """What ``_undecoded`` declines (decode_html's text would not be the bytes' UTF-8, or a cap
+    would change it): a BOM, a NUL, U+FFFD, invalid UTF-8, ASCII declared in an encoding that is
+    not windows-1252 or UTF-8, a tag over the attribute cap, a page over ``MAX_TEXT_RUN``."""
+    from hwnoise.features.limits import MAX_ATTRIBUTES, MAX_TEXT_RUN
+
+    ok = "<p>caf\u00e9</p>".encode()
+    assert walk._undecoded(ok, None) == "utf-8"
+    assert walk._undecoded(b"<p>x</p>", "utf-16") is None
+    assert walk._undecoded(b"<p>x</p>", "utf-8") == "utf-8"
+    for page in (b"\xef\xbb\xbf" + ok, ok + b"\x00", ok + "\ufffd".encode(), ok + b"\xe9",
+                 b"<meta charset=iso-2022-jp><p>x</p>",
+                 b"<p " + b" ".join(b"a%d" % k for k in range(MAX_ATTRIBUTES + 1)) + b">x</p>",
+                 b"<p>" + b"x" * MAX_TEXT_RUN + b"</p>"):
+        assert walk._undecoded(page, None) is None, page[:40]
+
+
+@pytest.mark.datasets
+@pytest.mark.skipif(not (DATASETS / "big9").is_dir(), reason="../shared/datasets not present")
+def test_undecoded_walk_equals_the_decoded_walk_on_the_bench_corpora(monkeypatch):
+    """Every 4th page of the bench corpora: the walk's rows are the same whether the pages that
+    may be parsed undecoded are, or are decoded first (most of them are UTF-8 or ASCII)."""
+    pages = [p.read_bytes() for p in _corpus_sample(step=4)]
+    undecoded = [walk_page(html, ["search", "results"]) for html in pages]
+    assert sum(walk._undecoded(html, None) is not None for html in pages) > len(pages) // 2
+    monkeypatch.setattr(walk, "_undecoded", lambda html, charset: None)
+    for html, u in zip(pages, undecoded):
+        d = walk_page(html, ["search", "results"])
+        assert u.rows.equals(d.rows) and u.encoding == d.encoding and u.classes == d.classes
