@@ -11,7 +11,9 @@ the chain from the page's structure alone, and the script counts how often it is
 - ``rep_outer`` / ``rep_inner``: the outermost / innermost element of the chain that is a member
   of a group of alike siblings (``features.record_struct``: >= 3 same-tag siblings whose
   subtree tag strings are alike), else the chain's top;
-- ``tag_outer``: the outermost element of the chain with >= 2 same-tag siblings, else the top.
+- ``tag_outer``: the outermost element of the chain with >= 2 same-tag siblings, else the top;
+- ``article``: ``rep_outer``, or an ``<article>`` at or below it on the chain (the default of
+  ``extractors.records.level``).
 
 Printed per fold of the cross-site split (``hwnoise.evaluate.plan``, seed 1) and overall,
 counted per record and per page (a page counts for the rule that gets most of its chain
@@ -35,16 +37,18 @@ from hwnoise.extractors.records import chain_members, row_xpaths
 from hwnoise.features.record_gold import normalize_xpath
 from hwnoise.features.record_struct import record_groups
 
-RULES = ("outer", "inner", "rep_outer", "rep_inner", "tag_outer")
+RULES = ("outer", "inner", "rep_outer", "rep_inner", "tag_outer", "article")
 
 
-def pick(chain: list[int], is_rec: np.ndarray, sametag: np.ndarray) -> dict[str, int]:
+def pick(chain: list[int], is_rec: np.ndarray, sametag: np.ndarray, tags: list[str]) -> dict[str, int]:
     """Each rule's choice on one chain (rows, outermost first)."""
     reps = [c for c in chain if is_rec[c]]
     tagged = [c for c in chain if sametag[c] >= 2]
+    top = reps[0] if reps else chain[0]
+    articles = [c for c in chain if c >= top and tags[c] == "article"]
     return {"outer": chain[0], "inner": chain[-1],
-            "rep_outer": reps[0] if reps else chain[0], "rep_inner": reps[-1] if reps else chain[0],
-            "tag_outer": tagged[0] if tagged else chain[0]}
+            "rep_outer": top, "rep_inner": reps[-1] if reps else chain[0],
+            "tag_outer": tagged[0] if tagged else chain[0], "article": articles[0] if articles else top}
 
 
 def page_counts(page) -> tuple[Counter, int]:
@@ -69,7 +73,7 @@ def page_counts(page) -> tuple[Counter, int]:
         if len(chain) < 2:
             continue
         n += 1
-        for rule, c in pick(chain, is_rec, sametag).items():
+        for rule, c in pick(chain, is_rec, sametag, tags).items():
             right[rule] += int(c == g)
     return right, n
 
