@@ -92,7 +92,7 @@ def f1(item: dict, recs: list[list[str]]) -> float:
 
 def page_result(item: dict, scores: np.ndarray, t: float, mode: str) -> tuple[float, int, int, int]:
     """Record F1 and the content's TP, FP, FN when the content is the records' rows
-    (``content_in_records``: the labels kept on a page without records)."""
+    (``records_content``: the labels kept on a page without records)."""
     recs = decode_rows(item, scores, t, mode)
     pred = rows_inside(recs, item["last"]) if recs else item["labels"]
     g = item["gold_content"]

@@ -49,7 +49,7 @@ import numpy as np
 from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.features.record_struct import RECORD_MIN, by_depth, record_groups
 
-__all__ = ["Record", "records_from_labels", "record_rows", "content_in_records", "records_content",
+__all__ = ["Record", "records_from_labels", "record_rows", "records_content",
            "rows_inside", "candidate_rows", "drop_regions",
            "region_conf", "page_records", "record_json", "row_xpaths", "chain_members"]
 
@@ -242,13 +242,6 @@ def record_rows(walk, labels, proba: np.ndarray | None = None, *, min_repeat: in
     return records
 
 
-def content_in_records(walk, labels, proba: np.ndarray | None = None, scorer=None) -> np.ndarray:
-    """Labels with the content where the records are: the rows inside the page's records
-    (``record_rows``; ``scorer``, the model's region scorer, if any) are content, all others
-    noise; a page without records keeps ``labels`` (``records_content``)."""
-    return records_content(walk, labels, record_rows(walk, labels, proba, scorer=scorer))
-
-
 def records_content(walk, labels, recs: list[list[int]]) -> np.ndarray:
     """``labels`` made the rows inside ``recs`` (the page's records) content and all others
     noise; ``labels`` as they are when ``recs`` is empty. A record is content whole however the
@@ -390,9 +383,8 @@ def candidate_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3, min_s
         records.extend(_runs(rs, tags, kids[p] if p >= 0 else rs, max_run))
     if snap:  # the same level rule for records from labels; none may hold a snapped record
         if level_rule in ("outer", "article"):
-            by_tag = tags if level_rule == "article" else None
-            records = [[level(rec[0], parent, chars, last, groups[1], by_tag)] if len(rec) == 1 else rec
-                       for rec in records]
+            records = [[_level(rec[0], parent, chars, last, groups[1], content, level_rule, tags)]
+                       if len(rec) == 1 else rec for rec in records]
         starts = np.asarray([r for rec in snapped for r in rec], dtype=np.int64)
         records = [rec for rec in records
                    if not any(((starts >= r) & (starts <= last[r])).any() for r in rec)]

@@ -450,10 +450,13 @@ def test_extract_records_of_many_pages_in_processes_skips_what_is_not_html(tmp_p
 
 
 def test_content_from_records_is_the_records_whole_and_nothing_else():
-    """``content_in_records``: the rows of the records grouped from the labels are content (a
+    """``records_content`` of ``record_rows``: the rows of the records grouped from the labels are content (a
     card whose title alone was labelled content, whole), content outside them (the nav) is not;
     a page without records keeps its labels."""
-    from hwnoise.extractors.records import content_in_records
+    from hwnoise.extractors.records import records_content
+
+    def content_in_records(walk, labels):
+        return records_content(walk, labels, record_rows(walk, labels))
 
     html = f"<html><body>{NAV}<main>{_cards(5)}</main>{FOOT}</body></html>".encode()
     walk = walk_page(html)

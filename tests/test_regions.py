@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from hwnoise.errors import HwnoiseError
-from hwnoise.extractors.records import content_in_records, record_rows
+from hwnoise.extractors.records import record_rows, records_content
 from hwnoise.extractors.regions import (REGION_FEATURES, Candidate, RegionScorer, choose_regions,
                                         extra_regions, innermost, region_candidates, scorer_of)
 from hwnoise.features.walk import walk_page
@@ -113,8 +113,8 @@ def test_records_the_labels_missed_are_added_and_labelled_ones_kept():
     assert extra_regions(walk, noise, None, [], sc) == got
     xs = walk.rows["xpath"].tolist()
     cards = np.asarray([x.startswith("/html/body/main[1]/ul[1]/li[") for x in xs])
-    assert (content_in_records(walk, noise, scorer=sc) == np.where(cards, "N", "S")).all()
-    assert (content_in_records(walk, noise) == noise).all()  # no records: the labels stay
+    assert (records_content(walk, noise, record_rows(walk, noise, scorer=sc)) == np.where(cards, "N", "S")).all()
+    assert (records_content(walk, noise, record_rows(walk, noise)) == noise).all()  # no records: the labels stay
     lab = np.where(cards, "N", "S").astype(object)  # the labels give the cards
     assert record_rows(walk, lab, scorer=sc) == record_rows(walk, lab)
     assert record_rows(walk, noise, scorer=_scorer(threshold=1.0)) == []  # keeps nothing

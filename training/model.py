@@ -343,7 +343,8 @@ class NoiseModel:
             return np.zeros(0)
         with threads():
             p = np.asarray(self.estimator.predict_proba(self.matrix(df, rows))[:, col], dtype=np.float64)
-        return self._with_union(p, df, rows)
+        kept = self._union_kept(df, rows)
+        return p if kept is None else np.where(kept, 1.0, p)
 
     def predict_with_proba(self, df: pd.DataFrame, rows: np.ndarray | None = None, *,
                            proba: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
@@ -386,10 +387,6 @@ class NoiseModel:
         if rows is not None:
             v = v[rows]
         return np.nan_to_num(v, nan=0.0) >= UNION_SHARE
-
-    def _with_union(self, p: np.ndarray, df: pd.DataFrame, rows: np.ndarray | None) -> np.ndarray:
-        kept = self._union_kept(df, rows)
-        return p if kept is None else np.where(kept, 1.0, p)
 
     def _content_column(self) -> int | None:
         """The column of the content class in ``predict_proba``; None without probabilities."""

@@ -5,7 +5,7 @@ the context switches, the classifier and its parameters, and the threshold (None
 classifier's own call; a float in [0, 1]; "inner": chosen by an inner CV on the training rows),
 where a page's content comes from (``content_from``: "nodes", the nodes the classifier
 labels content; "records", the nodes inside the records grouped from those labels,
-``extractors.records.content_in_records``), and ``union``: a stacked extractor whose nodes are
+``extractors.records.records_content``), and ``union``: a stacked extractor whose nodes are
 content whatever the classifier says (a node it keeps at least half the words of), so that the
 model adds to that extractor's text (``NoiseModel.content_proba``).
 :meth:`ModelSpec.columns` is the model's full feature list, which
