@@ -41,7 +41,7 @@ from hwnoise.dataset import Dataset
 from hwnoise.extractors.base import walk_of
 from hwnoise.extractors.records import records_from_labels, row_xpaths
 from hwnoise.features.labels import page_labels
-from hwnoise.features.record_gold import normalize_xpath
+from hwnoise.features.record_gold import normalize_xpath, text_xpaths
 from hwnoise.training.metrics import node_scores
 from hwnoise.training.record_metrics import mean_record_scores, record_scores
 
@@ -121,7 +121,7 @@ def causes(pred: list[list[str]], gold: list[list[str]], at: dict[str, int], las
 
 
 def run(dataset: Path, pred_dir: Path | None, use_gold: bool = False, **options) -> tuple[dict, list[dict]]:
-    rows_out, scores, collapsed, ms = [], [], [], []
+    rows_out, scores, collapsed, ms, paper = [], [], [], [], []
     y_true, y_pred = [], []
     total: Counter = Counter()
     zero: Counter = Counter()
@@ -129,7 +129,8 @@ def run(dataset: Path, pred_dir: Path | None, use_gold: bool = False, **options)
         records = page.read_records()
         if records is None:
             continue
-        walk, html = walk_of(page), page.read_html()
+        walk, html = walk_of(page, keep_tree=True), page.read_html()
+        keys = text_xpaths(walk.root)
         gold_labels = np.asarray(page_labels(walk, page.read_gold(), html=html, records=records), dtype=object)
         proba = None  # the gold labels have no probabilities: every region counts as sure
         if use_gold:
@@ -151,6 +152,7 @@ def run(dataset: Path, pred_dir: Path | None, use_gold: bool = False, **options)
         pred = [r.xpaths for r in records_from_labels(walk, labels, xp, proba, **options)]
         ms.append(1000 * (time.perf_counter() - t0))
         s = record_scores(pred, gold)
+        paper.append(record_scores(pred, gold, keys))
         chars = walk.rows["chars"].to_numpy()
         parent = walk.rows["parent"].to_numpy()
         top = chain_top(chars, parent)
@@ -181,6 +183,7 @@ def run(dataset: Path, pred_dir: Path | None, use_gold: bool = False, **options)
             fold_nodes[f][1].append(p)
     node = node_scores(np.concatenate(y_true), np.concatenate(y_pred)) if y_true else {}
     summary = {"record": mean_record_scores(scores),
+               "paper_record": mean_record_scores(paper),
                "content_f1": node.get("content_f1"), "node_f1": node.get("f1"),
                "grouping_ms": {"median": float(np.median(ms)), "mean": float(np.mean(ms)),
                                "max": float(np.max(ms))} if ms else {},

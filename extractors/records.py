@@ -64,15 +64,19 @@ class Record:
     fields: list[dict] = field(default_factory=list)
 
 
-def row_xpaths(html: bytes | str, n_rows: int, *, http_charset: str | None = None) -> list[str]:
-    """Every walker row's XPath in the browser's form (``/body[1]/div[3]/...``)."""
-    from hwnoise.features.record_gold import RecordGoldError, dom_xpaths
+def row_xpaths(html: bytes | str, n_rows: int, *, http_charset: str | None = None,
+               text_keys: bool = False) -> list[str] | tuple[list[str], list[str]]:
+    """Every walker row's XPath in the browser's form (``/body[1]/div[3]/...``); with
+    ``text_keys``, also the page's text-map keys (``record_gold.text_xpaths``, which the record
+    metric expands records to), from the same parse."""
+    from hwnoise.features.record_gold import RecordGoldError, dom_xpaths, text_xpaths
     from hwnoise.features.render import shown_elements
 
-    _, els, parents = shown_elements(html, http_charset=http_charset)
+    root, els, parents = shown_elements(html, http_charset=http_charset)
     if len(els) != n_rows:
         raise RecordGoldError(f"the page's shown elements ({len(els)}) differ from the walk's rows ({n_rows})")
-    return dom_xpaths(els, parents)
+    xpaths = dom_xpaths(els, parents)
+    return (xpaths, text_xpaths(root)) if text_keys else xpaths
 
 
 def chain_members(i: int, parent: np.ndarray, chars: np.ndarray, last: np.ndarray) -> list[int]:

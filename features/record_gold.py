@@ -26,7 +26,7 @@ from hwnoise.dataset import check_records, read_records_file
 from hwnoise.errors import HwnoiseError
 
 __all__ = ["RecordGold", "RecordGoldError", "dom_xpaths", "element_xpath", "resolve_records", "record_labels",
-           "record_text", "read_records", "records_path_for", "normalize_xpath", "check_records"]
+           "record_text", "text_xpaths", "read_records", "records_path_for", "normalize_xpath", "check_records"]
 
 _STEP_RE = re.compile(r"([A-Za-z][\w.-]*)(?:\[(\d+)\])?")
 
@@ -84,6 +84,43 @@ def dom_xpaths(elements: list, parents: list[int]) -> list[str]:
                     pos[ch] = count[t]
             positions[par] = pos
         out[i] = f"{out[parents[i]]}/{el.tag}[{pos.get(el, 1)}]"
+    return out
+
+
+#: What JavaScript's ``String.prototype.trim`` strips (NEXT-EVAL's test for a non-blank text
+#: node); Python's ``str.strip`` differs on U+001C-U+001F, U+0085 and U+FEFF.
+JS_SPACE = (" \t\n\x0b\x0c\r\xa0\ufeff\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+            "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+#: Elements whose text NEXT-EVAL's text map leaves out (``<template>``'s content is not in
+#: the browser's tree).
+_NO_TEXT = frozenset({"script", "style", "template"})
+
+
+def text_xpaths(root) -> list[str]:
+    """The keys of NEXT-EVAL's flat text map of a parsed page, sorted: the browser-form XPath
+    of every element that directly holds a non-blank text node outside ``<script>`` and
+    ``<style>``, shown or hidden (the paper's ``extractTextWithXPaths`` walks every text node).
+    Its record metric expands each record to the keys below it (``training.record_metrics``)."""
+    out: list[str] = []
+    top = root if root.tag == "html" else root.getroottree().getroot()
+    stack = [(top, "")]
+    while stack:
+        el, path = stack.pop()
+        count: dict[str, int] = {}
+        for ch in el.iterchildren():
+            t = ch.tag
+            if t.__class__ is not str:  # a comment or PI: its tail is the parent's text
+                continue
+            k = count[t] = count.get(t, 0) + 1
+            if t in _NO_TEXT:
+                continue
+            p = f"{path}/{t}[{k}]"
+            if (ch.text and ch.text.strip(JS_SPACE)) or any(
+                    g.tail and g.tail.strip(JS_SPACE) for g in ch.iterchildren()):
+                out.append(p)
+            stack.append((ch, p))
+    out.sort()
     return out
 
 

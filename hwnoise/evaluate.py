@@ -149,7 +149,7 @@ def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
     if gold is not None and len(walk.rows):
         gold_labels = np.asarray(page_labels(walk, gold, html=page.read_html(), records=page.read_records(),
                                              http_charset=page.http_charset), dtype=object)
-    gold_records, xpaths = _gold_records(page, walk)
+    gold_records, xpaths, text_keys = _gold_records(page, walk)
     for name, method in methods.items():
         tally = tallies[name]
         t0 = time.perf_counter()
@@ -184,7 +184,7 @@ def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
             tally.y_true.append(gold_labels[sel])
             tally.y_pred.append(labels[sel])
         if gold_records is not None:
-            rs = _record_scores(method, page, walk, labels, xpaths, gold_records, proba, records)
+            rs = _record_scores(method, page, walk, labels, xpaths, gold_records, text_keys, proba, records)
             if rs is not None:
                 tally.records.append(rs)
                 row.update(rs)
@@ -203,25 +203,28 @@ def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
     return True
 
 
-def _gold_records(page: Page, walk) -> tuple[list[list[str]] | None, list[str] | None]:
-    """The page's gold records as XPath lists (all of them, resolved or not) and every walker
-    row's XPath in the same form; (None, None) when the page has no gold records."""
+def _gold_records(page: Page, walk) -> tuple[list[list[str]] | None, list[str] | None, list[str] | None]:
+    """The page's gold records as XPath lists (all of them, resolved or not), every walker
+    row's XPath in the same form and the page's text-map keys (the record metric's);
+    (None, None, None) when the page has no gold records."""
     records = page.read_records()
     if records is None:
-        return None, None
+        return None, None, None
     from hwnoise.extractors.records import row_xpaths
     from hwnoise.features.record_gold import normalize_xpath
 
-    xpaths = row_xpaths(page.read_html(), len(walk.rows), http_charset=page.http_charset)
-    return [[normalize_xpath(x) for x in rec] for rec in records], xpaths
+    xpaths, keys = row_xpaths(page.read_html(), len(walk.rows), http_charset=page.http_charset, text_keys=True)
+    return [[normalize_xpath(x) for x in rec] for rec in records], xpaths, keys
 
 
 def _record_scores(method: Any, page: Page, walk, labels, xpaths: list[str], gold: list[list[str]],
-                   proba: np.ndarray | None = None, records: list | None = None) -> dict | None:
+                   keys: list[str], proba: np.ndarray | None = None, records: list | None = None) -> dict | None:
     """Record-level scores of one method on one page: its own records where it gives them
     (``records(page, walk)``), else the records it grouped while labelling (``records``, rows)
     or, without them, records grouped from its node labels (and its content probabilities,
-    ``proba``, where it gives them); None when neither."""
+    ``proba``, where it gives them); None when neither. ``record_*`` are the paper's (records
+    expanded to the text-map ``keys`` below them), ``element_record_*`` over the records' own
+    XPaths."""
     from hwnoise.extractors.records import records_from_labels
     from hwnoise.training.record_metrics import record_scores
 
@@ -231,7 +234,10 @@ def _record_scores(method: Any, page: Page, walk, labels, xpaths: list[str], gol
         pred = [r.xpaths for r in records_from_labels(walk, labels, xpaths, proba, records=records)]
     else:
         return None
-    return record_scores(pred, gold)
+    out = record_scores(pred, gold, keys)
+    strict = record_scores(pred, gold)
+    out.update({f"element_{k}": strict[k] for k in ("record_precision", "record_recall", "record_f1")})
+    return out
 
 
 # -- plan -> fit per fold -> score per page batch -> aggregate -----------------------------------

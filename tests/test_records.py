@@ -129,6 +129,40 @@ def test_record_metric_partial_credit_one_to_one():
     assert m["record_f1"] == 0.5 and m["record_pages"] == 2
 
 
+def test_text_map_keys_as_the_paper_walks_text_nodes():
+    import lxml.html
+
+    from hwnoise.features.record_gold import text_xpaths
+
+    html = ("<html><head><title>T</title><style>p{}</style></head><body>"
+            "<ul><li><div>one</div></li><li>two<b>bold</b> tail</li><li>\xa0 </li>"
+            "<li style='display:none'>hidden</li><li><!-- c -->after comment</li></ul>"
+            "<script>var x = 1</script><p><i>in</i></p><p>x</p></body></html>")
+    keys = text_xpaths(lxml.html.fromstring(html))
+    assert keys == sorted(["/head[1]/title[1]", "/body[1]/ul[1]/li[1]/div[1]", "/body[1]/ul[1]/li[2]",
+                           "/body[1]/ul[1]/li[2]/b[1]", "/body[1]/ul[1]/li[4]", "/body[1]/ul[1]/li[5]",
+                           "/body[1]/p[1]/i[1]", "/body[1]/p[2]"])
+    # the paper's trim: a text of U+00A0 and spaces is blank (li[3]); script and style hold none
+
+
+def test_paper_metric_expands_records_to_their_text():
+    from hwnoise.training.record_metrics import expand_records
+
+    keys = sorted(["/body[1]/ul[1]/li[1]/div[1]", "/body[1]/ul[1]/li[1]/div[1]/b[1]",
+                   "/body[1]/ul[1]/li[2]/div[1]"] + [f"/body[1]/ul[1]/li[{k}]" for k in range(10, 12)])
+    gold = [["/body[1]/ul[1]/li[2]"], ["/body[1]/ul[1]/li[1]/div[1]"]]
+    pred = [["/body[1]/ul[1]/li[1]"], ["/body[1]/ul[1]/li[2]/div[1]"]]     # each one level off
+    assert record_scores(pred, gold)["record_f1"] == 0.0                   # the elements differ
+    assert record_scores(pred, gold, keys)["record_f1"] == 1.0             # the text is the same
+    # a string prefix, as the paper's code tests it; the closing bracket keeps li[10] out of li[1]
+    (li1,) = expand_records([["/body[1]/ul[1]/li[1]"]], keys)
+    assert {keys[i] for i in li1} == {"/body[1]/ul[1]/li[1]/div[1]", "/body[1]/ul[1]/li[1]/div[1]/b[1]"}
+    # two records without text match fully (overlap of empty sets is 1); half the text, half
+    assert record_scores([["/x[1]"]], [["/y[1]"]], keys)["record_f1"] == 1.0
+    half = record_scores([["/body[1]/ul[1]/li[1]/div[1]/b[1]"]], [["/body[1]/ul[1]/li[1]/div[1]"]], keys)
+    assert half["record_f1"] == pytest.approx(0.5)
+
+
 def _labels_for(walk, xpaths_content):
     xs = walk.rows["xpath"].tolist()
     last = np.asarray(walk.last)
@@ -199,6 +233,7 @@ def test_evaluate_reports_a_record_level_and_extract_records(nexteval_src, tmp_p
     res = {r["method"]: r for r in json.loads((out / "report.json").read_text())["results"]}
     for m in ("model", "mdr", "cetd"):
         assert 0.0 <= res[m]["record_f1"] <= 1.0 and res[m]["record_pages"] == 4
+        assert 0.0 <= res[m]["element_record_f1"] <= res[m]["record_f1"]
     assert res["mdr"]["record_recall"] > 0.5
     assert res["model"]["record_f1"] > 0.7 and res["model"]["content_f1"] > 0.9
     assert "record" in (out / "report.md").read_text()
@@ -230,6 +265,8 @@ def test_real_nexteval_pages_resolve_and_group():
             recs = page_records(html, walk, labels)
             g = [[normalize_xpath(x) for x in r] for r in records]
             assert record_scores([r.xpaths for r in recs], g)["record_f1"] > 0.9, pid
+            _, keys = row_xpaths(html, len(walk.rows), text_keys=True)
+            assert record_scores([r.xpaths for r in recs], g, keys)["record_f1"] > 0.9, pid
 
 
 def test_external_methods_pickle_for_the_process_pool():
