@@ -2,14 +2,16 @@
 shipped ``records`` model carries the one built on NEXT-EVAL's 100 pages.
 
     python bench/build_regions.py DATASET PRED_DIR [--model data/models/records.json] [--cache FILE]
+        [--mode rest|add|alone] [--metric paper|element]
 
 PRED_DIR is a cached cross-site run of the model's preset on DATASET with the model's own labels
 (``bench/records_predict.py DATASET PRED_DIR --preset records --content-from nodes``): every
 page's labels and probabilities from a model that did not see it, as a new page's are. The
 candidates and their targets are ``bench/records_ranker.py``'s; the threshold is the one with
 the best record F1 + node content F1 over the run's folds (each page scored by a scorer fitted
-without its fold; its records the labels' grouping plus the kept candidates), and the scorer
-written is fitted on every page. The file keeps its model; its ``regions`` key is replaced.
+without its fold; its records the labels' grouping joined with the kept candidates by ``--mode``,
+``extractors.regions.combine_regions``; record F1 by ``--metric``, the paper's by default), and
+the scorer written is fitted on every page. The file keeps its model; its ``regions`` key is replaced.
 """
 from __future__ import annotations
 
@@ -22,10 +24,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import records_ranker  # noqa: E402
 from records_ranker import best_t, load_items, oof_scores, page_result, summary, training_set  # noqa: E402
 
 from hwnoise.dataset import atomic_write_text  # noqa: E402
-from hwnoise.extractors.regions import RegionScorer  # noqa: E402
+from hwnoise.extractors.regions import REGION_MODES, RegionScorer  # noqa: E402
 from hwnoise.progress import info  # noqa: E402
 
 
@@ -35,21 +38,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("pred", type=Path)
     ap.add_argument("--model", type=Path, default=HERE.parent / "data" / "models" / "records.json")
     ap.add_argument("--cache", type=Path, default=None, help="pickle of the pages' candidates (made if absent)")
+    ap.add_argument("--mode", choices=REGION_MODES, default="rest",
+                    help="how the scorer's regions meet the labels' records (default rest: see README 'Records')")
+    ap.add_argument("--metric", choices=("paper", "element"), default="paper")
     a = ap.parse_args(argv)
+    records_ranker.METRIC = a.metric
     meta = json.loads((a.pred / "meta.json").read_text(encoding="utf-8"))
     items = load_items(a.dataset, a.pred, a.cache)
     if not items:
         raise SystemExit(f"{a.dataset}: no page with gold records and a cached prediction in {a.pred}")
     scores = oof_scores(items, meta["pages"])
-    t = best_t(items, scores, "add")
+    t = best_t(items, scores, a.mode)
     before = summary([page_result(it, scores[it["page"]], 1.01, "labels") for it in items])
-    after = summary([page_result(it, scores[it["page"]], t, "add") for it in items])
+    after = summary([page_result(it, scores[it["page"]], t, a.mode) for it in items])
     X, y, w = training_set(items)
     digest = hashlib.sha256()
     for it in sorted(items, key=lambda it: it["page"]):
         digest.update(it["page"].encode() + b"\0" + json.dumps(it["gold"]).encode())
-    scorer = RegionScorer.fit(X, y, w, threshold=t, info={
-        "pages": len(items), "candidates": int(len(y)), "positives": int(y.sum()),
+    scorer = RegionScorer.fit(X, y, w, threshold=t, mode=a.mode, info={
+        "pages": len(items), "candidates": int(len(y)), "positives": int(y.sum()), "metric": a.metric,
         "gold_hash": "sha256:" + digest.hexdigest(), "pred_run": meta.get("options"),
         "threshold_choice": {"record_f1": [round(before[0], 4), round(after[0], 4)],
                              "content_f1": [round(before[1], 4), round(after[1], 4)],
@@ -60,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     doc = json.loads(a.model.read_text(encoding="utf-8"))
     doc["regions"] = scorer.to_dict()
     atomic_write_text(a.model, json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
-    info(f"build_regions: threshold {t:.2f}; out of fold, record F1 {before[0]:.3f} -> {after[0]:.3f}, "
+    info(f"build_regions: mode {a.mode}, threshold {t:.2f}; out of fold, record F1 {before[0]:.3f} -> {after[0]:.3f}, "
          f"content F1 {before[1]:.3f} -> {after[1]:.3f}; wrote {a.model} ({a.model.stat().st_size / 1e6:.2f} MB)")
     return 0
 

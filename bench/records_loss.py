@@ -163,6 +163,7 @@ def run(dataset: Path, pred_dir: Path | None, use_gold: bool = False, **options)
         total.update(c)
         total["spurious"] += spurious
         row = {"page": page.id, "record_f1": round(s["record_f1"], 4), "collapsed_f1": round(sc["record_f1"], 4),
+               "paper_f1": round(paper[-1]["record_f1"], 4),
                "records": s["records"], "gold_records": s["gold_records"], "matched": s["matched"],
                "spurious": spurious, **{k: c.get(k, 0) for k in CAUSES}}
         if s["record_f1"] == 0:

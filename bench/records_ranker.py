@@ -1,13 +1,15 @@
 """A learned chooser of data regions, on a cached cross-site run: record F1 and node content F1
 with page-grouped folds.
 
-    python bench/records_ranker.py DATASET PRED_DIR [--cache FILE] [--free]
+    python bench/records_ranker.py DATASET PRED_DIR [--cache FILE] [--free] [--metric paper|element]
 
 PRED_DIR holds the node model's own labels and probabilities, every page predicted by a model
 that did not see it (``bench/records_predict.py DATASET PRED_DIR --preset records
 --content-from nodes``). Each page's candidates are its groups of alike siblings at the outer
 and the inner level (``extractors.regions.region_candidates``). A candidate's target is whether
-at least half of its records are gold records. For each fold of the run, the scorer
+at least half of its records are gold records (with ``--metric paper``, the default, a record
+that holds the same text XPaths as a gold one, as the paper's metric counts it; with
+``element``, the gold's very element). For each fold of the run, the scorer
 (``RegionScorer``) is fitted on the other folds' pages, its threshold chosen by inner folds on
 those pages (the best record F1 + node content F1), and the fold's own pages are scored three
 ways: ``add``, the labels' grouping (``extractors.records``) plus the kept candidates that
@@ -28,12 +30,13 @@ import numpy as np
 from hwnoise.dataset import Dataset
 from hwnoise.extractors.base import walk_of
 from hwnoise.extractors.records import record_rows, row_xpaths, rows_inside
-from hwnoise.extractors.regions import REGION_FEATURES, RegionScorer, choose_regions, region_candidates
+from hwnoise.extractors.regions import REGION_FEATURES, REGION_MODES, RegionScorer, combine_regions, region_candidates
 from hwnoise.features.columns import CONTENT
 from hwnoise.features.labels import page_labels
 from hwnoise.features.record_gold import normalize_xpath
-from hwnoise.training.record_metrics import record_scores
+from hwnoise.training.record_metrics import expand_records, record_scores
 
+METRIC = "paper"
 THRESHOLDS = np.round(np.arange(0.1, 0.91, 0.05), 2)
 
 def page_item(page, pred_dir: Path) -> dict | None:
@@ -47,38 +50,34 @@ def page_item(page, pred_dir: Path) -> dict | None:
     labels = z["labels"].astype(object)
     proba = z["proba"] if not np.isnan(z["proba"]).all() else None
     walk, html = walk_of(page), page.read_html()
-    xp = row_xpaths(html, len(walk.rows))
+    xp, text_keys = row_xpaths(html, len(walk.rows), text_keys=True)
     gold = [[normalize_xpath(x) for x in r] for r in records]
     cands, X = region_candidates(walk, labels, proba)
     single = {g[0] for g in gold if len(g) == 1}
     y = np.asarray([np.mean([xp[r] in single for r in c.rows]) for c in cands])
+    # the paper's metric: a candidate's record is a gold one when it holds the same text XPaths
+    same_text = set(expand_records(gold, text_keys))
+    y_paper = np.asarray([np.mean([e in same_text for e in expand_records([[xp[r]] for r in c.rows], text_keys)])
+                          for c in cands])
     current = record_rows(walk, labels, proba)
     gold_labels = np.asarray(page_labels(walk, page.read_gold(), html=html, records=records), dtype=object)
-    return {"page": page.id, "X": X, "y": y, "cands": cands, "xp": xp, "gold": gold,
+    return {"page": page.id, "X": X, "y": y, "y_paper": y_paper, "text_keys": text_keys,
+            "cands": cands, "xp": xp, "gold": gold,
             "last": np.asarray(walk.last, dtype=np.int64), "current_rows": current,
             "current": [[xp[r] for r in rec] for rec in current],
             "labels": labels == CONTENT, "gold_content": gold_labels == CONTENT}
 
 
-MODES = ("add", "alone", "rest")
+MODES = REGION_MODES
 
 
 def decode_rows(item: dict, scores: np.ndarray, t: float, mode: str) -> list[list[int]]:
-    """The page's records (rows) from the candidates' ``scores`` at threshold ``t``."""
-    last = item["last"]
+    """The page's records (rows) from the candidates' ``scores`` at threshold ``t``: the labels'
+    grouping alone (``labels``), or joined with the kept candidates as a model's scorer does
+    (``extractors.regions.combine_regions``)."""
     if mode == "labels":
         return item["current_rows"]
-    taken = rows_inside(item["current_rows"] if mode == "add" else [], last)
-    kept = choose_regions(item["cands"], scores, last, threshold=t, taken=taken)
-    recs = [[r] for c in kept for r in c.rows]
-    if mode == "add":
-        return item["current_rows"] + recs
-    if mode == "rest":
-        inside = rows_inside(recs, last)
-        for rows in item["current_rows"]:
-            if not any(inside[r:int(last[r]) + 1].any() for r in rows):
-                recs.append(rows)
-    return recs
+    return combine_regions(item["current_rows"], item["cands"], scores, item["last"], t, mode)
 
 
 def decode(item: dict, scores: np.ndarray, t: float, mode: str) -> list[list[str]]:
@@ -87,7 +86,13 @@ def decode(item: dict, scores: np.ndarray, t: float, mode: str) -> list[list[str
 
 
 def f1(item: dict, recs: list[list[str]]) -> float:
-    return record_scores(recs, item["gold"])["record_f1"]
+    """Record F1 of one page by the chosen metric (``--metric``)."""
+    return record_scores(recs, item["gold"], item["text_keys"] if METRIC == "paper" else None)["record_f1"]
+
+
+def target(item: dict) -> np.ndarray:
+    """Each candidate's share of gold records, by the chosen metric."""
+    return item["y_paper"] if METRIC == "paper" else item["y"]
 
 
 def page_result(item: dict, scores: np.ndarray, t: float, mode: str) -> tuple[float, int, int, int]:
@@ -120,7 +125,7 @@ def training_set(items: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     """Candidates' features, targets, and weights that make every page weigh the same."""
     keep = [free(it) if FREE_ONLY else np.ones(len(it["y"]), dtype=bool) for it in items]
     X = np.vstack([it["X"][m] for it, m in zip(items, keep)])
-    y = np.concatenate([it["y"][m] for it, m in zip(items, keep)]) >= 0.5
+    y = np.concatenate([target(it)[m] for it, m in zip(items, keep)]) >= 0.5
     w = np.concatenate([np.full(m.sum(), 1.0 / max(m.sum(), 1)) for m in keep])
     return X, y, w
 
@@ -151,9 +156,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=None, help="pickle of the pages' candidates (made if absent)")
     ap.add_argument("--free", action="store_true",
                     help="fit on the candidates that overlap none of the labels' records only")
+    ap.add_argument("--metric", choices=("paper", "element"), default="paper",
+                    help="record F1 as NEXT-EVAL's paper computes it (records expanded to their text "
+                         "XPaths, the default) or over the records' own XPaths (element)")
     a = ap.parse_args(argv)
-    global FREE_ONLY
-    FREE_ONLY = a.free
+    global FREE_ONLY, METRIC
+    FREE_ONLY, METRIC = a.free, a.metric
     fold_of = json.loads((a.pred / "meta.json").read_text(encoding="utf-8"))["pages"]
     items = load_items(a.dataset, a.pred, a.cache)
     print(f"{len(items)} pages, {sum(len(it['y']) for it in items)} candidates, "

@@ -234,15 +234,15 @@ def record_rows(walk, labels, proba: np.ndarray | None = None, *, min_repeat: in
     probability per row, by confidence). A page's only record needs ``min_fields`` elements
     with text of their own: one run of text alone is a message ("No results for ..."), not a record.
     With a region ``scorer`` (``extractors.regions.RegionScorer``, a model's), the groups of
-    alike siblings it keeps that overlap none of these records are records too (``extra_regions``)."""
+    alike siblings it keeps join these records by its mode (``regions.scored_records``)."""
     records = candidate_rows(walk, labels, min_repeat=min_repeat, max_run=max_run, min_single=min_single,
                              snap=snap, min_content=min_content, level_rule=level_rule)
     records = drop_regions(walk, labels, records, proba, min_rel=min_rel, min_conf=min_conf,
                            keep_conf=keep_conf, min_fields=min_fields)
     if scorer is not None:
-        from hwnoise.extractors.regions import extra_regions
+        from hwnoise.extractors.regions import scored_records
 
-        records = sorted(records + extra_regions(walk, labels, proba, records, scorer))
+        records = scored_records(walk, labels, proba, records, scorer)
     return records
 
 

@@ -7,9 +7,10 @@ chain's innermost element (the *inner* level). ``region_candidates`` describes e
 ``REGION_FEATURES`` (its size and text share, rank, tag-string distance, depth, record lengths,
 link density, fields, nesting among groups, tag, and the node model's probabilities over it); a
 ``RegionScorer`` (gradient-boosted trees, kept as JSON in model.json under ``regions``) scores
-them, and ``choose_regions`` keeps the best-scored ones that do not overlap. ``extra_regions``
-adds to the records grouped from the labels (``extractors.records``) the kept candidates that
-overlap none of them: regions of records the node model labelled noise. The shipped ``records``
+them, and ``choose_regions`` keeps the best-scored ones that do not overlap. ``scored_records``
+joins them with the records grouped from the labels (``extractors.records``) by the scorer's
+mode (``combine_regions``): regions of records the node model labelled noise, and, in mode
+``rest``, regions whose records the labels cut wrongly. The shipped ``records``
 model carries a scorer fitted on NEXT-EVAL (``bench/build_regions.py``; README "Records").
 """
 from __future__ import annotations
@@ -23,7 +24,7 @@ from hwnoise.features.columns import CONTENT
 from hwnoise.features.record_struct import _group_median, _is_record, alike_groups, by_depth
 
 __all__ = ["REGION_FEATURES", "Candidate", "RegionScorer", "region_candidates", "choose_regions",
-           "extra_regions", "scorer_of", "innermost"]
+           "REGION_MODES", "combine_regions", "scored_records", "scorer_of", "innermost"]
 
 _TAGS = ("tr", "li", "div", "article", "section", "a", "td", "p", "span", "dd", "table", "ul")
 
@@ -164,14 +165,16 @@ class RegionScorer:
     """A fitted scorer of candidate regions: gradient-boosted trees (``TreeEnsemble``) over
     ``REGION_FEATURES`` and the score a candidate must reach to be kept."""
 
-    def __init__(self, ensemble, threshold: float, info: dict | None = None):
+    def __init__(self, ensemble, threshold: float, info: dict | None = None, mode: str = "add"):
         self.ensemble = ensemble
         self.threshold = float(threshold)
         self.info = dict(info or {})
+        self.mode = mode
 
     @classmethod
     def fit(cls, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
-            threshold: float = 0.5, seed: int = 0, info: dict | None = None) -> "RegionScorer":
+            threshold: float = 0.5, seed: int = 0, info: dict | None = None,
+            mode: str = "add") -> "RegionScorer":
         """Fit on candidates' features ``X`` and targets ``y`` (True: a region of gold records)."""
         from sklearn.ensemble import HistGradientBoostingClassifier
 
@@ -180,15 +183,15 @@ class RegionScorer:
         est = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05, max_leaf_nodes=15,
                                              min_samples_leaf=10, random_state=seed)
         est.fit(X, np.asarray(y, dtype=bool), sample_weight=sample_weight)
-        return cls(TreeEnsemble.from_sklearn(est), threshold, info)
+        return cls(TreeEnsemble.from_sklearn(est), threshold, info, mode)
 
     def scores(self, X: np.ndarray) -> np.ndarray:
         """Each candidate's score: the probability that it is a region of records."""
         return self.ensemble.predict_proba(X)[:, 1] if len(X) else np.zeros(0)
 
     def to_dict(self) -> dict:
-        return {"features": list(REGION_FEATURES), "threshold": self.threshold, "info": self.info,
-                "trees": self.ensemble.to_dict()}
+        return {"features": list(REGION_FEATURES), "threshold": self.threshold, "mode": self.mode,
+                "info": self.info, "trees": self.ensemble.to_dict()}
 
     @classmethod
     def from_dict(cls, d) -> "RegionScorer":
@@ -203,13 +206,17 @@ class RegionScorer:
         t = d.get("threshold")
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 1.01:
             raise HwnoiseError(f"the model's region scorer: 'threshold' must be a number in [0, 1.01], not {t!r}")
+        mode = d.get("mode", "add")  # files before the modes were added
+        if mode not in REGION_MODES:
+            raise HwnoiseError(f"the model's region scorer: 'mode' must be one of {', '.join(REGION_MODES)}, "
+                               f"not {mode!r}")
         try:
             ens = TreeEnsemble.from_dict(d.get("trees"))
         except ValueError as exc:
             raise HwnoiseError(f"the model's region scorer: {exc}") from None
         if ens.n_features_in_ != len(REGION_FEATURES):
             raise HwnoiseError("the model's region scorer has the wrong number of features")
-        return cls(ens, float(t), d.get("info") if isinstance(d.get("info"), dict) else {})
+        return cls(ens, float(t), d.get("info") if isinstance(d.get("info"), dict) else {}, mode)
 
 
 def scorer_of(model) -> RegionScorer | None:
@@ -224,16 +231,36 @@ def scorer_of(model) -> RegionScorer | None:
     return got
 
 
-def extra_regions(walk, labels, proba: np.ndarray | None, records: list[list[int]],
-                  scorer: RegionScorer) -> list[list[int]]:
-    """Records (one a member) of the candidates ``scorer`` keeps that overlap none of
-    ``records`` (lists of rows), in document order."""
-    cands, X = region_candidates(walk, labels, proba)
-    if not cands:
-        return []
+#: How a scorer's regions meet the labels' records: ``add`` keeps the labels' records and adds
+#: the kept regions that overlap none of them; ``rest`` puts the kept regions first and keeps the
+#: labels' records that overlap none of them; ``alone`` keeps the regions only.
+REGION_MODES = ("add", "rest", "alone")
+
+
+def combine_regions(records: list[list[int]], cands: list[Candidate], scores: np.ndarray,
+                    last: np.ndarray, threshold: float, mode: str = "add") -> list[list[int]]:
+    """The page's records (lists of rows, document order) from the labels' ``records`` and the
+    candidates' ``scores`` by ``mode`` (``REGION_MODES``)."""
     from hwnoise.extractors.records import rows_inside
 
+    if mode not in REGION_MODES:
+        raise ValueError(f"region mode {mode!r}: expected one of {', '.join(REGION_MODES)}")
+    taken = rows_inside(records, last) if mode == "add" else None
+    kept = [[r] for c in choose_regions(cands, scores, last, threshold=threshold, taken=taken) for r in c.rows]
+    if mode == "add":
+        return sorted(records + kept)
+    if mode == "rest":
+        inside = rows_inside(kept, last)
+        kept += [rows for rows in records if not any(inside[r:int(last[r]) + 1].any() for r in rows)]
+    return sorted(kept)
+
+
+def scored_records(walk, labels, proba: np.ndarray | None, records: list[list[int]],
+                   scorer: RegionScorer) -> list[list[int]]:
+    """The labels' ``records`` (lists of rows) joined with the candidates ``scorer`` keeps, by
+    its mode (``combine_regions``), in document order."""
+    cands, X = region_candidates(walk, labels, proba)
+    if not cands:
+        return records
     last = np.asarray(walk.last, dtype=np.int64)
-    kept = choose_regions(cands, scorer.scores(X), last, threshold=scorer.threshold,
-                          taken=rows_inside(records, last))
-    return sorted([r] for c in kept for r in c.rows)
+    return combine_regions(records, cands, scorer.scores(X), last, scorer.threshold, scorer.mode)

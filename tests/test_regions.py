@@ -10,7 +10,8 @@ import pytest
 from hwnoise.errors import HwnoiseError
 from hwnoise.extractors.records import record_rows, records_content
 from hwnoise.extractors.regions import (REGION_FEATURES, Candidate, RegionScorer, choose_regions,
-                                        extra_regions, innermost, region_candidates, scorer_of)
+                                        combine_regions, innermost, region_candidates, scored_records,
+                                        scorer_of)
 from hwnoise.features.walk import walk_page
 from hwnoise.training.model import ModelError, NoiseModel
 
@@ -90,8 +91,13 @@ def test_scorer_json_round_trip_and_errors():
     again = RegionScorer.from_dict(json.loads(json.dumps(sc.to_dict())))
     X = np.random.default_rng(1).uniform(0, 1, size=(50, len(REGION_FEATURES))) * 20
     assert np.array_equal(sc.scores(X), again.scores(X)) and again.threshold == 0.5
-    assert again.info == {"note": "test"}
-    for mutate, match in ((lambda d: d.update(features=REGION_FEATURES[:-1]), "other region features"),
+    assert again.info == {"note": "test"} and again.mode == "add"
+    rest = RegionScorer.from_dict(dict(sc.to_dict(), mode="rest"))
+    assert rest.mode == "rest" and RegionScorer.from_dict(rest.to_dict()).mode == "rest"
+    old = sc.to_dict()
+    del old["mode"]  # a file written before the modes: "add", as it was built
+    assert RegionScorer.from_dict(old).mode == "add"
+    for mutate, match in ((lambda d: d.update(mode="all"), "'mode'"),(lambda d: d.update(features=REGION_FEATURES[:-1]), "other region features"),
                           (lambda d: d.update(threshold=2), "threshold"),
                           (lambda d: d["trees"]["trees"][0].update(left="x"), "region scorer")):
         bad = json.loads(json.dumps(sc.to_dict()))
@@ -110,7 +116,7 @@ def test_records_the_labels_missed_are_added_and_labelled_ones_kept():
     got = record_rows(walk, noise, scorer=sc)
     tags = walk.rows["tag"].tolist()
     assert [[tags[r] for r in rec] for rec in got] == [["li"]] * 6
-    assert extra_regions(walk, noise, None, [], sc) == got
+    assert scored_records(walk, noise, None, [], sc) == got
     xs = walk.rows["xpath"].tolist()
     cards = np.asarray([x.startswith("/html/body/main[1]/ul[1]/li[") for x in xs])
     assert (records_content(walk, noise, record_rows(walk, noise, scorer=sc)) == np.where(cards, "N", "S")).all()
@@ -118,6 +124,28 @@ def test_records_the_labels_missed_are_added_and_labelled_ones_kept():
     lab = np.where(cards, "N", "S").astype(object)  # the labels give the cards
     assert record_rows(walk, lab, scorer=sc) == record_rows(walk, lab)
     assert record_rows(walk, noise, scorer=_scorer(threshold=1.0)) == []  # keeps nothing
+
+
+def test_region_modes_decide_who_wins_an_overlap():
+    """The labels give the first card's title as one record; the scorer keeps the cards. ``add``
+    keeps the labels' records and no candidate that touches one (the cards lose), ``rest`` the
+    cards and the labels' records they do not touch, ``alone`` the cards only."""
+    walk = walk_page(_page(6, wrap=False))
+    last = np.asarray(walk.last, dtype=np.int64)
+    tags = walk.rows["tag"].tolist()
+    lis = [i for i, t in enumerate(tags) if t == "li"]
+    title = lis[0] + 1                                  # the first card's <a>
+    menu = [i for i, t in enumerate(tags) if t == "a"][0]  # a nav link, outside every card
+    card = Candidate(rows=lis, group=0, inner=False)
+    scores = np.array([0.9])
+    add = combine_regions([[title], [menu]], [card], scores, last, 0.5, "add")
+    assert add == sorted([[menu], [title]])
+    rest = combine_regions([[title], [menu]], [card], scores, last, 0.5, "rest")
+    assert rest == sorted([[menu]] + [[r] for r in lis])
+    assert combine_regions([[title], [menu]], [card], scores, last, 0.5, "alone") == [[r] for r in lis]
+    assert combine_regions([[menu]], [card], np.array([0.1]), last, 0.5, "rest") == [[menu]]
+    with pytest.raises(ValueError, match="region mode"):
+        combine_regions([], [card], scores, last, 0.5, "both")
 
 
 def test_the_shipped_records_model_carries_a_scorer_and_a_damaged_one_is_named(tmp_path):
