@@ -24,11 +24,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import records_ranker  # noqa: E402
-from records_ranker import best_t, load_items, oof_scores, page_result, summary, training_set  # noqa: E402
+from records_ranker import load_items  # noqa: E402
 
 from hwnoise.dataset import atomic_write_text  # noqa: E402
-from hwnoise.extractors.regions import REGION_MODES, RegionScorer  # noqa: E402
+from hwnoise.extractors.region_fit import METRICS, fit_scorer  # noqa: E402
+from hwnoise.extractors.regions import REGION_MODES  # noqa: E402
 from hwnoise.progress import info  # noqa: E402
 
 
@@ -40,35 +40,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=None, help="pickle of the pages' candidates (made if absent)")
     ap.add_argument("--mode", choices=REGION_MODES, default="rest",
                     help="how the scorer's regions meet the labels' records (default rest: see README 'Records')")
-    ap.add_argument("--metric", choices=("paper", "element"), default="paper")
+    ap.add_argument("--metric", choices=METRICS, default="paper")
     a = ap.parse_args(argv)
-    records_ranker.METRIC = a.metric
     meta = json.loads((a.pred / "meta.json").read_text(encoding="utf-8"))
     items = load_items(a.dataset, a.pred, a.cache)
     if not items:
         raise SystemExit(f"{a.dataset}: no page with gold records and a cached prediction in {a.pred}")
-    scores = oof_scores(items, meta["pages"])
-    t = best_t(items, scores, a.mode)
-    before = summary([page_result(it, scores[it["page"]], 1.01, "labels") for it in items])
-    after = summary([page_result(it, scores[it["page"]], t, a.mode) for it in items])
-    X, y, w = training_set(items)
     digest = hashlib.sha256()
-    for it in sorted(items, key=lambda it: it["page"]):
-        digest.update(it["page"].encode() + b"\0" + json.dumps(it["gold"]).encode())
-    scorer = RegionScorer.fit(X, y, w, threshold=t, mode=a.mode, info={
-        "pages": len(items), "candidates": int(len(y)), "positives": int(y.sum()), "metric": a.metric,
+    for it in sorted(items, key=lambda it: it.page):
+        digest.update(it.page.encode() + b"\0" + json.dumps(it.gold).encode())
+    fold_of = meta["pages"]
+    scorer = fit_scorer(items, a.mode, fold_of=fold_of, metric=a.metric, info={
         "gold_hash": "sha256:" + digest.hexdigest(), "pred_run": meta.get("options"),
-        "threshold_choice": {"record_f1": [round(before[0], 4), round(after[0], 4)],
-                             "content_f1": [round(before[1], 4), round(after[1], 4)],
-                             "note": "without and with the scorer, every page scored out of fold at the "
-                                     "threshold chosen on these same figures (not held out; "
-                                     "bench/records_ranker.py gives the held-out ones)"},
+        "note": "threshold_choice: without and with the scorer, every page scored out of fold at the "
+                "threshold chosen on these same figures (not held out; bench/records_ranker.py gives "
+                "the held-out ones)",
         "command": "python bench/build_regions.py " + " ".join(sys.argv[1:] if argv is None else argv)})
+    if scorer is None:
+        raise SystemExit("build_regions: nothing to fit (no page with both kinds of candidates)")
     doc = json.loads(a.model.read_text(encoding="utf-8"))
     doc["regions"] = scorer.to_dict()
     atomic_write_text(a.model, json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
-    info(f"build_regions: mode {a.mode}, threshold {t:.2f}; out of fold, record F1 {before[0]:.3f} -> {after[0]:.3f}, "
-         f"content F1 {before[1]:.3f} -> {after[1]:.3f}; wrote {a.model} ({a.model.stat().st_size / 1e6:.2f} MB)")
+    rec, con = (scorer.info["threshold_choice"][k] for k in ("record_f1", "content_f1"))
+    info(f"build_regions: mode {a.mode}, threshold {scorer.threshold:.2f}; out of fold, record F1 "
+         f"{rec[0]:.3f} -> {rec[1]:.3f}, content F1 {con[0]:.3f} -> {con[1]:.3f}; wrote {a.model} "
+         f"({a.model.stat().st_size / 1e6:.2f} MB)")
     return 0
 
 

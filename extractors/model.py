@@ -171,7 +171,14 @@ class ModelMethod(WalkMethod):
         df = training_rows(pages, self.cache, self.spec.columns())
         if df.empty:
             raise ExtractorError("model: the training pages have no labelled rows (no gold text?)")
-        return self.fit_rows(df, assembled=True, consume=True)  # the rows are ours: given up to the fit
+        self.fit_rows(df, assembled=True, consume=True)  # the rows are ours: given up to the fit
+        if self.spec.regions:  # the region scorer, on the inner CV's labels of these pages
+            from hwnoise.extractors.region_fit import model_region_scorer
+
+            scorer = model_region_scorer(self.model, df, pages)
+            self.model.regions = scorer.to_dict() if scorer is not None else None
+        self.model.inner_oof = None
+        return self
 
     def fit_rows(self, df: pd.DataFrame, *, assembled: bool = False, consume: bool = False) -> "ModelMethod":
         """Train on labelled feature rows. Rows that were not assembled from pages (the thesis

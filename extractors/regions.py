@@ -22,6 +22,7 @@ import numpy as np
 from hwnoise.errors import HwnoiseError
 from hwnoise.features.columns import CONTENT
 from hwnoise.features.record_struct import _group_median, _is_record, alike_groups, by_depth
+from hwnoise.training.spec import REGION_MODES
 
 __all__ = ["REGION_FEATURES", "Candidate", "RegionScorer", "region_candidates", "choose_regions",
            "REGION_MODES", "combine_regions", "scored_records", "scorer_of", "innermost"]
@@ -231,10 +232,10 @@ def scorer_of(model) -> RegionScorer | None:
     return got
 
 
-#: How a scorer's regions meet the labels' records: ``add`` keeps the labels' records and adds
-#: the kept regions that overlap none of them; ``rest`` puts the kept regions first and keeps the
-#: labels' records that overlap none of them; ``alone`` keeps the regions only.
-REGION_MODES = ("add", "rest", "alone")
+# How a scorer's regions meet the labels' records (``REGION_MODES``, a spec's ``regions``):
+# ``add`` keeps the labels' records and adds the kept regions that overlap none of them; ``rest``
+# puts the kept regions first and keeps the labels' records that overlap none of them; ``alone``
+# keeps the regions only.
 
 
 def combine_regions(records: list[list[int]], cands: list[Candidate], scores: np.ndarray,

@@ -25,9 +25,11 @@ def train(inputs: str | Path | Sequence[str | Path], **options: Any) -> dict:
     ``context``, ``page_context``, ``threshold``, ``params``, ``content_from``, ``union``), ``protocol``, ``out``,
     ``all_pages``... Returns the report with the fitted ``model``."""
     from hwnoise.extractors.model import run_extractor
+    from hwnoise.extractors.region_fit import model_region_scorer
     from hwnoise.training.train import train as _train
 
     options.setdefault("stacker", run_extractor)
+    options.setdefault("region_fitter", model_region_scorer)
     return _train(inputs, **options)
 
 

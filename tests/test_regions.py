@@ -166,3 +166,54 @@ def test_the_shipped_records_model_carries_a_scorer_and_a_damaged_one_is_named(t
     bad.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(HwnoiseError, match="other region features"):
         scorer_of(NoiseModel.load(bad))
+
+
+def _records_src(root, n_pages: int = 6):
+    """A plain folder of listing pages (a menu, then cards) of ``n_pages`` sites, the cards
+    given as gold records (``records/NAME.json``)."""
+    src = root / "src"
+    for sub in ("html", "records"):
+        (src / sub).mkdir(parents=True)
+    for k in range(n_pages):
+        n = 4 + k % 3
+        html = _page(n, wrap=bool(k % 2)).decode().replace(
+            "<html>", f"<html><head><link rel=canonical href='https://site{k}.example/s'></head>")
+        (src / "html" / f"p{k}.html").write_text(html, encoding="utf-8")
+        recs = [[f"/body[1]/main[1]/ul[1]/li[{j}]"] for j in range(1, n + 1)]
+        (src / "records" / f"p{k}.json").write_text(json.dumps(recs), encoding="utf-8")
+    return src
+
+
+def test_training_a_spec_with_regions_fits_its_scorer_on_the_inner_cv_labels(tmp_path, capsys):
+    """``hwnoise train --preset records`` (spec ``regions: rest``) saves a region scorer fitted
+    on the training pages' out-of-fold labels, and evaluate's ModelMethod fits one the same
+    way; extract --records applies it. A spec without ``regions`` gets none."""
+    from hwnoise.cli import main
+    from hwnoise.dataset import Dataset
+    from hwnoise.extractors.model import ModelMethod, load_model
+
+    into = tmp_path / "ds"
+    assert main(["import", "plain", str(_records_src(tmp_path)), "--into", str(into), "-q"]) == 0
+    (ds_path,) = [p for p in into.iterdir() if p.is_dir()]
+    assert main(["features", str(ds_path)]) == 0
+    out = tmp_path / "m"
+    assert main(["train", str(ds_path), "--preset", "records", "--all-pages", "--out", str(out),
+                 "--no-tree"]) == 0
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["spec"]["regions"] == "rest"
+    regions = meta["regions"]
+    assert regions["mode"] == "rest" and regions["info"]["pages"] == 6
+    assert regions["info"]["fitted_on"] == "the training pages' inner-CV labels"
+    model = load_model(out)
+    assert scorer_of(model) is not None and scorer_of(model).mode == "rest"
+    assert getattr(model, "inner_oof", None) is None  # the fit's own data is not kept
+    page = tmp_path / "new.html"
+    page.write_bytes(_page(5))
+    capsys.readouterr()
+    assert main(["extract", str(page), "--model", str(out), "--records"]) == 0
+    got = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert len(got) == 5 and all("The long title of book number" in r["text"] for r in got)
+    method = ModelMethod(preset="records").fit(list(Dataset(ds_path).pages()))
+    assert scorer_of(method.model) is not None and method.model.regions["mode"] == "rest"
+    plain = ModelMethod(preset="records", regions=None).fit(list(Dataset(ds_path).pages()))
+    assert getattr(plain.model, "regions", None) is None

@@ -7,7 +7,10 @@ where a page's content comes from (``content_from``: "nodes", the nodes the clas
 labels content; "records", the nodes inside the records grouped from those labels,
 ``extractors.records.records_content``), and ``union``: a stacked extractor whose nodes are
 content whatever the classifier says (a node it keeps at least half the words of), so that the
-model adds to that extractor's text (``NoiseModel.content_proba``).
+model adds to that extractor's text (``NoiseModel.content_proba``), and ``regions``: whether
+the model carries a region scorer and how its regions meet the records grouped from the labels
+(``extractors.regions.combine_regions``; fitted on the inner CV's out-of-fold labels of the
+training pages whose gold has records, ``extractors.region_fit``).
 :meth:`ModelSpec.columns` is the model's full feature list, which
 :mod:`hwnoise.features.assembly` builds from a page.
 
@@ -23,8 +26,8 @@ Presets (``--preset``):
   trafilatura where the classifier alone does not, ``bench/general_heldout.py``).
 - ``records``: ``general`` with the record-structure group (``page+records``: the ``rs_*``
   columns of ``features.record_struct``), its content the nodes of the records grouped from
-  the labels (``content_from="records"``) and no union, for many sites whose gold is data
-  records.
+  the labels (``content_from="records"``), a region scorer (``regions="rest"``) and no union,
+  for many sites whose gold is data records.
 - ``auto`` (the default): ``site`` when the training pages come from one site; else ``records``
   when their gold includes data records (``records/ID.json``), ``general`` when it does not.
 """
@@ -38,7 +41,7 @@ from typing import Any
 from hwnoise.errors import HwnoiseError
 
 __all__ = ["ModelSpec", "PRESETS", "SpecError", "auto_preset", "preset_spec", "resolve_preset", "fit_spec",
-           "with_overrides", "STACKABLE", "AS_PRESET"]
+           "with_overrides", "STACKABLE", "AS_PRESET", "REGION_MODES"]
 
 #: an option left to the preset (``train``'s default where None means "none", as for ``union``)
 AS_PRESET: Any = type("AsPreset", (), {"__repr__": lambda self: "AS_PRESET"})()
@@ -47,6 +50,8 @@ AS_PRESET: Any = type("AsPreset", (), {"__repr__": lambda self: "AS_PRESET"})()
 STACKABLE = ("trafilatura", "resiliparse", "readability", "justext", "cetd")
 #: Where a page's content comes from: the labelled nodes, or the records grouped from them.
 CONTENT_FROM = ("nodes", "records")
+#: How a region scorer's regions meet the labels' records (``extractors.regions.combine_regions``).
+REGION_MODES = ("rest", "add", "alone")
 _NAME = re.compile(r"^[A-Za-z0-9_.,:-]{1,200}$")
 _MAX_FEATURES = 5000
 
@@ -69,6 +74,7 @@ class ModelSpec:
     threshold: float | str | None = None
     content_from: str = "nodes"
     union: str | None = None
+    regions: str | None = None
 
     def columns(self) -> list[str]:
         """The model's full feature list: base features, stacked shares, parent/grandparent
@@ -132,6 +138,11 @@ class ModelSpec:
                 raise SpecError(f"{where}.union: must be one of the stacked extractors "
                                 f"({', '.join(stack) or 'none stacked'}), not {d['union']!r}")
             kw["union"] = d["union"]
+        if d.get("regions") is not None:
+            if d["regions"] not in REGION_MODES:
+                raise SpecError(f"{where}.regions: must be one of {', '.join(REGION_MODES)} or null, "
+                                f"not {d['regions']!r}")
+            kw["regions"] = d["regions"]
         return cls(**kw)
 
 
@@ -211,7 +222,8 @@ PRESETS: dict[str, ModelSpec] = {
                          page_context=True, classifier="gb", threshold="inner", union="trafilatura"),
     "records": ModelSpec(preset="records", features=f"{PAGE_FEATURES}+records",
                          stack=["trafilatura", "resiliparse", "readability", "cetd"],
-                         page_context=True, classifier="gb", threshold="inner", content_from="records"),
+                         page_context=True, classifier="gb", threshold="inner", content_from="records",
+                         regions="rest"),
 }
 
 
@@ -256,9 +268,11 @@ def fit_spec(spec: ModelSpec, rows, *, query: list[dict] | None = None, seed: in
     """A NoiseModel of ``spec`` fitted on assembled, labelled ``rows`` (on its rows at positions
     ``take`` when given, without a copy), the threshold chosen by inner CV on these rows when
     the spec says "inner". ``consume``: the fit may delete the feature columns from ``rows``
-    once in its matrix (see ``NoiseModel.fit``)."""
+    once in its matrix (see ``NoiseModel.fit``). A spec with ``regions`` keeps the inner CV's
+    out-of-fold probabilities on the model (``inner_oof``, not saved), which the region
+    scorer is fitted on (``extractors.region_fit``)."""
     from hwnoise.training.model import NoiseModel
-    from hwnoise.training.threshold import inner_threshold
+    from hwnoise.training.threshold import inner_cv
 
     feats = spec.columns()
 
@@ -266,8 +280,11 @@ def fit_spec(spec: ModelSpec, rows, *, query: list[dict] | None = None, seed: in
         return NoiseModel(spec.classifier, feats, query=query, seed=seed, params=spec.params or None,
                           union=spec.union)
 
-    threshold = inner_threshold(rows, new, rows=take) if spec.inner else spec.threshold
+    cv = inner_cv(rows, new, rows=take) if spec.inner or spec.regions else None
+    threshold = cv.threshold if spec.inner else spec.threshold
     model = new().fit(rows, groups=groups, rows=take, consume=consume)
     model.threshold = None if threshold is None else float(threshold)
     model.spec = spec
+    if spec.regions and cv is not None:
+        model.inner_oof = cv
     return model

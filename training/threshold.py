@@ -8,13 +8,14 @@ when there is one site), scored by :func:`page_char_f1`, a stand-in for text F1 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from hwnoise.features.columns import CONTENT, LABEL
 
-__all__ = ["THRESHOLDS", "page_char_f1", "inner_threshold"]
+__all__ = ["THRESHOLDS", "page_char_f1", "inner_threshold", "inner_cv", "InnerCV"]
 
 THRESHOLDS = np.round(np.arange(0.05, 0.81, 0.05), 2)
 
@@ -40,12 +41,30 @@ def page_char_f1(df: pd.DataFrame, p_content: np.ndarray, thresholds: Sequence[f
     return np.asarray(out)
 
 
+@dataclass
+class InnerCV:
+    """An inner cross-validation's outcome: the chosen threshold and, for the labelled rows it
+    scored (positions in the frame), their out-of-fold content probabilities."""
+
+    threshold: float
+    rows: np.ndarray
+    proba: np.ndarray
+
+
 def inner_threshold(df: pd.DataFrame, new_model: Callable, *, folds: int = 3,
                     thresholds: Sequence[float] = THRESHOLDS, rows: np.ndarray | None = None) -> float:
     """The threshold on the probability of content that scores best on out-of-fold predictions
-    of an inner cross-validation over ``df`` (over its rows at positions ``rows`` when given)
-    grouped by site (by page when there is one site). ``new_model()`` returns an unfitted
-    NoiseModel. The folds fit and score on row positions: no copy of the rows' features."""
+    of an inner cross-validation over ``df`` (``inner_cv``)."""
+    return inner_cv(df, new_model, folds=folds, thresholds=thresholds, rows=rows).threshold
+
+
+def inner_cv(df: pd.DataFrame, new_model: Callable, *, folds: int = 3,
+             thresholds: Sequence[float] = THRESHOLDS, rows: np.ndarray | None = None) -> InnerCV:
+    """An inner cross-validation over ``df`` (over its rows at positions ``rows`` when given)
+    grouped by site (by page when there is one site): every labelled row's out-of-fold
+    probability of content and the threshold that scores best on them (page char F1).
+    ``new_model()`` returns an unfitted NoiseModel. The folds fit and score on row positions:
+    no copy of the rows' features."""
     from sklearn.model_selection import GroupKFold
 
     from hwnoise.progress import info
@@ -59,7 +78,7 @@ def inner_threshold(df: pd.DataFrame, new_model: Callable, *, folds: int = 3,
     groups = df[key].astype(str).to_numpy() if key in df else np.arange(len(df))
     k = min(folds, len(np.unique(groups)))
     if k < 2:
-        return 0.5
+        return InnerCV(0.5, idx[:0], np.zeros(0))
     p = np.zeros(len(df))
     for tr, te in GroupKFold(n_splits=k).split(df, groups=groups):
         m = new_model()
@@ -72,4 +91,4 @@ def inner_threshold(df: pd.DataFrame, new_model: Callable, *, folds: int = 3,
     chosen = float(ts[best[np.argmin(np.abs(ts[best] - 0.5))]])
     info(f"model: inner threshold {chosen:.2f} (page char F1 {scores.max():.3f}; "
          f"0.50 gives {page_char_f1(df, p, [0.5])[0]:.3f})")
-    return chosen
+    return InnerCV(chosen, idx, p)

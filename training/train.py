@@ -331,7 +331,7 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
           stack: str | list[str] | None = None, context: bool | None = None,
           page_context: bool | None = None, threshold: float | str | None = None,
           content_from: str | None = None, union: Any = AS_PRESET,
-          stacker=None, all_pages: bool = False, progress: bool = False) -> dict:
+          stacker=None, region_fitter=None, all_pages: bool = False, progress: bool = False) -> dict:
     """Fit a model of the spec the options give (``preset``, default "auto": site for one site's
     pages, general for several, records for several whose gold has data records; then single
     fields over it), score it (protocol splits or
@@ -342,7 +342,9 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
     pages (the model whose scores are printed; ``hwnoise evaluate --model`` then scores only
     the pages it never saw), or every page with ``all_pages``; with the other protocols or
     ``test``, every labelled row. ``stacker`` runs stacked extractors
-    (``hwnoise.extractors.model.run_extractor``). Returns the report (``{hwnoise, created,
+    (``hwnoise.extractors.model.run_extractor``); ``region_fitter`` fits the region scorer of a
+    spec with ``regions`` (``hwnoise.extractors.region_fit.model_region_scorer``; without it
+    such a model has none). Returns the report (``{hwnoise, created,
     results}``) with, besides, ``tree``, ``classifier``, ``features``, ``spec``, ``model`` and
     ``out``. ``scheduler`` (``hwnoise.scheduler``: a name, an address or a Scheduler; None runs
     here, one fit after the other) runs the fits as tasks; each task reads the inputs itself
@@ -432,6 +434,13 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
         fitted = [None, *fitted]
     else:
         model, fitted_on = fitted[0], data
+    if spec.regions and region_fitter is not None and not arff:
+        from hwnoise.dataset import Dataset
+
+        pages = [p for d in given for p in Dataset(d).pages()]
+        scorer = region_fitter(model, data, pages, progress=progress)
+        model.regions = scorer.to_dict() if scorer is not None else None
+    model.inner_oof = None  # what the region scorer was fitted on: not kept
     tree = model.tree_text()
 
     if test is not None:

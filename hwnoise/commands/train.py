@@ -49,6 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hwnoise.extractors.model import run_extractor
+    from hwnoise.extractors.region_fit import model_region_scorer
     from hwnoise.outputs import check_out_dir
     from hwnoise.progress import info
     from hwnoise.training.train import format_result, train
@@ -56,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         check_out_dir(args.out, "-o/--out")
     result = train(args.inputs, protocol=args.protocol, test=args.test, seed=args.seed, out=args.out,
-                   k=args.folds, stacker=run_extractor, all_pages=args.all_pages, progress=True,
+                   k=args.folds, stacker=run_extractor, region_fitter=model_region_scorer,
+                   all_pages=args.all_pages, progress=True,
                    scheduler=getattr(args, "scheduler", "local"), workers=getattr(args, "workers", None),
                    **model_options(args))
     print(format_result(result, tree=not args.no_tree), end="")
