@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("build_regions: nothing to fit (no page with both kinds of candidates)")
     doc = json.loads(a.model.read_text(encoding="utf-8"))
     doc["regions"] = scorer.to_dict()
+    if isinstance(doc.get("spec"), dict):
+        doc["spec"]["regions"] = a.mode  # the spec says what the file carries
     atomic_write_text(a.model, json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
     rec, con = (scorer.info["threshold_choice"][k] for k in ("record_f1", "content_f1"))
     info(f"build_regions: mode {a.mode}, threshold {scorer.threshold:.2f}; out of fold, record F1 "

@@ -180,10 +180,12 @@ class RegionScorer:
         from sklearn.ensemble import HistGradientBoostingClassifier
 
         from hwnoise.training.ensemble import TreeEnsemble
+        from hwnoise.training.model import threads
 
         est = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05, max_leaf_nodes=15,
                                              min_samples_leaf=10, random_state=seed)
-        est.fit(X, np.asarray(y, dtype=bool), sample_weight=sample_weight)
+        with threads():  # OpenMP threads spin against each other on a busy machine
+            est.fit(X, np.asarray(y, dtype=bool), sample_weight=sample_weight)
         return cls(TreeEnsemble.from_sklearn(est), threshold, info, mode)
 
     def scores(self, X: np.ndarray) -> np.ndarray:
