@@ -1,5 +1,7 @@
 """The record grouping's ceiling: records grouped from the *gold* node labels, scored against the
-gold records (``training.record_metrics``), on every page of a dataset with records; MDR beside it.
+gold records (``training.record_metrics``: ``record_*`` the paper's way, records expanded to their
+text XPaths; ``element_record_*`` over the records' own XPaths), on every page of a dataset with
+records; MDR beside it.
 
 What it shows: how much of the record metric the grouping itself loses (gold records nested in
 other gold records, records the page hides, records made of several parts), apart from any
@@ -19,7 +21,7 @@ from hwnoise.extractors.mdr import MDR
 from hwnoise.extractors.records import records_from_labels, row_xpaths
 from hwnoise.features.labels import page_labels
 from hwnoise.features.record_gold import normalize_xpath
-from hwnoise.training.record_metrics import mean_record_scores, record_scores
+from hwnoise.training.record_metrics import mean_record_scores, page_record_scores
 
 
 def main() -> None:
@@ -33,10 +35,10 @@ def main() -> None:
             continue
         walk, html = walk_of(page), page.read_html()
         labels = page_labels(walk, page.read_gold(), html=html, records=records)
-        xp = row_xpaths(html, len(walk.rows))
+        xp, keys = row_xpaths(html, len(walk.rows), text_keys=True)
         gold = [[normalize_xpath(x) for x in r] for r in records]
-        grouped.append(record_scores([r.xpaths for r in records_from_labels(walk, labels, xp)], gold))
-        mdr.append(record_scores(MDR().records(page, walk), gold))
+        grouped.append(page_record_scores([r.xpaths for r in records_from_labels(walk, labels, xp)], gold, keys))
+        mdr.append(page_record_scores(MDR().records(page, walk), gold, keys))
     print(json.dumps({"grouped_from_gold_labels": mean_record_scores(grouped),
                       "mdr": mean_record_scores(mdr)}, indent=1))
 

@@ -226,7 +226,7 @@ def _record_scores(method: Any, page: Page, walk, labels, xpaths: list[str], gol
     expanded to the text-map ``keys`` below them), ``element_record_*`` over the records' own
     XPaths."""
     from hwnoise.extractors.records import records_from_labels
-    from hwnoise.training.record_metrics import record_scores
+    from hwnoise.training.record_metrics import page_record_scores
 
     if callable(getattr(method, "records", None)):
         pred = method.records(page, walk)
@@ -234,10 +234,7 @@ def _record_scores(method: Any, page: Page, walk, labels, xpaths: list[str], gol
         pred = [r.xpaths for r in records_from_labels(walk, labels, xpaths, proba, records=records)]
     else:
         return None
-    out = record_scores(pred, gold, keys)
-    strict = record_scores(pred, gold)
-    out.update({f"element_{k}": strict[k] for k in ("record_precision", "record_recall", "record_f1")})
-    return out
+    return page_record_scores(pred, gold, keys)
 
 
 # -- plan -> fit per fold -> score per page batch -> aggregate -----------------------------------

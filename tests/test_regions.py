@@ -217,3 +217,23 @@ def test_training_a_spec_with_regions_fits_its_scorer_on_the_inner_cv_labels(tmp
     assert scorer_of(method.model) is not None and method.model.regions["mode"] == "rest"
     plain = ModelMethod(preset="records", regions=None).fit(list(Dataset(ds_path).pages()))
     assert getattr(plain.model, "regions", None) is None
+
+
+def test_regions_option_over_the_preset():
+    """--regions MODE|none on train and evaluate (one parser): over the records preset's rest."""
+    import argparse
+
+    from hwnoise.commands._model_options import add_model_options, model_options
+    from hwnoise.training.spec import SpecError, with_overrides, preset_spec
+    from hwnoise.training.train import model_spec
+
+    p = argparse.ArgumentParser()
+    add_model_options(p)
+    assert model_options(p.parse_args(["--regions", "none"])) == {"preset": None, "regions": None}
+    assert model_options(p.parse_args([])) == {"preset": None}
+    assert model_spec({"preset": "records"}, n_sites=3).regions == "rest"
+    assert model_spec({"preset": "records", "regions": None}, n_sites=3).regions is None
+    assert model_spec({"preset": "general", "regions": "add"}, n_sites=3).regions == "add"
+    assert with_overrides(preset_spec("records"), {"regions": "alone"}).regions == "alone"
+    with pytest.raises(SpecError, match="regions"):
+        with_overrides(preset_spec("records"), {"regions": "both"})

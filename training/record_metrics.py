@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["record_scores", "mean_record_scores", "expand_records"]
+__all__ = ["record_scores", "mean_record_scores", "expand_records", "page_record_scores"]
 
 
 def expand_records(records: Sequence[Iterable[str]], text_keys: Sequence[str]) -> list[frozenset]:
@@ -81,6 +81,17 @@ def record_scores(predicted: Sequence[Iterable[str]], gold: Sequence[Iterable[st
     out.update(record_precision=p, record_recall=r,
                record_f1=(2 * p * r / (p + r)) if p + r > 0 else 0.0,
                matched=int((sim[rows, cols] > 0).sum()))
+    return out
+
+
+def page_record_scores(predicted: Sequence[Iterable[str]], gold: Sequence[Iterable[str]],
+                       text_keys: Sequence[str]) -> dict:
+    """One page's scores as ``hwnoise evaluate`` reports them: the paper's (``record_scores``
+    with the page's ``text_keys``) and, as ``element_record_*``, those over the records' own
+    XPaths."""
+    out = record_scores(predicted, gold, text_keys)
+    strict = record_scores(predicted, gold)
+    out.update({f"element_{k}": strict[k] for k in ("record_precision", "record_recall", "record_f1")})
     return out
 
 
