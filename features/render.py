@@ -202,6 +202,17 @@ def _kill_live() -> None:
 
 
 # -- one browser ---------------------------------------------------------------------------
+def _remove_singleton(profile: Path) -> None:
+    """Remove the folder Chromium keeps its singleton socket in (``$TMPDIR/org.chromium.Chromium.*``,
+    linked from the profile's ``SingletonSocket``), which a killed browser leaves behind."""
+    try:
+        target = Path(os.readlink(profile / "SingletonSocket")).parent
+    except OSError:
+        return
+    if target.name.startswith("org.chromium.Chromium."):
+        shutil.rmtree(target, ignore_errors=True)
+
+
 class Browser:
     """One headless Chromium that this process starts, drives and kills (its process group).
 
@@ -290,6 +301,7 @@ class Browser:
             except subprocess.TimeoutExpired:
                 pass
         if self._profile:
+            _remove_singleton(Path(self._profile))
             shutil.rmtree(self._profile, ignore_errors=True)
             self._profile = None
 

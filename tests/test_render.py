@@ -214,6 +214,21 @@ def test_no_request_leaves_the_machine():
     assert r.set_index("tag").loc["p", "display"] == "block"  # the remote style sheet never applied
 
 
+@needs_chromium
+def test_a_killed_browser_leaves_nothing_in_the_temp_folder(tmp_path, monkeypatch):
+    """Chromium's singleton socket folder (org.chromium.Chromium.*) goes with the profile."""
+    import tempfile
+
+    tmp = Path(tempfile.mkdtemp(prefix="hw-"))  # short: a socket path has at most 107 bytes
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    with Browser(timeout=20) as b:
+        assert len(render_page(HIDDEN_PAGE, browser=b))
+        assert any(p.name.startswith("org.chromium.Chromium.") for p in tmp.iterdir())  # its socket
+    assert list(tmp.iterdir()) == []
+    tmp.rmdir()
+
+
 def _dataset(tmp_path: Path, pages: dict[str, str]) -> Dataset:
     ds = Dataset.create(tmp_path / "ds", name="ds", source="test")
     for name, html in pages.items():
