@@ -158,19 +158,18 @@ def fit_scorer(items: Sequence[RegionPage], mode: str, *, folds: int = 5, fold_o
     return RegionScorer.fit(X, y, w, threshold=t, seed=seed, info=info, mode=mode)
 
 
-def model_region_scorer(model, rows: "pd.DataFrame", pages: Sequence["Page"], *, walk_of=None,
+def model_region_scorer(model, rows: "pd.DataFrame", pages: Sequence["Page"], *,
                         progress: bool = False) -> RegionScorer | None:
     """The region scorer of a model whose spec has ``regions``, fitted on ``pages`` (those of
     the training ``rows`` whose gold has records) with the labels the model's inner CV gave them
     out of fold (``model.inner_oof``); None when there is nothing to fit on."""
     cv = getattr(model, "inner_oof", None)
     mode = getattr(getattr(model, "spec", None), "regions", None)
-    if cv is None or mode is None or not len(cv.rows):
+    if cv is None or mode is None or not len(cv.rows) or not {"dataset", "page", "node"} <= set(rows.columns):
         return None
-    from hwnoise.extractors.base import walk_of as _walk_of
+    from hwnoise.extractors.base import walk_of
     from hwnoise.progress import progress as bar
 
-    walk_of = walk_of or _walk_of
     keys = rows[["dataset", "page", "node"]].iloc[cv.rows]
     gold_n = (rows[LABEL].iloc[cv.rows].astype(str).to_numpy() == CONTENT)
     at: dict[tuple[str, str], np.ndarray] = {}
