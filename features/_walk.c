@@ -1891,6 +1891,60 @@ done:
     return res;
 }
 
+/* -- labels.label_page's rule over the page's words ----------------------------------------- */
+/* label_rule(owner, mask, last, out): labels.half_rule of the rows' word counts in one pass,
+ * the counts made here: owner (int64, the row of each word of the page), mask (bool, one per
+ * word: aligned with the gold), last (int64, each row's last descendant), out (bool, one per
+ * row; True = content). Equal to ``half_rule(last, bincount(owner, minlength=n),
+ * bincount(owner[mask], minlength=n))`` (tests/test_labels.py); False (out unspecified) when an
+ * owner or a last is out of range or there is not a last per row: the numpy code then runs. */
+static PyObject *label_rule(PyObject *self, PyObject *args) {
+    PyObject *objs[4];
+    if (!PyArg_ParseTuple(args, "OOOO", &objs[0], &objs[1], &objs[2], &objs[3])) return NULL;
+    Py_buffer v[4];
+    int got = 0;
+    PyObject *res = NULL;
+    int64_t *cw = NULL, *cm = NULL;
+    for (; got < 4; got++)
+        if (PyObject_GetBuffer(objs[got], &v[got], got == 3 ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS
+                                                             : PyBUF_C_CONTIGUOUS) < 0) goto done;
+    Py_ssize_t m = v[0].len / 8, n = v[3].len;
+    if (v[0].itemsize != 8 || v[1].itemsize != 1 || v[1].len != m || v[2].itemsize != 8 || v[3].itemsize != 1) {
+        PyErr_SetString(PyExc_TypeError, "label_rule: int64 owners, a bool per word, int64 lasts, a bool out per row");
+        goto done;
+    }
+    if (v[2].len / 8 != n) { res = Py_False; Py_INCREF(res); goto done; }  /* not a last per row */
+    const int64_t *owner = v[0].buf, *last = v[2].buf;
+    const unsigned char *mask = v[1].buf;
+    unsigned char *out = v[3].buf;
+    cw = PyMem_Calloc(n + 1, sizeof(int64_t));  /* own words of row i at i + 1, then prefix sums */
+    cm = PyMem_Calloc(n + 1, sizeof(int64_t));
+    if (!cw || !cm) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        int64_t o = owner[j];
+        if (o < 0 || o >= n) { res = Py_False; Py_INCREF(res); goto done; }
+        cw[o + 1]++;
+        cm[o + 1] += mask[j] != 0;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (last[i] < i || last[i] >= n) { res = Py_False; Py_INCREF(res); goto done; }
+        out[i] = cw[i + 1] > 0 ? 2 * cm[i + 1] >= cw[i + 1] : 2;  /* 2: no own words, below */
+        cw[i + 1] += cw[i];
+        cm[i + 1] += cm[i];
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (out[i] != 2) continue;
+        int64_t words = cw[last[i] + 1] - cw[i], marked = cm[last[i] + 1] - cm[i];
+        out[i] = words > 0 && 2 * marked >= words;
+    }
+    res = Py_True;
+    Py_INCREF(res);
+done:
+    PyMem_Free(cw); PyMem_Free(cm);
+    while (got--) PyBuffer_Release(&v[got]);
+    return res;
+}
+
 /* -- sitelevel's look-up: how many pages hold each row's key ----------------------------- */
 /* key_table(uniq, counts): the distinct site keys (uint64) and the pages holding each (int64,
  * at least 1) as an open-addressing hash table, bytes of (key, count) pairs, a count of 0 an
@@ -2021,6 +2075,9 @@ static PyMethodDef methods[] = {
     {"site_keys_utf8", site_keys_utf8, METH_VARARGS,
      "site_keys_utf8(path offsets, path data, text offsets, text data, out): site_keys of two "
      "Arrow string columns into out."},
+    {"label_rule", label_rule, METH_VARARGS,
+     "label_rule(owner, mask, last, out): labels.half_rule of the words' owners and aligned mask into out; "
+     "False when an owner or a last is out of range."},
     {"key_table", key_table, METH_VARARGS,
      "key_table(uniq, counts): a hash table (bytes) of uint64 keys to int64 counts; None when a count "
      "is not positive or a key repeats."},
