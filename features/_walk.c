@@ -562,23 +562,35 @@ done:
 }
 
 
+/* The arguments of own_text and own_text_utf8: (owner, texts, n), owner int64 with one entry
+ * per text (a list of m), n >= 0 rows. */
+typedef struct { Py_buffer view; const int64_t *owner; PyObject *texts; Py_ssize_t n, m; } OwnerArgs;
+
+/* Parse them into a: -1 on an error (set; nothing held), else 0 with owner's buffer held (the
+ * caller releases a->view). */
+static int owner_args(PyObject *args, OwnerArgs *a) {
+    PyObject *owner_obj;
+    if (!PyArg_ParseTuple(args, "OO!n", &owner_obj, &PyList_Type, &a->texts, &a->n)) return -1;
+    if (PyObject_GetBuffer(owner_obj, &a->view, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    a->m = PyList_GET_SIZE(a->texts);
+    a->owner = a->view.buf;
+    if (a->view.itemsize != 8 || a->view.len / 8 != a->m || a->n < 0) {
+        PyBuffer_Release(&a->view);
+        PyErr_SetString(PyExc_TypeError, "own_text: int64 owners, one per text");
+        return -1;
+    }
+    return 0;
+}
+
 /* own_text(owner, texts, n): walk._own_text, each row's own text: its segments (texts[j]
  * owned by row owner[j], int64) joined by one space in document order, "" for none. None
  * when an owner is out of range (the Python code decides). */
 static PyObject *own_text(PyObject *self, PyObject *args) {
-    PyObject *owner_obj, *texts;
-    Py_ssize_t n;
-    if (!PyArg_ParseTuple(args, "OO!n", &owner_obj, &PyList_Type, &texts, &n)) return NULL;
-    Py_buffer view;
-    if (PyObject_GetBuffer(owner_obj, &view, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    Py_ssize_t m = PyList_GET_SIZE(texts);
-    PyObject *out = NULL, *empty = NULL, *space = NULL;
-    Py_ssize_t *count = NULL;
-    if (view.itemsize != 8 || view.len / 8 != m || n < 0) {
-        PyErr_SetString(PyExc_TypeError, "own_text: int64 owners, one per text");
-        goto done;
-    }
-    const int64_t *owner = view.buf;
+    OwnerArgs A;
+    if (owner_args(args, &A) < 0) return NULL;
+    PyObject *texts = A.texts, *out = NULL, *empty = NULL, *space = NULL;
+    Py_ssize_t n = A.n, m = A.m, *count = NULL;
+    const int64_t *owner = A.owner;
     for (Py_ssize_t j = 0; j < m; j++) {
         if (owner[j] < 0 || owner[j] >= n || !PyUnicode_Check(PyList_GET_ITEM(texts, j))) {
             out = Py_None; Py_INCREF(out);
@@ -608,7 +620,7 @@ static PyObject *own_text(PyObject *self, PyObject *args) {
 done:
     PyMem_Free(count);
     Py_XDECREF(empty); Py_XDECREF(space);
-    PyBuffer_Release(&view);
+    PyBuffer_Release(&A.view);
     return out;
 }
 
@@ -624,35 +636,56 @@ static inline int decimal(int64_t v, char *out) {
     return n;
 }
 
+/* The arguments of xpaths and xpaths_utf8: (parent, codes, tags, nth, root), parent, codes and
+ * nth int64 of one length (the rows). */
+typedef struct { Py_buffer p, c, n; PyObject *tags, *root; Py_ssize_t rows; } XpathArgs;
+
+/* Parse them into a: -1 on an error (set; nothing held), else 1 when the rows may be made here
+ * and 0 when the Python code must decide (a tag or root not ASCII, a code out of range, a
+ * row's parent not before it); the caller then releases a's buffers (xpath_args_release). */
+static int xpath_args(PyObject *args, XpathArgs *a) {
+    PyObject *parent_obj, *codes_obj, *nth_obj;
+    if (!PyArg_ParseTuple(args, "OOO!OU", &parent_obj, &codes_obj, &PyList_Type, &a->tags, &nth_obj, &a->root))
+        return -1;
+    if (PyObject_GetBuffer(parent_obj, &a->p, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    if (PyObject_GetBuffer(codes_obj, &a->c, PyBUF_C_CONTIGUOUS) < 0) { PyBuffer_Release(&a->p); return -1; }
+    if (PyObject_GetBuffer(nth_obj, &a->n, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&a->p); PyBuffer_Release(&a->c); return -1;
+    }
+    if (a->p.itemsize != 8 || a->c.itemsize != 8 || a->n.itemsize != 8 || a->c.len != a->p.len
+            || a->n.len != a->p.len) {
+        PyBuffer_Release(&a->p); PyBuffer_Release(&a->c); PyBuffer_Release(&a->n);
+        PyErr_SetString(PyExc_TypeError, "xpaths: int64 parent, codes and nth of one length");
+        return -1;
+    }
+    Py_ssize_t n = a->rows = a->p.len / 8, nt = PyList_GET_SIZE(a->tags);
+    const int64_t *parent = a->p.buf, *code = a->c.buf;
+    int ok = PyUnicode_IS_ASCII(a->root);
+    for (Py_ssize_t k = 0; ok && k < nt; k++) {
+        PyObject *t = PyList_GET_ITEM(a->tags, k);
+        ok = PyUnicode_Check(t) && PyUnicode_IS_ASCII(t);
+    }
+    for (Py_ssize_t i = 0; ok && i < n; i++)
+        ok = code[i] >= 0 && code[i] < nt && (i == 0 || (parent[i] >= 0 && parent[i] < i));
+    return ok;
+}
+
+static void xpath_args_release(XpathArgs *a) {
+    PyBuffer_Release(&a->p); PyBuffer_Release(&a->c); PyBuffer_Release(&a->n);
+}
+
 /* xpaths(parent, codes, tags, nth, root): measures.xpaths' (xpath, tag path) of each row, made
  * in one pass: row i's xpath is its parent's plus "/" tags[codes[i]] "[" nth[i] "]", its tag
  * path its parent's plus "/" tags[codes[i]]; row 0's are root. None when a tag or root is not
  * ASCII, a code out of range, or a row's parent does not come before it (the Python code
  * decides). parent, codes, nth: int64, one per row. */
 static PyObject *xpaths(PyObject *self, PyObject *args) {
-    PyObject *parent_obj, *codes_obj, *tags, *nth_obj, *root;
-    if (!PyArg_ParseTuple(args, "OOO!OU", &parent_obj, &codes_obj, &PyList_Type, &tags, &nth_obj, &root))
-        return NULL;
-    Py_buffer vp, vc, vn;
-    if (PyObject_GetBuffer(parent_obj, &vp, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (PyObject_GetBuffer(codes_obj, &vc, PyBUF_C_CONTIGUOUS) < 0) { PyBuffer_Release(&vp); return NULL; }
-    if (PyObject_GetBuffer(nth_obj, &vn, PyBUF_C_CONTIGUOUS) < 0) {
-        PyBuffer_Release(&vp); PyBuffer_Release(&vc); return NULL;
-    }
-    PyObject *res = NULL, *xp = NULL, *tp = NULL;
-    Py_ssize_t n = vp.len / 8, nt = PyList_GET_SIZE(tags);
-    if (vp.itemsize != 8 || vc.itemsize != 8 || vn.itemsize != 8 || vc.len != vp.len || vn.len != vp.len) {
-        PyErr_SetString(PyExc_TypeError, "xpaths: int64 parent, codes and nth of one length");
-        goto done;
-    }
-    const int64_t *parent = vp.buf, *code = vc.buf, *nth = vn.buf;
-    int ok = PyUnicode_IS_ASCII(root);
-    for (Py_ssize_t k = 0; ok && k < nt; k++) {
-        PyObject *t = PyList_GET_ITEM(tags, k);
-        ok = PyUnicode_Check(t) && PyUnicode_IS_ASCII(t);
-    }
-    for (Py_ssize_t i = 0; ok && i < n; i++)
-        ok = code[i] >= 0 && code[i] < nt && (i == 0 || (parent[i] >= 0 && parent[i] < i));
+    XpathArgs A;
+    int ok = xpath_args(args, &A);
+    if (ok < 0) return NULL;
+    PyObject *res = NULL, *xp = NULL, *tp = NULL, *tags = A.tags, *root = A.root;
+    Py_ssize_t n = A.rows;
+    const int64_t *parent = A.p.buf, *code = A.c.buf, *nth = A.n.buf;
     if (!ok) { res = Py_None; Py_INCREF(res); goto done; }
     xp = PyList_New(n);
     tp = xp ? PyList_New(n) : NULL;
@@ -688,7 +721,7 @@ static PyObject *xpaths(PyObject *self, PyObject *args) {
     res = PyTuple_Pack(2, xp, tp);
 done:
     Py_XDECREF(xp); Py_XDECREF(tp);
-    PyBuffer_Release(&vp); PyBuffer_Release(&vc); PyBuffer_Release(&vn);
+    xpath_args_release(&A);
     return res;
 }
 
@@ -1690,6 +1723,228 @@ static PyObject *str_column(PyObject *self, PyObject *arg) {
     return Py_BuildValue("NnNN", valid, nulls, offsets, data);
 }
 
+/* -- the features stage's string columns as Arrow buffers -------------------------------- */
+/* Where the page's xpath, tag path and text columns go straight to Arrow (``walk_page(...,
+ * utf8=True)``, the features stage): each column as an Arrow string array's buffers, int32
+ * offsets (one more than rows) and UTF-8 data, both bytes, with no str made per row. The
+ * functions above that give lists of str stay the reference (tests/test_walk_compiled.py). */
+
+/* offsets (int64, n + 1, from 0) as an int32 offsets buffer; None when past 32-bit offsets */
+static PyObject *int32_offsets(const int64_t *o, Py_ssize_t n) {
+    if (o[n] > INT32_MAX) Py_RETURN_NONE;
+    PyObject *b = PyBytes_FromStringAndSize(NULL, (n + 1) * (Py_ssize_t)sizeof(int32_t));
+    if (!b) return NULL;
+    int32_t *w = (int32_t *)PyBytes_AS_STRING(b);
+    for (Py_ssize_t i = 0; i <= n; i++) w[i] = (int32_t)o[i];
+    return b;
+}
+
+/* xpaths_utf8(parent, codes, tags, nth, root): xpaths' (xpath, tag path) columns as
+ * ``(xpath offsets, xpath data, tag path offsets, tag path data)`` (ASCII data); None where
+ * xpaths gives None or a column passes 32-bit offsets. */
+static PyObject *xpaths_utf8(PyObject *self, PyObject *args) {
+    XpathArgs A;
+    int ok = xpath_args(args, &A);
+    if (ok < 0) return NULL;
+    PyObject *res = NULL, *xo = NULL, *xd = NULL, *to = NULL, *td = NULL, *tags = A.tags, *root = A.root;
+    int64_t *xoff = NULL, *toff = NULL;
+    Py_ssize_t n = A.rows;
+    const int64_t *parent = A.p.buf, *code = A.c.buf, *nth = A.n.buf;
+    if (!ok) { res = Py_None; Py_INCREF(res); goto done; }
+    xoff = PyMem_Malloc((n + 1) * sizeof(int64_t));
+    toff = PyMem_Malloc((n + 1) * sizeof(int64_t));
+    if (!xoff || !toff) { PyErr_NoMemory(); goto done; }
+    Py_ssize_t lr = PyUnicode_GET_LENGTH(root);
+    xoff[0] = toff[0] = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {  /* each row's length: its parent's plus its step */
+        int64_t lx = lr, lt = lr;
+        if (i) {
+            int64_t p = parent[i], lname = PyUnicode_GET_LENGTH(PyList_GET_ITEM(tags, code[i]));
+            char num[24];
+            lx = (xoff[p + 1] - xoff[p]) + 1 + lname + 2 + decimal(nth[i], num);
+            lt = (toff[p + 1] - toff[p]) + 1 + lname;
+        }
+        xoff[i + 1] = xoff[i] + lx;
+        toff[i + 1] = toff[i] + lt;
+        if (xoff[i + 1] > INT32_MAX) { res = Py_None; Py_INCREF(res); goto done; }
+    }
+    xo = int32_offsets(xoff, n);
+    to = xo ? int32_offsets(toff, n) : NULL;
+    if (!to) goto done;
+    if (xo == Py_None || to == Py_None) { res = Py_None; Py_INCREF(res); goto done; }
+    xd = PyBytes_FromStringAndSize(NULL, xoff[n]);
+    td = xd ? PyBytes_FromStringAndSize(NULL, toff[n]) : NULL;
+    if (!td) goto done;
+    char *X = PyBytes_AS_STRING(xd), *T = PyBytes_AS_STRING(td);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        char *wx = X + xoff[i], *wt = T + toff[i];
+        if (!i) {
+            memcpy(wx, PyUnicode_DATA(root), lr);
+            memcpy(wt, PyUnicode_DATA(root), lr);
+            continue;
+        }
+        int64_t p = parent[i];
+        PyObject *t = PyList_GET_ITEM(tags, code[i]);
+        Py_ssize_t lname = PyUnicode_GET_LENGTH(t);
+        memcpy(wx, X + xoff[p], xoff[p + 1] - xoff[p]); wx += xoff[p + 1] - xoff[p];
+        *wx++ = '/';
+        memcpy(wx, PyUnicode_DATA(t), lname); wx += lname;
+        *wx++ = '[';
+        wx += decimal(nth[i], wx);
+        *wx = ']';
+        memcpy(wt, T + toff[p], toff[p + 1] - toff[p]); wt += toff[p + 1] - toff[p];
+        *wt++ = '/';
+        memcpy(wt, PyUnicode_DATA(t), lname);
+    }
+    res = PyTuple_Pack(4, xo, xd, to, td);
+done:
+    Py_XDECREF(xo); Py_XDECREF(xd); Py_XDECREF(to); Py_XDECREF(td);
+    PyMem_Free(xoff); PyMem_Free(toff);
+    xpath_args_release(&A);
+    return res;
+}
+
+/* own_text_utf8(owner, texts, n): own_text's column as ``(offsets, data)``: each row's
+ * segments' UTF-8 joined by one space, a space only after a row's text that is not empty (as
+ * walk._own_text joins); None where own_text gives None, a text has no UTF-8 form (a lone
+ * surrogate) or the data passes 32-bit offsets. */
+static PyObject *own_text_utf8(PyObject *self, PyObject *args) {
+    OwnerArgs A;
+    if (owner_args(args, &A) < 0) return NULL;
+    int64_t *off = NULL, *at = NULL;  /* each row's offset, and where its next segment goes */
+    const char **src = NULL;          /* each segment's UTF-8, and its length */
+    Py_ssize_t n = A.n, m = A.m, *len = NULL;
+    PyObject *texts = A.texts, *res = NULL, *offsets = NULL, *data = NULL;
+    const int64_t *owner = A.owner;
+    off = PyMem_Calloc(n + 1, sizeof(int64_t));
+    at = PyMem_Malloc((n + 1) * sizeof(int64_t));
+    src = PyMem_Malloc((m ? m : 1) * sizeof(char *));
+    len = PyMem_Malloc((m ? m : 1) * sizeof(Py_ssize_t));
+    if (!off || !at || !src || !len) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        PyObject *t = PyList_GET_ITEM(texts, j);
+        if (owner[j] < 0 || owner[j] >= n || !PyUnicode_Check(t)) { res = Py_None; Py_INCREF(res); goto done; }
+        if (PyUnicode_IS_ASCII(t)) { src[j] = (const char *)PyUnicode_DATA(t); len[j] = PyUnicode_GET_LENGTH(t); }
+        else if (!(src[j] = PyUnicode_AsUTF8AndSize(t, &len[j]))) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) goto done;
+            PyErr_Clear();
+            res = Py_None; Py_INCREF(res);
+            goto done;
+        }
+        int64_t *row = &off[owner[j] + 1];  /* the row's length so far */
+        *row += (*row ? 1 : 0) + len[j];
+    }
+    for (Py_ssize_t i = 0; i < n; i++) { at[i] = off[i]; off[i + 1] += off[i]; }
+    if (!(offsets = int32_offsets(off, n))) goto done;
+    if (offsets == Py_None) { res = offsets; offsets = NULL; goto done; }
+    if (!(data = PyBytes_FromStringAndSize(NULL, off[n]))) goto done;
+    char *D = PyBytes_AS_STRING(data);
+    for (Py_ssize_t j = 0; j < m; j++) {
+        Py_ssize_t o = owner[j];
+        if (at[o] > off[o]) D[at[o]++] = ' ';
+        memcpy(D + at[o], src[j], len[j]);
+        at[o] += len[j];
+    }
+    res = PyTuple_Pack(2, offsets, data);
+done:
+    Py_XDECREF(offsets); Py_XDECREF(data);
+    PyMem_Free(off); PyMem_Free(at); PyMem_Free((void *)src); PyMem_Free(len);
+    PyBuffer_Release(&A.view);
+    return res;
+}
+
+/* one (offsets, data) column's buffers checked: n + 1 int32 offsets from 0, rising, within data */
+static int utf8_column(Py_buffer *o, Py_buffer *d, Py_ssize_t n) {
+    if (o->len != (n + 1) * (Py_ssize_t)sizeof(int32_t)) return 0;
+    const int32_t *off = o->buf;
+    if (off[0] != 0) return 0;
+    for (Py_ssize_t i = 0; i < n; i++) if (off[i + 1] < off[i]) return 0;
+    return off[n] <= d->len;
+}
+
+/* site_keys_utf8(path offsets, path data, text offsets, text data, out): site_keys of the
+ * columns of xpaths_utf8 and own_text_utf8 (the same UTF-8 bytes hashed: the same keys). */
+static PyObject *site_keys_utf8(PyObject *self, PyObject *args) {
+    PyObject *objs[5];
+    if (!PyArg_ParseTuple(args, "OOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4])) return NULL;
+    Py_buffer v[5];
+    int got = 0;
+    PyObject *res = NULL;
+    for (; got < 5; got++)
+        if (PyObject_GetBuffer(objs[got], &v[got], got == 4 ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS
+                                                             : PyBUF_C_CONTIGUOUS) < 0) goto done;
+    Py_ssize_t n = v[4].len / 8;
+    if (v[4].itemsize != 8 || !utf8_column(&v[0], &v[1], n) || !utf8_column(&v[2], &v[3], n)) {
+        PyErr_SetString(PyExc_ValueError, "site_keys_utf8: two columns of as many rows as uint64 outputs");
+        goto done;
+    }
+    const int32_t *po = v[0].buf, *to = v[2].buf;
+    const unsigned char *pd = v[1].buf, *td = v[3].buf;
+    uint64_t *out = v[4].buf;
+    for (Py_ssize_t i = 0; i < n; i++)
+        out[i] = mix64(stable_hash(td + to[i], to[i + 1] - to[i])
+                       ^ mix64(stable_hash(pd + po[i], po[i + 1] - po[i]) ^ 0x9E3779B97F4A7C15ULL));
+    res = Py_True;
+    Py_INCREF(res);
+done:
+    while (got--) PyBuffer_Release(&v[got]);
+    return res;
+}
+
+/* -- labels.label_page's rule over the page's words ----------------------------------------- */
+/* label_rule(owner, mask, last, out): labels.half_rule of the rows' word counts in one pass,
+ * the counts made here: owner (int64, the row of each word of the page), mask (bool, one per
+ * word: aligned with the gold), last (int64, each row's last descendant), out (bool, one per
+ * row; True = content). Equal to ``half_rule(last, bincount(owner, minlength=n),
+ * bincount(owner[mask], minlength=n))`` (tests/test_labels.py); False (out unspecified) when an
+ * owner or a last is out of range or there is not a last per row: the numpy code then runs. */
+static PyObject *label_rule(PyObject *self, PyObject *args) {
+    PyObject *objs[4];
+    if (!PyArg_ParseTuple(args, "OOOO", &objs[0], &objs[1], &objs[2], &objs[3])) return NULL;
+    Py_buffer v[4];
+    int got = 0;
+    PyObject *res = NULL;
+    int64_t *cw = NULL, *cm = NULL;
+    for (; got < 4; got++)
+        if (PyObject_GetBuffer(objs[got], &v[got], got == 3 ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS
+                                                             : PyBUF_C_CONTIGUOUS) < 0) goto done;
+    Py_ssize_t m = v[0].len / 8, n = v[3].len;
+    if (v[0].itemsize != 8 || v[1].itemsize != 1 || v[1].len != m || v[2].itemsize != 8 || v[3].itemsize != 1) {
+        PyErr_SetString(PyExc_TypeError, "label_rule: int64 owners, a bool per word, int64 lasts, a bool out per row");
+        goto done;
+    }
+    if (v[2].len / 8 != n) { res = Py_False; Py_INCREF(res); goto done; }  /* not a last per row */
+    const int64_t *owner = v[0].buf, *last = v[2].buf;
+    const unsigned char *mask = v[1].buf;
+    unsigned char *out = v[3].buf;
+    cw = PyMem_Calloc(n + 1, sizeof(int64_t));  /* own words of row i at i + 1, then prefix sums */
+    cm = PyMem_Calloc(n + 1, sizeof(int64_t));
+    if (!cw || !cm) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        int64_t o = owner[j];
+        if (o < 0 || o >= n) { res = Py_False; Py_INCREF(res); goto done; }
+        cw[o + 1]++;
+        cm[o + 1] += mask[j] != 0;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (last[i] < i || last[i] >= n) { res = Py_False; Py_INCREF(res); goto done; }
+        out[i] = cw[i + 1] > 0 ? 2 * cm[i + 1] >= cw[i + 1] : 2;  /* 2: no own words, below */
+        cw[i + 1] += cw[i];
+        cm[i + 1] += cm[i];
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (out[i] != 2) continue;
+        int64_t words = cw[last[i] + 1] - cw[i], marked = cm[last[i] + 1] - cm[i];
+        out[i] = words > 0 && 2 * marked >= words;
+    }
+    res = Py_True;
+    Py_INCREF(res);
+done:
+    PyMem_Free(cw); PyMem_Free(cm);
+    while (got--) PyBuffer_Release(&v[got]);
+    return res;
+}
+
 /* -- sitelevel's look-up: how many pages hold each row's key ----------------------------- */
 /* key_table(uniq, counts): the distinct site keys (uint64) and the pages holding each (int64,
  * at least 1) as an open-addressing hash table, bytes of (key, count) pairs, a count of 0 an
@@ -1811,6 +2066,18 @@ static PyMethodDef methods[] = {
      "visit(body, drop, hidden, hides, attrs, keep): features.walk._visit's lists (without path0; "
      "numbers as int64/bool buffers) and the segments' lengths, or None when the Python walk must decide."},
     {"squash", squash, METH_O, "squash(s): ' '.join(s.split()), as the visit computes it."},
+    {"xpaths_utf8", xpaths_utf8, METH_VARARGS,
+     "xpaths_utf8(parent, codes, tags, nth, root): xpaths' two columns as Arrow string buffers "
+     "(xpath offsets, data, tag path offsets, data); None when the Python code must decide."},
+    {"own_text_utf8", own_text_utf8, METH_VARARGS,
+     "own_text_utf8(owner, texts, n): own_text's column as Arrow string buffers (offsets, data); "
+     "None when the Python code must decide."},
+    {"site_keys_utf8", site_keys_utf8, METH_VARARGS,
+     "site_keys_utf8(path offsets, path data, text offsets, text data, out): site_keys of two "
+     "Arrow string columns into out."},
+    {"label_rule", label_rule, METH_VARARGS,
+     "label_rule(owner, mask, last, out): labels.half_rule of the words' owners and aligned mask into out; "
+     "False when an owner or a last is out of range."},
     {"key_table", key_table, METH_VARARGS,
      "key_table(uniq, counts): a hash table (bytes) of uint64 keys to int64 counts; None when a count "
      "is not positive or a key repeats."},

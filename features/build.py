@@ -45,6 +45,7 @@ from hwnoise.decode import sniff_html
 from hwnoise.features import native
 from hwnoise.features.columns import CONTENT, LABEL
 from hwnoise.features.labels import page_labels
+from hwnoise.features.measures import Utf8Column
 from hwnoise.features.record_gold import read_records
 from hwnoise.features.walk import ROW_COLUMNS, TermMatcher, walk_page
 from hwnoise.progress import bar, info
@@ -169,14 +170,15 @@ def _page_job(job: tuple) -> tuple[str, object, str | None]:
     if why:
         return pid, None, f"{html_path}: not HTML ({why}); {NOT_HTML}"
     try:
-        walk = walk_page(data, _QUERY or (), http_charset=charset, own_terms=own)
+        to_arrow = bool(arrow and arrow[0])  # xpath and text as Arrow's buffers (no str per row)
+        walk = walk_page(data, _QUERY or (), http_charset=charset, own_terms=own, utf8_columns=to_arrow)
         gold = _read_gold(gold_path) if gold_path else None
         records = _records_file(html_path)
         labels = page_labels(walk, gold, html=data, http_charset=charset,
                              records=read_records(records) if os.path.isfile(records) else None,
                              stored=stored)
         keys = walk.site_keys  # made here, in the worker, with the walk's tag paths
-        if arrow and arrow[0]:
+        if to_arrow:
             cols = dict(walk.columns)
             cols[LABEL] = labels
             return pid, (page_columns(cols, SCHEMA), keys, unique_keys(keys),
@@ -408,6 +410,8 @@ def page_columns(columns: dict, schema: pa.Schema) -> dict:
             continue
         v = columns[c]
         if is_str:
+            if isinstance(v, Utf8Column):  # made by the compiled walk: its buffers as they are
+                v = pa.Array.from_buffers(_STR, len(v), [None, pa.py_buffer(v.offsets), pa.py_buffer(v.data)])
             out[c] = v if isinstance(v, pa.Array) else _str_array(v)
         else:
             out[c] = np.asarray(v).astype(dtype, copy=False)

@@ -23,23 +23,34 @@ from __future__ import annotations
 
 import numpy as np
 
+from hwnoise.features import native
 from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.text import lcs_mask, normalize, nul_word_ids, nul_words, tokenize
 
-__all__ = ["label_page", "aligned_words", "page_labels", "resolve_labels", "stored_labels"]
+__all__ = ["label_page", "aligned_words", "word_alignment", "label_rule", "page_labels", "resolve_labels",
+           "stored_labels"]
 
 
 def aligned_words(walk, gold_text: str) -> tuple[np.ndarray, np.ndarray]:
     """Per row, ``(own_words, own_aligned)``: the row's own words and how many aligned with gold."""
-    n = len(walk)
+    owner, mask = word_alignment(walk, gold_text)
+    return _word_counts(owner, mask, len(walk))
+
+
+def word_alignment(walk, gold_text: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(owner, mask)``: the row owning each of the page's words (document order) and whether
+    the word aligned with the gold text's (one LCS)."""
     seg_owner, texts = walk.segment_arrays()
     ids = (nul_word_ids("\x00".join(walk.normalized_segments()), normalize(gold_text or ""))
            if texts else None)
     if ids is not None and ids[2] == len(texts) - 1:  # word ids only: no word strings made
-        owner, mask = seg_owner[ids[0]], lcs_mask(ids[1], ids[3])
-    else:  # no text, or a NUL inside a text (not from the walk)
-        owner, words = segment_words(walk)
-        mask = lcs_mask(words, tokenize(gold_text or ""))
+        return seg_owner[ids[0]], lcs_mask(ids[1], ids[3])
+    owner, words = segment_words(walk)  # no text, or a NUL inside a text (not from the walk)
+    return owner, lcs_mask(words, tokenize(gold_text or ""))
+
+
+def _word_counts(owner: np.ndarray, mask: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, its own words and how many of them ``mask`` marks."""
     own_words = np.bincount(owner, minlength=n)[:n] if n else np.zeros(0, dtype=np.int64)
     own_aligned = (np.bincount(owner[mask], minlength=n)[:n] if n
                    else np.zeros(0, dtype=np.int64))
@@ -70,12 +81,24 @@ def label_page(walk, gold_text: str | None) -> np.ndarray:
     n = len(walk)
     if gold_text is None:
         return np.full(n, None, dtype=object)
-    own_words, own_aligned = aligned_words(walk, gold_text)
-    content = half_rule(np.asarray(walk.last, dtype=np.int64), own_words, own_aligned)
+    owner, mask = word_alignment(walk, gold_text)
+    content = label_rule(owner, mask, np.asarray(walk.last, dtype=np.int64), n)
     return _NOISE_CONTENT[content.astype(np.intp)]
 
 
 _NOISE_CONTENT = np.array([NOISE, CONTENT], dtype=object)
+
+
+def label_rule(owner: np.ndarray, mask: np.ndarray, last: np.ndarray, n: int) -> np.ndarray:
+    """``half_rule`` of the rows' words (``word_alignment``: each word's row, and whether it is
+    marked), True = content: the counts and the rule in one compiled pass (``features/_walk.c``
+    ``label_rule``) when it is there, else ``_word_counts`` and ``half_rule``, its reference."""
+    if native.ext is not None:
+        out = np.empty(n, dtype=bool)
+        if native.ext.label_rule(np.ascontiguousarray(owner, dtype=np.int64), np.ascontiguousarray(mask, dtype=bool),
+                                 np.ascontiguousarray(last, dtype=np.int64), out):
+            return out
+    return half_rule(last, *_word_counts(owner, mask, n))
 
 
 def half_rule(last: np.ndarray, own_words: np.ndarray, own_marked: np.ndarray) -> np.ndarray:

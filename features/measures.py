@@ -19,7 +19,29 @@ from hwnoise.features import native
 
 __all__ = ["subtree_sizes", "subtree_last", "subtree_sum", "query_scores",
            "composite_text_density", "sibling_structure", "tree_measures", "tag_codes", "tag_factor",
-           "TAG_VOCABULARY"]
+           "TAG_VOCABULARY", "Utf8Column"]
+
+
+class Utf8Column:
+    """A column of strings laid out as an Arrow string array: ``offsets`` (int32, one more than
+    rows, bytes) into ``data`` (UTF-8, bytes). The compiled walk makes the features stage's
+    xpath, tag path and text columns this way (``walk_page(..., utf8_columns=True)``), with no
+    str per row; the stage hands the two buffers to Arrow as they are. ``tolist`` gives the
+    strs."""
+
+    __slots__ = ("offsets", "data")
+
+    def __init__(self, offsets: bytes, data: bytes):
+        self.offsets, self.data = offsets, data
+
+    def __len__(self) -> int:
+        return len(self.offsets) // 4 - 1
+
+    def tolist(self) -> list[str]:
+        off = np.frombuffer(self.offsets, dtype=np.int32).tolist()
+        data = self.data
+        return [data[a:b].decode("utf-8") for a, b in zip(off, off[1:])]
+
 
 #: Fixed tag vocabulary for ``tag_code`` (1-based; 0 = any other tag). Append only.
 TAG_VOCABULARY: list[str] = [
@@ -179,18 +201,25 @@ def sibling_structure(parent: np.ndarray, tags: Sequence[str],
 
 
 def xpaths(parent: np.ndarray, tags: Sequence[str], nth: np.ndarray, root_path: str, *,
-           depth: np.ndarray | None = None, factor: tuple[np.ndarray, list[str]] | None = None
-           ) -> tuple[list[str], list[str]]:
+           depth: np.ndarray | None = None, factor: tuple[np.ndarray, list[str]] | None = None,
+           utf8: bool = False) -> tuple[list[str] | Utf8Column, list[str] | Utf8Column]:
     """``(xpath, tag path)`` of each row: ``/html/body/div[2]/p[1]`` (positions among shown
     siblings of the same tag) and the same without positions (``/html/body/div/p``).
 
     Each row's string is its parent's plus a step (``/tag[k]``) made once per distinct tag
-    and position; ``depth`` is accepted for callers that pass it and not needed."""
+    and position; ``depth`` is accepted for callers that pass it and not needed. With
+    ``utf8`` and the compiled helpers, both come as ``Utf8Column`` (no str per row); lists of
+    str otherwise, the reference."""
     n = len(tags)
     if not n:
         return [], []
     parent = np.asarray(parent, dtype=np.int64)
     codes, uniq = factor if factor is not None else tag_factor(tags)
+    if utf8 and native.ext is not None:  # the same strings as Arrow buffers (features/_walk.c)
+        got = native.ext.xpaths_utf8(np.ascontiguousarray(parent), np.ascontiguousarray(codes, dtype=np.int64),
+                                     [str(t) for t in uniq], np.ascontiguousarray(nth, dtype=np.int64), root_path)
+        if got is not None:
+            return Utf8Column(got[0], got[1]), Utf8Column(got[2], got[3])
     if native.ext is not None:  # the same strings in one compiled pass (features/_walk.c)
         got = native.ext.xpaths(np.ascontiguousarray(parent), np.ascontiguousarray(codes, dtype=np.int64),
                                 [str(t) for t in uniq], np.ascontiguousarray(nth, dtype=np.int64), root_path)
@@ -237,7 +266,7 @@ def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, ow
                   own_link_chars: np.ndarray, matches: np.ndarray, own_matches: np.ndarray,
                   chars_prior: np.ndarray, root_path: str, *, last: np.ndarray | None = None,
                   is_a: np.ndarray | None = None,
-                  factor: tuple[np.ndarray, list[str]] | None = None) -> dict[str, object]:
+                  factor: tuple[np.ndarray, list[str]] | None = None, utf8: bool = False) -> dict[str, object]:
     """Every measure of the rows of one page (document order, ``parent`` -1 for body).
 
     ``own_chars``/``own_link_chars``: characters of each row's own text and the part of it
@@ -247,7 +276,7 @@ def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, ow
     ``walk.ROW_COLUMNS`` (all but ``text``) plus ``last`` (each row's last descendant) and
     ``tagpath`` (the xpath without positions). ``last`` and ``is_a`` (1 for ``<a>``) may be
     given when the caller has them (the visit records them as it goes), and so may ``factor``,
-    ``tag_factor(tags)``.
+    ``tag_factor(tags)``. ``utf8``: ``xpath`` and ``tagpath`` as ``Utf8Column`` (``xpaths``).
     """
     n = len(parent)
     idx = np.arange(n, dtype=np.int64)
@@ -282,7 +311,7 @@ def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, ow
         parent_ctd = np.where(parent >= 0, ctd[np.maximum(parent, 0)], 0.0) if n else np.zeros(0)
         td, position = chars / tags_, idx / max(n, 1)
         chars_before = np.asarray(chars_prior, dtype=np.float64) / (cb or 1)
-    xpath, tagpath = xpaths(parent, tags, nth, root_path, depth=np.asarray(depth), factor=factor)
+    xpath, tagpath = xpaths(parent, tags, nth, root_path, depth=np.asarray(depth), factor=factor, utf8=utf8)
     return {
         "node": idx,
         "parent": parent,

@@ -67,7 +67,7 @@ from hwnoise.decode import decode_html, own_utf8
 from hwnoise.features import native
 from hwnoise.features.css import DROP_TAGS, hides, match_rows, page_style
 from hwnoise.features.limits import cap_markup, utf8_within_caps
-from hwnoise.features.measures import (TAG_VOCABULARY, composite_text_density, query_scores,
+from hwnoise.features.measures import (TAG_VOCABULARY, Utf8Column, composite_text_density, query_scores,
                                        subtree_last, tree_measures)
 from hwnoise.text import normalize, tokenize
 from hwnoise.text import words as text_words
@@ -105,7 +105,8 @@ class PageWalk:
     rows ``i .. last[i]`` (rows are in document order).
 
     ``columns`` holds the rows as parallel arrays (numpy for numbers, lists of
-    str for ``xpath``, ``tag``, ``text``); ``rows`` is the pandas DataFrame of
+    str for ``xpath``, ``tag``, ``text``, or for ``xpath`` and ``text`` ``Utf8Column``
+    after ``walk_page(..., utf8_columns=True)``); ``rows`` is the pandas DataFrame of
     them, built on first use (the features stage writes the arrays to Arrow
     without it). ``tagpath`` is each row's xpath without positions, ``classes``
     and ``ids`` each row's class and id attributes (None when absent), and
@@ -187,12 +188,16 @@ class PageWalk:
         """Each row's tag path (``/html/body/div/p``: the xpath without positions)."""
         if self._tagpath is None:
             self._tagpath = [_POS_RE.sub("", x) for x in self.column("xpath")]
+        elif isinstance(self._tagpath, Utf8Column):
+            return self._tagpath.tolist()
         return self._tagpath
 
     def column(self, name: str):
-        """One column, from the arrays when the walk has them (no DataFrame built)."""
+        """One column, from the arrays when the walk has them (no DataFrame built); a
+        ``Utf8Column`` as its list of str."""
         if self.columns is not None:
-            return self.columns[name]
+            values = self.columns[name]
+            return values.tolist() if isinstance(values, Utf8Column) else values
         values = self._rows[name]
         return values.tolist() if values.dtype == object else values.to_numpy()
 
@@ -202,9 +207,15 @@ class PageWalk:
         the keys of the ``sitelevel`` column (``features.build``)."""
         if self._site_keys is None and native.ext is not None:  # the same keys, compiled
             keys = np.empty(len(self), dtype=np.uint64)
-            texts = self.column("text")
-            if native.ext.site_keys(self.tagpath, texts if isinstance(texts, list) else list(texts), keys):
+            paths = self._tagpath
+            texts = self.columns["text"] if self.columns is not None else None
+            if isinstance(paths, Utf8Column) and isinstance(texts, Utf8Column):  # the same bytes hashed
+                native.ext.site_keys_utf8(paths.offsets, paths.data, texts.offsets, texts.data, keys)
                 self._site_keys = keys
+            else:
+                texts = self.column("text")
+                if native.ext.site_keys(self.tagpath, texts if isinstance(texts, list) else list(texts), keys):
+                    self._site_keys = keys
         if self._site_keys is None:
             paths = self.tagpath
             distinct = list(dict.fromkeys(paths))
@@ -744,7 +755,7 @@ def _match_counts(owners: np.ndarray, norm: list[str], n: int, *matchers: TermMa
 
 
 def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charset: str | None = None,
-              own_terms: Iterable[str] = (), keep_tree: bool = False) -> PageWalk:
+              own_terms: Iterable[str] = (), keep_tree: bool = False, utf8_columns: bool = False) -> PageWalk:
     """Walk one page: decode, parse, drop what is not shown, and measure every element.
 
     ``html`` is the page's bytes (decoded as a browser would, ``http_charset``
@@ -752,8 +763,11 @@ def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charse
     ``own_terms`` the page's own submission terms (for ``own_query_score``);
     either may be a prepared ``TermMatcher``. With ``keep_tree`` the walk keeps
     the parsed tree (``root``) and the rows' lxml elements (``elements``), for
-    stages that read more of the page (its HTML, the browser's view). Never
-    fails on bad markup.
+    stages that read more of the page (its HTML, the browser's view). With
+    ``utf8_columns`` (the features stage, which writes them to Arrow) the compiled walk gives the
+    ``xpath`` and ``text`` columns and the tag paths as ``Utf8Column``, Arrow's buffers,
+    without a str per row; lists of str otherwise, and always in Python (the reference).
+    Never fails on bad markup.
     """
     utf8 = None
     if isinstance(html, str):
@@ -774,7 +788,7 @@ def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charse
     if too_deep or (len(depths) and (depths.max() if isinstance(depths, np.ndarray) else max(depths)) > MAX_DEPTH):
         root, _ = parse_html(flatten_deep(text if text is not None else utf8.decode("utf-8"), MAX_DEPTH))
         visit = _shown(root, None, keep_tree)
-    walk = _measure(visit, _matcher(query_terms), _matcher(own_terms), encoding)
+    walk = _measure(visit, _matcher(query_terms), _matcher(own_terms), encoding, utf8=utf8_columns)
     if keep_tree:
         walk.root = root
         walk.elements = visit[11]
@@ -817,6 +831,8 @@ def _frame(columns: dict) -> pd.DataFrame:
     arrays = []
     for c in ROW_COLUMNS:
         v = columns[c]
+        if isinstance(v, Utf8Column):
+            v = v.tolist()
         if isinstance(v, list):
             a = np.empty(n, dtype=object)
             a[:] = v
@@ -840,9 +856,9 @@ def _matcher(terms) -> TermMatcher:
 _NO_TERMS = TermMatcher(())
 
 
-def _measure(visit: tuple, query: TermMatcher, own: TermMatcher, encoding) -> PageWalk:
+def _measure(visit: tuple, query: TermMatcher, own: TermMatcher, encoding, utf8: bool = False) -> PageWalk:
     """The walk's rows from the visit's arrays: own text and term matches here, every other
-    measure in ``features.measures``."""
+    measure in ``features.measures``; ``utf8`` as ``walk_page``'s."""
     tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, path0 = visit[:9]
     n = len(tags)
     parent = np.asarray(parents, dtype=np.int64)
@@ -867,16 +883,21 @@ def _measure(visit: tuple, query: TermMatcher, own: TermMatcher, encoding) -> Pa
     columns = tree_measures(parent, tags, np.asarray(depths, dtype=np.int64), own_chars, own_link,
                             matches, own_matches, prior, path0,
                             last=np.asarray(lasts, dtype=np.int64) if lasts is not None else None,
-                            is_a=np.asarray(link_flag, dtype=np.int64), factor=visit[14])
+                            is_a=np.asarray(link_flag, dtype=np.int64), factor=visit[14], utf8=utf8)
     walk.last = columns.pop("last")
     walk._tagpath = columns.pop("tagpath")
-    columns["text"] = _own_text(owner, seg_text, n)
+    columns["text"] = _own_text(owner, seg_text, n, utf8=utf8)
     walk.columns = columns
     return walk
 
 
-def _own_text(owner: np.ndarray, texts: list[str], n: int) -> list[str]:
-    """Each row's own text: its text nodes joined by one space, in document order."""
+def _own_text(owner: np.ndarray, texts: list[str], n: int, utf8: bool = False) -> list[str] | Utf8Column:
+    """Each row's own text: its text nodes joined by one space, in document order; with
+    ``utf8`` and the compiled helpers as a ``Utf8Column`` (no str per row)."""
+    if utf8 and native.ext is not None and isinstance(texts, list):  # the same, as Arrow buffers
+        got = native.ext.own_text_utf8(np.ascontiguousarray(owner, dtype=np.int64), texts, n)
+        if got is not None:
+            return Utf8Column(got[0], got[1])
     if native.ext is not None:  # the same, compiled (features/_walk.c)
         got = native.ext.own_text(np.ascontiguousarray(owner, dtype=np.int64), texts, n)
         if got is not None:

@@ -87,3 +87,44 @@ def test_label_arrays_are_object_arrays_of_their_own():
     first[:] = None
     assert set(second.tolist()) == {"S", "N"}
     assert set(label_page(walk, GOLD).tolist()) == {"S", "N"}
+
+
+def test_compiled_label_rule_equals_the_numpy_rule(monkeypatch):
+    """``label_rule`` compiled (``features/_walk.c``: the words' counts and the half rule in one
+    pass) equals ``half_rule`` of numpy's bincounts, its reference, on random trees and words
+    (rows without words, wrappers, exact halves); what it cannot take goes to numpy; and a
+    page's labels are the same either way."""
+    import random
+
+    import pytest
+
+    from hwnoise.features import labels, native
+    from hwnoise.features.measures import subtree_last
+
+    ext = native.load("hwnoise.features._walk")
+    if ext is None:
+        pytest.skip("the compiled helpers were not built")
+    monkeypatch.setattr(native, "ext", ext)
+    rng = random.Random(3)
+    for _ in range(300):
+        n = rng.randint(0, 80)
+        parent = np.array([-1] + [rng.randrange(i) if rng.random() < 0.4 else i - 1 for i in range(1, n)],
+                          dtype=np.int64)[:n]
+        last = subtree_last(parent) if n else np.zeros(0, np.int64)
+        m = rng.randint(0, 3 * n) if n else 0
+        owner = np.array(sorted(rng.randrange(n) for _ in range(m)), dtype=np.int64)
+        mask = np.array([rng.random() < rng.choice([0.1, 0.5, 0.9]) for _ in range(m)], dtype=bool)
+        want = labels.half_rule(last, *labels._word_counts(owner, mask, n))
+        out = np.empty(n, dtype=bool)
+        assert ext.label_rule(owner, mask, last, out) is True
+        assert out.tolist() == want.tolist()
+        assert labels.label_rule(owner, mask, last, n).tolist() == want.tolist()
+    out = np.empty(2, dtype=bool)
+    last = np.array([1, 1], dtype=np.int64)
+    assert ext.label_rule(np.array([2], dtype=np.int64), np.ones(1, bool), last, out) is False
+    assert ext.label_rule(np.zeros(0, np.int64), np.zeros(0, bool), np.array([2, 1], dtype=np.int64), out) is False
+    assert ext.label_rule(np.zeros(0, np.int64), np.zeros(0, bool), np.zeros(1, np.int64), out) is False
+    walk = walk_page(PAGE)
+    got = label_page(walk, GOLD)
+    monkeypatch.setattr(native, "ext", None)
+    assert label_page(walk_page(PAGE), GOLD).tolist() == got.tolist()

@@ -696,3 +696,90 @@ def test_undecoded_walk_equals_the_decoded_walk_on_the_bench_corpora(monkeypatch
     for html, u in zip(pages, undecoded):
         d = walk_page(html, ["search", "results"])
         assert u.rows.equals(d.rows) and u.encoding == d.encoding and u.classes == d.classes
+
+
+def _arrow(values):
+    """The Arrow string array the features stage makes of a list of str (its reference)."""
+    from hwnoise.features.build import _str_array
+
+    return _str_array(values)
+
+
+def _utf8_array(col):
+    from hwnoise.features.build import SCHEMA, page_columns
+
+    return page_columns({"xpath": col}, SCHEMA)["xpath"]
+
+
+def test_utf8_columns_equal_the_lists(monkeypatch):
+    """``xpaths_utf8`` and ``own_text_utf8`` (the features stage's xpath, tag path and text
+    columns as Arrow buffers, no str per row) give the strings of the Python code, and
+    ``site_keys_utf8`` its keys: random trees, owners in any order, rows with none, one and
+    several segments (empty ones too), every width of UTF-8; what the Python code must decide
+    (a non-ASCII tag, an owner out of range, a lone surrogate) gives None."""
+    import random
+
+    from hwnoise.features.measures import Utf8Column, sibling_structure, tag_factor, xpaths
+
+    rng = random.Random(15)
+    words = ["a", "b c", "", "\u00e9t\u00e9", "\u65e5\u672c", "\U0001f600", "x" * 40, "\u00a0"]
+    for k in range(200):
+        parent, tags = _random_tree(rng, rng.randint(1, 300))
+        parent = np.array(parent, dtype=np.int64)
+        nth = sibling_structure(parent, tags)[0]
+        m = rng.randint(0, 2 * len(tags))
+        owner = np.array([rng.randrange(len(tags)) for _ in range(m)], dtype=np.int64)
+        if k % 2:
+            owner.sort()
+        texts = [rng.choice(words) for _ in range(m)]
+        xp, tp = xpaths(parent, tags, nth, "/html/body", utf8=True)
+        text = walk._own_text(owner, texts, len(tags), utf8=True)
+        assert isinstance(xp, Utf8Column) and isinstance(tp, Utf8Column) and isinstance(text, Utf8Column)
+        keys = np.empty(len(tags), np.uint64)
+        assert EXT.site_keys_utf8(tp.offsets, tp.data, text.offsets, text.data, keys) is True
+        monkeypatch.setattr(native, "ext", None)  # the reference: the Python code
+        want_xp, want_tp = xpaths(parent, tags, nth, "/html/body")
+        want_text = walk._own_text(owner, texts, len(tags))
+        w = walk.PageWalk(columns={"node": np.arange(len(tags)), "text": want_text}, tagpath=want_tp)
+        want_keys = w.site_keys
+        monkeypatch.setattr(native, "ext", EXT)
+        assert xp.tolist() == want_xp and tp.tolist() == want_tp and text.tolist() == want_text
+        assert _utf8_array(xp).equals(_arrow(want_xp)) and _utf8_array(text).equals(_arrow(want_text))
+        assert np.array_equal(keys, want_keys)
+    factor = tag_factor(["body", "\u00e9"])
+    assert EXT.xpaths_utf8(np.array([-1, 0]), factor[0], factor[1], np.ones(2, np.int64), "/r") is None
+    assert EXT.own_text_utf8(np.array([3], dtype=np.int64), ["x"], 2) is None
+    assert EXT.own_text_utf8(np.array([0], dtype=np.int64), ["a\ud800"], 1) is None
+    with pytest.raises(ValueError):  # offsets past the data
+        EXT.site_keys_utf8(np.array([0, 5], np.int32).tobytes(), b"ab", np.array([0, 0], np.int32).tobytes(),
+                           b"", np.empty(1, np.uint64))
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_walk_with_utf8_columns_equals_the_python_walk(name, monkeypatch):
+    """``walk_page(..., utf8_columns=True)``: the xpath and text columns as the Arrow arrays the
+    features stage writes, and the site keys, equal those of the Python walk's lists."""
+    html = FIXTURES[name]
+    got = walk_page(html, ["text"], utf8_columns=True)
+    monkeypatch.setattr(native, "ext", None)
+    want = walk_page(html, ["text"])
+    for c in ("xpath", "text"):
+        assert got.column(c) == want.columns[c], name
+        assert _utf8_array(got.columns[c]).equals(_arrow(want.columns[c])), name
+    assert np.array_equal(got.site_keys, want.site_keys) and got.tagpath == want.tagpath
+    assert got.rows.equals(want.rows), name
+
+
+@pytest.mark.datasets
+@pytest.mark.skipif(not (DATASETS / "big9").is_dir(), reason="../shared/datasets not present")
+def test_walk_with_utf8_columns_equals_the_python_walk_on_the_bench_corpora(monkeypatch):
+    """Every 8th page of the bench corpora: the same as above, page by page."""
+    pages = [p.read_bytes() for p in _corpus_sample(step=8)]
+    got = [walk_page(html, ["search", "results"], utf8_columns=True) for html in pages]
+    assert all(isinstance(g.columns["xpath"], walk.Utf8Column) for g in got if len(g))
+    monkeypatch.setattr(native, "ext", None)
+    for html, g in zip(pages, got):
+        w = walk_page(html, ["search", "results"])
+        for c in ("xpath", "text"):
+            assert _utf8_array(g.columns[c]).equals(_arrow(w.columns[c]))
+        assert np.array_equal(g.site_keys, w.site_keys)
