@@ -192,4 +192,12 @@ def model_region_scorer(model, rows: "pd.DataFrame", pages: Sequence["Page"], *,
         labels = np.where(proba >= t, CONTENT, NOISE).astype(object)
         items.append(region_page(f"{page.dataset.name}/{page.id}", walk, page.read_html(), labels, proba,
                                  page.read_records(), gold, http_charset=page.http_charset))
-    return fit_scorer(items, mode, info={"fitted_on": "the training pages' inner-CV labels"})
+    scorer = fit_scorer(items, mode, info={"fitted_on": "the training pages' inner-CV labels"})
+    if scorer is not None:
+        from hwnoise.progress import info
+
+        rec, con = (scorer.info["threshold_choice"][k] for k in ("record_f1", "content_f1"))
+        info(f"model: region scorer ({mode}) fitted on {len(items)} pages with records, threshold "
+             f"{scorer.threshold:.2f}; out of fold record F1 {rec[0]:.3f} -> {rec[1]:.3f}, "
+             f"content F1 {con[0]:.3f} -> {con[1]:.3f}")
+    return scorer

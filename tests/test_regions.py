@@ -199,6 +199,7 @@ def test_training_a_spec_with_regions_fits_its_scorer_on_the_inner_cv_labels(tmp
     out = tmp_path / "m"
     assert main(["train", str(ds_path), "--preset", "records", "--all-pages", "--out", str(out),
                  "--no-tree"]) == 0
+    assert "model: region scorer (rest) fitted on 6 pages with records" in capsys.readouterr().err
     meta = json.loads((out / "model.json").read_text())
     assert meta["spec"]["regions"] == "rest"
     regions = meta["regions"]
