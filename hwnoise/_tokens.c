@@ -118,11 +118,12 @@ static int vocab_grow(Vocab *v) {
     return 0;
 }
 
-/* the id of the word [start, start+len) of data, added when new; -1 on a memory error */
-static Py_ssize_t vocab_id(Vocab *v, int kind, const void *data, Py_ssize_t start, Py_ssize_t len) {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (Py_ssize_t k = 0; k < len; k++) h = (h ^ PyUnicode_READ(kind, data, start + k)) * 0x100000001b3ULL;
-    h = mix64(h);
+#define FNV_BASIS 0xcbf29ce484222325ULL
+#define FNV_PRIME 0x100000001b3ULL
+
+/* the id of the word [start, start+len) of data, whose hash (FNV-1a over its code points,
+ * then mix64) is h, added when new; -1 on a memory error */
+static Py_ssize_t vocab_id(Vocab *v, uint64_t h, int kind, const void *data, Py_ssize_t start, Py_ssize_t len) {
     if ((size_t)(v->n + 1) * 2 > v->mask + 1 && vocab_grow(v) < 0) return -1;
     size_t at = (size_t)h & v->mask;
     while (v->slots[at]) {
@@ -142,16 +143,45 @@ static Py_ssize_t vocab_id(Vocab *v, int kind, const void *data, Py_ssize_t star
     return v->n++;
 }
 
+/* ids_of for one storage kind (T its code unit): next_word's scan over T directly, each word's
+ * hash made as its characters are read (one read of each, no PyUnicode_READ switch); the
+ * words, ids and NUL counts are next_word's + vocab_id's (tests/test_text_words.py). */
+#define IDS_OF_KIND(NAME, T)                                                                    \
+static int NAME(Vocab *v, const T *s, Py_ssize_t n, int kind, Ints *ids, Ints *segs,          \
+                Py_ssize_t *nuls) {                                                           \
+    Py_ssize_t j = 0;                                                                         \
+    while (j < n) {                                                                           \
+        Py_UCS4 c = s[j];                                                                     \
+        if (!is_word(c)) { *nuls += c == 0; j++; continue; }                                  \
+        Py_ssize_t start = j;                                                                 \
+        uint64_t h = FNV_BASIS;                                                               \
+        for (;;) {                                                                            \
+            while (j < n && is_word(c = s[j])) { h = (h ^ c) * FNV_PRIME; j++; }              \
+            if (j + 1 < n && (s[j] == '\'' || (Py_UCS4)s[j] == 0x2019) && is_word(s[j + 1])) { \
+                h = (h ^ (Py_UCS4)s[j]) * FNV_PRIME;                                          \
+                h = (h ^ (Py_UCS4)s[j + 1]) * FNV_PRIME;                                      \
+                j += 2;                                                                       \
+                continue;                                                                     \
+            }                                                                                 \
+            break;                                                                            \
+        }                                                                                     \
+        Py_ssize_t id = vocab_id(v, mix64(h), kind, s, start, j - start);                     \
+        if (id < 0 || ints_push(ids, id) < 0 || (segs && ints_push(segs, *nuls) < 0)) return -1; \
+    }                                                                                         \
+    return 0;                                                                                 \
+}
+IDS_OF_KIND(ids_of_1, Py_UCS1)
+IDS_OF_KIND(ids_of_2, Py_UCS2)
+IDS_OF_KIND(ids_of_4, Py_UCS4)
+#undef IDS_OF_KIND
+
 static int ids_of(Vocab *v, PyObject *text, Ints *ids, Ints *segs, Py_ssize_t *nuls) {
     const int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    Py_ssize_t i = 0, start = 0;
-    while (next_word(kind, data, n, &i, &start, nuls)) {
-        Py_ssize_t id = vocab_id(v, kind, data, start, i - start);
-        if (id < 0 || ints_push(ids, id) < 0 || (segs && ints_push(segs, *nuls) < 0)) return -1;
-    }
-    return 0;
+    if (kind == PyUnicode_1BYTE_KIND) return ids_of_1(v, data, n, kind, ids, segs, nuls);
+    if (kind == PyUnicode_2BYTE_KIND) return ids_of_2(v, data, n, kind, ids, segs, nuls);
+    return ids_of_4(v, data, n, kind, ids, segs, nuls);
 }
 
 static PyObject *text_ids(PyObject *self, PyObject *args) {

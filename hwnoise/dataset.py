@@ -22,7 +22,6 @@ a time, so a run killed midway leaves every file readable.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 import re
@@ -160,6 +159,8 @@ def page_id(method: str, url: str, fields: Iterable[dict] | None = None) -> str:
     """A stable page ID derived from the submission (method, URL, sorted fields)."""
     items = sorted((str(f.get("name", "")), str(f.get("value", ""))) for f in (fields or []))
     key = json.dumps([method.upper(), url, items], ensure_ascii=False)
+    import hashlib  # here: 3 ms of start-up for every command that reads a dataset
+
     return hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
 
 
@@ -188,6 +189,8 @@ def safe_id(pid: object) -> str:
     if is_safe_id(text):
         return text
     slug = re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:64].strip("-")
+    import hashlib
+
     digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f"{slug}-{digest}" if slug else digest
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from typing import Any
 
 from hwnoise.errors import HwnoiseError
@@ -91,7 +90,9 @@ class Scheduler:
         return self.spec == "sync" or (self.spec == "local" and self.workers == 1)
 
     def _executor(self):
-        if self._pool is None:
+        if self._pool is None:  # concurrent.futures imported here: 7 ms of every command's start-up
+            from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
             if self.spec == "threads":
                 self._pool = ThreadPoolExecutor(max_workers=self.workers)
             else:
@@ -134,6 +135,8 @@ class Scheduler:
                 index = {f.key: i for i, f in enumerate(futures)}
                 done = dask_completed(futures, with_results=True, loop=self.client.loop)
             else:
+                from concurrent.futures import as_completed
+
                 pool = self._executor()
                 futures = [pool.submit(fn, item, *args) for item in items]
                 index = {id(f): i for i, f in enumerate(futures)}

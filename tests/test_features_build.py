@@ -324,6 +324,22 @@ def test_features_command_does_not_load_pandas(tmp_path):
     assert ds.read_features()["label"].isna().sum() > 0  # the page without gold: null labels
 
 
+def test_features_in_one_process_does_not_load_the_pool_nor_hashlib(tmp_path):
+    """hwnoise features in one process imports neither concurrent.futures (7 ms: only a pool
+    needs it) nor hashlib (3 ms: only page ids made from submissions do), unless numpy,
+    pyarrow or lxml import them themselves; with two workers the pool is loaded."""
+    ds = make_dataset(tmp_path)
+    names = ("concurrent.futures", "multiprocessing", "hashlib")
+    code = ("import sys, numpy, pyarrow, pyarrow.parquet, lxml.etree; "
+            f"eager = {{m for m in {names!r} if m in sys.modules}}; from hwnoise.cli import main; "
+            f"main(['features', {str(ds.path)!r}, '--no-progress', '--workers', 'WORKERS']); "
+            f"print(sorted(m for m in {names!r} if m in sys.modules and m not in eager))")
+    for workers, loaded in ((1, "[]"), (2, "['concurrent.futures', 'multiprocessing']")):
+        out = subprocess.run([sys.executable, "-c", code.replace("WORKERS", str(workers))],
+                             capture_output=True, text=True, check=True)
+        assert out.stdout.strip().splitlines()[-1] == loaded, (workers, out.stderr)
+
+
 def test_string_columns_equal_arrow_own_conversion():
     """``_str_array`` makes its buffers itself (UTF-8 byte offsets from code points in numpy):
     the array equals ``pa.array`` of the same values, byte for byte, for ASCII, 2-, 3- and
