@@ -42,8 +42,7 @@ def word_alignment(walk, gold_text: str) -> tuple[np.ndarray, np.ndarray]:
     """``(owner, mask)``: the row owning each of the page's words (document order) and whether
     the word aligned with the gold text's (one LCS)."""
     seg_owner, texts = walk.segment_arrays()
-    ids = (nul_word_ids("\x00".join(walk.normalized_segments()), normalize(gold_text or ""))
-           if texts else None)
+    ids = nul_word_ids(walk.normalized_segments(), normalize(gold_text or "")) if texts else None
     if ids is not None and ids[2] == len(texts) - 1:  # word ids only: no word strings made
         return seg_owner[ids[0]], lcs_mask(ids[1], ids[3])
     owner, words = segment_words(walk)  # no text, or a NUL inside a text (not from the walk)
