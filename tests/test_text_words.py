@@ -156,6 +156,37 @@ def test_nul_word_ids_equal_the_ids_of_the_words(seed, monkeypatch):
 
 
 @pytest.mark.parametrize("seed", range(3))
+def test_compiled_lcs_mask_over_many_blocks_is_rapidfuzzs_lcs(seed, monkeypatch):
+    """The compiled ``lcs_mask`` over pages of hundreds to thousands of words (many 64-word
+    blocks) with a few words everywhere and most in one place, gold texts drawn from them in
+    order with words dropped and added: the same words aligned as rapidfuzz's
+    ``LCSseq.opcodes``."""
+    rnd = random.Random(100 + seed)
+    cases = []
+    for _ in range(40):
+        n = rnd.choice([65, 200, 700, 2000, 4000])
+        common = rnd.randint(1, 8)
+        a = [rnd.randrange(common) if rnd.random() < 0.3 else rnd.randrange(common, common + n)
+             for _ in range(n)]
+        lo = rnd.randrange(n)
+        hi = min(n, lo + rnd.randint(1, n))
+        b = [w if rnd.random() < 0.9 else rnd.randrange(2 * n) for w in a[lo:hi] if rnd.random() < 0.85]
+        if rnd.random() < 0.3:
+            b = b[::-1] if rnd.random() < 0.5 else b + a[:rnd.randrange(50)]
+        cases.append((a, b))
+    ids = []
+    for a, b in cases:
+        vocab: dict[int, int] = {}
+        ids.append((np.array([vocab.setdefault(x, len(vocab)) for x in a], dtype=np.int64),
+                    np.array([vocab.setdefault(x, len(vocab)) for x in b], dtype=np.int64)))
+    compiled = [text.lcs_mask(a, b) for a, b in ids]
+    monkeypatch.setattr(native, "tokens", None)
+    for (a, b), got in zip(ids, compiled):
+        assert got.tolist() == text.lcs_mask(a, b).tolist(), (len(a), len(b))
+    assert sum(int(m.sum()) for m in compiled) > 10000
+
+
+@pytest.mark.parametrize("seed", range(3))
 def test_nul_word_ids_of_a_list_equal_those_of_the_joined_text(seed, monkeypatch):
     """A list of texts (``labels.word_alignment`` passes the walk's segments) is read by the
     compiled ``text_ids`` as if joined by NUL, without joining: the same ids, word indices and
