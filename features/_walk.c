@@ -1897,10 +1897,14 @@ done:
  * word: aligned with the gold), last (int64, each row's last descendant), out (bool, one per
  * row; True = content). Equal to ``half_rule(last, bincount(owner, minlength=n),
  * bincount(owner[mask], minlength=n))`` (tests/test_labels.py); False (out unspecified) when an
- * owner or a last is out of range or there is not a last per row: the numpy code then runs. */
+ * owner or a last is out of range or there is not a last per row: the numpy code then runs.
+ * With noise and content (two byte values; 0 and 1 when left out) a row gets one of those
+ * instead: ``labels.label_bytes`` asks for "S" and "N", the label column's UTF-8 data. */
 static PyObject *label_rule(PyObject *self, PyObject *args) {
     PyObject *objs[4];
-    if (!PyArg_ParseTuple(args, "OOOO", &objs[0], &objs[1], &objs[2], &objs[3])) return NULL;
+    unsigned char noise = 0, content = 1;
+    if (!PyArg_ParseTuple(args, "OOOO|bb", &objs[0], &objs[1], &objs[2], &objs[3], &noise, &content))
+        return NULL;
     Py_buffer v[4];
     int got = 0;
     PyObject *res = NULL;
@@ -1933,9 +1937,12 @@ static PyObject *label_rule(PyObject *self, PyObject *args) {
         cm[i + 1] += cm[i];
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (out[i] != 2) continue;
-        int64_t words = cw[last[i] + 1] - cw[i], marked = cm[last[i] + 1] - cm[i];
-        out[i] = words > 0 && 2 * marked >= words;
+        unsigned char c = out[i];
+        if (c == 2) {
+            int64_t words = cw[last[i] + 1] - cw[i], marked = cm[last[i] + 1] - cm[i];
+            c = words > 0 && 2 * marked >= words;
+        }
+        out[i] = c ? content : noise;
     }
     res = Py_True;
     Py_INCREF(res);
@@ -2076,8 +2083,9 @@ static PyMethodDef methods[] = {
      "site_keys_utf8(path offsets, path data, text offsets, text data, out): site_keys of two "
      "Arrow string columns into out."},
     {"label_rule", label_rule, METH_VARARGS,
-     "label_rule(owner, mask, last, out): labels.half_rule of the words' owners and aligned mask into out; "
-     "False when an owner or a last is out of range."},
+     "label_rule(owner, mask, last, out[, noise, content]): labels.half_rule of the words' owners and aligned "
+     "mask into out (noise and content: the bytes written, 0 and 1 by default); False when an owner or a last "
+     "is out of range."},
     {"key_table", key_table, METH_VARARGS,
      "key_table(uniq, counts): a hash table (bytes) of uint64 keys to int64 counts; None when a count "
      "is not positive or a key repeats."},

@@ -43,7 +43,7 @@ from hwnoise.dataset import Dataset
 from hwnoise.decode import sniff_html
 from hwnoise.features import native
 from hwnoise.features.columns import CONTENT, LABEL
-from hwnoise.features.labels import page_labels
+from hwnoise.features.labels import page_label_column, page_labels
 from hwnoise.features.measures import Utf8Column
 from hwnoise.features.record_gold import read_records
 from hwnoise.features.walk import ROW_COLUMNS, TermMatcher, walk_page
@@ -173,15 +173,14 @@ def _page_job(job: tuple) -> tuple[str, object, str | None]:
         walk = walk_page(data, _QUERY or (), http_charset=charset, own_terms=own, utf8_columns=to_arrow)
         gold = _read_gold(gold_path) if gold_path else None
         records = _records_file(html_path)
-        labels = page_labels(walk, gold, html=data, http_charset=charset,
-                             records=read_records(records) if os.path.isfile(records) else None,
-                             stored=stored)
+        records = read_records(records) if os.path.isfile(records) else None
         keys = walk.site_keys  # made here, in the worker, with the walk's tag paths
-        if to_arrow:
+        if to_arrow:  # the label column with its counts, "S"/"N" bytes where gold text alone labels
             cols = dict(walk.columns)
-            cols[LABEL] = labels
-            return pid, (page_columns(cols, SCHEMA), keys, unique_keys(keys),
-                         *_label_counts(labels)), None
+            cols[LABEL], labelled, content = page_label_column(walk, gold, html=data, http_charset=charset,
+                                                               records=records, stored=stored)
+            return pid, (page_columns(cols, SCHEMA), keys, unique_keys(keys), labelled, content), None
+        labels = page_labels(walk, gold, html=data, http_charset=charset, records=records, stored=stored)
         walk.segments = []  # not needed any more: keep what crosses processes small
     except MemoryError:
         return pid, None, f"{html_path}: out of memory while walking the page"
@@ -206,13 +205,6 @@ def _records_file(html_path: str) -> str:
     """``record_gold.records_path_for(html_path)`` as a str, without Path objects."""
     folder, name = os.path.split(html_path)
     return os.path.join(os.path.dirname(folder), "records", os.path.splitext(name)[0] + ".json")
-
-
-def _label_counts(labels: np.ndarray) -> tuple[int, int]:
-    """``(labelled, content)``: the labels that are not None and those equal to ``CONTENT``
-    (``list.count``: identity first, no per-element ufunc loop over objects)."""
-    values = labels.tolist()
-    return len(values) - values.count(None), values.count(CONTENT)
 
 
 def _features_batch(jobs: list[tuple], query_terms: list[str]) -> list[tuple]:

@@ -25,10 +25,11 @@ import numpy as np
 
 from hwnoise.features import native
 from hwnoise.features.columns import CONTENT, NOISE
+from hwnoise.features.measures import Utf8Column
 from hwnoise.text import lcs_mask, normalize, nul_word_ids, nul_words, tokenize
 
-__all__ = ["label_page", "aligned_words", "word_alignment", "label_rule", "page_labels", "resolve_labels",
-           "stored_labels"]
+__all__ = ["label_page", "aligned_words", "word_alignment", "label_rule", "label_bytes", "page_labels",
+           "page_label_column", "label_counts", "resolve_labels", "stored_labels"]
 
 
 def aligned_words(walk, gold_text: str) -> tuple[np.ndarray, np.ndarray]:
@@ -41,8 +42,7 @@ def word_alignment(walk, gold_text: str) -> tuple[np.ndarray, np.ndarray]:
     """``(owner, mask)``: the row owning each of the page's words (document order) and whether
     the word aligned with the gold text's (one LCS)."""
     seg_owner, texts = walk.segment_arrays()
-    ids = (nul_word_ids("\x00".join(walk.normalized_segments()), normalize(gold_text or ""))
-           if texts else None)
+    ids = nul_word_ids(walk.normalized_segments(), normalize(gold_text or "")) if texts else None
     if ids is not None and ids[2] == len(texts) - 1:  # word ids only: no word strings made
         return seg_owner[ids[0]], lcs_mask(ids[1], ids[3])
     owner, words = segment_words(walk)  # no text, or a NUL inside a text (not from the walk)
@@ -101,6 +101,20 @@ def label_rule(owner: np.ndarray, mask: np.ndarray, last: np.ndarray, n: int) ->
     return half_rule(last, *_word_counts(owner, mask, n))
 
 
+def label_bytes(owner: np.ndarray, mask: np.ndarray, last: np.ndarray, n: int) -> bytearray:
+    """``label_rule``'s rows as one byte each, ``NOISE`` or ``CONTENT`` ("S"/"N"): the label
+    column's UTF-8 data, written by the compiled ``label_rule`` when it is there; the numpy
+    ``half_rule``, its reference, else."""
+    owner = np.ascontiguousarray(owner, dtype=np.int64)
+    mask, last = np.ascontiguousarray(mask, dtype=bool), np.ascontiguousarray(last, dtype=np.int64)
+    if native.ext is not None:
+        out = bytearray(n)
+        if native.ext.label_rule(owner, mask, last, out, ord(NOISE), ord(CONTENT)):
+            return out
+    content = half_rule(last, *_word_counts(owner, mask, n))
+    return bytearray(np.where(content, ord(CONTENT), ord(NOISE)).astype(np.uint8).tobytes())
+
+
 def half_rule(last: np.ndarray, own_words: np.ndarray, own_marked: np.ndarray) -> np.ndarray:
     """The labelling rule, as booleans (True = content): an element is content when at least
     half of its own words are marked; with no own words, when at least half of its subtree's
@@ -144,6 +158,31 @@ def stored_labels(rows, stored, set_by: str) -> np.ndarray:
     same = np.asarray(rows["xpath"].to_numpy()[node] == xp, dtype=bool)
     out[node[same]] = lab[same]
     return out
+
+
+def page_label_column(walk, gold_text: str | None, *, html: bytes | str | None = None,
+                      records: list[list[str]] | None = None, http_charset: str | None = None,
+                      stored=None) -> tuple[object, int, int]:
+    """``page_labels`` as the features stage's label column: ``(column, labelled rows, content
+    rows)``. A page labelled by its gold text alone (no gold records, no stored labels: the
+    usual case) gets a ``Utf8Column`` of "S"/"N" (one byte a row, ``label_bytes``), with no str
+    per row; any other page ``page_labels``' object array, the same labels."""
+    n = len(walk)
+    if (gold_text is not None and (records is None or html is None)
+            and (stored is None or len(stored) == 0)):
+        owner, mask = word_alignment(walk, gold_text)
+        data = label_bytes(owner, mask, walk.last, n)
+        return Utf8Column(np.arange(n + 1, dtype=np.int32).tobytes(), data), n, data.count(ord(CONTENT))
+    labels = page_labels(walk, gold_text, html=html, records=records, http_charset=http_charset,
+                         stored=stored)
+    return (labels, *label_counts(labels))
+
+
+def label_counts(labels: np.ndarray) -> tuple[int, int]:
+    """``(labelled, content)``: the labels that are not None and those equal to ``CONTENT``
+    (``list.count``: identity first, no per-element ufunc loop over objects)."""
+    values = labels.tolist()
+    return len(values) - values.count(None), values.count(CONTENT)
 
 
 def page_labels(walk, gold_text: str | None, *, html: bytes | str | None = None,

@@ -184,13 +184,30 @@ static int ids_of(Vocab *v, PyObject *text, Ints *ids, Ints *segs, Py_ssize_t *n
     return ids_of_4(v, data, n, kind, ids, segs, nuls);
 }
 
+/* ids_of over a list of strs read as if joined by NUL ("\0".join(texts), without making it):
+ * a NUL counted between two texts, each word's index that of the joined string's. */
+static int ids_of_joined(Vocab *v, PyObject *texts, Ints *ids, Ints *segs, Py_ssize_t *nuls) {
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(texts); k++) {
+        PyObject *t = PyList_GET_ITEM(texts, k);
+        if (!PyUnicode_Check(t)) { PyErr_SetString(PyExc_TypeError, "text_ids: a list of str"); return -1; }
+        if (k) ++*nuls;
+        if (ids_of(v, t, ids, segs, nuls) < 0) return -1;
+    }
+    return 0;
+}
+
 static PyObject *text_ids(PyObject *self, PyObject *args) {
     PyObject *text, *other, *res = NULL;
-    if (!PyArg_ParseTuple(args, "UU", &text, &other)) return NULL;
+    if (!PyArg_ParseTuple(args, "OU", &text, &other)) return NULL;
+    if (!PyUnicode_Check(text) && !PyList_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "text_ids: text is a str or a list of str");
+        return NULL;
+    }
     Vocab v = {0};
     Ints a = {0}, segs = {0}, b = {0};
     Py_ssize_t nuls = 0, other_nuls = 0;
-    if (ids_of(&v, text, &a, &segs, &nuls) == 0 && ids_of(&v, other, &b, NULL, &other_nuls) == 0) {
+    if ((PyList_Check(text) ? ids_of_joined(&v, text, &a, &segs, &nuls) : ids_of(&v, text, &a, &segs, &nuls)) == 0
+        && ids_of(&v, other, &b, NULL, &other_nuls) == 0) {
         PyObject *ba = int64_bytes(&a), *bs = ba ? int64_bytes(&segs) : NULL, *bb = bs ? int64_bytes(&b) : NULL;
         if (bb) res = Py_BuildValue("NNnN", ba, bs, nuls, bb);
         else { Py_XDECREF(ba); Py_XDECREF(bs); }
@@ -371,7 +388,7 @@ static PyMethodDef methods[] = {
      "(words, int64 bytes of each word's text index, number of NULs)."},
     {"text_ids", text_ids, METH_VARARGS,
      "text_ids(text, other): hwnoise.text.nul_word_ids, as int64 bytes: (text's word ids, each word's "
-     "text index, NULs in text, other's word ids)."},
+     "text index, NULs in text, other's word ids); text a str or a list of str read as joined by NUL."},
     {"word_ids", word_ids, METH_VARARGS,
      "word_ids(a, b): the words of two lists as int64 ids (bytes), equal words equal ids."},
     {"lcs_mask", lcs_mask, METH_VARARGS,

@@ -42,17 +42,18 @@ def nul_words(text: str) -> tuple[np.ndarray, list[str], int]:
             int(np.count_nonzero(sep)))
 
 
-def nul_word_ids(text: str, other: str) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+def nul_word_ids(text: str | list[str], other: str) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
     """``nul_words(text)`` and ``words(other)`` as word ids (int64; equal words, equal ids, over
     both; in order of first appearance, ``text`` first), for an LCS of the two that needs no
-    word strings: ``(index of each word's text, text's ids, number of NULs, other's ids)``. The
-    compiled ``text_ids`` makes them without making the words."""
+    word strings: ``(index of each word's text, text's ids, number of NULs, other's ids)``. A
+    list of texts is read as ``"\x00".join(text)``. The compiled ``text_ids`` makes them
+    without making the words, and a list's without joining it."""
     ext = native.tokens
     if ext is not None:
         ids, segs, nuls, other_ids = ext.text_ids(text, other)
         return (np.frombuffer(segs, dtype=np.int64), np.frombuffer(ids, dtype=np.int64), nuls,
                 np.frombuffer(other_ids, dtype=np.int64))
-    seg, found, nuls = nul_words(text)
+    seg, found, nuls = nul_words(text if isinstance(text, str) else "\x00".join(text))
     vocab: dict[str, int] = {}
     ids = [vocab.setdefault(w, len(vocab)) for w in found]
     other_ids = [vocab.setdefault(w, len(vocab)) for w in words(other)]

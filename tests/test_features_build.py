@@ -386,12 +386,13 @@ def test_unique_keys_equal_numpy_unique():
 
 
 def test_page_job_file_helpers_equal_the_path_calls(tmp_path):
-    """``_records_file``, ``_read_gold`` and ``_label_counts`` (str paths, no Path objects, no
+    """``_records_file``, ``_read_gold`` and ``labels.label_counts`` (str paths, no Path objects, no
     object ufunc) give what ``records_path_for``, ``Path.exists`` + ``read_text`` and the
     numpy counts gave."""
     import numpy as np
 
-    from hwnoise.features.build import _label_counts, _read_gold, _records_file
+    from hwnoise.features.build import _read_gold, _records_file
+    from hwnoise.features.labels import label_counts
     from hwnoise.features.record_gold import records_path_for
 
     for p in ("/d/ds/pages/a.html", "ds/pages/a.b.htm", "pages/x", "x.html", "/x.html", "a/.html"):
@@ -405,5 +406,5 @@ def test_page_job_file_helpers_equal_the_path_calls(tmp_path):
         _read_gold(str(tmp_path))
     for labels in ([], [None], ["N", "S", None, "N"], ["S"] * 3):
         arr = np.array(labels, dtype=object)
-        assert _label_counts(arr) == (int(np.count_nonzero(arr != None)),  # noqa: E711
-                                      int(np.count_nonzero(arr == "N")))
+        assert label_counts(arr) == (int(np.count_nonzero(arr != None)),  # noqa: E711
+                                     int(np.count_nonzero(arr == "N")))

@@ -155,6 +155,65 @@ def test_nul_word_ids_equal_the_ids_of_the_words(seed, monkeypatch):
                    for j in range(min(len(words), i + 5)))
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_compiled_lcs_mask_over_many_blocks_is_rapidfuzzs_lcs(seed, monkeypatch):
+    """The compiled ``lcs_mask`` over pages of hundreds to thousands of words (many 64-word
+    blocks) with a few words everywhere and most in one place, gold texts drawn from them in
+    order with words dropped and added: the same words aligned as rapidfuzz's
+    ``LCSseq.opcodes``."""
+    rnd = random.Random(100 + seed)
+    cases = []
+    for _ in range(40):
+        n = rnd.choice([65, 200, 700, 2000, 4000])
+        common = rnd.randint(1, 8)
+        a = [rnd.randrange(common) if rnd.random() < 0.3 else rnd.randrange(common, common + n)
+             for _ in range(n)]
+        lo = rnd.randrange(n)
+        hi = min(n, lo + rnd.randint(1, n))
+        b = [w if rnd.random() < 0.9 else rnd.randrange(2 * n) for w in a[lo:hi] if rnd.random() < 0.85]
+        if rnd.random() < 0.3:
+            b = b[::-1] if rnd.random() < 0.5 else b + a[:rnd.randrange(50)]
+        cases.append((a, b))
+    ids = []
+    for a, b in cases:
+        vocab: dict[int, int] = {}
+        ids.append((np.array([vocab.setdefault(x, len(vocab)) for x in a], dtype=np.int64),
+                    np.array([vocab.setdefault(x, len(vocab)) for x in b], dtype=np.int64)))
+    compiled = [text.lcs_mask(a, b) for a, b in ids]
+    monkeypatch.setattr(native, "tokens", None)
+    for (a, b), got in zip(ids, compiled):
+        assert got.tolist() == text.lcs_mask(a, b).tolist(), (len(a), len(b))
+    assert sum(int(m.sum()) for m in compiled) > 10000
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_nul_word_ids_of_a_list_equal_those_of_the_joined_text(seed, monkeypatch):
+    """A list of texts (``labels.word_alignment`` passes the walk's segments) is read by the
+    compiled ``text_ids`` as if joined by NUL, without joining: the same ids, word indices and
+    NUL count as the joined str, compiled and in Python, with texts of different widths in one
+    list, empty texts, NULs inside a text, and an empty list; anything else in the list is a
+    TypeError."""
+    rnd = random.Random(seed)
+    alphabet = ["a", "b", "é", "'", "\u2019", " ", "\x00", "_", "7", "中", "\U0001f600x", "ab", "ba"]
+    cases = [([], "a b"), ([""], ""), (["", ""], "a"), (["a'", "b"], "a b"), (["'a", "b\x00c"], "c")]
+    for _ in range(300):
+        texts = ["".join(rnd.choice(alphabet[:rnd.choice([8, 13])]) for _ in range(rnd.randint(0, 12)))
+                 for _ in range(rnd.randint(0, 8))]
+        cases.append((texts, "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 30)))))
+    compiled = [(text.nul_word_ids(a, b), text.nul_word_ids("\x00".join(a), b)) for a, b in cases]
+    monkeypatch.setattr(native, "tokens", None)
+    for (a, b), (got, joined) in zip(cases, compiled):
+        want = text.nul_word_ids(a, b)
+        for one in (got, joined):
+            assert one[2] == want[2], (a, b)
+            assert [x.tolist() for x in one[:2] + one[3:]] == [x.tolist() for x in want[:2] + want[3:]], (a, b)
+    monkeypatch.undo()
+    with pytest.raises(TypeError):
+        native.tokens.text_ids(["a", 3], "a")
+    with pytest.raises(TypeError):
+        native.tokens.text_ids(("a",), "a")
+
+
 def test_labels_from_word_ids_equal_labels_from_words(monkeypatch):
     from hwnoise.features import labels
     from hwnoise.features.walk import walk_page
@@ -168,3 +227,4 @@ def test_labels_from_word_ids_equal_labels_from_words(monkeypatch):
     by_words = labels.aligned_words(walk, gold)
     assert [x.tolist() for x in by_ids] == [x.tolist() for x in by_words]
     assert by_ids[1].sum() > 0
+
