@@ -49,10 +49,9 @@ def page_item(page, pred_dir: Path) -> RegionPage | None:
     z = np.load(f)
     labels = z["labels"].astype(object)
     proba = z["proba"] if not np.isnan(z["proba"]).all() else None
-    walk, html = walk_of(page), page.read_html()
+    walk, html = walk_of(page, keep_tree=True), page.read_html()
     gold_labels = np.asarray(page_labels(walk, page.read_gold(), html=html, records=records), dtype=object)
-    return region_page(page.id, walk, html, labels, proba, records, gold_labels == CONTENT,
-                       http_charset=page.http_charset)
+    return region_page(page.id, walk, labels, proba, records, gold_labels == CONTENT)
 
 
 def free(item: RegionPage) -> np.ndarray:

@@ -49,7 +49,7 @@ import numpy as np
 from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.features.record_struct import RECORD_MIN, by_depth, record_groups
 
-__all__ = ["Record", "records_from_labels", "record_rows", "records_content",
+__all__ = ["Record", "records_from_labels", "record_rows", "records_content", "walk_xpaths",
            "rows_inside", "candidate_rows", "drop_regions",
            "region_conf", "page_records", "record_json", "row_xpaths", "chain_members"]
 
@@ -69,12 +69,23 @@ def row_xpaths(html: bytes | str, n_rows: int, *, http_charset: str | None = Non
     """Every walker row's XPath in the browser's form (``/body[1]/div[3]/...``); with
     ``text_keys``, also the page's text-map keys (``record_gold.text_xpaths``, which the record
     metric expands records to), from the same parse."""
-    from hwnoise.features.record_gold import RecordGoldError, dom_xpaths, text_xpaths
+    from hwnoise.features.record_gold import RecordGoldError
     from hwnoise.features.render import shown_elements
 
     root, els, parents = shown_elements(html, http_charset=http_charset)
     if len(els) != n_rows:
         raise RecordGoldError(f"the page's shown elements ({len(els)}) differ from the walk's rows ({n_rows})")
+    return _xpaths(root, els, parents, text_keys)
+
+
+def walk_xpaths(walk, *, text_keys: bool = False) -> list[str] | tuple[list[str], list[str]]:
+    """``row_xpaths`` of a walk made with ``keep_tree`` (its tree and elements): no second walk."""
+    return _xpaths(walk.root, walk.elements, walk.column("parent").tolist(), text_keys)
+
+
+def _xpaths(root, els: list, parents: list[int], text_keys: bool):
+    from hwnoise.features.record_gold import dom_xpaths, text_xpaths
+
     xpaths = dom_xpaths(els, parents)
     return (xpaths, text_xpaths(root)) if text_keys else xpaths
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hwnoise.extractors.records import record_rows, row_xpaths, rows_inside
+from hwnoise.extractors.records import record_rows, rows_inside, walk_xpaths
 from hwnoise.extractors.regions import Candidate, RegionScorer, combine_regions, region_candidates
 from hwnoise.features.columns import CONTENT, LABEL, NOISE
 from hwnoise.features.record_gold import normalize_xpath
@@ -58,12 +58,11 @@ class RegionPage:
     gold_content: np.ndarray      # bool per row: content by the gold
 
 
-def region_page(page_id: str, walk, html: bytes | str, labels: np.ndarray, proba: np.ndarray | None,
-                gold_records: list[list[str]], gold_content: np.ndarray, *,
-                http_charset: str | None = None) -> RegionPage:
-    """One page's ``RegionPage`` from its walk, its labels and probabilities (out of fold) and
-    its gold (record XPaths, node labels)."""
-    xp, text_keys = row_xpaths(html, len(walk.rows), http_charset=http_charset, text_keys=True)
+def region_page(page_id: str, walk, labels: np.ndarray, proba: np.ndarray | None,
+                gold_records: list[list[str]], gold_content: np.ndarray) -> RegionPage:
+    """One page's ``RegionPage`` from its walk (made with ``keep_tree``), its labels and
+    probabilities (out of fold) and its gold (record XPaths, node labels)."""
+    xp, text_keys = walk_xpaths(walk, text_keys=True)
     gold = [[normalize_xpath(x) for x in r] for r in gold_records]
     cands, X = region_candidates(walk, labels, proba)
     single = {g[0] for g in gold if len(g) == 1}
@@ -176,13 +175,14 @@ def model_region_scorer(model, rows: "pd.DataFrame", pages: Sequence["Page"], *,
     for (ds, pid), pos in keys.groupby(["dataset", "page"], sort=False).indices.items():
         at[(str(ds), str(pid))] = pos
     t = model.threshold if model.threshold is not None else 0.5
+    nodes = keys["node"].to_numpy()
+    todo = [(p, recs) for p in pages if (p.dataset.name, p.id) in at and (recs := p.read_records()) is not None]
     items = []
-    todo = [p for p in pages if (p.dataset.name, p.id) in at and p.read_records() is not None]
-    for page in (bar(todo, desc="regions", unit="page") if progress else todo):
+    for page, recs in (bar(todo, desc="regions", unit="page") if progress else todo):
         pos = at[(page.dataset.name, page.id)]
-        walk = walk_of(page)
+        walk = walk_of(page, keep_tree=True)  # its tree gives the XPaths: one walk a page
         n = len(walk.rows)
-        node = keys["node"].to_numpy()[pos]
+        node = nodes[pos]
         if node.max(initial=-1) >= n:
             continue  # rows of another walk (a rendered dataset): not lined up with this one
         proba = np.zeros(n)
@@ -190,8 +190,7 @@ def model_region_scorer(model, rows: "pd.DataFrame", pages: Sequence["Page"], *,
         gold = np.zeros(n, dtype=bool)
         gold[node] = gold_n[pos]
         labels = np.where(proba >= t, CONTENT, NOISE).astype(object)
-        items.append(region_page(f"{page.dataset.name}/{page.id}", walk, page.read_html(), labels, proba,
-                                 page.read_records(), gold, http_charset=page.http_charset))
+        items.append(region_page(f"{page.dataset.name}/{page.id}", walk, labels, proba, recs, gold))
     scorer = fit_scorer(items, mode, info={"fitted_on": "the training pages' inner-CV labels"})
     if scorer is not None:
         from hwnoise.progress import info
