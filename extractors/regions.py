@@ -3,7 +3,9 @@
 Every group of alike siblings (``features.record_struct``: at least 3 same-tag siblings with
 alike subtree tag strings) is a candidate record set twice: its members as records (the *outer*
 level) and, where a member has a single-child chain holding all its text (``li > div``), the
-chain's innermost element (the *inner* level). ``region_candidates`` describes each by
+chain's innermost element (the *inner* level). A grid, the same-tag children of alike siblings
+(the cards of each row), is one more candidate across its rows (``_grid_units``), so that its
+rows are kept or dropped together. ``region_candidates`` describes each by
 ``REGION_FEATURES`` (its size and text share, rank, tag-string distance, depth, record lengths,
 link density, fields, nesting among groups, tag, and the node model's probabilities over it); a
 ``RegionScorer`` (gradient-boosted trees, kept as JSON in model.json under ``regions``) scores
@@ -21,7 +23,8 @@ import numpy as np
 
 from hwnoise.errors import HwnoiseError
 from hwnoise.features.columns import CONTENT
-from hwnoise.features.record_struct import _group_median, _is_record, alike_groups, by_depth
+from hwnoise.features.record_struct import (RECORD_DISTANCE, RECORD_MIN, _group_median, _is_record,
+                                           alike_groups, by_depth)
 from hwnoise.training.spec import REGION_MODES
 
 __all__ = ["REGION_FEATURES", "Candidate", "RegionScorer", "region_candidates", "choose_regions",
@@ -34,7 +37,7 @@ REGION_FEATURES: list[str] = [
     "dist", "depth", "len_mean", "len_cv", "link_density", "proba", "proba_min", "proba_q25",
     "proba_rows", "content_share", "content_cover", "rows_mean", "fields_mean", "chain_share",
     "outer_groups", "inner_groups", "parent_proba", "rows_proba", "candidates", "img_share",
-    "a_share", "text_per_field", "head_proba_gap",
+    "a_share", "text_per_field", "head_proba_gap", "log_parents",
 ] + [f"tag_{t}" for t in _TAGS] + ["tag_other"]
 
 
@@ -66,6 +69,39 @@ def innermost(parent: np.ndarray, chars: np.ndarray) -> np.ndarray:
 def _subtree_sum(values: np.ndarray, last: np.ndarray) -> np.ndarray:
     cs = np.concatenate([[0.0], np.cumsum(values, dtype=np.float64)])
     return cs[last + 1] - cs[np.arange(len(last))]
+
+
+def _grid_units(parent: np.ndarray, tags: list[str], gid: np.ndarray, count: np.ndarray, dist: np.ndarray,
+                chars: np.ndarray, group_chars: np.ndarray) -> list[tuple]:
+    """Grids: the same-tag children of a group of alike siblings (the cards in each row of a
+    grid, the ``li`` of a run of ``ul``), one candidate across all those parents, so that a
+    grid's rows are kept or dropped together rather than each row on its own score. Only where
+    the parents hold more than one such child each on average (one a parent is the parents'
+    own group's inner level) and their tag strings are alike (median distance to the previous
+    sibling ≤ ``RECORD_DISTANCE``). Each as ``region_candidates``' units: (rows, characters,
+    rank among the groups, median distance, the grid's element, number of parents)."""
+    has = np.flatnonzero(parent >= 0)
+    has = has[parent[parent[has]] >= 0]
+    has = has[count[gid[parent[has]]] >= 2]  # the parent has alike siblings
+    at: dict[tuple[int, str], list[int]] = {}
+    for r in has.tolist():
+        at.setdefault((int(gid[parent[r]]), tags[r]), []).append(r)
+    desc = -np.sort(-group_chars)
+    out = []
+    for rows in at.values():
+        m = np.asarray(rows, dtype=np.int64)  # document order: rows were in it
+        parents = len(np.unique(parent[m]))
+        if parents < 2 or len(m) < RECORD_MIN or len(m) <= parents:
+            continue
+        d = dist[m]
+        d = d[~np.isnan(d)]
+        udist = float(np.median(d)) if len(d) else 1.0
+        if udist > RECORD_DISTANCE:
+            continue
+        uchars = float(chars[m].sum())
+        rank = int(np.searchsorted(-desc, -uchars, side="left"))  # groups with more characters
+        out.append((m, uchars, rank, udist, int(parent[parent[m[0]]]), parents))
+    return out
 
 
 def region_candidates(walk, labels, proba: np.ndarray | None) -> tuple[list[Candidate], np.ndarray]:
@@ -111,10 +147,12 @@ def region_candidates(walk, labels, proba: np.ndarray | None) -> tuple[list[Cand
     largest = max(gchars.values(), default=1.0)
     order = sorted(gchars, key=lambda g: -gchars[g])
     rank = {g: k for k, g in enumerate(order)}
+    units = [(m, gchars[int(g)], rank[int(g)], gdist[int(g)], int(parent[m[0]]), 1)
+             for g, m in zip(groups, np.split(rec_rows, starts[1:]))]
+    units += _grid_units(parent, tags, gid, count, dist, chars, np.asarray(list(gchars.values())))
     cands: list[Candidate] = []
     feats: list[list[float]] = []
-    for g, m in zip(groups, np.split(rec_rows, starts[1:])):
-        g = int(g)
+    for k, (m, uchars, urank, udist, pa, parents) in enumerate(units):
         m = m[chars[m] > 0]
         if len(m) < 2:
             continue
@@ -126,17 +164,17 @@ def region_candidates(walk, labels, proba: np.ndarray | None) -> tuple[list[Cand
             pw = sub_pw[m].sum() / max(own_sum, 1.0)
             per = mean_p[m]
             tag = tags[int(heads[0])]
-            pa = int(parent[m[0]])
-            f = [len(m), np.log1p(len(m)), float(is_inner), gchars[g] / page_chars, gchars[g] / largest,
-                 rank[g], gchars[g] / max(chars[pa], 1.0), gdist[g], depth[m[0]], lens.mean(),
-                 lens.std() / max(lens.mean(), 1.0), link[m].sum() / max(gchars[g], 1.0), pw, per.min(),
+            f = [len(m), np.log1p(len(m)), float(is_inner), uchars / page_chars, uchars / largest,
+                 urank, uchars / max(chars[pa], 1.0), udist, depth[m[0]], lens.mean(),
+                 lens.std() / max(lens.mean(), 1.0), link[m].sum() / max(uchars, 1.0), pw, per.min(),
                  np.quantile(per, 0.25), p[heads].mean(), sub_content[m].sum() / max(own_sum, 1.0),
                  sub_content[m].sum() / page_content, sub_rows[m].mean(), sub_fields[m].mean(),
                  float((inn != m).mean()), rec_anc[m[0]], (sub_rec[m] - 1).mean(), mean_p[pa],
                  p[m].mean(), 0.0, (sub_img[m] > 0).mean(), (sub_a[m] > 0).mean(),
-                 lens.mean() / max(sub_fields[m].mean(), 1.0), p[inn].mean() - p[m].mean()]
+                 lens.mean() / max(sub_fields[m].mean(), 1.0), p[inn].mean() - p[m].mean(),
+                 np.log1p(parents)]
             f += [float(tag == t) for t in _TAGS] + [float(tag not in _TAGS)]
-            cands.append(Candidate(rows=[int(h) for h in heads], group=g, inner=is_inner))
+            cands.append(Candidate(rows=[int(h) for h in heads], group=k, inner=is_inner))
             feats.append(f)
     X = np.asarray(feats, dtype=np.float64).reshape(len(feats), len(REGION_FEATURES))
     X[:, REGION_FEATURES.index("candidates")] = len(cands)

@@ -54,6 +54,39 @@ def test_candidates_are_alike_sibling_groups_at_both_levels():
     assert ("div", True) not in _by_tag(flat, region_candidates(flat, ["S"] * len(flat.rows), None)[0])
 
 
+def _grid(rows: int, per_row: int) -> bytes:
+    """A grid of ``rows`` alike row divs, each holding ``per_row`` cards."""
+    def card(k: int) -> str:
+        return f"<div class=card><a href=/p/{k}>Product number {k}</a><span>${k}.99</span></div>"
+    body = "".join(f"<div class=row>{''.join(card(r * per_row + c) for c in range(per_row))}</div>"
+                   for r in range(rows))
+    return f"<html><body>{NAV}<main><div class=grid>{body}</div></main></body></html>".encode()
+
+
+@pytest.mark.parametrize("per_row", [2, 4])
+def test_a_grid_is_one_candidate_across_its_rows(per_row):
+    walk = walk_page(_grid(3, per_row), keep_tree=True)
+    cands, X = region_candidates(walk, ["S"] * len(walk.rows), None)
+    cards = [i for i, el in enumerate(walk.elements) if el.get("class") == "card"]
+    assert len(cards) == 3 * per_row
+    got = [c for c in cands if c.rows == cards]
+    assert len(got) == 1  # every card of the three rows, in document order, one candidate
+    col = dict(zip(REGION_FEATURES, X[cands.index(got[0])]))
+    assert col["members"] == 3 * per_row and col["log_parents"] == pytest.approx(np.log1p(3))
+    # each row's own group is a candidate too where it has enough members (4, not 2)
+    rows = {tuple(c.rows) for c in cands}
+    assert (tuple(cards[:per_row]) in rows) == (per_row >= 3)
+    last = np.asarray(walk.last)
+    scores = np.asarray([0.9 if c is got[0] else 0.6 for c in cands])
+    assert choose_regions(cands, scores, last, threshold=0.5)[0] is got[0]
+
+
+def test_one_card_a_row_is_no_grid():
+    walk = walk_page(_grid(4, 1))
+    cands, X = region_candidates(walk, ["S"] * len(walk.rows), None)
+    assert X[:, REGION_FEATURES.index("log_parents")].max() == pytest.approx(np.log1p(1))
+
+
 def test_innermost_follows_single_child_chains_that_keep_the_text():
     # 0 body; 1 li > 2 div (all of li's text) > 3 a; 4 li with 5 div and 6 span (two children)
     parent = np.array([-1, 0, 1, 2, 0, 4, 4])
