@@ -1,0 +1,49 @@
+"""bench/paired.py: two evaluate runs compared page by page (the tool that says whether a change
+is more than page-level noise)."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+HERE = Path(__file__).resolve().parent
+
+
+def _paired():
+    spec = importlib.util.spec_from_file_location("bench_paired", HERE.parent / "bench" / "paired.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _run(path: Path, scores: dict[str, float], method: str = "model") -> Path:
+    path.mkdir()
+    pd.DataFrame({"dataset": "d", "method": method, "page": list(scores), "record_f1": list(scores.values())}) \
+        .to_csv(path / "pages.csv", index=False)
+    return path
+
+
+def test_paired_difference_standard_error_and_counts(tmp_path, capsys):
+    mod = _paired()
+    before = _run(tmp_path / "a", {"p1": 0.5, "p2": 0.2, "p3": 1.0, "p4": 0.0})
+    after = _run(tmp_path / "b", {"p1": 0.7, "p2": 0.2, "p3": 0.9, "p4": 0.4, "p5": 1.0})  # p5: only after
+    out = mod.paired(mod.read_pages(before), mod.read_pages(after), "record_f1").iloc[0]
+    d = np.array([0.2, 0.0, -0.1, 0.4])
+    assert out["pages"] == 4 and out["diff"] == pytest.approx(d.mean())
+    assert out["se"] == pytest.approx(d.std(ddof=1) / 2)
+    assert out["ci_low"] == pytest.approx(d.mean() - 1.96 * d.std(ddof=1) / 2)
+    assert (out["up"], out["down"], out["same"]) == (2, 1, 1)
+    assert mod.main([str(before), str(after), "--metric", "record_f1"]) == 0
+    assert "record_f1" in capsys.readouterr().out
+
+
+def test_paired_names_what_is_missing(tmp_path):
+    mod = _paired()
+    with pytest.raises(SystemExit, match="pages.csv"):
+        mod.read_pages(tmp_path / "nowhere")
+    a = _run(tmp_path / "a", {"p1": 0.5})
+    with pytest.raises(SystemExit, match="text_f1"):
+        mod.paired(mod.read_pages(a), mod.read_pages(a), "text_f1")
