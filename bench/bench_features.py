@@ -32,7 +32,9 @@ side by side in the same run (``--no-python-walk`` skips them).
 
 Then the cost curve: ``hwnoise features`` on datasets of ``--sizes`` pages
 (100, 1,000, 10,000: the corpus repeated), seconds of CPU per page with and
-without the start-up (a run on an empty dataset), peak memory (max RSS), and
+without the start-up (a run on an empty dataset), medians of ``--curve-repeat``
+runs and, for the small sizes, of enough runs to hold ~2,000 pages (20 of 100
+pages, 20 of the empty dataset: ``_curve_runs``), peak memory (max RSS), and
 the peak memory of ``hwnoise evaluate --methods model`` on the largest. The
 figure ``docs/figures/features_cost.png`` plots seconds per page against pages.
 
@@ -264,6 +266,14 @@ def compare(old: str, new: str) -> list[str]:
     return out
 
 
+def _curve_runs(r: int, pages: int) -> int:
+    """Runs of a curve point: at least ``r``, and for small runs enough to hold about 2,000 pages
+    in all (at most 20 runs; 20 of the empty dataset), since the per-page cost without start-up
+    is the difference of two medians and one 100-page run (about 0.5 s, 0.2 s of it start-up)
+    moves by more than the 10 % the target allows."""
+    return max(r, 20 if pages == 0 else min(20, -(-2000 // pages)))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", default="/tmp/hwnoise-bench-features",
@@ -365,13 +375,13 @@ def main(argv: list[str] | None = None) -> int:
             Dataset.create(empty, name="pages-0", source="bench")
         r = args.curve_repeat or args.repeat
         startup = statistics.median(_run([*HWNOISE, "features", str(empty), "--no-progress"])[0]
-                                    for _ in range(r))
+                                    for _ in range(_curve_runs(r, 0)))
         print(f"cost curve (start-up, an empty dataset: {startup:.2f} s CPU):", flush=True)
         curve = []
         for size in sizes:
             path = repeated(base, size, work)
             cpus, mems = [], []
-            for _ in range(args.big_repeat or r if size > 5000 else r):
+            for _ in range(args.big_repeat or r if size > 5000 else _curve_runs(r, size)):
                 cpu, _, mem = _run([*HWNOISE, "features", str(path), "--no-progress"])
                 cpus.append(cpu), mems.append(mem)
             cpu = statistics.median(cpus)
