@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from hwnoise.dataset import Dataset
 from hwnoise.decode import sniff_html
@@ -91,6 +90,39 @@ def parquet_options(schema: pa.Schema) -> dict:
     About a third less CPU in the writer than pyarrow's defaults, for files ~10 % larger."""
     return {"use_dictionary": [f.name for f in schema if f.type == _STR],
             "write_statistics": [c for c in ("dataset", "site", "page", "node", LABEL) if c in schema.names]}
+
+
+#: ``pq.write_table``'s own defaults, which ``write_parquet`` passes to pyarrow's writer class
+_WRITE_DEFAULTS = dict(version="2.6", compression="snappy", writer_engine_version="V2",
+                       data_page_version="1.0", use_compliant_nested_type=True, store_schema=True)
+
+
+def write_parquet(table: pa.Table, path: str | os.PathLike, options: dict) -> None:
+    """``pyarrow.parquet.write_table(table, path, **options)``, the same bytes
+    (tests/test_features_build.py), by pyarrow's writer class (``pyarrow._parquet``) on a
+    local file: importing ``pyarrow.parquet`` imports ``pyarrow.fs`` (with ``ssl`` and the S3
+    module) to find the file system, 11 ms of the start-up of every ``hwnoise features``.
+    ``write_table`` itself where that class is not there or does not take ``options``."""
+    sink = pa.OSFile(str(path), "wb")
+    try:
+        try:
+            from pyarrow._parquet import ParquetWriter
+
+            writer = ParquetWriter(sink, table.schema, **_WRITE_DEFAULTS, **options)
+        except (ImportError, TypeError):  # another pyarrow, or an option of write_table's own
+            writer = None
+        if writer is not None:
+            writer.write_table(table)
+            writer.close()
+    except BaseException:
+        sink.close()
+        os.unlink(path)  # as write_table: no half-written file left
+        raise
+    sink.close()
+    if writer is None:
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, path, **options)
 
 
 def own_terms(fields: Iterable[dict]) -> list[str]:
@@ -559,7 +591,7 @@ class _Batcher:
             if table.num_rows:
                 share = _key_counts(uniq, counts, k, keyed) / max(n_pages, 1)
                 table = table.set_column(at, "sitelevel", _num_array(share, _FLOAT))
-            pq.write_table(table, path.with_suffix(".parquet"), **parquet_options(self.schema))
+            write_parquet(table, path.with_suffix(".parquet"), parquet_options(self.schema))
             del table
             if isinstance(part, Path):
                 source.close()

@@ -412,7 +412,7 @@ def test_page_job_file_helpers_equal_the_path_calls(tmp_path):
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_parts_read_back_every_page_row_in_order(tmp_path, monkeypatch, workers):
-    """The parts as written: spilled parts, the last one from memory, and
+    """The parts as written (``write_parquet``): spilled parts, the last one from memory, and
     with two workers the pages' batches from the workers' buffered files (``_spill_pages``).
     Read back with a projection and filters, every page holds exactly its walk's rows, in
     order (a lost, doubled or moved page or row fails)."""
@@ -442,3 +442,48 @@ def test_parts_read_back_every_page_row_in_order(tmp_path, monkeypatch, workers)
             assert rows[c].tolist() == want[c].tolist(), (pid, c)
     assert full["sitelevel"].notna().all() and full["sitelevel"].between(0, 1).all()
 
+
+def test_write_parquet_gives_the_bytes_of_write_table(tmp_path):
+    """``write_parquet`` (pyarrow's writer class, no ``pyarrow.parquet`` import) writes the
+    bytes ``pq.write_table`` writes with the same options: the features' options on a table of
+    ``SCHEMA`` with missing values and non-ASCII text, and pyarrow's defaults; an option only
+    ``write_table`` takes goes to ``write_table``."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from hwnoise.features.build import SCHEMA, parquet_options, write_parquet
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    cols = []
+    for f in SCHEMA:
+        if f.type == pa.string():
+            vals = [None if k % 7 == 0 else f"{f.name} é {k % 13} 文" for k in range(n)]
+        elif f.type == pa.float64():
+            vals = [None if k % 11 == 0 else float(x) for k, x in enumerate(rng.random(n))]
+        else:
+            vals = rng.integers(-5, 10**6, n).tolist()
+        cols.append(pa.array(vals, f.type))
+    table = pa.Table.from_arrays(cols, schema=SCHEMA)
+    for options in (parquet_options(SCHEMA), {}, {"row_group_size": 1000}):
+        mine, theirs = tmp_path / "mine.parquet", tmp_path / "theirs.parquet"
+        write_parquet(table, mine, options)
+        pq.write_table(table, theirs, **options)
+        assert mine.read_bytes() == theirs.read_bytes(), options
+        assert pq.read_table(mine).equals(table)
+    assert pq.ParquetFile(mine).metadata.num_row_groups == 3  # row_group_size was used
+
+
+def test_features_in_one_process_does_not_load_pyarrow_parquet(tmp_path):
+    """hwnoise features writes its parts without importing ``pyarrow.parquet``, which imports
+    ``pyarrow.fs`` (11 ms of start-up), unless pyarrow imports them itself."""
+    ds = make_dataset(tmp_path)
+    names = ("pyarrow.parquet", "pyarrow.fs")
+    code = ("import sys, numpy, pyarrow, lxml.etree; "
+            f"eager = {{m for m in {names!r} if m in sys.modules}}; from hwnoise.cli import main; "
+            f"main(['features', {str(ds.path)!r}, '--no-progress', '--workers', '1']); "
+            f"print('loaded:' + ','.join(sorted(m for m in {names!r} if m in sys.modules and m not in eager)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "loaded:", out.stderr
+    assert ds.read_features()["page"].nunique() == 4
