@@ -487,3 +487,28 @@ def test_features_in_one_process_does_not_load_pyarrow_parquet(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "loaded:", out.stderr
     assert ds.read_features()["page"].nunique() == 4
+
+
+def test_the_features_command_ends_without_teardown_and_keeps_its_output(tmp_path):
+    """As the command line's entry (``main()`` reading ``sys.argv``), ``hwnoise features`` of
+    a dataset ends the process once its table is written, without the interpreter's teardown
+    (no exit handler runs), its summary on stderr and its table whole, with one process and
+    with the pool; one page's CSV and ``main(argv)`` return as before."""
+    ds = make_dataset(tmp_path, n=6)
+    page = tmp_path / "one.html"
+    page.write_bytes(b"<html><body><p>one page</p></body></html>")
+
+    def run(*args):
+        code = ("import atexit, sys; atexit.register(lambda: print('teardown', file=sys.stderr)); "
+                f"sys.argv = ['hwnoise', *{list(args)!r}]; from hwnoise.cli import main; sys.exit(main())")
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+
+    for workers in ("1", "2"):
+        out = run("features", str(ds.path), "--no-progress", "--workers", workers)
+        assert out.returncode == 0, out.stderr
+        assert "teardown" not in out.stderr and "features shop: 6 pages" in out.stderr, out.stderr
+        assert ds.read_features(["page"])["page"].nunique() == 6
+        assert not list(ds.path.glob(".features.parquet*"))
+    out = run("features", str(page))
+    assert out.returncode == 0 and "teardown" in out.stderr and out.stdout.startswith("node,parent")
+    assert main(["features", str(ds.path), "--no-progress", "--workers", "1"]) == 0  # returns
