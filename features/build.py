@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from hwnoise.dataset import Dataset
 from hwnoise.decode import sniff_html
@@ -91,6 +90,39 @@ def parquet_options(schema: pa.Schema) -> dict:
     About a third less CPU in the writer than pyarrow's defaults, for files ~10 % larger."""
     return {"use_dictionary": [f.name for f in schema if f.type == _STR],
             "write_statistics": [c for c in ("dataset", "site", "page", "node", LABEL) if c in schema.names]}
+
+
+#: ``pq.write_table``'s own defaults, which ``write_parquet`` passes to pyarrow's writer class
+_WRITE_DEFAULTS = dict(version="2.6", compression="snappy", writer_engine_version="V2",
+                       data_page_version="1.0", use_compliant_nested_type=True, store_schema=True)
+
+
+def write_parquet(table: pa.Table, path: str | os.PathLike, options: dict) -> None:
+    """``pyarrow.parquet.write_table(table, path, **options)``, the same bytes
+    (tests/test_features_build.py), by pyarrow's writer class (``pyarrow._parquet``) on a
+    local file: importing ``pyarrow.parquet`` imports ``pyarrow.fs`` (with ``ssl`` and the S3
+    module) to find the file system, 11 ms of the start-up of every ``hwnoise features``.
+    ``write_table`` itself where that class is not there or does not take ``options``."""
+    sink = pa.OSFile(str(path), "wb")
+    try:
+        try:
+            from pyarrow._parquet import ParquetWriter
+
+            writer = ParquetWriter(sink, table.schema, **_WRITE_DEFAULTS, **options)
+        except (ImportError, TypeError):  # another pyarrow, or an option of write_table's own
+            writer = None
+        if writer is not None:
+            writer.write_table(table)
+            writer.close()
+    except BaseException:
+        sink.close()
+        os.unlink(path)  # as write_table: no half-written file left
+        raise
+    sink.close()
+    if writer is None:
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, path, **options)
 
 
 def own_terms(fields: Iterable[dict]) -> list[str]:
@@ -249,8 +281,10 @@ def _ordered(jobs: list[tuple], workers: int, query_terms: list[str], scheduler=
             yield from fut.result()
 
 
-#: Pages per task of the local process pool.
-_POOL_BATCH = 4
+#: Pages per task of the local process pool: a task's pages go to one spill file, which the
+#: main process opens and reads (8: the bench corpus with two workers took 3.31 s of CPU
+#: against 3.46 s with 4 and 3.38 s with 16, medians of four alternated runs).
+_POOL_BATCH = 8
 
 
 def _page_jobs(jobs: list[tuple], spill: str | None = None) -> list[tuple]:
@@ -299,12 +333,18 @@ def _spill_pages(results: list[tuple], path: str) -> list[tuple]:
     if not batches:
         return results
     out = list(results)
-    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+    with pa.BufferedOutputStream(pa.OSFile(path, "wb"), _SPILL_BUFFER) as sink, \
+            pa.ipc.new_file(sink, schema) as writer:
         for i, (k, batch) in enumerate(batches):
             writer.write_batch(batch)
             pid, (_cols, _keys, *rest), _err = results[k]
             out[k] = (pid, (_Spilled(path, i, len(batches), batch.num_rows), None, *rest), None)
     return out
+
+
+#: Bytes a worker's spill file is written in: without a buffer, every buffer of every column
+#: of a page was a write of its own (50,000 writes over the bench corpus with two workers).
+_SPILL_BUFFER = 1 << 20
 
 
 # -- the dataset ---------------------------------------------------------------------------
@@ -553,7 +593,7 @@ class _Batcher:
             if table.num_rows:
                 share = _key_counts(uniq, counts, k, keyed) / max(n_pages, 1)
                 table = table.set_column(at, "sitelevel", _num_array(share, _FLOAT))
-            pq.write_table(table, path.with_suffix(".parquet"), **parquet_options(self.schema))
+            write_parquet(table, path.with_suffix(".parquet"), parquet_options(self.schema))
             del table
             if isinstance(part, Path):
                 source.close()

@@ -356,7 +356,8 @@ def parse_html(text: str | None, utf8: bytes | None = None) -> tuple[etree._Elem
         data = text.encode("utf-8", errors="replace")
     parser = _parser()
     try:
-        root = etree.fromstring(data, parser) if data.strip() else None
+        # not blank (``data.strip()``, without copying the page to find out)
+        root = etree.fromstring(data, parser) if data and not data.isspace() else None
     except (etree.XMLSyntaxError, ValueError):
         root = None
     last = parser.error_log.last_error  # the depth error is fatal, so it is the last one

@@ -408,3 +408,107 @@ def test_page_job_file_helpers_equal_the_path_calls(tmp_path):
         arr = np.array(labels, dtype=object)
         assert label_counts(arr) == (int(np.count_nonzero(arr != None)),  # noqa: E711
                                      int(np.count_nonzero(arr == "N")))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_parts_read_back_every_page_row_in_order(tmp_path, monkeypatch, workers):
+    """The parts as written (``write_parquet``): spilled parts, the last one from memory, and
+    with two workers the pages' batches from the workers' buffered files (``_spill_pages``).
+    Read back with a projection and filters, every page holds exactly its walk's rows, in
+    order (a lost, doubled or moved page or row fails)."""
+    import hwnoise.features.build as build
+
+    monkeypatch.setattr(build, "_PART_PAGES", 7)
+    ds = make_dataset(tmp_path, n=23)
+    build_features(ds, workers=workers, progress=False)
+    assert len(list(ds.features_path.glob("part-*.parquet"))) == 4
+    assert not list(ds.features_path.glob("*.arrow")) and not list(ds.path.glob(".features.parquet*"))
+    pages = list(ds.pages())
+    terms = ds.query_terms()
+    walks = {p.id: page_rows(p.html_path.read_bytes(), terms, p.http_charset, own=own_terms(p.fields))
+             for p in pages}
+    cols = ["page", "node", "xpath", "text", "ctd", "sitelevel"]
+    full = ds.read_features(cols)
+    assert full["page"].drop_duplicates().tolist() == [p.id for p in pages]
+    assert len(full) == sum(len(w) for w in walks.values())
+    asked = [p.id for p in pages[5:17:3]]  # across the parts' boundaries
+    got = ds.read_features(cols, pages=asked, filters=[("node", ">=", 2)])
+    assert list(got.columns) == cols and got["page"].drop_duplicates().tolist() == asked
+    for pid in asked:
+        rows, want = got[got["page"] == pid], walks[pid]
+        want = want[want["node"] >= 2]
+        assert len(rows) == len(want) > 0
+        for c in ("node", "xpath", "text", "ctd"):
+            assert rows[c].tolist() == want[c].tolist(), (pid, c)
+    assert full["sitelevel"].notna().all() and full["sitelevel"].between(0, 1).all()
+
+
+def test_write_parquet_gives_the_bytes_of_write_table(tmp_path):
+    """``write_parquet`` (pyarrow's writer class, no ``pyarrow.parquet`` import) writes the
+    bytes ``pq.write_table`` writes with the same options: the features' options on a table of
+    ``SCHEMA`` with missing values and non-ASCII text, and pyarrow's defaults; an option only
+    ``write_table`` takes goes to ``write_table``."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from hwnoise.features.build import SCHEMA, parquet_options, write_parquet
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    cols = []
+    for f in SCHEMA:
+        if f.type == pa.string():
+            vals = [None if k % 7 == 0 else f"{f.name} é {k % 13} 文" for k in range(n)]
+        elif f.type == pa.float64():
+            vals = [None if k % 11 == 0 else float(x) for k, x in enumerate(rng.random(n))]
+        else:
+            vals = rng.integers(-5, 10**6, n).tolist()
+        cols.append(pa.array(vals, f.type))
+    table = pa.Table.from_arrays(cols, schema=SCHEMA)
+    for options in (parquet_options(SCHEMA), {}, {"row_group_size": 1000}):
+        mine, theirs = tmp_path / "mine.parquet", tmp_path / "theirs.parquet"
+        write_parquet(table, mine, options)
+        pq.write_table(table, theirs, **options)
+        assert mine.read_bytes() == theirs.read_bytes(), options
+        assert pq.read_table(mine).equals(table)
+    assert pq.ParquetFile(mine).metadata.num_row_groups == 3  # row_group_size was used
+
+
+def test_features_in_one_process_does_not_load_pyarrow_parquet(tmp_path):
+    """hwnoise features writes its parts without importing ``pyarrow.parquet``, which imports
+    ``pyarrow.fs`` (11 ms of start-up), unless pyarrow imports them itself."""
+    ds = make_dataset(tmp_path)
+    names = ("pyarrow.parquet", "pyarrow.fs")
+    code = ("import sys, numpy, pyarrow, lxml.etree; "
+            f"eager = {{m for m in {names!r} if m in sys.modules}}; from hwnoise.cli import main; "
+            f"main(['features', {str(ds.path)!r}, '--no-progress', '--workers', '1']); "
+            f"print('loaded:' + ','.join(sorted(m for m in {names!r} if m in sys.modules and m not in eager)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "loaded:", out.stderr
+    assert ds.read_features()["page"].nunique() == 4
+
+
+def test_the_features_command_ends_without_teardown_and_keeps_its_output(tmp_path):
+    """As the command line's entry (``main()`` reading ``sys.argv``), ``hwnoise features`` of
+    a dataset ends the process once its table is written, without the interpreter's teardown
+    (no exit handler runs), its summary on stderr and its table whole, with one process and
+    with the pool; one page's CSV and ``main(argv)`` return as before."""
+    ds = make_dataset(tmp_path, n=6)
+    page = tmp_path / "one.html"
+    page.write_bytes(b"<html><body><p>one page</p></body></html>")
+
+    def run(*args):
+        code = ("import atexit, sys; atexit.register(lambda: print('teardown', file=sys.stderr)); "
+                f"sys.argv = ['hwnoise', *{list(args)!r}]; from hwnoise.cli import main; sys.exit(main())")
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+
+    for workers in ("1", "2"):
+        out = run("features", str(ds.path), "--no-progress", "--workers", workers)
+        assert out.returncode == 0, out.stderr
+        assert "teardown" not in out.stderr and "features shop: 6 pages" in out.stderr, out.stderr
+        assert ds.read_features(["page"])["page"].nunique() == 6
+        assert not list(ds.path.glob(".features.parquet*"))
+    out = run("features", str(page))
+    assert out.returncode == 0 and "teardown" in out.stderr and out.stdout.startswith("node,parent")
+    assert main(["features", str(ds.path), "--no-progress", "--workers", "1"]) == 0  # returns

@@ -88,6 +88,7 @@ def run(args) -> int:
             if args.workers is None and sum(1 for _ in (target / "pages").glob("*.html")) < 60:
                 workers = 1  # a pool costs more than a few pages do
             build_features(ds, workers=workers, progress=not args.no_progress)
+            args.quick_exit = True  # nothing left to close: the process may end without teardown
             return 0
         from hwnoise.scheduler import Scheduler
 
