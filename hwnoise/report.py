@@ -69,12 +69,22 @@ def _index(report: dict) -> tuple[list[str], list[str], dict[tuple[str, str], di
     return datasets, methods, by
 
 
-def _with_mean(rows: list[list[Any]], label: str = "mean") -> list[list[Any]]:
+def _ci(se: float | None) -> float | None:
+    """The half-width of a mean page score's 95 % interval (1.96 standard errors)."""
+    return None if se is None else 1.96 * se
+
+
+def _with_mean(rows: list[list[Any]], label: str = "mean", keep: Sequence[int] = ()) -> list[list[Any]]:
+    """``rows`` and a row of their column means; columns in ``keep`` (an interval's half-width,
+    which does not average) get none."""
     if not rows:
         return rows
     ncol = len(rows[0])
     mean: list[Any] = [label]
     for i in range(1, ncol):
+        if i in keep:
+            mean.append(None)
+            continue
         col = [r[i] for r in rows]
         m = _mean(col)
         counts = all(isinstance(v, int) and not isinstance(v, bool) for v in col)
@@ -130,11 +140,12 @@ def markdown_report(report: dict, figures: Sequence[str] = ()) -> str:
         out += ["## Text level per method (shape of Table 4.3)", ""]
         for m in text_methods:
             rows = [[d, r.get("pages"), r.get("text_precision"), r.get("text_recall"),
-                     r.get("text_f1"), r.get("text_f1_of_means")]
+                     r.get("text_f1"), _ci(r.get("text_f1_se")), r.get("text_f1_of_means")]
                     for d in datasets if "text_f1" in (r := by.get((d, m), {}))]
             out += [f"### {m}", "",
-                    format_table(_with_mean(rows), ["Dataset", "pages", "Precision", "Recall", "F1",
-                                                    "F1 of means"], markdown=True), ""]
+                    format_table(_with_mean(rows, keep=(5,)), ["Dataset", "pages", "Precision", "Recall",
+                                                               "F1", "± 95 %", "F1 of means"],
+                                 markdown=True), ""]
 
     value_methods = _methods_with(by, datasets, methods, "value_recall")
     if value_methods:
@@ -156,11 +167,11 @@ def markdown_report(report: dict, figures: Sequence[str] = ()) -> str:
                 "(`hwnoise.training.record_metrics`).", ""]
         for m in record_methods:
             rows = [[d, r.get("record_pages"), r.get("record_precision"), r.get("record_recall"),
-                     r.get("record_f1"), r.get("element_record_f1")]
+                     r.get("record_f1"), _ci(r.get("record_f1_se")), r.get("element_record_f1")]
                     for d in datasets if "record_f1" in (r := by.get((d, m), {}))]
-            out += [f"### {m}", "", format_table(_with_mean(rows), ["Dataset", "pages", "Precision",
-                                                                   "Recall", "F1", "element F1"],
-                                                 markdown=True), ""]
+            out += [f"### {m}", "", format_table(_with_mean(rows, keep=(5,)),
+                                                 ["Dataset", "pages", "Precision", "Recall", "F1", "± 95 %",
+                                                  "element F1"], markdown=True), ""]
 
     node_methods = _methods_with(by, datasets, methods, "f1")
     if node_methods:

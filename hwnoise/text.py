@@ -152,13 +152,28 @@ def text_scores(extracted: str | Sequence[str], gold: str | Sequence[str]) -> di
     return {"precision": p, "recall": r, "f1": f1}
 
 
+def standard_error(values: Sequence[float]) -> float | None:
+    """The standard error of a mean over pages (the pages' sample standard deviation over the
+    square root of their number); None under two pages. How far a dataset's mean page score may
+    move with other pages of the same kind: reports print 1.96 of it beside the mean. Two methods
+    scored on the same pages are compared by their per-page differences (``bench/paired.py``)."""
+    v = np.asarray(values, dtype=np.float64)
+    return float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) >= 2 else None
+
+
 def mean_text_scores(per_page: Iterable[dict[str, float]]) -> dict[str, float]:
-    """Dataset-level text scores: means over pages, and the F1 of the means (Tables 4.1, 4.3)."""
+    """Dataset-level text scores: means over pages, and the F1 of the means (Tables 4.1, 4.3);
+    ``text_f1_se``, the standard error of the mean F1, from two pages on."""
     rows = list(per_page)
     if not rows:
         return {}
     p = float(np.mean([r["precision"] for r in rows]))
     r_ = float(np.mean([r["recall"] for r in rows]))
-    f1 = float(np.mean([r["f1"] for r in rows]))
+    f1s = [r["f1"] for r in rows]
+    f1 = float(np.mean(f1s))
     of_means = 2 * p * r_ / (p + r_) if p + r_ else 0.0
-    return {"text_precision": p, "text_recall": r_, "text_f1": f1, "text_f1_of_means": of_means}
+    out = {"text_precision": p, "text_recall": r_, "text_f1": f1, "text_f1_of_means": of_means}
+    se = standard_error(f1s)
+    if se is not None:
+        out["text_f1_se"] = se
+    return out

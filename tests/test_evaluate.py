@@ -5,6 +5,7 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from hwnoise.dataset import Dataset
@@ -98,6 +99,14 @@ def test_pages_protocol_end_to_end(datasets, tmp_path):
     md = (out / "report.md").read_text()
     for title in ("Table 4.1", "Table 4.3", "Table 4.4", "Table 4.5", "| mean |"):
         assert title in md
+    # the mean page F1's 95 % half-width beside it: 1.96 standard errors over the test pages
+    import pandas as pd
+
+    per = pd.read_csv(out / "pages.csv", dtype={"page": str})
+    per = per[(per.dataset == ds) & (per.method == "alltext")]["text_f1"].to_numpy()
+    se = recs[(ds, "alltext")]["text_f1_se"]
+    assert len(per) == 3 and se > 0.01 and se == pytest.approx(per.std(ddof=1) / np.sqrt(3))
+    assert "± 95 %" in md and f"| {1.96 * se:.3f} |" in md
     for png in ("precision.png", "recall.png", "confusion-model.png", "confusion-cetd.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not (out / "confusion-trafilatura.png").exists()

@@ -127,6 +127,7 @@ def test_record_metric_partial_credit_one_to_one():
     assert record_scores([], gold)["record_f1"] == 0.0 and record_scores([], [])["record_f1"] == 1.0
     m = mean_record_scores([record_scores(gold, gold), record_scores([], gold)])
     assert m["record_f1"] == 0.5 and m["record_pages"] == 2
+    assert m["record_f1_se"] == pytest.approx(0.5)  # pages at 1 and 0: s.d. 0.707 over sqrt(2)
 
 
 def test_text_map_keys_as_the_paper_walks_text_nodes():

@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pytest
 
-from hwnoise.text import lcs_length, lcs_mask, mean_text_scores, text_scores, tokenize
+from hwnoise.text import lcs_length, lcs_mask, mean_text_scores, standard_error, text_scores, tokenize
 
 
 def lcs_table(x: list[str], y: list[str]) -> int:
@@ -88,7 +88,17 @@ def test_mean_scores_and_f1_of_means_differ():
     assert m["text_precision"] == pytest.approx(0.6) and m["text_recall"] == pytest.approx(0.6)
     assert m["text_f1"] == pytest.approx(1 / 3)
     assert m["text_f1_of_means"] == pytest.approx(0.6)
+    assert m["text_f1_se"] == pytest.approx(0.0)  # both pages score 1/3
     assert mean_text_scores([]) == {}
+    assert "text_f1_se" not in mean_text_scores(rows[:1])  # one page: no spread to tell
+
+
+def test_standard_error_of_a_mean_over_pages():
+    f1 = [0.2, 0.4, 0.9, 1.0]
+    assert standard_error(f1) == pytest.approx(np.std(f1, ddof=1) / 2)
+    assert standard_error([0.5]) is None and standard_error([]) is None
+    rows = [{"precision": f, "recall": f, "f1": f} for f in f1]
+    assert mean_text_scores(rows)["text_f1_se"] == pytest.approx(standard_error(f1))
 
 
 def test_ten_thousand_by_ten_thousand_words():

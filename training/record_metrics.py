@@ -23,6 +23,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from hwnoise.text import standard_error
+
 __all__ = ["record_scores", "mean_record_scores", "expand_records", "page_record_scores"]
 
 
@@ -97,16 +99,20 @@ def page_record_scores(predicted: Sequence[Iterable[str]], gold: Sequence[Iterab
 
 def mean_record_scores(rows: Sequence[dict]) -> dict:
     """Page-averaged record precision, recall and F1 (and the mean F1 recomputed from the
-    mean precision and recall, ``record_f1_of_means``); the ``element_record_*`` scores too
-    where every row has them."""
+    mean precision and recall, ``record_f1_of_means``; ``record_f1_se``, the standard error of the
+    mean F1, from two pages on); the ``element_record_*`` scores too where every row has them."""
     if not rows:
         return {}
     p = float(np.mean([r["record_precision"] for r in rows]))
     r = float(np.mean([r["record_recall"] for r in rows]))
+    f1s = [x["record_f1"] for x in rows]
     out = {"record_precision": p, "record_recall": r,
-           "record_f1": float(np.mean([x["record_f1"] for x in rows])),
+           "record_f1": float(np.mean(f1s)),
            "record_f1_of_means": (2 * p * r / (p + r)) if p + r > 0 else 0.0,
            "record_pages": len(rows)}
+    se = standard_error(f1s)
+    if se is not None:
+        out["record_f1_se"] = se
     for k in ("element_record_precision", "element_record_recall", "element_record_f1"):
         if all(k in x for x in rows):
             out[k] = float(np.mean([x[k] for x in rows]))
