@@ -15,8 +15,9 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
+
+from hwnoise.text import standard_error
 
 KEYS = ["dataset", "method", "page"]
 
@@ -37,7 +38,8 @@ def paired(before: pd.DataFrame, after: pd.DataFrame, metric: str) -> pd.DataFra
     rows = []
     for method, g in both.groupby("method", sort=True):
         d = (g[f"{metric}_b"] - g[f"{metric}_a"]).to_numpy()
-        se = float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan")
+        se = standard_error(d)
+        se = float("nan") if se is None else se
         m = float(d.mean())
         rows.append({"metric": metric, "method": method, "pages": len(d),
                      "before": g[f"{metric}_a"].mean(), "after": g[f"{metric}_b"].mean(), "diff": m,
