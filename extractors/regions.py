@@ -43,7 +43,9 @@ REGION_FEATURES: list[str] = [
 
 @dataclass
 class Candidate:
-    """One candidate record set: its records' head rows (one element each), its group id and level."""
+    """One candidate record set: its records' head rows (one element each), the page's number of
+    the set it comes from (a group of alike siblings or a grid; both levels of a set share it)
+    and its level."""
 
     rows: list[int]
     group: int
