@@ -271,7 +271,6 @@ def test_a_given_model_with_sitelevel_gets_the_dataset_table_built(datasets, tmp
     # on a big9 site-year in issue 13's bench)
     import shutil
 
-    from hwnoise.extractors.model import training_rows
     from hwnoise.features.build import build_features
     from hwnoise.training.model import NoiseModel
 
