@@ -88,7 +88,7 @@ def _grid_units(parent: np.ndarray, tags: list[str], gid: np.ndarray, count: np.
     at: dict[tuple[int, str], list[int]] = {}
     for r in has.tolist():
         at.setdefault((int(gid[parent[r]]), tags[r]), []).append(r)
-    desc = -np.sort(-group_chars)
+    ranked = np.sort(group_chars)
     out = []
     for rows in at.values():
         m = np.asarray(rows, dtype=np.int64)  # document order: rows were in it
@@ -101,7 +101,7 @@ def _grid_units(parent: np.ndarray, tags: list[str], gid: np.ndarray, count: np.
         if udist > RECORD_DISTANCE:
             continue
         uchars = float(chars[m].sum())
-        rank = int(np.searchsorted(-desc, -uchars, side="left"))  # groups with more characters
+        rank = len(ranked) - int(np.searchsorted(ranked, uchars, side="right"))  # groups with more characters
         out.append((m, uchars, rank, udist, int(parent[parent[m[0]]]), parents))
     return out
 

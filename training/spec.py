@@ -285,12 +285,12 @@ def fit_spec(spec: ModelSpec, rows, *, query: list[dict] | None = None, seed: in
         return NoiseModel(spec.classifier, feats, query=query, seed=seed, params=spec.params or None,
                           union=spec.union)
 
-    cv = inner_cv(rows, new, rows=take, folds=REGION_INNER_FOLDS if spec.regions else 3) \
-        if spec.inner or spec.regions else None
+    folds = {"folds": REGION_INNER_FOLDS} if spec.regions else {}  # else inner_cv's own
+    cv = inner_cv(rows, new, rows=take, **folds) if spec.inner or spec.regions else None
     threshold = cv.threshold if spec.inner else spec.threshold
     model = new().fit(rows, groups=groups, rows=take, consume=consume)
     model.threshold = None if threshold is None else float(threshold)
     model.spec = spec
-    if spec.regions and cv is not None:
+    if spec.regions:
         model.inner_oof = cv
     return model
