@@ -5,7 +5,8 @@ The folds are ``hwnoise evaluate``'s own (``hwnoise.evaluate.plan`` and ``fit_fo
 pages in the same folds, the same fitted model as ``hwnoise evaluate DATASET --methods model
 --protocol cross-site``). For every test page it writes ``OUT/PAGE.npz`` with the model's
 labels (``labels``, "S"/"N" per walker row) and its content probability (``proba``; NaN
-where the classifier gives none), both ``ModelMethod.node_predictions``, and ``OUT/meta.json``
+where the classifier gives none), both ``ModelMethod.node_predictions``, the records it grouped
+(``OUT/PAGE.records.json``, each a list of walker rows, where the model groups records), and ``OUT/meta.json``
 (preset, features, seed, folds, each page's fold). Usage::
 
     python bench/records_predict.py DATASET OUT [--preset general] [--features page+records]
@@ -53,10 +54,12 @@ def main() -> None:
         meta["features_used"] = list(method.model.features)
         for page in load_pages(fold.test):
             walk = walk_of(page, keep_tree=True)
-            labels, proba = method.node_predictions(page, walk)  # what hwnoise evaluate groups
+            labels, proba, records = method.node_predictions(page, walk, records=True)  # what evaluate groups
             labels = np.asarray(labels, dtype=object)
             proba = np.full(len(labels), np.nan) if proba is None else proba
             np.savez_compressed(a.out / f"{page.id}.npz", labels=labels.astype(str), proba=proba)
+            if records is not None:  # the records the model grouped (rows), as evaluate scores them
+                (a.out / f"{page.id}.records.json").write_text(json.dumps([[int(r) for r in rec] for rec in records]))
             meta["pages"][page.id] = fold.index
         print(f"fold {fold.index + 1}/{fold.total}: {len(fold.test)} pages, "
               f"{time.perf_counter() - t0:.0f} s", flush=True)

@@ -24,10 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from rapidfuzz.distance import Levenshtein
 
 from hwnoise.extractors.base import WalkMethod
 from hwnoise.features.columns import CONTENT, NOISE
+from hwnoise.features.record_struct import tag_distance, tag_string
 
 __all__ = ["MDR", "Region", "data_regions", "mdr_records", "make", "K", "T"]
 
@@ -52,15 +52,9 @@ class Region:
 def _tag_strings(walk) -> list[str]:
     """Each row's subtree tag string, one character per tag (preorder)."""
     tags = walk.rows["tag"].tolist()
-    codes: dict[str, str] = {}
-    chars = "".join(codes.setdefault(t, chr(0x100 + len(codes))) for t in tags)
+    chars = tag_string(tags)
     last = np.asarray(walk.last)
     return [chars[i:int(last[i]) + 1] for i in range(len(tags))]
-
-
-def _dist(a: str, b: str) -> float:
-    mean = (len(a) + len(b)) / 2
-    return Levenshtein.distance(a, b) / mean if mean else 0.0
 
 
 def _ident_regions(node: int, kids: list[int], strings: list[str], k_max: int, t: float) -> list[Region]:
@@ -74,7 +68,7 @@ def _ident_regions(node: int, kids: list[int], strings: list[str], k_max: int, t
     def similar(a: int, k: int) -> bool:  # GN at a vs the next GN at a + k
         key = (a, k)
         if key not in cache:
-            cache[key] = _dist(gn(a, k), gn(a + k, k))
+            cache[key] = tag_distance(gn(a, k), gn(a + k, k))
         return cache[key] <= t
 
     out: list[Region] = []

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hwnoise.features.columns import CONTENT, NOISE
-from hwnoise.features.record_struct import RECORD_MIN, by_depth, record_groups
+from hwnoise.features.record_struct import RECORD_MIN, by_depth, record_groups, tag_distance, tag_string
 
 __all__ = ["Record", "records_from_labels", "record_rows", "records_content", "walk_xpaths",
            "rows_inside", "candidate_rows", "drop_regions",
@@ -308,8 +308,7 @@ def candidate_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3, min_s
             taken[int(last[m]) + 1] -= 1
         free &= np.cumsum(taken)[:n] == 0
     roots = [i for i in range(n) if free[i] and (parent[i] < 0 or not free[parent[i]])]
-    code: dict[str, str] = {}
-    tagstr = "".join(code.setdefault(t, chr(0x100 + len(code))) for t in tags)
+    tagstr = tag_string(tags)
 
     def shape(i: int) -> str:
         return tagstr[i:int(last[i]) + 1]
@@ -344,7 +343,7 @@ def candidate_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3, min_s
             if len(ks) >= need and alone(r, roots):
                 top = max(set(tags[c] for c in ks), key=lambda t: sum(tags[c] == t for c in ks))
                 rep = [c for c in ks if tags[c] == top]
-                d = [_distance(shape(a), shape(b)) for a, b in zip(rep, rep[1:])]
+                d = [tag_distance(shape(a), shape(b)) for a, b in zip(rep, rep[1:])]
                 if (len(rep) >= need and sum(chars[c] for c in rep) >= 0.6 * chars[r]
                         and sum(d) / len(d) <= 0.3):  # alike, as a data region's records are
                     out.extend(ks)
@@ -367,9 +366,9 @@ def candidate_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3, min_s
         # parts of one record: unlike each other, together most of their noise parent's text
         parts = False
         if 2 <= len(rs) <= 8 and sum(chars[r] for r in rs) >= 0.8 * chars[p]:
-            d = [_distance(shape(a), shape(b)) for a, b in zip(rs, rs[1:])]
+            d = [tag_distance(shape(a), shape(b)) for a, b in zip(rs, rs[1:])]
             shapes = [shape(r) for r in rs]
-            periodic = any(len(rs) >= 2 * k and all(_distance(shapes[i], shapes[i + k]) <= 0.3
+            periodic = any(len(rs) >= 2 * k and all(tag_distance(shapes[i], shapes[i + k]) <= 0.3
                                                     for i in range(len(rs) - k))
                            for k in range(1, max_run + 1))
             parts = sum(d) / len(d) > 0.3 and not periodic  # a run of generalized nodes is not
@@ -466,14 +465,6 @@ def _own(rows) -> np.ndarray:
 
 _LISTS = frozenset(("table", "tbody", "ul", "ol", "dl"))
 _ITEMS = frozenset(("tr", "li"))
-
-
-def _distance(a: str, b: str) -> float:
-    """Normalised edit distance of two tag strings (MDR's: by their mean length)."""
-    from rapidfuzz.distance import Levenshtein
-
-    mean = (len(a) + len(b)) / 2
-    return Levenshtein.distance(a, b) / mean if mean else 0.0
 
 
 def _runs(rs: list[int], tags: list[str], siblings: list[int], max_run: int) -> list[list[int]]:

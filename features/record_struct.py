@@ -48,7 +48,7 @@ Columns (``RECORD_FEATURES``):
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 import pandas as pd
@@ -58,7 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from hwnoise.features.walk import PageWalk
 
 __all__ = ["RECORD_FEATURES", "RECORD_MIN", "RECORD_DISTANCE", "record_struct", "alike_groups", "record_groups",
-           "by_depth"]
+           "by_depth", "tag_string", "tag_distance"]
 
 RECORD_FEATURES: list[str] = [
     "rs_alike", "rs_alike_share", "rs_alike_dist", "rs_is_record", "rs_is_region",
@@ -70,10 +70,19 @@ RECORD_MIN = 3
 RECORD_DISTANCE = 0.5
 
 
-def _tag_string(tags: list[str]) -> str:
-    """The page's tags in document order, one character each (a subtree is a slice)."""
-    code: dict[str, str] = {}
+def tag_string(tags: Iterable[str], code: dict[str, str] | None = None) -> str:
+    """MDR's tag string: the tags in document order, one character each, so that a subtree's
+    string is a slice of the page's (``code``: the tag -> character map, to share between
+    calls)."""
+    code = {} if code is None else code
     return "".join(code.setdefault(t, chr(0x100 + len(code))) for t in tags)
+
+
+def tag_distance(a: str, b: str) -> float:
+    """MDR's normalised edit distance of two tag strings: the edit distance over their mean
+    length (0 for two empty strings)."""
+    mean = (len(a) + len(b)) / 2
+    return Levenshtein.distance(a, b) / mean if mean else 0.0
 
 
 def alike_groups(parent: np.ndarray, tags: list[str], last: np.ndarray,
@@ -90,13 +99,12 @@ def alike_groups(parent: np.ndarray, tags: list[str], last: np.ndarray,
     same = (parent[a] == parent[b]) & (tag_code[a] == tag_code[b]) & (parent[b] >= 0)
     mean = (size[a] + size[b]) / 2
     cand = same & (np.abs(size[a] - size[b]) <= max_distance * mean)  # else farther than that
-    s = _tag_string(tags)
+    s = tag_string(tags)
     dist = np.full(n, np.nan)
     dist[b[same]] = 1.0
     for k in np.flatnonzero(cand):
         i, j = int(a[k]), int(b[k])
-        d = Levenshtein.distance(s[i:int(last[i]) + 1], s[j:int(last[j]) + 1])
-        dist[j] = min(d / mean[k], 1.0)
+        dist[j] = min(tag_distance(s[i:int(last[i]) + 1], s[j:int(last[j]) + 1]), 1.0)
     start = np.concatenate([[True], ~same])
     gid = np.empty(n, dtype=np.int64)
     gid[order] = np.cumsum(start) - 1

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from hwnoise.features.assembly import assemble_html
-from hwnoise.features.record_struct import RECORD_FEATURES, alike_groups, record_struct
+from hwnoise.features.record_struct import RECORD_FEATURES, alike_groups, record_struct, tag_distance, tag_string
 from hwnoise.features.walk import walk_page
 from hwnoise.training.model import resolve_features as feature_groups
 from hwnoise.training.spec import preset_spec, resolve_preset
@@ -132,3 +132,15 @@ def test_a_page_of_body_only():
     walk = walk_page("<html><body></body></html>")
     cols = record_struct(walk)
     assert len(cols) == len(walk) and (cols["rs_in_record"] == 0).all()
+
+
+def test_tag_string_and_distance_are_mdrs():
+    """One character per tag, the same character for the same tag across calls that share a
+    code; the edit distance over the mean length (MDR's normalised distance)."""
+    code: dict[str, str] = {}
+    a = tag_string(["li", "a", "span"], code)
+    b = tag_string(["li", "a"], code)
+    assert len(a) == 3 and b == a[:2]
+    assert tag_distance(a, b) == 1 / 2.5      # one insertion over a mean length of 2.5
+    assert tag_distance(a, a) == 0.0 and tag_distance("", "") == 0.0
+    assert tag_distance(a, tag_string(["tr", "td"], code)) == 3 / 2.5
