@@ -323,14 +323,16 @@ def extract_with_model(model: "NoiseModel", html: bytes | str, *, http_charset: 
 
 
 def extract_records(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
-                    query: str | Sequence[str] | None = None, page: str = "page") -> list[dict]:
+                    query: str | Sequence[str] | None = None, page: str = "page",
+                    hidden: bool = True) -> list[dict]:
     """The data records of one bare page with a trained model, as the JSON objects ``extract
-    --records`` writes (``page`` names the page in them)."""
+    --records`` writes (``page`` names the page in them; ``hidden``: with the records the page
+    hides, ``records.with_hidden``)."""
     from hwnoise.extractors.records import records_json
 
     walk, labels, proba, _, recs = _label(model, html, http_charset=http_charset, query=query, proba=True,
                                           records=True)
-    return records_json(page, html, walk, labels, proba, http_charset=http_charset, records=recs)
+    return records_json(page, html, walk, labels, proba, http_charset=http_charset, records=recs, hidden=hidden)
 
 
 def page_predictions(model: "NoiseModel", page: "Page", cache: FeatureCache | None = None,

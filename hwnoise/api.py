@@ -53,15 +53,16 @@ def extract(model: Any = "general", html: bytes | str = b"", *, query: str | Non
 
 
 def extract_records(model: Any = "records", html: bytes | str = b"", *, query: str | None = None,
-                    http_charset: str | None = None, page: str = "page") -> list[dict]:
+                    http_charset: str | None = None, page: str = "page", hidden: bool = True) -> list[dict]:
     """The data records of one page by ``model`` (a NoiseModel, a saved model's path, or
     "records", the shipped model for records), each ``{"page", "record", "xpath", "text",
-    "fields"}`` as ``hwnoise extract --records`` writes it."""
+    "fields"}`` as ``hwnoise extract --records`` writes it (``"hidden": true`` on a record the
+    page hides; ``hidden=False`` leaves those out)."""
     from hwnoise.extractors.model import extract_records as _records
 
     if not hasattr(model, "predict"):
         model = load_model(model)
-    return _records(model, html, http_charset=http_charset, query=query, page=page)
+    return _records(model, html, http_charset=http_charset, query=query, page=page, hidden=hidden)
 
 
 def __getattr__(name: str):

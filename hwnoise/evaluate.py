@@ -210,10 +210,13 @@ def _gold_records(page: Page, walk) -> tuple[list[list[str]] | None, list[str] |
     records = page.read_records()
     if records is None:
         return None, None, None
-    from hwnoise.extractors.records import row_xpaths
+    from hwnoise.extractors.records import row_xpaths, walk_xpaths
     from hwnoise.features.record_gold import normalize_xpath
 
-    xpaths, keys = row_xpaths(page.read_html(), len(walk.rows), http_charset=page.http_charset, text_keys=True)
+    if walk.root is not None:  # the walk kept its tree: no second parse
+        xpaths, keys = walk_xpaths(walk, text_keys=True)
+    else:
+        xpaths, keys = row_xpaths(page.read_html(), len(walk.rows), http_charset=page.http_charset, text_keys=True)
     return [[normalize_xpath(x) for x in rec] for rec in records], xpaths, keys
 
 
@@ -222,16 +225,20 @@ def _record_scores(method: Any, page: Page, walk, labels, xpaths: list[str], gol
     """Record-level scores of one method on one page: its own records where it gives them
     (``records(page, walk)``), else the records it grouped while labelling (``records``, rows)
     or, without them, records grouped from its node labels (and its content probabilities,
-    ``proba``, where it gives them); None when neither. ``record_*`` are the paper's (records
+    ``proba``, where it gives them), with the records the page hides alike to them
+    (``records.with_hidden``); None when neither. ``record_*`` are the paper's (records
     expanded to the text-map ``keys`` below them), ``element_record_*`` over the records' own
     XPaths."""
-    from hwnoise.extractors.records import records_from_labels
+    from hwnoise.extractors.records import records_from_labels, with_hidden
     from hwnoise.training.record_metrics import page_record_scores
 
     if callable(getattr(method, "records", None)):
         pred = method.records(page, walk)
     elif labels is not None and len(labels) == len(xpaths):
-        pred = [r.xpaths for r in records_from_labels(walk, labels, xpaths, proba, records=records)]
+        recs = records_from_labels(walk, labels, xpaths, proba, records=records)
+        if walk.root is not None:  # the records the page hides too, as extract --records gives them
+            recs = with_hidden(recs, walk.root, walk.elements, xpaths)
+        pred = [r.xpaths for r in recs]
     else:
         return None
     return page_record_scores(pred, gold, keys)

@@ -527,3 +527,45 @@ def test_the_records_preset_takes_its_content_from_the_records(tmp_path):
     opts = model_options(ap.parse_args(["--preset", "general", "--content-from", "records"]))
     assert resolve_preset(preset_spec("general"), 3, {k: v for k, v in opts.items() if k != "preset"}
                           ).content_from == "records"
+
+
+def test_records_the_page_hides_come_too_marked_hidden(tmp_path, capsys):
+    """Results paginated in the browser (hidden items of the shown list) and a collapsed list at
+    the same tag path are records, marked hidden, in document order, with their fields; a hidden
+    copy of a shown record, a hidden item of another shape and a hidden menu elsewhere are not.
+    ``hidden=False`` and ``extract --shown-only`` leave them all out."""
+    from hwnoise.extractors.records import record_json
+
+    def item(k: int, style: str = "") -> str:
+        return (f"<li{style}><a href=/b/{k}>The long title of book number {k}</a><span>by Author {k}</span>"
+                f"<span>${10 + k}.50</span></li>")
+
+    hide = " style='display: none'"
+    html = (f"<html><body>{NAV}<ul class=menu{hide}><li><a href=/x>Menu entry</a></li></ul><main>"
+            f"<ol class=results>{''.join(item(k) for k in range(4))}{item(4, hide)}{item(5, hide)}"
+            f"{item(0, hide)}<li{hide}><em>Loading</em></li></ol>"
+            f"<ol class=results{hide}>{item(6)}{item(7)}</ol></main>{FOOT}</body></html>").encode()
+    walk = walk_page(html)
+    lab = _labels_for(walk, {f"/html/body/main[1]/ol[1]/li[{k}]" for k in range(1, 5)})
+    shown = page_records(html, walk, lab, hidden=False)
+    assert [r.xpaths for r in shown] == [[f"/body[1]/main[1]/ol[1]/li[{k}]"] for k in range(1, 5)]
+    got = page_records(html, walk, lab)
+    assert [r.xpaths[0] for r in got] == (
+        [f"/body[1]/main[1]/ol[1]/li[{k}]" for k in range(1, 7)] + ["/body[1]/main[1]/ol[2]/li[1]",
+                                                                    "/body[1]/main[1]/ol[2]/li[2]"])
+    assert [r.hidden for r in got] == [False] * 4 + [True] * 4 and all(r.rows == [] for r in got[4:])
+    assert got[4].text == "The long title of book number 4 by Author 4 $14.50"
+    assert got[4].fields[0] == {"xpath": "/body[1]/main[1]/ol[1]/li[5]/a[1]", "text": "The long title of book number 4"}
+    assert record_json("p", 5, got[4])["hidden"] is True and "hidden" not in record_json("p", 1, got[0])
+    # the hidden records score as gold that lists them (NEXT-EVAL's does)
+    gold = [[r.xpaths[0]] for r in got]
+    assert record_scores([r.xpaths for r in shown], gold)["record_recall"] == 0.5
+    page = tmp_path / "results.html"
+    page.write_bytes(html)
+    for flags, n in (((), 8), (("--shown-only",), 4)):
+        capsys.readouterr()
+        assert main(["extract", str(page), "--records", *flags]) == 0
+        lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+        assert len(lines) == n and sum(x.get("hidden", False) for x in lines) == n - 4
+    assert main(["extract", str(page), "--shown-only"]) != 0  # only with --records
+    assert "--shown-only goes with --records" in capsys.readouterr().err

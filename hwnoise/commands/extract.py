@@ -48,7 +48,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--records", action="store_true",
                    help="write each page's data records instead, one JSON line a record: "
                         '{"page", "record", "xpath", "text", "fields": [{"xpath", "text"}]} '
-                        '(and "url" when the page has one); default model: records')
+                        '(and "url" when the page has one); default model: records. Records the page '
+                        'holds but hides, alike to the shown ones (results paginated in the browser, '
+                        'collapsed groups), come too, marked "hidden": true')
+    p.add_argument("--shown-only", action="store_true",
+                   help="with --records: only the records the page shows, none of those it hides")
     p.add_argument("--allow-pickle", action="store_true",
                    help="allow loading a pickled model (only for model files you trust)")
     from hwnoise.scheduler import add_argument
@@ -116,10 +120,11 @@ def _page_bytes(src: tuple) -> bytes:
     return data
 
 
-def _one(unit: tuple, query: str | None, charset: str | None, records: bool = False
+def _one(unit: tuple, query: str | None, charset: str | None, records: str | None = None
          ) -> tuple[str, str, "str | list[dict] | None", str | None, list]:
     """``(name, url, out, error, missing)`` for one unit (run in a worker or in-process): ``out``
-    is the page's content text, or with ``records`` its records as ``record_json`` dicts."""
+    is the page's content text, or with ``records`` (``_records_mode``) its records as
+    ``record_json`` dicts."""
     from hwnoise.errors import HwnoiseError
     from hwnoise.extractors.model import extract_html, extract_page, extract_records, page_predictions
     from hwnoise.extractors.records import records_json
@@ -134,7 +139,8 @@ def _one(unit: tuple, query: str | None, charset: str | None, records: bool = Fa
                 return name, url, extract_page(_MODEL, page, _CACHE, query=query), None, []
             walk, labels, proba, recs = page_predictions(_MODEL, page, _CACHE, query, proba=True, records=True)
             return name, url, records_json(name, page.read_html(), walk, labels, proba,
-                                           http_charset=page.http_charset, records=recs), None, []
+                                           http_charset=page.http_charset, records=recs,
+                                           hidden=records != "shown"), None, []
         try:
             data = _page_bytes(src)
         except HwnoiseError as exc:
@@ -142,17 +148,25 @@ def _one(unit: tuple, query: str | None, charset: str | None, records: bool = Fa
         if not records:
             text, missing = extract_html(_MODEL, data, http_charset=charset, query=query)
             return name, url, text, None, missing
-        return name, url, extract_records(_MODEL, data, http_charset=charset, query=query, page=name), None, []
+        return name, url, extract_records(_MODEL, data, http_charset=charset, query=query, page=name,
+                                          hidden=records != "shown"), None, []
     except HwnoiseError:
         raise
     except Exception as exc:  # noqa: BLE001 - one page failing never stops the batch
         return name, url, None, f"{name}: {type(exc).__name__}: {exc}"[:300], []
 
 
+def _records_mode(args: argparse.Namespace) -> str | None:
+    """None for content text; with --records "all", or "shown" with --shown-only."""
+    return ("shown" if args.shown_only else "all") if args.records else None
+
+
 def run(args: argparse.Namespace) -> int:
     from hwnoise.errors import HwnoiseError
     from hwnoise.progress import bar, info
 
+    if args.shown_only and not args.records:
+        raise HwnoiseError("--shown-only goes with --records (it leaves out the records a page hides)")
     args.model = args.model or ("records" if args.records else "general")
     if args.warc:
         if args.pages:
@@ -172,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     with bar(total=len(units), desc="extract", unit="page") as pbar:
         if workers == 1:
-            results = (_one(u, args.query, args.charset, args.records) for u in units)
+            results = (_one(u, args.query, args.charset, _records_mode(args)) for u in units)
             pool = None
         else:
             from concurrent.futures import ProcessPoolExecutor
@@ -180,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
             pool = ProcessPoolExecutor(max_workers=workers, initializer=_init,
                                        initargs=(args.model, args.allow_pickle))
             results = pool.map(_one, units, [args.query] * len(units), [args.charset] * len(units),
-                               [args.records] * len(units),
+                               [_records_mode(args)] * len(units),
                                chunksize=max(1, min(16, len(units) // (4 * workers) or 1)))
         try:
             for name, url, text, error, missing in results:
@@ -217,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _warc_lines(path: str, model, charset: str | None, query: str | None,
-                records: bool = False) -> tuple[list[str], dict]:
+                records: str | None = None) -> tuple[list[str], dict]:
     """The JSON lines of one WARC file, and the counts of what was read (one scheduler task):
     one a response with its text, or with ``records`` one a data record of each response."""
     import json
@@ -233,7 +247,8 @@ def _warc_lines(path: str, model, charset: str | None, query: str | None,
         enc = charset or rec["http_charset"]
         where = {"url": rec["url"], "warc": rec["warc"], "offset": rec["warc_offset"]}
         if records:
-            found = extract_records(model, payload, http_charset=enc, query=query, page=rec["url"])
+            found = extract_records(model, payload, http_charset=enc, query=query, page=rec["url"],
+                                    hidden=records != "shown")
             counts["data_records"] += len(found)
             lines.extend(json.dumps({**where, **r}, ensure_ascii=False) for r in found)
             continue
@@ -259,7 +274,7 @@ def _extract_warc(args: argparse.Namespace) -> int:
 
     with Scheduler(getattr(args, "scheduler", "local") or "local") as sched:
         handle = sched.share(model) if len(files) > 1 else model
-        results = sched.map(_warc_lines, files, handle, args.charset, args.query, args.records,
+        results = sched.map(_warc_lines, files, handle, args.charset, args.query, _records_mode(args),
                             on_result=emit, small=len(files) < 2, desc="extract", unit="file")
     for lines, _ in results:
         for line in lines:
