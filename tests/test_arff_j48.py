@@ -164,14 +164,16 @@ def test_wide_arff_is_read_into_one_matrix_in_bounded_memory(tmp_path):
     rows = "\n".join(",".join(map(str, r)) + ("," + ("S" if i % 2 else "N")) for i, r in enumerate(X))
     path = tmp_path / "wide.arff"
     path.write_text(head + "@attribute class {S,N}\n@data\n" + rows + "\n", encoding="utf-8")
-    code = ("import resource, sys\n"
+    from peak_memory import PEAK_KB
+
+    code = (PEAK_KB + "import sys\n"
             "from hwnoise.training.arff import load_arff, read_arff\n"
             "from hwnoise.training.arff_train import run_arff\n"
             "t = load_arff(sys.argv[1])\n"
             "assert t.X.shape == (8, 20000) and t.X.flags.c_contiguous, t.X.shape\n"
             "print(run_arff(t, cv=False).tree.splitlines()[3])\n"
             "assert read_arff(sys.argv[1]).shape == (8, 20001)\n"
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+            "print(peak_kb())\n")
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     first_rule, peak_kb = out.stdout.split("\n")[:2]

@@ -213,8 +213,10 @@ def test_flatten_deep_keeps_text_and_shallow_markup():
 def test_large_page_of_20_mb_in_bounded_memory(tmp_path):
     """A ~20 MB result page, walked in a fresh process: finishes and stays under 2 GB."""
     script = tmp_path / "big.py"
+    from peak_memory import PEAK_KB
+
     script.write_text(
-        "import resource\n"
+        PEAK_KB +
         "from hwnoise.features.walk import walk_page\n"
         "blk = \"<div class='r'><h3><a href='#'>Result title {i}</a></h3><p>Text about result {i} "
         "with some more words to read</p><span>x</span></div>\\n\"\n"
@@ -223,7 +225,7 @@ def test_large_page_of_20_mb_in_bounded_memory(tmp_path):
         "w = walk_page(html, ['result'])\n"
         "assert len(w.rows) == 1 + 5 * 140000, len(w.rows)\n"
         "assert w.rows['matches'].sum() == 2 * 140000\n"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n")
+        "print(peak_kb() // 1024)\n")
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     assert int(out.stdout.strip()) < 2048  # MB
@@ -351,3 +353,20 @@ def test_normalized_segments_equal_normalize_of_each_text(compiled, monkeypatch)
         texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) for _ in range(rng.randint(0, 12))]
         walk = PageWalk(columns={"node": ()}, segments=[(0, t) for t in texts])
         assert walk.normalized_segments() == [normalize(t) for t in texts], texts
+
+
+def test_a_child_s_peak_memory_is_its_own_not_the_runner_s():
+    """The memory bounds above read the child's own peak (``peak_memory.PEAK_KB``): a runner
+    holding 300 MB starts a child whose ``ru_maxrss`` says at least that (Linux keeps it across
+    exec) while the child's own peak is a few tens of MB."""
+    from peak_memory import PEAK_KB
+
+    held = bytearray(300 * 1024 * 1024)
+    held[::4096] = b"\x01" * len(held[::4096])  # touched: resident
+    code = PEAK_KB + "import resource\nprint(peak_kb(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    own, inherited = map(int, out.stdout.split())
+    assert own < 100 * 1024, own
+    if sys.platform.startswith("linux"):
+        assert inherited >= 300 * 1024  # what the bounds read before
+    del held
