@@ -52,7 +52,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hwnoise.features.columns import CONTENT, NOISE
-from hwnoise.features.record_struct import RECORD_MIN, by_depth, record_groups, tag_distance, tag_string
+from hwnoise.features.record_struct import (RECORD_DISTANCE, RECORD_MIN, by_depth, record_groups, tag_distance,
+                                            tag_string)
 
 __all__ = ["Record", "records_from_labels", "with_hidden", "record_rows", "records_content", "walk_xpaths",
            "rows_inside", "candidate_rows", "drop_regions",
@@ -67,7 +68,7 @@ class Record:
     xpaths: list[str]
     text: str
     fields: list[dict] = field(default_factory=list)
-    hidden: bool = False  # held by the page but hidden (``hidden_records``): no walker rows
+    hidden: bool = False  # held by the page but hidden (``with_hidden``): no walker rows
 
 
 def row_xpaths(html: bytes | str, n_rows: int, *, http_charset: str | None = None,
@@ -538,12 +539,9 @@ def with_hidden(records: list[Record], root, elements: list, xpaths: list[str]) 
     if it sits at the tag path of a shown one-element record (its XPath without positions),
     its tag string lies within ``RECORD_DISTANCE`` of one of that path's first records', it
     holds text, and no record holds the same text (a hidden copy of the list for small
-    screens). Each is marked ``hidden``
-    (no walker rows); its fields are the elements with own text. NEXT-EVAL's gold lists such
-    records: 431 of its XPaths on 7 of the 100 shared pages."""
+    screens). Each is marked ``hidden`` (no walker rows); its fields are the elements with own
+    text. NEXT-EVAL's gold lists such records: 431 of its XPaths on 7 of the 100 shared pages."""
     from lxml import etree
-
-    from hwnoise.features.record_struct import RECORD_DISTANCE
 
     by_path: dict[str, list[int]] = {}
     for rec in records:
@@ -564,7 +562,9 @@ def with_hidden(records: list[Record], root, elements: list, xpaths: list[str]) 
         for el in hidden:  # (at a shown record's tag path, so inside no <template> or <script>)
             fields = _own_texts(el)
             text = " ".join(t for _, t in fields)
-            if not text or text in texts or min(tag_distance(tag_string(_tags(el), code), r) for r in refs) > RECORD_DISTANCE:
+            if not text or text in texts:
+                continue
+            if min(tag_distance(tag_string(_tags(el), code), r) for r in refs) > RECORD_DISTANCE:
                 continue
             texts.add(text)
             more.append((el, Record(rows=[], xpaths=[_xpath_of(el, known, positions)], text=text, hidden=True,
