@@ -5,7 +5,8 @@ records; MDR beside it.
 
 What it shows: how much of the record metric the grouping itself loses (gold records nested in
 other gold records, records the page hides, records made of several parts), apart from any
-labelling error; and (``gold_each_record_once``) what the gold scores against itself when every
+labelling error; the records the page hides alike to the grouped ones join them, as in
+``hwnoise evaluate`` (``records.with_hidden``); and (``gold_each_record_once``) what the gold scores against itself when every
 record is named once: some pages' gold lists a record twice, as an element and as its only child,
 which the paper's metric expands to the same text, so an answer that names it once loses there.
 Usage::
@@ -21,7 +22,7 @@ from pathlib import Path
 from hwnoise.dataset import Dataset
 from hwnoise.extractors.base import walk_of
 from hwnoise.extractors.mdr import MDR
-from hwnoise.extractors.records import records_from_labels, row_xpaths
+from hwnoise.extractors.records import records_from_labels, walk_xpaths, with_hidden
 from hwnoise.features.labels import page_labels
 from hwnoise.features.record_gold import normalize_xpath
 from hwnoise.training.record_metrics import expand_records, mean_record_scores, page_record_scores
@@ -37,11 +38,12 @@ def main() -> None:
         records = page.read_records()
         if records is None:
             continue
-        walk, html = walk_of(page), page.read_html()
+        walk, html = walk_of(page, keep_tree=True), page.read_html()
         labels = page_labels(walk, page.read_gold(), html=html, records=records)
-        xp, keys = row_xpaths(html, len(walk.rows), text_keys=True)
+        xp, keys = walk_xpaths(walk, text_keys=True)
         gold = [[normalize_xpath(x) for x in r] for r in records]
-        grouped.append(page_record_scores([r.xpaths for r in records_from_labels(walk, labels, xp)], gold, keys))
+        recs = with_hidden(records_from_labels(walk, labels, xp), walk.root, walk.elements, xp)  # as evaluate
+        grouped.append(page_record_scores([r.xpaths for r in recs], gold, keys))
         mdr.append(page_record_scores(MDR().records(page, walk), gold, keys))
         firsts = {}
         for g, e in zip(gold, expand_records(gold, keys)):
