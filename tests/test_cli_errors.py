@@ -137,6 +137,28 @@ def test_train_features_must_be_numeric_columns(dataset, capsys):
     assert code == 1 and "nonesuch (no such column)" in one_error_line(err)
 
 
+def test_features_of_several_datasets_in_one_call(tmp_path, capsys):
+    """``hwnoise features A B``: each dataset gets its features.parquet; a target that is no
+    dataset folder among them stops the run before any page is walked, and says which."""
+    made = []
+    for name in ("a", "b"):
+        src = plain_source(tmp_path / f"src-{name}", n=2 + len(made))
+        code, out, _ = run(capsys, "import", "plain", str(src), "--into", str(tmp_path / name), "-q")
+        assert code == 0
+        made.append(Path(out.strip()))
+    page = tmp_path / "page.html"
+    page.write_text("<html><body><p>one page</p></body></html>", encoding="utf-8")
+    code, _, err = run(capsys, "features", str(made[0]), str(page), "--no-progress")
+    assert code == 1 and "page.html: not a dataset folder" in one_error_line(err)
+    assert not (made[0] / "features.parquet").exists()
+    code, _, err = run(capsys, "features", *map(str, made), "--no-progress")
+    assert code == 0, err
+    import pyarrow.parquet as pq
+
+    pages = [set(pq.read_table(d / "features.parquet", columns=["page"]).column("page").to_pylist()) for d in made]
+    assert [len(p) for p in pages] == [2, 3]
+
+
 @pytest.mark.parametrize("query", ['{"term": "x"}', '["book", "author"]', '[{"kind": "value"}]'])
 def test_features_refuses_a_query_json_of_the_wrong_shape(dataset, capsys, query):
     (dataset / "query.json").write_text(query, encoding="utf-8")

@@ -5,8 +5,12 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hwnoise.errors import HwnoiseError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hwnoise.dataset import Dataset
 
 #: Columns printed for one page, in this order (then the extended features and the own text).
 PAGE_COLUMNS = ["xpath", "tag", "chars", "tags", "link_chars", "link_tags", "td", "ctd",
@@ -18,15 +22,16 @@ def register(subparsers) -> None:
         "features",
         help="compute one row of features per DOM node (a dataset, or one page as CSV)",
         description=(
-            "With a dataset folder: walk every page, label its nodes from the gold text and write\n"
+            "With dataset folders: walk every page, label its nodes from the gold text and write\n"
             "DATASET/features.parquet (one row per shown element; a failing page is reported and\n"
-            "skipped). With one HTML file: print its rows as CSV on stdout, QueryScore and matches\n"
+            "skipped), one dataset after the other. With one HTML file: print its rows as CSV on stdout, QueryScore and matches\n"
             "counted for the --query terms."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("target", metavar="DATASET|PAGE.html",
-                   help="a dataset folder or one HTML file (.html.gz is read too)")
+    p.add_argument("target", metavar="DATASET|PAGE.html", nargs="+",
+                   help="dataset folders (each gets its features.parquet, one after the other), or "
+                        "one HTML file (.html.gz is read too)")
     p.add_argument("--workers", type=int, default=None,
                    help="processes for a dataset with --scheduler local (default: this machine's cores)")
     p.add_argument("--query", action="append", default=[], metavar="TERMS",
@@ -61,40 +66,59 @@ def _one_blas_thread() -> None:
 
 
 def run(args) -> int:
+    _one_blas_thread()
+    targets = [Path(t) for t in args.target]
+    if len(targets) > 1 or targets[0].is_dir():
+        return _datasets(targets, args)
+    return _page(targets[0], args)
+
+
+def _dataset(target: Path, args) -> Dataset:
+    """The dataset folder ``target``, checked, with a warning when its query has no terms."""
+    from hwnoise.dataset import Dataset
+    from hwnoise.outputs import check_out_dir
     from hwnoise.progress import info
 
-    _one_blas_thread()
+    if not target.is_dir():
+        raise HwnoiseError(f"{target}: not a dataset folder (several targets must all be dataset folders; "
+                           "one HTML file goes alone)")
+    ds = Dataset(target)
+    check_out_dir(ds.path, "DATASET (features.parquet goes there)")
+    if not ds.query_terms():  # also checks query.json's shape before any page is walked
+        info(f"hwnoise: warning: {ds.query_path} has no terms: QueryScore and matches will be "
+             "zero on every node (write the form's labels and values there as "
+             '[{"term": ..., "kind": ...}])')
+    return ds
 
-    target = Path(args.target)
-    if target.is_dir():
-        from hwnoise.dataset import Dataset
-        from hwnoise.features.build import build_features
 
-        if args.workers is not None and args.workers < 1:
-            raise HwnoiseError(f"--workers must be at least 1, not {args.workers}")
-        ds = Dataset(target)
-        from hwnoise.outputs import check_out_dir
+def _datasets(targets: list[Path], args) -> int:
+    """``features.parquet`` of every dataset in ``targets``, one after the other."""
+    from hwnoise.features.build import build_features
 
-        check_out_dir(ds.path, "DATASET (features.parquet goes there)")
-        if not ds.query_terms():  # also checks query.json's shape before any page is walked
-            info(f"hwnoise: warning: {ds.query_path} has no terms: QueryScore and matches will be "
-                 "zero on every node (write the form's labels and values there as "
-                 '[{"term": ..., "kind": ...}])')
-        spec = getattr(args, "scheduler", "local") or "local"
-        if spec in ("local", "sync"):  # this machine's process pool (or none)
-            import os
-
+    if args.workers is not None and args.workers < 1:
+        raise HwnoiseError(f"--workers must be at least 1, not {args.workers}")
+    datasets = [_dataset(t, args) for t in targets]  # all checked before the first is walked
+    spec = getattr(args, "scheduler", "local") or "local"
+    if spec in ("local", "sync"):  # this machine's process pool (or none)
+        for ds in datasets:
             workers = 1 if spec == "sync" else (args.workers or os.cpu_count() or 1)
-            if args.workers is None and sum(1 for _ in (target / "pages").glob("*.html")) < 60:
+            if args.workers is None and sum(1 for _ in (ds.path / "pages").glob("*.html")) < 60:
                 workers = 1  # a pool costs more than a few pages do
             build_features(ds, workers=workers, progress=not args.no_progress)
-            args.quick_exit = True  # nothing left to close: the process may end without teardown
-            return 0
-        from hwnoise.scheduler import Scheduler
-
-        with Scheduler(spec, args.workers) as sched:
-            build_features(ds, progress=not args.no_progress, scheduler=sched)
+        args.quick_exit = True  # nothing left to close: the process may end without teardown
         return 0
+    from hwnoise.scheduler import Scheduler
+
+    with Scheduler(spec, args.workers) as sched:
+        for ds in datasets:
+            build_features(ds, progress=not args.no_progress, scheduler=sched)
+    return 0
+
+
+def _page(target: Path, args) -> int:
+    """One HTML file's rows as CSV on stdout."""
+    from hwnoise.progress import info
+
     if not target.exists():
         raise HwnoiseError(f"{target}: no such file or folder (give a dataset folder or an HTML file)")
     from hwnoise.pagefiles import read_page_file
