@@ -565,7 +565,9 @@ def test_records_the_page_hides_come_too_marked_hidden(tmp_path, capsys):
     for flags, n in (((), 8), (("--shown-only",), 4)):
         capsys.readouterr()
         assert main(["extract", str(page), "--records", *flags]) == 0
-        lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+        got = capsys.readouterr()
+        lines = [json.loads(x) for x in got.out.splitlines()]
         assert len(lines) == n and sum(x.get("hidden", False) for x in lines) == n - 4
+        assert (f"{n} records (4 of them hidden by their pages) in 1 page(s)" in got.err) == (n == 8)
     assert main(["extract", str(page), "--shown-only"]) != 0  # only with --records
     assert "--shown-only goes with --records" in capsys.readouterr().err

@@ -182,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
     jsonl = args.jsonl or len(units) != 1
     workers = (os.cpu_count() or 1) if args.workers == 0 else args.workers
     workers = max(1, min(workers, len(units)))
-    failed, missing_seen, n_records = 0, set(), 0
+    failed, missing_seen, n_records, n_hidden = 0, set(), 0, 0
     out = sys.stdout
     with bar(total=len(units), desc="extract", unit="page") as pbar:
         if workers == 1:
@@ -208,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
                 missing_seen.update(missing)
                 if args.records:
                     n_records += len(text)
+                    n_hidden += sum(1 for rec in text if rec.get("hidden"))
                     for rec in text:
                         out.write(json.dumps({**rec, "url": url} if url else rec, ensure_ascii=False) + "\n")
                 elif jsonl:
@@ -223,7 +224,8 @@ def run(args: argparse.Namespace) -> int:
              "dataset (e.g. sitelevel): taken as missing on bare pages; extract from the dataset "
              "folder to use them")
     if args.records:
-        info(f"hwnoise extract --records: {n_records} records in {len(units) - failed} page(s)"
+        hidden = f" ({n_hidden} of them hidden by their pages)" if n_hidden else ""
+        info(f"hwnoise extract --records: {n_records} records{hidden} in {len(units) - failed} page(s)"
              + (f", {failed} skipped" if failed else "") + f" (model {args.model})")
     elif len(units) > 1 or failed:
         info(f"hwnoise extract: {len(units) - failed} page(s) extracted, {failed} skipped")
