@@ -242,7 +242,7 @@ def _warc_lines(path: str, model, charset: str | None, query: str | None,
     from hwnoise.features.importers.warc import html_responses
 
     counts = {"records": 0, "responses": 0, "not_response": 0, "skipped_status": 0, "skipped_type": 0,
-              "skipped_url": 0, "pages": 0, "data_records": 0}
+              "skipped_url": 0, "pages": 0, "data_records": 0, "hidden_records": 0}
     lines = []
     for rec, payload in html_responses(Path(path), counts):
         counts["pages"] += 1
@@ -252,6 +252,7 @@ def _warc_lines(path: str, model, charset: str | None, query: str | None,
             found = extract_records(model, payload, http_charset=enc, query=query, page=rec["url"],
                                     hidden=records != "shown")
             counts["data_records"] += len(found)
+            counts["hidden_records"] += sum(1 for r in found if r.get("hidden"))
             lines.extend(json.dumps({**where, **r}, ensure_ascii=False) for r in found)
             continue
         text = extract_with_model(model, payload, http_charset=enc, query=query)
@@ -282,7 +283,9 @@ def _extract_warc(args: argparse.Namespace) -> int:
         for line in lines:
             sys.stdout.write(line + "\n")
     sys.stdout.flush()
-    found = f"{total.get('data_records', 0)} records in " if args.records else ""
+    hidden = total.get("hidden_records", 0)
+    found = (f"{total.get('data_records', 0)} records" + (f" ({hidden} of them hidden by their pages)" if hidden else "")
+             + " in ") if args.records else ""
     info(f"hwnoise extract: {found}{total.get('pages', 0)} pages from {total.get('responses', 0)} responses "
          f"(skipped {total.get('skipped_status', 0)} not 200, {total.get('skipped_type', 0)} not HTML)")
     return 0
