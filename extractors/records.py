@@ -541,7 +541,6 @@ def with_hidden(records: list[Record], root, elements: list, xpaths: list[str]) 
     holds text, and no record holds the same text (a hidden copy of the list for small
     screens). Each is marked ``hidden`` (no walker rows); its fields are the elements with own
     text. NEXT-EVAL's gold lists such records: 431 of its XPaths on 7 of the 100 shared pages."""
-    from lxml import etree
 
     by_path: dict[str, list[int]] = {}
     for rec in records:
@@ -554,10 +553,7 @@ def with_hidden(records: list[Record], root, elements: list, xpaths: list[str]) 
     code: dict[str, str] = {}
     more: list[tuple[object, Record]] = []
     for path, rows in by_path.items():
-        try:
-            hidden = [el for el in root.xpath("/html" + path) if el not in shown]
-        except etree.XPathError:  # a tag no XPath can name (a namespace prefix)
-            continue
+        hidden = [el for el in _at_path(root, path) if el not in shown]
         refs = [tag_string(_tags(elements[r]), code) for r in rows[:_HIDDEN_REFERENCE]] if hidden else []
         for el in hidden:  # (at a shown record's tag path, so inside no <template> or <script>)
             fields = _own_texts(el)
@@ -574,6 +570,23 @@ def with_hidden(records: list[Record], root, elements: list, xpaths: list[str]) 
     order = {el: k for k, el in enumerate(root.iter())}
     both = [(order[elements[rec.rows[0]]], rec) for rec in records] + [(order[el], rec) for el, rec in more]
     return [rec for _, rec in sorted(both, key=lambda pair: pair[0])]
+
+
+def _at_path(root, path: str) -> list:
+    """The elements of ``root`` (the page's ``<html>``) at the tag path ``path``
+    (``/body/div/ul/li``), in document order. Compared tag by tag, not by an XPath query, so
+    that any tag the parser kept is matched, ``fb:like`` too (a prefix XPath cannot resolve)."""
+    steps = path.strip("/").split("/")
+    out = []
+    for el in root.iter():
+        if el.tag != steps[-1]:
+            continue
+        node, k = el, len(steps) - 1
+        while k >= 0 and node is not None and node.tag == steps[k]:
+            node, k = node.getparent(), k - 1
+        if k < 0 and node is not None and node.getparent() is None:  # right below the root
+            out.append(el)
+    return out
 
 
 def _tags(el) -> list[str]:

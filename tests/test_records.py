@@ -569,5 +569,10 @@ def test_records_the_page_hides_come_too_marked_hidden(tmp_path, capsys):
         lines = [json.loads(x) for x in got.out.splitlines()]
         assert len(lines) == n and sum(x.get("hidden", False) for x in lines) == n - 4
         assert (f"{n} records (4 of them hidden by their pages) in 1 page(s)" in got.err) == (n == 8)
+    # a tag with a prefix on the path (no XPath names it) is matched all the same
+    odd = html.replace(b"<main>", b"<main><fb:results>").replace(b"</main>", b"</fb:results></main>")
+    walk = walk_page(odd)
+    lab = _labels_for(walk, {f"/html/body/main[1]/fb:results[1]/ol[1]/li[{k}]" for k in range(1, 5)})
+    assert [r.hidden for r in page_records(odd, walk, lab)] == [False] * 4 + [True] * 4
     assert main(["extract", str(page), "--shown-only"]) != 0  # only with --records
     assert "--shown-only goes with --records" in capsys.readouterr().err
