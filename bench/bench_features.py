@@ -349,8 +349,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--probe", nargs="+", metavar="DATASET",
                     help="instead: which extended features help (datasets with features.parquet)")
     args = ap.parse_args(argv)
-    _Spawner.start()  # while this process is small
-    _compile_package()
     if args.compare:
         diffs = compare(*args.compare)
         print("\n".join(diffs) if diffs else f"identical: {args.compare[0]} and {args.compare[1]}")
@@ -359,6 +357,8 @@ def main(argv: list[str] | None = None) -> int:
         for group, f1 in probe(args.probe).items():
             print(f"{group:45s} content F1 {f1:.3f}")
         return 0
+    _Spawner.start()  # while this process is small: the measured commands start from it
+    _compile_package()
 
     from hwnoise.dataset import Dataset
 

@@ -6,9 +6,10 @@ records; MDR beside it.
 What it shows: how much of the record metric the grouping itself loses (gold records nested in
 other gold records, records the page hides, records made of several parts), apart from any
 labelling error; the records the page hides alike to the grouped ones join them, as in
-``hwnoise evaluate`` (``records.with_hidden``); and (``gold_each_record_once``) what the gold scores against itself when every
-record is named once: some pages' gold lists a record twice, as an element and as its only child,
-which the paper's metric expands to the same text, so an answer that names it once loses there.
+``hwnoise evaluate`` (``records.with_hidden``); and (``gold_each_record_once``) what the gold
+scores against itself when every record is named once: some pages' gold lists a record twice, as
+an element and as its only child, which the paper's metric expands to the same text, so an answer
+that names it once loses there.
 Usage::
 
     python bench/records_ceiling.py DATASET

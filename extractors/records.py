@@ -611,6 +611,8 @@ def _xpath_of(el, known: dict, positions: dict) -> str:
     """``el``'s XPath in the gold's form, from its nearest ancestor whose XPath is ``known``;
     every XPath made on the way is added to ``known``, each parent's child positions to
     ``positions`` (once)."""
+    from hwnoise.features.record_gold import child_positions
+
     chain = []
     while el is not None and el not in known and el.tag != "html":
         chain.append(el)
@@ -620,12 +622,7 @@ def _xpath_of(el, known: dict, positions: dict) -> str:
         par = e.getparent()
         pos = positions.get(par)
         if pos is None:
-            count: dict[str, int] = {}
-            pos = positions[par] = {}
-            for ch in par.iterchildren():
-                if isinstance(ch.tag, str):
-                    count[ch.tag] = count.get(ch.tag, 0) + 1
-                    pos[ch] = count[ch.tag]
+            pos = positions[par] = child_positions(par)
         base = known[e] = f"{base}/{e.tag}[{pos[e]}]"
     return base
 

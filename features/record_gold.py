@@ -25,7 +25,7 @@ import numpy as np
 from hwnoise.dataset import check_records, read_records_file
 from hwnoise.errors import HwnoiseError
 
-__all__ = ["RecordGold", "RecordGoldError", "dom_xpaths", "element_xpath", "resolve_records", "record_labels",
+__all__ = ["RecordGold", "RecordGoldError", "dom_xpaths", "child_positions", "element_xpath", "resolve_records", "record_labels",
            "record_text", "text_xpaths", "read_records", "records_path_for", "normalize_xpath", "check_records"]
 
 _STEP_RE = re.compile(r"([A-Za-z][\w.-]*)(?:\[(\d+)\])?")
@@ -75,16 +75,22 @@ def dom_xpaths(elements: list, parents: list[int]) -> list[str]:
         par = el.getparent()
         pos = positions.get(par)
         if pos is None:
-            pos = {}
-            count: dict[str, int] = {}
-            for ch in par.iterchildren():
-                t = ch.tag
-                if t.__class__ is str:
-                    count[t] = count.get(t, 0) + 1
-                    pos[ch] = count[t]
-            positions[par] = pos
+            pos = positions[par] = child_positions(par)
         out[i] = f"{out[parents[i]]}/{el.tag}[{pos.get(el, 1)}]"
     return out
+
+
+def child_positions(parent) -> dict:
+    """Each element child of ``parent`` and its position among the children of its tag, from
+    1: the step ``tag[k]`` of a browser-form XPath."""
+    pos: dict = {}
+    count: dict[str, int] = {}
+    for ch in parent.iterchildren():
+        t = ch.tag
+        if t.__class__ is str:
+            count[t] = count.get(t, 0) + 1
+            pos[ch] = count[t]
+    return pos
 
 
 #: What JavaScript's ``String.prototype.trim`` strips (NEXT-EVAL's test for a non-blank text

@@ -205,18 +205,15 @@ def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
 
 def _gold_records(page: Page, walk) -> tuple[list[list[str]] | None, list[str] | None, list[str] | None]:
     """The page's gold records as XPath lists (all of them, resolved or not), every walker
-    row's XPath in the same form and the page's text-map keys (the record metric's);
-    (None, None, None) when the page has no gold records."""
+    row's XPath in the same form and the page's text-map keys (the record metric's), from the
+    ``walk`` made with ``keep_tree``; (None, None, None) when the page has no gold records."""
     records = page.read_records()
     if records is None:
         return None, None, None
-    from hwnoise.extractors.records import row_xpaths, walk_xpaths
+    from hwnoise.extractors.records import walk_xpaths
     from hwnoise.features.record_gold import normalize_xpath
 
-    if walk.root is not None:  # the walk kept its tree: no second parse
-        xpaths, keys = walk_xpaths(walk, text_keys=True)
-    else:
-        xpaths, keys = row_xpaths(page.read_html(), len(walk.rows), http_charset=page.http_charset, text_keys=True)
+    xpaths, keys = walk_xpaths(walk, text_keys=True)  # from the walk's own tree: no second parse
     return [[normalize_xpath(x) for x in rec] for rec in records], xpaths, keys
 
 
@@ -236,9 +233,7 @@ def _record_scores(method: Any, page: Page, walk, labels, xpaths: list[str], gol
         pred = method.records(page, walk)
     elif labels is not None and len(labels) == len(xpaths):
         recs = records_from_labels(walk, labels, xpaths, proba, records=records)
-        if walk.root is not None:  # the records the page hides too, as extract --records gives them
-            recs = with_hidden(recs, walk.root, walk.elements, xpaths)
-        pred = [r.xpaths for r in recs]
+        pred = [r.xpaths for r in with_hidden(recs, walk.root, walk.elements, xpaths)]  # as extract --records
     else:
         return None
     return page_record_scores(pred, gold, keys)
