@@ -40,18 +40,24 @@ from hwnoise.extractors.model import training_rows  # noqa: E402
 from hwnoise.extractors.registry import get_method  # noqa: E402
 from hwnoise.features.assembly import FeatureCache  # noqa: E402
 from hwnoise.progress import info  # noqa: E402
-from hwnoise.training.spec import fit_spec, preset_spec  # noqa: E402
+from hwnoise.training.spec import fit_spec, preset_spec, with_overrides  # noqa: E402
 
 
 def curve(model, pages: list, src: str, thresholds: list[float | None], title_query: bool,
-          blends: list[float] = (), union: bool = False) -> list[dict]:
+          blends: list[float] = (), union: bool = False, gates: list[tuple[str, float]] = (),
+          gate_thresholds: list[float] = ()) -> list[dict]:
     """Each held-out page's score at each threshold (the model's probabilities computed once a
     page): rows of method ``model@T``; with ``title_query`` each page is walked with its
     ``<title>``'s words as its query (as a page found by a web search has its search terms).
     Each ``blends`` weight A adds ``blendA@T``: content where A x the model's probability +
     (1 - A) x trafilatura's verdict on the node (``stack_trafilatura``) is at least T; ``union``
     adds ``union@T``: content where the model's probability reaches T or trafilatura keeps at
-    least half of the node's words."""
+    least half of the node's words. Each ``gates`` entry ``(kind, cut)`` with each of
+    ``gate_thresholds`` H adds ``gate-KINDCUT-H@inner``: the union at the inner threshold, except
+    on a page that looks like an article to trafilatura (kind ``share``: its kept nodes hold at
+    least ``cut`` of the page's own characters; ``chars``: at least ``cut`` characters), where the
+    model adds its nodes only at H (kinds ``sharenorec``, ``charsnorec``: only its nodes outside
+    a record structure, ``ctx_in_record`` 0, need H)."""
     from general_variants import title_terms
 
     from hwnoise.evaluate import is_value_gold, value_recall
@@ -81,8 +87,23 @@ def curve(model, pages: list, src: str, thresholds: list[float | None], title_qu
         scores = {("model", 1.0): p, **{("blend" + f"{a:g}", a): a * p + (1 - a) * v for a in blends}}
         if union:  # content where the model reaches T or trafilatura keeps at least half the node's words
             scores[("union", 0.0)] = np.where(v >= 0.5, 1.0, p)
-        for (name, _), q in scores.items():
-            for given in thresholds:  # None: the fold's own (inner-CV) threshold, named "inner"
+        named = [(name, q, given) for (name, _), q in scores.items() for given in thresholds]
+        if gates:  # the union, the model's nodes added at a higher threshold on article-like pages
+            own = walk.rows["own_chars"].to_numpy(np.float64)
+            kept = float(own[v >= 0.5].sum())
+            share = kept / max(float(own.sum()), 1.0)
+            in_record = rows["ctx_in_record"].to_numpy(np.float64) if "ctx_in_record" in rows else np.zeros(len(rows))
+            rec = np.zeros(len(walk.rows), dtype=bool)
+            rec[at] = np.nan_to_num(in_record) > 0
+            for kind, cut in gates:
+                article = (share >= cut) if kind.startswith("share") else (kept >= cut)
+                gated = ~rec if kind.endswith("norec") else np.ones(len(p), dtype=bool)
+                for hi in gate_thresholds:
+                    sure = (p >= hi) | ~(article & gated)
+                    named.append((f"gate-{kind}{cut:g}-{hi:g}", np.where(v >= 0.5, 1.0, np.where(sure, p, 0.0)),
+                                  None))
+        for name, q, given in named:
+            if True:  # None: the fold's own (inner-CV) threshold, named "inner"
                 t = model.threshold if given is None else given
                 text = text_from_labels(walk, np.where(q >= t, CONTENT, NOISE).astype(object))
                 label = f"{name}@{'inner' if given is None else f'{t:g}'}" + ("+title" if title_query else "")
@@ -97,7 +118,8 @@ def curve(model, pages: list, src: str, thresholds: list[float | None], title_qu
 
 def held_out_scores(pages: list, source: dict[str, str], spec, seed: int,
                     thresholds: list[float] = (), title_query: bool = False,
-                    blends: list[float] = (), union: bool = False) -> pd.DataFrame:
+                    blends: list[float] = (), union: bool = False, gates: list = (),
+                    gate_thresholds: list[float] = ()) -> pd.DataFrame:
     """One row per (held-out page, method): each source's pages scored by a model fitted on the
     other sources' pages (and at each of ``thresholds``, see ``curve``)."""
     rows = training_rows(pages, FeatureCache(), spec.columns(), progress=True)
@@ -114,8 +136,9 @@ def held_out_scores(pages: list, source: dict[str, str], spec, seed: int,
         part = score_batch([(str(p.dataset.path), p.id) for p in test], methods, None)
         for r in part["rows"]:
             out.append({**r, "source": src})
-        if thresholds or title_query or blends or union:
-            out += curve(model, test, src, list(thresholds) or [None], title_query, blends, union)
+        if thresholds or title_query or blends or union or gates:
+            out += curve(model, test, src, list(thresholds) or [None], title_query, blends, union,
+                         gates, gate_thresholds)
     return pd.DataFrame(out)
 
 
@@ -140,6 +163,33 @@ def table(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _scored(df: pd.DataFrame) -> pd.DataFrame:
+    """(source, page) x method: text F1, or value recall on SWDE."""
+    score = df["text_f1"] if "text_f1" in df else pd.Series(float("nan"), index=df.index)
+    if "value_recall" in df:
+        score = score.fillna(df["value_recall"])
+    return df.assign(score=score).pivot_table(index=["source", "dataset", "page"], columns="method",
+                                              values="score")
+
+
+def nested(df: pd.DataFrame) -> str:
+    """Markdown: for each held-out source, the method (other than trafilatura) with the best mean
+    of the other sources' means, and its mean on the held-out source: a choice never made on the
+    pages it is scored on."""
+    wide = _scored(df)
+    per = wide.groupby(level="source", sort=False).mean()
+    methods = [m for m in per.columns if m != "trafilatura"]
+    lines = ["| held-out source | chosen on the others | its score | trafilatura |", "|---|---|---:|---:|"]
+    got = []
+    for src in per.index:
+        rest = per.drop(index=src)[methods].mean()
+        best = rest.idxmax()
+        got.append(per.loc[src, best])
+        lines.append(f"| {src} | {best} | {per.loc[src, best]:.3f} | {per.loc[src, 'trafilatura']:.3f} |")
+    lines.append(f"| mean of the sources | | {np.mean(got):.3f} | {per['trafilatura'].mean():.3f} |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--work", default="/tmp/hwnoise-bench", type=Path)
@@ -157,8 +207,23 @@ def main(argv=None) -> int:
                          "trafilatura's verdict, at each threshold (blendA@T)")
     ap.add_argument("--union", action="store_true",
                     help="also score the union of trafilatura's nodes and the model's at each threshold (union@T)")
+    ap.add_argument("--gate", default="",
+                    help="comma-separated KIND:CUT (share:0.3, chars:2000): also score the union whose model "
+                         "nodes need --gate-thresholds on pages where trafilatura keeps that much (gate-...)")
+    ap.add_argument("--gate-thresholds", default="0.5,0.6,0.7,0.8,0.9,1.01")
+    ap.add_argument("--union-gate", default=None, metavar="SHARE,THRESHOLD|none",
+                    help="the fitted spec's union gate (default: the general preset's)")
+    ap.add_argument("--nested", action="store_true",
+                    help="also choose a method on the other sources and score it on each held-out one")
+    ap.add_argument("--from-csv", type=Path, help="read the scores from a --csv of an earlier run (no fitting)")
     ap.add_argument("--csv", type=Path, help="write every (page, method) score here")
     args = ap.parse_args(argv)
+    if args.from_csv:
+        df = pd.read_csv(args.from_csv)
+        print(table(df))
+        if args.nested:
+            print(nested(df))
+        return 0
     pages, source = [], {}
     for src in args.sources.split(","):
         got, _ = gather([src], args.data, args.work, args.pages_per_dataset,
@@ -168,11 +233,18 @@ def main(argv=None) -> int:
     info(f"general_heldout: {len(pages)} pages of {len(set(source.values()))} sources")
     thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()]
     blends = [float(a) for a in args.blend.split(",") if a.strip()]
-    df = held_out_scores(pages, source, preset_spec("general"), args.seed, thresholds, args.title_query, blends,
-                         args.union)
+    gates = [(g.split(":")[0], float(g.split(":")[1])) for g in args.gate.split(",") if g.strip()]
+    gate_thresholds = [float(h) for h in args.gate_thresholds.split(",") if h.strip()]
+    spec = preset_spec("general")
+    if args.union_gate is not None:
+        spec = with_overrides(spec, {"union_gate": None if args.union_gate == "none" else args.union_gate})
+    df = held_out_scores(pages, source, spec, args.seed, thresholds, args.title_query, blends,
+                         args.union, gates, gate_thresholds)
     if args.csv:
         df.to_csv(args.csv, index=False)
     print(table(df))
+    if args.nested:
+        print(nested(df))
     return 0
 
 

@@ -22,8 +22,8 @@ __all__ = ["train", "load_model", "extract", "extract_records", "ModelSpec"]
 def train(inputs: str | Path | Sequence[str | Path], **options: Any) -> dict:
     """``hwnoise train`` as a function (``hwnoise.training.train.train`` with the stacked
     extractors wired in): model options (``preset``, ``classifier``, ``features``, ``stack``,
-    ``context``, ``page_context``, ``threshold``, ``params``, ``content_from``, ``union``), ``protocol``, ``out``,
-    ``all_pages``... Returns the report with the fitted ``model``."""
+    ``context``, ``page_context``, ``threshold``, ``params``, ``content_from``, ``union``,
+    ``union_gate``), ``protocol``, ``out``, ``all_pages``... Returns the report with the fitted ``model``."""
     from hwnoise.extractors.model import run_extractor
     from hwnoise.extractors.region_fit import model_region_scorer
     from hwnoise.training.train import train as _train

@@ -230,6 +230,74 @@ def test_union_makes_the_extractors_nodes_content_whatever_the_classifier_says()
     assert (union.predict(df)[kept] == "N").all()
 
 
+def test_union_gate_keeps_the_classifier_to_its_sure_nodes_on_article_pages():
+    """``union_gate`` [share, threshold]: on a page where the union's extractor keeps at least
+    ``share`` of the own characters (an article to it), a node it does not keep is content only at
+    ``threshold`` or more; elsewhere the union is unchanged. The page's share counts all its rows,
+    also when only some of them are asked for."""
+    import pandas as pd
+
+    from hwnoise.training.model import NoiseModel
+
+    rng = np.random.default_rng(1)
+    n = 400  # two pages: "art", where trafilatura keeps the long nodes, "list", where it keeps nothing
+    page = np.repeat(["art", "list"], n // 2)
+    own = np.where(np.arange(n) % 4 == 0, 400.0, 20.0)
+    stack = np.where((page == "art") & (own == 400.0), 1.0, 0.0)
+    df = pd.DataFrame({"a": rng.random(n), "own_chars": own, "stack_trafilatura": stack,
+                       "dataset": "d", "site": "s", "page": page})
+    df["label"] = np.where(df["a"] > 0.5, "N", "S")
+    union, gated = (NoiseModel("gb", ["a", "own_chars", "stack_trafilatura"], union="trafilatura",
+                               union_gate=g).fit(df) for g in (None, [0.5, 0.9]))
+    for m in (union, gated):
+        m.threshold = 0.3
+    pu, pg = union.content_proba(df), gated.content_proba(df)
+    art, kept = page == "art", stack >= 0.5
+    unsure = ~kept & (pu >= 0.3) & (pu < 0.9)
+    assert (unsure & art).any() and (unsure & ~art).any()
+    assert (pg[unsure & art] == 0).all()  # the article page: the classifier's unsure nodes dropped
+    assert np.array_equal(pg[~art], pu[~art])  # the list page: the union as it was
+    assert np.array_equal(pg[kept], pu[kept]) and (pg[kept] == 1).all()
+    assert np.array_equal(pg[art & (pu >= 0.9)], pu[art & (pu >= 0.9)])
+    assert np.array_equal(gated.content_proba(df, np.arange(190, 230)), pg[190:230])
+    labels, proba = gated.predict_with_proba(df)
+    assert np.array_equal(proba, pg) and list(labels) == list(np.where(pg >= 0.3, "N", "S"))
+    # a share the article page does not reach: no gate anywhere
+    gated.spec.union_gate = [0.99, 0.9]
+    assert np.array_equal(gated.content_proba(df), pu)
+    # one page without key columns: all of the rows are that page
+    gated.spec.union_gate = [0.5, 0.9]
+    alone = df[art].drop(columns=["dataset", "page"])
+    assert np.array_equal(gated.content_proba(alone), pg[art])
+
+
+def test_union_gate_in_the_spec_and_on_the_command_line(dataset, tmp_path, capsys):
+    from hwnoise.training.spec import ModelSpec, SpecError, preset_spec, resolve_preset
+
+    general = preset_spec("general")
+    assert general.union_gate is None and preset_spec("records").union_gate is None
+    gated = resolve_preset(general, 5, {"union_gate": "0.3, 0.8"})
+    assert gated.union_gate == [0.3, 0.8]
+    assert resolve_preset(gated, 5, {"union": None}).union_gate is None  # the gate goes with its union
+    assert resolve_preset(gated, 5, {"stack": ["cetd"]}).union_gate is None  # and with its extractor
+    assert ModelSpec.from_dict(gated.to_dict()) == gated
+    assert resolve_preset(general, 5, {"union_gate": None}).union_gate is None
+    for bad in ([0.2], [0.2, 1.5], "x,y", [True, 0.5]):
+        with pytest.raises(SpecError, match="union_gate"):
+            resolve_preset(general, 5, {"union_gate": bad})
+    with pytest.raises(SpecError, match="gates a union"):
+        ModelSpec.from_dict({"stack": ["trafilatura"], "union_gate": [0.2, 0.7]})
+    assert ModelSpec.from_dict(general.to_dict()) == general
+    out = tmp_path / "m"
+    assert main(["train", str(dataset), "--preset", "thesis", "--stack", "trafilatura", "--union", "trafilatura",
+                 "--union-gate", "0.25,0.75", "--out", str(out)]) == 0
+    assert json.loads((out / "model.json").read_text())["spec"]["union_gate"] == [0.25, 0.75]
+    capsys.readouterr()
+    assert main(["train", str(dataset), "--preset", "thesis", "--union-gate", "0.2,0.7",
+                 "--out", str(tmp_path / "x")]) == 1
+    assert "union_gate" in capsys.readouterr().err
+
+
 def test_union_option_goes_with_the_stack(tmp_path):
     from hwnoise.training.spec import ModelSpec, SpecError, preset_spec, resolve_preset
 

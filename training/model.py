@@ -187,7 +187,7 @@ class NoiseModel:
 
     def __init__(self, classifier: Any = "j48", features: str | list[str] | None = None, *,
                  query: list[dict] | None = None, seed: int = 1, params: dict | None = None,
-                 union: str | None = None):
+                 union: str | None = None, union_gate: list[float] | None = None):
         from hwnoise.training.classifiers import make_classifier
 
         if isinstance(classifier, str):
@@ -216,7 +216,8 @@ class NoiseModel:
         #: what the model is made of (preset, features, stack, context, classifier, threshold)
         self.spec = ModelSpec(features=list(self.features), classifier=self.classifier_name,
                               params=dict(params or {}),
-                              **({"stack": [union], "union": union} if union else {}))
+                              **({"stack": [union], "union": union} if union else {}),
+                              **({"union_gate": list(union_gate)} if union and union_gate else {}))
 
     # -- data -----------------------------------------------------------------
     def query_terms(self, kinds=None) -> list[str]:
@@ -343,8 +344,7 @@ class NoiseModel:
             return np.zeros(0)
         with threads():
             p = np.asarray(self.estimator.predict_proba(self.matrix(df, rows))[:, col], dtype=np.float64)
-        kept = self._union_kept(df, rows)
-        return p if kept is None else np.where(kept, 1.0, p)
+        return self._with_union(p, df, rows)
 
     def predict_with_proba(self, df: pd.DataFrame, rows: np.ndarray | None = None, *,
                            proba: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
@@ -363,14 +363,50 @@ class NoiseModel:
                 p = np.asarray(self.estimator.predict_proba(X)[:, col], dtype=np.float64)
             if threshold is None or p is None:
                 labels = np.asarray(self.estimator.predict(X)).astype(str).astype(object)
-        kept = self._union_kept(df, rows)
-        if p is not None and kept is not None:
-            p = np.where(kept, 1.0, p)
+        if p is not None:
+            p = self._with_union(p, df, rows)
         if threshold is not None and p is not None:
             labels = np.where(p >= threshold, C.CONTENT, C.NOISE).astype(object)
-        elif kept is not None:
-            labels[kept] = C.CONTENT
+        else:
+            kept = self._union_kept(df, rows)
+            if kept is not None:
+                labels[kept] = C.CONTENT
         return labels, (p if proba else None)
+
+    def _with_union(self, p: np.ndarray, df: pd.DataFrame, rows: np.ndarray | None) -> np.ndarray:
+        """The classifier's probabilities ``p`` of ``df``'s rows (``rows``) with the spec's union:
+        1 where its extractor keeps the node; with a ``union_gate`` (share, threshold), 0 where
+        the classifier alone would add a node under ``threshold`` to a page that looks like an
+        article to that extractor (its nodes hold at least ``share`` of the page's own
+        characters), so that on such pages the classifier adds only what it is sure of."""
+        kept_all = self._union_kept(df, None)
+        if kept_all is None:
+            return p
+        kept = kept_all if rows is None else kept_all[rows]
+        out = np.where(kept, 1.0, p)
+        gate = getattr(getattr(self, "spec", None), "union_gate", None)
+        if gate:
+            share, sure = float(gate[0]), float(gate[1])
+            article = self._article_pages(df, kept_all, share)
+            if rows is not None:
+                article = article[rows]
+            out = np.where(~kept & article & (p < sure), 0.0, out)
+        return out
+
+    @staticmethod
+    def _article_pages(df: pd.DataFrame, kept: np.ndarray, share: float) -> np.ndarray:
+        """For every row of ``df``: whether its page's ``kept`` rows hold at least ``share`` of the
+        page's own characters (``own_chars``; a page is its ``dataset`` and ``page``, all of
+        ``df`` one page without those columns)."""
+        if "own_chars" not in df:
+            raise ModelError("the model's union gate needs the feature own_chars, which the rows lack")
+        own = np.nan_to_num(pd.to_numeric(df["own_chars"], errors="coerce").to_numpy(np.float64), nan=0.0)
+        keys = [c for c in ("dataset", "page") if c in df]
+        codes = (df.groupby(keys, sort=False, observed=True, dropna=False).ngroup().to_numpy()
+                 if keys else np.zeros(len(df), dtype=np.int64))
+        total = np.bincount(codes, weights=own)
+        in_kept = np.bincount(codes, weights=np.where(kept, own, 0.0), minlength=len(total))
+        return (in_kept / np.maximum(total, 1.0) >= share)[codes]
 
     def _union_kept(self, df: pd.DataFrame, rows: np.ndarray | None) -> np.ndarray | None:
         """The rows the spec's ``union`` extractor keeps (at least half of their words), or None

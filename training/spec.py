@@ -7,7 +7,9 @@ where a page's content comes from (``content_from``: "nodes", the nodes the clas
 labels content; "records", the nodes inside the records grouped from those labels,
 ``extractors.records.records_content``), and ``union``: a stacked extractor whose nodes are
 content whatever the classifier says (a node it keeps at least half the words of), so that the
-model adds to that extractor's text (``NoiseModel.content_proba``), and ``regions``: whether
+model adds to that extractor's text (``NoiseModel.content_proba``), with ``union_gate``
+``[share, threshold]`` adding only the nodes the classifier gives ``threshold`` or more on a
+page where that extractor keeps at least ``share`` of the text, and ``regions``: whether
 the model carries a region scorer and how its regions meet the records grouped from the labels
 (``extractors.regions.combine_regions``; fitted on the inner CV's out-of-fold labels of the
 training pages whose gold has records, ``extractors.region_fit``).
@@ -23,7 +25,8 @@ Presets (``--preset``):
   without ``sitelevel``), four stacked extractors, page context, gradient boosting, a threshold
   chosen by an inner CV grouped by site, its content the union of trafilatura's nodes and the
   classifier's (``union="trafilatura"``: on each shared source held out in turn it beats
-  trafilatura where the classifier alone does not, ``bench/general_heldout.py``).
+  trafilatura where the classifier alone does not, ``bench/general_heldout.py``). Not gated
+  (``union_gate``): a gate lifts article pages and costs result pages (README "Models").
 - ``records``: ``general`` with the record-structure group (``page+records``: the ``rs_*``
   columns of ``features.record_struct``), its content the nodes of the records grouped from
   the labels (``content_from="records"``), a region scorer (``regions="rest"``) and no union,
@@ -79,6 +82,7 @@ class ModelSpec:
     threshold: float | str | None = None
     content_from: str = "nodes"
     union: str | None = None
+    union_gate: list[float] | None = None
     regions: str | None = None
 
     def columns(self) -> list[str]:
@@ -143,6 +147,8 @@ class ModelSpec:
                 raise SpecError(f"{where}.union: must be one of the stacked extractors "
                                 f"({', '.join(stack) or 'none stacked'}), not {d['union']!r}")
             kw["union"] = d["union"]
+        if d.get("union_gate") is not None:
+            kw["union_gate"] = check_union_gate(d["union_gate"], kw.get("union"), f"{where}.union_gate")
         if d.get("regions") is not None:
             if d["regions"] not in REGION_MODES:
                 raise SpecError(f"{where}.regions: must be one of {', '.join(REGION_MODES)} or null, "
@@ -161,6 +167,24 @@ def check_features(value: Any, where: str) -> str | list[str]:
         raise SpecError(f"{where}: must be a feature set name or a non-empty list of feature "
                         f"names, not {str(value)[:80]!r}")
     return list(value)
+
+
+def check_union_gate(value: Any, union: str | None, where: str) -> list[float]:
+    """``[share, threshold]``, two numbers in [0, 1] (a string "SHARE,THRESHOLD" is read as
+    them); only with a union."""
+    if isinstance(value, str):
+        value = [s.strip() for s in value.split(",")]
+        try:
+            value = [float(s) for s in value]
+        except ValueError:
+            raise SpecError(f"{where}: must be SHARE,THRESHOLD (two numbers in [0, 1]), not {value!r}") from None
+    if (not isinstance(value, (list, tuple)) or len(value) != 2
+            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+                       and 0.0 <= x <= 1.0 for x in value)):
+        raise SpecError(f"{where}: must be [share, threshold], two numbers in [0, 1], not {str(value)[:80]!r}")
+    if not union:
+        raise SpecError(f"{where}: gates a union, and the spec has none (give a union too)")
+    return [float(x) for x in value]
 
 
 def check_stack(value: Any, where: str) -> list[str]:
@@ -265,6 +289,8 @@ def with_overrides(spec: ModelSpec, overrides: dict, where: str = "option") -> M
     if "union" not in overrides and merged.get("union") is not None \
             and merged["union"] not in check_stack(merged.get("stack") or [], f"{where}.stack"):
         merged["union"] = None
+    if merged.get("union") is None and "union_gate" not in overrides:
+        merged["union_gate"] = None  # the gate goes with its union
     return ModelSpec.from_dict(merged, where=where)
 
 
@@ -283,7 +309,7 @@ def fit_spec(spec: ModelSpec, rows, *, query: list[dict] | None = None, seed: in
 
     def new() -> NoiseModel:
         return NoiseModel(spec.classifier, feats, query=query, seed=seed, params=spec.params or None,
-                          union=spec.union)
+                          union=spec.union, union_gate=spec.union_gate)
 
     folds = {"folds": REGION_INNER_FOLDS} if spec.regions else {}  # else inner_cv's own
     cv = inner_cv(rows, new, rows=take, **folds) if spec.inner or spec.regions else None

@@ -257,14 +257,14 @@ def _assembled(df: pd.DataFrame, desc: dict, features: list[str], stacker, show:
 def model_spec(options: dict | None, *, n_sites: int, arff: bool = False, records: bool = False):
     """The spec of the model to train: ``options`` (preset and the model options the user gave:
     classifier, features, stack, context, page_context, threshold, params, content_from, union,
-    regions) over the preset
+    union_gate, regions) over the preset
     (``auto``: by ``n_sites`` and whether the gold has ``records``)."""
     from hwnoise.training.spec import ModelSpec, preset_spec, resolve_preset
 
-    # None is "not given", but for ``union`` and ``regions`` (where it says "none": not given is
-    # AS_PRESET)
+    # None is "not given", but for ``union``, ``union_gate`` and ``regions`` (where it says "none":
+    # not given is AS_PRESET)
     opts = {k: v for k, v in (options or {}).items()
-            if v is not AS_PRESET and (v is not None or k in ("union", "regions"))}
+            if v is not AS_PRESET and (v is not None or k in ("union", "union_gate", "regions"))}
     preset = opts.pop("preset", None)
     if arff and preset is None:  # a user's ARFF: J48 unless told otherwise, its own attributes
         return ModelSpec.from_dict({"classifier": "j48", **opts}, where="option")
@@ -331,8 +331,8 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
           workers: int | None = None, preset: str | None = None,
           stack: str | list[str] | None = None, context: bool | None = None,
           page_context: bool | None = None, threshold: float | str | None = None,
-          content_from: str | None = None, union: Any = AS_PRESET, regions: Any = AS_PRESET,
-          stacker=None, region_fitter=None, all_pages: bool = False, progress: bool = False) -> dict:
+          content_from: str | None = None, union: Any = AS_PRESET, union_gate: Any = AS_PRESET,
+          regions: Any = AS_PRESET, stacker=None, region_fitter=None, all_pages: bool = False, progress: bool = False) -> dict:
     """Fit a model of the spec the options give (``preset``, default "auto": site for one site's
     pages, general for several, records for several whose gold has data records; then single
     fields over it), score it (protocol splits or
@@ -355,7 +355,7 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
     user's file) ``weka-cv``, J48's own default evaluation (see :mod:`.arff_train`)."""
     custom = (preset not in (None, "auto") or bool(stack) or bool(context) or bool(page_context)
               or threshold is not None or content_from is not None or union is not AS_PRESET
-              or regions is not AS_PRESET)
+              or union_gate is not AS_PRESET or regions is not AS_PRESET)
     weka = None if custom else _weka_run(inputs, protocol, classifier or "j48", features, test, seed,
                                          out, k, params, verbose)
     if weka is not None:
@@ -374,7 +374,7 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
     spec = model_spec({"preset": preset, "classifier": classifier, "features": features, "stack": stack,
                        "context": context, "page_context": page_context, "threshold": threshold,
                        "params": params, "content_from": content_from, "union": union,
-                       "regions": regions},
+                       "union_gate": union_gate, "regions": regions},
                       n_sites=n_sites, arff=arff, records=bool(desc.get("records")))
     if features is None and arff:
         feats = feature_columns(df)  # a user's ARFF: every attribute but page and the class

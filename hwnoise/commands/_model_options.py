@@ -25,7 +25,7 @@ def _param(text: str) -> tuple[str, object]:
 
 def add_model_options(p: argparse.ArgumentParser) -> None:
     """Add --preset --classifier --param --features --stack --context --page-context --threshold
-    --content-from --union --regions."""
+    --content-from --union --union-gate --regions."""
     g = p.add_argument_group("model options (a preset, then single fields over it)")
     g.add_argument("--preset", choices=PRESET_CHOICES, default=None,
                    help="auto (default: 'site' when the training pages come from one site; from "
@@ -62,6 +62,11 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
                    help="a stacked extractor whose nodes are content whatever the classifier says "
                         "(those it keeps at least half the words of): the model adds to its text "
                         "(the general preset's default: trafilatura); 'none' for the classifier alone")
+    g.add_argument("--union-gate", default=None, metavar="SHARE,THRESHOLD|none",
+                   help="on a page whose union extractor's nodes hold at least SHARE of its text (an "
+                        "article to that extractor), the classifier adds only nodes it gives at least "
+                        "THRESHOLD, e.g. 0.2,0.7 for crawls of articles (no preset has one: it costs "
+                        "result pages); 'none' for no gate")
     g.add_argument("--regions", default=None, choices=("rest", "add", "alone", "none"),
                    help="fit a region scorer of groups of alike siblings on the training pages whose "
                         "gold has records, and join its regions with the records grouped from the "
@@ -93,6 +98,9 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
         out["content_from"] = args.content_from
     if args.union is not None:
         out["union"] = None if args.union.strip().lower() in ("", "none") else args.union.strip()
+    if args.union_gate is not None:
+        gate = args.union_gate.strip().lower()
+        out["union_gate"] = None if gate in ("", "none") else args.union_gate
     if args.regions is not None:
         out["regions"] = None if args.regions == "none" else args.regions
     return out
