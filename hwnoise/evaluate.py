@@ -555,6 +555,10 @@ def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAUL
                 results.append(tallies[(ds.name, name)].record(ds.name, proto_name, name))
     report = {"hwnoise": __version__, "created": now_iso(), "protocol": proto_name, "seed": seed,
               "methods": methods, "datasets": [str(ds.path) for ds in datasets], "results": results}
+    if options:  # what the methods were asked for (the learned model's preset and fields over it)
+        report["method_options"] = json.loads(json.dumps(options, default=str))
+    if model is not None and getattr(model, "spec", None) is not None:
+        report["model_spec"] = model.spec.to_dict()
     notes += [f"{name}: {n} test page(s) without gold text or unreadable, not scored"
               for name, n in skipped.items()]
     if notes:

@@ -292,6 +292,15 @@ def test_union_gate_in_the_spec_and_on_the_command_line(dataset, tmp_path, capsy
     assert main(["train", str(dataset), "--preset", "thesis", "--stack", "trafilatura", "--union", "trafilatura",
                  "--union-gate", "0.25,0.75", "--out", str(out)]) == 0
     assert json.loads((out / "model.json").read_text())["spec"]["union_gate"] == [0.25, 0.75]
+    ev = tmp_path / "ev"  # evaluate takes the option from the same parser, and its report says so
+    assert main(["evaluate", str(dataset), "--preset", "thesis", "--stack", "trafilatura", "--union",
+                 "trafilatura", "--union-gate", "0.25,0.75", "--methods", "model", "--no-figures",
+                 "--out", str(ev)]) == 0
+    assert json.loads((ev / "report.json").read_text())["method_options"]["model"]["union_gate"] == "0.25,0.75"
+    ev2 = tmp_path / "ev2"
+    assert main(["evaluate", str(dataset), "--model", str(out), "--methods", "model", "--no-figures",
+                 "--out", str(ev2)]) == 0
+    assert json.loads((ev2 / "report.json").read_text())["model_spec"]["union_gate"] == [0.25, 0.75]
     capsys.readouterr()
     assert main(["train", str(dataset), "--preset", "thesis", "--union-gate", "0.2,0.7",
                  "--out", str(tmp_path / "x")]) == 1
