@@ -5,7 +5,10 @@ held-back pages of new sites, estimated on the shared data).
     python bench/general_heldout.py [--work /tmp/hwnoise-bench] [--pages-per-dataset 60]
                                     [--sources big9,cleaneval,...] [--csv pages.csv]
                                     [--thresholds 0.2,0.3,...] [--blend 0.6,0.7] [--union]
-                                    [--title-query]                  # about 10 min on 2 cores
+                                    [--title-query] [--union-gate S,T|none]
+                                    [--gate share:0.2,chars:1500 --gate-thresholds 0.6,0.7]
+                                    [--nested]                       # about 10 min on 2 cores
+    python bench/general_heldout.py --from-csv pages.csv [--nested]  # the tables of an earlier run
 
 The pages are ``bench/build_general.py``'s (the same seeded sample of each source, imported
 and featurised into --work when missing). For each source S, the general preset is fitted on
@@ -17,7 +20,9 @@ of each method, the pages where the model scores at least trafilatura's, and the
 held-out pages. The options add variants scored from the same fitted models (``curve``): the
 model at other thresholds, blends with trafilatura's verdict, the union with trafilatura's
 nodes, and each page walked with its ``<title>``'s words as its query (README "Models": how the
-general preset's union was chosen).
+general preset's union was chosen), and the union gated on article pages (``--gate``; the fitted
+spec's own gate with ``--union-gate``; docs/models.md). ``--nested`` adds, for each held-out
+source, the method chosen on the other sources (best mean) and its score there.
 """
 from __future__ import annotations
 
@@ -102,17 +107,16 @@ def curve(model, pages: list, src: str, thresholds: list[float | None], title_qu
                     sure = (p >= hi) | ~(article & gated)
                     named.append((f"gate-{kind}{cut:g}-{hi:g}", np.where(v >= 0.5, 1.0, np.where(sure, p, 0.0)),
                                   None))
-        for name, q, given in named:
-            if True:  # None: the fold's own (inner-CV) threshold, named "inner"
-                t = model.threshold if given is None else given
-                text = text_from_labels(walk, np.where(q >= t, CONTENT, NOISE).astype(object))
-                label = f"{name}@{'inner' if given is None else f'{t:g}'}" + ("+title" if title_query else "")
-                row = {"dataset": page.dataset.name, "page": page.id, "source": src, "method": label}
-                if is_value_gold(page.dataset):
-                    row["value_recall"] = value_recall(text, gold)
-                else:
-                    row.update({f"text_{k}": x for k, x in text_scores(text, gold).items()})
-                out.append(row)
+        for name, q, given in named:  # given None: the fold's own (inner-CV) threshold, named "inner"
+            t = model.threshold if given is None else given
+            text = text_from_labels(walk, np.where(q >= t, CONTENT, NOISE).astype(object))
+            label = f"{name}@{'inner' if given is None else f'{t:g}'}" + ("+title" if title_query else "")
+            row = {"dataset": page.dataset.name, "page": page.id, "source": src, "method": label}
+            if is_value_gold(page.dataset):
+                row["value_recall"] = value_recall(text, gold)
+            else:
+                row.update({f"text_{k}": x for k, x in text_scores(text, gold).items()})
+            out.append(row)
     return out
 
 
@@ -173,20 +177,26 @@ def _scored(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def nested(df: pd.DataFrame) -> str:
-    """Markdown: for each held-out source, the method (other than trafilatura) with the best mean
-    of the other sources' means, and its mean on the held-out source: a choice never made on the
-    pages it is scored on."""
+    """Markdown: for each held-out source, the method (other than trafilatura) chosen on the
+    other sources, by two criteria: the best mean of their means, and the best worst margin over
+    trafilatura among them; and each choice's mean on the held-out source: a choice never made on
+    the pages it is scored on."""
     wide = _scored(df)
     per = wide.groupby(level="source", sort=False).mean()
     methods = [m for m in per.columns if m != "trafilatura"]
-    lines = ["| held-out source | chosen on the others | its score | trafilatura |", "|---|---|---:|---:|"]
-    got = []
+    margin = per[methods].sub(per["trafilatura"], axis=0)
+    lines = ["| held-out source | best mean of the others | its score | best worst margin of the others "
+             "| its score | trafilatura |", "|---|---|---:|---|---:|---:|"]
+    got: dict[str, list[float]] = {"mean": [], "worst": []}
     for src in per.index:
-        rest = per.drop(index=src)[methods].mean()
-        best = rest.idxmax()
-        got.append(per.loc[src, best])
-        lines.append(f"| {src} | {best} | {per.loc[src, best]:.3f} | {per.loc[src, 'trafilatura']:.3f} |")
-    lines.append(f"| mean of the sources | | {np.mean(got):.3f} | {per['trafilatura'].mean():.3f} |")
+        by_mean = per.drop(index=src)[methods].mean().idxmax()
+        by_worst = margin.drop(index=src).min().idxmax()
+        got["mean"].append(per.loc[src, by_mean])
+        got["worst"].append(per.loc[src, by_worst])
+        lines.append(f"| {src} | {by_mean} | {per.loc[src, by_mean]:.3f} | {by_worst} | "
+                     f"{per.loc[src, by_worst]:.3f} | {per.loc[src, 'trafilatura']:.3f} |")
+    lines.append(f"| mean of the sources | | {np.mean(got['mean']):.3f} | | {np.mean(got['worst']):.3f} | "
+                 f"{per['trafilatura'].mean():.3f} |")
     return "\n".join(lines)
 
 
