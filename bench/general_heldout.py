@@ -62,7 +62,8 @@ def curve(model, pages: list, src: str, thresholds: list[float | None], title_qu
     on a page that looks like an article to trafilatura (kind ``share``: its kept nodes hold at
     least ``cut`` of the page's own characters; ``chars``: at least ``cut`` characters), where the
     model adds its nodes only at H (kinds ``sharenorec``, ``charsnorec``: only its nodes outside
-    a record structure, ``ctx_in_record`` 0, need H)."""
+    a record structure, ``ctx_in_record`` 0, need H; ``sharenolistNN``: only on a page where no
+    record group holds NN % of the text or more, ``ctx_record_page_share``)."""
     from general_variants import title_terms
 
     from hwnoise.evaluate import is_value_gold, value_recall
@@ -100,8 +101,13 @@ def curve(model, pages: list, src: str, thresholds: list[float | None], title_qu
             in_record = rows["ctx_in_record"].to_numpy(np.float64) if "ctx_in_record" in rows else np.zeros(len(rows))
             rec = np.zeros(len(walk.rows), dtype=bool)
             rec[at] = np.nan_to_num(in_record) > 0
+            rec_share = rows["ctx_record_page_share"].to_numpy(np.float64) if "ctx_record_page_share" in rows \
+                else np.zeros(len(rows))
+            listing = float(np.nan_to_num(rec_share).max()) if len(rec_share) else 0.0
             for kind, cut in gates:
                 article = (share >= cut) if kind.startswith("share") else (kept >= cut)
+                if "nolist" in kind:  # not where one record group holds NN % of the page or more
+                    article = article and listing < int(kind.split("nolist")[1]) / 100
                 gated = ~rec if kind.endswith("norec") else np.ones(len(p), dtype=bool)
                 for hi in gate_thresholds:
                     sure = (p >= hi) | ~(article & gated)
