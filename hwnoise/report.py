@@ -122,6 +122,11 @@ def markdown_report(report: dict, figures: Sequence[str] = ()) -> str:
            "words, means over pages (`text_f1` is the mean of the pages' F1; `F1 of means` is "
            "2PR/(P+R) of the mean P and R, as seed 003's Tables 4.1 and 4.3 report). Node level: "
            "weighted as Weka weights the classes, with the content class's F1 beside it.", ""]
+    asked = {**{m: o for m, o in (report.get("method_options") or {}).items() if o},
+             **({"model (given)": report["model_spec"]} if report.get("model_spec") else {})}
+    for method, opts in asked.items():  # what each method was asked for (report.json has it too)
+        given = ", ".join(f"{k} {v}" for k, v in opts.items() if v not in (None, "", [], {}, False))
+        out += [f"Options of `{method}`: {given}.", ""]
 
     text_methods = _methods_with(by, datasets, methods, "text_f1")
     if text_methods:

@@ -299,10 +299,13 @@ def test_union_gate_in_the_spec_and_on_the_command_line(dataset, tmp_path, capsy
                  "trafilatura", "--union-gate", "0.25,0.75", "--methods", "model", "--no-figures",
                  "--out", str(ev)]) == 0
     assert json.loads((ev / "report.json").read_text())["method_options"]["model"]["union_gate"] == "0.25,0.75"
+    assert "Options of `model`: preset thesis, stack ['trafilatura'], union trafilatura, union_gate 0.25,0.75." \
+        in (ev / "report.md").read_text()
     ev2 = tmp_path / "ev2"
     assert main(["evaluate", str(dataset), "--model", str(out), "--methods", "model", "--no-figures",
                  "--out", str(ev2)]) == 0
     assert json.loads((ev2 / "report.json").read_text())["model_spec"]["union_gate"] == [0.25, 0.75]
+    assert "union_gate [0.25, 0.75]" in (ev2 / "report.md").read_text()
     capsys.readouterr()
     assert main(["train", str(dataset), "--preset", "thesis", "--union-gate", "0.2,0.7",
                  "--out", str(tmp_path / "x")]) == 1
