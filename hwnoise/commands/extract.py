@@ -208,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
                 missing_seen.update(missing)
                 if args.records:
                     n_records += len(text)
-                    n_hidden += sum(1 for rec in text if rec.get("hidden"))
+                    n_hidden += _hidden(text)
                     for rec in text:
                         out.write(json.dumps({**rec, "url": url} if url else rec, ensure_ascii=False) + "\n")
                 elif jsonl:
@@ -224,12 +224,21 @@ def run(args: argparse.Namespace) -> int:
              "dataset (e.g. sitelevel): taken as missing on bare pages; extract from the dataset "
              "folder to use them")
     if args.records:
-        hidden = f" ({n_hidden} of them hidden by their pages)" if n_hidden else ""
-        info(f"hwnoise extract --records: {n_records} records{hidden} in {len(units) - failed} page(s)"
+        info(f"hwnoise extract --records: {_records_found(n_records, n_hidden)} in {len(units) - failed} page(s)"
              + (f", {failed} skipped" if failed else "") + f" (model {args.model})")
     elif len(units) > 1 or failed:
         info(f"hwnoise extract: {len(units) - failed} page(s) extracted, {failed} skipped")
     return 1 if failed else 0
+
+
+def _hidden(records: list[dict]) -> int:
+    """How many of a page's records (``records_json``'s dicts) its page hides."""
+    return sum(1 for rec in records if rec.get("hidden"))
+
+
+def _records_found(n: int, hidden: int) -> str:
+    """The summary's count of records: "N records", and how many of them the pages hide."""
+    return f"{n} records" + (f" ({hidden} of them hidden by their pages)" if hidden else "")
 
 
 def _warc_lines(path: str, model, charset: str | None, query: str | None,
@@ -252,7 +261,7 @@ def _warc_lines(path: str, model, charset: str | None, query: str | None,
             found = extract_records(model, payload, http_charset=enc, query=query, page=rec["url"],
                                     hidden=records != "shown")
             counts["data_records"] += len(found)
-            counts["hidden_records"] += sum(1 for r in found if r.get("hidden"))
+            counts["hidden_records"] += _hidden(found)
             lines.extend(json.dumps({**where, **r}, ensure_ascii=False) for r in found)
             continue
         text = extract_with_model(model, payload, http_charset=enc, query=query)
@@ -283,9 +292,8 @@ def _extract_warc(args: argparse.Namespace) -> int:
         for line in lines:
             sys.stdout.write(line + "\n")
     sys.stdout.flush()
-    hidden = total.get("hidden_records", 0)
-    found = (f"{total.get('data_records', 0)} records" + (f" ({hidden} of them hidden by their pages)" if hidden else "")
-             + " in ") if args.records else ""
+    found = (_records_found(total.get("data_records", 0), total.get("hidden_records", 0)) + " in ") \
+        if args.records else ""
     info(f"hwnoise extract: {found}{total.get('pages', 0)} pages from {total.get('responses', 0)} responses "
          f"(skipped {total.get('skipped_status', 0)} not 200, {total.get('skipped_type', 0)} not HTML)")
     return 0

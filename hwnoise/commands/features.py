@@ -24,8 +24,8 @@ def register(subparsers) -> None:
         description=(
             "With dataset folders: walk every page, label its nodes from the gold text and write\n"
             "DATASET/features.parquet (one row per shown element; a failing page is reported and\n"
-            "skipped), one dataset after the other. With one HTML file: print its rows as CSV on stdout, QueryScore and matches\n"
-            "counted for the --query terms."
+            "skipped), one dataset after the other. With one HTML file: print its rows as CSV on\n"
+            "stdout, QueryScore and matches counted for the --query terms."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -73,7 +73,7 @@ def run(args) -> int:
     return _page(targets[0], args)
 
 
-def _dataset(target: Path, args) -> Dataset:
+def _dataset(target: Path) -> Dataset:
     """The dataset folder ``target``, checked, with a warning when its query has no terms."""
     from hwnoise.dataset import Dataset
     from hwnoise.outputs import check_out_dir
@@ -97,7 +97,7 @@ def _datasets(targets: list[Path], args) -> int:
 
     if args.workers is not None and args.workers < 1:
         raise HwnoiseError(f"--workers must be at least 1, not {args.workers}")
-    datasets = [_dataset(t, args) for t in targets]  # all checked before the first is walked
+    datasets = [_dataset(t) for t in targets]  # all checked before the first is walked
     spec = getattr(args, "scheduler", "local") or "local"
     if spec in ("local", "sync"):  # this machine's process pool (or none)
         for ds in datasets:
