@@ -30,11 +30,13 @@ if TYPE_CHECKING:
 
     from hwnoise.dataset import Page
 
-__all__ = ["RegionPage", "region_page", "page_result", "summary", "training_set", "oof_scores",
-           "best_threshold", "fit_scorer", "model_region_scorer", "THRESHOLDS", "METRICS"]
+__all__ = ["RegionPage", "region_page", "page_result", "records_result", "summary", "training_set", "oof_scores",
+           "best_threshold", "best_setting", "fit_scorer", "model_region_scorer", "THRESHOLDS", "VETOES", "METRICS"]
 
 #: The scorer thresholds tried.
 THRESHOLDS = np.round(np.arange(0.1, 0.91, 0.05), 2)
+#: The vetoes tried in mode ``rest`` (``regions.combine_regions``): 0, none.
+VETOES = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3)
 #: Record F1 as NEXT-EVAL's paper computes it (records expanded to their text XPaths), or over
 #: the records' own XPaths.
 METRICS = ("paper", "element")
@@ -75,19 +77,24 @@ def region_page(page_id: str, walk, labels: np.ndarray, proba: np.ndarray | None
                       np.asarray(gold_content, dtype=bool))
 
 
-def page_records(item: RegionPage, scores: np.ndarray, t: float, mode: str) -> list[list[int]]:
+def page_records(item: RegionPage, scores: np.ndarray, t: float, mode: str,
+                 veto: float = 0.0) -> list[list[int]]:
     """The page's records (rows): the labels' own (``mode`` "labels") or joined with the
     candidates kept at ``t`` (``combine_regions``)."""
     if mode == "labels":
         return item.current
-    return combine_regions(item.current, item.cands, scores, item.last, t, mode)
+    return combine_regions(item.current, item.cands, scores, item.last, t, mode, veto)
 
 
 def page_result(item: RegionPage, scores: np.ndarray, t: float, mode: str,
-                metric: str = "paper") -> tuple[float, int, int, int]:
+                metric: str = "paper", veto: float = 0.0) -> tuple[float, int, int, int]:
     """Record F1 and the content's TP, FP, FN when the content is the records' rows (the
     labels on a page without records)."""
-    recs = page_records(item, scores, t, mode)
+    return records_result(item, page_records(item, scores, t, mode, veto), metric)
+
+
+def records_result(item: RegionPage, recs: list[list[int]], metric: str = "paper") -> tuple[float, int, int, int]:
+    """``page_result`` of the page's records ``recs`` (rows)."""
     pred = rows_inside(recs, item.last) if recs else item.labels
     g = item.gold_content
     f1 = record_scores([[item.xp[r] for r in rec] for rec in recs], item.gold,
@@ -127,9 +134,27 @@ def best_threshold(items: Sequence[RegionPage], scores: dict[str, np.ndarray], m
                    metric: str = "paper") -> float:
     """The threshold with the best record F1 + content F1 on ``items`` (scored out of fold);
     of equals, the nearest 0.5."""
-    res = {t: sum(summary([page_result(it, scores[it.page], t, mode, metric) for it in items]))
-           for t in THRESHOLDS}
-    return float(max(THRESHOLDS, key=lambda t: (res[t], -abs(t - 0.5))))
+    return best_setting(items, scores, mode, metric, vetoes=(0.0,))[0]
+
+
+def best_setting(items: Sequence[RegionPage], scores: dict[str, np.ndarray], mode: str,
+                 metric: str = "paper", vetoes: Sequence[float] = VETOES) -> tuple[float, float]:
+    """The threshold and veto (mode ``rest`` only; 0 otherwise) with the best record F1 +
+    content F1 on ``items`` (scored out of fold); of equals, the smallest veto and the
+    threshold nearest 0.5."""
+    grid = [(t, v) for t in THRESHOLDS for v in (vetoes if mode == "rest" else (0.0,))]
+    seen: list[dict] = [{} for _ in items]  # per page, the results of the record sets met: most settings repeat one
+
+    def result(k: int, it: RegionPage, t: float, v: float) -> tuple[float, int, int, int]:
+        recs = page_records(it, scores[it.page], t, mode, v)
+        key = tuple(map(tuple, recs))
+        if key not in seen[k]:
+            seen[k][key] = records_result(it, recs, metric)
+        return seen[k][key]
+
+    res = {(t, v): sum(summary([result(k, it, t, v) for k, it in enumerate(items)])) for t, v in grid}
+    t, v = max(grid, key=lambda tv: (res[tv], -tv[1], -abs(tv[0] - 0.5)))
+    return float(t), float(v)
 
 
 def fit_scorer(items: Sequence[RegionPage], mode: str, *, folds: int = 5, fold_of: dict[str, int] | None = None,
@@ -147,14 +172,14 @@ def fit_scorer(items: Sequence[RegionPage], mode: str, *, folds: int = 5, fold_o
         fold_of = {it.page: i % min(folds, len(items))
                    for i, it in enumerate(sorted(items, key=lambda it: it.page))}
     scores = oof_scores(items, fold_of, metric, seed)
-    t = best_threshold(items, scores, mode, metric)
+    t, veto = best_setting(items, scores, mode, metric)
     before = summary([page_result(it, scores[it.page], 1.01, "labels", metric) for it in items])
-    after = summary([page_result(it, scores[it.page], t, mode, metric) for it in items])
+    after = summary([page_result(it, scores[it.page], t, mode, metric, veto) for it in items])
     info = dict(info or {})
     info.update(pages=len(items), candidates=int(len(y)), positives=int(y.sum()), metric=metric,
                 threshold_choice={"record_f1": [round(before[0], 4), round(after[0], 4)],
                                   "content_f1": [round(before[1], 4), round(after[1], 4)]})
-    return RegionScorer.fit(X, y, w, threshold=t, seed=seed, info=info, mode=mode)
+    return RegionScorer.fit(X, y, w, threshold=t, seed=seed, info=info, mode=mode, veto=veto)
 
 
 def model_region_scorer(model, rows: "pd.DataFrame", pages: Sequence["Page"], *,
@@ -196,7 +221,8 @@ def model_region_scorer(model, rows: "pd.DataFrame", pages: Sequence["Page"], *,
         from hwnoise.progress import info
 
         rec, con = (scorer.info["threshold_choice"][k] for k in ("record_f1", "content_f1"))
+        veto = f", veto {scorer.veto:.2f}" if scorer.veto else ""
         info(f"model: region scorer ({mode}) fitted on {len(items)} pages with records, threshold "
-             f"{scorer.threshold:.2f}; out of fold record F1 {rec[0]:.3f} -> {rec[1]:.3f}, "
+             f"{scorer.threshold:.2f}{veto}; out of fold record F1 {rec[0]:.3f} -> {rec[1]:.3f}, "
              f"content F1 {con[0]:.3f} -> {con[1]:.3f}")
     return scorer

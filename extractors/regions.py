@@ -206,16 +206,18 @@ class RegionScorer:
     """A fitted scorer of candidate regions: gradient-boosted trees (``TreeEnsemble``) over
     ``REGION_FEATURES`` and the score a candidate must reach to be kept."""
 
-    def __init__(self, ensemble, threshold: float, info: dict | None = None, mode: str = "add"):
+    def __init__(self, ensemble, threshold: float, info: dict | None = None, mode: str = "add",
+                 veto: float = 0.0):
         self.ensemble = ensemble
         self.threshold = float(threshold)
         self.info = dict(info or {})
         self.mode = mode
+        self.veto = float(veto)
 
     @classmethod
     def fit(cls, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
             threshold: float = 0.5, seed: int = 0, info: dict | None = None,
-            mode: str = "add") -> "RegionScorer":
+            mode: str = "add", veto: float = 0.0) -> "RegionScorer":
         """Fit on candidates' features ``X`` and targets ``y`` (True: a region of gold records)."""
         from sklearn.ensemble import HistGradientBoostingClassifier
 
@@ -226,7 +228,7 @@ class RegionScorer:
                                              min_samples_leaf=10, random_state=seed)
         with threads():  # OpenMP threads spin against each other on a busy machine
             est.fit(X, np.asarray(y, dtype=bool), sample_weight=sample_weight)
-        return cls(TreeEnsemble.from_sklearn(est), threshold, info, mode)
+        return cls(TreeEnsemble.from_sklearn(est), threshold, info, mode, veto)
 
     def scores(self, X: np.ndarray) -> np.ndarray:
         """Each candidate's score: the probability that it is a region of records."""
@@ -234,7 +236,7 @@ class RegionScorer:
 
     def to_dict(self) -> dict:
         return {"features": list(REGION_FEATURES), "threshold": self.threshold, "mode": self.mode,
-                "info": self.info, "trees": self.ensemble.to_dict()}
+                "veto": self.veto, "info": self.info, "trees": self.ensemble.to_dict()}
 
     @classmethod
     def from_dict(cls, d) -> "RegionScorer":
@@ -253,13 +255,16 @@ class RegionScorer:
         if mode not in REGION_MODES:
             raise HwnoiseError(f"the model's region scorer: 'mode' must be one of {', '.join(REGION_MODES)}, "
                                f"not {mode!r}")
+        veto = d.get("veto", 0.0)  # files before the veto: none
+        if isinstance(veto, bool) or not isinstance(veto, (int, float)) or not 0 <= veto <= 1:
+            raise HwnoiseError(f"the model's region scorer: 'veto' must be a number in [0, 1], not {veto!r}")
         try:
             ens = TreeEnsemble.from_dict(d.get("trees"))
         except ValueError as exc:
             raise HwnoiseError(f"the model's region scorer: {exc}") from None
         if ens.n_features_in_ != len(REGION_FEATURES):
             raise HwnoiseError("the model's region scorer has the wrong number of features")
-        return cls(ens, float(t), d.get("info") if isinstance(d.get("info"), dict) else {}, mode)
+        return cls(ens, float(t), d.get("info") if isinstance(d.get("info"), dict) else {}, mode, float(veto))
 
 
 def scorer_of(model) -> RegionScorer | None:
@@ -277,13 +282,16 @@ def scorer_of(model) -> RegionScorer | None:
 # How a scorer's regions meet the labels' records (``REGION_MODES``, a spec's ``regions``):
 # ``add`` keeps the labels' records and adds the kept regions that overlap none of them; ``rest``
 # puts the kept regions first and keeps the labels' records that overlap none of them; ``alone``
-# keeps the regions only.
+# keeps the regions only. With a ``veto`` above 0 (``rest`` only), a labels' record whose first
+# element heads candidates that all score below it is dropped too: a menu or a facet list the
+# node model took for content, which the scorer knows as a group and rejects; unless nothing
+# would be left of the page's records.
 
 
 def combine_regions(records: list[list[int]], cands: list[Candidate], scores: np.ndarray,
-                    last: np.ndarray, threshold: float, mode: str = "add") -> list[list[int]]:
+                    last: np.ndarray, threshold: float, mode: str = "add", veto: float = 0.0) -> list[list[int]]:
     """The page's records (lists of rows, document order) from the labels' ``records`` and the
-    candidates' ``scores`` by ``mode`` (``REGION_MODES``)."""
+    candidates' ``scores`` by ``mode`` (``REGION_MODES``) and, in mode ``rest``, ``veto``."""
     from hwnoise.extractors.records import rows_inside
 
     if mode not in REGION_MODES:
@@ -294,8 +302,23 @@ def combine_regions(records: list[list[int]], cands: list[Candidate], scores: np
         return sorted(records + kept)
     if mode == "rest":
         inside = rows_inside(kept, last)
-        kept += [rows for rows in records if not any(inside[r:int(last[r]) + 1].any() for r in rows)]
+        rest = [rows for rows in records if not any(inside[r:int(last[r]) + 1].any() for r in rows)]
+        if veto > 0:
+            best = _head_scores(cands, scores)
+            # a page the veto would leave without any record keeps the labels' own
+            rest = [rows for rows in rest if best.get(rows[0], 1.0) >= veto] or (rest if not kept else [])
+        kept += rest
     return sorted(kept)
+
+
+def _head_scores(cands: list[Candidate], scores: np.ndarray) -> dict[int, float]:
+    """Per row that heads a record of some candidate, the best score of those candidates."""
+    best: dict[int, float] = {}
+    for c, s in zip(cands, scores):
+        for r in c.rows:
+            if s > best.get(r, -1.0):
+                best[r] = float(s)
+    return best
 
 
 def scored_records(walk, labels, proba: np.ndarray | None, records: list[list[int]],
@@ -306,4 +329,4 @@ def scored_records(walk, labels, proba: np.ndarray | None, records: list[list[in
     if not cands:
         return records
     last = np.asarray(walk.last, dtype=np.int64)
-    return combine_regions(records, cands, scorer.scores(X), last, scorer.threshold, scorer.mode)
+    return combine_regions(records, cands, scorer.scores(X), last, scorer.threshold, scorer.mode, scorer.veto)

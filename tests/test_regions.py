@@ -128,9 +128,12 @@ def test_scorer_json_round_trip_and_errors():
     rest = RegionScorer.from_dict(dict(sc.to_dict(), mode="rest"))
     assert rest.mode == "rest" and RegionScorer.from_dict(rest.to_dict()).mode == "rest"
     old = sc.to_dict()
-    del old["mode"]  # a file written before the modes: "add", as it was built
-    assert RegionScorer.from_dict(old).mode == "add"
-    for mutate, match in ((lambda d: d.update(mode="all"), "'mode'"),(lambda d: d.update(features=REGION_FEATURES[:-1]), "other region features"),
+    del old["mode"], old["veto"]  # a file written before the modes and the veto: "add", no veto
+    assert RegionScorer.from_dict(old).mode == "add" and RegionScorer.from_dict(old).veto == 0
+    assert RegionScorer.from_dict(dict(sc.to_dict(), veto=0.1)).veto == 0.1
+    for mutate, match in ((lambda d: d.update(mode="all"), "'mode'"),
+                          (lambda d: d.update(veto=-0.1), "'veto'"), (lambda d: d.update(veto="x"), "'veto'"),
+                          (lambda d: d.update(features=REGION_FEATURES[:-1]), "other region features"),
                           (lambda d: d.update(threshold=2), "threshold"),
                           (lambda d: d["trees"]["trees"][0].update(left="x"), "region scorer")):
         bad = json.loads(json.dumps(sc.to_dict()))
@@ -181,6 +184,33 @@ def test_region_modes_decide_who_wins_an_overlap():
         combine_regions([], [card], scores, last, 0.5, "both")
 
 
+def test_the_veto_drops_the_labels_records_of_a_group_the_scorer_rejects():
+    """In mode ``rest``, a labels' record heading only candidates scored below the veto (a menu
+    the node model took for content) goes; one no candidate heads, or one of a group scored at
+    the veto or above, stays; a page the veto would leave with no record keeps the labels'."""
+    walk = walk_page(_page(6, wrap=False))
+    last = np.asarray(walk.last, dtype=np.int64)
+    tags = walk.rows["tag"].tolist()
+    lis = [i for i, t in enumerate(tags) if t == "li"]
+    links = [i for i, t in enumerate(tags) if t == "a"][:3]   # the menu's three links
+    cards = Candidate(rows=lis, group=0, inner=False)
+    menu = Candidate(rows=links, group=1, inner=False)
+    recs = [[r] for r in links] + [[r] for r in lis]
+    low = np.array([0.3, 0.02])                               # neither kept at 0.5: the labels' records stay
+    assert combine_regions(recs, [cards, menu], low, last, 0.5, "rest") == sorted(recs)
+    assert combine_regions(recs, [cards, menu], low, last, 0.5, "rest", veto=0.05) == [[r] for r in lis]
+    assert combine_regions(recs, [cards, menu], low, last, 0.5, "rest", veto=0.02) == sorted(recs)  # at the veto
+    lone = [[lis[0] + 1]]                                     # a title no candidate heads
+    assert combine_regions(lone + [[r] for r in links], [cards, menu], low, last, 0.5, "rest",
+                           veto=0.05) == lone
+    only_menu = [[r] for r in links]
+    assert combine_regions(only_menu, [cards, menu], low, last, 0.5, "rest", veto=0.05) == only_menu
+    high = np.array([0.9, 0.02])                              # the cards are kept: the menu goes
+    assert combine_regions(only_menu, [cards, menu], high, last, 0.5, "rest", veto=0.05) == [[r] for r in lis]
+    assert combine_regions(only_menu, [cards, menu], high, last, 0.5, "add", veto=0.05) == sorted(
+        only_menu + [[r] for r in lis])                       # the veto is for ``rest`` only
+
+
 def test_the_shipped_records_model_carries_a_scorer_and_a_damaged_one_is_named(tmp_path):
     from hwnoise.extractors.model import load_model
     from hwnoise.training.model import shipped_model_path
@@ -188,6 +218,7 @@ def test_the_shipped_records_model_carries_a_scorer_and_a_damaged_one_is_named(t
     model = load_model("records")
     sc = scorer_of(model)
     assert sc is not None and 0 < sc.threshold < 1 and sc.info["pages"] == 100
+    assert sc.mode == "rest" and 0 < sc.veto < 1  # bench/build_regions.py chose one
     assert scorer_of(load_model("general")) is None
     doc = json.loads(shipped_model_path("records").read_text(encoding="utf-8"))
     bad = tmp_path / "model.json"
