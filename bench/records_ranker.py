@@ -15,7 +15,8 @@ those pages (the best record F1 + node content F1), and the fold's own pages are
 ways: ``add``, the labels' grouping (``extractors.records``) plus the kept candidates that
 overlap none of its records (what a model with a scorer does, the shipped ``records`` model);
 ``alone``, the kept candidates only; ``rest``, the kept candidates plus the labels' records
-that overlap none of them. Beside them, ``labels``: the labels' grouping alone. The content is
+that overlap none of them; ``rest+veto``, ``rest`` with the veto chosen beside its threshold
+(what ``hwnoise train`` fits since session 14). Beside them, ``labels``: the labels' grouping alone. The content is
 the records' rows (``content_from="records"``; the labels on a page without records).
 """
 from __future__ import annotations
@@ -30,14 +31,16 @@ import numpy as np
 from hwnoise.dataset import Dataset
 from hwnoise.extractors.base import walk_of
 from hwnoise.extractors.records import rows_inside
-from hwnoise.extractors.region_fit import (METRICS, RegionPage, best_threshold, oof_scores, page_records,
-                                           page_result, region_page, summary, training_set)
+from hwnoise.extractors.region_fit import (METRICS, RegionPage, best_setting, best_threshold, oof_scores,
+                                           page_records, page_result, region_page, summary, training_set)
 from hwnoise.extractors.regions import REGION_FEATURES, REGION_MODES, RegionScorer
 from hwnoise.features.columns import CONTENT
 from hwnoise.features.labels import page_labels
 from hwnoise.training.record_metrics import record_scores
 
 MODES = REGION_MODES
+#: ``rest`` with the veto chosen beside its threshold (``region_fit.best_setting``), as ``hwnoise train`` fits it.
+VETO = "rest+veto"
 
 
 def page_item(page, pred_dir: Path) -> RegionPage | None:
@@ -86,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     items = load_items(a.dataset, a.pred, a.cache)
     print(f"{len(items)} pages, {sum(len(it.y) for it in items)} candidates, "
           f"{len(REGION_FEATURES)} features")
-    keys = ("labels", *MODES)
+    keys = ("labels", *MODES, VETO)
     out: dict[str, list] = {k: [] for k in keys}
     per_fold: dict[str, list[tuple[float, float]]] = {k: [] for k in keys}
     for k in sorted(set(fold_of.values())):
@@ -95,13 +98,16 @@ def main(argv: list[str] | None = None) -> int:
         scorer = fit(tr, metric, a.free)
         inner = oof_scores(tr, fold_of, metric)  # the other folds' pages, each scored without its own fold
         ts = {"labels": 1.0, **{mode: best_threshold(tr, inner, mode, metric) for mode in MODES}}
+        ts[VETO], veto = best_setting(tr, inner, "rest", metric)
         for key in keys:
-            got = [page_result(it, scorer.scores(it.X), ts[key], key, metric) for it in te]
+            got = [page_result(it, scorer.scores(it.X), ts[key], "rest" if key == VETO else key, metric,
+                               veto if key == VETO else 0.0) for it in te]
             out[key] += got
             per_fold[key].append(summary(got))
         print(f"fold {k}: " + ", ".join(f"{key} {per_fold[key][-1][0]:.3f} ({per_fold[key][-1][1]:.3f})"
                                         for key in keys)
-              + "  (thresholds " + ", ".join(f"{m} {ts[m]:.2f}" for m in MODES) + ")", flush=True)
+              + "  (thresholds " + ", ".join(f"{m} {ts[m]:.2f}" for m in MODES)
+              + f"; {VETO} {ts[VETO]:.2f}, veto {veto:.2f})", flush=True)
     print("record F1 (node content F1), each fold's threshold chosen on the other folds' pages:")
     for key in keys:
         rec, con = summary(out[key])
