@@ -30,12 +30,13 @@ if TYPE_CHECKING:
 
     from hwnoise.dataset import Page
 
-__all__ = ["RegionPage", "region_page", "page_result", "records_result", "summary", "training_set", "oof_scores",
-           "best_threshold", "best_setting", "fit_scorer", "model_region_scorer", "THRESHOLDS", "VETOES", "METRICS"]
+__all__ = ["RegionPage", "region_page", "page_result", "records_result", "summary", "training_set",
+           "oof_scores", "best_threshold", "best_setting", "fit_scorer", "model_region_scorer", "THRESHOLDS",
+           "VETOES", "METRICS"]
 
 #: The scorer thresholds tried.
 THRESHOLDS = np.round(np.arange(0.1, 0.91, 0.05), 2)
-#: The vetoes tried in mode ``rest`` (``regions.combine_regions``): 0, none.
+#: The vetoes tried in mode ``rest`` (``regions.combine_regions``; 0 is none).
 VETOES = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3)
 #: Record F1 as NEXT-EVAL's paper computes it (records expanded to their text XPaths), or over
 #: the records' own XPaths.
@@ -143,7 +144,7 @@ def best_setting(items: Sequence[RegionPage], scores: dict[str, np.ndarray], mod
     content F1 on ``items`` (scored out of fold); of equals, the smallest veto and the
     threshold nearest 0.5."""
     grid = [(t, v) for t in THRESHOLDS for v in (vetoes if mode == "rest" else (0.0,))]
-    seen: list[dict] = [{} for _ in items]  # per page, the results of the record sets met: most settings repeat one
+    seen: list[dict] = [{} for _ in items]  # per page, the result of each record set met (settings repeat them)
 
     def result(k: int, it: RegionPage, t: float, v: float) -> tuple[float, int, int, int]:
         recs = page_records(it, scores[it.page], t, mode, v)
