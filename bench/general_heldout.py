@@ -45,6 +45,7 @@ from hwnoise.extractors.model import training_rows  # noqa: E402
 from hwnoise.extractors.registry import get_method  # noqa: E402
 from hwnoise.features.assembly import FeatureCache  # noqa: E402
 from hwnoise.progress import info  # noqa: E402
+from hwnoise.training.model import NoiseModel  # noqa: E402
 from hwnoise.training.spec import fit_spec, preset_spec, with_overrides  # noqa: E402
 
 
@@ -95,9 +96,7 @@ def curve(model, pages: list, src: str, thresholds: list[float | None], title_qu
             scores[("union", 0.0)] = np.where(v >= 0.5, 1.0, p)
         named = [(name, q, given) for (name, _), q in scores.items() for given in thresholds]
         if gates:  # the union, the model's nodes added at a higher threshold on article-like pages
-            own = walk.rows["own_chars"].to_numpy(np.float64)
-            kept = float(own[v >= 0.5].sum())
-            share = kept / max(float(own.sum()), 1.0)
+            kept = float(walk.rows["own_chars"].to_numpy(np.float64)[v >= 0.5].sum())
             in_record = rows["ctx_in_record"].to_numpy(np.float64) if "ctx_in_record" in rows else np.zeros(len(rows))
             rec = np.zeros(len(walk.rows), dtype=bool)
             rec[at] = np.nan_to_num(in_record) > 0
@@ -105,7 +104,8 @@ def curve(model, pages: list, src: str, thresholds: list[float | None], title_qu
                 else np.zeros(len(rows))
             listing = float(np.nan_to_num(rec_share).max()) if len(rec_share) else 0.0
             for kind, cut in gates:
-                article = (share >= cut) if kind.startswith("share") else (kept >= cut)
+                article = ((len(v) > 0 and bool(NoiseModel._article_pages(walk.rows, v >= 0.5, cut)[0]))
+                           if kind.startswith("share") else kept >= cut)  # share: the spec's gate's rule
                 if "nolist" in kind:  # not where one record group holds NN % of the page or more
                     article = article and listing < int(kind.split("nolist")[1]) / 100
                 gated = ~rec if kind.endswith("norec") else np.ones(len(p), dtype=bool)

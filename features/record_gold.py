@@ -26,7 +26,8 @@ from hwnoise.dataset import check_records, read_records_file
 from hwnoise.errors import HwnoiseError
 
 __all__ = ["RecordGold", "RecordGoldError", "dom_xpaths", "child_positions", "element_xpath", "resolve_records",
-           "record_labels", "record_text", "text_xpaths", "read_records", "records_path_for", "normalize_xpath", "check_records"]
+           "record_labels", "record_text", "text_xpaths", "read_records", "records_path_for", "normalize_xpath",
+           "check_records"]
 
 _STEP_RE = re.compile(r"([A-Za-z][\w.-]*)(?:\[(\d+)\])?")
 

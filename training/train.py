@@ -332,7 +332,8 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
           stack: str | list[str] | None = None, context: bool | None = None,
           page_context: bool | None = None, threshold: float | str | None = None,
           content_from: str | None = None, union: Any = AS_PRESET, union_gate: Any = AS_PRESET,
-          regions: Any = AS_PRESET, stacker=None, region_fitter=None, all_pages: bool = False, progress: bool = False) -> dict:
+          regions: Any = AS_PRESET, stacker=None, region_fitter=None, all_pages: bool = False,
+          progress: bool = False) -> dict:
     """Fit a model of the spec the options give (``preset``, default "auto": site for one site's
     pages, general for several, records for several whose gold has data records; then single
     fields over it), score it (protocol splits or
