@@ -9,8 +9,10 @@ reused), with the query ``QUERY`` written as its domain query so that
 QueryScore and matches are counted.
 
 Side by side, the same pages, CPU time (user + system: the machine is shared,
-wall time is not comparable), each repeated ``--repeat`` times, medians and
-spreads printed:
+wall time is not comparable), in ``--repeat`` rounds of one run of each, medians and
+spreads printed; a ratio is the median of its rounds' ratios (``paired_ratio``), since a
+slow spell of the machine slows both runs of a round and would move a ratio of medians
+taken at different times (session 15's second run had the parse alone at 1.45x the first's):
 
 - ``features``: one ``hwnoise features DATASET`` process on the whole corpus,
   start-up included (interpreter, imports, reading the pages, walk, labels
@@ -39,7 +41,8 @@ Then the cost curve: ``hwnoise features`` on datasets of ``--sizes`` pages
 (100, 1,000, 10,000: the corpus repeated), seconds of CPU per page with and
 without the start-up (a run on an empty dataset), medians of ``--curve-repeat``
 runs and, for the small sizes, of enough runs to hold ~2,000 pages (20 of 100
-pages, 20 of the empty dataset: ``_curve_runs``), peak memory (max RSS), and
+pages, 20 of the empty dataset: ``_curve_runs``), the sizes interleaved round by
+round (``curve_plan``: a slow spell of the machine falls on every size alike), peak memory (max RSS), and
 the peak memory of ``hwnoise evaluate --methods model`` on the largest. The
 figure ``docs/figures/features_cost.png`` plots seconds per page against pages.
 
@@ -228,6 +231,12 @@ def in_process(pages: list[tuple[bytes, str | None]], repeat: int, trafilatura: 
     return out
 
 
+def paired_ratio(a: list[float], b: list[float]) -> float:
+    """The median over rounds of ``a[k] / b[k]``, each round's two runs made one after the other
+    (a slow spell of the machine slows both); rounds beyond the shorter list are left out."""
+    return statistics.median(x / y for x, y in zip(a, b))
+
+
 def _spread(v: list[float]) -> str:
     m = statistics.median(v)
     return f"{m:7.2f} s (min {min(v):.2f}, max {max(v):.2f}, ±{100 * (max(v) - min(v)) / 2 / m:.0f} %)"
@@ -324,6 +333,31 @@ def _curve_runs(r: int, pages: int) -> int:
     return max(r, 20 if pages == 0 else min(20, -(-2000 // pages)))
 
 
+def curve_plan(sizes: list[int], rounds: int, big_rounds: int | None = None) -> list[int]:
+    """The order of the cost curve's runs (dataset sizes, 0 the empty one): ``rounds`` rounds, each
+    running every size once and the small ones (and the empty dataset) their share of
+    ``_curve_runs``, so that a slow spell of a shared machine falls on every size alike rather
+    than on whichever size ran then (sessions 12 and 13 ran the sizes one after another: their
+    curves moved by 28 % where session 11's moved by 2.5 %). Sizes over 5,000 pages run in the
+    first ``big_rounds`` rounds only (default: all)."""
+    rounds = max(1, rounds)
+    per_round = {size: max(1, -(-_curve_runs(rounds, size) // rounds)) for size in [0, *sizes]}
+    plan: list[int] = []
+    for k in range(rounds):
+        for j in range(max(per_round.values())):  # the small sizes alternate: 0, 100, 0, 100, ...
+            plan += [size for size in [0, *sizes] if size <= 5000 and j < per_round[size]]
+        if big_rounds is None or k < big_rounds:
+            plan += [size for size in sizes if size > 5000]
+    return plan
+
+
+def _counts(plan: list[int]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for size in plan:
+        out[size] = out.get(size, 0) + 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", default="/tmp/hwnoise-bench-features",
@@ -378,7 +412,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{', and the pure-Python walk side by side' if side else ''}", flush=True)
     results: dict = {"pages": n, "mb": mb, "repeat": args.repeat, "compiled": COMPILED, "runs": {}}
     feats, feats_py, feats_sync, walls, walls_sync, rss = [], [], [], [], [], []
-    for _ in range(args.repeat):
+    runs: dict[str, list[float]] = {}
+    traf_runs = 0 if args.no_trafilatura else (args.trafilatura_repeat or args.repeat)
+    for k in range(args.repeat):  # a round: the commands, then the same pages in this process
         cpu, wall, mem = _run([*HWNOISE, "features", str(base), "--no-progress"])
         feats.append(cpu), walls.append(wall), rss.append(mem)
         cpu, wall, _ = _run([*HWNOISE, "features", str(base), "--no-progress", "--scheduler", "sync"])
@@ -386,7 +422,8 @@ def main(argv: list[str] | None = None) -> int:
         if side:
             feats_py.append(_run([*HWNOISE, "features", str(base), "--no-progress"],
                                  env={"HWNOISE_WALK": "python"})[0])
-    runs = in_process(pages, args.repeat, not args.no_trafilatura, args.trafilatura_repeat, side)
+        for name, v in in_process(pages, 1, k < traf_runs, None, side).items():
+            runs.setdefault(name, []).extend(v)
     runs["features"] = feats
     runs["features-sync"] = feats_sync
     if side:
@@ -396,15 +433,20 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("parse", "walk", "walk-python", "features", "features-sync", "features-python", "trafilatura"):
         if name in runs:
             print(f"  {name:15s} {_spread(runs[name])}  {1000 * med[name] / n:6.2f} ms/page  "
-                  f"{med[name] / med['parse']:5.2f}x parse")
+                  f"{paired_ratio(runs[name], runs['parse']):5.2f}x parse")
     print(f"  hwnoise features: max RSS {max(rss)} MB, wall {statistics.median(walls):.1f} s "
           f"(--scheduler sync: {statistics.median(walls_sync):.1f} s)")
-    ratios = {"features/parse": med["features"] / med["parse"], "walk/parse": med["walk"] / med["parse"]}
+    print("  features/parse round by round: "
+          + ", ".join(f"{f / p:.2f}" for f, p in zip(runs["features"], runs["parse"]))
+          + " (--scheduler sync: " + ", ".join(f"{f / p:.2f}" for f, p in zip(runs["features-sync"], runs["parse"]))
+          + ")")
+    ratios = {"features/parse": paired_ratio(runs["features"], runs["parse"]),
+              "walk/parse": paired_ratio(runs["walk"], runs["parse"])}
     if "trafilatura" in med:
-        ratios["features/trafilatura"] = med["features"] / med["trafilatura"]
-    sync = {"features/parse": med["features-sync"] / med["parse"]}
+        ratios["features/trafilatura"] = paired_ratio(runs["features"], runs["trafilatura"])
+    sync = {"features/parse": paired_ratio(runs["features-sync"], runs["parse"])}
     if "trafilatura" in med:
-        sync["features/trafilatura"] = med["features-sync"] / med["trafilatura"]
+        sync["features/trafilatura"] = paired_ratio(runs["features-sync"], runs["trafilatura"])
     targets = {"features/parse": 3.0, "walk/parse": 2.0, "features/trafilatura": 0.3}
     for k, v in ratios.items():
         print(f"{k} = {v:.2f} (target {'<=' if k != 'features/trafilatura' else '<'} {targets[k]}: "
@@ -412,9 +454,10 @@ def main(argv: list[str] | None = None) -> int:
     print("in one process (hwnoise features --scheduler sync): "
           + ", ".join(f"{k} = {v:.2f} ({'met' if v <= targets[k] else 'NOT met'})" for k, v in sync.items()))
     if side:
-        print(f"with the pure-Python walk: features/parse = {med['features-python'] / med['parse']:.2f}, "
-              f"walk/parse = {med['walk-python'] / med['parse']:.2f}"
-              + (f", features/trafilatura = {med['features-python'] / med['trafilatura']:.2f}"
+        print(f"with the pure-Python walk: features/parse = "
+              f"{paired_ratio(runs['features-python'], runs['parse']):.2f}, "
+              f"walk/parse = {paired_ratio(runs['walk-python'], runs['parse']):.2f}"
+              + (f", features/trafilatura = {paired_ratio(runs['features-python'], runs['trafilatura']):.2f}"
                  if "trafilatura" in med else ""))
     results["ratios"] = ratios
     results["ratios_sync"] = sync
@@ -426,16 +469,19 @@ def main(argv: list[str] | None = None) -> int:
         if not (empty / "dataset.json").exists():
             Dataset.create(empty, name="pages-0", source="bench")
         r = args.curve_repeat or args.repeat
-        startup = statistics.median(_run([*HWNOISE, "features", str(empty), "--no-progress"])[0]
-                                    for _ in range(_curve_runs(r, 0)))
-        print(f"cost curve (start-up, an empty dataset: {startup:.2f} s CPU):", flush=True)
+        paths = {0: empty, **{size: repeated(base, size, work) for size in sizes}}
+        plan = curve_plan(sizes, r, args.big_repeat)
+        print(f"cost curve: {len(plan)} runs of hwnoise features, the sizes interleaved round by round "
+              f"({', '.join(f'{n} x {size}' for size, n in sorted(_counts(plan).items()))} pages)", flush=True)
+        runs: dict[int, list[tuple[float, int]]] = {size: [] for size in paths}
+        for size in plan:
+            cpu, _, mem = _run([*HWNOISE, "features", str(paths[size]), "--no-progress"])
+            runs[size].append((cpu, mem))
+        startup = statistics.median(c for c, _ in runs[0])
+        print(f"  start-up (an empty dataset): {_spread([c for c, _ in runs[0]])}", flush=True)
         curve = []
         for size in sizes:
-            path = repeated(base, size, work)
-            cpus, mems = [], []
-            for _ in range(args.big_repeat or r if size > 5000 else _curve_runs(r, size)):
-                cpu, _, mem = _run([*HWNOISE, "features", str(path), "--no-progress"])
-                cpus.append(cpu), mems.append(mem)
+            cpus, mems = [c for c, _ in runs[size]], [m for _, m in runs[size]]
             cpu = statistics.median(cpus)
             row = {"pages": size, "cpu": cpu, "cpus": cpus, "per_page": cpu / size,
                    "per_page_no_startup": (cpu - startup) / size, "max_rss_mb": max(mems)}
