@@ -3,17 +3,11 @@ spell of a shared machine falls on every size alike (sessions 12 and 13 ran them
 and their curves moved by 28 %)."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-HERE = Path(__file__).resolve().parent
+from bench_scripts import bench_module
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_features", HERE.parent / "bench" / "bench_features.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return bench_module("bench_features")
 
 
 def test_every_round_runs_every_size_and_the_small_ones_alternate():

@@ -2,21 +2,16 @@
 is more than page-level noise)."""
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-
-HERE = Path(__file__).resolve().parent
+from bench_scripts import bench_module
 
 
 def _paired():
-    spec = importlib.util.spec_from_file_location("bench_paired", HERE.parent / "bench" / "paired.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return bench_module("paired")
 
 
 def _run(path: Path, scores: dict[str, float], method: str = "model") -> Path:
