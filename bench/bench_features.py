@@ -70,6 +70,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -351,13 +352,6 @@ def curve_plan(sizes: list[int], rounds: int, big_rounds: int | None = None) -> 
     return plan
 
 
-def _counts(plan: list[int]) -> dict[int, int]:
-    out: dict[int, int] = {}
-    for size in plan:
-        out[size] = out.get(size, 0) + 1
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", default="/tmp/hwnoise-bench-features",
@@ -472,16 +466,16 @@ def main(argv: list[str] | None = None) -> int:
         paths = {0: empty, **{size: repeated(base, size, work) for size in sizes}}
         plan = curve_plan(sizes, r, args.big_repeat)
         print(f"cost curve: {len(plan)} runs of hwnoise features, the sizes interleaved round by round "
-              f"({', '.join(f'{n} x {size}' for size, n in sorted(_counts(plan).items()))} pages)", flush=True)
-        runs: dict[int, list[tuple[float, int]]] = {size: [] for size in paths}
+              f"({', '.join(f'{n} x {size}' for size, n in sorted(Counter(plan).items()))} pages)", flush=True)
+        by_size: dict[int, list[tuple[float, int]]] = {size: [] for size in paths}  # (CPU, max RSS)
         for size in plan:
             cpu, _, mem = _run([*HWNOISE, "features", str(paths[size]), "--no-progress"])
-            runs[size].append((cpu, mem))
-        startup = statistics.median(c for c, _ in runs[0])
-        print(f"  start-up (an empty dataset): {_spread([c for c, _ in runs[0]])}", flush=True)
+            by_size[size].append((cpu, mem))
+        startup = statistics.median(c for c, _ in by_size[0])
+        print(f"  start-up (an empty dataset): {_spread([c for c, _ in by_size[0]])}", flush=True)
         curve = []
         for size in sizes:
-            cpus, mems = [c for c, _ in runs[size]], [m for _, m in runs[size]]
+            cpus, mems = [c for c, _ in by_size[size]], [m for _, m in by_size[size]]
             cpu = statistics.median(cpus)
             row = {"pages": size, "cpu": cpu, "cpus": cpus, "per_page": cpu / size,
                    "per_page_no_startup": (cpu - startup) / size, "max_rss_mb": max(mems)}
