@@ -40,8 +40,8 @@ side by side in the same run (``--no-python-walk`` skips them).
 Then the cost curve: ``hwnoise features`` on datasets of ``--sizes`` pages
 (100, 1,000, 10,000: the corpus repeated), seconds of CPU per page with and
 without the start-up (a run on an empty dataset), medians of ``--curve-repeat``
-runs and, for the small sizes, of enough runs to hold ~2,000 pages (20 of 100
-pages, 20 of the empty dataset: ``_curve_runs``), the sizes interleaved round by
+runs and, for the small sizes, of enough runs to hold ~8,000 pages (80 of 100
+pages, 80 of the empty dataset, 8 of 1,000: ``_curve_runs``), the sizes interleaved round by
 round (``curve_plan``: a slow spell of the machine falls on every size alike), peak memory (max RSS), and
 the peak memory of ``hwnoise evaluate --methods model`` on the largest. The
 figure ``docs/figures/features_cost.png`` plots seconds per page against pages.
@@ -327,11 +327,13 @@ def compare(old: str, new: str) -> list[str]:
 
 
 def _curve_runs(r: int, pages: int) -> int:
-    """Runs of a curve point: at least ``r``, and for small runs enough to hold about 2,000 pages
-    in all (at most 20 runs; 20 of the empty dataset), since the per-page cost without start-up
-    is the difference of two medians and one 100-page run (about 0.5 s, 0.2 s of it start-up)
-    moves by more than the 10 % the target allows."""
-    return max(r, 20 if pages == 0 else min(20, -(-2000 // pages)))
+    """Runs of a curve point: at least ``r``, and for small runs enough to hold about 8,000 pages
+    in all (at most 80 runs; 80 of the empty dataset), since the per-page cost without start-up
+    is the difference of two medians, and one 100-page run (about 0.65 s, 0.2 s of it start-up)
+    moves by ±10-20 %: the median of 21 such runs still has a standard error of about 0.2 ms a
+    page, 5 % of the figure (session 15's runs, bootstrapped), too close to the 10 % the target
+    allows; 80 runs halve it."""
+    return max(r, 80 if pages == 0 else min(80, -(-8000 // pages)))
 
 
 def curve_plan(sizes: list[int], rounds: int, big_rounds: int | None = None) -> list[int]:

@@ -14,11 +14,11 @@ def test_every_round_runs_every_size_and_the_small_ones_alternate():
     mod = _bench()
     plan = mod.curve_plan([100, 1000, 10000], 3)
     counts = {size: plan.count(size) for size in set(plan)}
-    # the small sizes hold about 2,000 pages each (as _curve_runs asks), the others one run a round
-    assert counts == {0: 21, 100: 21, 1000: 3, 10000: 3}
-    rounds = [plan[k * 16:(k + 1) * 16] for k in range(3)]
+    # the small sizes hold about 8,000 pages each (as _curve_runs asks), the others one run a round
+    assert counts == {0: 81, 100: 81, 1000: 9, 10000: 3}
+    rounds = [plan[k * 58:(k + 1) * 58] for k in range(3)]
     assert all(r == rounds[0] for r in rounds) and rounds[0][-1] == 10000
     assert rounds[0][:4] == [0, 100, 1000, 0]  # the empty dataset and 100 pages alternate
     # the big sizes in the first ``big_rounds`` rounds only
     assert mod.curve_plan([100, 10000], 3, big_rounds=1).count(10000) == 1
-    assert mod.curve_plan([], 2) == [0] * 20
+    assert mod.curve_plan([], 2) == [0] * 80
