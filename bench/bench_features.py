@@ -191,11 +191,10 @@ def repeated(base: Path, n: int, work: Path) -> Path:
     return path
 
 
-def in_process(pages: list[tuple[bytes, str | None]], repeat: int, trafilatura: bool,
-               trafilatura_repeat: int | None = None, python_walk: bool = False) -> dict:
-    """CPU seconds of each repeat of parse, walk and trafilatura over ``pages`` (trafilatura,
-    the slowest by far, ``trafilatura_repeat`` times); with ``python_walk`` also the walk
-    with the pure-Python walk (``walk-python``)."""
+def in_process(pages: list[tuple[bytes, str | None]], trafilatura: bool, python_walk: bool = False) -> dict:
+    """CPU seconds of one run each of parse, walk and (with ``trafilatura``) trafilatura over
+    ``pages``, one after the other (a round of the side-by-side figures); with ``python_walk``
+    also the walk with the pure-Python walk (``walk-python``)."""
     import lxml.html
 
     from hwnoise.features.walk import TermMatcher, walk_page
@@ -217,18 +216,15 @@ def in_process(pages: list[tuple[bytes, str | None]], repeat: int, trafilatura: 
         import trafilatura as tr
 
         fns["trafilatura"] = lambda d: tr.extract(d)
-    out: dict[str, list[float]] = {k: [] for k in fns}
-    for name, fn in fns.items():
+    for fn in fns.values():
         fn(pages[0][0])  # warm up imports and caches
-    for r in range(repeat):
-        for name, fn in fns.items():  # interleaved, so that load changes hit all alike
-            if name == "trafilatura" and trafilatura_repeat is not None and r >= trafilatura_repeat:
-                continue
-            t = time.process_time()
-            for data, _gold in pages:
-                if data.strip():
-                    fn(data)
-            out[name].append(time.process_time() - t)
+    out: dict[str, float] = {}
+    for name, fn in fns.items():
+        t = time.process_time()
+        for data, _gold in pages:
+            if data.strip():
+                fn(data)
+        out[name] = time.process_time() - t
     return out
 
 
@@ -418,8 +414,8 @@ def main(argv: list[str] | None = None) -> int:
         if side:
             feats_py.append(_run([*HWNOISE, "features", str(base), "--no-progress"],
                                  env={"HWNOISE_WALK": "python"})[0])
-        for name, v in in_process(pages, 1, k < traf_runs, None, side).items():
-            runs.setdefault(name, []).extend(v)
+        for name, cpu in in_process(pages, k < traf_runs, side).items():
+            runs.setdefault(name, []).append(cpu)
     runs["features"] = feats
     runs["features-sync"] = feats_sync
     if side:

@@ -10,7 +10,8 @@ page's labels and probabilities from a model that did not see it, as a new page'
 candidates and their targets are ``bench/records_ranker.py``'s; the threshold (and in mode
 ``rest`` the veto) is the one with the best record F1 + node content F1 over the run's folds
 (each page scored by a scorer fitted without its fold; its records the labels' grouping
-joined with the kept candidates by ``--mode``, ``extractors.regions.combine_regions``; record F1 by ``--metric``, the paper's by default), and
+joined with the kept candidates by ``--mode``, ``extractors.regions.combine_regions``; record
+F1 by ``--metric``, the paper's by default), and
 the scorer written is fitted on every page. The file keeps its model; its ``regions`` key is replaced.
 """
 from __future__ import annotations
@@ -65,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     atomic_write_text(a.model, json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
     rec, con = (scorer.info["threshold_choice"][k] for k in ("record_f1", "content_f1"))
     info(f"build_regions: mode {a.mode}, threshold {scorer.threshold:.2f}, veto {scorer.veto:.2f}; "
-         f"out of fold, record F1 {rec[0]:.3f} -> {rec[1]:.3f}, content F1 {con[0]:.3f} -> {con[1]:.3f}; wrote {a.model} "
+         f"out of fold, record F1 {rec[0]:.3f} -> {rec[1]:.3f}, content F1 {con[0]:.3f} -> {con[1]:.3f}; "
+         f"wrote {a.model} "
          f"({a.model.stat().st_size / 1e6:.2f} MB)")
     return 0
 

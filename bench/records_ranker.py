@@ -16,8 +16,8 @@ ways: ``add``, the labels' grouping (``extractors.records``) plus the kept candi
 overlap none of its records (what a model with a scorer does, the shipped ``records`` model);
 ``alone``, the kept candidates only; ``rest``, the kept candidates plus the labels' records
 that overlap none of them; ``rest+veto``, ``rest`` with the veto chosen beside its threshold
-(what ``hwnoise train`` fits since session 14). Beside them, ``labels``: the labels' grouping alone. The content is
-the records' rows (``content_from="records"``; the labels on a page without records).
+(what ``hwnoise train`` fits since session 14). Beside them, ``labels``: the labels' grouping
+alone. The content is the records' rows (``content_from="records"``; the labels on a page without records).
 """
 from __future__ import annotations
 
