@@ -5,7 +5,9 @@ succeeds and hwnoise runs their Python code (``hwnoise.native``; ``walk.COMPILED
 ``hwnoise.native.tokens`` say what was built).
 - ``hwnoise._tokens`` (``hwnoise/_tokens.c``): the tokeniser and word ids of ``hwnoise.text``;
 - ``hwnoise.features._walk`` (``features/_walk.c``): the walk's visit over libxml2's nodes and
-  the features stage's loops (lxml's headers).
+  the features stage's loops (lxml's headers);
+- ``hwnoise.training._trees`` (``training/_trees.c``): the descent of a saved gradient-boosted
+  ensemble (``TreeEnsemble``), what extraction with a ``gb`` model spent a fifth of its time on.
 """
 import sys
 
@@ -29,4 +31,5 @@ setup(ext_modules=[
               depends=["hwnoise/_buffers.h"], optional=True),
     Extension("hwnoise.features._walk", ["features/_walk.c"], include_dirs=["hwnoise", *_lxml_include()],
               depends=["hwnoise/_buffers.h"], optional=True, extra_compile_args=_NO_FMA),
+    Extension("hwnoise.training._trees", ["training/_trees.c"], optional=True),
 ])

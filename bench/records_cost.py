@@ -6,8 +6,10 @@ browser's form), counted as characters, as whitespace-separated words, and as es
 (characters / 4, the usual rule of thumb for English text with GPT-style tokenisers; no
 tokeniser is downloaded and no network is used); and the wall time hwnoise needs for the page
 with a model (walk, features, prediction, records: ``extract_records``, what ``hwnoise extract
---records`` runs per page, with the model's region scorer if it has one), on this machine's CPU.
-Usage::
+--records`` runs per page, with the model's region scorer if it has one), on this machine's CPU,
+beside ``trafilatura.extract`` timed on the same page right after it (the ratio of the two, page
+by page, is what a loaded machine moves least; the model's stacked extractors include
+trafilatura, so the ratio is above 1 by construction). Usage::
 
     python bench/records_cost.py DATASET [--model records|MODEL_DIR] [--limit N]
 """
@@ -43,8 +45,10 @@ def main() -> None:
     ap.add_argument("--model", default="records", help="a saved model or a shipped one (default: records)")
     ap.add_argument("--limit", type=int, default=None)
     a = ap.parse_args()
+    import trafilatura
+
     model = load_model(a.model)
-    chars, words, secs = [], [], []
+    chars, words, secs, traf = [], [], [], []
     for k, page in enumerate(Dataset(a.dataset).pages()):
         if a.limit is not None and k >= a.limit:
             break
@@ -55,12 +59,17 @@ def main() -> None:
         t0 = time.perf_counter()
         extract_records(model, html, http_charset=page.http_charset, page=page.id)
         secs.append(time.perf_counter() - t0)
-    c, w, s = map(np.asarray, (chars, words, secs))
+        t0 = time.perf_counter()
+        trafilatura.extract(html)
+        traf.append(time.perf_counter() - t0)
+    c, w, s, t = map(np.asarray, (chars, words, secs, traf))
     print(json.dumps({"pages": len(c), "flat_json_chars_median": float(np.median(c)),
                       "flat_json_chars_mean": float(c.mean()),
                       "est_tokens_median": float(np.median(c) / 4), "est_tokens_mean": float(c.mean() / 4),
                       "words_median": float(np.median(w)), "words_mean": float(w.mean()),
-                      "hwnoise_seconds_median": float(np.median(s)), "hwnoise_seconds_mean": float(s.mean())},
+                      "hwnoise_seconds_median": float(np.median(s)), "hwnoise_seconds_mean": float(s.mean()),
+                      "trafilatura_seconds_median": float(np.median(t)), "trafilatura_seconds_mean": float(t.mean()),
+                      "hwnoise_over_trafilatura_median": float(np.median(s / np.maximum(t, 1e-9)))},
                      indent=1))
 
 

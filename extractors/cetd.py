@@ -136,7 +136,12 @@ def cetd_extract(html: bytes | str, *, http_charset: str | None = None) -> str:
     """CETD's content text of one page."""
     from hwnoise.features.walk import walk_page
 
-    walk = walk_page(html, (), http_charset=http_charset)
+    return cetd_text(walk_page(html, (), http_charset=http_charset))
+
+
+def cetd_text(walk: "PageWalk") -> str:
+    """CETD's content text of a walked page: the same text whatever query the walk was made
+    with (CETD reads only the tree, the densities and the text)."""
     return text_from_labels(walk, cetd_labels(walk))
 
 
@@ -151,6 +156,10 @@ class CETD(WalkMethod):
 
     def extract_html(self, html: bytes | str, *, http_charset: str | None = None) -> str:
         return cetd_extract(html, http_charset=http_charset)
+
+    def extract_walk(self, walk: "PageWalk") -> str:
+        """``extract_html`` of the page ``walk`` walked, without walking it again."""
+        return cetd_text(walk)
 
 
 def make(**options) -> CETD:

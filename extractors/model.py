@@ -48,9 +48,11 @@ def check_stack(names: Sequence[str]) -> None:
                 "pip install 'hwnoise[extractors]'")
 
 
-def run_extractor(name: str, html: bytes | str, http_charset: str | None = None) -> str:
+def run_extractor(name: str, html: bytes | str, http_charset: str | None = None, *,
+                  walk: "PageWalk | None" = None) -> str:
     """What extractor ``name`` keeps of a page (the stacker of :mod:`hwnoise.features.assembly`);
-    cached by the page's bytes, so cross-validation folds run each extractor once per page."""
+    cached by the page's bytes, so cross-validation folds run each extractor once per page. An
+    extractor of walks (``extract_walk``: CETD) reads ``walk``, the page's walk, when given."""
     check_stack([name])
     data = html.encode("utf-8", "surrogatepass") if isinstance(html, str) else html
     key = (name, hashlib.sha1(data + b"\0" + (http_charset or "").encode()).hexdigest())
@@ -63,7 +65,10 @@ def run_extractor(name: str, html: bytes | str, http_charset: str | None = None)
         from hwnoise.extractors.registry import get_method
 
         method = _METHODS[name] = get_method(name)
-    text = method.extract_html(html, http_charset=http_charset) or ""
+    if walk is not None and hasattr(method, "extract_walk"):
+        text = method.extract_walk(walk) or ""
+    else:
+        text = method.extract_html(html, http_charset=http_charset) or ""
     _TEXT_CACHE[key] = text
     if len(_TEXT_CACHE) > _TEXT_CACHE_SIZE:
         _TEXT_CACHE.popitem(last=False)

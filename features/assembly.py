@@ -7,7 +7,9 @@ and then gets, as the model's feature list asks:
 
 - ``stack_NAME``: the share of the node's words that extractor ``NAME`` keeps (stacking). The
   extractors live above this stage, so they run through a *stacker* passed in: a callable
-  ``stacker(name, html, http_charset) -> text`` (``hwnoise.extractors.model.run_extractor``).
+  ``stacker(name, html, http_charset, walk=walk) -> text``
+  (``hwnoise.extractors.model.run_extractor``); an extractor that works on the walk (CETD) reads
+  the page's walk instead of walking the page again.
 - ``ctx_parent_X`` / ``ctx_grand_X``: column X at the parent and the grandparent.
 - the page-context columns of :mod:`hwnoise.features.context` (record structure, position,
   per-page z-scores, class/id words).
@@ -45,8 +47,9 @@ STACK_PREFIX = "stack_"
 CONTEXT_PREFIXES = ("ctx_parent_", "ctx_grand_")
 CONTEXT_BASE = ("link_density", "ctd", "sitelevel", "sibling_same_tag", "chars")
 
-#: ``stacker(name, html, http_charset) -> text``: runs extractor ``name`` on a page.
-Stacker = Callable[[str, "bytes | str", "str | None"], str]
+#: ``stacker(name, html, http_charset, walk=walk) -> text``: runs extractor ``name`` on a page
+#: (``walk``: the page's walk, which an extractor of walks may use instead of walking again).
+Stacker = Callable[..., str]
 
 
 def stack_names(features: Sequence[str]) -> list[str]:
@@ -137,12 +140,13 @@ def add_context(rows: pd.DataFrame, features: Sequence[str]) -> pd.DataFrame:
 
 
 def add_page_context(rows: pd.DataFrame, html: bytes | str | None, *,
-                     http_charset: str | None = None) -> pd.DataFrame:
+                     http_charset: str | None = None, walk: "PageWalk | None" = None) -> pd.DataFrame:
     """``rows`` (one page) with the page-context columns (replacing any); without ``html`` the
-    class/id columns are missing values."""
+    class/id columns are missing values. A ``walk`` of ``html`` that kept its tree gives the
+    class and id of the elements without a second walk."""
     from hwnoise.features.context import add_context_features
 
-    return add_context_features(rows.reset_index(drop=True), html, http_charset=http_charset)
+    return add_context_features(rows.reset_index(drop=True), html, http_charset=http_charset, walk=walk)
 
 
 def walk_nodes(rows: pd.DataFrame, walk: "PageWalk") -> np.ndarray | None:
@@ -183,11 +187,11 @@ def assemble(rows: pd.DataFrame, walk: "PageWalk", html: bytes | str | None,
             if html is None or at is None:
                 cols[STACK_PREFIX + name] = np.nan
                 continue
-            text = stacker(name, html, http_charset)
+            text = stacker(name, html, http_charset, walk=walk)
             cols[STACK_PREFIX + name] = stack_share(walk, text or "")[at]
         rows = rows.assign(**cols)
     if page_context_names(features):
-        rows = add_page_context(rows, html, http_charset=http_charset)
+        rows = add_page_context(rows, html, http_charset=http_charset, walk=walk)
     if record_struct_names(features):
         rows = add_record_struct(rows, walk)
     rows = add_context(rows, features)
@@ -203,7 +207,8 @@ def assemble_html(html: bytes | str, features: Sequence[str], *, query: Sequence
     """A bare page's assembled rows: walked with ``query`` (and ``own_terms``)."""
     from hwnoise.features.walk import walk_page
 
-    walk = walk_page(html, list(query), http_charset=http_charset, own_terms=list(own_terms))
+    walk = walk_page(html, list(query), http_charset=http_charset, own_terms=list(own_terms),
+                     keep_tree=bool(page_context_names(features)))  # the class/id columns read its elements
     return assemble(walk.rows, walk, html, features, stacker=stacker, http_charset=http_charset)
 
 

@@ -119,9 +119,11 @@ def _z(x: np.ndarray) -> np.ndarray:
     return (x - np.nanmean(x)) / sd if sd > 0 else np.zeros_like(x)
 
 
-def _class_strings(rows: pd.DataFrame, walk_or_html: Any, http_charset: str | None) -> list[str] | None:
-    """Each row's ``class`` and ``id`` joined, from the page's HTML re-parsed with the walker's
-    parser and hiding rules; None when no HTML is given or the elements do not line up."""
+def _class_strings(rows: pd.DataFrame, walk_or_html: Any, http_charset: str | None,
+                   walk: Any = None) -> list[str] | None:
+    """Each row's ``class`` and ``id`` joined, from the elements of ``walk`` when it kept its
+    tree, else from the page's HTML walked again (the walker's parser and hiding rules); None
+    when no HTML is given or the elements do not line up."""
     if walk_or_html is None:
         return None
     html = walk_or_html
@@ -132,7 +134,7 @@ def _class_strings(rows: pd.DataFrame, walk_or_html: Any, http_charset: str | No
     from hwnoise.extractors.sitelevel import shown_elements
 
     tags = rows["tag"].astype(str).tolist() if "tag" in rows.columns else None
-    view = shown_elements(html, http_charset, n_rows=len(rows), tags=tags)
+    view = shown_elements(html, http_charset, n_rows=len(rows), tags=tags, walk=walk)
     if not view.aligned:
         return None
     return [f"{el.get('class') or ''} {el.get('id') or ''}" for el in view.elements]
@@ -196,7 +198,7 @@ def signature_groups(rows: pd.DataFrame, walk_or_html: Any = None, *, http_chars
 
 
 def context_columns(rows: pd.DataFrame, walk_or_html: Any = None, *,
-                    http_charset: str | None = None) -> pd.DataFrame:
+                    http_charset: str | None = None, walk: Any = None) -> pd.DataFrame:
     """The :data:`CONTEXT_FEATURES` of one page's rows (same index as ``rows``)."""
     n = len(rows)
     if n == 0:
@@ -205,7 +207,7 @@ def context_columns(rows: pd.DataFrame, walk_or_html: Any = None, *,
     levels = _levels(parent)
     chars = pd.to_numeric(rows["chars"], errors="coerce").fillna(0).to_numpy(dtype=float)
     tags = rows["tag"].astype(str).to_numpy()
-    classes = _class_strings(rows, walk_or_html, http_charset)
+    classes = _class_strings(rows, walk_or_html, http_charset, walk)
     sig = _signatures(tags, classes)
     if classes is not None:
         toks = [_tokens(c) for c in classes]
@@ -257,11 +259,12 @@ def context_columns(rows: pd.DataFrame, walk_or_html: Any = None, *,
 
 
 def add_context_features(rows: pd.DataFrame, walk_or_html: Any = None, *,
-                         http_charset: str | None = None) -> pd.DataFrame:
+                         http_charset: str | None = None, walk: Any = None) -> pd.DataFrame:
     """``rows`` (one page) with the :data:`CONTEXT_FEATURES` columns added (replacing any).
 
     ``walk_or_html`` is the page's HTML (bytes or str) for the class/id columns and the
     class-aware record signature; without it (None, or a walk) those use the tag alone / NaN.
+    ``walk``, a walk of that HTML with its tree kept, saves walking it again for them.
     """
-    cols = context_columns(rows, walk_or_html, http_charset=http_charset)
+    cols = context_columns(rows, walk_or_html, http_charset=http_charset, walk=walk)
     return rows.drop(columns=[c for c in CONTEXT_FEATURES if c in rows.columns]).join(cols)

@@ -1,11 +1,12 @@
 """The optional compiled helpers, and the one switch that turns them all off.
 
-setup.py builds two C extensions when a compiler is there (an install without one still
+setup.py builds three C extensions when a compiler is there (an install without one still
 works, with a warning): ``hwnoise._tokens`` (the tokeniser and word ids of ``hwnoise.text``;
-no lxml) and ``hwnoise.features._walk`` (the walk's visit and the features stage's loops;
-lxml's headers). ``HWNOISE_WALK=python`` asks for the pure-Python code everywhere. Every
-caller looks its module up here at call time and otherwise runs its Python code, the
-reference the compiled one equals (tests/test_text_words.py, tests/test_walk_compiled.py).
+no lxml), ``hwnoise.features._walk`` (the walk's visit and the features stage's loops;
+lxml's headers) and ``hwnoise.training._trees`` (a saved boosted ensemble's descent).
+``HWNOISE_WALK=python`` asks for the pure-Python code everywhere. Every caller looks its module
+up here at call time and otherwise runs its Python code, the reference the compiled one equals
+(tests/test_text_words.py, tests/test_walk_compiled.py, tests/test_spec.py).
 """
 from __future__ import annotations
 
@@ -29,5 +30,7 @@ def load(name: str) -> ModuleType | None:
 
 #: ``hwnoise._tokens`` (``hwnoise/_tokens.c``) or None.
 tokens: ModuleType | None = load("hwnoise._tokens")
+#: ``hwnoise.training._trees`` (``training/_trees.c``) or None.
+trees: ModuleType | None = load("hwnoise.training._trees")
 
-__all__ = ["PYTHON_ONLY", "load", "tokens"]
+__all__ = ["PYTHON_ONLY", "load", "tokens", "trees"]

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hwnoise import native
 from hwnoise.cli import main
 from hwnoise.dataset import Dataset
 from hwnoise.extractors import external
@@ -201,6 +202,34 @@ def test_gb_saved_as_json_predicts_as_scikit_learn():
     Xt[::4, 0] = np.nan
     assert np.array_equal(back.predict_proba(Xt), est.predict_proba(Xt))
     assert list(back.predict(Xt)) == list(est.predict(Xt))
+    assert back.decision_function(Xt[:0]).shape == (0,)
+
+
+@pytest.mark.skipif(native.trees is None, reason="the compiled descent is not built")
+def test_compiled_descent_equals_the_numpy_one_to_the_bit():
+    """``training/_trees.c`` (``tree_sums``) against ``TreeEnsemble._descend``, its reference, on
+    an ensemble of deep trees with missing values in training and prediction, rows given in C and
+    Fortran order; thresholds hit exactly (``<=`` goes left)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from hwnoise.training.ensemble import TreeEnsemble
+    from hwnoise.training.model import threads
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 20, (3000, 7)).astype(float)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = np.where(np.nansum(X[:, :3], axis=1) + rng.normal(0, 3, 3000) > 25, "N", "S")
+    with threads():
+        est = HistGradientBoostingClassifier(max_iter=60, max_leaf_nodes=31, random_state=0).fit(X, y)
+    ens = TreeEnsemble.from_dict(TreeEnsemble.from_sklearn(est).to_dict())
+    Xt = rng.integers(0, 20, (700, 7)).astype(float) + rng.choice([0.0, 0.5], (700, 7))
+    Xt[rng.random(Xt.shape) < 0.15] = np.nan
+    compiled = ens.decision_function(Xt)
+    assert np.array_equal(compiled, ens._descend(Xt))
+    assert np.array_equal(ens.decision_function(np.asfortranarray(Xt)), compiled)
+    assert np.array_equal(ens.predict_proba(Xt), est.predict_proba(Xt))
+    with pytest.raises(ValueError, match="features"):
+        ens.decision_function(Xt[:, :6])
 
 
 def test_union_makes_the_extractors_nodes_content_whatever_the_classifier_says():

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
+from hwnoise import native
 from hwnoise.errors import HwnoiseError
 
 __all__ = ["TreeEnsemble"]
@@ -119,6 +120,19 @@ class TreeEnsemble:
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[-1] if X.ndim else 0} features, the model {self.n_features_in_}")
+        compiled = native.trees
+        if compiled is not None and len(X):
+            f = self._flat()
+            got = compiled.tree_sums(np.ascontiguousarray(X), X.shape[1], f["feature"], f["threshold"],
+                                     f["missing_left"], f["left"], f["right"], f["leaf"], f["value"],
+                                     f["roots"], self.baseline)
+            if got is not None:
+                return np.frombuffer(got, dtype=np.float64).copy()
+        return self._descend(X)
+
+    def _descend(self, X: np.ndarray) -> np.ndarray:
+        """The reference the compiled ``tree_sums`` equals: each tree a level at a time over the
+        rows still above a leaf, the leaves' values added tree after tree."""
         n = len(X)
         raw = np.full(n, self.baseline)
         rows = np.arange(n)
@@ -133,6 +147,22 @@ class TreeEnsemble:
                 active = ~t["leaf"][node]
             raw += t["value"][node]
         return raw
+
+    def _flat(self) -> dict[str, np.ndarray]:
+        """Every tree's nodes in one set of contiguous arrays for ``tree_sums`` (children as
+        indices into them, ``roots`` each tree's first node), made on first use."""
+        flat = self.__dict__.get("_flat_arrays")
+        if flat is None:
+            sizes = [len(t["leaf"]) for t in self.trees]
+            roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+            shift = np.repeat(roots, sizes)
+            cat = {k: np.concatenate([t[k] for t in self.trees]) for k in _FIELDS}
+            flat = {"feature": cat["feature"].astype(np.int64), "threshold": cat["threshold"].astype(np.float64),
+                    "missing_left": cat["missing_left"].astype(np.uint8),
+                    "left": (cat["left"] + shift).astype(np.int64), "right": (cat["right"] + shift).astype(np.int64),
+                    "leaf": cat["leaf"].astype(np.uint8), "value": cat["value"].astype(np.float64), "roots": roots}
+            self._flat_arrays = flat
+        return flat
 
     def predict_proba(self, X) -> np.ndarray:
         # scipy's expit, as scikit-learn's binomial link: 1 / (1 + exp(-x)) differs in the last bit
