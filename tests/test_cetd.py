@@ -99,3 +99,25 @@ def test_an_empty_page_has_no_content():
     assert cetd_labels(walk).tolist() in (["S"], ["N"])
     assert cetd_extract("<html><body></body></html>") == ""
     assert cetd_extract(b"") == ""
+
+
+def test_the_stacked_cetd_reads_the_models_walk_and_keeps_the_same_text(monkeypatch):
+    """``run_extractor("cetd", html, walk=W)`` with W the model's walk (made with a query) gives
+    the text of CETD on the bare page, without walking the page again."""
+    from hwnoise.extractors import model as model_mod
+    from hwnoise.features import walk as walk_mod
+    from hwnoise.features.walk import walk_page
+
+    html = ("<html><body><div class='nav'><a href='/'>Home</a> <a href='/a'>About</a> <a href='/b'>Blog</a>"
+            "</div><div><h1>Oak chairs</h1><p>" + "A long paragraph about oak chairs and their seats. " * 12
+            + "</p><p>" + "Another long paragraph on how the chairs are made by hand. " * 10
+            + "</p></div><div class='foot'><a href='/c'>Contact</a></div></body></html>")
+    bare = model_mod.run_extractor("cetd", html)
+    assert "long paragraph" in bare and "Contact" not in bare
+    walk = walk_page(html, ["oak", "chair"])
+    model_mod._TEXT_CACHE.clear()
+    calls = []
+    real = walk_mod.walk_page
+    monkeypatch.setattr(walk_mod, "walk_page", lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert model_mod.run_extractor("cetd", html, walk=walk) == bare
+    assert calls == []

@@ -115,3 +115,21 @@ def test_model_method_trains_and_predicts_with_context_columns():
     m2 = ModelMethod(classifier="cart", features="ctd", page_context=True)
     m2.fit_rows(walk.rows.assign(label=label_page(walk, gold), page="p1"))
     assert m2.model is not None
+
+
+def test_a_kept_tree_gives_the_class_columns_without_walking_the_page_again(monkeypatch):
+    """``walk=`` (a walk of the same HTML that kept its tree, with a query even): the same columns
+    as walking the HTML again, and no second walk; a walk without its tree is walked again."""
+    from hwnoise.features import walk as walk_mod
+
+    plain = context_columns(walk_page(HTML).rows, HTML)
+    kept = walk_page(HTML, ["oak", "chair"], keep_tree=True)
+    calls = []
+    real = walk_mod.walk_page
+    monkeypatch.setattr(walk_mod, "walk_page", lambda *a, **k: calls.append(1) or real(*a, **k))
+    shared = context_columns(kept.rows, HTML, walk=kept)
+    assert calls == []
+    pd.testing.assert_frame_equal(shared, plain)
+    assert shared["ctx_cls_noise"].sum() > 0 and shared["ctx_cls_content"].sum() > 0
+    context_columns(kept.rows, HTML, walk=walk_page(HTML))  # no tree kept: walked again
+    assert calls == [1]
