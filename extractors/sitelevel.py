@@ -32,6 +32,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -54,12 +55,22 @@ KEYS = ("text", "subtree", "html")
 # -- lxml elements aligned with the walker's rows ---------------------------------------
 @dataclass
 class ElementView:
-    """lxml's view of a page: the shown elements in row order, their HTML lengths, title."""
+    """lxml's view of a page: the shown elements in row order, their HTML lengths, title
+    (the lengths and title made on first use: the class/id columns need only the elements)."""
 
     elements: list
-    html_len: np.ndarray
-    title: str
+    root: Any
     aligned: bool
+
+    @cached_property
+    def html_len(self) -> np.ndarray:
+        sizes = html_lengths(self.root)
+        return np.fromiter((sizes.get(e, 0) for e in self.elements), dtype=np.float64, count=len(self.elements))
+
+    @cached_property
+    def title(self) -> str:
+        t = self.root.find(".//title")
+        return " ".join(("".join(t.itertext()) if t is not None else "").split())
 
 
 def _start_tag_len(el) -> int:
@@ -89,13 +100,7 @@ def html_lengths(root) -> dict:
 def element_view(walk: "PageWalk") -> ElementView:
     """lxml's view of a walk made with ``keep_tree=True``: its elements (the rows), their HTML
     lengths and the page's ``<title>``; no second parse."""
-    root = walk.root
-    sizes = html_lengths(root)
-    out = walk.elements
-    lens = np.fromiter((sizes.get(e, 0) for e in out), dtype=np.float64, count=len(out))
-    t = root.find(".//title")
-    title = " ".join(("".join(t.itertext()) if t is not None else "").split())
-    return ElementView(out, lens, title, True)
+    return ElementView(walk.elements, walk.root, True)
 
 
 def shown_elements(html: bytes | str, http_charset: str | None = None, n_rows: int | None = None,

@@ -78,6 +78,13 @@ def _tokens(s: str) -> set[str]:
     return {t for t in _SPLIT.split(s.lower()) if t}
 
 
+def _words_of(classes: list[str]) -> list[set[str]]:
+    """``_tokens`` of each row's class/id string, each distinct string split once (a page's
+    elements share a few dozen of them)."""
+    seen: dict[str, set[str]] = {}
+    return [seen[c] if c in seen else seen.setdefault(c, _tokens(c)) for c in classes]
+
+
 def _parent_positions(rows: pd.DataFrame) -> np.ndarray:
     """Each row's parent as a row position (-1 for the root or a parent not among the rows)."""
     n = len(rows)
@@ -140,11 +147,14 @@ def _class_strings(rows: pd.DataFrame, walk_or_html: Any, http_charset: str | No
     return [f"{el.get('class') or ''} {el.get('id') or ''}" for el in view.elements]
 
 
-def _signatures(tags: np.ndarray, classes: list[str] | None) -> np.ndarray:
-    """Each row's signature: tag + its class/id words without digits (the tag alone without HTML)."""
-    if classes is None:
+def _signatures(tags: np.ndarray, words: list[set[str]] | None) -> np.ndarray:
+    """Each row's signature: tag + its class/id words without digits (``_words_of``; the tag
+    alone without HTML)."""
+    if words is None:
         return np.asarray(tags).astype(object)
-    return np.array([t + "." + ".".join(sorted(_tokens(c))) for t, c in zip(tags, classes)], dtype=object)
+    joined: dict[int, str] = {}  # by the set's identity: ``_words_of`` shares equal strings' sets
+    return np.array([t + "." + (joined[id(w)] if id(w) in joined else joined.setdefault(id(w), ".".join(sorted(w))))
+                     for t, w in zip(tags, words)], dtype=object)
 
 
 @dataclass
@@ -180,7 +190,8 @@ def _groups(parent: np.ndarray, levels: list[np.ndarray], sig: np.ndarray,
 def signatures(rows: pd.DataFrame, walk_or_html: Any = None, *,
                http_charset: str | None = None) -> np.ndarray:
     """Each row's signature (``li.item``; the tag alone without the page's HTML)."""
-    return _signatures(rows["tag"].astype(str).to_numpy(), _class_strings(rows, walk_or_html, http_charset))
+    classes = _class_strings(rows, walk_or_html, http_charset)
+    return _signatures(rows["tag"].astype(str).to_numpy(), None if classes is None else _words_of(classes))
 
 
 def signature_groups(rows: pd.DataFrame, walk_or_html: Any = None, *, http_charset: str | None = None,
@@ -208,9 +219,9 @@ def context_columns(rows: pd.DataFrame, walk_or_html: Any = None, *,
     chars = pd.to_numeric(rows["chars"], errors="coerce").fillna(0).to_numpy(dtype=float)
     tags = rows["tag"].astype(str).to_numpy()
     classes = _class_strings(rows, walk_or_html, http_charset, walk)
-    sig = _signatures(tags, classes)
-    if classes is not None:
-        toks = [_tokens(c) for c in classes]
+    toks = None if classes is None else _words_of(classes)
+    sig = _signatures(tags, toks)
+    if toks is not None:
         cls_noise = np.array([bool(k & _NOISE) for k in toks], dtype=float)
         cls_content = np.array([bool(k & _CONTENT) for k in toks], dtype=float)
         anc_noise = _down(parent, levels, cls_noise, np.maximum)
