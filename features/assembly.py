@@ -339,8 +339,9 @@ def _page_index(table) -> tuple:
     return table.combine_chunks(), span
 
 
-def walk_dataset_page(page: "Page") -> "PageWalk":
-    """Walk a dataset's page as the features stage does (domain query, the page's own terms)."""
+def walk_dataset_page(page: "Page", *, keep_tree: bool = False) -> "PageWalk":
+    """Walk a dataset's page as the features stage does (domain query, the page's own terms);
+    ``keep_tree`` as ``walk_page``'s."""
     from hwnoise.features.build import own_terms
     from hwnoise.features.walk import walk_page
 
@@ -349,7 +350,7 @@ def walk_dataset_page(page: "Page") -> "PageWalk":
     except Exception:  # noqa: BLE001 - a page without a readable query is walked without one
         terms = []
     return walk_page(page.read_html(), terms, http_charset=page.http_charset,
-                     own_terms=own_terms(page.fields))
+                     own_terms=own_terms(page.fields), keep_tree=keep_tree)
 
 
 def labelled_rows(page: "Page", walk: "PageWalk") -> pd.DataFrame:
@@ -378,7 +379,8 @@ def assemble_page(page: "Page", features: Sequence[str], *, stacker: Stacker | N
                   cache: FeatureCache | None = None, walk: "PageWalk | None" = None) -> Assembled:
     """A dataset page's assembled rows: its stored rows (they carry ``sitelevel`` and labels)
     when they match the walk, else the walk's rows with gold labels."""
-    walk = walk if walk is not None else walk_dataset_page(page)
+    if walk is None:  # the class/id columns read the kept tree's elements: no second walk
+        walk = walk_dataset_page(page, keep_tree=bool(page_context_names(features)))
     stored = cache.page_rows(page) if cache is not None else None
     if stored is None or walk_nodes(stored, walk) is None:
         stored = labelled_rows(page, walk)

@@ -133,3 +133,24 @@ def test_a_kept_tree_gives_the_class_columns_without_walking_the_page_again(monk
     assert shared["ctx_cls_noise"].sum() > 0 and shared["ctx_cls_content"].sum() > 0
     context_columns(kept.rows, HTML, walk=walk_page(HTML))  # no tree kept: walked again
     assert calls == [1]
+
+
+def test_a_dataset_page_with_page_context_is_walked_once(tmp_path, monkeypatch):
+    """``assemble_page`` (what ``train`` assembles a page with): a model with page-context
+    columns gets them from one walk that keeps its tree, the same as a second walk gave."""
+    from hwnoise.dataset import Dataset
+    from hwnoise.features import walk as walk_mod
+    from hwnoise.features.assembly import assemble_page
+
+    ds = Dataset.create(tmp_path / "d", name="site")
+    ds.write_page("p0", HTML.encode())
+    page = next(iter(ds.pages()))
+    feats = ["ctd", "ctx_cls_noise", "ctx_anc_noise", "ctx_sig_share"]
+    calls = []
+    real = walk_mod.walk_page
+    monkeypatch.setattr(walk_mod, "walk_page", lambda *a, **k: calls.append(k.get("keep_tree")) or real(*a, **k))
+    got = assemble_page(page, feats).rows
+    assert calls == [True]
+    expected = context_columns(walk_page(HTML).rows, HTML)
+    np.testing.assert_array_equal(got["ctx_cls_noise"].to_numpy(), expected["ctx_cls_noise"].to_numpy())
+    assert got["ctx_cls_noise"].sum() > 0
