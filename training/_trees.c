@@ -71,11 +71,30 @@ done:
     return res;
 }
 
+/* expit(raw): 1 / (1 + exp(-x)) of each float64, as float64 bytes: the logistic link of a binary
+ * ensemble, written as scipy.special.expit computes it (C's exp, one division), which
+ * scikit-learn's predict_proba uses; numpy's exp may differ from C's in the last bit. */
+static PyObject *expit(PyObject *self, PyObject *args) {
+    Py_buffer b;
+    if (!PyArg_ParseTuple(args, "y*", &b)) return NULL;
+    const Py_ssize_t n = b.len / (Py_ssize_t)sizeof(double);
+    PyObject *res = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    if (res) {
+        const double *x = (const double *)b.buf;
+        double *out = (double *)PyBytes_AS_STRING(res);
+        for (Py_ssize_t i = 0; i < n; i++) out[i] = 1.0 / (1.0 + exp(-x[i]));
+    }
+    PyBuffer_Release(&b);
+    return res;
+}
+
 static PyMethodDef methods[] = {
     {"tree_sums", tree_sums, METH_VARARGS,
      "tree_sums(X, n_features, feature, threshold, missing_left, left, right, leaf, value, roots, "
      "baseline): the ensemble's raw score of each row of X, as float64 bytes; None when an index "
      "is out of range."},
+    {"expit", expit, METH_VARARGS,
+     "expit(raw): the logistic of each float64 of raw (scipy.special.expit), as float64 bytes."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import expit
 
 from hwnoise import native
 from hwnoise.errors import HwnoiseError
@@ -19,6 +18,18 @@ from hwnoise.errors import HwnoiseError
 __all__ = ["TreeEnsemble"]
 
 _FIELDS = ("feature", "threshold", "missing_left", "left", "right", "leaf", "value")
+
+
+def _expit(raw: np.ndarray) -> np.ndarray:
+    """scipy's expit, scikit-learn's binomial link (numpy's 1 / (1 + exp(-x)) differs in the last
+    bit): compiled when ``training/_trees.c`` is (the same doubles, and no scipy import at the
+    start of ``hwnoise extract``), else scipy's own."""
+    compiled = native.trees
+    if compiled is not None:
+        return np.frombuffer(compiled.expit(np.ascontiguousarray(raw, dtype=np.float64)), dtype=np.float64)
+    from scipy.special import expit
+
+    return expit(raw)
 
 
 class TreeEnsemble:
@@ -165,8 +176,7 @@ class TreeEnsemble:
         return flat
 
     def predict_proba(self, X) -> np.ndarray:
-        # scipy's expit, as scikit-learn's binomial link: 1 / (1 + exp(-x)) differs in the last bit
-        p = expit(self.decision_function(X))
+        p = _expit(self.decision_function(X))
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X) -> np.ndarray:

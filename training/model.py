@@ -30,7 +30,6 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-import joblib
 import numpy as np
 import pandas as pd
 
@@ -505,6 +504,8 @@ class NoiseModel:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         self.created = self.created or now_iso()
+        import joblib  # here, not at import: extracting with a JSON model never needs it
+
         buf = io.BytesIO()
         joblib.dump(self, buf)
         blob = buf.getvalue()
@@ -552,6 +553,8 @@ class NoiseModel:
                 f"{joblib_path}: not signed by this hwnoise installation (no matching HMAC in "
                 f"{MODEL_JSON} beside it). Loading a pickle runs code from it; if you trust its "
                 "source, pass --allow-pickle (allow_pickle=True)")
+        import joblib
+
         model = joblib.load(io.BytesIO(blob))
         if not isinstance(model, NoiseModel):
             raise ModelError(f"{joblib_path}: holds a {type(model).__name__}, not an hwnoise model")
