@@ -7,7 +7,8 @@ succeeds and hwnoise runs their Python code (``hwnoise.native``; ``walk.COMPILED
 - ``hwnoise.features._walk`` (``features/_walk.c``): the walk's visit over libxml2's nodes and
   the features stage's loops (lxml's headers);
 - ``hwnoise.training._trees`` (``training/_trees.c``): the descent of a saved gradient-boosted
-  ensemble (``TreeEnsemble``), what extraction with a ``gb`` model spent a fifth of its time on.
+  ensemble (``TreeEnsemble``), what extraction with a ``gb`` model spent a fifth of its time on,
+  and its logistic link (scipy's ``expit``, without importing scipy).
 """
 import sys
 

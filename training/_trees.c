@@ -1,4 +1,5 @@
-/* The descent of a gradient-boosted tree ensemble (hwnoise.training.ensemble.TreeEnsemble):
+/* The descent of a gradient-boosted tree ensemble (hwnoise.training.ensemble.TreeEnsemble), and
+ * its logistic link (expit, below):
  * every row down every tree, the leaves reached added to the baseline tree after tree, in the
  * order scikit-learn adds them, so the sums are the same doubles as the numpy code's (the
  * reference, tests/test_spec.py). numpy steps one tree level at a time over arrays; here a row
