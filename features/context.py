@@ -78,11 +78,15 @@ def _tokens(s: str) -> set[str]:
     return {t for t in _SPLIT.split(s.lower()) if t}
 
 
-def _words_of(classes: list[str]) -> list[set[str]]:
-    """``_tokens`` of each row's class/id string, each distinct string split once (a page's
-    elements share a few dozen of them)."""
-    seen: dict[str, set[str]] = {}
-    return [seen[c] if c in seen else seen.setdefault(c, _tokens(c)) for c in classes]
+def _words_of(classes: list[str]) -> tuple[list[set[str]], list[str]]:
+    """Each row's class/id words (``_tokens``) and their sorted join (the signature's suffix),
+    each distinct string split once (a page's elements share a few dozen of them)."""
+    seen: dict[str, tuple[set[str], str]] = {}
+    for c in classes:
+        if c not in seen:
+            words = _tokens(c)
+            seen[c] = (words, ".".join(sorted(words)))
+    return [seen[c][0] for c in classes], [seen[c][1] for c in classes]
 
 
 def _parent_positions(rows: pd.DataFrame) -> np.ndarray:
@@ -147,14 +151,12 @@ def _class_strings(rows: pd.DataFrame, walk_or_html: Any, http_charset: str | No
     return [f"{el.get('class') or ''} {el.get('id') or ''}" for el in view.elements]
 
 
-def _signatures(tags: np.ndarray, words: list[set[str]] | None) -> np.ndarray:
-    """Each row's signature: tag + its class/id words without digits (``_words_of``; the tag
-    alone without HTML)."""
-    if words is None:
+def _signatures(tags: np.ndarray, joined: list[str] | None) -> np.ndarray:
+    """Each row's signature: tag + its class/id words without digits (``_words_of``'s joins; the
+    tag alone without HTML)."""
+    if joined is None:
         return np.asarray(tags).astype(object)
-    joined: dict[int, str] = {}  # by the set's identity: ``_words_of`` shares equal strings' sets
-    return np.array([t + "." + (joined[id(w)] if id(w) in joined else joined.setdefault(id(w), ".".join(sorted(w))))
-                     for t, w in zip(tags, words)], dtype=object)
+    return np.array([t + "." + j for t, j in zip(tags, joined)], dtype=object)
 
 
 @dataclass
@@ -191,7 +193,7 @@ def signatures(rows: pd.DataFrame, walk_or_html: Any = None, *,
                http_charset: str | None = None) -> np.ndarray:
     """Each row's signature (``li.item``; the tag alone without the page's HTML)."""
     classes = _class_strings(rows, walk_or_html, http_charset)
-    return _signatures(rows["tag"].astype(str).to_numpy(), None if classes is None else _words_of(classes))
+    return _signatures(rows["tag"].astype(str).to_numpy(), None if classes is None else _words_of(classes)[1])
 
 
 def signature_groups(rows: pd.DataFrame, walk_or_html: Any = None, *, http_charset: str | None = None,
@@ -219,8 +221,8 @@ def context_columns(rows: pd.DataFrame, walk_or_html: Any = None, *,
     chars = pd.to_numeric(rows["chars"], errors="coerce").fillna(0).to_numpy(dtype=float)
     tags = rows["tag"].astype(str).to_numpy()
     classes = _class_strings(rows, walk_or_html, http_charset, walk)
-    toks = None if classes is None else _words_of(classes)
-    sig = _signatures(tags, toks)
+    toks, joined = (None, None) if classes is None else _words_of(classes)
+    sig = _signatures(tags, joined)
     if toks is not None:
         cls_noise = np.array([bool(k & _NOISE) for k in toks], dtype=float)
         cls_content = np.array([bool(k & _CONTENT) for k in toks], dtype=float)

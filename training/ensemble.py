@@ -8,6 +8,7 @@ plus the sum of the leaves reached (learning rate included in the leaf values).
 """
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -133,7 +134,7 @@ class TreeEnsemble:
             raise ValueError(f"X has {X.shape[-1] if X.ndim else 0} features, the model {self.n_features_in_}")
         compiled = native.trees
         if compiled is not None and len(X):
-            f = self._flat()
+            f = self._flat
             got = compiled.tree_sums(np.ascontiguousarray(X), X.shape[1], f["feature"], f["threshold"],
                                      f["missing_left"], f["left"], f["right"], f["leaf"], f["value"],
                                      f["roots"], self.baseline)
@@ -159,21 +160,18 @@ class TreeEnsemble:
             raw += t["value"][node]
         return raw
 
+    @cached_property
     def _flat(self) -> dict[str, np.ndarray]:
         """Every tree's nodes in one set of contiguous arrays for ``tree_sums`` (children as
         indices into them, ``roots`` each tree's first node), made on first use."""
-        flat = self.__dict__.get("_flat_arrays")
-        if flat is None:
-            sizes = [len(t["leaf"]) for t in self.trees]
-            roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-            shift = np.repeat(roots, sizes)
-            cat = {k: np.concatenate([t[k] for t in self.trees]) for k in _FIELDS}
-            flat = {"feature": cat["feature"].astype(np.int64), "threshold": cat["threshold"].astype(np.float64),
-                    "missing_left": cat["missing_left"].astype(np.uint8),
-                    "left": (cat["left"] + shift).astype(np.int64), "right": (cat["right"] + shift).astype(np.int64),
-                    "leaf": cat["leaf"].astype(np.uint8), "value": cat["value"].astype(np.float64), "roots": roots}
-            self._flat_arrays = flat
-        return flat
+        sizes = [len(t["leaf"]) for t in self.trees]
+        roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        shift = np.repeat(roots, sizes)
+        cat = {k: np.concatenate([t[k] for t in self.trees]) for k in _FIELDS}
+        return {"feature": cat["feature"].astype(np.int64), "threshold": cat["threshold"].astype(np.float64),
+                "missing_left": cat["missing_left"].astype(np.uint8),
+                "left": (cat["left"] + shift).astype(np.int64), "right": (cat["right"] + shift).astype(np.int64),
+                "leaf": cat["leaf"].astype(np.uint8), "value": cat["value"].astype(np.float64), "roots": roots}
 
     def predict_proba(self, X) -> np.ndarray:
         p = _expit(self.decision_function(X))
