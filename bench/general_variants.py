@@ -11,6 +11,8 @@
     python bench/records_loss.py X/nexteval /tmp/acne/pred-ac                        # record F1
     python bench/general_variants.py cache --others 60 --work /tmp/gvx                # WCXB + 420 pages of the others
     python bench/general_variants.py thresholds base wconly --work /tmp/gvx           # with and without them
+    python bench/general_variants.py run lex lexown seq lexseq wch wsqrt wpage --work /tmp/gv   # ~20 s a variant
+    python bench/general_variants.py paired base lex lexown --work /tmp/gv --union --thresholds 0.2,0.3,0.4
 
 ``cache`` imports WCXB dev, assembles every gold page's rows with the general preset's columns
 plus parent/grandparent context (``hwnoise.features.assembly``, the one assembly), and keeps each
@@ -34,6 +36,16 @@ the only ones whose label changes the extracted text):
   the node's share minus it, how many agree).
 - ``lr05`` / ``leaf63`` / ``leaf15`` / ``balanced``: the preset's columns, the gradient boosting's
   parameters changed (``HGB_PARAMS``).
+- ``lex`` / ``lexown``: + shallow text features of the node's own text (Kohlschütter, Fankhauser
+  & Nejdl, WSDM 2010: words, word length, capitals, digits, sentence ends, a price), ``lex`` also
+  the words and link density of the previous and next text-holding node in document order.
+- ``seq`` / ``lexseq``: + means of the stacked verdicts, CTD and link density over 2 and 5
+  text-holding nodes on each side in document order (``lexseq`` with ``lex``'s columns).
+- ``wch`` / ``wsqrt`` / ``wpage``: the preset's columns, each training node weighted by its own
+  characters / their square root / its share of its page's characters (``WEIGHTS``).
+
+``paired`` compares variants page by page against the first (``--union``: as the preset, with
+trafilatura's nodes content whatever the probability).
 
 ``oracle`` scores each listing/collection page at the threshold that is best *for that page*
 (a ceiling for any choice of threshold, not a method); ``subtree`` keeps the content of the page's
@@ -171,6 +183,21 @@ HGB_PARAMS = {  # variants of the gradient boosting's parameters (the preset's: 
 }
 
 
+def _page_share(rows: pd.DataFrame, w: np.ndarray) -> np.ndarray:
+    """``w`` scaled so that each page's rows sum to the page's share of one (pages equal)."""
+    tot = pd.Series(w).groupby(rows["key"].to_numpy()).transform("sum").to_numpy()
+    return w / np.maximum(tot, 1e-9) * (len(w) / rows["key"].nunique())
+
+
+#: Training weights by the node's own characters (``wch``: as they are; ``wsqrt``: their square
+#: root; ``wpage``: as they are, each page's summing to the same)
+WEIGHTS = {
+    "wch": lambda r: r["own_chars"].to_numpy(float),
+    "wsqrt": lambda r: np.sqrt(r["own_chars"].to_numpy(float)),
+    "wpage": lambda r: _page_share(r, r["own_chars"].to_numpy(float)),
+}
+
+
 class Bench:
     """The cached rows, the folds, and the scoring."""
 
@@ -205,15 +232,20 @@ class Bench:
             return base + self._page_aggregates(base)
         if variant.startswith("ac"):  # the second stage's own columns are added in autoctx()
             return base
-        if variant in ("lc3", "lconly", "wconly") or variant in HGB_PARAMS:  # the preset's columns (see oof)
+        if variant in ("lc3", "lconly", "wconly") or variant in HGB_PARAMS or variant in WEIGHTS:  # the preset's columns (see oof)
             return base
+        if variant in ("seq", "lexseq"):  # + windows in document order over the text-holding nodes
+            return base + (self._lexical() if variant == "lexseq" else []) + self._sequence(base)
+        if variant in ("lex", "lexown"):  # shallow text features of the own text (and the neighbours')
+            cols = self._lexical()
+            return base + (cols if variant == "lex" else [c for c in cols if not c.startswith("lx_nb_")])
         if variant == "records":  # the record-structure group (features/record_struct.py), if cached
             rs = [c for c in self.rows.columns if c.startswith("rs_")]
             if not rs:
                 raise SystemExit("the cache has no rs_* columns: rebuild it with 'cache' on a version "
                                  "that has features/record_struct.py")
             return base + rs
-        raise SystemExit(f"unknown variant {variant!r}: base, ctx, pagg, records, lc3, lconly, wconly, "
+        raise SystemExit(f"unknown variant {variant!r}: base, ctx, pagg, records, lex, lexown, seq, lexseq, lc3, lconly, wconly, "
                          f"{', '.join(HGB_PARAMS)}")
 
     def _page_aggregates(self, base: list[str]) -> list[str]:
@@ -344,6 +376,78 @@ class Bench:
             self.rows[c] = z[c].to_numpy()
         return cols
 
+    def _lexical(self) -> list[str]:
+        """Shallow text features of each node's own text (Kohlschütter et al., WSDM 2010, the
+        features behind boilerpipe): words, mean word length, share of capitalised words, share
+        of digits, sentence ends per word, a currency sign or price, and the words and link
+        density of the previous and next text-holding node in document order. Cached in
+        ``lex.parquet``."""
+        path = self.work / "lex.parquet"
+        if not path.exists():
+            text = self.rows["text"].fillna("")
+            words = text.str.count(r"\w+").to_numpy(float)
+            wchars = text.str.count(r"\w").to_numpy(float)
+            caps = text.str.count(r"(?<!\w)[A-Z]").to_numpy(float)
+            digits = text.str.count(r"\d").to_numpy(float)
+            stops = text.str.count(r"[.!?](?:\s|$)").to_numpy(float)
+            money = text.str.contains(r"[$€£¥]|\d[.,]\d\d(?!\d)", regex=True).to_numpy(float)
+            nchar = np.maximum(text.str.len().to_numpy(float), 1)
+            has = words > 0
+            out = pd.DataFrame({
+                "lx_words": np.log1p(words),
+                "lx_word_len": np.where(has, wchars / np.maximum(words, 1), np.nan),
+                "lx_caps": np.where(has, caps / np.maximum(words, 1), np.nan),
+                "lx_digits": np.where(has, digits / nchar, np.nan),
+                "lx_stops": np.where(has, stops / np.maximum(words, 1), np.nan),
+                "lx_money": money,
+            })
+            nb = {c: np.full(len(text), np.nan) for c in ("lx_nb_prev_words", "lx_nb_next_words",
+                                                           "lx_nb_prev_ld", "lx_nb_next_ld")}
+            ld = self.rows["link_density"].to_numpy(float)
+            lw = np.log1p(words)
+            for _, idx in self.pages_rows.items():
+                t = idx[has[idx]]  # text-holding rows in document order
+                if len(t) < 2:
+                    continue
+                nb["lx_nb_prev_words"][t[1:]] = lw[t[:-1]]
+                nb["lx_nb_next_words"][t[:-1]] = lw[t[1:]]
+                nb["lx_nb_prev_ld"][t[1:]] = ld[t[:-1]]
+                nb["lx_nb_next_ld"][t[:-1]] = ld[t[1:]]
+            for c, v in nb.items():
+                out[c] = v
+            out.to_parquet(path)
+        z = pd.read_parquet(path)
+        for c in z.columns:
+            self.rows[c] = z[c].to_numpy()
+        return list(z.columns)
+
+    def _sequence(self, base: list[str]) -> list[str]:
+        """Means of the stacked verdicts, CTD and link density over windows of 2 and 5 text-holding
+        nodes on each side in document order (content runs in document order), and the node's
+        place among the page's text-holding nodes (0..1)."""
+        srcs = [c for c in base if c.startswith("stack_")] + ["ctd", "link_density"]
+        r = self.rows
+        has = r["own_chars"].to_numpy() > 0
+        vals = {c: r[c].to_numpy(float) for c in srcs}
+        out = {f"sq_{c}_{k}": np.full(len(r), np.nan) for c in srcs for k in (2, 5)}
+        out["sq_place"] = np.full(len(r), np.nan)
+        for _, idx in self.pages_rows.items():
+            t = idx[has[idx]]
+            n = len(t)
+            if not n:
+                continue
+            out["sq_place"][t] = np.arange(n) / max(n - 1, 1)
+            for c in srcs:
+                v = np.nan_to_num(vals[c][t])
+                cs = np.concatenate(([0.0], np.cumsum(v)))
+                i = np.arange(n)
+                for k in (2, 5):
+                    lo, hi = np.maximum(i - k, 0), np.minimum(i + k + 1, n)
+                    out[f"sq_{c}_{k}"][t] = (cs[hi] - cs[lo]) / (hi - lo)
+        for c, v in out.items():
+            r[c] = v
+        return list(out)
+
     def _fit_mask(self) -> np.ndarray:
         lab = self.rows["label"].isin(["S", "N"]).to_numpy()
         return lab & self.text if self.fit_rows == "text" else lab
@@ -455,6 +559,8 @@ class Bench:
                 trr, lc = trr[wc], lc[wc]
             elif variant == "lc3":  # their nodes count three times
                 weight = np.where(lc, 3.0, 1.0)
+            elif variant in WEIGHTS:  # each node by its own characters, as the text F1 counts them
+                weight = WEIGHTS[variant](trr)
             est = HistGradientBoostingClassifier(random_state=1, **HGB_PARAMS.get(variant, {})).fit(
                 trr[feats].to_numpy(float), (trr["label"] == "N").to_numpy(int), sample_weight=weight)
             p[tem] = est.predict_proba(r.loc[tem, feats].to_numpy(float))[:, 1]
@@ -556,6 +662,35 @@ def line(name: str, res: pd.DataFrame) -> str:
             f"{lc[lc.kind == 'collection'].f1.mean():.3f} | {res.f1.mean():.3f} | {lc.p.mean():.3f} | {lc.r.mean():.3f} |")
 
 
+def paired(b: Bench, variants: list[str], thresholds: list[float], union: bool) -> None:
+    """Each variant against the first, page by page at each threshold: the mean text F1 over the
+    listing + collection pages (all pages without any), the paired difference ± its standard
+    error, the pages up / down by more than 0.005, and the difference in each outer fold. With
+    ``union`` a node trafilatura keeps (``stack_trafilatura`` >= 0.5) is content whatever the
+    probability, as the ``general`` preset's union makes it."""
+    keep = b.rows["stack_trafilatura"].to_numpy(float) >= 0.5 if union else None
+
+    def scored(v: str, t: float) -> pd.DataFrame:
+        p = b.oof(v)
+        if keep is not None:
+            p = np.where(keep, 1.0, p)
+        return b.score(p, t)
+
+    print("| threshold | variant | pages | first | variant | difference ± s.e. | up / down | per fold |")
+    print("|---:|---|---:|---:|---:|---|---|---|")
+    for t in thresholds:
+        first = scored(variants[0], t)
+        for v in variants[1:]:
+            other = scored(v, t)
+            m = first.merge(other, on=["key", "kind"], suffixes=("_a", "_b"))
+            sel = m[m["kind"].isin(["listing", "collection"])] if b.has_lc else m
+            d = sel["f1_b"] - sel["f1_a"]
+            folds = np.round(b.per_fold(other) - b.per_fold(first), 3)
+            print(f"| {t:g} | {v} | {len(d)} | {sel.f1_a.mean():.3f} | {sel.f1_b.mean():.3f} | "
+                  f"{d.mean():+.4f} ± {d.std() / np.sqrt(len(d)):.4f} | {int((d > 0.005).sum())} / "
+                  f"{int((d < -0.005).sum())} | {' '.join(f'{x:+.3f}' for x in folds)} |")
+
+
 def run_autoctx(b: Bench, variants: list[str], pred: Path | None, oracle: bool = False) -> int:
     """The first stage and each auto-context variant, at their inner-CV thresholds and at fixed ones."""
     print("| variant | listing + collection | listing | collection | all pages | P (L+C) | R (L+C) |")
@@ -618,7 +753,7 @@ def write_pred(b: Bench, out: Path, p: np.ndarray, thr: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=["cache", "run", "thresholds", "oracle", "subtree", "autoctx"])
+    ap.add_argument("what", choices=["cache", "run", "thresholds", "oracle", "subtree", "autoctx", "paired"])
     ap.add_argument("variants", nargs="*", default=["base"])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--work", type=Path, default=Path("/tmp/hwnoise-general-variants"))
@@ -635,6 +770,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pred", type=Path, help="autoctx: write each page's labels and probabilities of "
                     "both stages as bench/records_predict.py does, to PRED-base and PRED-VARIANT")
     ap.add_argument("--oracle", action="store_true", help="autoctx: also each page at its best threshold")
+    ap.add_argument("--thresholds", type=lambda s: [float(x) for x in s.split(",")], default=[0.2],
+                    help="paired: the thresholds to compare at (comma-separated; default 0.2)")
+    ap.add_argument("--union", action="store_true",
+                    help="paired: trafilatura's nodes are content whatever the probability (the preset's union)")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     if args.what == "cache":
@@ -644,6 +783,11 @@ def main(argv: list[str] | None = None) -> int:
     b.fit_rows = args.fit_rows
     if args.what == "autoctx":
         return run_autoctx(b, args.variants if args.variants != ["base"] else ["ac"], args.pred, args.oracle)
+    if args.what == "paired":
+        if len(args.variants) < 2:
+            raise SystemExit("paired: give the variant to compare against first, then the others")
+        paired(b, args.variants, args.thresholds, args.union)
+        return 0
     print("| variant | listing + collection | listing | collection | all pages | P (L+C) | R (L+C) |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     print(line("trafilatura", b.trafilatura()))

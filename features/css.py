@@ -34,13 +34,18 @@ from lxml import etree
 
 from hwnoise.features import native
 
-__all__ = ["DROP_TAGS", "hidden_elements", "hiding_selectors", "hides"]
+__all__ = ["DROP_TAGS", "SCRIPTING_OFF_DROP", "hidden_elements", "hiding_selectors", "hides"]
 
 #: Elements dropped with their subtree whatever their style says.
 DROP_TAGS = frozenset({
     "script", "style", "noscript", "template", "head", "title", "meta", "link", "base",
     "iframe", "param", "source", "track", "datalist", "canvas",
 })
+
+#: What a browser with scripting off drops: ``DROP_TAGS`` but ``<noscript>``, whose content
+#: it shows. The walk uses it for pages that show (next to) nothing but hold their text in
+#: ``<noscript>`` (``features.walk``, "Pages that need scripts"), as ``hwnoise render`` does by default.
+SCRIPTING_OFF_DROP = DROP_TAGS - {"noscript"}
 
 _HIDES_RE = re.compile(
     r"(?:^|[;{\s])(?:display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse))\s*(?:!\s*important)?\s*(?:;|$)",

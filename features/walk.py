@@ -50,6 +50,14 @@ tag that would open below that depth is removed with its matching end tag
 is lost. Chromium keeps those elements as siblings at depth 512; their text
 lands in the same place, their tags do not.
 
+Pages that need scripts: hwnoise runs no scripts, and a page built by its scripts (a
+forum on Discourse, a single-page app) shows nothing without them but often holds its text
+in ``<noscript>`` for clients like this one. When the shown text is under
+``NOSCRIPT_SHOWN`` characters and the body's ``<noscript>`` elements hold more than
+``NOSCRIPT_RATIO`` times as much, the page is walked as a browser with scripting off shows
+it: ``<noscript>`` content is shown (``css.SCRIPTING_OFF_DROP``; ``PageWalk.scripting_off``).
+Every other page keeps the view with scripting on, where ``<noscript>`` is dropped.
+
 ``xpath`` is ``/html/body/div[2]/p[1]``-style with positions counted among the
 shown siblings of the same tag.
 """
@@ -65,7 +73,7 @@ from lxml import etree
 
 from hwnoise.decode import decode_html, own_utf8
 from hwnoise.features import native
-from hwnoise.features.css import DROP_TAGS, hides, match_rows, page_style
+from hwnoise.features.css import DROP_TAGS, SCRIPTING_OFF_DROP, hides, match_rows, page_style
 from hwnoise.features.limits import cap_markup, utf8_within_caps
 from hwnoise.features.measures import (TAG_VOCABULARY, Utf8Column, composite_text_density, query_scores,
                                        subtree_last, tree_measures)
@@ -135,6 +143,8 @@ class PageWalk:
         self.elements = elements
         self.root = root
         self._site_keys = None
+        #: True when the page was walked as a browser with scripting off shows it (module doc)
+        self.scripting_off = False
 
     @property
     def segments(self) -> list[tuple[int, str]]:
@@ -505,10 +515,11 @@ def flatten_deep(text: str, limit: int = MAX_DEPTH) -> str:
 
 
 # -- the walk ------------------------------------------------------------------------------
-def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = False):
+def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = False,
+           drop: frozenset = DROP_TAGS):
     """Visit the shown elements under body once, iteratively, in document order.
 
-    Skips (with their subtrees, keeping their tails) the ``DROP_TAGS``, the
+    Skips (with their subtrees, keeping their tails) the ``drop`` tags (``DROP_TAGS``), the
     elements in ``hidden`` and those whose ``hidden`` attribute or inline style
     hides them. With ``attrs`` it also records each row's class and id (for
     ``match_rows``), with ``keep`` each row's element.
@@ -526,7 +537,7 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
     if body is None:
         body = root
     if native.ext is not None:
-        got = native.ext.visit(body, DROP_TAGS, hidden, hides, attrs, keep)
+        got = native.ext.visit(body, drop, hidden, hides, attrs, keep)
         if got is not None:
             (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, classes, ids,
              elements, lasts, seg_len, codes, uniq, sums) = got
@@ -535,7 +546,7 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
                     seg_text, buf(seg_link, np.bool_), buf(link_flag, np.bool_), _path0(body), classes, ids,
                     elements, buf(lasts, i64), buf(seg_len, i64), (buf(codes, i64), uniq),
                     buf(sums, i64).reshape(3, -1))
-    return _visit_python(root, hidden, attrs, keep)
+    return _visit_python(root, hidden, attrs, keep, drop)
 
 
 def _path0(body: etree._Element) -> str:
@@ -543,7 +554,8 @@ def _path0(body: etree._Element) -> str:
     return "/" + "/".join([str(a.tag) for a in reversed(list(body.iterancestors()))] + [str(body.tag)])
 
 
-def _visit_python(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = False):
+def _visit_python(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = False,
+                  drop: frozenset = DROP_TAGS):
     """``_visit`` in Python over ``etree.iterwalk``: the fallback and the reference of the
     compiled visit."""
     body = root.find("body")
@@ -561,7 +573,6 @@ def _visit_python(root: etree._Element, hidden: set, attrs: bool = False, keep: 
     ids: list = []
     elements: list = []
     lasts: list[int] = []
-    drop = DROP_TAGS
     stack: list[tuple] = []  # (element, row, in link) of the open rows above the current one
     top, cur, in_link, depth = None, -1, False, -1
     walker = etree.iterwalk(body, events=("start", "end"))
@@ -784,12 +795,13 @@ def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charse
                     and "\ufffd" not in text):
                 utf8 = html  # valid UTF-8 as received: parse the bytes themselves
     root, too_deep = parse_html(text, utf8)
-    visit = _shown(root, text if text is not None else utf8.decode, keep_tree)
+    visit, scripting_off = _view(root, text if text is not None else utf8.decode, keep_tree)
     depths = visit[2]
     if too_deep or (len(depths) and (depths.max() if isinstance(depths, np.ndarray) else max(depths)) > MAX_DEPTH):
         root, _ = parse_html(flatten_deep(text if text is not None else utf8.decode("utf-8"), MAX_DEPTH))
-        visit = _shown(root, None, keep_tree)
+        visit, scripting_off = _view(root, None, keep_tree)
     walk = _measure(visit, _matcher(query_terms), _matcher(own_terms), encoding, utf8=utf8_columns)
+    walk.scripting_off = scripting_off
     if keep_tree:
         walk.root = root
         walk.elements = visit[11]
@@ -811,10 +823,36 @@ def _undecoded(html: bytes, http_charset: str | None) -> str | None:
     return encoding if encoding is not None and utf8_within_caps(html) else None
 
 
-def _shown(root: etree._Element, source, keep: bool = False) -> tuple:
-    """Visit what a browser shows: skip hidden elements, then drop rows a style sheet hides."""
+#: A page showing fewer characters than this may be walked with scripting off (module doc) ...
+NOSCRIPT_SHOWN = 2000
+#: ... when its ``<noscript>`` elements hold more than this many times the shown characters.
+NOSCRIPT_RATIO = 5
+
+
+def _view(root: etree._Element, source, keep: bool = False) -> tuple[tuple, bool]:
+    """``(visit, scripting off)``: what ``_shown`` shows, or for a page that shows (next to)
+    nothing but holds its text in ``<noscript>`` what a browser with scripting off shows."""
+    visit = _shown(root, source, keep)
+    seg_len = visit[13]
+    shown = int(seg_len.sum()) if seg_len is not None else sum(map(len, visit[5]))
+    if shown < NOSCRIPT_SHOWN and _noscript_chars(root) > NOSCRIPT_RATIO * shown:
+        return _shown(root, source, keep, drop=SCRIPTING_OFF_DROP), True
+    return visit, False
+
+
+def _noscript_chars(root: etree._Element) -> int:
+    """Characters of text (whitespace runs collapsed) in the body's ``<noscript>`` elements."""
+    body = root.find("body")
+    return sum(len(" ".join(" ".join(el.itertext()).split()))
+               for el in (body if body is not None else root).iter("noscript")
+               if next(el.iterancestors("noscript"), None) is None)  # outermost ones only
+
+
+def _shown(root: etree._Element, source, keep: bool = False, drop: frozenset = DROP_TAGS) -> tuple:
+    """Visit what a browser shows: skip hidden elements (and the ``drop`` tags), then drop rows
+    a style sheet hides."""
     style = page_style(root, source)
-    visit = _visit(root, style.elements, attrs=bool(style.simple), keep=keep)
+    visit = _visit(root, style.elements, attrs=bool(style.simple), keep=keep, drop=drop)
     if style.simple:
         rows = match_rows(style.simple, visit[0], visit[1], visit[9], visit[10], factor=visit[14])
         if rows:

@@ -17,6 +17,7 @@ from hwnoise.features.render import (RENDER_COLUMNS, Browser, chromium_available
                                      render_dataset, render_page, shown_elements, tagged_html)
 from hwnoise.features.rendered import RENDER_FEATURES, apply_render, rendered_walk
 from hwnoise.features.walk import walk_page
+from test_walk import SCRIPT_SHELL
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 needs_chromium = pytest.mark.skipif(not chromium_available(),
@@ -37,6 +38,7 @@ VARIED = {
     "deep": "<html><body>" + "<div>" * 600 + "deep text" + "</div>" * 600 + "<p>after</p></body></html>",
     "empty": "",
     "comments": "<body><!-- c --><p>a<!-- b -->c</p><?pi x?><svg><rect/></svg></body>",
+    "scripts": SCRIPT_SHELL,  # walked with scripting off: <noscript> shown
 }
 
 
@@ -174,6 +176,19 @@ def test_known_boxes_fonts_and_colours(browser):
     assert p["font_size_rel"] == pytest.approx(24 / 16) or p["font_size_rel"] == pytest.approx(1.0)
     assert p["color_luminance"] == pytest.approx(0.2126, abs=1e-4)
     assert feats[feats["tag"] == "div"].iloc[0]["box_x"] == pytest.approx(100 / 1366)
+
+
+@needs_chromium
+def test_a_page_built_by_its_scripts_renders_as_the_walk_shows_it(browser):
+    """Chromium without scripts (``hwnoise render``'s default) shows <noscript> content, as the
+    walk does for a page that shows nothing else: the same rows, laid out."""
+    base = walk_page(SCRIPT_SHELL).rows
+    r = render_page(SCRIPT_SHELL, browser=browser)
+    assert r["node"].tolist() == base["node"].tolist() and r["tag"].tolist() == base["tag"].tolist()
+    h1 = base.index[base["tag"] == "h1"][0]
+    assert r.loc[h1, "display"] != "none" and r.loc[h1, "height"] > 0 and r.loc[h1, "width"] > 0
+    out = apply_render(base, r)
+    assert "broke document reviews" in " ".join(out["text"])
 
 
 class _Counting(BaseHTTPRequestHandler):

@@ -502,6 +502,18 @@ def test_the_shipped_general_model_loads_and_extracts_a_bare_page(tmp_path, caps
     assert "Copyright" not in capsys.readouterr().out
 
 
+def test_the_shipped_model_extracts_a_page_built_by_its_scripts(tmp_path, capsys):
+    """A forum page that holds its thread in <noscript> (Discourse's pages for clients without
+    scripts): the walk shows it as a browser with scripting off would, so the text comes out."""
+    from test_walk import SCRIPT_SHELL
+
+    page = tmp_path / "forum.html"
+    page.write_text(SCRIPT_SHELL, encoding="utf-8")
+    assert main(["extract", str(page)]) == 0
+    out = capsys.readouterr().out
+    assert "broke document reviews for our whole team" in out and "fails halfway" in out
+
+
 def test_extract_takes_a_folder_of_pages_compressed_or_not(dataset, tmp_path, capsys):
     import gzip
 

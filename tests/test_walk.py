@@ -145,6 +145,53 @@ def test_hidden_elements_are_dropped_with_their_subtree():
     assert not {"script", "noscript", "template", "aside"} & set(walk.rows["tag"])
 
 
+# -- pages built by their scripts ----------------------------------------------------------
+#: A forum page as Discourse serves it to clients without scripts: an empty shell the scripts
+#: would fill, the thread itself in <noscript>, and a tracking pixel in another <noscript>.
+SCRIPT_SHELL = """<html><head><title>Forum</title><script src="app.js"></script></head><body>
+<div id="app"></div><section id="main"><div class="spinner"></div></section>
+<noscript data-path="/t/topic/1"><header><a href="/">Forum home</a> <a href="/latest">Latest</a></header>
+<div id="main-outlet"><h1>Why the update broke our documents</h1>
+<div class="post"><p>The update released last night broke document reviews for our whole team. We rely
+on them every day, and since the update every review stops halfway with an error.</p>
+<p>Grammar checks now refer us elsewhere, and reverting to the old settings did not help at all.</p></div>
+<div class="post"><p>Same here: every review since yesterday fails halfway, and the support page says
+nothing about it yet.</p></div></div>
+<footer>Powered by a forum engine</footer></noscript>
+<noscript><img src="pixel.gif"></noscript>
+</body></html>"""
+
+
+def test_a_page_built_by_its_scripts_is_walked_as_a_browser_without_scripts_shows_it():
+    walk = walk_page(SCRIPT_SHELL)
+    assert walk.scripting_off
+    text = " ".join(t for _, t in walk.segments)
+    assert "broke document reviews" in text and "fails halfway" in text and "Forum home" in text
+    rows = by_xpath(walk)
+    thread = "/html/body/noscript[1]"
+    assert rows.loc[f"{thread}/div[1]/h1[1]", "chars"] == len("Why the update broke our documents")
+    assert rows.loc[thread, "chars"] == rows.loc["/html/body", "chars"]  # all the text is there
+    assert rows.loc[thread, "distance"] == 1 and "/html/body/noscript[2]/img[1]" in rows.index
+    assert "script" not in set(walk.rows["tag"])  # scripts stay dropped
+
+
+def test_noscript_stays_dropped_on_a_page_that_shows_its_text():
+    shown = "<p>" + "The page shows this text to every visitor. " * 12 + "</p>"
+    walk = walk_page(SCRIPT_SHELL.replace('<div id="app"></div>', f'<div id="app">{shown}</div>'))
+    assert not walk.scripting_off and "noscript" not in set(walk.rows["tag"])
+    assert "broke document reviews" not in " ".join(t for _, t in walk.segments)
+    # a shell whose <noscript> holds no text (a tracking pixel) is not walked again either
+    pixel = walk_page('<body><div id="app"></div><noscript><img src="p.gif"></noscript></body>')
+    assert not pixel.scripting_off and pixel.rows["tag"].tolist() == ["body", "div"]
+
+
+def test_an_empty_shell_shows_what_its_noscript_tells_the_visitor():
+    walk = walk_page('<body><div id="root"></div><noscript>You need to enable JavaScript to run this '
+                     'app.</noscript><script>start()</script></body>')
+    assert walk.scripting_off and walk.rows["tag"].tolist() == ["body", "div", "noscript"]
+    assert walk.segments == [(2, "You need to enable JavaScript to run this app.")]
+
+
 def test_tail_text_of_a_hidden_element_stays_with_its_parent():
     walk = walk_page("<body><p>before <span hidden>x</span> after</p></body>")
     assert walk.segments == [(1, "before"), (1, "after")]

@@ -9,7 +9,7 @@ import pytest
 from lxml import etree
 
 from hwnoise.features import native, walk
-from hwnoise.features.css import DROP_TAGS, _style_sheets_python, hides, page_style
+from hwnoise.features.css import DROP_TAGS, SCRIPTING_OFF_DROP, _style_sheets_python, hides, page_style
 from hwnoise.features.measures import tag_factor
 from hwnoise.features.walk import flatten_deep, parse_html, walk_page
 
@@ -51,6 +51,8 @@ FIXTURES = {
     "cdata and pi": "<p>a<![CDATA[cd]]>b<?php echo 1 ?>c</p><svg><text>svg text</text></svg>"
                     "<math><mi>x</mi></math><foo:bar>ns-like</foo:bar>",
     "unicode": "<p>\u65e5\u672c\u8a9e \U0001f600 emoji \u00e9\u0301 combining \ud7ff</p>",
+    "script shell": "<body><div id=app></div><noscript><h1>Thread</h1><p>" + "post text " * 30
+                    + "<noscript>inner</noscript></p></noscript><noscript><img src=px></noscript></body>",
 }
 
 
@@ -120,6 +122,18 @@ def test_compiled_visit_really_runs_and_does_the_work():
     assert not {"attr hidden", "inline none", "inline hidden", "h2", "ns", "t", "if", "cv"} & set(texts)
     assert "inline shown" in texts and "empty style" in texts
     assert [e.tag for e in elements] == tags and elements[0] is body
+
+
+def test_compiled_visit_drops_the_tags_it_is_given():
+    """With scripting off (``SCRIPTING_OFF_DROP``) both visits show <noscript> content, alike."""
+    root, _ = parse_html(FIXTURES["hidden"])
+    style = page_style(root, None)
+    for attrs, keep in ((False, False), (True, True)):
+        py = walk._visit_python(root, set(style.elements), attrs, keep, SCRIPTING_OFF_DROP)
+        c = walk._visit(root, set(style.elements), attrs, keep, SCRIPTING_OFF_DROP)
+        assert walk.visit_lists(c) == walk.visit_lists(py)
+        assert "noscript" in c[0] and "ns" in c[5] and "script" not in c[0]
+    assert "ns" not in walk._visit(root, set(style.elements))[5]
 
 
 def test_deep_nesting_beyond_the_stack_of_a_recursive_walk():
