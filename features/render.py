@@ -365,6 +365,14 @@ class Browser:
         rows = _rows_of(raw, n)
         return rows, refused
 
+    def dom(self, html: str) -> str:
+        """Load ``html`` as ``render`` does (no network) and return the document as Chromium then
+        holds it (``outerHTML``): with ``scripts=True``, after the page's inline scripts ran."""
+        if self._browser is None:
+            self._start()
+        self._page.set_content(html, wait_until="load", timeout=self.timeout * 1000)
+        return self._page.evaluate("document.documentElement.outerHTML")
+
     def screenshot(self, html: str, path: str | os.PathLike, *, width: int = 1000,
                    height: int = 700) -> Path:
         """Load ``html`` as ``render`` does (no network) and save a PNG of its top

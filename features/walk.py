@@ -56,7 +56,9 @@ in ``<noscript>`` for clients like this one. When the shown text is under
 ``NOSCRIPT_SHOWN`` characters and the body's ``<noscript>`` elements hold more than
 ``NOSCRIPT_RATIO`` times as much, the page is walked as a browser with scripting off shows
 it: ``<noscript>`` content is shown (``css.SCRIPTING_OFF_DROP``; ``PageWalk.scripting_off``).
-Every other page keeps the view with scripting on, where ``<noscript>`` is dropped.
+Every other page keeps the view with scripting on, where ``<noscript>`` is dropped. Content a
+page streams out of order and moves into place by script (React's ``$RC``/``$RS``) is moved
+there before the walk, as the browser's scripts would (``features.streamed``).
 
 ``xpath`` is ``/html/body/div[2]/p[1]``-style with positions counted among the
 shown siblings of the same tag.
@@ -74,6 +76,7 @@ from lxml import etree
 from hwnoise.decode import decode_html, own_utf8
 from hwnoise.features import native
 from hwnoise.features.css import DROP_TAGS, SCRIPTING_OFF_DROP, hides, match_rows, page_style
+from hwnoise.features.streamed import may_stream, place_streamed
 from hwnoise.features.limits import cap_markup, utf8_within_caps
 from hwnoise.features.measures import (TAG_VOCABULARY, Utf8Column, composite_text_density, query_scores,
                                        subtree_last, tree_measures)
@@ -794,11 +797,16 @@ def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charse
             if (encoding == "utf-8" and not html.startswith(b"\xef\xbb\xbf") and b"\x00" not in html
                     and "\ufffd" not in text):
                 utf8 = html  # valid UTF-8 as received: parse the bytes themselves
+    streams = may_stream(html)
     root, too_deep = parse_html(text, utf8)
+    if streams:
+        place_streamed(root)
     visit, scripting_off = _view(root, text if text is not None else utf8.decode, keep_tree)
     depths = visit[2]
     if too_deep or (len(depths) and (depths.max() if isinstance(depths, np.ndarray) else max(depths)) > MAX_DEPTH):
         root, _ = parse_html(flatten_deep(text if text is not None else utf8.decode("utf-8"), MAX_DEPTH))
+        if streams:
+            place_streamed(root)
         visit, scripting_off = _view(root, None, keep_tree)
     walk = _measure(visit, _matcher(query_terms), _matcher(own_terms), encoding, utf8=utf8_columns)
     walk.scripting_off = scripting_off

@@ -1,0 +1,87 @@
+"""Content a page streams out of order (React's $RC / $RS): placed where the page's scripts put it."""
+from __future__ import annotations
+
+from lxml import etree
+
+from hwnoise.features.streamed import may_stream, place_streamed
+from hwnoise.features.walk import parse_html, walk_page
+
+#: A shop page streamed by React: a boundary (B:0) whose list came late, a placeholder (P:1) for
+#: the reviews, and a segment no script places. The two functions are written here after React's
+#: behaviour (not its code) so that a browser running this page does what React's runtime does.
+STREAMED = """<html><head><title>Shop</title></head><body>
+<header><a href="/">Shop home</a></header>
+<main><h1>Sofas</h1>
+<!--$?--><template id="B:0"></template><div class="skeleton"><span></span></div><!--/$-->
+<p>Static text after the list.</p>
+<template id="P:1"></template>
+<footer>Footer links</footer></main>
+<script>
+function $RS(a, b) {
+  a = document.getElementById(a); b = document.getElementById(b);
+  a.parentNode.removeChild(a);
+  while (a.firstChild) b.parentNode.insertBefore(a.firstChild, b);
+  b.parentNode.removeChild(b);
+}
+function $RC(b, c) {
+  c = document.getElementById(c); b = document.getElementById(b);
+  c.parentNode.removeChild(c);
+  if (!b) return;
+  var start = b.previousSibling, f = b.parentNode, a = start.nextSibling, depth = 0;
+  do {
+    if (a && a.nodeType === 8) {
+      var d = a.data;
+      if (d === "/$") { if (depth === 0) break; depth--; }
+      else if (d === "$" || d === "$?" || d === "$!") depth++;
+    }
+    var next = a.nextSibling; f.removeChild(a); a = next;
+  } while (a);
+  while (c.firstChild) f.insertBefore(c.firstChild, a);
+  start.data = "$";
+}
+</script>
+<div hidden id="S:0">Two sofas <ul><li>Orndorff Sofa, two colours</li><li>Kirkwood Sofa, in stock</li></ul>
+end of the list</div>
+<script>$RC("B:0","S:0")</script>
+<div hidden id="S:1"><section>Reviews: rated 4.5 of 5</section></div>
+<script>$RS("S:1","P:1")</script>
+<div hidden id="S:9"><p>Never placed</p></div>
+</body></html>"""
+
+ORDER = ("Shop home Sofas Two sofas Orndorff Sofa, two colours Kirkwood Sofa, in stock end of the list "
+         "Static text after the list. Reviews: rated 4.5 of 5 Footer links")
+
+
+def words(walk) -> list[str]:
+    return " ".join(t for _, t in walk.segments).split()
+
+
+def test_segments_go_where_the_scripts_put_them_and_unplaced_ones_stay_hidden():
+    walk = walk_page(STREAMED)
+    assert words(walk) == ORDER.split()
+    rows = walk.rows.set_index("xpath")
+    assert rows.loc["/html/body/main[1]/ul[1]/li[2]", "text"] == "Kirkwood Sofa, in stock"
+    assert rows.loc["/html/body/main[1]/section[1]", "text"] == "Reviews: rated 4.5 of 5"
+    assert "template" not in set(walk.rows["tag"])  # the gaps are gone
+    # the boundary's fallback (a skeleton without text) stays: its end is a comment the parser drops
+    assert rows.loc["/html/body/main[1]/div[1]", "chars"] == 0
+
+
+def test_place_streamed_counts_and_skips_calls_it_cannot_follow():
+    root, _ = parse_html(STREAMED)
+    assert place_streamed(root) == 2
+    assert place_streamed(root) == 0  # done: the segments and gaps are gone
+    broken = STREAMED.replace('<template id="P:1"></template>', "")  # a call whose gap is missing
+    root, _ = parse_html(broken)
+    assert place_streamed(root) == 1
+    assert root.xpath('//div[@id="S:1"]/@hidden') == [""]  # left hidden, as a browser leaves it
+    assert "Reviews" not in " ".join(words(walk_page(broken)))
+
+
+def test_pages_without_streaming_are_left_alone():
+    page = "<body><div hidden id='S:0'><p>x</p></div><template id='B:0'></template><p>$R is no call</p></body>"
+    assert not may_stream(page) and not may_stream(page.encode())
+    assert may_stream(STREAMED) and may_stream(STREAMED.encode())
+    root, _ = parse_html(page)
+    before = etree.tostring(root)
+    assert place_streamed(root) == 0 and etree.tostring(root) == before
