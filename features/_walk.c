@@ -5,7 +5,9 @@
  * lists (``walk._visit`` wraps them with ``numpy.frombuffer``), plus each segment's length and
  * ``measures.tag_factor`` of the rows' tags (each row's code, the distinct tags) and a 3 x rows
  * int64 buffer of each row's own characters, own characters inside a link and characters
- * before it (``walk._measure`` computes them so from the lists), or None when the tree holds
+ * before it (``walk._measure`` computes them so from the lists), and whether an element it
+ * skipped is a segment React streamed out of order (``hidden``, an ``id`` "S:...";
+ * ``features/streamed.py``), or None when the tree holds
  * something the Python walk treats in its own way (a comment, processing instruction or
  * entity reference among the visited nodes, a namespaced element, an attribute value made
  * of other than text): the caller then runs the Python walk, the reference.
@@ -226,6 +228,18 @@ static void find_attrs(xmlNode *n, xmlAttr **found) {
     }
 }
 
+/* Whether an attribute's value starts with "S:", read from its text children; -1 when a child
+ * is not a text node (a React segment's id: features/streamed.py). */
+static int starts_s_colon(xmlAttr *a) {
+    char got[2];
+    int k = 0;
+    for (xmlNode *c = a->children; c && k < 2; c = c->next) {
+        if (!is_text(c)) return -1;
+        for (const unsigned char *v = c->content; v && *v && k < 2; v++) got[k++] = (char)*v;
+    }
+    return k == 2 && got[0] == 'S' && got[1] == ':';
+}
+
 /* -- tag names: one str per libxml2 name pointer (names come from the document's dict) ---- */
 #define TAGS 512
 typedef struct { const xmlChar *name; PyObject *str; int drop, is_a; Py_ssize_t code1; } TagSlot;  /* code1: code + 1, 0 before its first row */
@@ -357,7 +371,7 @@ static PyObject *visit(PyObject *self, PyObject *args) {
     }
 
     Py_ssize_t cur = -1;
-    int in_link = 0;
+    int in_link = 0, segment = 0;  /* segment: a skipped element is a streamed one (S:n, hidden) */
     xmlNode *n = body;
     int entering = 1;  /* n is an element to start (else: the element on top just ended) */
     for (;;) {
@@ -386,6 +400,7 @@ static PyObject *visit(PyObject *self, PyObject *args) {
                     }
                     if (!skip && found[A_HIDDEN]) skip = 1;
                     if (!skip && nh && in_hidden(hid, nh, n)) skip = 1;
+                    if (skip && found[A_HIDDEN] && found[A_ID] && starts_s_colon(found[A_ID])) segment = 1;
                 }
             }
             if (skip) {
@@ -488,8 +503,9 @@ static PyObject *visit(PyObject *self, PyObject *args) {
             }
         }
         if (l_par && l_dep && l_start && l_own && l_link && l_flag && l_last && l_len && l_codes && l_sums)
-            result = PyTuple_Pack(16, tags, l_par, l_dep, l_start, l_own, seg_text, l_link, l_flag,
-                                  classes, ids, elements, l_last, l_len, l_codes, uniq, l_sums);
+            result = PyTuple_Pack(17, tags, l_par, l_dep, l_start, l_own, seg_text, l_link, l_flag,
+                                  classes, ids, elements, l_last, l_len, l_codes, uniq, l_sums,
+                                  segment ? Py_True : Py_False);
         Py_XDECREF(l_codes); Py_XDECREF(l_sums);
         Py_XDECREF(l_par); Py_XDECREF(l_dep); Py_XDECREF(l_start); Py_XDECREF(l_own);
         Py_XDECREF(l_link); Py_XDECREF(l_flag); Py_XDECREF(l_last); Py_XDECREF(l_len);

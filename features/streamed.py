@@ -13,7 +13,9 @@ script that moves it into its gap:
 A browser with scripts shows that content where it belongs, and a person labelling the page sees
 it there. hwnoise runs no scripts, so without this step the content stays hidden (the ``hidden``
 attribute) and is lost. ``place_streamed`` makes those same moves on the parsed tree, in the order
-of the calls in the page's scripts, before the walk. One difference: the parser drops comments, and
+of the calls in the page's scripts; the walk calls it when its visit skipped such a segment (the
+visit reads every element's ``hidden`` and ``id`` anyway, so other pages pay nothing) and then
+visits the page again. One difference: the parser drops comments, and
 React marks the end of a boundary's fallback with a ``<!--/$-->`` comment, so the fallback is left
 in place after the moved content (skeletons hold no text). Segments that no call names stay hidden,
 as they do in the browser.
@@ -24,18 +26,10 @@ import re
 
 from lxml import etree
 
-__all__ = ["place_streamed", "may_stream"]
+__all__ = ["place_streamed"]
 
 #: ``$RC("B:0","S:0")`` and ``$RS("S:1","P:1")`` calls in the page's inline scripts.
 _CALL = re.compile(r'\$R([CS])\(\s*"([^"\\]{1,64})"\s*,\s*"([^"\\]{1,64})"\s*\)')
-
-
-def may_stream(html: bytes | str) -> bool:
-    """Whether a page's markup has a streaming call at all: a substring test, so that the tree of
-    nearly every page is not searched."""
-    if isinstance(html, str):
-        return "$RC(" in html or "$RS(" in html
-    return b"$RC(" in html or b"$RS(" in html
 
 
 def place_streamed(root: etree._Element) -> int:

@@ -76,7 +76,7 @@ from lxml import etree
 from hwnoise.decode import decode_html, own_utf8
 from hwnoise.features import native
 from hwnoise.features.css import DROP_TAGS, SCRIPTING_OFF_DROP, hides, match_rows, page_style
-from hwnoise.features.streamed import may_stream, place_streamed
+from hwnoise.features.streamed import place_streamed
 from hwnoise.features.limits import cap_markup, utf8_within_caps
 from hwnoise.features.measures import (TAG_VOCABULARY, Utf8Column, composite_text_density, query_scores,
                                        subtree_last, tree_measures)
@@ -519,7 +519,7 @@ def flatten_deep(text: str, limit: int = MAX_DEPTH) -> str:
 
 # -- the walk ------------------------------------------------------------------------------
 def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = False,
-           drop: frozenset = DROP_TAGS):
+           drop: frozenset = DROP_TAGS, seen: list | None = None):
     """Visit the shown elements under body once, iteratively, in document order.
 
     Skips (with their subtrees, keeping their tails) the ``drop`` tags (``DROP_TAGS``), the
@@ -534,7 +534,8 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
     makes them alike). The last three entries are each segment's length (an array), the
     rows' ``measures.tag_factor`` and a 3 x rows array of each row's own characters, own
     characters inside a link and characters before it, or None (then ``_measure`` and the
-    measures compute them).
+    measures compute them). ``seen``, a list, gets True when a skipped element is a segment
+    React streamed out of order (``hidden``, an ``id`` starting with "S:"; ``features.streamed``).
     """
     body = root.find("body")
     if body is None:
@@ -543,13 +544,15 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
         got = native.ext.visit(body, drop, hidden, hides, attrs, keep)
         if got is not None:
             (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag, classes, ids,
-             elements, lasts, seg_len, codes, uniq, sums) = got
+             elements, lasts, seg_len, codes, uniq, sums, segment) = got
+            if segment and seen is not None:
+                seen.append(True)
             i64, buf = np.int64, np.frombuffer
             return (tags, buf(parents, i64), buf(depths, i64), buf(seg_start, i64), buf(seg_owner, i64),
                     seg_text, buf(seg_link, np.bool_), buf(link_flag, np.bool_), _path0(body), classes, ids,
                     elements, buf(lasts, i64), buf(seg_len, i64), (buf(codes, i64), uniq),
                     buf(sums, i64).reshape(3, -1))
-    return _visit_python(root, hidden, attrs, keep, drop)
+    return _visit_python(root, hidden, attrs, keep, drop, seen)
 
 
 def _path0(body: etree._Element) -> str:
@@ -558,7 +561,7 @@ def _path0(body: etree._Element) -> str:
 
 
 def _visit_python(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = False,
-                  drop: frozenset = DROP_TAGS):
+                  drop: frozenset = DROP_TAGS, seen: list | None = None):
     """``_visit`` in Python over ``etree.iterwalk``: the fallback and the reference of the
     compiled visit."""
     body = root.find("body")
@@ -593,6 +596,9 @@ def _visit_python(root: etree._Element, hidden: set, attrs: bool = False, keep: 
                 st = el.get("style")
                 if (st is not None and hides(st)) or el.get("hidden") is not None or (
                         hidden and el in hidden):
+                    if (seen is not None and el.get("hidden") is not None
+                            and (el.get("id") or "").startswith("S:")):
+                        seen.append(True)
                     skip()
                     continue
             i = len(tags)
@@ -797,16 +803,11 @@ def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charse
             if (encoding == "utf-8" and not html.startswith(b"\xef\xbb\xbf") and b"\x00" not in html
                     and "\ufffd" not in text):
                 utf8 = html  # valid UTF-8 as received: parse the bytes themselves
-    streams = may_stream(html)
     root, too_deep = parse_html(text, utf8)
-    if streams:
-        place_streamed(root)
     visit, scripting_off = _view(root, text if text is not None else utf8.decode, keep_tree)
     depths = visit[2]
     if too_deep or (len(depths) and (depths.max() if isinstance(depths, np.ndarray) else max(depths)) > MAX_DEPTH):
         root, _ = parse_html(flatten_deep(text if text is not None else utf8.decode("utf-8"), MAX_DEPTH))
-        if streams:
-            place_streamed(root)
         visit, scripting_off = _view(root, None, keep_tree)
     walk = _measure(visit, _matcher(query_terms), _matcher(own_terms), encoding, utf8=utf8_columns)
     walk.scripting_off = scripting_off
@@ -839,8 +840,13 @@ NOSCRIPT_RATIO = 5
 
 def _view(root: etree._Element, source, keep: bool = False) -> tuple[tuple, bool]:
     """``(visit, scripting off)``: what ``_shown`` shows, or for a page that shows (next to)
-    nothing but holds its text in ``<noscript>`` what a browser with scripting off shows."""
-    visit = _shown(root, source, keep)
+    nothing but holds its text in ``<noscript>`` what a browser with scripting off shows. A page
+    whose visit skipped segments React streamed out of order has them put in place
+    (``features.streamed``) and is visited again."""
+    seen: list = []
+    visit = _shown(root, source, keep, seen=seen)
+    if seen and place_streamed(root):
+        visit = _shown(root, source, keep)
     seg_len = visit[13]
     shown = int(seg_len.sum()) if seg_len is not None else sum(map(len, visit[5]))
     if shown < NOSCRIPT_SHOWN and _noscript_chars(root) > NOSCRIPT_RATIO * shown:
@@ -856,11 +862,12 @@ def _noscript_chars(root: etree._Element) -> int:
                if next(el.iterancestors("noscript"), None) is None)  # outermost ones only
 
 
-def _shown(root: etree._Element, source, keep: bool = False, drop: frozenset = DROP_TAGS) -> tuple:
+def _shown(root: etree._Element, source, keep: bool = False, drop: frozenset = DROP_TAGS,
+           seen: list | None = None) -> tuple:
     """Visit what a browser shows: skip hidden elements (and the ``drop`` tags), then drop rows
-    a style sheet hides."""
+    a style sheet hides; ``seen`` as ``_visit``'s."""
     style = page_style(root, source)
-    visit = _visit(root, style.elements, attrs=bool(style.simple), keep=keep, drop=drop)
+    visit = _visit(root, style.elements, attrs=bool(style.simple), keep=keep, drop=drop, seen=seen)
     if style.simple:
         rows = match_rows(style.simple, visit[0], visit[1], visit[9], visit[10], factor=visit[14])
         if rows:

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 from lxml import etree
 
-from hwnoise.features.streamed import may_stream, place_streamed
+import pytest
+
+from hwnoise.features import native, walk
+from hwnoise.features.streamed import place_streamed
 from hwnoise.features.walk import parse_html, walk_page
 
 #: A shop page streamed by React: a boundary (B:0) whose list came late, a placeholder (P:1) for
@@ -80,8 +83,34 @@ def test_place_streamed_counts_and_skips_calls_it_cannot_follow():
 
 def test_pages_without_streaming_are_left_alone():
     page = "<body><div hidden id='S:0'><p>x</p></div><template id='B:0'></template><p>$R is no call</p></body>"
-    assert not may_stream(page) and not may_stream(page.encode())
-    assert may_stream(STREAMED) and may_stream(STREAMED.encode())
     root, _ = parse_html(page)
     before = etree.tostring(root)
     assert place_streamed(root) == 0 and etree.tostring(root) == before
+    assert words(walk_page(page)) == ["$R", "is", "no", "call"]
+
+
+SEGMENT_CASES = {
+    "react": (STREAMED, True),
+    "no hidden": ("<body><div id='S:0'>x</div></body>", False),
+    "hidden, other id": ("<body><div hidden id='s:0'>x</div><p hidden id='XS:1'>y</p></body>", False),
+    "hidden on another element": ("<body><p hidden>a</p><div id='S:2'>b</div></body>", False),
+    "any tag, id by an entity": ("<body><table><tr hidden id='S&#58;4'><td>c</td></tr></table></body>", True),
+    "hidden by style too": ("<body><div hidden style='display:none' id='S:5'>d</div></body>", True),
+    "dropped tag": ("<body><template hidden id='S:1'></template><p>e</p></body>", False),
+    "empty": ("", False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SEGMENT_CASES))
+def test_the_visit_notes_a_streamed_segment_compiled_and_in_python(name):
+    """The visit (which reads every element's attributes anyway) says when it skipped a segment
+    React streamed; only then does the walk look for the calls that place it."""
+    html, want = SEGMENT_CASES[name]
+    root, _ = parse_html(html)
+    py: list = []
+    walk._visit_python(root, set(), seen=py)
+    assert bool(py) is want
+    if native.ext is not None:
+        c: list = []
+        walk._visit(root, set(), seen=c)
+        assert bool(c) is want
