@@ -76,10 +76,10 @@ from lxml import etree
 from hwnoise.decode import decode_html, own_utf8
 from hwnoise.features import native
 from hwnoise.features.css import DROP_TAGS, SCRIPTING_OFF_DROP, hides, match_rows, page_style
-from hwnoise.features.streamed import place_streamed
 from hwnoise.features.limits import cap_markup, utf8_within_caps
 from hwnoise.features.measures import (TAG_VOCABULARY, Utf8Column, composite_text_density, query_scores,
                                        subtree_last, tree_measures)
+from hwnoise.features.streamed import place_streamed
 from hwnoise.text import normalize, tokenize
 from hwnoise.text import words as text_words
 
