@@ -148,6 +148,8 @@ class PageWalk:
         self._site_keys = None
         #: True when the page was walked as a browser with scripting off shows it (module doc)
         self.scripting_off = False
+        #: how many segments React streamed out of order were put in place (``features.streamed``)
+        self.streamed = 0
 
     @property
     def segments(self) -> list[tuple[int, str]]:
@@ -804,13 +806,13 @@ def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charse
                     and "\ufffd" not in text):
                 utf8 = html  # valid UTF-8 as received: parse the bytes themselves
     root, too_deep = parse_html(text, utf8)
-    visit, scripting_off = _view(root, text if text is not None else utf8.decode, keep_tree)
+    visit, scripting_off, streamed = _view(root, text if text is not None else utf8.decode, keep_tree)
     depths = visit[2]
     if too_deep or (len(depths) and (depths.max() if isinstance(depths, np.ndarray) else max(depths)) > MAX_DEPTH):
         root, _ = parse_html(flatten_deep(text if text is not None else utf8.decode("utf-8"), MAX_DEPTH))
-        visit, scripting_off = _view(root, None, keep_tree)
+        visit, scripting_off, streamed = _view(root, None, keep_tree)
     walk = _measure(visit, _matcher(query_terms), _matcher(own_terms), encoding, utf8=utf8_columns)
-    walk.scripting_off = scripting_off
+    walk.scripting_off, walk.streamed = scripting_off, streamed
     if keep_tree:
         walk.root = root
         walk.elements = visit[11]
@@ -838,20 +840,21 @@ NOSCRIPT_SHOWN = 2000
 NOSCRIPT_RATIO = 5
 
 
-def _view(root: etree._Element, source, keep: bool = False) -> tuple[tuple, bool]:
-    """``(visit, scripting off)``: what ``_shown`` shows, or for a page that shows (next to)
-    nothing but holds its text in ``<noscript>`` what a browser with scripting off shows. A page
-    whose visit skipped segments React streamed out of order has them put in place
-    (``features.streamed``) and is visited again."""
+def _view(root: etree._Element, source, keep: bool = False) -> tuple[tuple, bool, int]:
+    """``(visit, scripting off, segments placed)``: what ``_shown`` shows, or for a page that
+    shows (next to) nothing but holds its text in ``<noscript>`` what a browser with scripting
+    off shows. A page whose visit skipped segments React streamed out of order has them put in
+    place (``features.streamed``) and is visited again."""
     seen: list = []
     visit = _shown(root, source, keep, seen=seen)
-    if seen and place_streamed(root):
+    placed = place_streamed(root) if seen else 0
+    if placed:
         visit = _shown(root, source, keep)
     seg_len = visit[13]
     shown = int(seg_len.sum()) if seg_len is not None else sum(map(len, visit[5]))
     if shown < NOSCRIPT_SHOWN and _noscript_chars(root) > NOSCRIPT_RATIO * shown:
-        return _shown(root, source, keep, drop=SCRIPTING_OFF_DROP), True
-    return visit, False
+        return _shown(root, source, keep, drop=SCRIPTING_OFF_DROP), True, placed
+    return visit, False, placed
 
 
 def _noscript_chars(root: etree._Element) -> int:

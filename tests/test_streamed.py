@@ -61,7 +61,7 @@ def words(walk) -> list[str]:
 
 def test_segments_go_where_the_scripts_put_them_and_unplaced_ones_stay_hidden():
     walk = walk_page(STREAMED)
-    assert words(walk) == ORDER.split()
+    assert words(walk) == ORDER.split() and walk.streamed == 2 and walk_page("<p>x</p>").streamed == 0
     rows = walk.rows.set_index("xpath")
     assert rows.loc["/html/body/main[1]/ul[1]/li[2]", "text"] == "Kirkwood Sofa, in stock"
     assert rows.loc["/html/body/main[1]/section[1]", "text"] == "Reviews: rated 4.5 of 5"
