@@ -57,15 +57,18 @@ def measure(path: Path) -> tuple[str, bool, int, int, int]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2, help="processes (1: this one)")
     ap.add_argument("--short", type=float, default=0.2,
                     help="list pages whose text is under this share of trafilatura's (default 0.2)")
     args = ap.parse_args(argv)
     files = pages_below(args.data)
     if not files:
         raise SystemExit(f"script_pages: no HTML pages below {args.data}")
-    with ProcessPoolExecutor(args.workers) as pool:
-        rows = list(pool.map(measure, files, chunksize=8))
+    if args.workers > 1:
+        with ProcessPoolExecutor(args.workers) as pool:
+            rows = list(pool.map(measure, files, chunksize=8))
+    else:  # in this process
+        rows = [measure(f) for f in files]
     name = {str(p): p.relative_to(args.data).parts[0] for p in files}
     pages, off, streamed = Counter(), Counter(), Counter()
     for page, is_off, placed, _, _ in rows:
