@@ -514,6 +514,26 @@ def test_the_shipped_model_extracts_a_page_built_by_its_scripts(tmp_path, capsys
     assert "broke document reviews for our whole team" in out and "fails halfway" in out
 
 
+def test_extract_says_which_pages_gave_no_text_and_why_that_usually_is(tmp_path, capsys):
+    """An app shell that its scripts would fill (no <noscript>, nothing streamed) gives no text:
+    the summary counts it and stderr says what usually causes it."""
+    from test_walk import SCRIPT_SHELL
+
+    crawl = tmp_path / "crawl"
+    crawl.mkdir()
+    (crawl / "app.html").write_text('<html><body><div id="root"></div><script src="/app.js"></script>'
+                                    "</body></html>", encoding="utf-8")
+    (crawl / "forum.html").write_text(SCRIPT_SHELL, encoding="utf-8")
+    assert main(["extract", str(crawl)]) == 0
+    res = capsys.readouterr()
+    lines = [json.loads(x) for x in res.out.splitlines()]
+    assert [x["text"] == "" for x in lines] == [True, False]
+    assert "2 page(s) extracted, 0 skipped, 1 with no text" in res.err
+    assert "built by its scripts" in res.err
+    assert main(["extract", str(crawl / "forum.html")]) == 0
+    assert "built by its scripts" not in capsys.readouterr().err
+
+
 def test_extract_takes_a_folder_of_pages_compressed_or_not(dataset, tmp_path, capsys):
     import gzip
 

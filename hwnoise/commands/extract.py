@@ -182,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
     jsonl = args.jsonl or len(units) != 1
     workers = (os.cpu_count() or 1) if args.workers == 0 else args.workers
     workers = max(1, min(workers, len(units)))
-    failed, missing_seen, n_records, n_hidden = 0, set(), 0, 0
+    failed, missing_seen, n_records, n_hidden, empty = 0, set(), 0, 0, 0
     out = sys.stdout
     with bar(total=len(units), desc="extract", unit="page") as pbar:
         if workers == 1:
@@ -215,6 +215,8 @@ def run(args: argparse.Namespace) -> int:
                     out.write(json.dumps({"page": name, "url": url, "text": text}, ensure_ascii=False) + "\n")
                 else:
                     out.write(text + ("\n" if text and not text.endswith("\n") else ""))
+                if not args.records and not text.strip():
+                    empty += 1
                 out.flush()
         finally:
             if pool is not None:
@@ -227,8 +229,18 @@ def run(args: argparse.Namespace) -> int:
         info(f"hwnoise extract --records: {_records_found(n_records, n_hidden)} in {len(units) - failed} page(s)"
              + (f", {failed} skipped" if failed else "") + f" (model {args.model})")
     elif len(units) > 1 or failed:
-        info(f"hwnoise extract: {len(units) - failed} page(s) extracted, {failed} skipped")
+        info(f"hwnoise extract: {len(units) - failed} page(s) extracted, {failed} skipped"
+             + (f", {empty} with no text" if empty else ""))
+    if empty:
+        info(NO_TEXT_HINT)
     return 1 if failed else 0
+
+
+#: Said on stderr when pages gave no text: the usual cause, and what to do.
+NO_TEXT_HINT = ("hwnoise: extract: a page that gives no text is often built by its scripts, and "
+                "hwnoise runs none (it reads <noscript> and React's streamed parts, as a browser "
+                "without scripts would); save such pages from a browser after they loaded, or "
+                "fetch the site's version for clients without scripts")
 
 
 def _hidden(records: list[dict]) -> int:
