@@ -5,8 +5,7 @@ from __future__ import annotations
 import gzip
 
 from bench_scripts import bench_module
-from test_streamed import STREAMED
-from test_walk import SCRIPT_SHELL
+from script_fixtures import SCRIPT_SHELL, STREAMED
 
 
 def test_the_sweep_counts_and_lists_the_pages_built_by_scripts(tmp_path, capsys):

@@ -17,8 +17,7 @@ from hwnoise.features.render import (RENDER_COLUMNS, Browser, chromium_available
                                      render_dataset, render_page, shown_elements, tagged_html)
 from hwnoise.features.rendered import RENDER_FEATURES, apply_render, rendered_walk
 from hwnoise.features.walk import walk_page
-from test_streamed import STREAMED
-from test_walk import SCRIPT_SHELL
+from script_fixtures import SCRIPT_SHELL, STREAMED, words
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 needs_chromium = pytest.mark.skipif(not chromium_available(),
@@ -192,10 +191,6 @@ def test_a_page_built_by_its_scripts_renders_as_the_walk_shows_it(browser):
     assert "broke document reviews" in " ".join(out["text"])
 
 
-def _words(walk) -> list[str]:
-    return " ".join(t for _, t in walk.segments).split()
-
-
 @needs_chromium
 def test_streamed_content_is_placed_as_chromium_places_it_by_running_the_scripts():
     """The walk's static placement of React's streamed segments (``features.streamed``) gives the
@@ -203,7 +198,7 @@ def test_streamed_content_is_placed_as_chromium_places_it_by_running_the_scripts
     with Browser(scripts=True, timeout=20) as chromium:
         dom = chromium.dom(STREAMED)
     assert 'id="S:0"' not in dom and "Orndorff" in dom  # the scripts ran
-    assert _words(walk_page(STREAMED)) == _words(walk_page(dom))
+    assert words(walk_page(STREAMED)) == words(walk_page(dom))
 
 
 @needs_chromium
@@ -217,8 +212,8 @@ def test_a_real_streamed_shop_page_reads_as_chromium_shows_it():
     raw = gzip.decompress((SHARED / "wcxb" / "dev" / "html" / "2923.html.gz").read_bytes())
     with Browser(scripts=True, timeout=60) as chromium:
         dom = chromium.dom(raw.decode("utf-8"))
-    ours = _words(walk_page(raw))
-    assert len(ours) > 10_000 and ours == _words(walk_page(dom))
+    ours = words(walk_page(raw))
+    assert len(ours) > 10_000 and ours == words(walk_page(dom))
 
 
 class _Counting(BaseHTTPRequestHandler):

@@ -505,7 +505,7 @@ def test_the_shipped_general_model_loads_and_extracts_a_bare_page(tmp_path, caps
 def test_the_shipped_model_extracts_a_page_built_by_its_scripts(tmp_path, capsys):
     """A forum page that holds its thread in <noscript> (Discourse's pages for clients without
     scripts): the walk shows it as a browser with scripting off would, so the text comes out."""
-    from test_walk import SCRIPT_SHELL
+    from script_fixtures import SCRIPT_SHELL
 
     page = tmp_path / "forum.html"
     page.write_text(SCRIPT_SHELL, encoding="utf-8")
@@ -517,7 +517,7 @@ def test_the_shipped_model_extracts_a_page_built_by_its_scripts(tmp_path, capsys
 def test_extract_says_which_pages_gave_no_text_and_why_that_usually_is(tmp_path, capsys):
     """An app shell that its scripts would fill (no <noscript>, nothing streamed) gives no text:
     the summary counts it and stderr says what usually causes it."""
-    from test_walk import SCRIPT_SHELL
+    from script_fixtures import SCRIPT_SHELL
 
     crawl = tmp_path / "crawl"
     crawl.mkdir()

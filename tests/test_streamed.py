@@ -8,55 +8,11 @@ import pytest
 from hwnoise.features import native, walk
 from hwnoise.features.streamed import place_streamed
 from hwnoise.features.walk import parse_html, walk_page
+from script_fixtures import STREAMED, words
 
-#: A shop page streamed by React: a boundary (B:0) whose list came late, a placeholder (P:1) for
-#: the reviews, and a segment no script places. The two functions are written here after React's
-#: behaviour (not its code) so that a browser running this page does what React's runtime does.
-STREAMED = """<html><head><title>Shop</title></head><body>
-<header><a href="/">Shop home</a></header>
-<main><h1>Sofas</h1>
-<!--$?--><template id="B:0"></template><div class="skeleton"><span></span></div><!--/$-->
-<p>Static text after the list.</p>
-<template id="P:1"></template>
-<footer>Footer links</footer></main>
-<script>
-function $RS(a, b) {
-  a = document.getElementById(a); b = document.getElementById(b);
-  a.parentNode.removeChild(a);
-  while (a.firstChild) b.parentNode.insertBefore(a.firstChild, b);
-  b.parentNode.removeChild(b);
-}
-function $RC(b, c) {
-  c = document.getElementById(c); b = document.getElementById(b);
-  c.parentNode.removeChild(c);
-  if (!b) return;
-  var start = b.previousSibling, f = b.parentNode, a = start.nextSibling, depth = 0;
-  do {
-    if (a && a.nodeType === 8) {
-      var d = a.data;
-      if (d === "/$") { if (depth === 0) break; depth--; }
-      else if (d === "$" || d === "$?" || d === "$!") depth++;
-    }
-    var next = a.nextSibling; f.removeChild(a); a = next;
-  } while (a);
-  while (c.firstChild) f.insertBefore(c.firstChild, a);
-  start.data = "$";
-}
-</script>
-<div hidden id="S:0">Two sofas <ul><li>Orndorff Sofa, two colours</li><li>Kirkwood Sofa, in stock</li></ul>
-end of the list</div>
-<script>$RC("B:0","S:0")</script>
-<div hidden id="S:1"><section>Reviews: rated 4.5 of 5</section></div>
-<script>$RS("S:1","P:1")</script>
-<div hidden id="S:9"><p>Never placed</p></div>
-</body></html>"""
 
 ORDER = ("Shop home Sofas Two sofas Orndorff Sofa, two colours Kirkwood Sofa, in stock end of the list "
          "Static text after the list. Reviews: rated 4.5 of 5 Footer links")
-
-
-def words(walk) -> list[str]:
-    return " ".join(t for _, t in walk.segments).split()
 
 
 def test_segments_go_where_the_scripts_put_them_and_unplaced_ones_stay_hidden():

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from hwnoise.features.walk import MAX_DEPTH, TermMatcher, flatten_deep, walk_page
+from script_fixtures import SCRIPT_SHELL
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
@@ -146,20 +147,6 @@ def test_hidden_elements_are_dropped_with_their_subtree():
 
 
 # -- pages built by their scripts ----------------------------------------------------------
-#: A forum page as Discourse serves it to clients without scripts: an empty shell the scripts
-#: would fill, the thread itself in <noscript>, and a tracking pixel in another <noscript>.
-SCRIPT_SHELL = """<html><head><title>Forum</title><script src="app.js"></script></head><body>
-<div id="app"></div><section id="main"><div class="spinner"></div></section>
-<noscript data-path="/t/topic/1"><header><a href="/">Forum home</a> <a href="/latest">Latest</a></header>
-<div id="main-outlet"><h1>Why the update broke our documents</h1>
-<div class="post"><p>The update released last night broke document reviews for our whole team. We rely
-on them every day, and since the update every review stops halfway with an error.</p>
-<p>Grammar checks now refer us elsewhere, and reverting to the old settings did not help at all.</p></div>
-<div class="post"><p>Same here: every review since yesterday fails halfway, and the support page says
-nothing about it yet.</p></div></div>
-<footer>Powered by a forum engine</footer></noscript>
-<noscript><img src="pixel.gif"></noscript>
-</body></html>"""
 
 
 def test_a_page_built_by_its_scripts_is_walked_as_a_browser_without_scripts_shows_it():

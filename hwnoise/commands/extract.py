@@ -14,6 +14,13 @@ import sys
 from pathlib import Path
 
 
+#: Said on stderr when pages gave no text: the usual cause, and what to do.
+NO_TEXT_HINT = ("hwnoise: extract: a page that gives no text is often built by its scripts, and "
+                "hwnoise runs none (it reads <noscript> and React's streamed parts, as a browser "
+                "without scripts would); save such pages from a browser after they loaded, or "
+                "fetch the site's version for clients without scripts")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "extract", help="print the content text of pages, by a trained model (default: general)",
@@ -234,13 +241,6 @@ def run(args: argparse.Namespace) -> int:
     if empty:
         info(NO_TEXT_HINT)
     return 1 if failed else 0
-
-
-#: Said on stderr when pages gave no text: the usual cause, and what to do.
-NO_TEXT_HINT = ("hwnoise: extract: a page that gives no text is often built by its scripts, and "
-                "hwnoise runs none (it reads <noscript> and React's streamed parts, as a browser "
-                "without scripts would); save such pages from a browser after they loaded, or "
-                "fetch the site's version for clients without scripts")
 
 
 def _hidden(records: list[dict]) -> int:
