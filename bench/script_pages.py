@@ -7,7 +7,7 @@ far short of trafilatura's (README "Decoding and what a browser shows").
 Every HTML page below ``--data`` (``.gz`` too) is walked (``walk_page``), and its text is extracted
 by the shipped ``general`` model (``hwnoise.extract``) and by ``trafilatura.extract``. The script
 prints, per dataset, the pages, how many were walked with scripting off (``PageWalk.scripting_off``)
-and how many had streamed segments placed (``PageWalk.streamed``). It then lists those pages, and
+and how many had parts streamed out of order placed (React, Marko: ``PageWalk.streamed``). It then lists those pages, and
 the pages where hwnoise's text is under ``--short`` times trafilatura's while trafilatura has 500
 characters or more: the check that found both kinds in session 18. About 3 minutes on 2 cores.
 """
@@ -39,7 +39,7 @@ def _general():
 
 
 def measure(path: Path) -> tuple[str, bool, int, int, int]:
-    """``(page, scripting off, segments placed, hwnoise's characters, trafilatura's)``."""
+    """``(page, scripting off, streamed parts placed, hwnoise's characters, trafilatura's)``."""
     import trafilatura
 
     from hwnoise import extract
@@ -75,12 +75,12 @@ def main(argv: list[str] | None = None) -> int:
         pages[name[page]] += 1
         off[name[page]] += is_off
         streamed[name[page]] += placed > 0
-    print("| dataset | pages | walked with scripting off | streamed segments placed |")
+    print("| dataset | pages | walked with scripting off | streamed parts placed |")
     print("|---|---:|---:|---:|")
     for ds in sorted(pages):
         print(f"| {ds} | {pages[ds]} | {off[ds]} | {streamed[ds]} |")
     print(f"| all | {sum(pages.values())} | {sum(off.values())} | {sum(streamed.values())} |")
-    print("\npage | scripting off | segments placed | hwnoise chars | trafilatura chars")
+    print("\npage | scripting off | parts placed | hwnoise chars | trafilatura chars")
     for page, is_off, placed, ours, theirs in rows:
         short = theirs >= 500 and ours < args.short * theirs
         if is_off or placed or short:

@@ -6,8 +6,8 @@
  * ``measures.tag_factor`` of the rows' tags (each row's code, the distinct tags) and a 3 x rows
  * int64 buffer of each row's own characters, own characters inside a link and characters
  * before it (``walk._measure`` computes them so from the lists), and whether an element it
- * skipped is a segment React streamed out of order (``hidden``, an ``id`` "S:...";
- * ``features/streamed.py``), or None when the tree holds
+ * skipped is a part streamed out of order (React's ``hidden`` segment with an ``id`` "S:...",
+ * Marko's fragment with an ``id`` "af...<digit>"; ``features/streamed.py``), or None when the tree holds
  * something the Python walk treats in its own way (a comment, processing instruction or
  * entity reference among the visited nodes, a namespaced element, an attribute value made
  * of other than text): the caller then runs the Python walk, the reference.
@@ -228,16 +228,29 @@ static void find_attrs(xmlNode *n, xmlAttr **found) {
     }
 }
 
-/* Whether an attribute's value starts with "S:", read from its text children; -1 when a child
- * is not a text node (a React segment's id: features/streamed.py). */
-static int starts_s_colon(xmlAttr *a) {
-    char got[2];
+/* What an element's id says of a streamed part (features/streamed.py), read from the attribute's
+ * text children: 1 when it starts with "S:" (React's segment), 2 when it is "af", ASCII letters,
+ * digits or "_", and ends with a digit (Marko's async fragment), else 0; -1 when a child is not a
+ * text node (the caller counts that as a segment: the placement step looks at the page then). */
+#define STREAMED_ID_MAX 128  /* longer ids are no Marko fragment's */
+static int streamed_id(xmlAttr *a) {
+    char got[STREAMED_ID_MAX + 1];
     int k = 0;
-    for (xmlNode *c = a->children; c && k < 2; c = c->next) {
+    for (xmlNode *c = a->children; c; c = c->next) {
         if (!is_text(c)) return -1;
-        for (const unsigned char *v = c->content; v && *v && k < 2; v++) got[k++] = (char)*v;
+        for (const unsigned char *v = c->content; v && *v; v++) {
+            if (k == STREAMED_ID_MAX) return k >= 2 && got[0] == 'S' && got[1] == ':';
+            got[k++] = (char)*v;
+        }
     }
-    return k == 2 && got[0] == 'S' && got[1] == ':';
+    if (k >= 2 && got[0] == 'S' && got[1] == ':') return 1;
+    if (k < 3 || got[0] != 'a' || got[1] != 'f' || got[k - 1] < '0' || got[k - 1] > '9') return 0;
+    for (int j = 2; j < k; j++) {
+        char ch = got[j];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_'))
+            return 0;
+    }
+    return 2;
 }
 
 /* -- tag names: one str per libxml2 name pointer (names come from the document's dict) ---- */
@@ -371,7 +384,7 @@ static PyObject *visit(PyObject *self, PyObject *args) {
     }
 
     Py_ssize_t cur = -1;
-    int in_link = 0, segment = 0;  /* segment: a skipped element is a streamed one (S:n, hidden) */
+    int in_link = 0, segment = 0;  /* segment: a skipped element is a streamed part (streamed_id) */
     xmlNode *n = body;
     int entering = 1;  /* n is an element to start (else: the element on top just ended) */
     for (;;) {
@@ -400,7 +413,10 @@ static PyObject *visit(PyObject *self, PyObject *args) {
                     }
                     if (!skip && found[A_HIDDEN]) skip = 1;
                     if (!skip && nh && in_hidden(hid, nh, n)) skip = 1;
-                    if (skip && found[A_HIDDEN] && found[A_ID] && starts_s_colon(found[A_ID])) segment = 1;
+                    if (skip && found[A_ID] && !segment) {
+                        int kind = streamed_id(found[A_ID]);
+                        if (kind == 2 || (kind != 0 && found[A_HIDDEN])) segment = 1;
+                    }
                 }
             }
             if (skip) {

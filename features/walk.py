@@ -57,8 +57,8 @@ in ``<noscript>`` for clients like this one. When the shown text is under
 ``NOSCRIPT_RATIO`` times as much, the page is walked as a browser with scripting off shows
 it: ``<noscript>`` content is shown (``css.SCRIPTING_OFF_DROP``; ``PageWalk.scripting_off``).
 Every other page keeps the view with scripting on, where ``<noscript>`` is dropped. Content a
-page streams out of order and moves into place by script (React's ``$RC``/``$RS``) is moved
-there before the walk, as the browser's scripts would (``features.streamed``).
+page streams out of order and moves into place by script (React's ``$RC``/``$RS``, Marko's
+``$af``) is moved there before the walk, as the browser's scripts would (``features.streamed``).
 
 ``xpath`` is ``/html/body/div[2]/p[1]``-style with positions counted among the
 shown siblings of the same tag.
@@ -79,7 +79,7 @@ from hwnoise.features.css import DROP_TAGS, SCRIPTING_OFF_DROP, hides, match_row
 from hwnoise.features.limits import cap_markup, utf8_within_caps
 from hwnoise.features.measures import (TAG_VOCABULARY, Utf8Column, composite_text_density, query_scores,
                                        subtree_last, tree_measures)
-from hwnoise.features.streamed import place_streamed
+from hwnoise.features.streamed import place_streamed, streamed_id
 from hwnoise.text import normalize, tokenize
 from hwnoise.text import words as text_words
 
@@ -148,7 +148,7 @@ class PageWalk:
         self._site_keys = None
         #: True when the page was walked as a browser with scripting off shows it (module doc)
         self.scripting_off = False
-        #: how many segments React streamed out of order were put in place (``features.streamed``)
+        #: how many parts streamed out of order (React, Marko) were put in place (``features.streamed``)
         self.streamed = 0
 
     @property
@@ -536,8 +536,8 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
     makes them alike). The last three entries are each segment's length (an array), the
     rows' ``measures.tag_factor`` and a 3 x rows array of each row's own characters, own
     characters inside a link and characters before it, or None (then ``_measure`` and the
-    measures compute them). ``seen``, a list, gets True when a skipped element is a segment
-    React streamed out of order (``hidden``, an ``id`` starting with "S:"; ``features.streamed``).
+    measures compute them). ``seen``, a list, gets True when a skipped element may be a part
+    streamed out of order (``features.streamed.streamed_id``: React's or Marko's).
     """
     body = root.find("body")
     if body is None:
@@ -598,8 +598,7 @@ def _visit_python(root: etree._Element, hidden: set, attrs: bool = False, keep: 
                 st = el.get("style")
                 if (st is not None and hides(st)) or el.get("hidden") is not None or (
                         hidden and el in hidden):
-                    if (seen is not None and el.get("hidden") is not None
-                            and (el.get("id") or "").startswith("S:")):
+                    if seen is not None and streamed_id(el.get("id"), el.get("hidden") is not None):
                         seen.append(True)
                     skip()
                     continue
@@ -843,8 +842,8 @@ NOSCRIPT_RATIO = 5
 def _view(root: etree._Element, source, keep: bool = False) -> tuple[tuple, bool, int]:
     """``(visit, scripting off, segments placed)``: what ``_shown`` shows, or for a page that
     shows (next to) nothing but holds its text in ``<noscript>`` what a browser with scripting
-    off shows. A page whose visit skipped segments React streamed out of order has them put in
-    place (``features.streamed``) and is visited again."""
+    off shows. A page whose visit skipped parts streamed out of order (React's, Marko's) has them put
+    in place (``features.streamed``) and is visited again."""
     seen: list = []
     visit = _shown(root, source, keep, seen=seen)
     placed = place_streamed(root) if seen else 0

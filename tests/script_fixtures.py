@@ -61,6 +61,43 @@ end of the list</div>
 </body></html>"""
 
 
+#: A result page streamed by Marko (``<await client-reorder>``, as eBay's pages are), runtime id
+#: "shop": the results' fragment (afshop1) fills a ``<noscript>`` placeholder; the facets'
+#: fragment (afshop2) replaces a skeleton that says "Loading"; fragment 3, whose placeholder lies
+#: inside fragment 2's content, waits for it (``$afshop(3,2)`` comes first); fragment 4 is never
+#: placed. The function is written here after Marko's behaviour (not its code) so that a browser
+#: running the page does what Marko's runtime does.
+MARKO = """<html><head><title>Results</title></head><body>
+<header><a href="/">Shop home</a></header>
+<main><h1>Results for lamps</h1>
+<aside><span id="afshopph2"><div class="skeleton">Loading</div></span></aside>
+<noscript id="afshopph1"></noscript>
+<p>Prices include taxes.</p></main>
+<footer>Footer links</footer>
+<script>
+function $afshop(id, after) {
+  var self = $afshop;
+  if (after && !self[after]) { (self[after + "$"] = self[after + "$"] || []).push(id); return; }
+  var from = document.getElementById("afshop" + id), to = document.getElementById("afshopph" + id);
+  var moved = document.createDocumentFragment();
+  while (from.firstChild) moved.appendChild(from.firstChild);
+  if (to) to.parentNode.replaceChild(moved, to);
+  self[id] = 1;
+  var queued = self[id + "$"] || [];
+  for (var i = 0; i < queued.length; i++) self(queued[i]);
+}
+</script>
+<div id="afshop1" style="display:none">3 results <ul><li>Brass desk lamp, 40 euros</li>
+<li>Paper floor lamp, 25 euros</li><li>Glass table lamp, 60 euros</li></ul></div>
+<script>$afshop(1)</script>
+<div id="afshop3" style="display:none"><b>Brass</b> and <b>paper</b></div>
+<script>$afshop(3, 2)</script>
+<div id="afshop2" style="display:none">Filter by material: <span id="afshopph3">...</span> only</div>
+<script>$afshop(2)</script>
+<div id="afshop4" style="display:none"><p>Never placed</p></div>
+</body></html>"""
+
+
 def words(walk) -> list[str]:
     """A walk's words in document order (its text segments split on whitespace)."""
     return " ".join(t for _, t in walk.segments).split()

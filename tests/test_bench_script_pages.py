@@ -1,5 +1,5 @@
 """bench/script_pages.py: the sweep that lists the pages walked with scripting off or with
-streamed segments placed, and the pages whose text falls far short of trafilatura's."""
+streamed parts placed, and the pages whose text falls far short of trafilatura's."""
 from __future__ import annotations
 
 import gzip

@@ -17,7 +17,7 @@ from hwnoise.features.render import (RENDER_COLUMNS, Browser, chromium_available
                                      render_dataset, render_page, shown_elements, tagged_html)
 from hwnoise.features.rendered import RENDER_FEATURES, apply_render, rendered_walk
 from hwnoise.features.walk import walk_page
-from script_fixtures import SCRIPT_SHELL, STREAMED, words
+from script_fixtures import MARKO, SCRIPT_SHELL, STREAMED, words
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 needs_chromium = pytest.mark.skipif(not chromium_available(),
@@ -199,6 +199,33 @@ def test_streamed_content_is_placed_as_chromium_places_it_by_running_the_scripts
         dom = chromium.dom(STREAMED)
     assert 'id="S:0"' not in dom and "Orndorff" in dom  # the scripts ran
     assert words(walk_page(STREAMED)) == words(walk_page(dom))
+
+
+@needs_chromium
+def test_marko_fragments_are_placed_as_chromium_places_them_by_running_the_scripts():
+    with Browser(scripts=True, timeout=20) as chromium:
+        dom = chromium.dom(MARKO)
+    assert 'id="afshop1"' in dom and "afshopph1" not in dom  # the scripts ran: placeholders gone
+    assert words(walk_page(MARKO)) == words(walk_page(dom))
+
+
+@needs_chromium
+@pytest.mark.datasets
+@pytest.mark.skipif(not (SHARED / "wcxb").is_dir(), reason="needs ../shared/datasets/wcxb")
+@pytest.mark.parametrize("name, parts, least", [("0658", 43, 3_000), ("0614", 13, 1_400)])
+def test_real_marko_pages_read_as_chromium_shows_them(name, parts, least):
+    """WCXB's 0658 (eBay's browse page for collectibles, Marko's async fragments, runtime
+    ``$afbrwweb``): without the scripts 43 fragments, the whole item list among them, stay
+    ``display:none`` and the walk shows the header alone; 0614 (an eBay item page, runtime
+    ``$afM_96613636``). Placed statically, every word comes where Chromium puts it."""
+    import gzip
+
+    raw = gzip.decompress((SHARED / "wcxb" / "dev" / "html" / f"{name}.html.gz").read_bytes())
+    with Browser(scripts=True, timeout=60) as chromium:
+        dom = chromium.dom(raw.decode("utf-8"))
+    walk = walk_page(raw)
+    ours = words(walk)
+    assert walk.streamed == parts and len(ours) > least and ours == words(walk_page(dom))
 
 
 @needs_chromium

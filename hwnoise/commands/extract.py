@@ -16,8 +16,8 @@ from pathlib import Path
 
 #: Said on stderr when pages gave no text: the usual cause, and what to do.
 NO_TEXT_HINT = ("hwnoise: extract: a page that gives no text is often built by its scripts, and "
-                "hwnoise runs none (it reads <noscript> and React's streamed parts, as a browser "
-                "without scripts would); save such pages from a browser after they loaded, or "
+                "hwnoise runs none (it reads <noscript>, as a browser without scripts would, and places "
+                "what React and Marko stream out of order); save such pages from a browser after they loaded, or "
                 "fetch the site's version for clients without scripts")
 
 
