@@ -759,10 +759,12 @@ done:
 
 
 /* -- css.page_style's style sheets ----------------------------------------------------- */
-/* style_sheets(root): css._style_sheets, the text (``el.text``) of each ``<style>`` element
- * of root's subtree (root included) in document order that has no ``<noscript>`` ancestor,
- * empty ones left out; None when an element has a namespace (the Python code decides). One
- * pass over libxml2's nodes, where ``root.iter("style")`` makes lxml step through every node. */
+/* style_sheets(root): css._style_sheets_python, ``(text, media)`` for each ``<style>`` element
+ * of root's subtree (root included) in document order that has no ``<noscript>`` ancestor: its
+ * ``el.text`` (empty ones left out) and its ``media`` attribute (None without one); None when an
+ * element has a namespace or the media attribute is made of other than text (the Python code
+ * decides). One pass over libxml2's nodes, where ``root.iter("style")`` makes lxml step through
+ * every node. */
 static PyObject *style_sheets(PyObject *self, PyObject *arg) {
     if (!PyObject_TypeCheck(arg, element_type)) {
         PyErr_SetString(PyExc_TypeError, "root must be an lxml element");
@@ -772,28 +774,41 @@ static PyObject *style_sheets(PyObject *self, PyObject *arg) {
     if (!top || top->type != XML_ELEMENT_NODE) Py_RETURN_NONE;
     PyObject *out = PyList_New(0);
     if (!out) return NULL;
-    Bytes buf = {0};
+    Bytes buf = {0}, abuf = {0};
     Py_ssize_t noscript = 0;  /* open <noscript> ancestors */
     xmlNode *n = top;
     for (;;) {
         if (n->type == XML_ELEMENT_NODE) {
-            if (n->ns || !n->name) { Py_DECREF(out); PyMem_Free(buf.p); Py_RETURN_NONE; }
+            if (n->ns || !n->name) { Py_DECREF(out); PyMem_Free(buf.p); PyMem_Free(abuf.p); Py_RETURN_NONE; }
             const char *nm = (const char *)n->name;
             if (!noscript && !strcmp(nm, "style")) {  /* el.text: the first run of text nodes */
                 buf.n = 0;
                 for (xmlNode *c = text_or_skip(n->children); c; c = text_or_skip(c->next)) {
                     if (!c->content) continue;
                     Py_ssize_t k = (Py_ssize_t)strlen((const char *)c->content);
-                    if (bytes_reserve(&buf, k) < 0) { Py_DECREF(out); PyMem_Free(buf.p); return NULL; }
+                    if (bytes_reserve(&buf, k) < 0) { Py_DECREF(out); PyMem_Free(buf.p); PyMem_Free(abuf.p); return NULL; }
                     memcpy(buf.p + buf.n, c->content, k);
                     buf.n += k;
                 }
                 if (buf.n) {
-                    PyObject *t = PyUnicode_DecodeUTF8(buf.p, buf.n, NULL);
-                    if (!t || PyList_Append(out, t) < 0) {
-                        Py_XDECREF(t); Py_DECREF(out); PyMem_Free(buf.p); return NULL;
+                    PyObject *t = PyUnicode_DecodeUTF8(buf.p, buf.n, NULL), *media = NULL, *pair = NULL;
+                    if (t) {
+                        xmlAttr *a = NULL;
+                        for (xmlAttr *p = n->properties; p; p = p->next)
+                            if (!p->ns && p->name && !strcmp((const char *)p->name, "media")) { a = p; break; }
+                        if (a) {
+                            int r = attr_value(a, &media, &abuf);
+                            if (r == -2) { Py_DECREF(t); Py_DECREF(out); PyMem_Free(buf.p); PyMem_Free(abuf.p); Py_RETURN_NONE; }
+                        } else {
+                            media = Py_None; Py_INCREF(media);
+                        }
+                        if (media) pair = PyTuple_Pack(2, t, media);
                     }
-                    Py_DECREF(t);
+                    Py_XDECREF(t); Py_XDECREF(media);
+                    if (!pair || PyList_Append(out, pair) < 0) {
+                        Py_XDECREF(pair); Py_DECREF(out); PyMem_Free(buf.p); PyMem_Free(abuf.p); return NULL;
+                    }
+                    Py_DECREF(pair);
                 }
             }
             if (n->children) {
@@ -810,6 +825,7 @@ static PyObject *style_sheets(PyObject *self, PyObject *arg) {
         n = n->next;
     }
     PyMem_Free(buf.p);
+    PyMem_Free(abuf.p);
     return out;
 }
 
@@ -2084,7 +2100,8 @@ static PyMethodDef methods[] = {
      "paths(parent, steps, root): each row's path, its parent's path plus its step (measures.xpaths); "
      "None when a parent does not come before its row."},
     {"style_sheets", style_sheets, METH_O,
-     "style_sheets(root): the non-empty texts of the <style> elements outside <noscript> (css._style_sheets); "
+     "style_sheets(root): (text, media or None) of the non-empty <style> elements outside <noscript> "
+     "(css._style_sheets_python); "
      "None when the Python code must decide."},
     {"fold_ascii", fold_ascii, METH_O,
      "fold_ascii(texts): (each ASCII text lower-cased, None for the others; their indices) "

@@ -16,7 +16,8 @@ after a look at the page itself (``hidden_elements``):
 (title, meta, link, base) and the fallback content a browser does not render
 (iframe, canvas, datalist).
 
-What it does not do, on purpose: ``@media`` blocks and linked stylesheets are
+What it does not do, on purpose: ``@media`` blocks, ``<style>`` elements whose ``media``
+tests a feature or names no screen (``media_applies``) and linked stylesheets are
 ignored (no network, no viewport), pseudo-classes that depend on the user
 (``:hover``) match nothing, specificity and later ``display: block`` overrides
 are not weighed, and a rule that would hide ``<html>`` or ``<body>`` is
@@ -34,7 +35,7 @@ from lxml import etree
 
 from hwnoise.features import native
 
-__all__ = ["DROP_TAGS", "SCRIPTING_OFF_DROP", "hidden_elements", "hiding_selectors", "hides"]
+__all__ = ["DROP_TAGS", "SCRIPTING_OFF_DROP", "hidden_elements", "hiding_selectors", "hides", "media_applies"]
 
 #: Elements dropped with their subtree whatever their style says.
 DROP_TAGS = frozenset({
@@ -263,23 +264,51 @@ def _sheet_rules(sheets: tuple[str, ...]) -> tuple[tuple, tuple[str, ...]]:
 
 def _style_sheets(root: etree._Element) -> list[str]:
     """The text of each ``<style>`` element (root's subtree, document order) outside any
-    ``<noscript>``, empty ones left out; compiled (``features/_walk.c`` ``style_sheets``: one
-    pass over libxml2's nodes) when it is there, else this loop, its reference."""
-    if native.ext is not None:
-        got = native.ext.style_sheets(root)
-        if got is not None:
-            return got
-    return _style_sheets_python(root)
+    ``<noscript>`` whose ``media`` applies to a screen as the walk sees it (``media_applies``),
+    empty ones left out. The sheets come from the compiled pass (``features/_walk.c``
+    ``style_sheets``: one pass over libxml2's nodes) when it is there, else from
+    ``_style_sheets_python``, its reference."""
+    got = native.ext.style_sheets(root) if native.ext is not None else None
+    if got is None:
+        got = _style_sheets_python(root)
+    return [css for css, media in got if media is None or media_applies(media)]
 
 
-def _style_sheets_python(root: etree._Element) -> list[str]:
-    """``_style_sheets`` over lxml's ``iter``: the fallback and the reference."""
-    out: list[str] = []
+def _style_sheets_python(root: etree._Element) -> list[tuple[str, str | None]]:
+    """``(text, media attribute or None)`` of each ``<style>`` element outside ``<noscript>``,
+    empty ones left out, over lxml's ``iter``: the fallback and the reference."""
+    out: list[tuple[str, str | None]] = []
     for el in root.iter("style"):
         css = el.text
         if css and not any(a.tag == "noscript" for a in el.iterancestors()):
-            out.append(css)
+            out.append((css, el.get("media")))
     return out
+
+
+_MEDIA_TYPE_RE = re.compile(r"(?:(only|not)\s+)?([a-z-]+)")
+
+
+def media_applies(media: str) -> bool:
+    """Whether a ``<style media="...">`` sheet applies, read as the walk reads ``@media``
+    blocks (module doc: no viewport): a query list applies when one of its queries is a
+    media type that a screen has (``all``, ``screen``; ``not print``) with no feature test.
+    A query that tests a feature (``(min-width: 1080px)``) does not, as an ``@media`` block
+    does not: sites that serve one layout per width (Medium: one sheet per width range, each
+    hiding the other layouts' copies) would otherwise have every copy hidden at once. An
+    empty attribute applies."""
+    if not media.strip():
+        return True
+    for query in media.lower().split(","):
+        query = query.strip()
+        if not query or "(" in query:
+            continue
+        m = _MEDIA_TYPE_RE.fullmatch(query)
+        if m is None:
+            continue
+        screen = m.group(2) in ("all", "screen")
+        if screen != (m.group(1) == "not"):
+            return True
+    return False
 
 
 def _run_xpaths(root: etree._Element, xpaths: list[str], hidden: set) -> None:

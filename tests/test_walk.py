@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hwnoise.features.css import media_applies
 from hwnoise.features.walk import MAX_DEPTH, TermMatcher, flatten_deep, walk_page
 from script_fixtures import SCRIPT_SHELL
 
@@ -190,6 +191,39 @@ def test_content_after_a_second_html_element_is_kept():
     walk = walk_page("<html><body><p>first</p></body></html><html><body><p>second</p></body></html>")
     assert words_of(walk) == ["first", "second"]
     assert walk.rows["xpath"].tolist() == ["/html/body", "/html/body/p[1]", "/html/body/p[2]"]
+
+
+#: A page laid out per width as Medium serves it: one copy of the story list for narrow screens and
+#: one for wide ones, each hidden by a sheet whose ``media`` names the other widths; a print sheet
+#: hides the site's toolbar, a screen sheet the ad.
+PER_WIDTH = """<html><head>
+<style media="all and (max-width: 903.98px)">.wide { display: none }</style>
+<style media="all and (min-width: 904px)">.narrow { display: none }</style>
+<style media="print">#toolbar { display: none }</style>
+<style media="screen, print">.ad { display: none }</style>
+<style media="">.gone { display: none }</style>
+</head><body><div id="toolbar">Skip to toolbar</div>
+<div class="wide"><h2>Scaling global storytelling</h2></div>
+<div class="narrow"><h2>Scaling global storytelling</h2></div>
+<div class="ad">ad text</div><p class="gone">gone text</p></body></html>"""
+
+
+def test_style_sheets_apply_as_their_media_attribute_says():
+    """A sheet whose ``media`` tests a width is read as an ``@media`` block is (not at all: the
+    walk has no viewport); a print sheet does not apply on a screen; ``screen`` and an empty
+    ``media`` do. Before, every sheet applied: both copies of the list were hidden."""
+    text = " ".join(words_of(walk_page(PER_WIDTH)))
+    assert text == ("Skip to toolbar Scaling global storytelling Scaling global storytelling")
+
+
+@pytest.mark.parametrize("media, applies", [
+    ("", True), ("  ", True), ("all", True), ("screen", True), ("SCREEN", True), ("only screen", True),
+    ("print", False), ("speech", False), ("not print", True), ("not screen", False), ("print, screen", True),
+    ("all and (min-width: 1080px)", False), ("(prefers-reduced-motion: no-preference)", False),
+    ("(min-width: 1px), print", False), ("screen and (max-width: 1198px), all", True), ("tv", False),
+])
+def test_media_applies(media, applies):
+    assert media_applies(media) is applies
 
 
 def test_rules_that_would_hide_the_page_are_ignored():

@@ -373,7 +373,7 @@ def test_xpaths_equal_the_python_steps(monkeypatch):
 
 def test_style_sheets_equal_the_python_loop():
     """``css._style_sheets`` compiled (one pass over libxml2's nodes) equals ``root.iter("style")``
-    with the ``<noscript>`` check: sheets in head and body, nested and sibling noscripts,
+    with the ``<noscript>`` check, each sheet with its ``media`` attribute: sheets in head and body, nested and sibling noscripts,
     empty and CDATA sheets, a style inside a style's text, the fixtures."""
     from hwnoise.features.css import _style_sheets, _style_sheets_python
 
@@ -391,11 +391,15 @@ def test_style_sheets_equal_the_python_loop():
         root, _ = parse_html(html)
         want = _style_sheets_python(root)
         assert EXT.style_sheets(root) == want, html
-        assert _style_sheets(root) == want
+        assert _style_sheets(root) == [t for t, _ in want]
         seen += len(want)
     assert seen >= 8
     root, _ = parse_html(pages[0])
-    assert EXT.style_sheets(root) == [".a{display:none}", " ", "#c{}", ".e{}", ".f{}", "<![CDATA[.g{}]]>.h{}"]
+    assert EXT.style_sheets(root) == [(t, None) for t in (".a{display:none}", " ", "#c{}", ".e{}", ".f{}",
+                                                          "<![CDATA[.g{}]]>.h{}")]
+    root, _ = parse_html('<style media="print">.p{}</style><style media="">.q{}</style><style Media=screen>.r{}</style>')
+    assert EXT.style_sheets(root) == _style_sheets_python(root) == [(".p{}", "print"), (".q{}", ""), (".r{}", "screen")]
+    assert _style_sheets(root) == [".q{}", ".r{}"]  # the print sheet does not apply on a screen
     ns = etree.fromstring('<html xmlns:v="urn:x"><body><v:style>a</v:style></body></html>')
     assert EXT.style_sheets(ns) is None  # a namespaced element: the Python loop decides
 
