@@ -8,6 +8,7 @@ after a look at the page itself (``hidden_elements``):
 - elements with the ``hidden`` attribute;
 - elements whose inline ``style`` says ``display: none`` or ``visibility: hidden``
   (or ``collapse``);
+- the content of a ``<details>`` without ``open`` but its first ``<summary>`` (the walk's visit);
 - elements that the page's own ``<style>`` sheets hide that way through
   selectors cssselect understands: tag, class, id, attribute, compound
   (``div.ad.top``), descendant and child (``#side .promo``, ``ul > li.x``).
@@ -16,9 +17,12 @@ after a look at the page itself (``hidden_elements``):
 (title, meta, link, base) and the fallback content a browser does not render
 (iframe, canvas, datalist).
 
-What it does not do, on purpose: ``@media`` blocks, ``<style>`` elements whose ``media``
-tests a feature or names no screen (``media_applies``) and linked stylesheets are
-ignored (no network, no viewport), pseudo-classes that depend on the user
+Media queries (top-level ``@media`` blocks, a ``<style>``'s ``media``) are answered for one
+screen, a desktop window of 1,366 × 768 (``features.media``): a sheet or block for other
+screens (``print``, narrow widths) hides nothing.
+
+What it does not do, on purpose: linked stylesheets are
+ignored (no network), pseudo-classes that depend on the user
 (``:hover``) match nothing, specificity and later ``display: block`` overrides
 are not weighed, and a rule that would hide ``<html>`` or ``<body>`` is
 ignored. A selector cssselect cannot handle is skipped, never fatal. Section
@@ -28,14 +32,16 @@ original.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from functools import lru_cache
 
 import numpy as np
 from lxml import etree
 
 from hwnoise.features import native
+from hwnoise.features.media import matches as media_matches
 
-__all__ = ["DROP_TAGS", "SCRIPTING_OFF_DROP", "hidden_elements", "hiding_selectors", "hides", "media_applies"]
+__all__ = ["DROP_TAGS", "SCRIPTING_OFF_DROP", "hidden_elements", "hiding_selectors", "hides"]
 
 #: Elements dropped with their subtree whatever their style says.
 DROP_TAGS = frozenset({
@@ -62,11 +68,15 @@ def hides(declarations: str | None) -> bool:
 
 
 def hiding_selectors(css: str) -> list[str]:
-    """Selectors of the top-level rules of a style sheet whose declarations hide elements.
+    """Selectors of the rules of a style sheet whose declarations hide elements: its top-level
+    rules and those of its top-level ``@media`` blocks whose query holds for the walk's screen
+    (``features.media``), less those that a later rule of the very same selector shows again
+    (``.nav{display:none} @media (min-width: 62em){.nav{display:block}}``, how CSS-in-JS writes
+    "hidden on small screens"; ``!important`` weighed as the cascade weighs it).
 
-    Rules inside at-rules (``@media``, ``@supports``) are skipped, as are
-    ``@font-face`` and ``@import``. The sheet is searched for hiding
-    declarations first, and only their rules are read.
+    Rules inside other at-rules (``@supports``, ``@layer``, nested blocks) are skipped, as are
+    ``@font-face`` and ``@import``. The sheet is searched for hiding declarations first, and
+    only their rules are read.
     """
     if "/*" in css:
         css = _CSS_COMMENT_RE.sub(" ", css)
@@ -75,28 +85,128 @@ def hiding_selectors(css: str) -> list[str]:
         return []
     if len(low) != len(css):
         css = low  # rare: lower-casing changed the length, so positions must come from one text
-    out: list[str] = []
+    blocks = _media_blocks(css, low) if "@media" in low else ([], [])
+    hides: list[tuple[int, str, bool, list[str]]] = []  # (rule's "{", property, !important, selectors)
     seen_open = -1
     depth, upto = 0, 0  # brace depth at position ``upto``, advanced as the matches go on
-    starts = sorted(m.start() for rx in _SHEET_HIDES for m in rx.finditer(low)
+    starts = sorted((m.start(), m.end(), k) for k, rx in enumerate(_SHEET_HIDES) for m in rx.finditer(low)
                     if m.start() == 0 or low[m.start() - 1] in _DECL_BEFORE)
-    for start in starts:
+    for start, end, kind in starts:
         open_ = css.rfind("{", 0, start + 1)
         if open_ < 0 or open_ == seen_open or css.rfind("}", open_, start) >= 0:
             continue  # outside any block, or a rule already taken
         seen_open = open_
-        before = max(css.rfind("}", 0, open_), css.rfind(";", 0, open_))
-        inner = css.rfind("{", 0, open_)
-        if inner > before:
-            continue  # a rule nested in an at-rule block (@media ...)
+        before = max(css.rfind("}", 0, open_), css.rfind(";", 0, open_), css.rfind("{", 0, open_))
         prelude = css[before + 1:open_].strip()
-        if prelude and not prelude.startswith("@"):
-            depth += css.count("{", upto, before + 1) - css.count("}", upto, before + 1)
-            upto = before + 1
-            if depth > 0:
-                continue  # inside an at-rule block
-            out.extend(x.strip() for x in prelude.split(",") if x.strip())
+        if not prelude or prelude.startswith("@"):
+            continue
+        depth += css.count("{", upto, before + 1) - css.count("}", upto, before + 1)
+        upto = before + 1
+        if depth == 0 or (depth == 1 and _in_shown_media(blocks, open_)):
+            hides.append((open_, "vd"[kind == 0], "!" in low[start:end],
+                          [x.strip() for x in prelude.split(",") if x.strip()]))
+    if not hides:
+        return []
+    shows = _shown_again(css, low, blocks, {sel for h in hides for sel in h[3]})
+    out: list[str] = []
+    for open_, prop, important, selectors in hides:
+        for sel in selectors:
+            if not _overridden(open_, prop, important, shows.get((sel, prop), ())):
+                out.append(sel)
     return out
+
+
+def _overridden(at: int, prop: str, important: bool, shows) -> bool:
+    """Whether a hiding declaration (of ``prop``, in the rule whose ``{`` is at ``at``) loses to
+    one of ``shows`` (``(position, !important)`` of the same selector's showing declarations):
+    a later one of the same importance, or an important one over a normal one."""
+    return any((imp and not important) or (imp == important and pos >= at) for pos, imp in shows)
+
+
+def _shown_again(css: str, low: str, blocks, selectors: set[str]) -> dict:
+    """``{(selector, "d" | "v"): [(position of the rule's "{", !important), ...]}``: the rules of
+    ``selectors`` (the exact selector text, alone or in a list) that apply (top level, or a
+    top-level ``@media`` block that holds) and whose last ``display`` is not ``none`` ("d") or
+    whose last ``visibility`` is ``visible`` ("v")."""
+    out: dict = {}
+    depth_at = None
+    for m in _RULE_RE.finditer(css):
+        prelude = m.group(1)
+        if ";" in prelude:
+            prelude = prelude.rsplit(";", 1)[1]
+        hit = [x for x in (p.strip() for p in prelude.split(",")) if x in selectors]
+        if not hit:
+            continue
+        body = low[m.start(2):m.end(2)]
+        for prop, rx, shown in _SHOWING:
+            found = rx.findall(body)
+            if not found or not shown(found[-1][0]):
+                continue
+            if depth_at is None:
+                depth_at = _depth_index(css)
+            open_ = m.start(2) - 1
+            d = depth_at(open_)
+            if d == 0 or (d == 1 and _in_shown_media(blocks, open_)):
+                for sel in hit:
+                    out.setdefault((sel, prop), []).append((open_, bool(found[-1][1])))
+    return out
+
+
+def _depth_index(css: str):
+    """A function giving the brace depth just before a position of ``css``."""
+    pos = [m.start() for m in _BRACE_RE.finditer(css)]
+    steps = np.cumsum([1 if css[p] == "{" else -1 for p in pos]) if pos else np.zeros(0, np.int64)
+
+    def depth(at: int) -> int:
+        k = bisect_right(pos, at - 1)
+        return int(steps[k - 1]) if k else 0
+
+    return depth
+
+
+_DISPLAY_RE = re.compile(r"(?:^|[;\s])display\s*:\s*([a-z-]+)\s*(!\s*important)?")
+_VISIBILITY_RE = re.compile(r"(?:^|[;\s])visibility\s*:\s*([a-z-]+)\s*(!\s*important)?")
+#: Declarations that show what the same property hid: display other than none, visibility visible.
+_SHOWING = (("d", _DISPLAY_RE, lambda v: v != "none"), ("v", _VISIBILITY_RE, lambda v: v == "visible"))
+#: A rule without nested blocks: its prelude (with what came before it since the last brace) and body.
+_RULE_RE = re.compile(r"(?:(?<=[{}])|^)([^{}]*)\{([^{}]*)\}")
+
+
+def _media_blocks(css: str, low: str) -> tuple[list[int], list[tuple[int, bool]]]:
+    """The sheet's top-level ``@media`` blocks: their opening braces' positions (ascending) and,
+    for each, ``(closing brace's position, whether its query holds: media.matches)``."""
+    opens: list[int] = []
+    info: list[tuple[int, bool]] = []
+    depth, head, current = 0, 0, -1  # head: where the text before a top-level "{" starts
+    for m in _BRACE_RE.finditer(css):
+        at = m.start()
+        if css[at] == "{":
+            if depth == 0:
+                prelude = low[head:at].strip()
+                k = prelude.rfind(";")  # "@import ...; @media ..." : the last statement's
+                prelude = prelude[k + 1:].strip() if k >= 0 else prelude
+                if prelude.startswith("@media"):
+                    opens.append(at)
+                    info.append((-1, media_matches(prelude[len("@media"):])))
+                    current = len(opens) - 1
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+            if depth == 0:
+                if current >= 0:
+                    info[current] = (at, info[current][1])
+                    current = -1
+                head = at + 1
+    if current >= 0:  # a block the sheet never closes runs to its end
+        info[current] = (len(css), info[current][1])
+    return opens, info
+
+
+def _in_shown_media(blocks: tuple[list[int], list[tuple[int, bool]]], at: int) -> bool:
+    """Whether position ``at`` lies in a top-level ``@media`` block whose query holds."""
+    opens, info = blocks
+    k = bisect_right(opens, at) - 1
+    return k >= 0 and at < info[k][0] and info[k][1]
 
 
 _SHEET_HIDES = (  # literal-led patterns, run on the lower-cased sheet (fast scans)
@@ -264,14 +374,14 @@ def _sheet_rules(sheets: tuple[str, ...]) -> tuple[tuple, tuple[str, ...]]:
 
 def _style_sheets(root: etree._Element) -> list[str]:
     """The text of each ``<style>`` element (root's subtree, document order) outside any
-    ``<noscript>`` whose ``media`` applies to a screen as the walk sees it (``media_applies``),
+    ``<noscript>`` whose ``media`` holds for the walk's screen (``features.media``),
     empty ones left out. The sheets come from the compiled pass (``features/_walk.c``
     ``style_sheets``: one pass over libxml2's nodes) when it is there, else from
     ``_style_sheets_python``, its reference."""
     got = native.ext.style_sheets(root) if native.ext is not None else None
     if got is None:
         got = _style_sheets_python(root)
-    return [css for css, media in got if media is None or media_applies(media)]
+    return [css for css, media in got if media is None or media_matches(media)]
 
 
 def _style_sheets_python(root: etree._Element) -> list[tuple[str, str | None]]:
@@ -283,32 +393,6 @@ def _style_sheets_python(root: etree._Element) -> list[tuple[str, str | None]]:
         if css and not any(a.tag == "noscript" for a in el.iterancestors()):
             out.append((css, el.get("media")))
     return out
-
-
-_MEDIA_TYPE_RE = re.compile(r"(?:(only|not)\s+)?([a-z-]+)")
-
-
-def media_applies(media: str) -> bool:
-    """Whether a ``<style media="...">`` sheet applies, read as the walk reads ``@media``
-    blocks (module doc: no viewport): a query list applies when one of its queries is a
-    media type that a screen has (``all``, ``screen``; ``not print``) with no feature test.
-    A query that tests a feature (``(min-width: 1080px)``) does not, as an ``@media`` block
-    does not: sites that serve one layout per width (Medium: one sheet per width range, each
-    hiding the other layouts' copies) would otherwise have every copy hidden at once. An
-    empty attribute applies."""
-    if not media.strip():
-        return True
-    for query in media.lower().split(","):
-        query = query.strip()
-        if not query or "(" in query:
-            continue
-        m = _MEDIA_TYPE_RE.fullmatch(query)
-        if m is None:
-            continue
-        screen = m.group(2) in ("all", "screen")
-        if screen != (m.group(1) == "not"):
-            return True
-    return False
 
 
 def _run_xpaths(root: etree._Element, xpaths: list[str], hidden: set) -> None:

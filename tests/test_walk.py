@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hwnoise.features.css import media_applies
+from hwnoise.features.media import matches as media_matches
 from hwnoise.features.walk import MAX_DEPTH, TermMatcher, flatten_deep, walk_page
 from script_fixtures import SCRIPT_SHELL
 
@@ -195,35 +195,63 @@ def test_content_after_a_second_html_element_is_kept():
 
 #: A page laid out per width as Medium serves it: one copy of the story list for narrow screens and
 #: one for wide ones, each hidden by a sheet whose ``media`` names the other widths; a print sheet
-#: hides the site's toolbar, a screen sheet the ad.
+#: hides the site's toolbar, a screen sheet the ad; ``@media`` blocks hide the mobile menu on wide
+#: screens and the desktop menu on narrow ones.
 PER_WIDTH = """<html><head>
 <style media="all and (max-width: 903.98px)">.wide { display: none }</style>
 <style media="all and (min-width: 904px)">.narrow { display: none }</style>
 <style media="print">#toolbar { display: none }</style>
 <style media="screen, print">.ad { display: none }</style>
 <style media="">.gone { display: none }</style>
+<style>@import url(x.css); .top { color: red }
+@media (min-width: 768px) { .tint { color: blue } .mobile-menu { display: none } }
+@media only screen and (max-width: 767px) { .desktop-menu { display: none } }
+@media print { .screen-only { display: none } }
+@supports (display: grid) { .grid-fallback { display: none } }
+@media (width >= 1200px) and (orientation: landscape) { .wide-ad { display: none } }
+</style>
 </head><body><div id="toolbar">Skip to toolbar</div>
+<nav class="mobile-menu">Menu</nav><nav class="desktop-menu">Stories Topics</nav>
 <div class="wide"><h2>Scaling global storytelling</h2></div>
 <div class="narrow"><h2>Scaling global storytelling</h2></div>
+<p class="screen-only">Share this</p><p class="grid-fallback">Grid</p><p class="wide-ad">Buy</p>
 <div class="ad">ad text</div><p class="gone">gone text</p></body></html>"""
 
 
-def test_style_sheets_apply_as_their_media_attribute_says():
-    """A sheet whose ``media`` tests a width is read as an ``@media`` block is (not at all: the
-    walk has no viewport); a print sheet does not apply on a screen; ``screen`` and an empty
-    ``media`` do. Before, every sheet applied: both copies of the list were hidden."""
+def test_media_queries_are_answered_for_a_desktop_screen():
+    """Sheets and ``@media`` blocks apply when their query holds for a 1,366 x 768 screen: of the
+    two copies of the list, the wide one shows; the print sheet hides nothing; the mobile menu
+    goes. Before session 19 every ``<style>`` applied whatever its ``media`` (both copies
+    hidden) and no ``@media`` block did."""
     text = " ".join(words_of(walk_page(PER_WIDTH)))
-    assert text == ("Skip to toolbar Scaling global storytelling Scaling global storytelling")
+    assert text == "Skip to toolbar Stories Topics Scaling global storytelling Share this Grid"
 
 
-@pytest.mark.parametrize("media, applies", [
+@pytest.mark.parametrize("media, holds", [
     ("", True), ("  ", True), ("all", True), ("screen", True), ("SCREEN", True), ("only screen", True),
     ("print", False), ("speech", False), ("not print", True), ("not screen", False), ("print, screen", True),
-    ("all and (min-width: 1080px)", False), ("(prefers-reduced-motion: no-preference)", False),
-    ("(min-width: 1px), print", False), ("screen and (max-width: 1198px), all", True), ("tv", False),
+    ("all and (min-width: 1080px)", True), ("all and (min-width: 904px) and (max-width: 1079.98px)", False),
+    ("(prefers-reduced-motion: no-preference)", True), ("(prefers-reduced-motion)", False),
+    ("(min-width: 1px), print", True), ("screen and (max-width: 1198px)", False), ("tv", False),
+    ("(max-width: 48em)", False), ("(min-width: 85em)", True), ("(min-width: 86em)", False),
+    ("(orientation: portrait)", False), ("(hover: hover) and (pointer: fine)", True),
+    ("(-webkit-min-device-pixel-ratio: 2), (min-resolution: 192dpi)", False),
+    ("(min-resolution: 1dppx)", True), ("(400px <= width <= 1400px)", True), ("(width < 1000px)", False),
+    ("(min-aspect-ratio: 16/9)", True), ("(max-aspect-ratio: 4/3)", False), ("(foo: bar)", False),
+    ("not (foo: bar)", False), ("not all and (monochrome)", True), ("screen and(max-width:600px)", False),
+    ("(-ms-high-contrast: none), (-ms-high-contrast: active)", False), ("(min-width: 50%)", False),
 ])
-def test_media_applies(media, applies):
-    assert media_applies(media) is applies
+def test_media_matches(media, holds):
+    assert media_matches(media) is holds
+
+
+def test_a_closed_details_shows_its_first_summary_alone():
+    """A ``<details>`` without ``open`` shows its first ``<summary>``, nothing else (a menu built
+    of them shows its headings); an open one shows everything."""
+    page = ("<body><nav><details><summary>Mac</summary><div><a>MacBook Pro</a> <a>iMac</a></div> Deals"
+            "<summary>again</summary></details><details open><summary>iPad</summary><a>iPad Air</a></details>"
+            "</nav><p>Story</p></body>")
+    assert " ".join(words_of(walk_page(page))) == "Mac iPad iPad Air Story"
 
 
 def test_rules_that_would_hide_the_page_are_ignored():

@@ -53,6 +53,9 @@ FIXTURES = {
     "unicode": "<p>\u65e5\u672c\u8a9e \U0001f600 emoji \u00e9\u0301 combining \ud7ff</p>",
     "script shell": "<body><div id=app></div><noscript><h1>Thread</h1><p>" + "post text " * 30
                     + "<noscript>inner</noscript></p></noscript><noscript><img src=px></noscript></body>",
+    "details": "<details>lead<summary>Menu <b>x</b></summary><a>One</a> loose <script>s</script> after"
+               "<summary>second</summary><details open><summary>inner</summary>i</details></details>"
+               "<details open=''><summary>S</summary><p>Shown</p> tail</details><p>after</p>",
 }
 
 
@@ -399,7 +402,7 @@ def test_style_sheets_equal_the_python_loop():
                                                           "<![CDATA[.g{}]]>.h{}")]
     root, _ = parse_html('<style media="print">.p{}</style><style media="">.q{}</style><style Media=screen>.r{}</style>')
     assert EXT.style_sheets(root) == _style_sheets_python(root) == [(".p{}", "print"), (".q{}", ""), (".r{}", "screen")]
-    assert _style_sheets(root) == [".q{}", ".r{}"]  # the print sheet does not apply on a screen
+    assert _style_sheets(root) == [".q{}", ".r{}"]  # the print sheet does not apply to the screen
     ns = etree.fromstring('<html xmlns:v="urn:x"><body><v:style>a</v:style></body></html>')
     assert EXT.style_sheets(ns) is None  # a namespaced element: the Python loop decides
 
