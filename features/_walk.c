@@ -197,21 +197,6 @@ static int ascii_icontains(const unsigned char *s, size_t n, const char *needle)
 /* An inline style that css.hides surely finds showing, without calling it: its value is one
  * text node, ASCII, and holds none of "none", "hidden", "collapse" in any case (the words the
  * pattern needs; on ASCII text its IGNORECASE matches ASCII case variants only). */
-/* Whether a closed ``<details>`` (no ``open`` attribute) hides element ``n``, its child: every
- * child but the first ``<summary>`` (walk._closed_details_child, the Python reference). */
-static int closed_details_child(xmlNode *n) {
-    xmlNode *p = n->parent;
-    if (!p || p->type != XML_ELEMENT_NODE || p->ns || !p->name || p->name[0] != 'd'
-            || strcmp((const char *)p->name, "details"))
-        return 0;
-    for (xmlAttr *a = p->properties; a; a = a->next)
-        if (!a->ns && a->name && !strcmp((const char *)a->name, "open")) return 0;
-    if (strcmp((const char *)n->name, "summary")) return 1;
-    for (xmlNode *s = n->prev; s; s = s->prev)
-        if (s->type == XML_ELEMENT_NODE && s->name && !strcmp((const char *)s->name, "summary")) return 1;
-    return 0;
-}
-
 static int plainly_shown(xmlAttr *a) {
     xmlNode *c = a->children;
     if (!c) return 1;  /* "": not hidden */
@@ -409,7 +394,7 @@ static PyObject *visit(PyObject *self, PyObject *args) {
             if (!t) { if (PyErr_ExceptionMatches(PyExc_OverflowError)) { PyErr_Clear(); BAIL; } FAIL; }
             xmlAttr *found[A_N];
             find_attrs(n, found);
-            int skip = 0, quiet = 0;
+            int skip = 0;
             if (n != body) {
                 if (t->drop) {
                     skip = 1;
@@ -428,7 +413,6 @@ static PyObject *visit(PyObject *self, PyObject *args) {
                     }
                     if (!skip && found[A_HIDDEN]) skip = 1;
                     if (!skip && nh && in_hidden(hid, nh, n)) skip = 1;
-                    if (!skip && closed_details_child(n)) skip = quiet = 1;
                     if (skip && found[A_ID] && !segment) {
                         int kind = streamed_id(found[A_ID]);
                         if (kind == 2 || (kind != 0 && found[A_HIDDEN])) segment = 1;
@@ -436,8 +420,7 @@ static PyObject *visit(PyObject *self, PyObject *args) {
                 }
             }
             if (skip) {
-                if (!quiet)  /* the tail stays with the open row, but a closed <details> hides it too */
-                    CHECK(add_segment(seg_text, &seg_owner, &seg_link, &seg_len, n->next, &buf, cur, in_link));
+                CHECK(add_segment(seg_text, &seg_owner, &seg_link, &seg_len, n->next, &buf, cur, in_link));
                 xmlNode *nx = next_walked(n);
                 if (nx) { n = nx; continue; }
                 entering = 0;

@@ -8,7 +8,6 @@ after a look at the page itself (``hidden_elements``):
 - elements with the ``hidden`` attribute;
 - elements whose inline ``style`` says ``display: none`` or ``visibility: hidden``
   (or ``collapse``);
-- the content of a ``<details>`` without ``open`` but its first ``<summary>`` (the walk's visit);
 - elements that the page's own ``<style>`` sheets hide that way through
   selectors cssselect understands: tag, class, id, attribute, compound
   (``div.ad.top``), descendant and child (``#side .promo``, ``ul > li.x``).

@@ -525,9 +525,8 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
     """Visit the shown elements under body once, iteratively, in document order.
 
     Skips (with their subtrees, keeping their tails) the ``drop`` tags (``DROP_TAGS``), the
-    elements in ``hidden``, those whose ``hidden`` attribute or inline style
-    hides them, and what a closed ``<details>`` hides (all but its first ``<summary>``, with the
-    tails of what it hides). With ``attrs`` it also records each row's class and id (for
+    elements in ``hidden`` and those whose ``hidden`` attribute or inline style
+    hides them. With ``attrs`` it also records each row's class and id (for
     ``match_rows``), with ``keep`` each row's element.
 
     Runs the compiled visit (``features/_walk.c``) when it is there, else (or when
@@ -558,15 +557,6 @@ def _visit(root: etree._Element, hidden: set, attrs: bool = False, keep: bool = 
     return _visit_python(root, hidden, attrs, keep, drop, seen)
 
 
-def _closed_details_child(el: etree._Element) -> bool:
-    """Whether a closed ``<details>`` (no ``open`` attribute) hides ``el``, its child: a browser
-    shows such an element's first ``<summary>`` alone."""
-    parent = el.getparent()
-    if parent is None or parent.tag != "details" or parent.get("open") is not None:
-        return False
-    return el.tag != "summary" or any(s.tag == "summary" for s in el.itersiblings(preceding=True))
-
-
 def _path0(body: etree._Element) -> str:
     """Body's own path from the root (``/html/body``)."""
     return "/" + "/".join([str(a.tag) for a in reversed(list(body.iterancestors()))] + [str(body.tag)])
@@ -595,7 +585,6 @@ def _visit_python(root: etree._Element, hidden: set, attrs: bool = False, keep: 
     top, cur, in_link, depth = None, -1, False, -1
     walker = etree.iterwalk(body, events=("start", "end"))
     skip = walker.skip_subtree
-    quiet: set = set()  # elements a closed <details> hides: their tails go too
     add_tag, add_parent, add_depth, add_start = tags.append, parents.append, depths.append, seg_start.append
     add_owner, add_text, add_link, add_flag = seg_owner.append, seg_text.append, seg_link.append, link_flag.append
     add_last, push, pop = lasts.append, stack.append, stack.pop
@@ -611,10 +600,6 @@ def _visit_python(root: etree._Element, hidden: set, attrs: bool = False, keep: 
                         hidden and el in hidden):
                     if seen is not None and streamed_id(el.get("id"), el.get("hidden") is not None):
                         seen.append(True)
-                    skip()
-                    continue
-                if _closed_details_child(el):  # hidden with its tail
-                    quiet.add(el)
                     skip()
                     continue
             i = len(tags)
@@ -648,7 +633,7 @@ def _visit_python(root: etree._Element, hidden: set, attrs: bool = False, keep: 
             if el is body:
                 break
             tl = el.tail  # the tail of a row or of a skipped element: held by the open row
-            if tl and not (quiet and el in quiet):
+            if tl:
                 t = " ".join(tl.split())
                 if t:
                     add_owner(cur)

@@ -245,13 +245,12 @@ def test_media_matches(media, holds):
     assert media_matches(media) is holds
 
 
-def test_a_closed_details_shows_its_first_summary_alone():
-    """A ``<details>`` without ``open`` shows its first ``<summary>``, nothing else (a menu built
-    of them shows its headings); an open one shows everything."""
-    page = ("<body><nav><details><summary>Mac</summary><div><a>MacBook Pro</a> <a>iMac</a></div> Deals"
-            "<summary>again</summary></details><details open><summary>iPad</summary><a>iPad Air</a></details>"
-            "</nav><p>Story</p></body>")
-    assert " ".join(words_of(walk_page(page))) == "Mac iPad iPad Air Story"
+def test_a_closed_details_keeps_its_content():
+    """A browser shows a closed ``<details>``'s first ``<summary>`` alone; the walk keeps the rest
+    too, because readers open it and gold text counts it (a FAQ's answers; hiding it cost WCXB
+    0.015 text F1 across sites, session 19)."""
+    page = "<body><details><summary>Why?</summary><p>Because the server is protected.</p></details></body>"
+    assert " ".join(words_of(walk_page(page))) == "Why? Because the server is protected."
 
 
 def test_rules_that_would_hide_the_page_are_ignored():

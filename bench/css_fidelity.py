@@ -1,0 +1,110 @@
+"""How close the walk's text is to what Chromium shows, with and without session 19's CSS rules.
+
+    python bench/css_fidelity.py [--data ../shared/datasets] [--datasets wcxb,big9,...] [--out FILE.csv]
+
+Chromium (Debian's, through ``hwnoise.features.render.Browser``: scripts off, no network, a
+1,366 x 768 window) loads each page and gives ``document.body.innerText``: the text a browser
+shows with the page's own inline style sheets, the same ones the walk reads. The walk's words are
+compared with it as bags of words (F1), twice:
+
+- ``now``: the walk as it is;
+- ``before``: the same walk with session 19's rules switched off: every ``<style>`` applied
+  whatever its ``media``, no ``@media`` block applied, no hiding rule dropped because a later rule
+  of the same selector shows the element again (module attributes of ``features.css`` replaced
+  for that run).
+
+Only the pages whose two walks differ are loaded in Chromium. Prints, per dataset, the pages that
+differ and the mean F1 against Chromium before and now, and how many pages came closer or moved
+away (by more than 0.005).
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import gzip
+import sys
+from pathlib import Path
+
+from hwnoise.decode import decode_html  # noqa: E402
+from hwnoise.features import css, walk  # noqa: E402
+from hwnoise.features.render import Browser  # noqa: E402
+
+DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"
+PATTERNS = {  # the page files of each shared dataset
+    "wcxb": ["wcxb/dev/html/*.html.gz"], "big9": ["big9/**/*.htm*"], "l3s": ["l3s/**/*.htm*"],
+    "dragnet": ["dragnet/**/*.htm*"], "cleaneval": ["cleaneval/**/*.htm*"],
+    "readability": ["readability/**/source.html"], "nexteval": ["nexteval/**/*.htm*"],
+    "swde": ["swde/**/*.htm*"],
+}
+NOW = (css.media_matches, css._in_shown_media, css._shown_again)
+BEFORE = (lambda media: True, lambda blocks, at: False, lambda *a: {})
+
+
+def words(raw: bytes, rules: tuple) -> list[str]:
+    """The walk's words with ``rules`` (``NOW`` or ``BEFORE``) in place."""
+    css.media_matches, css._in_shown_media, css._shown_again = rules
+    css._sheet_rules.cache_clear()
+    try:
+        return " ".join(t for _, t in walk.walk_page(raw).segments).split()
+    finally:
+        css.media_matches, css._in_shown_media, css._shown_again = NOW
+        css._sheet_rules.cache_clear()
+
+
+def f1(a: list[str], b: list[str]) -> float:
+    x, y = collections.Counter(a), collections.Counter(b)
+    both = sum((x & y).values())
+    p, r = both / max(1, sum(x.values())), both / max(1, sum(y.values()))
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--datasets", default=",".join(PATTERNS))
+    ap.add_argument("--out", type=Path, default=None, help="a CSV of every page that differs")
+    args = ap.parse_args(argv)
+    rows = []
+    with Browser(scripts=False, timeout=60) as chromium:
+        for ds in args.datasets.split(","):
+            files = sorted({p for pat in PATTERNS[ds] for p in args.data.glob(pat)})
+            for path in files:
+                raw = path.read_bytes()
+                if path.suffix == ".gz":
+                    raw = gzip.decompress(raw)
+                before, now = words(raw, BEFORE), words(raw, NOW)
+                if before == now:
+                    rows.append((ds, str(path), None, None))
+                    continue
+                text, _ = decode_html(raw, None)
+                try:
+                    chromium.dom(text)
+                    shown = chromium._page.evaluate("document.body ? document.body.innerText : ''").split()
+                except Exception as exc:  # noqa: BLE001 - a page Chromium cannot load is said, not fatal
+                    print(f"{path}: Chromium: {type(exc).__name__}: {exc}", file=sys.stderr)
+                    continue
+                rows.append((ds, str(path), f1(before, shown), f1(now, shown)))
+    print("| dataset | pages | walk differs | F1 against Chromium, before | now | closer | farther |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for ds in [*args.datasets.split(","), "all"]:
+        mine = [r for r in rows if ds in ("all", r[0])]
+        diff = [r for r in mine if r[2] is not None]
+        if not diff:
+            print(f"| {ds} | {len(mine)} | 0 | | | | |")
+            continue
+        b = sum(r[2] for r in diff) / len(diff)
+        n = sum(r[3] for r in diff) / len(diff)
+        closer = sum(r[3] > r[2] + 0.005 for r in diff)
+        farther = sum(r[3] < r[2] - 0.005 for r in diff)
+        print(f"| {ds} | {len(mine)} | {len(diff)} | {b:.3f} | {n:.3f} | {closer} | {farther} |")
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("dataset,page,before,now\n")
+            for r in rows:
+                if r[2] is not None:
+                    f.write(f"{r[0]},{r[1]},{r[2]:.4f},{r[3]:.4f}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
