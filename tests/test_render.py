@@ -133,7 +133,7 @@ def browser():
 
 HIDDEN_PAGE = """<html><head><style>
   .ad { display: none }
-  @media screen { .promo { display: none } }
+  @supports (display: grid) { .promo { display: none } }
   .skip { position: absolute; left: -10000px }
 </style></head><body>
 <div class="ad">Buy cheap watches now</div>
@@ -151,7 +151,7 @@ def test_noise_hidden_by_style_rules_and_inline_style_is_dropped(browser):
     r = render_page(HIDDEN_PAGE, browser=browser)
     assert r["node"].tolist() == base["node"].tolist() and r["tag"].tolist() == base["tag"].tolist()
     promo = base.index[base["text"].str.contains("newsletter")][0]
-    assert r.loc[promo, "display"] == "none"  # the @media rule only the browser applies
+    assert r.loc[promo, "display"] == "none"  # the @supports rule only the browser applies
     out = apply_render(base, r)
     text = " ".join(out["text"])
     for noise in ("watches", "newsletter", "Skip", "Sponsored"):
