@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import Counter
 from functools import lru_cache
 
 import numpy as np
@@ -84,7 +85,9 @@ def hiding_selectors(css: str) -> list[str]:
         return []
     if len(low) != len(css):
         css = low  # rare: lower-casing changed the length, so positions must come from one text
-    blocks = _media_blocks(css, low) if "@media" in low else ([], [])
+    braces: _Braces | None = None
+    blocks: tuple = ([], [])  # the top-level @media blocks, read when a hiding rule sits in a block
+    media = "@media" in low
     hides: list[tuple[int, str, bool, list[str]]] = []  # (rule's "{", property, !important, selectors)
     seen_open = -1
     depth, upto = 0, 0  # brace depth at position ``upto``, advanced as the matches go on
@@ -101,12 +104,18 @@ def hiding_selectors(css: str) -> list[str]:
             continue
         depth += css.count("{", upto, before + 1) - css.count("}", upto, before + 1)
         upto = before + 1
+        if depth == 1 and media and braces is None:
+            braces = _Braces(css)
+            blocks = _media_blocks(low, braces)
         if depth == 0 or (depth == 1 and _in_shown_media(blocks, open_)):
             hides.append((open_, "vd"[kind == 0], "!" in low[start:end],
                           [x.strip() for x in prelude.split(",") if x.strip()]))
     if not hides:
         return []
-    shows = _shown_again(css, low, blocks, {sel for h in hides for sel in h[3]})
+    if media and braces is None:
+        braces = _Braces(css)
+        blocks = _media_blocks(low, braces)
+    shows = _shown_again(css, low, blocks, braces, Counter(sel for h in hides for sel in h[3]))
     out: list[str] = []
     for open_, prop, important, selectors in hides:
         for sel in selectors:
@@ -122,83 +131,87 @@ def _overridden(at: int, prop: str, important: bool, shows) -> bool:
     return any((imp and not important) or (imp == important and pos >= at) for pos, imp in shows)
 
 
-def _shown_again(css: str, low: str, blocks, selectors: set[str]) -> dict:
+def _shown_again(css: str, low: str, blocks, braces: "_Braces | None", selectors: Counter) -> dict:
     """``{(selector, "d" | "v"): [(position of the rule's "{", !important), ...]}``: the rules of
     ``selectors`` (the exact selector text, alone or in a list) that apply (top level, or a
     top-level ``@media`` block that holds) and whose last ``display`` is not ``none`` ("d") or
-    whose last ``visibility`` is ``visible`` ("v")."""
+    whose last ``visibility`` is ``visible`` ("v"). One scan for showing declarations; only
+    their rules' selectors are read."""
     out: dict = {}
-    depth_at = None
-    for m in _RULE_RE.finditer(css):
-        prelude = m.group(1)
-        if ";" in prelude:
-            prelude = prelude.rsplit(";", 1)[1]
-        hit = [x for x in (p.strip() for p in prelude.split(",")) if x in selectors]
+    taken = -1
+    starts = sorted(m.start() for rx in _SHOWS for m in rx.finditer(low)
+                    if m.start() == 0 or low[m.start() - 1] in _DECL_BEFORE)
+    for at in starts:
+        open_ = css.rfind("{", 0, at + 1)
+        if open_ < 0 or open_ == taken or css.rfind("}", open_, at) >= 0:
+            continue  # outside any block, or a rule already read
+        taken = open_
+        before = max(css.rfind("}", 0, open_), css.rfind(";", 0, open_), css.rfind("{", 0, open_))
+        hit = [x for x in (p.strip() for p in css[before + 1:open_].split(",")) if x in selectors]
         if not hit:
             continue
-        body = low[m.start(2):m.end(2)]
+        close = css.find("}", open_)
+        body = low[open_ + 1:close if close >= 0 else len(low)]
         for prop, rx, shown in _SHOWING:
             found = rx.findall(body)
             if not found or not shown(found[-1][0]):
                 continue
-            if depth_at is None:
-                depth_at = _depth_index(css)
-            open_ = m.start(2) - 1
-            d = depth_at(open_)
+            if braces is None:
+                braces = _Braces(css)
+            d = braces.before(open_)
             if d == 0 or (d == 1 and _in_shown_media(blocks, open_)):
                 for sel in hit:
                     out.setdefault((sel, prop), []).append((open_, bool(found[-1][1])))
     return out
 
 
-def _depth_index(css: str):
-    """A function giving the brace depth just before a position of ``css``."""
-    pos = [m.start() for m in _BRACE_RE.finditer(css)]
-    steps = np.cumsum([1 if css[p] == "{" else -1 for p in pos]) if pos else np.zeros(0, np.int64)
+#: Declarations that may show what another rule hid (read further by ``_SHOWING``): literal-led
+#: patterns, run on the lower-cased sheet (fast scans), as ``_SHEET_HIDES``.
+_SHOWS = (re.compile(r"display\s*:\s*(?!none\b)[a-z-]"), re.compile(r"visibility\s*:\s*visible"))
 
-    def depth(at: int) -> int:
-        k = bisect_right(pos, at - 1)
-        return int(steps[k - 1]) if k else 0
 
-    return depth
+class _Braces:
+    """A sheet's brace depths, computed once (numpy over its code points): the depth before a
+    position, and where a top-level block that opens at a position closes."""
+
+    def __init__(self, css: str):
+        cp = (np.frombuffer(css.encode("ascii"), dtype=np.uint8) if css.isascii()
+              else np.frombuffer(css.encode("utf-32-le", "surrogatepass"), dtype=np.uint32))
+        closes = cp == 125
+        self.after = np.cumsum((cp == 123).view(np.int8) - closes.view(np.int8), dtype=np.int32)  # depth after each character
+        self.ends = np.flatnonzero(closes & (self.after == 0))  # the braces that close top-level blocks
+        self.size = len(cp)
+
+    def before(self, at: int) -> int:
+        return int(self.after[at - 1]) if at > 0 else 0
+
+    def close_of(self, open_: int) -> int:
+        k = int(np.searchsorted(self.ends, open_))
+        return int(self.ends[k]) if k < len(self.ends) else self.size
 
 
 _DISPLAY_RE = re.compile(r"(?:^|[;\s])display\s*:\s*([a-z-]+)\s*(!\s*important)?")
 _VISIBILITY_RE = re.compile(r"(?:^|[;\s])visibility\s*:\s*([a-z-]+)\s*(!\s*important)?")
 #: Declarations that show what the same property hid: display other than none, visibility visible.
 _SHOWING = (("d", _DISPLAY_RE, lambda v: v != "none"), ("v", _VISIBILITY_RE, lambda v: v == "visible"))
-#: A rule without nested blocks: its prelude (with what came before it since the last brace) and body.
-_RULE_RE = re.compile(r"(?:(?<=[{}])|^)([^{}]*)\{([^{}]*)\}")
 
 
-def _media_blocks(css: str, low: str) -> tuple[list[int], list[tuple[int, bool]]]:
+def _media_blocks(low: str, braces: _Braces) -> tuple[list[int], list[tuple[int, bool]]]:
     """The sheet's top-level ``@media`` blocks: their opening braces' positions (ascending) and,
     for each, ``(closing brace's position, whether its query holds: media.matches)``."""
-    opens: list[int] = []
-    info: list[tuple[int, bool]] = []
-    depth, head, current = 0, 0, -1  # head: where the text before a top-level "{" starts
-    for m in _BRACE_RE.finditer(css):
-        at = m.start()
-        if css[at] == "{":
-            if depth == 0:
-                prelude = low[head:at].strip()
-                k = prelude.rfind(";")  # "@import ...; @media ..." : the last statement's
-                prelude = prelude[k + 1:].strip() if k >= 0 else prelude
-                if prelude.startswith("@media"):
-                    opens.append(at)
-                    info.append((-1, media_matches(prelude[len("@media"):])))
-                    current = len(opens) - 1
-            depth += 1
-        elif depth > 0:
-            depth -= 1
-            if depth == 0:
-                if current >= 0:
-                    info[current] = (at, info[current][1])
-                    current = -1
-                head = at + 1
-    if current >= 0:  # a block the sheet never closes runs to its end
-        info[current] = (len(css), info[current][1])
-    return opens, info
+    found = [(m.start(), m.end() - 1, m.group(1)) for m in _MEDIA_RE.finditer(low)]
+    if not found:
+        return [], []
+    at = np.fromiter((f[0] for f in found), np.int64, len(found))
+    top = np.flatnonzero(np.where(at > 0, braces.after[np.maximum(at - 1, 0)], 0) == 0)
+    opens = [found[k][1] for k in top]
+    ends = braces.ends
+    k = np.searchsorted(ends, opens)
+    closes = np.where(k < len(ends), ends[np.minimum(k, len(ends) - 1)] if len(ends) else 0, braces.size)
+    return opens, [(int(c), media_matches(found[t][2])) for c, t in zip(closes, top)]
+
+
+_MEDIA_RE = re.compile(r"@media(?![\w-])([^{};]*)\{")
 
 
 def _in_shown_media(blocks: tuple[list[int], list[tuple[int, bool]]], at: int) -> bool:
