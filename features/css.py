@@ -22,8 +22,8 @@ screens (``print``, narrow widths) hides nothing.
 
 What it does not do, on purpose: linked stylesheets are
 ignored (no network), pseudo-classes that depend on the user
-(``:hover``) match nothing, specificity and later ``display: block`` overrides
-are not weighed, and a rule that would hide ``<html>`` or ``<body>`` is
+(``:hover``) match nothing, specificity is not weighed (a later rule that shows what a rule
+of the very same selector hid is: ``hiding_selectors``), and a rule that would hide ``<html>`` or ``<body>`` is
 ignored. A selector cssselect cannot handle is skipped, never fatal. Section
 4.2.2 of seed 003 blames hidden elements for the gap between its CETD and the
 original.
@@ -119,15 +119,15 @@ def hiding_selectors(css: str) -> list[str]:
     out: list[str] = []
     for open_, prop, important, selectors in hides:
         for sel in selectors:
-            if not _overridden(open_, prop, important, shows.get((sel, prop), ())):
+            if not _overridden(open_, important, shows.get((sel, prop), ())):
                 out.append(sel)
     return out
 
 
-def _overridden(at: int, prop: str, important: bool, shows) -> bool:
-    """Whether a hiding declaration (of ``prop``, in the rule whose ``{`` is at ``at``) loses to
-    one of ``shows`` (``(position, !important)`` of the same selector's showing declarations):
-    a later one of the same importance, or an important one over a normal one."""
+def _overridden(at: int, important: bool, shows) -> bool:
+    """Whether a hiding declaration (in the rule whose ``{`` is at ``at``) loses to one of
+    ``shows`` (``(position, !important)`` of the same selector's declarations that show what it
+    hid): a later one of the same importance, or an important one over a normal one."""
     return any((imp and not important) or (imp == important and pos >= at) for pos, imp in shows)
 
 
@@ -171,8 +171,8 @@ _SHOWS = (re.compile(r"display\s*:\s*(?!none\b)[a-z-]"), re.compile(r"visibility
 
 
 class _Braces:
-    """A sheet's brace depths, computed once (numpy over its code points): the depth before a
-    position, and where a top-level block that opens at a position closes."""
+    """A sheet's brace depths, computed once (numpy over its code points): the depth after each
+    character, and the braces that close top-level blocks."""
 
     def __init__(self, css: str):
         cp = (np.frombuffer(css.encode("ascii"), dtype=np.uint8) if css.isascii()
@@ -184,10 +184,6 @@ class _Braces:
 
     def before(self, at: int) -> int:
         return int(self.after[at - 1]) if at > 0 else 0
-
-    def close_of(self, open_: int) -> int:
-        k = int(np.searchsorted(self.ends, open_))
-        return int(self.ends[k]) if k < len(self.ends) else self.size
 
 
 _DISPLAY_RE = re.compile(r"(?:^|[;\s])display\s*:\s*([a-z-]+)\s*(!\s*important)?")
@@ -226,7 +222,6 @@ _SHEET_HIDES = (  # literal-led patterns, run on the lower-cased sheet (fast sca
     re.compile(r"visibility\s*:\s*(?:hidden|collapse)\s*(?:!\s*important)?\s*(?=[;}]|$)"),
 )
 _DECL_BEFORE = frozenset(";{ \t\r\n\f")
-_BRACE_RE = re.compile(r"[{}]")
 _NAME_RE = re.compile(r"([.#])((?:[\w-]|\\.)+)")
 
 

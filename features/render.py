@@ -56,6 +56,8 @@ from lxml import etree
 
 from hwnoise.dataset import Dataset, append_jsonl, now_iso, read_jsonl
 from hwnoise.errors import HwnoiseError
+from hwnoise.features.media import VIEWPORT  # the screen pages are laid out for (seed 002 §4.2:
+#                                              1366x768); the walk answers media queries for it
 from hwnoise.features.walk import walk_page
 
 __all__ = ["render_dataset", "render_page", "shown_elements", "tagged_html", "Browser",
@@ -64,9 +66,6 @@ __all__ = ["render_dataset", "render_page", "shown_elements", "tagged_html", "Br
 
 #: Debian's Chromium.
 CHROMIUM = os.environ.get("HWNOISE_CHROMIUM", "/usr/bin/chromium")
-#: The screen every page is laid out for (seed 002 §4.2 assumes 1366×768); the walk answers
-#: media queries for the same screen.
-from hwnoise.features.media import VIEWPORT  # noqa: E402
 #: Columns of render.parquet, in order.
 RENDER_COLUMNS = ["page", "node", "tag", "display", "visibility", "opacity", "font_size",
                   "font_weight", "color", "x", "y", "width", "height"]
