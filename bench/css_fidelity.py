@@ -15,7 +15,8 @@ compared with it as bags of words (F1), twice:
 
 Only the pages whose two walks differ are loaded in Chromium. Prints, per dataset, the pages that
 differ and the mean F1 against Chromium before and now, and how many pages came closer or moved
-away (by more than 0.005).
+away (by more than 0.005). With ``--all``, every page is loaded, and the table gives the F1 of
+``now`` against Chromium over all of them too (median and mean) and lists the pages farthest off.
 """
 from __future__ import annotations
 
@@ -52,6 +53,9 @@ def words(raw: bytes, rules: tuple) -> list[str]:
 
 
 def f1(a: list[str], b: list[str]) -> float:
+    """F1 of two bags of words; 1 when both are empty (the two agree that nothing shows)."""
+    if not a and not b:
+        return 1.0
     x, y = collections.Counter(a), collections.Counter(b)
     both = sum((x & y).values())
     p, r = both / max(1, sum(x.values())), both / max(1, sum(y.values()))
@@ -62,7 +66,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--datasets", default=",".join(PATTERNS))
-    ap.add_argument("--out", type=Path, default=None, help="a CSV of every page that differs")
+    ap.add_argument("--out", type=Path, default=None, help="a CSV of every page that differs (with --all: every page)")
+    ap.add_argument("--all", action="store_true", help="load every page in Chromium, not only those whose walk differs")
     args = ap.parse_args(argv)
     rows = []
     with Browser(scripts=False, timeout=60) as chromium:
@@ -73,8 +78,8 @@ def main(argv=None) -> int:
                 if path.suffix == ".gz":
                     raw = gzip.decompress(raw)
                 before, now = words(raw, BEFORE), words(raw, NOW)
-                if before == now:
-                    rows.append((ds, str(path), None, None))
+                if before == now and not args.all:
+                    rows.append((ds, str(path), None, None, None))
                     continue
                 text, _ = decode_html(raw, None)
                 try:
@@ -83,7 +88,9 @@ def main(argv=None) -> int:
                 except Exception as exc:  # noqa: BLE001 - a page Chromium cannot load is said, not fatal
                     print(f"{path}: Chromium: {type(exc).__name__}: {exc}", file=sys.stderr)
                     continue
-                rows.append((ds, str(path), f1(before, shown), f1(now, shown)))
+                same = before == now
+                rows.append((ds, str(path), None if same else f1(before, shown), None if same else f1(now, shown),
+                             f1(now, shown)))
     print("| dataset | pages | walk differs | F1 against Chromium, before | now | closer | farther |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for ds in [*args.datasets.split(","), "all"]:
@@ -97,12 +104,23 @@ def main(argv=None) -> int:
         closer = sum(r[3] > r[2] + 0.005 for r in diff)
         farther = sum(r[3] < r[2] - 0.005 for r in diff)
         print(f"| {ds} | {len(mine)} | {len(diff)} | {b:.3f} | {n:.3f} | {closer} | {farther} |")
+    if args.all:
+        print("\n| dataset | pages | word F1 of the walk against Chromium: median | mean |")
+        print("|---|---:|---:|---:|")
+        for ds in [*args.datasets.split(","), "all"]:
+            got = sorted(r[4] for r in rows if ds in ("all", r[0]) and r[4] is not None)
+            if got:
+                print(f"| {ds} | {len(got)} | {got[len(got) // 2]:.3f} | {sum(got) / len(got):.3f} |")
+        print("\nfarthest off:", ", ".join(f"{Path(r[1]).name} {r[4]:.3f}"
+                                          for r in sorted((r for r in rows if r[4] is not None),
+                                                          key=lambda r: r[4])[:10]))
     if args.out:
         with open(args.out, "w") as f:
-            f.write("dataset,page,before,now\n")
+            f.write("dataset,page,before,now,now_all\n")
             for r in rows:
-                if r[2] is not None:
-                    f.write(f"{r[0]},{r[1]},{r[2]:.4f},{r[3]:.4f}\n")
+                if r[2] is not None or r[4] is not None:
+                    cells = ["" if v is None else f"{v:.4f}" for v in r[2:]]
+                    f.write(f"{r[0]},{r[1]},{','.join(cells)}\n")
     return 0
 
 

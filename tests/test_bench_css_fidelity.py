@@ -26,3 +26,4 @@ def test_f1_of_bags_of_words():
     assert css_fidelity.f1(["a", "b"], ["a", "b"]) == 1.0
     assert css_fidelity.f1(["a", "a"], ["a"]) == pytest.approx(2 / 3)
     assert css_fidelity.f1([], ["a"]) == 0.0
+    assert css_fidelity.f1([], []) == 1.0  # both show nothing: they agree
