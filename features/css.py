@@ -91,30 +91,26 @@ def hiding_selectors(css: str) -> list[str]:
     hides: list[tuple[int, str, bool, list[str]]] = []  # (rule's "{", property, !important, selectors)
     seen_open = -1
     depth, upto = 0, 0  # brace depth at position ``upto``, advanced as the matches go on
-    starts = sorted((m.start(), m.end(), k) for k, rx in enumerate(_SHEET_HIDES) for m in rx.finditer(low)
-                    if m.start() == 0 or low[m.start() - 1] in _DECL_BEFORE)
-    for start, end, kind in starts:
-        open_ = css.rfind("{", 0, start + 1)
-        if open_ < 0 or open_ == seen_open or css.rfind("}", open_, start) >= 0:
+    for start, end, kind in _declarations(low, _SHEET_HIDES):
+        rule = _rule_at(css, start, seen_open)
+        if rule is None:
             continue  # outside any block, or a rule already taken
+        open_, before = rule
         seen_open = open_
-        before = max(css.rfind("}", 0, open_), css.rfind(";", 0, open_), css.rfind("{", 0, open_))
         prelude = css[before + 1:open_].strip()
         if not prelude or prelude.startswith("@"):
             continue
         depth += css.count("{", upto, before + 1) - css.count("}", upto, before + 1)
         upto = before + 1
         if depth == 1 and media and braces is None:
-            braces = _Braces(css)
-            blocks = _media_blocks(low, braces)
+            braces, blocks = _media_context(css, low)
         if depth == 0 or (depth == 1 and _in_shown_media(blocks, open_)):
             hides.append((open_, "vd"[kind == 0], "!" in low[start:end],
                           [x.strip() for x in prelude.split(",") if x.strip()]))
     if not hides:
         return []
     if media and braces is None:
-        braces = _Braces(css)
-        blocks = _media_blocks(low, braces)
+        braces, blocks = _media_context(css, low)
     shows = _shown_again(css, low, blocks, braces, Counter(sel for h in hides for sel in h[3]))
     out: list[str] = []
     for open_, prop, important, selectors in hides:
@@ -122,6 +118,28 @@ def hiding_selectors(css: str) -> list[str]:
             if not _overridden(open_, important, shows.get((sel, prop), ())):
                 out.append(sel)
     return out
+
+
+def _declarations(low: str, patterns) -> list[tuple[int, int, int]]:
+    """``(start, end, which pattern)`` of the matches of ``patterns`` in the lower-cased sheet
+    that begin a declaration (at the start, or after ``;``, ``{`` or a space), in order."""
+    return sorted((m.start(), m.end(), k) for k, rx in enumerate(patterns) for m in rx.finditer(low)
+                  if m.start() == 0 or low[m.start() - 1] in _DECL_BEFORE)
+
+
+def _rule_at(css: str, at: int, taken: int) -> tuple[int, int] | None:
+    """``(its "{", the end of what comes before its prelude)`` of the rule whose block holds the
+    declaration at ``at``; None outside any block or for the rule whose ``{`` is ``taken``."""
+    open_ = css.rfind("{", 0, at + 1)
+    if open_ < 0 or open_ == taken or css.rfind("}", open_, at) >= 0:
+        return None
+    return open_, max(css.rfind("}", 0, open_), css.rfind(";", 0, open_), css.rfind("{", 0, open_))
+
+
+def _media_context(css: str, low: str) -> tuple["_Braces", tuple]:
+    """The sheet's brace depths and its top-level ``@media`` blocks (``_media_blocks``)."""
+    braces = _Braces(css)
+    return braces, _media_blocks(low, braces)
 
 
 def _overridden(at: int, important: bool, shows) -> bool:
@@ -139,14 +157,12 @@ def _shown_again(css: str, low: str, blocks, braces: "_Braces | None", selectors
     their rules' selectors are read."""
     out: dict = {}
     taken = -1
-    starts = sorted(m.start() for rx in _SHOWS for m in rx.finditer(low)
-                    if m.start() == 0 or low[m.start() - 1] in _DECL_BEFORE)
-    for at in starts:
-        open_ = css.rfind("{", 0, at + 1)
-        if open_ < 0 or open_ == taken or css.rfind("}", open_, at) >= 0:
+    for at, _end, _kind in _declarations(low, _SHOWS):
+        rule = _rule_at(css, at, taken)
+        if rule is None:
             continue  # outside any block, or a rule already read
+        open_, before = rule
         taken = open_
-        before = max(css.rfind("}", 0, open_), css.rfind(";", 0, open_), css.rfind("{", 0, open_))
         hit = [x for x in (p.strip() for p in css[before + 1:open_].split(",")) if x in selectors]
         if not hit:
             continue
