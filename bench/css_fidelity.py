@@ -1,6 +1,7 @@
-"""How close the walk's text is to what Chromium shows, with and without session 19's CSS rules.
+"""How close the walk's text is to what Chromium shows, with and without a change to its CSS rules.
 
-    python bench/css_fidelity.py [--data ../shared/datasets] [--datasets wcxb,big9,...] [--out FILE.csv]
+    python bench/css_fidelity.py [--change cascade|media] [--data ../shared/datasets]
+                                 [--datasets wcxb,big9,...] [--out FILE.csv] [--all]
 
 Chromium (Debian's, through ``hwnoise.features.render.Browser``: scripts off, no network, a
 1,366 x 768 window) loads each page and gives ``document.body.innerText``: the text a browser
@@ -8,10 +9,13 @@ shows with the page's own inline style sheets, the same ones the walk reads. The
 compared with it as bags of words (F1), twice:
 
 - ``now``: the walk as it is;
-- ``before``: the same walk with session 19's rules switched off: every ``<style>`` applied
-  whatever its ``media``, no ``@media`` block applied, no hiding rule dropped because a later rule
-  of the same selector shows the element again (module attributes of ``features.css`` replaced
-  for that run).
+- ``before``: the same walk with a change switched off (module attributes of ``features.css``
+  replaced for that run), ``--change``:
+  - ``cascade`` (session 20, the default): no cascade across selectors; a hiding rule hides
+    whatever rule of another selector shows the element (``cascade_rows`` returns its rows);
+  - ``media`` (session 19): every ``<style>`` applied whatever its ``media``, no ``@media`` block
+    applied, no showing rule read at all (so neither the same selector's nor another's shows
+    again what a rule hid).
 
 Only the pages whose two walks differ are loaded in Chromium. Prints, per dataset, the pages that
 differ and the mean F1 against Chromium before and now, and how many pages came closer or moved
@@ -37,19 +41,33 @@ PATTERNS = {  # the page files of each shared dataset
     "readability": ["readability/**/source.html"], "nexteval": ["nexteval/**/*.htm*"],
     "swde": ["swde/**/*.htm*"],
 }
-NOW = (css.media_matches, css._in_shown_media, css._shown_again)
-BEFORE = (lambda media: True, lambda blocks, at: False, lambda *a: {})
+#: Each change's switch: the ``features.css`` attributes that turn it off.
+CHANGES = {
+    "cascade": {"cascade_rows": lambda sheets, rows, *a, **k: rows},
+    "media": {"media_matches": lambda media: True, "_in_shown_media": lambda blocks, at: False,
+              "_showing_rules": lambda *a: []},
+}
+NOW: dict = {}
 
 
-def words(raw: bytes, rules: tuple) -> list[str]:
-    """The walk's words with ``rules`` (``NOW`` or ``BEFORE``) in place."""
-    css.media_matches, css._in_shown_media, css._shown_again = rules
-    css._sheet_rules.cache_clear()
+def words(raw: bytes, off: dict) -> list[str]:
+    """The walk's words with the attributes in ``off`` (a ``CHANGES`` entry, or ``NOW``: none)
+    in place of ``features.css``'s own."""
+    kept = {name: getattr(css, name) for name in off}
+    for name, value in off.items():
+        setattr(css, name, value)
+    _clear()
     try:
         return " ".join(t for _, t in walk.walk_page(raw).segments).split()
     finally:
-        css.media_matches, css._in_shown_media, css._shown_again = NOW
-        css._sheet_rules.cache_clear()
+        for name, value in kept.items():
+            setattr(css, name, value)
+        _clear()
+
+
+def _clear() -> None:
+    for cached in (css._sheet_rules, css._sheet_display, css._cached_cascade):
+        cached.cache_clear()
 
 
 def f1(a: list[str], b: list[str]) -> float:
@@ -64,6 +82,8 @@ def f1(a: list[str], b: list[str]) -> float:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--change", choices=sorted(CHANGES), default="cascade",
+                    help="the change switched off for 'before' (default: cascade, session 20's)")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--datasets", default=",".join(PATTERNS))
     ap.add_argument("--out", type=Path, default=None, help="a CSV of every page that differs (with --all: every page)")
@@ -77,14 +97,13 @@ def main(argv=None) -> int:
                 raw = path.read_bytes()
                 if path.suffix == ".gz":
                     raw = gzip.decompress(raw)
-                before, now = words(raw, BEFORE), words(raw, NOW)
+                before, now = words(raw, CHANGES[args.change]), words(raw, NOW)
                 if before == now and not args.all:
                     rows.append((ds, str(path), None, None, None))
                     continue
                 text, _ = decode_html(raw, None)
                 try:
-                    chromium.dom(text)
-                    shown = chromium._page.evaluate("document.body ? document.body.innerText : ''").split()
+                    shown = chromium.shown_text(text).split()
                 except Exception as exc:  # noqa: BLE001 - a page Chromium cannot load is said, not fatal
                     print(f"{path}: Chromium: {type(exc).__name__}: {exc}", file=sys.stderr)
                     continue

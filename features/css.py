@@ -20,10 +20,18 @@ Media queries (top-level ``@media`` blocks, a ``<style>``'s ``media``) are answe
 screen, a desktop window of 1,366 × 768 (``features.media``): a sheet or block for other
 screens (``print``, narrow widths) hides nothing.
 
+A rule that hides loses to a rule that shows (``display`` other than ``none``, ``visibility:
+visible``) when the cascade would let the showing one win: ``!important``, then specificity,
+then order. A later rule of the very same selector is weighed in the sheet
+(``hiding_selectors``), rules of other selectors on the walk's rows (``cascade_rows``: Bootstrap's
+``d-none d-lg-block``, Tailwind's ``hidden md:block``).
+
 What it does not do, on purpose: linked stylesheets are
 ignored (no network), pseudo-classes that depend on the user
-(``:hover``) match nothing, specificity is not weighed (a later rule that shows what a rule
-of the very same selector hid is: ``hiding_selectors``), and a rule that would hide ``<html>`` or ``<body>`` is
+(``:hover``) match nothing, a showing rule is weighed only when ``parse_simple`` reads its
+selector (tags, classes, ids, descendant and child combinators) and a hiding rule only when it
+reads the hiding one's too (the rare others hide whatever shows them), inline styles do not show
+what a sheet hid, and a rule that would hide ``<html>`` or ``<body>`` is
 ignored. A selector cssselect cannot handle is skipped, never fatal. Section
 4.2.2 of seed 003 blames hidden elements for the gap between its CETD and the
 original.
@@ -32,7 +40,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections import Counter
 from functools import lru_cache
 
 import numpy as np
@@ -72,23 +79,54 @@ def hiding_selectors(css: str) -> list[str]:
     rules and those of its top-level ``@media`` blocks whose query holds for the walk's screen
     (``features.media``), less those that a later rule of the very same selector shows again
     (``.nav{display:none} @media (min-width: 62em){.nav{display:block}}``, how CSS-in-JS writes
-    "hidden on small screens"; ``!important`` weighed as the cascade weighs it).
+    "hidden on small screens"; ``!important`` weighed as the cascade weighs it). A rule of
+    another selector that shows the element again is weighed on the page's rows
+    (``cascade_rows``).
 
     Rules inside other at-rules (``@supports``, ``@layer``, nested blocks) are skipped, as are
     ``@font-face`` and ``@import``. The sheet is searched for hiding declarations first, and
     only their rules are read.
     """
+    hides, shows = _sheet_display(css)
+    if not hides:
+        return []
+    wanted = {sel for h in hides for sel in h[3]}
+    again: dict = {}
+    for open_, prop, important, selectors in shows:
+        for sel in selectors:
+            if sel in wanted:
+                again.setdefault((sel, prop), []).append((open_, important))
+    out: list[str] = []
+    for open_, prop, important, selectors in hides:
+        for sel in selectors:
+            if not _overridden(open_, important, again.get((sel, prop), ())):
+                out.append(sel)
+    return out
+
+
+#: A rule that hides or shows: (position of its "{" in the sheet, "d" (display) or "v"
+#: (visibility), !important, its selectors).
+Rule = tuple[int, str, bool, list[str]]
+
+
+@lru_cache(maxsize=64)
+def _sheet_display(css: str) -> tuple[list[Rule], list[Rule]]:
+    """``(hiding rules, showing rules)`` of a style sheet that apply on the walk's screen (top
+    level, or a top-level ``@media`` block whose query holds): rules whose ``display`` is
+    ``none`` or ``visibility`` ``hidden``/``collapse``, and rules whose last ``display`` is
+    not ``none`` or last ``visibility`` is ``visible``; none of either without a hiding rule.
+    Cached: ``hiding_selectors`` and the cascade (``_sheet_cascade``) read the same sheets."""
     if "/*" in css:
         css = _CSS_COMMENT_RE.sub(" ", css)
     low = css.lower()
     if "none" not in low and "hidden" not in low and "collapse" not in low:
-        return []
+        return [], []
     if len(low) != len(css):
         css = low  # rare: lower-casing changed the length, so positions must come from one text
     braces: _Braces | None = None
     blocks: tuple = ([], [])  # the top-level @media blocks, read when a hiding rule sits in a block
     media = "@media" in low
-    hides: list[tuple[int, str, bool, list[str]]] = []  # (rule's "{", property, !important, selectors)
+    hides: list[Rule] = []
     seen_open = -1
     depth, upto = 0, 0  # brace depth at position ``upto``, advanced as the matches go on
     for start, end, kind in _declarations(low, _SHEET_HIDES):
@@ -108,16 +146,10 @@ def hiding_selectors(css: str) -> list[str]:
             hides.append((open_, "vd"[kind == 0], "!" in low[start:end],
                           [x.strip() for x in prelude.split(",") if x.strip()]))
     if not hides:
-        return []
+        return [], []
     if media and braces is None:
         braces, blocks = _media_context(css, low)
-    shows = _shown_again(css, low, blocks, braces, Counter(sel for h in hides for sel in h[3]))
-    out: list[str] = []
-    for open_, prop, important, selectors in hides:
-        for sel in selectors:
-            if not _overridden(open_, important, shows.get((sel, prop), ())):
-                out.append(sel)
-    return out
+    return hides, _showing_rules(css, low, blocks, braces)
 
 
 def _declarations(low: str, patterns) -> list[tuple[int, int, int]]:
@@ -149,13 +181,11 @@ def _overridden(at: int, important: bool, shows) -> bool:
     return any((imp and not important) or (imp == important and pos >= at) for pos, imp in shows)
 
 
-def _shown_again(css: str, low: str, blocks, braces: "_Braces | None", selectors: Counter) -> dict:
-    """``{(selector, "d" | "v"): [(position of the rule's "{", !important), ...]}``: the rules of
-    ``selectors`` (the exact selector text, alone or in a list) that apply (top level, or a
-    top-level ``@media`` block that holds) and whose last ``display`` is not ``none`` ("d") or
-    whose last ``visibility`` is ``visible`` ("v"). One scan for showing declarations; only
-    their rules' selectors are read."""
-    out: dict = {}
+def _showing_rules(css: str, low: str, blocks, braces: "_Braces | None") -> list[Rule]:
+    """The rules that apply (top level, or a top-level ``@media`` block that holds) and whose
+    last ``display`` is not ``none`` ("d") or whose last ``visibility`` is ``visible`` ("v").
+    One scan for showing declarations; only their rules are read."""
+    out: list[Rule] = []
     taken = -1
     for at, _end, _kind in _declarations(low, _SHOWS):
         rule = _rule_at(css, at, taken)
@@ -163,7 +193,7 @@ def _shown_again(css: str, low: str, blocks, braces: "_Braces | None", selectors
             continue  # outside any block, or a rule already read
         open_, before = rule
         taken = open_
-        hit = [x for x in (p.strip() for p in css[before + 1:open_].split(",")) if x in selectors]
+        hit = [x for x in (p.strip() for p in css[before + 1:open_].split(",")) if x and not x.startswith("@")]
         if not hit:
             continue
         close = css.find("}", open_)
@@ -176,8 +206,7 @@ def _shown_again(css: str, low: str, blocks, braces: "_Braces | None", selectors
                 braces = _Braces(css)
             d = braces.before(open_)
             if d == 0 or (d == 1 and _in_shown_media(blocks, open_)):
-                for sel in hit:
-                    out.setdefault((sel, prop), []).append((open_, bool(found[-1][1])))
+                out.append((open_, prop, bool(found[-1][1]), hit))
     return out
 
 
@@ -285,8 +314,12 @@ def _names_in(root: etree._Element, source) -> tuple[set, set]:
     return classes, ids
 
 
-_COMPOUND_RE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*|\*)?((?:[.#][A-Za-z0-9_-]+)*)$")
-_PART_RE = re.compile(r"[.#][A-Za-z0-9_-]+")
+#: A class or id name: word characters, or one escaped character other than a hex digit or a
+#: line break (Tailwind's ``.md\:block``, ``.w-1\/2``); hex escapes are left to cssselect.
+_NAME = r"(?:[A-Za-z0-9_-]|\\[^0-9A-Fa-f\r\n\f])+"
+_COMPOUND_RE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*|\*)?((?:[.#]" + _NAME + r")*)$")
+_PART_RE = re.compile(r"[.#]" + _NAME)
+_ESCAPE_RE = re.compile(r"\\(.)")
 _MAX_COMPLEX = 30
 
 #: A parsed simple selector: compounds left to right, each (tag or None, classes, id or None),
@@ -317,8 +350,11 @@ def parse_simple(selector: str) -> Simple | None:
             return None
         tag = m.group(1)
         tag = None if tag in (None, "*") else tag.lower()
-        classes = frozenset(x[1:] for x in _PART_RE.findall(m.group(2)) if x[0] == ".")
-        ids = [x[1:] for x in _PART_RE.findall(m.group(2)) if x[0] == "#"]
+        parts = _PART_RE.findall(m.group(2))
+        if "\\" in tok:
+            parts = [_ESCAPE_RE.sub(r"\1", x) for x in parts]
+        classes = frozenset(x[1:] for x in parts if x[0] == ".")
+        ids = [x[1:] for x in parts if x[0] == "#"]
         if len(set(ids)) > 1:
             return None  # #a#b matches nothing
         if tag is None and not classes and not ids:
@@ -336,15 +372,17 @@ class PageStyle:
     ``elements``: elements to skip with their subtree (``hidden`` attribute,
     inline style, and the rare selectors only cssselect can read).
     ``simple``: parsed simple selectors of hiding rules, matched on the walk's
-    rows by ``match_rows`` (tag, class and id lookups instead of one XPath
-    scan of the whole tree per selector).
+    rows by ``hidden_rows`` (tag, class and id lookups instead of one XPath
+    scan of the whole tree per selector). ``sheets``: the style sheets' text, for the
+    cascade across selectors (``cascade_rows``).
     """
 
-    __slots__ = ("elements", "simple")
+    __slots__ = ("elements", "simple", "sheets")
 
-    def __init__(self, elements: set, simple: list):
+    def __init__(self, elements: set, simple: list, sheets: tuple = ()):
         self.elements = elements
         self.simple = simple
+        self.sheets = sheets
 
 
 def page_style(root: etree._Element, source=None) -> PageStyle:
@@ -368,7 +406,7 @@ def page_style(root: etree._Element, source=None) -> PageStyle:
             classes, ids = _names_in(root, source)
             complex_ = [s for s in complex_ if _could_match(s, classes, ids)]
         _run_xpaths(root, [_xpath_of(s) for s in complex_[:_MAX_COMPLEX]], hidden)
-    return PageStyle(_keep_page(root, hidden), list(simple))
+    return PageStyle(_keep_page(root, hidden), list(simple), sheets)
 
 
 #: Style sheets up to this many characters (a page's together) have their rules cached.
@@ -455,7 +493,6 @@ def match_rows(simple: list, tags: list[str], parents, classes: list, ids: list,
         return []
     need_cls = {c for comps, _ in simple for _, cl, _ in comps for c in cl}
     need_ids = {i for comps, _ in simple for _, _, i in comps if i}
-    cls_sets: dict[int, frozenset] = {}
     by_class: dict[str, list[int]] = {}
     if need_cls:
         disjoint = need_cls.isdisjoint
@@ -465,51 +502,178 @@ def match_rows(simple: list, tags: list[str], parents, classes: list, ids: list,
                 if not disjoint(toks):
                     for c in need_cls.intersection(toks):
                         by_class.setdefault(c, []).append(r)
-
-    def class_set(r: int) -> frozenset:
-        got = cls_sets.get(r)
-        if got is None:
-            got = cls_sets[r] = frozenset((classes[r] or "").split())
-        return got
     by_id: dict[str, list[int]] = {}
     for r, value in enumerate(ids):
         if value and value in need_ids:
             by_id.setdefault(value, []).append(r)
-    empty: frozenset = frozenset()
-
-    def compound_ok(r: int, comp) -> bool:
-        tag, cl, id_ = comp
-        return ((tag is None or tags[r] == tag) and (not cl or cl <= class_set(r))
-                and (id_ is None or ids[r] == id_))
-
-    def left_ok(r: int, comps, combs, k: int) -> bool:
-        """Row r matched comps[k]; do its ancestors match comps[:k] through combs?"""
-        if k == 0:
-            return True
-        p = parents[r]
-        is_html = k == 1 and comps[0] == ("html", empty, None)  # <html> is above row 0
-        if combs[k - 1] == ">":
-            if p < 0:
-                return is_html
-            return compound_ok(p, comps[k - 1]) and left_ok(p, comps, combs, k - 1)
-        while p >= 0:
-            if compound_ok(p, comps[k - 1]) and left_ok(p, comps, combs, k - 1):
-                return True
-            p = parents[p]
-        return is_html
-
+    page = _Rows(tags, parents, classes, ids)
     hit: set[int] = set()
-    for comps, combs in simple:
-        tag, cl, id_ = comps[-1]
+    for sel in simple:
+        tag, cl, id_ = sel[0][-1]
         if id_ is not None:
             cand = by_id.get(id_, [])
         elif cl:
             cand = by_class.get(min(cl, key=lambda c: len(by_class.get(c, ()))), [])
         else:
             cand = [r for r in range(n) if tags[r] == tag]
-        k = len(comps) - 1
-        hit.update(r for r in cand if r and compound_ok(r, comps[k]) and left_ok(r, comps, combs, k))
+        hit.update(r for r in cand if page.matches(sel, r))
     return sorted(hit)
+
+
+class _Rows:
+    """A walk's rows (tags, parents as a list, class and id attributes) against which parsed
+    simple selectors are matched one row at a time: ``match_rows``'s reference code and the
+    cascade (``cascade_rows``)."""
+
+    _EMPTY: frozenset = frozenset()
+
+    def __init__(self, tags: list[str], parents: list[int], classes: list, ids: list):
+        self.tags, self.parents, self.classes, self.ids = tags, parents, classes, ids
+        self._class_sets: dict[int, frozenset] = {}
+
+    def class_set(self, r: int) -> frozenset:
+        got = self._class_sets.get(r)
+        if got is None:
+            got = self._class_sets[r] = frozenset((self.classes[r] or "").split())
+        return got
+
+    def compound_ok(self, r: int, comp) -> bool:
+        tag, cl, id_ = comp
+        return ((tag is None or self.tags[r] == tag) and (not cl or cl <= self.class_set(r))
+                and (id_ is None or self.ids[r] == id_))
+
+    def left_ok(self, r: int, comps, combs, k: int) -> bool:
+        """Row r matched comps[k]; do its ancestors match comps[:k] through combs?"""
+        if k == 0:
+            return True
+        parents = self.parents
+        p = parents[r]
+        is_html = k == 1 and comps[0] == ("html", self._EMPTY, None)  # <html> is above row 0
+        if combs[k - 1] == ">":
+            if p < 0:
+                return is_html
+            return self.compound_ok(p, comps[k - 1]) and self.left_ok(p, comps, combs, k - 1)
+        while p >= 0:
+            if self.compound_ok(p, comps[k - 1]) and self.left_ok(p, comps, combs, k - 1):
+                return True
+            p = parents[p]
+        return is_html
+
+    def matches(self, sel: Simple, r: int) -> bool:
+        """Whether row ``r`` (never body, row 0) matches the selector."""
+        comps, combs = sel
+        k = len(comps) - 1
+        return bool(r) and self.compound_ok(r, comps[k]) and self.left_ok(r, comps, combs, k)
+
+    def keys(self, r: int):
+        """The index keys (``_key``) under which a selector whose last compound row r may match
+        is filed: its id, each of its classes, its tag."""
+        out = [("", self.tags[r])]
+        out.extend(("." + c) for c in self.class_set(r))
+        if self.ids[r]:
+            out.append("#" + self.ids[r])
+        return out
+
+
+def specificity(sel: Simple) -> tuple[int, int, int]:
+    """A parsed simple selector's specificity: (ids, classes, tags), as the cascade counts it."""
+    comps = sel[0]
+    return (sum(c[2] is not None for c in comps), sum(len(c[1]) for c in comps),
+            sum(c[0] is not None for c in comps))
+
+
+def _key(sel: Simple):
+    """Where ``_sheet_cascade`` files a selector: by its last compound's id, else one of its
+    classes, else its tag (``_Rows.keys`` lists a row's)."""
+    tag, cl, id_ = sel[0][-1]
+    if id_ is not None:
+        return "#" + id_
+    if cl:
+        return "." + min(cl)
+    return ("", tag)
+
+
+_parsed = lru_cache(maxsize=16384)(parse_simple)
+#: At most this many showing selectors a page are weighed (the first ones, in order).
+_MAX_SHOWING = 20000
+
+
+def _sheet_cascade(sheets: tuple[str, ...]) -> tuple[dict, dict]:
+    """The display and visibility rules of a page's sheets whose selectors ``parse_simple``
+    reads, for ``cascade_rows``: the hiding ones and the showing ones (at most ``_MAX_SHOWING``
+    distinct selectors), each as ``{index key: [(selector, "d" | "v", (!important,
+    specificity, sheet, position))]}`` (``_key``; the last tuple is what the cascade compares:
+    importance, then specificity, then order)."""
+    hide: dict = {}
+    show: dict = {}
+    distinct: dict = {}
+    for k, css in enumerate(sheets):
+        hides, shows = _sheet_display(css)
+        for rules, out in ((hides, hide), (shows, show)):
+            for open_, prop, important, selectors in rules:
+                for text in selectors:
+                    sel = _parsed(text)
+                    if sel is None:
+                        continue
+                    if out is show:
+                        if len(distinct) >= _MAX_SHOWING and sel not in distinct:
+                            continue
+                        distinct[sel] = None
+                    out.setdefault(_key(sel), []).append((sel, prop, (important, specificity(sel), k, open_)))
+    return hide, show
+
+
+_cached_cascade = lru_cache(maxsize=64)(_sheet_cascade)
+
+
+def hidden_rows(style: PageStyle, tags: list[str], parents, classes: list, ids: list,
+                factor: tuple | None = None) -> list[int]:
+    """The rows (of a walk, body = row 0) that the page's style sheets hide: those a hiding rule
+    matches (``match_rows``), less those the cascade shows again (``cascade_rows``)."""
+    if not style.simple:
+        return []
+    rows = match_rows(style.simple, tags, parents, classes, ids, factor=factor)
+    return cascade_rows(style.sheets, rows, tags, parents, classes, ids) if rows else rows
+
+
+def cascade_rows(sheets: tuple[str, ...], rows: list[int], tags: list[str], parents, classes: list,
+                 ids: list) -> list[int]:
+    """``rows`` (matched by hiding rules) less those where a showing rule wins the cascade:
+    for the property a rule hides by (``display`` or ``visibility``), the rule that matches
+    the row with the greatest (!important, specificity, order) decides, as a browser's cascade
+    does (Bootstrap's ``.d-none{display:none!important}`` and, later,
+    ``@media (min-width:992px){.d-lg-flex{display:flex!important}}`` on one element: shown).
+    Only selectors that ``parse_simple`` reads are weighed; inline styles are not."""
+    if not rows or not sheets:
+        return rows
+    size = sum(map(len, sheets))
+    hide, show = (_cached_cascade if size <= _CACHED_SHEETS else _sheet_cascade)(sheets)
+    if not show:
+        return rows
+    page = _Rows(tags, parents, classes, ids)
+    maybe = [r for r in rows if not show.keys().isdisjoint(page.keys(r))]
+    if not maybe:
+        return rows
+    if isinstance(parents, np.ndarray):
+        page.parents = parents.tolist()
+    shown = {r for r in maybe if not _still_hidden(page, r, hide, show)}
+    return [r for r in rows if r not in shown] if shown else rows
+
+
+def _still_hidden(page: _Rows, r: int, hide: dict, show: dict) -> bool:
+    """Whether row r stays hidden: for some property, the greatest key of the hiding rules
+    that match it beats every showing rule's that matches it."""
+    keys = page.keys(r)
+    best: dict = {}
+    for index, kind in ((hide, 0), (show, 1)):
+        for key in keys:
+            for sel, prop, weight in index.get(key, ()):
+                if (kind, prop) in best and best[kind, prop] >= weight:
+                    continue
+                if page.matches(sel, r):
+                    best[kind, prop] = weight
+    hid = [(prop, weight) for (kind, prop), weight in best.items() if kind == 0]
+    return not hid or any((1, prop) not in best or best[1, prop] < weight for prop, weight in hid)
 
 
 def hidden_elements(root: etree._Element, source: str | None = None) -> set:
@@ -527,8 +691,8 @@ def hidden_elements(root: etree._Element, source: str | None = None) -> set:
     if style.simple:
         index = {e: k for k, e in enumerate(els)}
         parents = [index.get(e.getparent(), -1) for e in els]
-        rows = match_rows(style.simple, [e.tag for e in els], parents,
-                          [e.get("class") for e in els], [e.get("id") for e in els])
+        rows = hidden_rows(style, [e.tag for e in els], parents, [e.get("class") for e in els],
+                           [e.get("id") for e in els])
         hidden.update(els[r] for r in rows)
     return _keep_page(root, hidden)
 

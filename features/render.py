@@ -373,6 +373,14 @@ class Browser:
         self._page.set_content(html, wait_until="load", timeout=self.timeout * 1000)
         return self._page.evaluate("document.documentElement.outerHTML")
 
+    def shown_text(self, html: str) -> str:
+        """Load ``html`` as ``dom`` does and return the text Chromium shows: the body's
+        ``innerText`` (what CSS hides left out), "" without a body."""
+        if self._browser is None:
+            self._start()
+        self._page.set_content(html, wait_until="load", timeout=self.timeout * 1000)
+        return self._page.evaluate("document.body ? document.body.innerText : ''")
+
     def screenshot(self, html: str, path: str | os.PathLike, *, width: int = 1000,
                    height: int = 700) -> Path:
         """Load ``html`` as ``render`` does (no network) and save a PNG of its top

@@ -75,7 +75,7 @@ from lxml import etree
 
 from hwnoise.decode import decode_html, own_utf8
 from hwnoise.features import native
-from hwnoise.features.css import DROP_TAGS, SCRIPTING_OFF_DROP, hides, match_rows, page_style
+from hwnoise.features.css import DROP_TAGS, SCRIPTING_OFF_DROP, hidden_rows, hides, page_style
 from hwnoise.features.limits import cap_markup, utf8_within_caps
 from hwnoise.features.measures import (TAG_VOCABULARY, Utf8Column, composite_text_density, query_scores,
                                        subtree_last, tree_measures)
@@ -871,7 +871,7 @@ def _shown(root: etree._Element, source, keep: bool = False, drop: frozenset = D
     style = page_style(root, source)
     visit = _visit(root, style.elements, attrs=bool(style.simple), keep=keep, drop=drop, seen=seen)
     if style.simple:
-        rows = match_rows(style.simple, visit[0], visit[1], visit[9], visit[10], factor=visit[14])
+        rows = hidden_rows(style, visit[0], visit[1], visit[9], visit[10], factor=visit[14])
         if rows:
             visit = _drop_rows(visit, rows)
     return visit

@@ -18,6 +18,7 @@ from hwnoise.features.render import (RENDER_COLUMNS, Browser, chromium_available
 from hwnoise.features.rendered import RENDER_FEATURES, apply_render, rendered_walk
 from hwnoise.features.walk import walk_page
 from script_fixtures import MARKO, SCRIPT_SHELL, STREAMED, words
+from test_walk import CASCADE, CASCADE_SHOWN
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 needs_chromium = pytest.mark.skipif(not chromium_available(),
@@ -39,6 +40,7 @@ VARIED = {
     "empty": "",
     "comments": "<body><!-- c --><p>a<!-- b -->c</p><?pi x?><svg><rect/></svg></body>",
     "scripts": SCRIPT_SHELL,  # walked with scripting off: <noscript> shown
+    "cascade": CASCADE,  # rules of different selectors weighed by importance, specificity, order
 }
 
 
@@ -189,6 +191,16 @@ def test_a_page_built_by_its_scripts_renders_as_the_walk_shows_it(browser):
     assert r.loc[h1, "display"] != "none" and r.loc[h1, "height"] > 0 and r.loc[h1, "width"] > 0
     out = apply_render(base, r)
     assert "broke document reviews" in " ".join(out["text"])
+
+
+@needs_chromium
+def test_the_cascade_across_selectors_shows_what_chromium_shows():
+    """The walk's words of ``test_walk.CASCADE`` (rules of different selectors on one element:
+    importance, specificity, order; Bootstrap's and Tailwind's width classes) are the words
+    Chromium shows (``innerText``, scripts off, the walk's 1,366 x 768 screen)."""
+    with Browser(scripts=False, timeout=20) as chromium:
+        shown = chromium.shown_text(CASCADE).split()
+    assert shown == CASCADE_SHOWN.split() == words(walk_page(CASCADE))
 
 
 @needs_chromium
