@@ -183,6 +183,11 @@ HGB_PARAMS = {  # variants of the gradient boosting's parameters (the preset's: 
 }
 
 
+#: Bagged variants: (how, models): each model on a bootstrap of the training sites ("boot"), on
+#: a share of them drawn without replacement (a float), or on all with its own random state ("seeds").
+BAGS = {"bag5": ("boot", 5), "half5": (0.5, 5), "half15": (0.5, 15), "seed5": ("seeds", 5)}
+
+
 def _page_share(rows: pd.DataFrame, w: np.ndarray) -> np.ndarray:
     """``w`` scaled so that each page's rows sum to the page's share of one (pages equal)."""
     tot = pd.Series(w).groupby(rows["key"].to_numpy()).transform("sum").to_numpy()
@@ -232,7 +237,7 @@ class Bench:
             return base + self._page_aggregates(base)
         if variant.startswith("ac"):  # the second stage's own columns are added in autoctx()
             return base
-        if variant in ("lc3", "lconly", "wconly") or variant in HGB_PARAMS or variant in WEIGHTS:  # the preset's columns (see oof)
+        if variant in ("lc3", "lconly", "wconly") or variant in HGB_PARAMS or variant in WEIGHTS or variant in BAGS:  # the preset's columns (see oof)
             return base
         if variant in ("seq", "lexseq"):  # + windows in document order over the text-holding nodes
             return base + (self._lexical() if variant == "lexseq" else []) + self._sequence(base)
@@ -246,7 +251,7 @@ class Bench:
                                  "that has features/record_struct.py")
             return base + rs
         raise SystemExit(f"unknown variant {variant!r}: base, ctx, pagg, records, lex, lexown, seq, lexseq, lc3, lconly, wconly, "
-                         f"{', '.join(HGB_PARAMS)}")
+                         f"{', '.join([*HGB_PARAMS, *WEIGHTS, *BAGS])}")
 
     def _page_aggregates(self, base: list[str]) -> list[str]:
         r, stk = self.rows, [c for c in base if c.startswith("stack_")]
@@ -561,11 +566,42 @@ class Bench:
                 weight = np.where(lc, 3.0, 1.0)
             elif variant in WEIGHTS:  # each node by its own characters, as the text F1 counts them
                 weight = WEIGHTS[variant](trr)
+            X, y, Xte = trr[feats].to_numpy(float), (trr["label"] == "N").to_numpy(int), r.loc[tem, feats].to_numpy(float)
+            if variant in BAGS:  # the mean of several models, each fitted on a sample of the training sites
+                p[tem] = self._bagged(variant, trr, X, y, Xte)
+                continue
             est = HistGradientBoostingClassifier(random_state=1, **HGB_PARAMS.get(variant, {})).fit(
-                trr[feats].to_numpy(float), (trr["label"] == "N").to_numpy(int), sample_weight=weight)
-            p[tem] = est.predict_proba(r.loc[tem, feats].to_numpy(float))[:, 1]
+                X, y, sample_weight=weight)
+            p[tem] = est.predict_proba(Xte)[:, 1]
         np.save(path, p)
         return p
+
+    def _bagged(self, variant: str, trr: pd.DataFrame, X: np.ndarray, y: np.ndarray, Xte: np.ndarray) -> np.ndarray:
+        """``BAGS[variant]``: the mean probability of ``n`` gradient boostings, each fitted on the
+        rows of a sample of the fold's training sites (drawn with replacement, a site's rows as
+        many times as it is drawn: ``boot``; or without, the share ``frac``), or with only its
+        random state changed (``seeds``)."""
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        how, n = BAGS[variant]
+        sites = trr["key"].map(self.table.set_index("key")["site"]).to_numpy()
+        names = np.unique(sites)
+        out = np.zeros(len(Xte))
+        for b in range(n):
+            rng = np.random.default_rng(100 + b)
+            if how == "seeds":
+                w = None
+            elif how == "boot":
+                drawn = pd.Series(rng.choice(names, len(names), replace=True)).value_counts()
+                w = pd.Series(sites).map(drawn).fillna(0).to_numpy(float)
+            else:
+                kept = set(rng.choice(names, int(round(how * len(names))), replace=False))
+                w = np.fromiter((s in kept for s in sites), float, len(sites))
+            rows = np.ones(len(y), bool) if w is None else w > 0
+            est = HistGradientBoostingClassifier(random_state=b + 1).fit(
+                X[rows], y[rows], sample_weight=None if w is None else w[rows])
+            out += est.predict_proba(Xte)[:, 1]
+        return out / n
 
     def score(self, p: np.ndarray, thr: float = 0.5, page_thr=None, keys=None, labeller=None) -> pd.DataFrame:
         """Text F1 per page of the nodes whose probability reaches the threshold, their text
