@@ -187,25 +187,30 @@ def _showing_rules(css: str, low: str, blocks, braces: "_Braces | None") -> list
     One scan for showing declarations; only their rules are read."""
     out: list[Rule] = []
     taken = -1
+    depth, upto = 0, 0  # without braces (a sheet without @media): the depth counted as the rules go on
     for at, _end, _kind in _declarations(low, _SHOWS):
         rule = _rule_at(css, at, taken)
         if rule is None:
             continue  # outside any block, or a rule already read
         open_, before = rule
         taken = open_
+        if braces is None:
+            depth += css.count("{", upto, before + 1) - css.count("}", upto, before + 1)
+            upto = before + 1
+            if depth:
+                continue  # nested in an at-rule: only a top-level @media block applies, and there is none
+        elif not (braces.before(open_) == 0 or (braces.before(open_) == 1 and _in_shown_media(blocks, open_))):
+            continue
         hit = [x for x in (p.strip() for p in css[before + 1:open_].split(",")) if x and not x.startswith("@")]
         if not hit:
             continue
         close = css.find("}", open_)
         body = low[open_ + 1:close if close >= 0 else len(low)]
-        for prop, rx, shown in _SHOWING:
-            found = rx.findall(body)
-            if not found or not shown(found[-1][0]):
+        for prop, name, rx, shown in _SHOWING:
+            if name not in body:
                 continue
-            if braces is None:
-                braces = _Braces(css)
-            d = braces.before(open_)
-            if d == 0 or (d == 1 and _in_shown_media(blocks, open_)):
+            found = rx.findall(body)
+            if found and shown(found[-1][0]):
                 out.append((open_, prop, bool(found[-1][1]), hit))
     return out
 
@@ -234,7 +239,8 @@ class _Braces:
 _DISPLAY_RE = re.compile(r"(?:^|[;\s])display\s*:\s*([a-z-]+)\s*(!\s*important)?")
 _VISIBILITY_RE = re.compile(r"(?:^|[;\s])visibility\s*:\s*([a-z-]+)\s*(!\s*important)?")
 #: Declarations that show what the same property hid: display other than none, visibility visible.
-_SHOWING = (("d", _DISPLAY_RE, lambda v: v != "none"), ("v", _VISIBILITY_RE, lambda v: v == "visible"))
+_SHOWING = (("d", "display", _DISPLAY_RE, lambda v: v != "none"),
+            ("v", "visibility", _VISIBILITY_RE, lambda v: v == "visible"))
 
 
 def _media_blocks(low: str, braces: _Braces) -> tuple[list[int], list[tuple[int, bool]]]:
