@@ -126,7 +126,7 @@ def main() -> None:
     if args.scheduler:
         rows.append(run(args.scheduler, args.scheduler, None, dirs, tmp / "out"))
     base = rows[0]
-    print(f"| run | features pages/s | evaluate pages/s | same tables and scores as sync |")
+    print("| run | features pages/s | evaluate pages/s | same tables and scores as sync |")
     print("|---|---:|---:|---|")
     for r in rows:
         same = all(r["tables"][k].equals(base["tables"][k]) for k in base["tables"]) and r["scores"] == base["scores"]

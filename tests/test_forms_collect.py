@@ -11,7 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from hwnoise.dataset import Dataset
 from hwnoise.forms.collect import JOURNAL_KEYS, collect

@@ -4,7 +4,6 @@ bad inputs that must end in one line, not a traceback."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
