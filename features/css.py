@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
 from functools import lru_cache
 
 import numpy as np
@@ -123,33 +124,52 @@ def _sheet_display(css: str) -> tuple[list[Rule], list[Rule]]:
         return [], []
     if len(low) != len(css):
         css = low  # rare: lower-casing changed the length, so positions must come from one text
-    braces: _Braces | None = None
-    blocks: tuple = ([], [])  # the top-level @media blocks, read when a hiding rule sits in a block
-    media = "@media" in low
+    sheet = _Sheet(css, low)
     hides: list[Rule] = []
-    seen_open = -1
-    depth, upto = 0, 0  # brace depth at position ``upto``, advanced as the matches go on
-    for start, end, kind in _declarations(low, _SHEET_HIDES):
-        rule = _rule_at(css, start, seen_open)
-        if rule is None:
-            continue  # outside any block, or a rule already taken
-        open_, before = rule
-        seen_open = open_
+    for open_, before, start, end, kind in sheet.rules(_SHEET_HIDES):
         prelude = css[before + 1:open_].strip()
-        if not prelude or prelude.startswith("@"):
-            continue
-        depth += css.count("{", upto, before + 1) - css.count("}", upto, before + 1)
-        upto = before + 1
-        if depth == 1 and media and braces is None:
-            braces, blocks = _media_context(css, low)
-        if depth == 0 or (depth == 1 and _in_shown_media(blocks, open_)):
+        if prelude and not prelude.startswith("@"):
             hides.append((open_, "vd"[kind == 0], "!" in low[start:end],
                           [x.strip() for x in prelude.split(",") if x.strip()]))
     if not hides:
         return [], []
-    if media and braces is None:
-        braces, blocks = _media_context(css, low)
-    return hides, _showing_rules(css, low, blocks, braces)
+    return hides, _showing_rules(sheet)
+
+
+class _Sheet:
+    """One style sheet (its text without comments, and lower-cased) and its top-level ``@media``
+    blocks, read only when a rule sits in one (``_media_blocks``)."""
+
+    def __init__(self, css: str, low: str):
+        self.css, self.low = css, low
+        self.media = "@media" in low
+        self._blocks: tuple | None = None
+
+    @property
+    def blocks(self) -> tuple:
+        if self._blocks is None:
+            self._blocks = _media_blocks(self.low, _Braces(self.css))
+        return self._blocks
+
+    def rules(self, patterns) -> Iterator[tuple[int, int, int, int, int]]:
+        """``(its "{", the end of what comes before its prelude, and the declaration's start, end
+        and pattern)`` of each rule that holds a declaration ``patterns`` match (``_declarations``;
+        the first such one), once, in order, where the rule applies on the walk's screen: at the
+        top level, or in a top-level ``@media`` block whose query holds. The brace depth is
+        counted as the rules go on."""
+        css = self.css
+        taken = -1
+        depth, upto = 0, 0  # brace depth at position ``upto``
+        for start, end, kind in _declarations(self.low, patterns):
+            rule = _rule_at(css, start, taken)
+            if rule is None:
+                continue  # outside any block, or a rule already taken
+            open_, before = rule
+            taken = open_
+            depth += css.count("{", upto, before + 1) - css.count("}", upto, before + 1)
+            upto = before + 1
+            if depth == 0 or (depth == 1 and self.media and _in_shown_media(self.blocks, open_)):
+                yield open_, before, start, end, kind
 
 
 def _declarations(low: str, patterns) -> list[tuple[int, int, int]]:
@@ -168,12 +188,6 @@ def _rule_at(css: str, at: int, taken: int) -> tuple[int, int] | None:
     return open_, max(css.rfind("}", 0, open_), css.rfind(";", 0, open_), css.rfind("{", 0, open_))
 
 
-def _media_context(css: str, low: str) -> tuple["_Braces", tuple]:
-    """The sheet's brace depths and its top-level ``@media`` blocks (``_media_blocks``)."""
-    braces = _Braces(css)
-    return braces, _media_blocks(low, braces)
-
-
 def _overridden(at: int, important: bool, shows) -> bool:
     """Whether a hiding declaration (in the rule whose ``{`` is at ``at``) loses to one of
     ``shows`` (``(position, !important)`` of the same selector's declarations that show what it
@@ -181,26 +195,13 @@ def _overridden(at: int, important: bool, shows) -> bool:
     return any((imp and not important) or (imp == important and pos >= at) for pos, imp in shows)
 
 
-def _showing_rules(css: str, low: str, blocks, braces: "_Braces | None") -> list[Rule]:
-    """The rules that apply (top level, or a top-level ``@media`` block that holds) and whose
-    last ``display`` is not ``none`` ("d") or whose last ``visibility`` is ``visible`` ("v").
-    One scan for showing declarations; only their rules are read."""
+def _showing_rules(sheet: _Sheet) -> list[Rule]:
+    """The rules that apply (``_Sheet.rules``) and whose last ``display`` is not ``none`` ("d")
+    or whose last ``visibility`` is ``visible`` ("v"). One scan for showing declarations; only
+    their rules are read."""
+    css, low = sheet.css, sheet.low
     out: list[Rule] = []
-    taken = -1
-    depth, upto = 0, 0  # without braces (a sheet without @media): the depth counted as the rules go on
-    for at, _end, _kind in _declarations(low, _SHOWS):
-        rule = _rule_at(css, at, taken)
-        if rule is None:
-            continue  # outside any block, or a rule already read
-        open_, before = rule
-        taken = open_
-        if braces is None:
-            depth += css.count("{", upto, before + 1) - css.count("}", upto, before + 1)
-            upto = before + 1
-            if depth:
-                continue  # nested in an at-rule: only a top-level @media block applies, and there is none
-        elif not (braces.before(open_) == 0 or (braces.before(open_) == 1 and _in_shown_media(blocks, open_))):
-            continue
+    for open_, before, *_ in sheet.rules(_SHOWS):
         hit = [x for x in (p.strip() for p in css[before + 1:open_].split(",")) if x and not x.startswith("@")]
         if not hit:
             continue
@@ -231,9 +232,6 @@ class _Braces:
         self.after = np.cumsum((cp == 123).view(np.int8) - closes.view(np.int8), dtype=np.int32)  # depth after each character
         self.ends = np.flatnonzero(closes & (self.after == 0))  # the braces that close top-level blocks
         self.size = len(cp)
-
-    def before(self, at: int) -> int:
-        return int(self.after[at - 1]) if at > 0 else 0
 
 
 _DISPLAY_RE = re.compile(r"(?:^|[;\s])display\s*:\s*([a-z-]+)\s*(!\s*important)?")
