@@ -66,7 +66,7 @@ def words(raw: bytes, off: dict) -> list[str]:
 
 
 def _clear() -> None:
-    for cached in (css._sheet_rules, css._sheet_display, css._cached_cascade):
+    for cached in (css._sheet_rules, css._sheet_display, css._sheet_cascade):
         cached.cache_clear()
 
 

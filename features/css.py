@@ -401,10 +401,7 @@ def page_style(root: etree._Element, source=None) -> PageStyle:
     sheets = tuple(_style_sheets(root))
     if not sheets:
         return PageStyle(_keep_page(root, hidden), [])
-    if sum(map(len, sheets)) <= _CACHED_SHEETS:
-        simple, complex_ = _sheet_rules(sheets)
-    else:
-        simple, complex_ = _sheet_rules.__wrapped__(sheets)
+    simple, complex_ = _by_sheets(_sheet_rules, sheets)
     if complex_:
         if len(complex_) > _PREFILTER:
             classes, ids = _names_in(root, source)
@@ -415,6 +412,12 @@ def page_style(root: etree._Element, source=None) -> PageStyle:
 
 #: Style sheets up to this many characters (a page's together) have their rules cached.
 _CACHED_SHEETS = 1 << 18
+
+
+def _by_sheets(read, sheets: tuple[str, ...]):
+    """``read(sheets)`` for a function of a page's style sheets cached with ``lru_cache``: from its
+    cache when the sheets are small enough to keep (``_CACHED_SHEETS``), else computed anew."""
+    return read(sheets) if sum(map(len, sheets)) <= _CACHED_SHEETS else read.__wrapped__(sheets)
 
 
 @lru_cache(maxsize=64)
@@ -602,6 +605,7 @@ _parsed = lru_cache(maxsize=16384)(parse_simple)
 _MAX_SHOWING = 20000
 
 
+@lru_cache(maxsize=64)
 def _sheet_cascade(sheets: tuple[str, ...]) -> tuple[dict, dict]:
     """The display and visibility rules of a page's sheets whose selectors ``parse_simple``
     reads, for ``cascade_rows``: the hiding ones and the showing ones (at most ``_MAX_SHOWING``
@@ -627,9 +631,6 @@ def _sheet_cascade(sheets: tuple[str, ...]) -> tuple[dict, dict]:
     return hide, show
 
 
-_cached_cascade = lru_cache(maxsize=64)(_sheet_cascade)
-
-
 def hidden_rows(style: PageStyle, tags: list[str], parents, classes: list, ids: list,
                 factor: tuple | None = None) -> list[int]:
     """The rows (of a walk, body = row 0) that the page's style sheets hide: those a hiding rule
@@ -650,8 +651,7 @@ def cascade_rows(sheets: tuple[str, ...], rows: list[int], tags: list[str], pare
     Only selectors that ``parse_simple`` reads are weighed; inline styles are not."""
     if not rows or not sheets:
         return rows
-    size = sum(map(len, sheets))
-    hide, show = (_cached_cascade if size <= _CACHED_SHEETS else _sheet_cascade)(sheets)
+    hide, show = _by_sheets(_sheet_cascade, sheets)
     if not show:
         return rows
     page = _Rows(tags, parents, classes, ids)
