@@ -44,6 +44,14 @@ the only ones whose label changes the extracted text):
 - ``wch`` / ``wsqrt`` / ``wpage``: the preset's columns, each training node weighted by its own
   characters / their square root / its share of its page's characters (``WEIGHTS``).
 
+- ``prel`` / ``prank`` / ``prank_t``: + features relative to the page: CTD, density sum,
+  characters and parent CTD over the page's maximum / the node's percentile within its page of
+  ``RANKED`` (``prank_t``: among the nodes holding text).
+- ``lr`` / ``rf`` / ``et`` / ``rfcap``: the preset's columns, another learner (``LEARNERS``:
+  logistic regression, a random forest, extra trees, a forest of at most 255 leaves a tree);
+  ``gbrf`` / ``gbrfcap``: the mean of the gradient boosting's probability and ``rf``'s /
+  ``rfcap``'s (``MEANS``).
+
 ``paired`` compares variants page by page against the first (``--union``: as the preset, with
 trafilatura's nodes content whatever the probability).
 
@@ -188,6 +196,30 @@ HGB_PARAMS = {  # variants of the gradient boosting's parameters (the preset's: 
 BAGS = {"bag5": ("boot", 5), "half5": (0.5, 5), "half15": (0.5, 15), "seed5": ("seeds", 5)}
 
 
+def _learner(variant: str):
+    """A fresh estimator of ``LEARNERS[variant]`` (missing values go in as -1 where it takes none)."""
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    forest = dict(n_estimators=200, min_samples_leaf=20, max_features="sqrt", n_jobs=2, random_state=1)
+    return {"lr": lambda: make_pipeline(StandardScaler(), LogisticRegression(max_iter=500)),
+            "rf": lambda: RandomForestClassifier(**forest),
+            "et": lambda: ExtraTreesClassifier(**forest),
+            "rfcap": lambda: RandomForestClassifier(**{**forest, "n_estimators": 100, "max_leaf_nodes": 255}),
+            }[variant]()
+
+
+#: Variants fitted by another learner than the gradient boosting (``_learner``), on the preset's columns.
+LEARNERS = ("lr", "rf", "et", "rfcap")
+#: Variants that are the mean of two variants' out-of-fold probabilities.
+MEANS = {"gbrf": ("base", "rf"), "gbrfcap": ("base", "rfcap")}
+#: The columns ``prank`` ranks within each page.
+RANKED = ["ctd", "density_sum", "link_density", "chars", "own_chars", "chars_before", "parent_ctd",
+          "children", "sibling_same_tag"]
+
+
 def _page_share(rows: pd.DataFrame, w: np.ndarray) -> np.ndarray:
     """``w`` scaled so that each page's rows sum to the page's share of one (pages equal)."""
     tot = pd.Series(w).groupby(rows["key"].to_numpy()).transform("sum").to_numpy()
@@ -237,8 +269,11 @@ class Bench:
             return base + self._page_aggregates(base)
         if variant.startswith("ac"):  # the second stage's own columns are added in autoctx()
             return base
-        if variant in ("lc3", "lconly", "wconly") or variant in HGB_PARAMS or variant in WEIGHTS or variant in BAGS:  # the preset's columns (see oof)
+        if variant in ("lc3", "lconly", "wconly") or variant in HGB_PARAMS or variant in WEIGHTS or variant in BAGS \
+                or variant in LEARNERS or variant in MEANS:  # the preset's columns (see oof)
             return base
+        if variant in ("prel", "prank", "prank_t"):  # + features relative to the page
+            return base + self._relative(variant)
         if variant in ("seq", "lexseq"):  # + windows in document order over the text-holding nodes
             return base + (self._lexical() if variant == "lexseq" else []) + self._sequence(base)
         if variant in ("lex", "lexown"):  # shallow text features of the own text (and the neighbours')
@@ -251,7 +286,26 @@ class Bench:
                                  "that has features/record_struct.py")
             return base + rs
         raise SystemExit(f"unknown variant {variant!r}: base, ctx, pagg, records, lex, lexown, seq, lexseq, lc3, lconly, wconly, "
-                         f"{', '.join([*HGB_PARAMS, *WEIGHTS, *BAGS])}")
+                         f"prel, prank, prank_t, {', '.join([*HGB_PARAMS, *WEIGHTS, *BAGS, *LEARNERS, *MEANS])}")
+
+    def _relative(self, variant: str) -> list[str]:
+        """Columns relative to the node's page: ``prel`` CTD, density sum, characters and parent
+        CTD over the page's maximum; ``prank`` the percentile within the page of each ``RANKED``
+        column (``prank_t``: among the nodes holding text, the others missing)."""
+        r, key = self.rows, self.rows["key"]
+        if variant == "prel":
+            out = []
+            for c in ("ctd", "density_sum", "chars", "parent_ctd"):
+                top = r[c].groupby(key).transform("max").to_numpy(float)
+                r[f"rel_{c}"] = r[c].to_numpy(float) / np.where(top > 0, top, 1)
+                out.append(f"rel_{c}")
+            return out
+        src = r if variant == "prank" else r.where(pd.Series(self.text, index=r.index))
+        out = []
+        for c in RANKED:
+            r[f"pr_{c}"] = src[c].groupby(key).rank(pct=True).to_numpy()
+            out.append(f"pr_{c}")
+        return out
 
     def _page_aggregates(self, base: list[str]) -> list[str]:
         r, stk = self.rows, [c for c in base if c.startswith("stack_")]
@@ -549,6 +603,10 @@ class Bench:
         path = self.work / f"oof_{variant}.npy"
         if path.exists():
             return np.load(path)
+        if variant in MEANS:
+            p = np.mean([self.oof(v) for v in MEANS[variant]], axis=0)
+            np.save(path, p)
+            return p
         feats, r = self.features(variant), self.rows
         p = np.full(len(r), np.nan)
         for tr, te in self.folds:
@@ -569,6 +627,10 @@ class Bench:
             X, y, Xte = trr[feats].to_numpy(float), (trr["label"] == "N").to_numpy(int), r.loc[tem, feats].to_numpy(float)
             if variant in BAGS:  # the mean of several models, each fitted on a sample of the training sites
                 p[tem] = self._bagged(variant, trr, X, y, Xte)
+                continue
+            if variant in LEARNERS:
+                est = _learner(variant).fit(np.nan_to_num(X, nan=-1.0), y)
+                p[tem] = est.predict_proba(np.nan_to_num(Xte, nan=-1.0))[:, 1]
                 continue
             est = HistGradientBoostingClassifier(random_state=1, **HGB_PARAMS.get(variant, {})).fit(
                 X, y, sample_weight=weight)

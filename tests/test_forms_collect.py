@@ -11,7 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-
 from hwnoise.dataset import Dataset
 from hwnoise.forms.collect import JOURNAL_KEYS, collect
 from hwnoise.forms.submissions import read_submissions, submission_from_url
