@@ -7,6 +7,7 @@ held-back pages of new sites, estimated on the shared data).
                                     [--thresholds 0.2,0.3,...] [--blend 0.6,0.7] [--union]
                                     [--title-query] [--union-gate S,T|none]
                                     [--gate share:0.2,chars:1500 --gate-thresholds 0.6,0.7]
+                                    [--classifier gb+rf]
                                     [--nested]                       # about 10 min on 2 cores
     python bench/general_heldout.py --from-csv pages.csv [--nested]  # the tables of an earlier run
 
@@ -231,6 +232,8 @@ def main(argv=None) -> int:
                     help="the fitted spec's union gate (default: the general preset's)")
     ap.add_argument("--nested", action="store_true",
                     help="also choose a method on the other sources and score it on each held-out one")
+    ap.add_argument("--classifier", default=None,
+                    help="the classifier in place of the preset's, e.g. gb+rf (docs/models.md)")
     ap.add_argument("--from-csv", type=Path, help="read the scores from a --csv of an earlier run (no fitting)")
     ap.add_argument("--csv", type=Path, help="write every (page, method) score here")
     args = ap.parse_args(argv)
@@ -254,6 +257,8 @@ def main(argv=None) -> int:
     spec = preset_spec("general")
     if args.union_gate is not None:
         spec = with_overrides(spec, {"union_gate": None if args.union_gate == "none" else args.union_gate})
+    if args.classifier:
+        spec = with_overrides(spec, {"classifier": args.classifier})
     df = held_out_scores(pages, source, spec, args.seed, thresholds, args.title_query, blends,
                          args.union, gates, gate_thresholds)
     if args.csv:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hwnoise.training.classifiers import PrunedCART
+from hwnoise.training.classifiers import BoostedForest, PrunedCART
 
 
 def test_pruned_cart_passes_check_estimator():
@@ -25,3 +25,33 @@ def test_pruned_cart_takes_missing_values_and_refuses_predict_before_fit():
         PrunedCART().predict(X)
     holes = np.where(X > 0.9, np.nan, X)
     assert (PrunedCART().fit(holes, y).predict(holes) == y).mean() > 0.8
+
+
+def test_boosted_forest_passes_check_estimator_but_what_a_forest_cannot():
+    """gb+rf keeps the contract; like scikit-learn's own RandomForestClassifier (marked so in
+    scikit-learn's tests), a bootstrap's weights are not repeated rows."""
+    from sklearn.utils.estimator_checks import check_estimator
+
+    from hwnoise.training.model import threads
+
+    expected = {"check_sample_weight_equivalence_on_dense_data":
+                "a forest's bootstrap: sample weights are not repeated rows"}
+    with threads():
+        results = check_estimator(BoostedForest(n_estimators=5), on_fail=None, expected_failed_checks=expected)
+    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
+    assert failed == []
+
+
+def test_boosted_forest_is_the_mean_of_its_two_learners():
+    from hwnoise.training.model import threads
+
+    rng = np.random.RandomState(0)
+    X = rng.rand(400, 4)
+    X[::9, 2] = np.nan
+    y = np.where(X[:, 0] + rng.normal(0, 0.2, 400) > 0.5, "N", "S")
+    with threads():
+        est = BoostedForest(n_estimators=10, max_leaf_nodes=8, random_state=3).fit(X, y)
+    assert list(est.classes_) == ["N", "S"] and est.n_iter_ == est.gb_.n_iter_
+    assert all(t.get_n_leaves() <= 8 for t in est.rf_.estimators_)
+    assert np.array_equal(est.predict_proba(X), (est.gb_.predict_proba(X) + est.rf_.predict_proba(X)) / 2)
+    assert (est.predict(X) == y).mean() > 0.8

@@ -205,6 +205,41 @@ def test_gb_saved_as_json_predicts_as_scikit_learn():
     assert back.decision_function(Xt[:0]).shape == (0,)
 
 
+def test_rf_and_gb_rf_saved_as_json_predict_as_scikit_learn_to_the_bit():
+    """A forest's trees compare float32 values, as scikit-learn's do: test values sit on and
+    beside the thresholds, missing in training and prediction; the mean of gb and rf comes back
+    to the bit through JSON."""
+    from hwnoise.training.classifiers import BoostedForest
+    from hwnoise.training.ensemble import ForestEnsemble, MeanEnsemble, json_form
+    from hwnoise.training.model import threads
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 20, (3000, 7)) + rng.choice([0.0, 0.1, 1 / 3], (3000, 7))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = np.where(np.nansum(X[:, :3], axis=1) + rng.normal(0, 3, 3000) > 25, "N", "S")
+    with threads():
+        est = BoostedForest(n_estimators=20, max_leaf_nodes=63, min_samples_leaf=5, random_state=0).fit(X, y)
+    form = json_form(est)
+    assert isinstance(form, MeanEnsemble)
+    back = MeanEnsemble.from_dict(json.loads(json.dumps(form.to_dict())))
+    Xt = rng.integers(0, 20, (900, 7)) + rng.choice([0.0, 0.1, 1 / 3, 0.5], (900, 7))
+    Xt[rng.random(Xt.shape) < 0.15] = np.nan
+    assert np.array_equal(back.predict_proba(Xt)[:, 1], est.predict_proba(Xt)[:, 1])
+    assert list(back.predict(Xt)) == list(est.predict(Xt))
+    forest = ForestEnsemble.from_dict(json.loads(json.dumps(json_form(est.rf_).to_dict())))
+    assert np.array_equal(forest.predict_proba(Xt)[:, 1], est.rf_.predict_proba(Xt)[:, 1])
+    as32 = Xt.astype(np.float32).astype(np.float64)
+    assert np.array_equal(forest._leaf_sums(as32), forest._descend(as32))
+    bad = form.to_dict()
+    with pytest.raises(ValueError, match="at least two"):
+        MeanEnsemble.from_dict({**bad, "members": bad["members"][:1]})
+    with pytest.raises(ValueError, match="kind must be"):
+        MeanEnsemble.from_dict({**bad, "members": [bad["members"][0], {"kind": "svm"}]})
+    other = {**bad["members"][1], "n_features": 9}
+    with pytest.raises(ValueError, match="differ"):
+        MeanEnsemble.from_dict({**bad, "members": [bad["members"][0], other]})
+
+
 @pytest.mark.skipif(native.trees is None, reason="the compiled descent is not built")
 def test_compiled_descent_equals_the_numpy_one_to_the_bit():
     """``training/_trees.c`` (``tree_sums``) against ``TreeEnsemble._descend``, its reference, on
@@ -225,7 +260,7 @@ def test_compiled_descent_equals_the_numpy_one_to_the_bit():
     Xt = rng.integers(0, 20, (700, 7)).astype(float) + rng.choice([0.0, 0.5], (700, 7))
     Xt[rng.random(Xt.shape) < 0.15] = np.nan
     compiled = ens.decision_function(Xt)
-    assert np.array_equal(compiled, ens._descend(Xt))
+    assert np.array_equal(compiled, ens._descend(Xt, ens.baseline))
     assert np.array_equal(ens.decision_function(np.asfortranarray(Xt)), compiled)
     assert np.array_equal(ens.predict_proba(Xt), est.predict_proba(Xt))
     with pytest.raises(ValueError, match="features"):

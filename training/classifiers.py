@@ -6,6 +6,8 @@
   pruning strength by an inner 3-fold cross-validation (grouped by page when pages are known).
 - ``rf``: random forest (100 trees); ``gb``: histogram gradient boosting; ``logreg``: scaled
   logistic regression.
+- ``gb+rf``: ``BoostedForest``, the mean of ``gb``'s probability and a small random forest's
+  (docs/models.md, "Other learners, and a mean of two").
 - any other scikit-learn classifier by dotted name, e.g. ``sklearn.ensemble.ExtraTreesClassifier``.
 """
 from __future__ import annotations
@@ -22,7 +24,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from hwnoise.errors import HwnoiseError
 
-NAMES = ("j48", "j48-unpruned", "cart", "rf", "gb", "logreg")
+NAMES = ("j48", "j48-unpruned", "cart", "rf", "gb", "gb+rf", "logreg")
 
 
 class ClassifierError(HwnoiseError):
@@ -115,6 +117,63 @@ class PrunedCART(ClassifierMixin, BaseEstimator):
         return self.tree_model_.predict_proba(validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False))
 
 
+class BoostedForest(ClassifierMixin, BaseEstimator):
+    """The mean of two tree ensembles' class probabilities: histogram gradient boosting (``gb``,
+    with scikit-learn's defaults unless given) and a random forest of ``n_estimators`` trees of at
+    most ``max_leaf_nodes`` leaves (leaves of at least ``min_samples_leaf`` rows, ``max_features``
+    columns tried at each split).
+
+    Why: across sites, the forest's averaged trees rank a page's nodes differently enough from
+    boosting's that their mean scores better than either (docs/models.md, "Other learners, and a
+    mean of two"); the forest's trees are capped so that the model, saved as arrays
+    (``training/ensemble.py``), stays a few MB of JSON. Missing values: both learners send them
+    where training sent them (scikit-learn's trees support NaN natively).
+    """
+
+    def __init__(self, n_estimators: int = 100, max_leaf_nodes: int | None = 255,
+                 min_samples_leaf: int = 20, max_features="sqrt", learning_rate: float = 0.1,
+                 max_iter: int = 100, random_state=None, n_jobs: int | None = 1):
+        self.n_estimators = n_estimators
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.learning_rate = learning_rate
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+    def fit(self, X, y, sample_weight=None):
+        from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
+        check_classification_targets(y)
+        self.gb_ = HistGradientBoostingClassifier(learning_rate=self.learning_rate, max_iter=self.max_iter,
+                                                  random_state=self.random_state)
+        self.gb_.fit(X, y, sample_weight=sample_weight)
+        self.rf_ = RandomForestClassifier(n_estimators=self.n_estimators, max_leaf_nodes=self.max_leaf_nodes,
+                                          min_samples_leaf=self.min_samples_leaf,
+                                          max_features=self.max_features, n_jobs=self.n_jobs,
+                                          random_state=self.random_state)
+        self.rf_.fit(X, y, sample_weight=sample_weight)
+        self.classes_ = self.gb_.classes_
+        self.n_iter_ = self.gb_.n_iter_
+        return self
+
+    def predict_proba(self, X):
+        check_is_fitted(self, "rf_")
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
+        return (self.gb_.predict_proba(X) + self.rf_.predict_proba(X)) / 2
+
+    def predict(self, X):
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+
 def _c45(**params):
     from hwnoise.training.c45 import C45Classifier
 
@@ -159,6 +218,8 @@ def make_classifier(name: str = "j48", *, seed: int | None = 1, **params):
             from sklearn.ensemble import HistGradientBoostingClassifier
 
             est = HistGradientBoostingClassifier(**params)
+        elif key == "gb+rf":
+            est = BoostedForest(**params)
         elif key == "logreg":
             from sklearn.linear_model import LogisticRegression
             from sklearn.pipeline import make_pipeline

@@ -478,7 +478,7 @@ class NoiseModel:
 
     def json_document(self, require_tree: bool = True) -> dict:
         """model.json's content: the metadata and the fitted classifier as JSON ("tree") when
-        it has a JSON form (C4.5's tree, gb's trees as arrays)."""
+        it has a JSON form (C4.5's tree, gb's, rf's or gb+rf's trees as arrays)."""
         self.created = self.created or now_iso()
         meta = self.metadata()
         tree = None
@@ -487,11 +487,11 @@ class NoiseModel:
             tree = _json_safe(to_dict())
         else:
             json_form = _json_form(self.estimator)
-            if json_form is not None:  # gb: its fitted trees as arrays (training/ensemble.py)
+            if json_form is not None:  # gb, rf, gb+rf: fitted trees as arrays (training/ensemble.py)
                 tree = json_form.to_dict()
                 meta["classifier"]["class"] = f"{type(json_form).__module__}.{type(json_form).__qualname__}"
         if tree is None and require_tree:
-            raise ModelError(f"{type(self.estimator).__name__} has no JSON form (use j48 or gb)")
+            raise ModelError(f"{type(self.estimator).__name__} has no JSON form (use j48, gb, rf or gb+rf)")
         meta["contents"] = "tree" if tree is not None else "metadata-only"
         if tree is None:
             meta["note"] = (f"{type(self.estimator).__name__} has no JSON form: this file holds the "
@@ -706,13 +706,10 @@ def _spec_of(meta: dict, json_path: Path):
 
 
 def _json_form(est):
-    """A JSON-serialisable stand-in for ``est`` (gb's trees as arrays), or None."""
-    from hwnoise.training.ensemble import TreeEnsemble
+    """A JSON-serialisable stand-in for ``est`` (gb's, rf's or gb+rf's trees as arrays), or None."""
+    from hwnoise.training.ensemble import json_form
 
-    try:
-        return TreeEnsemble.from_sklearn(est)
-    except HwnoiseError:
-        return None
+    return json_form(est)
 
 
 #: Models shipped in the package data (``data/models/NAME.json``).

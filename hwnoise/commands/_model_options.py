@@ -36,7 +36,8 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
                         "boosting, threshold by inner CV, content added to trafilatura's), records "
                         "(general + the record-structure features, content from the records, no union)")
     g.add_argument("--classifier", default=None,
-                   help="j48 (Weka J48's C4.5), j48-unpruned, cart, rf, gb, logreg, or a dotted "
+                   help="j48 (Weka J48's C4.5), j48-unpruned, cart, rf, gb, gb+rf (the mean of gb and a small "
+                        "random forest), logreg, or a dotted "
                         "scikit-learn class such as sklearn.ensemble.ExtraTreesClassifier")
     g.add_argument("--param", action="append", type=_param, default=[], metavar="KEY=VALUE",
                    help="a classifier parameter, e.g. --param confidence=0.1 (repeatable)")
