@@ -430,6 +430,34 @@ def test_union_on_the_command_line(dataset, tmp_path, capsys):
     assert spec["union"] is None and spec["content_from"] == "records"
 
 
+def test_a_gb_rf_model_extracts_from_its_json_alone(dataset, tmp_path, capsys):
+    """train --classifier gb+rf -> model.json holds both ensembles' arrays -> without the pickle,
+    extract gives what the fitted estimator labels, and a member cut out of the file is one clear
+    error naming it."""
+    from hwnoise.extractors.base import walk_of
+    from hwnoise.extractors.model import ModelMethod, extract_page, load_model
+
+    out = tmp_path / "m"
+    assert main(["train", str(dataset), "--preset", "thesis", "--classifier", "gb+rf",
+                 "--param", "n_estimators=12", "--out", str(out), "--no-tree"]) == 0
+    capsys.readouterr()
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["contents"] == "tree" and meta["classifier"]["class"].endswith("ensemble.MeanEnsemble")
+    assert [m["kind"] for m in meta["tree"]["members"]] == ["gradient-boosting", "random-forest"]
+    assert len(meta["tree"]["members"][1]["trees"]) == 12
+    pickled = load_model(out / "model.joblib")  # signed here: the fitted BoostedForest itself
+    assert type(pickled.estimator).__name__ == "BoostedForest"
+    (out / "model.joblib").unlink()
+    model = load_model(out)
+    assert type(model.estimator).__name__ == "MeanEnsemble"
+    for page in Dataset(dataset).pages():
+        assert extract_page(model, page) == extract_page(pickled, page) == ModelMethod(model).extract(page, walk_of(page))
+    meta["tree"]["members"] = meta["tree"]["members"][:1]
+    (out / "model.json").write_text(json.dumps(meta))
+    assert main(["extract", str(next(Dataset(dataset).pages()).html_path), "--model", str(out)]) == 1
+    assert "at least two" in capsys.readouterr().err
+
+
 def _saved_thesis_model(dataset: Path, out: Path) -> dict:
     from hwnoise.training.train import train
 
