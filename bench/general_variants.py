@@ -51,6 +51,10 @@ the only ones whose label changes the extracted text):
   logistic regression, a random forest, extra trees, a forest of at most 255 leaves a tree);
   ``gbrf`` / ``gbrfcap``: the mean of the gradient boosting's probability and ``rf``'s /
   ``rfcap``'s (``MEANS``).
+- ``clean`` / ``clean1`` / ``wconf``: the preset's columns, the training nodes by how sure their
+  label is (``LABEL_CONF``; the share of a node's own words that the gold's LCS marks, 0.5 being
+  the labelling rule's cut, ``Bench.aligned_share``): those with a share in (0.2, 0.8) / (0.1,
+  0.9) left out, or each weighted by |2 share − 1| + 0.05.
 
 ``paired`` compares variants page by page against the first (``--union``: as the preset, with
 trafilatura's nodes content whatever the probability).
@@ -235,6 +239,12 @@ WEIGHTS = {
 }
 
 
+#: How sure a node's label is, from the share of its own words the gold's LCS marks (0.5 is
+#: the labelling rule's cut): ``clean`` drops training nodes whose share is in (0.2, 0.8);
+#: ``clean1`` in (0.1, 0.9); ``wconf`` weighs each node by |2 share - 1| (+0.05)
+LABEL_CONF = {"clean": 0.2, "clean1": 0.1, "wconf": None}
+
+
 class Bench:
     """The cached rows, the folds, and the scoring."""
 
@@ -269,7 +279,7 @@ class Bench:
             return base + self._page_aggregates(base)
         if variant.startswith("ac"):  # the second stage's own columns are added in autoctx()
             return base
-        if variant in ("lc3", "lconly", "wconly") or variant in HGB_PARAMS or variant in WEIGHTS or variant in BAGS \
+        if variant in ("lc3", "lconly", "wconly") or variant in LABEL_CONF or variant in HGB_PARAMS or variant in WEIGHTS or variant in BAGS \
                 or variant in LEARNERS or variant in MEANS:  # the preset's columns (see oof)
             return base
         if variant in ("prel", "prank", "prank_t"):  # + features relative to the page
@@ -286,7 +296,7 @@ class Bench:
                                  "that has features/record_struct.py")
             return base + rs
         raise SystemExit(f"unknown variant {variant!r}: base, ctx, pagg, records, lex, lexown, seq, lexseq, lc3, lconly, wconly, "
-                         f"prel, prank, prank_t, {', '.join([*HGB_PARAMS, *WEIGHTS, *BAGS, *LEARNERS, *MEANS])}")
+                         f"prel, prank, prank_t, {', '.join([*LABEL_CONF, *HGB_PARAMS, *WEIGHTS, *BAGS, *LEARNERS, *MEANS])}")
 
     def _relative(self, variant: str) -> list[str]:
         """Columns relative to the node's page: ``prel`` CTD, density sum, characters and parent
@@ -399,6 +409,31 @@ class Bench:
             pd.DataFrame({col: out}).to_parquet(path)
         self.rows[col] = pd.read_parquet(path)[col].to_numpy()
         return [col]
+
+    def aligned_share(self) -> np.ndarray:
+        """Each row's share of its own words that the gold text's LCS marks (``features.labels``:
+        the alignment the labels come from; NaN without own words or gold). Cached in
+        ``share.parquet``."""
+        path = self.work / "share.parquet"
+        if not path.exists():
+            from hwnoise.dataset import Dataset
+            from hwnoise.features.assembly import walk_dataset_page
+            from hwnoise.features.labels import _word_counts, word_alignment
+
+            out = np.full(len(self.rows), np.nan)
+            node = self.rows["node"].to_numpy()
+            for dname, root in self.roots.items():
+                for page in Dataset(Path(root)).pages():
+                    idx = self.pages_rows.get(f"{dname}/{page.id}")
+                    gold = page.read_gold()
+                    if idx is None or gold is None:
+                        continue
+                    walk = walk_dataset_page(page)
+                    own, marked = _word_counts(*word_alignment(walk, gold), len(walk))
+                    share = np.where(own > 0, marked / np.maximum(own, 1), np.nan)
+                    out[idx] = share[node[idx]]
+            pd.DataFrame({"share": out}).to_parquet(path)
+        return pd.read_parquet(path)["share"].to_numpy()
 
     def _stopwords(self) -> list[str]:
         """jusText's measure per node of its own text: ``sw_density`` (stopwords / words, with
@@ -624,6 +659,14 @@ class Bench:
                 weight = np.where(lc, 3.0, 1.0)
             elif variant in WEIGHTS:  # each node by its own characters, as the text F1 counts them
                 weight = WEIGHTS[variant](trr)
+            elif variant in LABEL_CONF:  # labels by how sure the gold's alignment is of them
+                share = self.aligned_share()[trr.index.to_numpy()]
+                if LABEL_CONF[variant] is None:
+                    weight = np.abs(2 * np.nan_to_num(share, nan=1.0) - 1) + 0.05
+                else:
+                    lo = LABEL_CONF[variant]
+                    sure = ~((share > lo) & (share < 1 - lo))
+                    trr, lc = trr[sure], lc[sure]
             X, y, Xte = trr[feats].to_numpy(float), (trr["label"] == "N").to_numpy(int), r.loc[tem, feats].to_numpy(float)
             if variant in BAGS:  # the mean of several models, each fitted on a sample of the training sites
                 p[tem] = self._bagged(variant, trr, X, y, Xte)
