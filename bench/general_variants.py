@@ -55,6 +55,8 @@ the only ones whose label changes the extracted text):
   label is (``LABEL_CONF``; the share of a node's own words that the gold's LCS marks, 0.5 being
   the labelling rule's cut, ``Bench.aligned_share``): those with a share in (0.2, 0.8) / (0.1,
   0.9) left out, or each weighted by |2 share − 1| + 0.05.
+- ``nontraf``: the preset's columns, trained only on the nodes the preset's union leaves to the
+  classifier (those trafilatura keeps less than half the words of: ``stack_trafilatura`` < 0.5).
 
 ``paired`` compares variants page by page against the first (``--union``: as the preset, with
 trafilatura's nodes content whatever the probability).
@@ -279,7 +281,7 @@ class Bench:
             return base + self._page_aggregates(base)
         if variant.startswith("ac"):  # the second stage's own columns are added in autoctx()
             return base
-        if variant in ("lc3", "lconly", "wconly") or variant in LABEL_CONF or variant in HGB_PARAMS or variant in WEIGHTS or variant in BAGS \
+        if variant in ("lc3", "lconly", "wconly", "nontraf") or variant in LABEL_CONF or variant in HGB_PARAMS or variant in WEIGHTS or variant in BAGS \
                 or variant in LEARNERS or variant in MEANS:  # the preset's columns (see oof)
             return base
         if variant in ("prel", "prank", "prank_t"):  # + features relative to the page
@@ -295,7 +297,7 @@ class Bench:
                 raise SystemExit("the cache has no rs_* columns: rebuild it with 'cache' on a version "
                                  "that has features/record_struct.py")
             return base + rs
-        raise SystemExit(f"unknown variant {variant!r}: base, ctx, pagg, records, lex, lexown, seq, lexseq, lc3, lconly, wconly, "
+        raise SystemExit(f"unknown variant {variant!r}: base, ctx, pagg, records, lex, lexown, seq, lexseq, lc3, lconly, wconly, nontraf, "
                          f"prel, prank, prank_t, {', '.join([*LABEL_CONF, *HGB_PARAMS, *WEIGHTS, *BAGS, *LEARNERS, *MEANS])}")
 
     def _relative(self, variant: str) -> list[str]:
@@ -655,6 +657,9 @@ class Bench:
             elif variant == "wconly":  # a cache with other datasets too: train on WCXB's pages alone
                 wc = trr["dataset"].str.startswith("wcxb-").to_numpy()
                 trr, lc = trr[wc], lc[wc]
+            elif variant == "nontraf":  # only the nodes the union leaves to the classifier
+                outside = ~(trr["stack_trafilatura"].to_numpy(float) >= 0.5)
+                trr, lc = trr[outside], lc[outside]
             elif variant == "lc3":  # their nodes count three times
                 weight = np.where(lc, 3.0, 1.0)
             elif variant in WEIGHTS:  # each node by its own characters, as the text F1 counts them
