@@ -388,16 +388,12 @@ class Bench:
             out[idx] = autocontext_columns(cols.iloc[idx], p[idx], sg[k]).to_numpy()
         return pd.DataFrame(out, columns=AUTOCONTEXT_FEATURES)
 
-    def _stacked(self, name: str) -> list[str]:
-        """The stacked verdict ``stack_NAME`` of an extractor the cache lacks, as the assembly
-        computes it (``assembly.stack_share`` of the page's walk and the extractor's text);
-        cached in ``stack_NAME.parquet``."""
-        col = "stack_" + name
-        path = self.work / f"{col}.parquet"
+    def _walked_column(self, path: Path, column: str, per_node) -> np.ndarray:
+        """A column computed from each page's walk (``per_node(page, walk)``: a value per node
+        of the walk, or None to leave the page's rows missing), cached in ``path``."""
         if not path.exists():
             from hwnoise.dataset import Dataset
-            from hwnoise.extractors.model import run_extractor
-            from hwnoise.features.assembly import stack_share, walk_dataset_page
+            from hwnoise.features.assembly import walk_dataset_page
 
             out = np.full(len(self.rows), np.nan)
             node = self.rows["node"].to_numpy()
@@ -405,37 +401,39 @@ class Bench:
                 for page in Dataset(Path(root)).pages():
                     idx = self.pages_rows.get(f"{dname}/{page.id}")
                     if idx is not None:
-                        share = stack_share(walk_dataset_page(page),
-                                            run_extractor(name, page.read_html(), page.http_charset))
-                        out[idx] = share[node[idx]]
-            pd.DataFrame({col: out}).to_parquet(path)
-        self.rows[col] = pd.read_parquet(path)[col].to_numpy()
+                        values = per_node(page, walk_dataset_page(page))
+                        if values is not None:
+                            out[idx] = values[node[idx]]
+            pd.DataFrame({column: out}).to_parquet(path)
+        return pd.read_parquet(path)[column].to_numpy()
+
+    def _stacked(self, name: str) -> list[str]:
+        """The stacked verdict ``stack_NAME`` of an extractor the cache lacks, as the assembly
+        computes it (``assembly.stack_share`` of the page's walk and the extractor's text);
+        cached in ``stack_NAME.parquet``."""
+        from hwnoise.extractors.model import run_extractor
+        from hwnoise.features.assembly import stack_share
+
+        col = "stack_" + name
+        self.rows[col] = self._walked_column(
+            self.work / f"{col}.parquet", col,
+            lambda page, walk: stack_share(walk, run_extractor(name, page.read_html(), page.http_charset)))
         return [col]
 
     def aligned_share(self) -> np.ndarray:
         """Each row's share of its own words that the gold text's LCS marks (``features.labels``:
         the alignment the labels come from; NaN without own words or gold). Cached in
         ``share.parquet``."""
-        path = self.work / "share.parquet"
-        if not path.exists():
-            from hwnoise.dataset import Dataset
-            from hwnoise.features.assembly import walk_dataset_page
-            from hwnoise.features.labels import _word_counts, word_alignment
+        from hwnoise.features.labels import _word_counts, word_alignment
 
-            out = np.full(len(self.rows), np.nan)
-            node = self.rows["node"].to_numpy()
-            for dname, root in self.roots.items():
-                for page in Dataset(Path(root)).pages():
-                    idx = self.pages_rows.get(f"{dname}/{page.id}")
-                    gold = page.read_gold()
-                    if idx is None or gold is None:
-                        continue
-                    walk = walk_dataset_page(page)
-                    own, marked = _word_counts(*word_alignment(walk, gold), len(walk))
-                    share = np.where(own > 0, marked / np.maximum(own, 1), np.nan)
-                    out[idx] = share[node[idx]]
-            pd.DataFrame({"share": out}).to_parquet(path)
-        return pd.read_parquet(path)["share"].to_numpy()
+        def share(page, walk):
+            gold = page.read_gold()
+            if gold is None:
+                return None
+            own, marked = _word_counts(*word_alignment(walk, gold), len(walk))
+            return np.where(own > 0, marked / np.maximum(own, 1), np.nan)
+
+        return self._walked_column(self.work / "share.parquet", "share", share)
 
     def _stopwords(self) -> list[str]:
         """jusText's measure per node of its own text: ``sw_density`` (stopwords / words, with
