@@ -203,18 +203,16 @@ BAGS = {"bag5": ("boot", 5), "half5": (0.5, 5), "half15": (0.5, 15), "seed5": ("
 
 
 def _learner(variant: str):
-    """A fresh estimator of ``LEARNERS[variant]`` (missing values go in as -1 where it takes none)."""
-    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
+    """A fresh estimator of ``LEARNERS[variant]``, made by hwnoise's ``make_classifier`` (random
+    state 1; missing values go in as -1 where it takes none)."""
+    from hwnoise.training.classifiers import make_classifier
 
-    forest = dict(n_estimators=200, min_samples_leaf=20, max_features="sqrt", n_jobs=2, random_state=1)
-    return {"lr": lambda: make_pipeline(StandardScaler(), LogisticRegression(max_iter=500)),
-            "rf": lambda: RandomForestClassifier(**forest),
-            "et": lambda: ExtraTreesClassifier(**forest),
-            "rfcap": lambda: RandomForestClassifier(**{**forest, "n_estimators": 100, "max_leaf_nodes": 255}),
-            }[variant]()
+    forest = dict(n_estimators=200, min_samples_leaf=20, max_features="sqrt", n_jobs=2)
+    name, params = {"lr": ("logreg", {"max_iter": 500}),
+                    "rf": ("rf", forest),
+                    "et": ("sklearn.ensemble.ExtraTreesClassifier", forest),
+                    "rfcap": ("rf", {**forest, "n_estimators": 100, "max_leaf_nodes": 255})}[variant]
+    return make_classifier(name, seed=1, **params)
 
 
 #: Variants fitted by another learner than the gradient boosting (``_learner``), on the preset's columns.
@@ -245,6 +243,11 @@ WEIGHTS = {
 #: the labelling rule's cut): ``clean`` drops training nodes whose share is in (0.2, 0.8);
 #: ``clean1`` in (0.1, 0.9); ``wconf`` weighs each node by |2 share - 1| (+0.05)
 LABEL_CONF = {"clean": 0.2, "clean1": 0.1, "wconf": None}
+
+
+#: Variants on the preset's columns that change how the model is fitted (``Bench.oof``).
+PRESET_COLUMNS = {"lc3", "lconly", "wconly", "nontraf", *LABEL_CONF, *HGB_PARAMS, *WEIGHTS, *BAGS,
+                  *LEARNERS, *MEANS}
 
 
 class Bench:
@@ -281,8 +284,7 @@ class Bench:
             return base + self._page_aggregates(base)
         if variant.startswith("ac"):  # the second stage's own columns are added in autoctx()
             return base
-        if variant in ("lc3", "lconly", "wconly", "nontraf") or variant in LABEL_CONF or variant in HGB_PARAMS or variant in WEIGHTS or variant in BAGS \
-                or variant in LEARNERS or variant in MEANS:  # the preset's columns (see oof)
+        if variant in PRESET_COLUMNS:  # the preset's columns, fitted otherwise (see oof)
             return base
         if variant in ("prel", "prank", "prank_t"):  # + features relative to the page
             return base + self._relative(variant)
@@ -297,8 +299,8 @@ class Bench:
                 raise SystemExit("the cache has no rs_* columns: rebuild it with 'cache' on a version "
                                  "that has features/record_struct.py")
             return base + rs
-        raise SystemExit(f"unknown variant {variant!r}: base, ctx, pagg, records, lex, lexown, seq, lexseq, lc3, lconly, wconly, nontraf, "
-                         f"prel, prank, prank_t, {', '.join([*LABEL_CONF, *HGB_PARAMS, *WEIGHTS, *BAGS, *LEARNERS, *MEANS])}")
+        raise SystemExit(f"unknown variant {variant!r}: base, ctx, pagg, records, lex, lexown, seq, lexseq, "
+                         f"prel, prank, prank_t, {', '.join(sorted(PRESET_COLUMNS))}")
 
     def _relative(self, variant: str) -> list[str]:
         """Columns relative to the node's page: ``prel`` CTD, density sum, characters and parent
