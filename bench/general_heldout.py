@@ -7,7 +7,7 @@ held-back pages of new sites, estimated on the shared data).
                                     [--thresholds 0.2,0.3,...] [--blend 0.6,0.7] [--union]
                                     [--title-query] [--union-gate S,T|none]
                                     [--gate share:0.2,chars:1500 --gate-thresholds 0.6,0.7]
-                                    [--classifier gb+rf]
+                                    [--classifier gb+rf] [--score-pages 60]
                                     [--nested]                       # about 10 min on 2 cores
     python bench/general_heldout.py --from-csv pages.csv [--nested]  # the tables of an earlier run
 
@@ -130,14 +130,16 @@ def curve(model, pages: list, src: str, thresholds: list[float | None], title_qu
 def held_out_scores(pages: list, source: dict[str, str], spec, seed: int,
                     thresholds: list[float] = (), title_query: bool = False,
                     blends: list[float] = (), union: bool = False, gates: list = (),
-                    gate_thresholds: list[float] = ()) -> pd.DataFrame:
+                    gate_thresholds: list[float] = (), scored: set | None = None) -> pd.DataFrame:
     """One row per (held-out page, method): each source's pages scored by a model fitted on the
-    other sources' pages (and at each of ``thresholds``, see ``curve``)."""
+    other sources' pages (and at each of ``thresholds``, see ``curve``); with ``scored`` (a set of
+    ``(dataset path, page id)``), only those of a source's pages are scored."""
     rows = training_rows(pages, FeatureCache(), spec.columns(), progress=True)
     row_src = rows["dataset"].map(source).to_numpy()
     out = []
     for src in dict.fromkeys(source.values()):
-        test = [p for p in pages if source[p.dataset.name] == src]
+        test = [p for p in pages if source[p.dataset.name] == src
+                and (scored is None or (str(p.dataset.path), p.id) in scored)]
         t0 = time.perf_counter()
         take = (row_src != src).nonzero()[0]
         model = fit_spec(spec, rows, seed=seed, take=take)
@@ -213,6 +215,9 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=DEFAULT_DATA, type=Path)
     ap.add_argument("--sources", default=",".join(SOURCES))
     ap.add_argument("--pages-per-dataset", type=int, default=60)
+    ap.add_argument("--score-pages", type=int, default=None, metavar="N",
+                    help="score only the first N pages of each source's sample (the sample of "
+                         "--pages-per-dataset N: more training pages, the same pages scored)")
     ap.add_argument("--import-limit", type=int, default=150)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--thresholds", default="",
@@ -243,12 +248,16 @@ def main(argv=None) -> int:
         if args.nested:
             print(nested(df))
         return 0
-    pages, source = [], {}
+    pages, source, scored = [], {}, None if args.score_pages is None else set()
     for src in args.sources.split(","):
         got, _ = gather([src], args.data, args.work, args.pages_per_dataset,
                         import_limit=args.import_limit, seed=args.seed)
         source.update({p.dataset.name: src for p in got})
         pages += got
+        if scored is not None:  # a seeded sample's first N pages are the sample of N (build_general.sample)
+            few, _ = gather([src], args.data, args.work, args.score_pages,
+                            import_limit=args.import_limit, seed=args.seed)
+            scored.update((str(p.dataset.path), p.id) for p in few)
     info(f"general_heldout: {len(pages)} pages of {len(set(source.values()))} sources")
     thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()]
     blends = [float(a) for a in args.blend.split(",") if a.strip()]
@@ -260,7 +269,7 @@ def main(argv=None) -> int:
     if args.classifier:
         spec = with_overrides(spec, {"classifier": args.classifier})
     df = held_out_scores(pages, source, spec, args.seed, thresholds, args.title_query, blends,
-                         args.union, gates, gate_thresholds)
+                         args.union, gates, gate_thresholds, scored)
     if args.csv:
         df.to_csv(args.csv, index=False)
     print(table(df))
