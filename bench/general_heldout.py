@@ -7,7 +7,7 @@ held-back pages of new sites, estimated on the shared data).
                                     [--thresholds 0.2,0.3,...] [--blend 0.6,0.7] [--union]
                                     [--title-query] [--union-gate S,T|none]
                                     [--gate share:0.2,chars:1500 --gate-thresholds 0.6,0.7]
-                                    [--classifier gb+rf] [--score-pages 60]
+                                    [--classifier gb+rf] [--param KEY=VALUE] [--score-pages 60]
                                     [--nested]                       # about 10 min on 2 cores
     python bench/general_heldout.py --from-csv pages.csv [--nested]  # the tables of an earlier run
 
@@ -41,6 +41,7 @@ sys.path.insert(0, str(HERE))
 from build_general import SOURCES, gather  # noqa: E402
 from compare import DEFAULT_DATA  # noqa: E402
 
+from hwnoise.commands._model_options import _param  # noqa: E402
 from hwnoise.evaluate import score_batch  # noqa: E402
 from hwnoise.extractors.model import training_rows  # noqa: E402
 from hwnoise.extractors.registry import get_method  # noqa: E402
@@ -239,6 +240,8 @@ def main(argv=None) -> int:
                     help="also choose a method on the other sources and score it on each held-out one")
     ap.add_argument("--classifier", default=None,
                     help="the classifier in place of the preset's, e.g. gb+rf (docs/models.md)")
+    ap.add_argument("--param", action="append", type=_param, default=[], metavar="KEY=VALUE",
+                    help="a classifier parameter over the preset's, e.g. early_stopping=false (repeatable)")
     ap.add_argument("--from-csv", type=Path, help="read the scores from a --csv of an earlier run (no fitting)")
     ap.add_argument("--csv", type=Path, help="write every (page, method) score here")
     args = ap.parse_args(argv)
@@ -268,6 +271,8 @@ def main(argv=None) -> int:
         spec = with_overrides(spec, {"union_gate": None if args.union_gate == "none" else args.union_gate})
     if args.classifier:
         spec = with_overrides(spec, {"classifier": args.classifier})
+    if args.param:
+        spec = with_overrides(spec, {"params": {**(spec.params or {}), **dict(args.param)}})
     df = held_out_scores(pages, source, spec, args.seed, thresholds, args.title_query, blends,
                          args.union, gates, gate_thresholds, scored)
     if args.csv:
