@@ -58,10 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     b, c = read_pages(a.before), read_pages(a.after)
     if a.method:
         b, c = b[b.method == a.method], c[c.method == a.method]
-    out = pd.concat([paired(b, c, m) for m in a.metric if m in b and m in c], ignore_index=True)
-    if out.empty:
-        print("paired: no metric in both runs", file=sys.stderr)
+    both = [m for m in a.metric if m in b and m in c]
+    if not both:  # e.g. content_f1, which evaluate reports per dataset, not per page
+        print(f"paired: none of {', '.join(a.metric)} is a column of both runs' pages.csv "
+              f"(their columns: {', '.join(sorted(set(b.columns) & set(c.columns)))})", file=sys.stderr)
         return 1
+    out = pd.concat([paired(b, c, m) for m in both], ignore_index=True)
     print(out.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
     return 0
 

@@ -42,3 +42,13 @@ def test_paired_names_what_is_missing(tmp_path):
     a = _run(tmp_path / "a", {"p1": 0.5})
     with pytest.raises(SystemExit, match="text_f1"):
         mod.paired(mod.read_pages(a), mod.read_pages(a), "text_f1")
+
+
+def test_paired_main_says_which_metrics_no_run_has(tmp_path, capsys):
+    a = _run(tmp_path / "a", {"p1": 0.5})
+    b = _run(tmp_path / "b", {"p1": 0.7})
+    assert _paired().main([str(a), str(b), "--metric", "content_f1"]) == 1
+    err = capsys.readouterr().err
+    assert "content_f1" in err and "record_f1" in err  # what was asked, and what the runs have
+    assert _paired().main([str(a), str(b), "--metric", "content_f1", "record_f1"]) == 0
+    assert "0.2000" in capsys.readouterr().out
