@@ -1,6 +1,6 @@
 """Is a change real? Two ``hwnoise evaluate`` runs on the same pages, compared page by page.
 
-    python bench/paired.py BEFORE AFTER [--metric record_f1 text_f1 ...] [--method model]
+    python bench/paired.py BEFORE AFTER [--metric record_f1 text_f1 content_f1 ...] [--method model]
 
 BEFORE and AFTER are evaluate output folders (or their ``pages.csv``). For each metric and
 method, over the pages both runs scored: the two means, the mean of the per-page differences,
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("before", type=Path)
     ap.add_argument("after", type=Path)
-    ap.add_argument("--metric", nargs="+", default=["record_f1", "text_f1"])
+    ap.add_argument("--metric", nargs="+", default=["record_f1", "text_f1", "content_f1"])
     ap.add_argument("--method", default=None, help="only this method (default: every method in both runs)")
     a = ap.parse_args(argv)
     b, c = read_pages(a.before), read_pages(a.after)

@@ -183,6 +183,7 @@ def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
             sel = slice(None) if test_nodes is None else test_nodes
             tally.y_true.append(gold_labels[sel])
             tally.y_pred.append(labels[sel])
+            row.update(_page_nodes(gold_labels[sel], labels[sel]))
         if gold_records is not None:
             rs = _record_scores(method, page, walk, labels, xpaths, gold_records, text_keys, proba, records)
             if rs is not None:
@@ -201,6 +202,16 @@ def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
                 row.update({f"text_{k}": v for k, v in s.items()})
         rows_out.append(row)
     return True
+
+
+def _page_nodes(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, Any]:
+    """The page's own node counts (RR, RC, CC, CR) and content F1, for pages.csv: summed over
+    the pages the counts give the report's pooled node figures; per page they can be paired
+    between two runs (``bench/paired.py --metric content_f1``)."""
+    from hwnoise.training.metrics import confusion, scores_from_confusion
+
+    counts = confusion(y_true, y_pred)
+    return {**counts, "content_f1": scores_from_confusion(**counts)["content_f1"]}
 
 
 def _gold_records(page: Page, walk) -> tuple[list[list[str]] | None, list[str] | None, list[str] | None]:

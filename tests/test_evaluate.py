@@ -112,6 +112,15 @@ def test_pages_protocol_end_to_end(datasets, tmp_path):
     assert not (out / "confusion-trafilatura.png").exists()
     lines = (out / "pages.csv").read_text().splitlines()
     assert len(lines) == 1 + 2 * 3 * len(methods)
+    # each page's own node counts sum to the report's pooled ones, and its content F1 is theirs
+    rows = pd.read_csv(out / "pages.csv", dtype={"page": str})
+    for (d, m), g in rows[rows.method.isin(["model", "cetd", "alltext"])].groupby(["dataset", "method"]):
+        for k in ("RR", "RC", "CC", "CR"):
+            assert g[k].sum() == recs[(d, m)][k]
+        cc, wrong = g["CC"].to_numpy(), (g["RC"] + g["CR"]).to_numpy()
+        assert np.allclose(g["content_f1"], np.where(cc > 0, 2 * cc / np.maximum(2 * cc + wrong, 1), 0.0))
+    if "trafilatura" in methods:  # a method that gives text only has no node counts
+        assert rows[rows.method == "trafilatura"]["CC"].isna().all()
 
 
 def test_training_sees_only_the_training_pages(datasets, tmp_path, monkeypatch):
