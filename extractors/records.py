@@ -60,6 +60,11 @@ __all__ = ["Record", "records_from_labels", "with_hidden", "record_rows", "recor
            "region_conf", "page_records", "record_json", "row_xpaths", "chain_members"]
 
 
+#: A region whose confidence is under this share of the page's most confident region's is no
+#: region of records (``drop_unsure``); chosen on NEXT-EVAL's page folds (README "Records").
+REL_CONF = 0.4
+
+
 @dataclass
 class Record:
     """One data record: its element rows (consecutive siblings), XPaths, text and fields."""
@@ -250,14 +255,16 @@ def _level(i: int, parent, chars, last, is_rec, content, rule: str, tags=None) -
 def record_rows(walk, labels, proba: np.ndarray | None = None, *, min_repeat: int = 3, max_run: int = 3,
                 min_single: int = 20, min_fields: int = 2, snap: bool = True,
                 min_content: float = 0.5, level_rule: str = "article", min_rel: float = 0.1,
-                min_conf: float = 0.4, keep_conf: float = 1.01, scorer=None) -> list[list[int]]:
+                min_conf: float = 0.4, keep_conf: float = 1.01, rel_conf: float = REL_CONF,
+                scorer=None) -> list[list[int]]:
     """The records of a page as lists of rows (each one element or a run of consecutive
     siblings), in document order, from the rows' noise/content labels (``candidate_rows``),
     less the regions ``drop_regions`` drops (by size and, given ``proba``, the model's content
     probability per row, by confidence). A page's only record needs ``min_fields`` elements
     with text of their own: one run of text alone is a message ("No results for ..."), not a record.
     With a region ``scorer`` (``extractors.regions.RegionScorer``, a model's), the groups of
-    alike siblings it keeps join these records by its mode (``regions.scored_records``)."""
+    alike siblings it keeps join these records by its mode (``regions.scored_records``). Last, a
+    region far less sure than the page's surest goes (``drop_unsure``, ``rel_conf``)."""
     records = candidate_rows(walk, labels, min_repeat=min_repeat, max_run=max_run, min_single=min_single,
                              snap=snap, min_content=min_content, level_rule=level_rule)
     records = drop_regions(walk, labels, records, proba, min_rel=min_rel, min_conf=min_conf,
@@ -266,7 +273,7 @@ def record_rows(walk, labels, proba: np.ndarray | None = None, *, min_repeat: in
         from hwnoise.extractors.regions import scored_records
 
         records = scored_records(walk, labels, proba, records, scorer)
-    return records
+    return drop_unsure(walk, records, proba, rel_conf)
 
 
 def records_content(walk, labels, recs: list[list[int]]) -> np.ndarray:
@@ -431,9 +438,26 @@ def drop_regions(walk, labels, records: list[list[int]], proba: np.ndarray | Non
     its confidence is under ``min_conf``. Without ``proba`` (gold labels, a method without
     probabilities) every region's confidence is 1. Then a page's only record needs
     ``min_fields`` content elements with text of their own."""
-    rows = walk.rows
     if not records:
         return []
+    key, size, conf = _regions(walk, records, proba)
+    top = max(size.values())
+    keep = {k for k in size if conf[k] >= min_conf and (size[k] >= min_rel * top or conf[k] >= keep_conf)}
+    records = [rec for k, rec in zip(key, records) if k in keep]
+    if len(records) == 1 and min_fields > 1:
+        content = np.asarray(labels, dtype=object) == CONTENT
+        last = np.asarray(walk.last, dtype=np.int64)
+        has = _own(walk.rows) > 0
+        fields = sum(int(has[r:int(last[r]) + 1][content[r:int(last[r]) + 1]].sum()) for r in records[0])
+        if fields < min_fields:
+            return []
+    return records
+
+
+def _regions(walk, records: list[list[int]], proba: np.ndarray | None) -> tuple[list[int], dict, dict]:
+    """Each record's region (the parent of its outermost same-text ancestor), and per region its
+    characters and its confidence (``region_conf``)."""
+    rows = walk.rows
     parent = rows["parent"].to_numpy(dtype=np.int64)
     chars = rows["chars"].to_numpy(dtype=np.int64)
     last = np.asarray(walk.last, dtype=np.int64)
@@ -444,17 +468,19 @@ def drop_regions(walk, labels, records: list[list[int]], proba: np.ndarray | Non
     for k, rec in zip(key, records):
         size[k] = size.get(k, 0) + int(chars[rec].sum())
         members.setdefault(k, []).extend(rec)
-    conf = {k: region_conf(m, proba, own, last) for k, m in members.items()}
-    top = max(size.values())
-    keep = {k for k in size if conf[k] >= min_conf and (size[k] >= min_rel * top or conf[k] >= keep_conf)}
-    records = [rec for k, rec in zip(key, records) if k in keep]
-    if len(records) == 1 and min_fields > 1:
-        content = np.asarray(labels, dtype=object) == CONTENT
-        has = own > 0
-        fields = sum(int(has[r:int(last[r]) + 1][content[r:int(last[r]) + 1]].sum()) for r in records[0])
-        if fields < min_fields:
-            return []
-    return records
+    return key, size, {k: region_conf(m, proba, own, last) for k, m in members.items()}
+
+
+def drop_unsure(walk, records: list[list[int]], proba: np.ndarray | None, rel_conf: float = REL_CONF) \
+        -> list[list[int]]:
+    """``records`` less the regions whose confidence is under ``rel_conf`` times the page's most
+    confident region's: the menus, sort options and footer link lists beside a page's results,
+    whichever step grouped them (the labels or a region scorer). Without ``proba`` nothing goes."""
+    if not records or proba is None or rel_conf <= 0:
+        return records
+    key, _, conf = _regions(walk, records, proba)
+    top = max(conf.values())
+    return [rec for k, rec in zip(key, records) if conf[k] >= rel_conf * top]
 
 
 def region_conf(heads: list[int], proba: np.ndarray | None, own: np.ndarray, last: np.ndarray) -> float:

@@ -12,7 +12,7 @@ from hwnoise.cli import main
 from hwnoise.dataset import Dataset
 from hwnoise.extractors.base import walk_of
 from hwnoise.extractors.mdr import K, T, mdr_records
-from hwnoise.extractors.records import page_records, record_rows, region_conf, row_xpaths
+from hwnoise.extractors.records import drop_unsure, page_records, record_rows, region_conf, row_xpaths
 from hwnoise.features.importers import ImportFormatError, import_dataset
 from hwnoise.features.labels import page_labels
 from hwnoise.features.record_gold import normalize_xpath, resolve_records
@@ -384,7 +384,12 @@ def test_regions_the_model_doubts_are_dropped_and_small_confident_ones_kept():
 
     assert heads(record_rows(walk, lab)) == main_ | related            # no probabilities: size alone
     assert heads(record_rows(walk, lab, proba)) == main_                # the doubted list goes
-    assert heads(record_rows(walk, lab, proba, min_conf=0)) == main_ | related
+    assert heads(record_rows(walk, lab, proba, min_conf=0, rel_conf=0)) == main_ | related
+    # the relative filter alone: 0.2 is under 0.4 x the results' 0.9
+    assert heads(record_rows(walk, lab, proba, min_conf=0)) == main_
+    assert heads(drop_unsure(walk, record_rows(walk, lab, proba, min_conf=0, rel_conf=0), proba, 0.2)) \
+        == main_ | related                                               # 0.2 >= 0.2 x 0.9: kept
+    assert drop_unsure(walk, record_rows(walk, lab), None) == record_rows(walk, lab)  # no probabilities
     facets_at = np.asarray([x.startswith("/html/body/aside[1]/") for x in xs])
     sure = proba.copy()
     sure[facets_at & (lab == "N")] = 0.97
