@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.method:
         b, c = b[b.method == a.method], c[c.method == a.method]
     both = [m for m in a.metric if m in b and m in c]
-    if not both:  # e.g. content_f1, which evaluate reports per dataset, not per page
+    if not both:  # e.g. content_f1 in a run older than session 23, whose pages.csv lacks it
         print(f"paired: none of {', '.join(a.metric)} is a column of both runs' pages.csv "
               f"(their columns: {', '.join(sorted(set(b.columns) & set(c.columns)))})", file=sys.stderr)
         return 1

@@ -67,8 +67,7 @@ class _Tally:
     """What one method scored on one dataset: node labels, per-page text scores, failures."""
 
     def __init__(self) -> None:
-        self.y_true: list[np.ndarray] = []
-        self.y_pred: list[np.ndarray] = []
+        self.nodes = dict.fromkeys(("RR", "RC", "CC", "CR"), 0)  # summed over the pages' own counts
         self.text: list[dict] = []
         self.values: list[float] = []
         self.words: list[int] = []
@@ -79,14 +78,12 @@ class _Tally:
         self.seconds = 0.0
 
     def record(self, dataset: str, protocol: str, method: str) -> dict:
-        from hwnoise.training.metrics import node_scores
+        from hwnoise.training.metrics import scores_from_confusion
 
         rec: dict[str, Any] = {"dataset": dataset, "protocol": protocol, "method": method,
                                "pages": self.pages}
-        if self.y_true:
-            yt, yp = np.concatenate(self.y_true), np.concatenate(self.y_pred)
-            if len(yt):
-                rec.update(node_scores(yt, yp))
+        if sum(self.nodes.values()):
+            rec.update(scores_from_confusion(**self.nodes))
         if self.text:
             rec.update(mean_text_scores(self.text))
         if self.records:
@@ -181,9 +178,10 @@ def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
                                "method": name}
         if labels is not None and gold_labels is not None and len(labels) == len(gold_labels):
             sel = slice(None) if test_nodes is None else test_nodes
-            tally.y_true.append(gold_labels[sel])
-            tally.y_pred.append(labels[sel])
-            row.update(_page_nodes(gold_labels[sel], labels[sel]))
+            nodes = _page_nodes(gold_labels[sel], labels[sel])
+            for k in tally.nodes:
+                tally.nodes[k] += nodes[k]
+            row.update(nodes)
         if gold_records is not None:
             rs = _record_scores(method, page, walk, labels, xpaths, gold_records, text_keys, proba, records)
             if rs is not None:
@@ -205,9 +203,9 @@ def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
 
 
 def _page_nodes(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, Any]:
-    """The page's own node counts (RR, RC, CC, CR) and content F1, for pages.csv: summed over
-    the pages the counts give the report's pooled node figures; per page they can be paired
-    between two runs (``bench/paired.py --metric content_f1``)."""
+    """The page's own node counts (RR, RC, CC, CR) and content F1, for pages.csv; the tally sums
+    the counts into the report's pooled node figures; per page they can be paired between two
+    runs (``bench/paired.py --metric content_f1``)."""
     from hwnoise.training.metrics import confusion, scores_from_confusion
 
     counts = confusion(y_true, y_pred)
@@ -396,7 +394,7 @@ def score_batch(refs: Sequence[tuple[str, str]], methods: dict[str, Any],
     out: dict[str, Any] = {"tallies": {}, "rows": rows, "skipped": dict(skipped)}
     for (ds, name), t in tallies.items():
         out["tallies"].setdefault(ds, {})[name] = {
-            "y_true": [a.tolist() for a in t.y_true], "y_pred": [a.tolist() for a in t.y_pred],
+            "nodes": t.nodes,
             "text": t.text, "values": t.values, "words": t.words, "records": t.records, "pages": t.pages,
             "failures": t.failures, "errors": t.errors, "seconds": t.seconds}
     return out
@@ -411,8 +409,8 @@ def aggregate(parts: Sequence[dict]) -> tuple[dict[tuple[str, str], _Tally], lis
         for ds, by_method in part["tallies"].items():
             for name, t in by_method.items():
                 tally = tallies[(ds, name)]
-                tally.y_true += [np.asarray(a, dtype=object) for a in t["y_true"]]
-                tally.y_pred += [np.asarray(a, dtype=object) for a in t["y_pred"]]
+                for k, v in t["nodes"].items():
+                    tally.nodes[k] += v
                 tally.text += t["text"]
                 tally.values += t["values"]
                 tally.words += t["words"]
