@@ -11,7 +11,6 @@ from urllib.parse import unquote_plus
 from hwnoise.dataset import Dataset, page_id
 from hwnoise.text import tokenize
 
-KINDS = ("name", "value", "visible_label")
 _SEPARATORS = re.compile(r"[_\-./\\|:;,+=&?#@~]+")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 #: field types whose values no person typed or saw (tokens, session ids)

@@ -8,7 +8,6 @@ confusion matrices and the weighted P/R/F1, and writes everything to ``out``.
 """
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -110,7 +109,3 @@ def summary_lines(report: dict) -> list[str]:
             f"RR {r['RR']} RC {r['RC']} CC {r['CC']} CR {r['CR']}"
         )
     return lines
-
-
-def main_json(report: dict) -> str:
-    return json.dumps(report, indent=2)

@@ -20,8 +20,6 @@ from typing import Any
 
 from hwnoise.dataset import atomic_write_text
 
-NODE_KEYS = ("precision", "recall", "f1", "content_f1")
-TEXT_KEYS = ("text_precision", "text_recall", "text_f1", "text_f1_of_means")
 CONFUSION = ("RR", "RC", "CC", "CR")
 
 

@@ -12,7 +12,6 @@ a million rows export in seconds. What Weka 3.6.14 needs and Python does not giv
 """
 from __future__ import annotations
 
-import io
 import os
 import re
 import sys
@@ -462,11 +461,3 @@ def _arff_message(exc: Exception) -> str:
     msg = re.sub(r",? (?:at|in) line -?\d+\.?", "", msg).strip()
     msg = re.sub(r"\s*line\s+-?\d+[:.]?", "", msg).strip()
     return msg.rstrip(".") or type(exc).__name__
-
-
-def _attribute_line(text: str, name: str) -> int:
-    pat = re.compile(r"^\s*@attribute\s+['\"]?" + re.escape(name) + r"['\"]?\s", re.I)
-    for i, line in enumerate(io.StringIO(text), 1):
-        if pat.match(line):
-            return i
-    return 0
