@@ -22,7 +22,7 @@ import pandas as pd
 
 from hwnoise.dataset import Dataset
 from hwnoise.extractors.base import walk_of
-from hwnoise.extractors.records import _regions, records_from_labels, walk_xpaths, with_hidden
+from hwnoise.extractors.records import _regions, drop_unsure, records_from_labels, walk_xpaths, with_hidden
 from hwnoise.features.record_gold import normalize_xpath
 from hwnoise.training.record_metrics import page_record_scores
 
@@ -44,11 +44,12 @@ def page_scores(dataset: Path, preds: Path) -> pd.DataFrame:
         labels, proba = z["labels"], z["proba"]
         recs = json.loads(cached.read_text())
         key, _, conf = _regions(walk, recs, proba) if recs else ([], {}, {})
-        top = max(conf.values()) if conf else 0.0
         row = {"fold": fold[page.id]}
         for c in CUTS:
-            cut = float(c[1:]) if isinstance(c, str) else c * top
-            kept = [r for k, r in zip(key, recs) if conf[k] >= cut]
+            if isinstance(c, str):  # an absolute cut
+                kept = [r for k, r in zip(key, recs) if conf[k] >= float(c[1:])]
+            else:  # a share of the page's surest region: the product's own rule
+                kept = drop_unsure(walk, recs, proba, c)
             found = with_hidden(records_from_labels(walk, labels, xp, proba, records=kept), walk.root,
                                 walk.elements, xp)
             row[c] = page_record_scores([r.xpaths for r in found], gold, keys)["record_f1"]

@@ -35,6 +35,7 @@ from hwnoise.features.columns import needs_dataset_features
 from hwnoise.progress import info
 from hwnoise.scheduler import Scheduler, batches
 from hwnoise.text import collapse_space, mean_text_scores, text_scores, tokenize
+from hwnoise.training.metrics import CONFUSION
 
 DEFAULT_METHODS = ("model", "cetd")
 PROTOCOLS = ("pages", "thesis", "cv", "cross-site")
@@ -67,7 +68,7 @@ class _Tally:
     """What one method scored on one dataset: node labels, per-page text scores, failures."""
 
     def __init__(self) -> None:
-        self.nodes = dict.fromkeys(("RR", "RC", "CC", "CR"), 0)  # summed over the pages' own counts
+        self.nodes = dict.fromkeys(CONFUSION, 0)  # summed over the pages' own counts
         self.text: list[dict] = []
         self.values: list[float] = []
         self.words: list[int] = []

@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hwnoise.dataset import atomic_write_text
-
-CONFUSION = ("RR", "RC", "CC", "CR")
+from hwnoise.training.metrics import CONFUSION
 
 
 def _fmt(v: Any, digits: int = 3) -> str:

@@ -15,6 +15,9 @@ import numpy as np
 
 from hwnoise.features.columns import CONTENT, NOISE
 
+#: The confusion matrix's four counts, in the order seed 003's Table 4.5 gives them.
+CONFUSION: tuple[str, ...] = ("RR", "RC", "CC", "CR")
+
 
 def _safe_div(num: float, den: float) -> float:
     return float(num) / float(den) if den else 0.0
