@@ -232,7 +232,7 @@ class FeatureCache:
         if key in self._by_dataset:
             self._by_dataset[key] = self._by_dataset.pop(key)  # most recently used last
             return self._by_dataset[key]
-        index = _part_index(ds.features_path) if ds.has_features() else None
+        index = _part_index(ds) if ds.has_features() else None
         self._by_dataset[key] = index
         while len(self._by_dataset) > self.datasets:
             gone = next(iter(self._by_dataset))
@@ -272,20 +272,19 @@ class FeatureCache:
         return rows.reset_index(drop=True)
 
 
-def _parquet_parts(path: Path) -> list[Path]:
-    return sorted(path.glob("*.parquet")) if path.is_dir() else [path]
-
-
-def _part_index(path: Path) -> dict:
+def _part_index(ds) -> dict:
     """``{page id: part}``, a part being ``(file, row group)``; every page ``("*", -1)`` (the
     whole table) when a page's rows lie in more than one part."""
     import pyarrow.parquet as pq
 
     where: dict = {}
-    for f in _parquet_parts(path):
-        pf = pq.ParquetFile(f)
-        for g in range(pf.num_row_groups):
-            pages = pf.read_row_group(g, columns=["page"]).column("page")
+    for f in ds.feature_parts():
+        try:
+            pf = pq.ParquetFile(f)
+            groups = [pf.read_row_group(g, columns=["page"]).column("page") for g in range(pf.num_row_groups)]
+        except (OSError, ValueError) as exc:
+            raise ds.unreadable_features(f, exc) from None
+        for g, pages in enumerate(groups):
             for pid in pages.cast("string").unique().to_pylist():
                 pid = str(pid)
                 if where.setdefault(pid, (str(f), g)) != (str(f), g):
@@ -299,8 +298,11 @@ def _read_unit(ds, unit: tuple):
 
     if unit[0] == "*":
         return ds.read_features(arrow=True)
-    schema = pq.read_schema(_parquet_parts(ds.features_path)[0])
-    table = pq.ParquetFile(unit[0]).read_row_group(unit[1])
+    schema = ds.feature_schema()
+    try:
+        table = pq.ParquetFile(unit[0]).read_row_group(unit[1])
+    except (OSError, ValueError) as exc:
+        raise ds.unreadable_features(Path(unit[0]), exc) from None
     if not table.schema.equals(schema, check_metadata=False):
         table = table.select([n for n in schema.names if n in table.column_names]).cast(
             _schema_of(schema, table))

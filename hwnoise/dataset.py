@@ -547,20 +547,45 @@ class Dataset:
         import pyarrow.parquet as pq
 
         path = self.features_path
-        if not path.exists():
-            raise DatasetError(f"{self.path}: no features.parquet yet; run 'hwnoise features {self.path}'.")
+        if columns is not None:
+            have = set(self.feature_schema().names)
+            columns = [c for c in dict.fromkeys(columns) if c in have]
+        conds = list(filters or [])
+        if pages is not None:
+            conds.append(("page", "in", [str(p) for p in pages]))
         try:
-            if columns is not None:
-                have = set(pq.read_schema(_first_part(path)).names)
-                columns = [c for c in dict.fromkeys(columns) if c in have]
-            conds = list(filters or [])
-            if pages is not None:
-                conds.append(("page", "in", [str(p) for p in pages]))
             table = pq.read_table(path, columns=columns, filters=conds or None)
         except (OSError, ValueError) as exc:
-            raise DatasetError(f"{path}: cannot read the feature table ({exc}); "
-                               f"run 'hwnoise features {self.path}' again.") from None
+            raise self.unreadable_features(path, exc) from None
         return table if arrow else table.to_pandas()
+
+    def feature_parts(self) -> list[Path]:
+        """The feature table's Parquet files (a folder of part files, or one file), in order."""
+        path = self.features_path
+        if not path.exists():
+            raise DatasetError(f"{self.path}: no features.parquet yet; run 'hwnoise features {self.path}'.")
+        if not path.is_dir():
+            return [path]
+        parts = sorted(path.glob("*.parquet"))
+        if not parts:
+            raise DatasetError(f"{path}: an empty feature table folder; run 'hwnoise features {self.path}' again.")
+        return parts
+
+    def feature_schema(self):
+        """The feature table's Arrow schema (its first part's)."""
+        import pyarrow.parquet as pq
+
+        first = self.feature_parts()[0]
+        try:
+            return pq.read_schema(first)
+        except (OSError, ValueError) as exc:
+            raise self.unreadable_features(first, exc) from None
+
+    def unreadable_features(self, path: Path, exc: Exception) -> DatasetError:
+        """The error for a feature table (or one of its parts, ``path``) that cannot be read: a
+        run killed while writing it, a disk that failed, a file that is not Parquet."""
+        return DatasetError(f"{path}: cannot read the feature table ({exc}); "
+                            f"run 'hwnoise features {self.path}' again.")
 
     # -- node labels without gold (hwnoise label) -------------------------------
     @property
@@ -610,11 +635,3 @@ LABEL_COLUMNS: dict[str, str] = {
 }
 
 
-def _first_part(path: Path) -> Path:
-    """A Parquet file of a table that is a file or a folder of part files (for its schema)."""
-    if path.is_dir():
-        parts = sorted(path.glob("*.parquet"))
-        if not parts:
-            raise DatasetError(f"{path}: an empty feature table folder; run 'hwnoise features' again.")
-        return parts[0]
-    return path

@@ -54,13 +54,9 @@ def _ready(path: Path) -> Dataset:
 def _schema_names(ds: Dataset) -> list[str] | None:
     """The feature table's column names (its Parquet schema; None for a corrupt table, which
     ``read_features`` then names in one line)."""
-    import pyarrow.parquet as pq
-
-    from hwnoise.dataset import _first_part
-
     try:
-        return list(pq.read_schema(_first_part(ds.features_path)).names)
-    except (OSError, ValueError):
+        return list(ds.feature_schema().names)
+    except DatasetError:
         return None
 
 
@@ -164,11 +160,7 @@ def _with_schema(df: pd.DataFrame, desc: dict) -> pd.DataFrame:
         ds = Dataset(src)
         names = [c for c in (_schema_names(ds) or []) if c not in probe.columns and c not in TEXT_COLUMNS]
         if names:
-            import pyarrow.parquet as pq
-
-            from hwnoise.dataset import _first_part
-
-            empty = pq.read_schema(_first_part(ds.features_path)).empty_table().select(names).to_pandas()
+            empty = ds.feature_schema().empty_table().select(names).to_pandas()
             probe = pd.concat([probe, empty], axis=1)
     return probe
 
