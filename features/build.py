@@ -738,10 +738,13 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
         if pbar is not None:
             pbar.close()
     share = content / labelled if labelled else float("nan")
+    unfetched = len(ds.unfetched())
     not_html = sum(f.endswith(NOT_HTML) for f in failures)
     info(f"features {ds.name}: {n_pages} pages, {n_rows} rows, content share "
          f"{share:.3f} of {labelled} labelled rows, {len(failures)} failed"
          + (f" ({not_html} not HTML)" if not_html else "")
+         + (f", {unfetched} submission(s) without a page file (not fetched, or the fetch failed: "
+            f"see {ds.journal_path.name}; 'hwnoise collect --retry-failed' fetches them)" if unfetched else "")
          + (f", {hidden} rows the browser hides dropped (render.parquet)" if render_by_page is not None else "")
          + f" -> {out}")
     return out

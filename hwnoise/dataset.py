@@ -488,6 +488,12 @@ class Dataset:
             if p.stem not in listed:
                 yield Page(p.stem, self, {"id": p.stem}, journal.get(p.stem))
 
+    def unfetched(self) -> list[str]:
+        """IDs of submissions without a page file: not fetched yet, or their fetch failed
+        (``journal.jsonl`` says which; ``hwnoise collect --retry-failed`` fetches both). ``pages``
+        leaves them out."""
+        return [sub["id"] for sub in self.submissions() if not self.page_path(sub["id"]).exists()]
+
     def page_ids(self) -> list[str]:
         return [p.id for p in self.pages()]
 

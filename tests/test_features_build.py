@@ -88,6 +88,20 @@ def test_a_failing_page_is_reported_and_skipped(tmp_path, capsys):
     assert df["page"].nunique() == 3
 
 
+def test_submissions_without_a_page_file_are_counted(tmp_path, capsys):
+    """A submission whose page was never fetched (or whose file went missing) has no rows; the
+    summary says how many, so that a crawl that lost pages does not pass for a complete one."""
+    ds = make_dataset(tmp_path, n=3)
+    gone = ds.add_submission({"method": "GET", "url": "http://shop.example/never", "fields": []})
+    assert ds.unfetched() == [gone["id"]]
+    build_features(ds, progress=False)
+    err = capsys.readouterr().err
+    assert "3 pages" in err and "1 submission(s) without a page file" in err
+    assert ds.read_features(columns=["page"])["page"].nunique() == 3
+    build_features(make_dataset(tmp_path / "full", n=2), progress=False)
+    assert "without a page file" not in capsys.readouterr().err
+
+
 def test_workers_give_the_same_table_and_a_rerun_replaces_it(tmp_path):
     ds = make_dataset(tmp_path, n=5)
     build_features(ds, workers=1, progress=False)
