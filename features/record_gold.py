@@ -208,6 +208,17 @@ def record_labels(n_rows: int, last: np.ndarray, gold: RecordGold) -> np.ndarray
     return np.cumsum(diff[:n_rows]) > 0
 
 
+def gold_from_records(html: bytes | str, records: list[list[str]]) -> tuple[str, RecordGold]:
+    """What a page's gold records give at import: the gold text (``record_text``) and the
+    records resolved on the page (``resolve_records``: the counts of records, XPaths, and those
+    that name no shown element), from one walk of the page."""
+    from hwnoise.features.walk import walk_page
+
+    walk = walk_page(html)
+    gold = resolve_records(html, records, n_rows=len(walk.rows))
+    return record_text(walk, gold), gold
+
+
 def record_text(walk, gold: RecordGold) -> str:
     """The records' text in document order, one record a block (blank line between)."""
     last = np.asarray(walk.last)

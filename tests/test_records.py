@@ -77,7 +77,8 @@ def test_xpaths_resolve_to_walker_rows_and_label_record_subtrees():
 def test_import_nexteval_writes_records_gold_text_and_counts(nexteval_src, tmp_path, capsys):
     assert main(["import", "nexteval", str(nexteval_src), "--into", str(tmp_path / "out"), "-q"]) == 0
     err = capsys.readouterr().err
-    assert "1 of 6 record XPaths name no shown element of html/1.html" in err
+    assert "nexteval: html/1.html: 1 of 6 record XPaths name no shown element (1 hidden" in err
+    assert "nexteval: 4 page(s) with gold records, 24 records, 4 of 24 XPaths unresolved" in err
     ds = Dataset(tmp_path / "out" / "nexteval")
     pages = list(ds.pages())
     assert [p.submission["name"] for p in pages] == ["1", "2", "3", "4"]
@@ -105,17 +106,32 @@ def test_import_nexteval_errors(tmp_path, nexteval_src):
         import_dataset("nexteval", nexteval_src, tmp_path / "o", progress=False)
 
 
-def test_import_plain_reads_optional_records(tmp_path):
+def test_import_plain_reads_optional_records(tmp_path, capsys):
+    """``records/NAME.json`` in a plain folder is gold as NEXT-EVAL's is: node gold, the gold
+    text when ``gold/NAME.txt`` gives none, its XPaths counted and the unresolved reported."""
     src = tmp_path / "plain"
     (src / "html").mkdir(parents=True)
     (src / "records").mkdir()
-    (src / "html" / "a.html").write_text(listing(1, 3, hidden=False), encoding="utf-8")
+    (src / "gold").mkdir()
+    (src / "html" / "a.html").write_text(listing(1, 3), encoding="utf-8")
     (src / "html" / "b.html").write_text(listing(2, 3, hidden=False), encoding="utf-8")
-    (src / "records" / "a.json").write_text(json.dumps(gold_of(3, hidden=False)), encoding="utf-8")
+    (src / "html" / "c.html").write_text(listing(3, 3, hidden=False), encoding="utf-8")
+    (src / "records" / "a.json").write_text(json.dumps(gold_of(3)), encoding="utf-8")
+    (src / "records" / "c.json").write_text(json.dumps(gold_of(3, hidden=False)), encoding="utf-8")
+    (src / "gold" / "c.txt").write_text("Search results", encoding="utf-8")  # its own gold text stays
     (ds_path,) = import_dataset("plain", src, tmp_path / "out", progress=False)
+    err = capsys.readouterr().err
+    assert "plain: html/a.html: 1 of 4 record XPaths name no shown element (1 hidden" in err
+    assert "2 page(s) with gold records, 7 records, 1 of 7 XPaths unresolved" in err
     ds = Dataset(ds_path)
     by = {p.submission["name"]: p for p in ds.pages()}
-    assert by["a"].read_records() == gold_of(3, hidden=False) and by["b"].read_records() is None
+    assert by["a"].read_records() == gold_of(3) and by["b"].read_records() is None
+    a = by["a"]
+    assert a.submission["has_gold"] and (a.submission["xpaths"], a.submission["unresolved"]) == (4, 1)
+    blocks = a.read_gold().split("\n\n")
+    assert len(blocks) == 3 and blocks[2].startswith("Book title 1 2 volume") and "Hidden" not in a.read_gold()
+    assert not by["b"].submission["has_gold"] and "records" not in by["b"].submission
+    assert by["c"].read_gold() == "Search results" and by["c"].submission["records"] == 3
 
 
 def test_record_metric_partial_credit_one_to_one():

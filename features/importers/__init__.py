@@ -25,6 +25,7 @@ from urllib.parse import quote
 
 from hwnoise.dataset import Dataset, page_id, site_of
 from hwnoise.errors import HwnoiseError
+from hwnoise.progress import info
 from hwnoise.text import tokenize
 
 __all__ = ["FORMATS", "import_dataset", "ImportFormatError", "SourcePage", "decode_text",
@@ -147,6 +148,12 @@ class _Unit:
         self.ds = ds
         self.ids: set[str] = set()
         self.written = 0
+        self.records = dict.fromkeys(RECORD_COUNTS, 0)  # over the pages with gold records
+        self.record_pages = 0
+
+
+#: What the submission of a page with gold records holds about them (``features.record_gold``).
+RECORD_COUNTS = ("records", "xpaths", "unresolved", "hidden")
 
 
 def _unit_dir(into: Path, unit: str) -> Path:
@@ -196,6 +203,11 @@ def import_dataset(fmt: str, src: str | Path, into: str | Path, *, limit: int | 
     out = []
     for unit in units.values():
         ds = unit.ds
+        if unit.record_pages:
+            r = unit.records
+            info(f"{ds.name}: {unit.record_pages} page(s) with gold records, {r['records']} records, "
+                 f"{r['unresolved']} of {r['xpaths']} XPaths unresolved "
+                 f"({r['unresolved'] / max(r['xpaths'], 1):.1%}; {r['hidden']} name hidden elements)")
         query_writer = _write_query(ds)
         gold = list((ds.path / "gold").glob("*.txt"))
         ds.update_meta(counts={
@@ -226,6 +238,10 @@ def _write_page(fmt: str, unit: _Unit, sp: SourcePage) -> None:
         records = sp.read_records() if sp.read_records is not None else None
     except OSError as exc:
         raise ImportFormatError(f"{exc.filename or sp.source}: cannot read: {exc.strerror}") from None
+    extra = {}
+    if records is not None:
+        text, extra = _resolve(fmt, sp, html, records, unit)
+        gold = text if gold is None else gold
     unit.ds.write_page(pid, html)
     if records is not None:
         unit.ds.write_records(pid, records)
@@ -236,5 +252,23 @@ def _write_page(fmt: str, unit: _Unit, sp: SourcePage) -> None:
         fields.append({"name": "q", "value": sp.query, "label": "Search"})
     unit.ds.add_submission({"id": pid, "method": sp.method, "url": url, "fields": fields,
                             "site": sp.site, "source": sp.source, "has_gold": gold is not None,
-                            **sp.extra})
+                            **sp.extra, **extra})
     unit.written += 1
+
+
+def _resolve(fmt: str, sp: SourcePage, html: bytes, records: list, unit: _Unit) -> tuple[str, dict]:
+    """A page's gold records resolved on it: their text (the page's gold text when the source
+    gives none) and their counts for the submission; XPaths that name no shown element are
+    reported, never guessed (``features.record_gold``)."""
+    from hwnoise.features.record_gold import gold_from_records
+
+    text, resolved = gold_from_records(html, records)
+    counts = {k: getattr(resolved, k) for k in RECORD_COUNTS}
+    for k, v in counts.items():
+        unit.records[k] += v
+    unit.record_pages += 1
+    if resolved.unresolved:
+        info(f"{fmt}: {sp.source}: {resolved.unresolved} of {resolved.xpaths} record XPaths name no shown "
+             f"element ({resolved.hidden} hidden by the page's style); those records are left out of "
+             "the node gold")
+    return text, counts

@@ -4,7 +4,9 @@
 One dataset named after SRC. Gold is ``gold/NAME.txt`` (UTF-8, else cp1252); a page without
 one has no gold, and a gold file without a page is reported as an error. An optional
 ``records/NAME.json`` (a JSON list of records, each a list of XPaths ``/body[1]/div[3]/...``,
-``features.record_gold``) gives node gold directly: it is copied and ``features`` labels from it. The site is the
+``features.record_gold``) gives node gold directly: it is copied and ``features`` labels from it;
+without ``gold/NAME.txt`` the records' text is the gold text, as for NEXT-EVAL, and XPaths that
+name no shown element are counted in the submission and reported. The site is the
 page's canonical domain where it gives one, else SRC's name. A page, gold or records file
 that is a symlink leading out of SRC is not read (a folder someone hands over must not copy
 ``~/.ssh`` into a dataset): it is skipped with a message. An optional ``query/NAME.txt``
