@@ -355,21 +355,60 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
         return weka
     protocol = protocol or "pages"
     k = 5 if k is None else k
-    # A dataset's table is read twice, each time only what is needed: its names and sites to
-    # choose the spec, then the columns the spec's fit reads (none when its rows are rebuilt page
-    # by page). An ARFF file is read whole.
     given = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+    spec, feats, data, desc = _plan_rows(given, {
+        "preset": preset, "classifier": classifier, "features": features, "stack": stack,
+        "context": context, "page_context": page_context, "threshold": threshold, "params": params,
+        "content_from": content_from, "union": union, "union_gate": union_gate, "regions": regions,
+    }, stacker, progress)
+    what = ", ".join(desc["sources"])
+    _check_protocol(protocol, test, desc, data, what)
+    folds = splits(data, protocol, seed=seed, k=k, train_share=train_share) if test is None else []
+    save_split = test is None and protocol == "pages" and not all_pages
+    job = _FitJob(list(map(str, given)), spec.classifier, feats, desc["query"], seed, spec.params or None,
+                  protocol, k, train_share, spec=spec.to_dict(), keep_model=save_split)
+    fitted = _fit_models(job, data, len(folds), assembled=bool(spec.stack or spec.context or spec.page_context),
+                         scheduler=scheduler, workers=workers)
+    if save_split:
+        model = fitted[0][2]  # the model fitted on the split's training pages, the one scored
+        keys = [c for c in ("dataset", PAGE_ATTRIBUTE) if c in data.columns]
+        fitted_on, scored = data[keys].iloc[folds[0][0]], fitted
+    else:
+        model, fitted_on, scored = fitted[0], data, fitted[1:]
+    if spec.regions and region_fitter is not None and desc["kind"] != "arff":
+        pages = [p for d in given for p in Dataset(d).pages()]
+        scorer = region_fitter(model, data, pages, progress=progress)
+        model.regions = scorer.to_dict() if scorer is not None else None
+    model.inner_oof = None  # what the region scorer was fitted on: not kept
+    tree = model.tree_text()
+    user_arff = desc["kind"] == "arff" and features is None
+    records, model.protocol = _score(model, spec.classifier, feats, data, scored, test, protocol, user_arff,
+                                     stacker, progress)
+    model.scores = records
+    model.trained_on = _trained_on(fitted_on)
+    report = {"hwnoise": __version__, "created": now_iso(), "results": records}
+    if verbose:  # the tree, confusion matrices and weighted scores, for people (stderr)
+        info(format_result({**report, "tree": tree}))
+    if out is not None:
+        out = Path(out)
+        _write_model(out, model, data, desc, report)
+    return {**report, "tree": tree, "classifier": spec.classifier, "features": list(model.features),
+            "spec": spec, "model": model, "out": str(out) if out is not None else None,
+            "fitted_pages": _page_count(fitted_on)}
+
+
+def _plan_rows(given: list, options: dict, stacker, progress: bool) -> tuple[Any, list[str], pd.DataFrame, dict]:
+    """Plan: the spec ``options`` give over the inputs, its feature columns, and the labelled
+    rows its fit reads, with the inputs' description. A dataset's table is read twice, each time
+    only what is needed: its names and sites to choose the spec, then the columns the spec's fit
+    reads (none when its rows are rebuilt page by page). An ARFF file is read whole."""
     df, desc = load_inputs(given) if any(_is_arff(Path(p)) for p in given) \
         else load_inputs(given, columns=["dataset", "site"])
     what = ", ".join(desc["sources"])
     arff = desc["kind"] == "arff"
     n_sites = int(df["site"].nunique()) if "site" in df.columns else 1
-    spec = model_spec({"preset": preset, "classifier": classifier, "features": features, "stack": stack,
-                       "context": context, "page_context": page_context, "threshold": threshold,
-                       "params": params, "content_from": content_from, "union": union,
-                       "union_gate": union_gate, "regions": regions},
-                      n_sites=n_sites, arff=arff, records=bool(desc.get("records")))
-    if features is None and arff:
+    spec = model_spec(options, n_sites=n_sites, arff=arff, records=bool(desc.get("records")))
+    if options.get("features") is None and arff:
         feats = feature_columns(df)  # a user's ARFF: every attribute but page and the class
         spec.features = list(feats)
     else:
@@ -383,14 +422,16 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
             df = df.iloc[:0]  # rebuilt page by page from the pages and their stored rows
         elif not arff:
             del df
-            df, _ = load_inputs(inputs, columns=table_columns(feats))
+            df, _ = load_inputs(given, columns=table_columns(feats))
         df = _assembled(df, desc, feats, stacker, progress)
-    classifier = spec.classifier
     if not arff and not set(feats) <= set(usable_features(df)):  # name every usable column stored
         check_features(feats, _with_schema(df, desc), what)
     check_features(feats, df, what)
-    data = _labelled(df, what)
-    del df  # the labelled rows are all that is used from here on
+    return spec, feats, _labelled(df, what), desc
+
+
+def _check_protocol(protocol: str, test, desc: dict, data: pd.DataFrame, what: str) -> None:
+    """A protocol that exists and that the rows can be split by."""
     if test is None and protocol not in PROTOCOLS:
         raise ProtocolError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
     if test is None and protocol != "thesis" and desc["kind"] == "arff" and PAGE_ATTRIBUTE not in data.columns:
@@ -398,11 +439,12 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
             f"{what} has no 'page' attribute, so --protocol {protocol} cannot split by page: only "
             "--protocol thesis and --test TEST.arff apply (export with 'hwnoise export-arff --page')")
 
-    save_split = test is None and protocol == "pages" and not all_pages
-    job = _FitJob(list(map(str, [inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)),
-                  classifier, feats, desc["query"], seed, spec.params or None, protocol, k, train_share,
-                  spec=spec.to_dict(), keep_model=save_split)
-    assembled = bool(spec.stack or spec.context or spec.page_context)
+
+def _fit_models(job: _FitJob, data: pd.DataFrame, n_folds: int, *, assembled: bool, scheduler,
+                workers: int | None) -> list:
+    """Fit, as tasks of the scheduler: the model fitted on all the rows (not when the pages
+    split's model is the one saved, ``job.keep_model``), then each fold's ``(test index,
+    predictions[, model])``."""
     sched = scheduler if scheduler is not None and not isinstance(scheduler, str) else None
     own = sched is None and scheduler not in (None, "sync")
     if own:
@@ -412,66 +454,43 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
     try:
         if sched is None or sched.inline or (sched.auto and len(data) < SMALL_ROWS) or assembled:
             job.data = data  # this process's rows (assembled ones cannot be reloaded by a task)
-        n_folds = len(splits(data, protocol, seed=seed, k=k, train_share=train_share)) \
-            if test is None else 0
-        # -1: the model fitted on all the data (not needed when the pages split's model is saved)
-        tasks = [*([] if save_split else [-1]), *range(n_folds)]
-        shipped = sched.share(job) if sched is not None and sched.distributed and job.data is not None else job
-        fitted = sched.map(_train_fit, tasks, shipped, desc="train: fit", unit="fit",
-                           small=len(data) < SMALL_ROWS) if sched is not None \
-            else [_train_fit(t, job) for t in tasks]
+        tasks = [*([] if job.keep_model else [-1]), *range(n_folds)]
+        if sched is None:
+            return [_train_fit(t, job) for t in tasks]
+        shipped = sched.share(job) if sched.distributed and job.data is not None else job
+        return sched.map(_train_fit, tasks, shipped, desc="train: fit", unit="fit", small=len(data) < SMALL_ROWS)
     finally:
         if own and sched is not None:
             sched.close()
-    if save_split:
-        model = fitted[0][2]  # the model fitted on the split's training pages, the one scored
-        keys = [c for c in ("dataset", PAGE_ATTRIBUTE) if c in data.columns]
-        fitted_on = data[keys].iloc[splits(data, protocol, seed=seed, k=k, train_share=train_share)[0][0]]
-        fitted = [None, *fitted]
-    else:
-        model, fitted_on = fitted[0], data
-    if spec.regions and region_fitter is not None and not arff:
-        from hwnoise.dataset import Dataset
 
-        pages = [p for d in given for p in Dataset(d).pages()]
-        scorer = region_fitter(model, data, pages, progress=progress)
-        model.regions = scorer.to_dict() if scorer is not None else None
-    model.inner_oof = None  # what the region scorer was fitted on: not kept
-    tree = model.tree_text()
 
+def _score(model: NoiseModel, classifier: str, feats: list[str], data: pd.DataFrame, folds: list, test,
+           protocol: str, user_arff: bool, stacker, progress: bool) -> tuple[list[dict], str]:
+    """Score: the report's records and the protocol they come from, the model on ``test`` (an
+    ARFF file or a dataset folder) or the folds' predictions on ``data``."""
     if test is not None:
         test_path = Path(test)
         test_df, test_desc = load_inputs([test_path]) if _is_arff(test_path) \
             else load_inputs([test_path], columns=table_columns(feats))  # what the model reads
-        if not (desc["kind"] == "arff" and features is None):
+        if not user_arff:
             test_df = _assembled(test_df, test_desc, feats, stacker, progress)
         test_data = _labelled(test_df, str(test_path))
         pred = model.predict(test_data)
-        used_protocol = "test"
-        records = _records(test_data, pred.astype(object), used_protocol, classifier)
-    else:
-        pred = np.full(len(data), None, dtype=object)
-        for test_idx, fold_pred, *_ in fitted[1:]:
-            pred[test_idx] = fold_pred
-        used_protocol = protocol
-        records = _records(data, pred, used_protocol, classifier)
-    model.protocol = used_protocol
-    model.scores = records
-    model.trained_on = _trained_on(fitted_on)
-    report = {"hwnoise": __version__, "created": now_iso(), "results": records}
-    if verbose:  # the tree, confusion matrices and weighted scores, for people (stderr)
-        info(format_result({**report, "tree": tree}))
-    if out is not None:
-        out = Path(out)
-        model.save(out)
-        arff_feats = [f for f in model.features if f in data.columns]
-        write_arff(data, out / "train.arff", features=arff_feats, page=PAGE_ATTRIBUTE in data.columns,
-                   relation="-".join(desc["names"])[:200] or "hwnoise")
-        write_json(out / "report.json", report)
-        atomic_write_text(out / "report.md", report_markdown(report))
-    return {**report, "tree": tree, "classifier": classifier, "features": list(model.features),
-            "spec": spec, "model": model, "out": str(out) if out is not None else None,
-            "fitted_pages": _page_count(fitted_on)}
+        return _records(test_data, pred.astype(object), "test", classifier), "test"
+    pred = np.full(len(data), None, dtype=object)
+    for test_idx, fold_pred, *_ in folds:
+        pred[test_idx] = fold_pred
+    return _records(data, pred, protocol, classifier), protocol
+
+
+def _write_model(out: Path, model: NoiseModel, data: pd.DataFrame, desc: dict, report: dict) -> None:
+    """Write: model.joblib and model.json, the training rows as ARFF, report.json and report.md."""
+    model.save(out)
+    arff_feats = [f for f in model.features if f in data.columns]
+    write_arff(data, out / "train.arff", features=arff_feats, page=PAGE_ATTRIBUTE in data.columns,
+               relation="-".join(desc["names"])[:200] or "hwnoise")
+    write_json(out / "report.json", report)
+    atomic_write_text(out / "report.md", report_markdown(report))
 
 
 def _trained_on(rows: pd.DataFrame) -> dict[str, list[str]] | None:
