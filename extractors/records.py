@@ -297,12 +297,37 @@ def rows_inside(recs: list[list[int]], last: np.ndarray) -> np.ndarray:
     return np.cumsum(mark)[:len(last)] > 0
 
 
+@dataclass
+class _Tree:
+    """A page's structure as the grouping reads it: the walk's arrays, made once per page."""
+
+    parent: np.ndarray
+    tags: list[str]
+    chars: np.ndarray
+    last: np.ndarray
+    kids: list[list[int]]
+    tagstr: str           # one character per row (``tag_string``): a subtree's tag string is a slice
+    tagpath: list[str]    # each row's XPath without positions
+
+    def shape(self, i: int) -> str:
+        return self.tagstr[i:int(self.last[i]) + 1]
+
+    def alone(self, i: int, among: list[int]) -> bool:
+        """No same-tag sibling, and no other root at the same tag path (records repeat)."""
+        p = self.parent[i]
+        if p >= 0 and sum(1 for c in self.kids[p] if self.tags[c] == self.tags[i]) > 1:
+            return False
+        return sum(1 for r in among if self.tagpath[r] == self.tagpath[i]) == 1
+
+
 def candidate_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3, min_single: int = 20,
                    snap: bool = True, min_content: float = 0.5, level_rule: str = "article") -> list[list[int]]:
     """Every record the labels give, before any region is dropped (``record_rows``). With
     ``snap`` the structure goes first (``snap_members``: alike siblings that are mostly
     content are records, whole, at a consistent level); the content outside them is grouped
-    from the labels."""
+    from the labels: the outermost content elements, split where one holds a region of alike
+    records (``_split_regions``), lifted where they are fragments of one (``_lift_fragments``),
+    then runs of consecutive siblings (``_generalized``)."""
     rows = walk.rows
     n = len(rows)
     if n == 0:
@@ -310,38 +335,39 @@ def candidate_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3, min_s
     content = np.asarray(labels, dtype=object) == CONTENT
     parent = rows["parent"].to_numpy(dtype=np.int64)
     tags = rows["tag"].tolist()
-    chars = rows["chars"].to_numpy(dtype=np.int64)
-    kids = _children(parent)
     last = np.asarray(walk.last, dtype=np.int64)
-    own = _own(rows)
+    t = _Tree(parent=parent, tags=tags, chars=rows["chars"].to_numpy(dtype=np.int64), last=last,
+              kids=_children(parent), tagstr=tag_string(tags),
+              tagpath=rows["xpath"].str.replace(r"\[\d+\]", "", regex=True).tolist())
     snapped: list[list[int]] = []
     free = content.copy()
     groups = record_groups(parent, tags, last)
     if snap:
         depth = rows["distance"].to_numpy(dtype=np.int64)
-        snapped = snap_members(parent, tags, last, chars, own, content, groups, depth, min_content=min_content,
-                               min_chars=min_single, max_run=max_run, level_rule=level_rule)
-        taken = np.zeros(n + 1, dtype=np.int64)
-        for m in (r for rec in snapped for r in rec):
-            taken[m] += 1
-            taken[int(last[m]) + 1] -= 1
-        free &= np.cumsum(taken)[:n] == 0
+        snapped = snap_members(parent, tags, last, t.chars, _own(rows), content, groups, depth,
+                               min_content=min_content, min_chars=min_single, max_run=max_run,
+                               level_rule=level_rule)
+        free &= ~rows_inside(snapped, last)
     roots = [i for i in range(n) if free[i] and (parent[i] < 0 or not free[parent[i]])]
-    tagstr = tag_string(tags)
+    roots = _split_regions(t, roots, min_repeat)
+    roots = _lift_fragments(t, roots, content, max_run)
+    records = _generalized(t, _outermost(t, roots), min_single, max_run)
+    if snap:  # the same level rule for records from labels; none may hold a snapped record
+        if level_rule in ("outer", "article"):
+            records = [[_level(rec[0], parent, t.chars, last, groups[1], content, level_rule, tags)]
+                       if len(rec) == 1 else rec for rec in records]
+        starts = np.asarray([r for rec in snapped for r in rec], dtype=np.int64)
+        records = [rec for rec in records
+                   if not any(((starts >= r) & (starts <= last[r])).any() for r in rec)]
+        records = [list(x) for x in dict.fromkeys(tuple(r) for r in records)]
+    records.extend(snapped)
+    return sorted(records)
 
-    def shape(i: int) -> str:
-        return tagstr[i:int(last[i]) + 1]
 
-    tagpath = rows["xpath"].str.replace(r"\[\d+\]", "", regex=True).tolist()
-
-    def alone(i: int, among: list[int]) -> bool:
-        """No same-tag sibling, and no other root at the same tag path (records repeat)."""
-        p = parent[i]
-        if p >= 0 and sum(1 for c in kids[p] if tags[c] == tags[i]) > 1:
-            return False
-        return sum(1 for r in among if tagpath[r] == tagpath[i]) == 1
-
-    # over-inclusion: a region labelled as one record is split into its repeated children
+def _split_regions(t: _Tree, roots: list[int], min_repeat: int) -> list[int]:
+    """Over-inclusion: a region labelled as one record is split into its repeated children (a
+    list of one item is the item), until nothing splits."""
+    chars, tags, kids = t.chars, t.tags, t.kids
     changed = True
     while changed:
         changed = False
@@ -357,12 +383,12 @@ def candidate_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3, min_s
                 changed = True
                 continue
             need = min_repeat
-            if len(ks) == 2 and all(len(shape(c)) >= 4 for c in ks):
+            if len(ks) == 2 and all(len(t.shape(c)) >= 4 for c in ks):
                 need = 2  # two structured records alike
-            if len(ks) >= need and alone(r, roots):
-                top = max(set(tags[c] for c in ks), key=lambda t: sum(tags[c] == t for c in ks))
+            if len(ks) >= need and t.alone(r, roots):
+                top = max(set(tags[c] for c in ks), key=lambda tag: sum(tags[c] == tag for c in ks))
                 rep = [c for c in ks if tags[c] == top]
-                d = [tag_distance(shape(a), shape(b)) for a, b in zip(rep, rep[1:])]
+                d = [tag_distance(t.shape(a), t.shape(b)) for a, b in zip(rep, rep[1:])]
                 if (len(rep) >= need and sum(chars[c] for c in rep) >= 0.6 * chars[r]
                         and sum(d) / len(d) <= 0.3):  # alike, as a data region's records are
                     out.extend(ks)
@@ -370,9 +396,14 @@ def candidate_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3, min_s
                     continue
             out.append(r)
         roots = out
+    return roots
 
-    # fragments: roots below one noise element whose same-tag siblings also hold roots
-    holder = {}
+
+def _lift_fragments(t: _Tree, roots: list[int], content: np.ndarray, max_run: int) -> list[int]:
+    """Fragments: roots below one noise element whose same-tag siblings also hold roots, or
+    unlike parts that together are most of it, become that element."""
+    parent, tags, chars, kids = t.parent, t.tags, t.chars, t.kids
+    holder: dict[int, list[int]] = {}
     for r in roots:
         holder.setdefault(int(parent[r]), []).append(r)
     lifted: dict[int, int] = {}
@@ -385,8 +416,8 @@ def candidate_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3, min_s
         # parts of one record: unlike each other, together most of their noise parent's text
         parts = False
         if 2 <= len(rs) <= 8 and sum(chars[r] for r in rs) >= 0.8 * chars[p]:
-            d = [tag_distance(shape(a), shape(b)) for a, b in zip(rs, rs[1:])]
-            shapes = [shape(r) for r in rs]
+            d = [tag_distance(t.shape(a), t.shape(b)) for a, b in zip(rs, rs[1:])]
+            shapes = [t.shape(r) for r in rs]
             periodic = any(len(rs) >= 2 * k and all(tag_distance(shapes[i], shapes[i + k]) <= 0.3
                                                     for i in range(len(rs) - k))
                            for k in range(1, max_run + 1))
@@ -394,36 +425,33 @@ def candidate_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3, min_s
         if len(rs) >= 2 and (repeated or parts):
             for r in rs:
                 lifted[r] = p
-    roots = sorted({lifted.get(r, r) for r in roots})
-    # drop roots inside another root (a lifted parent covers its fragments)
+    return sorted({lifted.get(r, r) for r in roots})
+
+
+def _outermost(t: _Tree, roots: list[int]) -> list[int]:
+    """The roots not inside another (a lifted parent covers its fragments), less a table's
+    header (``th`` cells, ``thead`` rows), which is never a record."""
     keep, end = [], -1
     for r in roots:
         if r <= end:
             continue
         keep.append(r)
-        end = last[r]
-    # a table's header (th cells, thead rows) is never a record
-    roots = [r for r in keep if chars[r] > 0 and tags[r] != "th" and "/thead" not in tagpath[r]]
+        end = t.last[r]
+    return [r for r in keep if t.chars[r] > 0 and t.tags[r] != "th" and "/thead" not in t.tagpath[r]]
 
-    # generalized nodes: runs of k consecutive roots under one parent
+
+def _generalized(t: _Tree, roots: list[int], min_single: int, max_run: int) -> list[list[int]]:
+    """Generalized nodes: runs of up to ``max_run`` consecutive roots under one parent; a lone
+    short snippet (a price, a date) is no record."""
     by_parent: dict[int, list[int]] = {}
     for r in roots:
-        by_parent.setdefault(int(parent[r]), []).append(r)
+        by_parent.setdefault(int(t.parent[r]), []).append(r)
     records: list[list[int]] = []
     for p, rs in by_parent.items():
-        if len(rs) == 1 and chars[rs[0]] < min_single:
-            continue  # a lone short snippet (a price, a date) is no record
-        records.extend(_runs(rs, tags, kids[p] if p >= 0 else rs, max_run))
-    if snap:  # the same level rule for records from labels; none may hold a snapped record
-        if level_rule in ("outer", "article"):
-            records = [[_level(rec[0], parent, chars, last, groups[1], content, level_rule, tags)]
-                       if len(rec) == 1 else rec for rec in records]
-        starts = np.asarray([r for rec in snapped for r in rec], dtype=np.int64)
-        records = [rec for rec in records
-                   if not any(((starts >= r) & (starts <= last[r])).any() for r in rec)]
-        records = [list(x) for x in dict.fromkeys(tuple(r) for r in records)]
-    records.extend(snapped)
-    return sorted(records)
+        if len(rs) == 1 and t.chars[rs[0]] < min_single:
+            continue
+        records.extend(_runs(rs, t.tags, t.kids[p] if p >= 0 else rs, max_run))
+    return records
 
 
 def drop_regions(walk, labels, records: list[list[int]], proba: np.ndarray | None = None, *,
