@@ -177,6 +177,29 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
     the pages, that many probes per form action (``hwnoise.forms.probe``: the site's answer
     to a search nothing matches), fetched once and kept in ``probes/``, never as pages.
     """
+    unique, pending, skipped, failed_before = _plan(submissions, dataset, retry_failed, progress)
+    settings = FetchSettings(user_agent=user_agent, delay=delay, timeout=timeout, max_bytes=max_bytes,
+                             page_timeout=page_timeout,
+                             retries=retries, backoff=backoff, max_redirects=max_redirects,
+                             allow_private=allow_private, robots=robots)
+    writer = _Writer(dataset, _warc_log(warc, settings, dataset) if warc else None)
+    stop = threading.Event()
+    with Fetcher(settings) as fetcher:
+        counts, errors = _fetch_all(fetcher, writer, pending, workers, stop, progress)
+        probed = _probe(fetcher, dataset, unique, probes) if probes > 0 and not stop.is_set() else 0
+    write_domain_query(dataset)
+    summary = {"fetched": counts["fetched"], "failed": counts["failed"], "skipped": skipped,
+               "failed_before": failed_before}
+    if progress:
+        _report(summary, probed, errors, dataset)
+    return summary
+
+
+def _plan(submissions: Iterable[dict], dataset: Dataset, retry_failed: bool,
+          progress: bool) -> tuple[list[dict], list[dict], int, int]:
+    """The run's submissions, added to the dataset (a torn last line of an interrupted run cut
+    first): ``(unique, pending, skipped, failed_before)``, pending those neither done nor failed
+    before (unless ``retry_failed``)."""
     for path in (dataset.submissions_path, dataset.journal_path):
         if repair_torn_tail(path):
             info(f"{path}: cut a torn last line left by an interrupted run")
@@ -198,27 +221,29 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
             failed_before += 1
         else:
             pending.append(sub)
+    return unique, pending, skipped, failed_before
 
+
+def _warc_log(warc: str, settings: FetchSettings, dataset: Dataset):
+    """The WARC file to append to, its torn tail cut and the pages it lacks written first."""
+    from .warc import WarcLog
+
+    warc_log = WarcLog(warc, user_agent=settings.user_agent)
+    if warc_log.cut:
+        info(f"{warc}: cut {warc_log.cut} bytes of a record set torn by an interrupted run")
+    warc_log.backfill(dataset, is_done)
+    return warc_log
+
+
+def _fetch_all(fetcher: Fetcher, writer: _Writer, pending: list[dict], workers: int, stop: threading.Event,
+               progress: bool) -> tuple[dict, list[str]]:
+    """Fetch ``pending``: one thread per host (up to ``workers``), each host's pages in order at
+    its delay; every page written as it comes. Returns the counts and the errors."""
     by_host: dict[str, list[dict]] = OrderedDict()
     for sub in pending:
         by_host.setdefault(urlsplit(sub["url"]).netloc.lower(), []).append(sub)
-
-    settings = FetchSettings(user_agent=user_agent, delay=delay, timeout=timeout, max_bytes=max_bytes,
-                             page_timeout=page_timeout,
-                             retries=retries, backoff=backoff, max_redirects=max_redirects,
-                             allow_private=allow_private, robots=robots)
-    warc_log = None
-    if warc:
-        from .warc import WarcLog
-
-        warc_log = WarcLog(warc, user_agent=settings.user_agent)
-        if warc_log.cut:
-            info(f"{warc}: cut {warc_log.cut} bytes of a record set torn by an interrupted run")
-        warc_log.backfill(dataset, is_done)
-    writer = _Writer(dataset, warc_log)
     counts = {"fetched": 0, "failed": 0}
     errors: list[str] = []
-    stop = threading.Event()
     lock = threading.Lock()
     pbar = bar(total=len(pending), desc="collect", unit="page") if progress and pending else None
 
@@ -238,36 +263,35 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
                     pbar.update(1)
                     pbar.set_postfix(fetched=counts["fetched"], failed=counts["failed"], refresh=False)
 
-    with Fetcher(settings) as fetcher:
-        try:
-            if len(by_host) <= 1 or workers <= 1:
-                for items in by_host.values():
-                    run_host(items)
-            else:
-                with ThreadPoolExecutor(max_workers=min(workers, len(by_host))) as pool:
-                    futures = [pool.submit(run_host, items) for items in by_host.values()]
-                    try:
-                        for fut in as_completed(futures):
-                            fut.result()
-                    except BaseException:
-                        stop.set()
-                        raise
-        finally:
-            if pbar is not None:
-                pbar.close()
-        probed = _probe(fetcher, dataset, unique, probes) if probes > 0 and not stop.is_set() else 0
-    write_domain_query(dataset)
-    summary = {"fetched": counts["fetched"], "failed": counts["failed"], "skipped": skipped,
-               "failed_before": failed_before}
-    if progress:
-        info(f"collect: {summary['fetched']} fetched, {summary['failed']} failed, {skipped} skipped "
-             f"(already fetched or failed before) -> {dataset.path}")
-        if probed:
-            info(f"  {probed} probe(s) of a search nothing matches -> {dataset.path / 'probes'}")
-        for err in errors[:5]:
-            info(f"  failed: {err}")
-        if len(errors) > 5:
-            info(f"  ... and {len(errors) - 5} more failures (see {dataset.journal_path})")
-        if failed_before:
-            info(f"  {failed_before} submissions failed in an earlier run; rerun with --retry-failed to try them again")
-    return summary
+    try:
+        if len(by_host) <= 1 or workers <= 1:
+            for items in by_host.values():
+                run_host(items)
+        else:
+            with ThreadPoolExecutor(max_workers=min(workers, len(by_host))) as pool:
+                futures = [pool.submit(run_host, items) for items in by_host.values()]
+                try:
+                    for fut in as_completed(futures):
+                        fut.result()
+                except BaseException:
+                    stop.set()
+                    raise
+    finally:
+        if pbar is not None:
+            pbar.close()
+    return counts, errors
+
+
+def _report(summary: dict, probed: int, errors: list[str], dataset: Dataset) -> None:
+    """The run's summary on stderr: counts, probes, the first failures, what to rerun."""
+    info(f"collect: {summary['fetched']} fetched, {summary['failed']} failed, {summary['skipped']} skipped "
+         f"(already fetched or failed before) -> {dataset.path}")
+    if probed:
+        info(f"  {probed} probe(s) of a search nothing matches -> {dataset.path / 'probes'}")
+    for err in errors[:5]:
+        info(f"  failed: {err}")
+    if len(errors) > 5:
+        info(f"  ... and {len(errors) - 5} more failures (see {dataset.journal_path})")
+    if summary["failed_before"]:
+        info(f"  {summary['failed_before']} submissions failed in an earlier run; rerun with --retry-failed "
+             "to try them again")
