@@ -30,6 +30,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
 
@@ -520,8 +521,8 @@ class _Batcher:
         sizes = np.fromiter((p[4] for p in pages), dtype=np.int64, count=len(pages))
         n = int(sizes.sum())
         arrays = []
-        for field in self.schema:
-            c = field.name
+        for col in self.schema:
+            c = col.name
             if c == "dataset":
                 arr = _repeated_str([self.dataset], np.array([n]))
             elif c in ("site", "page"):
@@ -531,14 +532,14 @@ class _Batcher:
             else:
                 parts = [d.column(c) if p[3] is None else d.get(c) for p, d in zip(pages, data)]
                 if any(x is None for x in parts):  # a page without the column: missing values
-                    parts = [x if x is not None else pa.nulls(int(k), field.type)
+                    parts = [x if x is not None else pa.nulls(int(k), col.type)
                              for x, k in zip(parts, sizes)]
-                if field.type == _STR:
+                if col.type == _STR:
                     arr = pa.concat_arrays(parts) if parts else _str_array([])
                 else:
                     arr = _num_array(np.concatenate([_numbers(x) for x in parts]) if parts else np.zeros(0),
-                                     field.type)
-            arrays.append(arr.cast(field.type) if arr.type != field.type else arr)
+                                     col.type)
+            arrays.append(arr.cast(col.type) if arr.type != col.type else arr)
         keys = (np.concatenate([_uint64_view(d.column("_key")) if p[3] is None else p[3]
                                 for p, d in zip(pages, data)]) if pages else np.zeros(0, np.uint64))
         return pa.RecordBatch.from_arrays(arrays + [_num_array(keys, pa.uint64())],
@@ -664,72 +665,45 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
     processes; the table is the same.
     """
     ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
-    columns, schema = FEATURE_COLUMNS, SCHEMA
-    render_by_page: dict | None = None
-    if (ds.path / "render.parquet").exists():
-        from hwnoise.features.render import read_render
-
-        columns, schema = _rendered_schema()
-        render = read_render(ds)
-        render_by_page = {} if render is None else dict(tuple(render.groupby("page", sort=False)))
-    hidden = 0
-    query_terms = ds.query_terms()
+    columns, schema, render_by_page = _render_plan(ds)
+    arrow = render_by_page is None  # pages come back as columns ready for Arrow (page_columns)
     pages = list(ds.pages())
     stored = (dict(tuple(ds.read_labels().groupby("page", sort=False)))  # hwnoise label's
               if ds.labels_path.exists() else {})
-    arrow = render_by_page is None  # pages come back as columns ready for Arrow (page_columns)
     jobs = [(p.id, str(p.html_path), str(p.gold_path), p.http_charset, own_terms(p.fields),
              stored.get(p.id), arrow) for p in pages]
     site_of = {p.id: p.site for p in pages}
     out = ds.features_path
     tmp = Path(tempfile.mkdtemp(dir=ds.path, prefix=".features.parquet.", suffix=".tmp"))
-    failures: list[str] = []
+    tally = _Tally()
     page_keys: list[np.ndarray] = []
-    n_rows = n_pages = labelled = content = 0
     pbar = bar(total=len(jobs), desc=f"features {ds.name}", unit="page") if progress else None
     try:
         with _GC():  # fewer collections while pages are walked here (workers=1)
             batcher = _Batcher(tmp, columns, schema, ds.name)
-            for pid, result, error in _ordered(jobs, max(1, int(workers)), query_terms, scheduler,
+            for pid, result, error in _ordered(jobs, max(1, int(workers)), ds.query_terms(), scheduler,
                                                spill=tmp if arrow else None):
                 if pbar is not None:
                     pbar.update(1)
                 if error is not None:
-                    failures.append(error)
+                    tally.failures.append(error)
                     print(f"hwnoise: features: skipped {error}", file=sys.stderr, flush=True)
                     continue
                 if arrow:
                     cols, keys, ukeys, n_lab, n_content = result
-                    page_keys.append(ukeys)
-                    batcher.add(pid, site_of.get(pid, ""), cols, keys)
-                    n_pages += 1
-                    n_rows += cols.rows if keys is None else len(keys)
-                    labelled += n_lab
-                    content += n_content
-                    continue
-                walk, labels = result
-                if render_by_page is not None:
-                    from hwnoise.features.rendered import apply_render
-
-                    rows = walk.rows
-                    rows[LABEL] = labels
-                    n_before = len(rows)
-                    rows = apply_render(rows, render_by_page.get(pid), drop=True, walk_node=True)
-                    hidden += n_before - len(rows)
-                    keys = walk.site_keys[rows["walk_node"].to_numpy()] if len(rows) else np.zeros(0, np.uint64)
-                    cols = _frame_columns(rows, columns)
-                    labels = rows[LABEL].to_numpy(object)
+                    n = cols.rows if keys is None else len(keys)
                 else:
-                    cols = dict(walk.columns)
-                    cols[LABEL] = labels.tolist()
-                    keys = walk.site_keys
-                page_keys.append(unique_keys(keys))
+                    cols, keys, labels = _walked_columns(*result, render_by_page, pid, columns, tally)
+                    ukeys, n = unique_keys(keys), len(keys)
+                    n_lab = int(sum(1 for v in labels if v is not None))
+                    n_content = int(np.count_nonzero(labels == CONTENT))
+                page_keys.append(ukeys)
                 batcher.add(pid, site_of.get(pid, ""), cols, keys)
-                n_pages += 1
-                n_rows += len(keys)
-                labelled += int(sum(1 for v in labels if v is not None))
-                content += int(np.count_nonzero(labels == CONTENT))
-            batcher.finish(page_keys, n_pages)
+                tally.pages += 1
+                tally.rows += n
+                tally.labelled += n_lab
+                tally.content += n_content
+            batcher.finish(page_keys, tally.pages)
         _move_into_place(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -737,17 +711,65 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
     finally:
         if pbar is not None:
             pbar.close()
-    share = content / labelled if labelled else float("nan")
-    unfetched = len(ds.unfetched())
-    not_html = sum(f.endswith(NOT_HTML) for f in failures)
-    info(f"features {ds.name}: {n_pages} pages, {n_rows} rows, content share "
-         f"{share:.3f} of {labelled} labelled rows, {len(failures)} failed"
-         + (f" ({not_html} not HTML)" if not_html else "")
-         + (f", {unfetched} submission(s) without a page file (not fetched, or the fetch failed: "
-            f"see {ds.journal_path.name}; 'hwnoise collect --retry-failed' fetches them)" if unfetched else "")
-         + (f", {hidden} rows the browser hides dropped (render.parquet)" if render_by_page is not None else "")
-         + f" -> {out}")
+    info(_summary(ds, tally, render_by_page is not None, out))
     return out
+
+
+def _render_plan(ds: Dataset) -> tuple[list[str], pa.Schema, dict | None]:
+    """The table's columns and schema, and ``hwnoise render``'s rows by page when
+    ``render.parquet`` exists (None when it does not: the plain table)."""
+    if not (ds.path / "render.parquet").exists():
+        return FEATURE_COLUMNS, SCHEMA, None
+    from hwnoise.features.render import read_render
+
+    columns, schema = _rendered_schema()
+    render = read_render(ds)
+    return columns, schema, {} if render is None else dict(tuple(render.groupby("page", sort=False)))
+
+
+@dataclass
+class _Tally:
+    """What the stage counts for its summary."""
+
+    pages: int = 0
+    rows: int = 0
+    labelled: int = 0
+    content: int = 0
+    hidden: int = 0      # rows the browser hides, dropped (with render.parquet)
+    failures: list[str] = field(default_factory=list)
+
+
+def _walked_columns(walk, labels, render_by_page: dict | None, pid: str, columns: list[str],
+                    tally: _Tally) -> tuple[dict, np.ndarray, np.ndarray]:
+    """A page walked here (not made into Arrow columns by its walk): its columns, site keys and
+    labels; with ``render_by_page``, less what the browser hides (``apply_render``)."""
+    if render_by_page is None:
+        cols = dict(walk.columns)
+        cols[LABEL] = labels.tolist()
+        return cols, walk.site_keys, labels
+    from hwnoise.features.rendered import apply_render
+
+    rows = walk.rows
+    rows[LABEL] = labels
+    n_before = len(rows)
+    rows = apply_render(rows, render_by_page.get(pid), drop=True, walk_node=True)
+    tally.hidden += n_before - len(rows)
+    keys = walk.site_keys[rows["walk_node"].to_numpy()] if len(rows) else np.zeros(0, np.uint64)
+    return _frame_columns(rows, columns), keys, rows[LABEL].to_numpy(object)
+
+
+def _summary(ds: Dataset, tally: _Tally, rendered: bool, out: Path) -> str:
+    """The stage's one line: pages, rows, content share, failures, pages missing, rows hidden."""
+    share = tally.content / tally.labelled if tally.labelled else float("nan")
+    unfetched = len(ds.unfetched())
+    not_html = sum(f.endswith(NOT_HTML) for f in tally.failures)
+    return (f"features {ds.name}: {tally.pages} pages, {tally.rows} rows, content share "
+            f"{share:.3f} of {tally.labelled} labelled rows, {len(tally.failures)} failed"
+            + (f" ({not_html} not HTML)" if not_html else "")
+            + (f", {unfetched} submission(s) without a page file (not fetched, or the fetch failed: "
+               f"see {ds.journal_path.name}; 'hwnoise collect --retry-failed' fetches them)" if unfetched else "")
+            + (f", {tally.hidden} rows the browser hides dropped (render.parquet)" if rendered else "")
+            + f" -> {out}")
 
 
 def _move_into_place(tmp: Path, out: Path) -> None:
