@@ -183,15 +183,7 @@ def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_ind
         root = lxml.html.document_fromstring(html or "<html></html>")
     except Exception as exc:  # noqa: BLE001 - lxml's errors vary
         raise FormError(f"{where}: not readable as HTML ({exc})") from None
-    forms = root.xpath("//form")
-    if not forms:
-        raise FormError(f"{where}: no <form> on the page")
-    if form_index is None:
-        sizes = [sum(1 for el in _controls(root, f) if el.get("name")) for f in forms]
-        form_index = sizes.index(max(sizes))
-    if not 0 <= form_index < len(forms):
-        raise FormError(f"{where}: form index {form_index} out of range; the page has {len(forms)} form(s)")
-    form_el = forms[form_index]
+    form_el = _pick_form(root, form_index, where)
     action = (form_el.get("action") or "").strip()
     action = urljoin(page_url or "", action) if page_url else action
     if not action:
@@ -200,7 +192,26 @@ def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_ind
     method = (form_el.get("method") or "GET").strip().upper()
     method = method if method in ("GET", "POST") else "GET"
     enctype = (form_el.get("enctype") or "application/x-www-form-urlencoded").strip().lower()
+    return Form(page_url=page_url, action=action, method=method, enctype=enctype,
+                fields=_form_fields(root, form_el))
 
+
+def _pick_form(root, form_index: int | None, where: str):
+    """The form ``form_index`` names, by default the one with the most named controls."""
+    forms = root.xpath("//form")
+    if not forms:
+        raise FormError(f"{where}: no <form> on the page")
+    if form_index is None:
+        sizes = [sum(1 for el in _controls(root, f) if el.get("name")) for f in forms]
+        form_index = sizes.index(max(sizes))
+    if not 0 <= form_index < len(forms):
+        raise FormError(f"{where}: form index {form_index} out of range; the page has {len(forms)} form(s)")
+    return forms[form_index]
+
+
+def _form_fields(root, form_el) -> list[FormField]:
+    """The fields a submission of the form sends, in document order: a group per radio or
+    checkbox name, the default button alone among the submit buttons."""
     labels_for = {}
     for lab in root.iter("label"):
         if lab.get("for"):
@@ -225,44 +236,53 @@ def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_ind
             # only the default button goes with an implicit (Enter-key) submission
             fields.append(FormField(name, "submit", value or "", label, defaults=[] if submit_taken else [value or ""]))
             submit_taken = True
-            continue
-        if kind in ("radio", "checkbox"):
-            value = el.get("value", "on")
-            opt_label = _visible_label(el, root, labels_for) or ""
+        elif kind in ("radio", "checkbox"):
             group = by_name.get(name)
             if group is None or group.type != kind:
-                group_label = _group_label(el) or (opt_label if kind == "checkbox" else None)
-                group = FormField(name, kind, None, group_label)
+                group = FormField(name, kind, None, None)
                 fields.append(group)
                 by_name[name] = group
-            group.options.append(value)
-            group.option_labels.append(opt_label)
-            if el.get("checked") is not None:
-                if kind == "radio":
-                    group.defaults = [value]
-                else:
-                    group.defaults.append(value)
-                group.value = group.defaults[0]
-            continue
-        if tag == "select":
-            opts = el.xpath(".//option")
-            values = [o.get("value") if o.get("value") is not None else _text(o) for o in opts]
-            texts = [_text(o) for o in opts]
-            multiple = el.get("multiple") is not None
-            chosen = [v for o, v in zip(opts, values) if o.get("selected") is not None and o.get("disabled") is None]
-            if not multiple:
-                chosen = chosen[-1:] or [v for o, v in zip(opts, values) if o.get("disabled") is None][:1]
-            f = FormField(name, "select", chosen[0] if chosen else None, label, values, texts, multiple, chosen)
-        elif tag == "textarea":
-            value = el.text or ""
-            value = value[1:] if value.startswith("\n") else value
-            f = FormField(name, "textarea", value, label, defaults=[value])
+            _add_choice(group, el, root, labels_for)
         else:
-            value = el.get("value", "")
-            f = FormField(name, kind, value, label, defaults=[value])
-        fields.append(f)
-        by_name.setdefault(name, f)
-    return Form(page_url=page_url, action=action, method=method, enctype=enctype, fields=fields)
+            f = _value_field(el, name, kind, label)
+            fields.append(f)
+            by_name.setdefault(name, f)
+    return fields
+
+
+def _add_choice(group: FormField, el, root, labels_for: dict) -> None:
+    """One radio button or checkbox into its name's group (the group's label from the first)."""
+    value = el.get("value", "on")
+    opt_label = _visible_label(el, root, labels_for) or ""
+    if not group.options:
+        group.label = _group_label(el) or (opt_label if group.type == "checkbox" else None)
+    group.options.append(value)
+    group.option_labels.append(opt_label)
+    if el.get("checked") is not None:
+        if group.type == "radio":
+            group.defaults = [value]
+        else:
+            group.defaults.append(value)
+        group.value = group.defaults[0]
+
+
+def _value_field(el, name: str, kind: str, label: str | None) -> FormField:
+    """A select (its options, what a browser selects by default), a textarea or an input."""
+    if el.tag == "select":
+        opts = el.xpath(".//option")
+        values = [o.get("value") if o.get("value") is not None else _text(o) for o in opts]
+        texts = [_text(o) for o in opts]
+        multiple = el.get("multiple") is not None
+        chosen = [v for o, v in zip(opts, values) if o.get("selected") is not None and o.get("disabled") is None]
+        if not multiple:
+            chosen = chosen[-1:] or [v for o, v in zip(opts, values) if o.get("disabled") is None][:1]
+        return FormField(name, "select", chosen[0] if chosen else None, label, values, texts, multiple, chosen)
+    if el.tag == "textarea":
+        value = el.text or ""
+        value = value[1:] if value.startswith("\n") else value
+        return FormField(name, "textarea", value, label, defaults=[value])
+    value = el.get("value", "")
+    return FormField(name, kind, value, label, defaults=[value])
 
 
 def _controls(root, form_el) -> list:
