@@ -112,90 +112,11 @@ def summary_table(report: dict, *, markdown: bool = False) -> str:
 def markdown_report(report: dict, figures: Sequence[str] = ()) -> str:
     """The whole report.md text; it links the figure files named in ``figures`` (those written)."""
     datasets, methods, by = _index(report)
-    proto = report.get("protocol", "")
-    out = [f"# hwnoise evaluation ({proto} protocol)", "",
-           f"hwnoise {report.get('hwnoise', '')}, {report.get('created', '')}; seed "
-           f"{report.get('seed', '')}. Text level: P = |LCS|/|extracted|, R = |LCS|/|gold| over "
-           "words, means over pages (`text_f1` is the mean of the pages' F1; `F1 of means` is "
-           "2PR/(P+R) of the mean P and R, as seed 003's Tables 4.1 and 4.3 report). Node level: "
-           "weighted as Weka weights the classes, with the content class's F1 beside it.", ""]
-    asked = {**{m: o for m, o in (report.get("method_options") or {}).items() if o},
-             **({"model (given)": report["model_spec"]} if report.get("model_spec") else {})}
-    for method, opts in asked.items():  # what each method was asked for (report.json has it too)
-        given = ", ".join(f"{k} {v}" for k, v in opts.items() if v not in (None, "", [], {}, False))
-        out += [f"Options of `{method}`: {given}.", ""]
-
-    text_methods = _methods_with(by, datasets, methods, "text_f1")
-    if text_methods:
-        out += ["## Text level, the methods side by side (shape of Table 4.1)", ""]
-        header = (["Dataset"] + [f"P-{m}" for m in text_methods] + [f"R-{m}" for m in text_methods]
-                  + [f"F1-{m}" for m in text_methods])
-        rows = []
-        for d in datasets:
-            if not any("text_f1" in by.get((d, m), {}) for m in text_methods):
-                continue
-            rows.append([d] + [by.get((d, m), {}).get("text_precision") for m in text_methods]
-                        + [by.get((d, m), {}).get("text_recall") for m in text_methods]
-                        + [by.get((d, m), {}).get("text_f1") for m in text_methods])
-        out += [format_table(_with_mean(rows), header, markdown=True), ""]
-
-        out += ["## Text level per method (shape of Table 4.3)", ""]
-        for m in text_methods:
-            rows = [[d, r.get("pages"), r.get("text_precision"), r.get("text_recall"),
-                     r.get("text_f1"), _ci(r.get("text_f1_se")), r.get("text_f1_of_means")]
-                    for d in datasets if "text_f1" in (r := by.get((d, m), {}))]
-            out += [f"### {m}", "",
-                    format_table(_with_mean(rows, keep=(5,)), ["Dataset", "pages", "Precision", "Recall",
-                                                               "F1", "± 95 %", "F1 of means"],
-                                 markdown=True), ""]
-
-    value_methods = _methods_with(by, datasets, methods, "value_recall")
-    if value_methods:
-        out += ["## Attribute values found (SWDE-like gold)", ""]
-        header = ["Dataset"] + [f"value recall-{m}" for m in value_methods] + \
-            [f"words-{m}" for m in value_methods]
-        rows = [[d] + [by.get((d, m), {}).get("value_recall") for m in value_methods]
-                + [by.get((d, m), {}).get("words") for m in value_methods]
-                for d in datasets if any("value_recall" in by.get((d, m), {}) for m in value_methods)]
-        out += [format_table(_with_mean(rows), header, markdown=True, digits=3), ""]
-
-    record_methods = _methods_with(by, datasets, methods, "record_f1")
-    if record_methods:
-        out += ["## Record level (gold records as XPaths)", "",
-                "Predicted and gold records matched one to one by the Jaccard overlap of their "
-                "XPath sets (Hungarian), partial credit, each record first expanded to the XPaths "
-                "of the text below it, as NEXT-EVAL's paper does; *element F1*: the same over the "
-                "records' own XPaths (the gold's very element). Means over pages "
-                "(`hwnoise.training.record_metrics`).", ""]
-        for m in record_methods:
-            rows = [[d, r.get("record_pages"), r.get("record_precision"), r.get("record_recall"),
-                     r.get("record_f1"), _ci(r.get("record_f1_se")), r.get("element_record_f1")]
-                    for d in datasets if "record_f1" in (r := by.get((d, m), {}))]
-            out += [f"### {m}", "", format_table(_with_mean(rows, keep=(5,)),
-                                                 ["Dataset", "pages", "Precision", "Recall", "F1", "± 95 %",
-                                                  "element F1"], markdown=True), ""]
-
-    node_methods = _methods_with(by, datasets, methods, "f1")
-    if node_methods:
-        out += ["## Node level (shape of Table 4.4)", ""]
-        for m in node_methods:
-            rows = [[d, r.get("nodes"), r.get("precision"), r.get("recall"), r.get("f1"),
-                     r.get("content_f1")]
-                    for d in datasets if "f1" in (r := by.get((d, m), {}))]
-            out += [f"### {m}", "",
-                    format_table(_with_mean(rows), ["Dataset", "nodes", "Precision", "Recall", "F1",
-                                                    "content F1"], markdown=True), ""]
-        out += ["## Confusion matrices (shape of Table 4.5)", "",
-                "RR noise as noise, RC noise as content, CC content as content, CR content as noise.", ""]
-        for m in node_methods:
-            rows = [[d] + [r.get(k) for k in CONFUSION]
-                    for d in datasets if "RR" in (r := by.get((d, m), {}))]
-            table = _with_mean(rows)
-            if rows:
-                table.append(["total"] + [sum(int(r[i]) for r in rows) for i in range(1, 5)])
-            out += [f"### {m}", "", format_table(table, ["Dataset", *CONFUSION], markdown=True,
-                                                 digits=1), ""]
-
+    out = _head(report)
+    out += _text_sections(by, datasets, _methods_with(by, datasets, methods, "text_f1"))
+    out += _value_section(by, datasets, _methods_with(by, datasets, methods, "value_recall"))
+    out += _record_section(by, datasets, _methods_with(by, datasets, methods, "record_f1"))
+    out += _node_sections(by, datasets, _methods_with(by, datasets, methods, "f1"))
     failed = [r for r in report.get("results", []) if r.get("failures")]
     if failed:
         out += ["## Failures", "", "Pages a method could not handle score as empty output.", ""]
@@ -207,6 +128,107 @@ def markdown_report(report: dict, figures: Sequence[str] = ()) -> str:
         out += ["## Figures (shapes of Figures 4.5 and 4.6)", ""] + \
             [f"![{f[:-4]}]({f})" for f in figs] + [""]
     return "\n".join(out)
+
+
+def _head(report: dict) -> list[str]:
+    """The title, what the levels mean, and what each method was asked for."""
+    out = [f"# hwnoise evaluation ({report.get('protocol', '')} protocol)", "",
+           f"hwnoise {report.get('hwnoise', '')}, {report.get('created', '')}; seed "
+           f"{report.get('seed', '')}. Text level: P = |LCS|/|extracted|, R = |LCS|/|gold| over "
+           "words, means over pages (`text_f1` is the mean of the pages' F1; `F1 of means` is "
+           "2PR/(P+R) of the mean P and R, as seed 003's Tables 4.1 and 4.3 report). Node level: "
+           "weighted as Weka weights the classes, with the content class's F1 beside it.", ""]
+    asked = {**{m: o for m, o in (report.get("method_options") or {}).items() if o},
+             **({"model (given)": report["model_spec"]} if report.get("model_spec") else {})}
+    for method, opts in asked.items():  # what each method was asked for (report.json has it too)
+        given = ", ".join(f"{k} {v}" for k, v in opts.items() if v not in (None, "", [], {}, False))
+        out += [f"Options of `{method}`: {given}.", ""]
+    return out
+
+
+def _text_sections(by: dict, datasets: list, text_methods: list) -> list[str]:
+    """The text level: the methods side by side (Table 4.1), then each method (Table 4.3)."""
+    if not text_methods:
+        return []
+    out = ["## Text level, the methods side by side (shape of Table 4.1)", ""]
+    header = (["Dataset"] + [f"P-{m}" for m in text_methods] + [f"R-{m}" for m in text_methods]
+              + [f"F1-{m}" for m in text_methods])
+    rows = []
+    for d in datasets:
+        if not any("text_f1" in by.get((d, m), {}) for m in text_methods):
+            continue
+        rows.append([d] + [by.get((d, m), {}).get("text_precision") for m in text_methods]
+                    + [by.get((d, m), {}).get("text_recall") for m in text_methods]
+                    + [by.get((d, m), {}).get("text_f1") for m in text_methods])
+    out += [format_table(_with_mean(rows), header, markdown=True), ""]
+    out += ["## Text level per method (shape of Table 4.3)", ""]
+    for m in text_methods:
+        rows = [[d, r.get("pages"), r.get("text_precision"), r.get("text_recall"),
+                 r.get("text_f1"), _ci(r.get("text_f1_se")), r.get("text_f1_of_means")]
+                for d in datasets if "text_f1" in (r := by.get((d, m), {}))]
+        out += [f"### {m}", "",
+                format_table(_with_mean(rows, keep=(5,)), ["Dataset", "pages", "Precision", "Recall",
+                                                           "F1", "± 95 %", "F1 of means"],
+                             markdown=True), ""]
+    return out
+
+
+def _value_section(by: dict, datasets: list, value_methods: list) -> list[str]:
+    """Attribute values found, where the gold is SWDE-like."""
+    if not value_methods:
+        return []
+    header = ["Dataset"] + [f"value recall-{m}" for m in value_methods] + \
+        [f"words-{m}" for m in value_methods]
+    rows = [[d] + [by.get((d, m), {}).get("value_recall") for m in value_methods]
+            + [by.get((d, m), {}).get("words") for m in value_methods]
+            for d in datasets if any("value_recall" in by.get((d, m), {}) for m in value_methods)]
+    return ["## Attribute values found (SWDE-like gold)", "",
+            format_table(_with_mean(rows), header, markdown=True, digits=3), ""]
+
+
+def _record_section(by: dict, datasets: list, record_methods: list) -> list[str]:
+    """The record level, where the gold has records."""
+    if not record_methods:
+        return []
+    out = ["## Record level (gold records as XPaths)", "",
+           "Predicted and gold records matched one to one by the Jaccard overlap of their "
+           "XPath sets (Hungarian), partial credit, each record first expanded to the XPaths "
+           "of the text below it, as NEXT-EVAL's paper does; *element F1*: the same over the "
+           "records' own XPaths (the gold's very element). Means over pages "
+           "(`hwnoise.training.record_metrics`).", ""]
+    for m in record_methods:
+        rows = [[d, r.get("record_pages"), r.get("record_precision"), r.get("record_recall"),
+                 r.get("record_f1"), _ci(r.get("record_f1_se")), r.get("element_record_f1")]
+                for d in datasets if "record_f1" in (r := by.get((d, m), {}))]
+        out += [f"### {m}", "", format_table(_with_mean(rows, keep=(5,)),
+                                             ["Dataset", "pages", "Precision", "Recall", "F1", "± 95 %",
+                                              "element F1"], markdown=True), ""]
+    return out
+
+
+def _node_sections(by: dict, datasets: list, node_methods: list) -> list[str]:
+    """The node level per method (Table 4.4), then the confusion matrices (Table 4.5)."""
+    if not node_methods:
+        return []
+    out = ["## Node level (shape of Table 4.4)", ""]
+    for m in node_methods:
+        rows = [[d, r.get("nodes"), r.get("precision"), r.get("recall"), r.get("f1"),
+                 r.get("content_f1")]
+                for d in datasets if "f1" in (r := by.get((d, m), {}))]
+        out += [f"### {m}", "",
+                format_table(_with_mean(rows), ["Dataset", "nodes", "Precision", "Recall", "F1",
+                                                "content F1"], markdown=True), ""]
+    out += ["## Confusion matrices (shape of Table 4.5)", "",
+            "RR noise as noise, RC noise as content, CC content as content, CR content as noise.", ""]
+    for m in node_methods:
+        rows = [[d] + [r.get(k) for k in CONFUSION]
+                for d in datasets if "RR" in (r := by.get((d, m), {}))]
+        table = _with_mean(rows)
+        if rows:
+            table.append(["total"] + [sum(int(r[i]) for r in rows) for i in range(1, 5)])
+        out += [f"### {m}", "", format_table(table, ["Dataset", *CONFUSION], markdown=True,
+                                             digits=1), ""]
+    return out
 
 
 def write_markdown(report: dict, path: str | Path, figures: Sequence[str] = ()) -> Path:
