@@ -67,21 +67,52 @@ def text_segments(html: bytes | str, render: pd.DataFrame | None, *, http_charse
     common font size and colour (see the module docstring). Without ``render`` every
     element counts as inline except the block tags of HTML's default style sheet."""
     from hwnoise.features.render import shown_elements
-    from hwnoise.features.rendered import align_render, dominant, hidden_rows
+    from hwnoise.features.rendered import dominant
 
     root, els, parents = shown_elements(html, http_charset=http_charset)
     n = len(els)
+    tags = [el.tag for el in els]
+    owner, texts, in_link, seg_of = _text_nodes(els, tags, _block_flags(tags, render, n))
+    if not texts:
+        return []
+    owner_a = np.asarray(owner, dtype=np.int64)
+    length = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
+    size, color, keep_node = _node_styles(render, parents, tags, owner_a, length)
+    keep = keep_node[owner_a]
+    w = np.where(keep, length, 0)
+    t_size = size[owner_a]
+    t_color = color[owner_a]
+    ok = ~np.isnan(t_size)
+    base_size = dominant(t_size[ok], w[ok]) if ok.any() else None
+    base_color = dominant(t_color[t_color != ""], w[t_color != ""])
+    same_size = (t_size == base_size) if base_size is not None else np.ones(len(texts), bool)
+    same_color = (t_color == base_color) if base_color is not None else np.ones(len(texts), bool)
+    out: list[dict] = []
+    seg_a = np.asarray(seg_of)
+    for s in np.unique(seg_a[keep]):
+        m = (seg_a == s) & keep
+        chars = int(length[m].sum())
+        out.append({
+            "text": " ".join(t for t, k in zip(texts, m) if k),
+            "nodes": sorted(set(owner_a[m].tolist())),
+            "chars": chars,
+            "size_chars": int(length[m & same_size].sum()),
+            "color_chars": int(length[m & same_color].sum()),
+            "link_chars": int(length[m & np.asarray(in_link)].sum()),
+        })
+    return out
+
+
+def _text_nodes(els: list, tags: list[str], block) -> tuple[list[int], list[str], list[bool], list[int]]:
+    """The text nodes in document order, as the walk attributes them (``owner``: the element
+    whose text or child's tail it is), whether each lies in a link, and its segment: a new one
+    starts at every block element's start and end."""
+    n = len(els)
     index = {el: i for i, el in enumerate(els)}
-    # the text nodes, as the walk attributes them, with the block boundaries between them
     owner: list[int] = []
     texts: list[str] = []
     in_link: list[bool] = []
     seg_of: list[int] = []
-    depth = [0] * n
-    for i in range(1, n):
-        depth[i] = depth[parents[i]] + 1
-    tags = [el.tag for el in els]
-    block = _block_flags(tags, render, n)
     seg = 0
     link = [False] * n
     stack: list[tuple] = [("open", 0, False)] if n else []
@@ -113,45 +144,33 @@ def text_segments(html: bytes | str, render: pd.DataFrame | None, *, http_charse
                 stack.append(("open", k, link[i]))
         if el.text:
             stack.append(("text", i, el.text))
-    if not texts:
-        return []
-    owner_a = np.asarray(owner, dtype=np.int64)
-    length = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
+    return owner, texts, in_link, seg_of
+
+
+def _node_styles(render: pd.DataFrame | None, parents, tags: list[str], owner: np.ndarray,
+                 length: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per element, its font size and colour as Chromium computed them and whether it is shown
+    (NaN, "" and all shown without ``render`` or when its rows do not align with the page)."""
+    from hwnoise.features.rendered import align_render, hidden_rows
+
+    n = len(tags)
     size = np.full(n, np.nan)
     color = np.full(n, "", dtype=object)
     keep_node = np.ones(n, dtype=bool)
-    if render is not None:
-        own_chars = np.bincount(owner_a, weights=length, minlength=n)
-        rows = pd.DataFrame({"node": np.arange(n), "parent": parents, "distance": depth,
-                             "tag": tags, "own_chars": own_chars})
-        r = align_render(rows, render)
-        if r is not None:
-            keep_node = ~hidden_rows(rows, r)
-            size = r["font_size"].to_numpy(float)
-            color = r["color"].fillna("").to_numpy(object)
-    keep = keep_node[owner_a]
-    w = np.where(keep, length, 0)
-    t_size = size[owner_a]
-    t_color = color[owner_a]
-    ok = ~np.isnan(t_size)
-    base_size = dominant(t_size[ok], w[ok]) if ok.any() else None
-    base_color = dominant(t_color[t_color != ""], w[t_color != ""])
-    same_size = (t_size == base_size) if base_size is not None else np.ones(len(texts), bool)
-    same_color = (t_color == base_color) if base_color is not None else np.ones(len(texts), bool)
-    out: list[dict] = []
-    seg_a = np.asarray(seg_of)
-    for s in np.unique(seg_a[keep]):
-        m = (seg_a == s) & keep
-        chars = int(length[m].sum())
-        out.append({
-            "text": " ".join(t for t, k in zip(texts, m) if k),
-            "nodes": sorted(set(owner_a[m].tolist())),
-            "chars": chars,
-            "size_chars": int(length[m & same_size].sum()),
-            "color_chars": int(length[m & same_color].sum()),
-            "link_chars": int(length[m & np.asarray(in_link)].sum()),
-        })
-    return out
+    if render is None:
+        return size, color, keep_node
+    depth = [0] * n
+    for i in range(1, n):
+        depth[i] = depth[parents[i]] + 1
+    own_chars = np.bincount(owner, weights=length, minlength=n)
+    rows = pd.DataFrame({"node": np.arange(n), "parent": parents, "distance": depth,
+                         "tag": tags, "own_chars": own_chars})
+    r = align_render(rows, render)
+    if r is not None:
+        keep_node = ~hidden_rows(rows, r)
+        size = r["font_size"].to_numpy(float)
+        color = r["color"].fillna("").to_numpy(object)
+    return size, color, keep_node
 
 
 _DEFAULT_BLOCK = frozenset(
