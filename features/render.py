@@ -518,6 +518,43 @@ def _merge(path: Path, frames: list[pd.DataFrame]) -> None:
 _SCHED_BATCH = 32
 
 
+def _plan_jobs(ds: Dataset, out: Path, failed_log: Path, *, retry_failed: bool,
+               force: bool) -> tuple[list[tuple], int]:
+    """The pages to render, as jobs ``(page id, file, charset)``, and how many are skipped:
+    rendered already, or failed before and not to be retried."""
+    done = set() if force else _done_pages(out)
+    failed_before = {r.get("page") for r in read_jsonl(failed_log)} if failed_log.exists() else set()
+    jobs, skipped = [], 0
+    for page in ds.pages():
+        if page.id in done or (page.id in failed_before and not (retry_failed or force)):
+            skipped += 1
+            continue
+        jobs.append((page.id, str(page.html_path), page.http_charset))
+    return jobs, skipped
+
+
+def _render_jobs(jobs: list[tuple], take, *, workers: int, scripts: bool, timeout: float, check: bool,
+                 scheduler) -> None:
+    """Render ``jobs``, each result handed to ``take``: in batches on the scheduler's workers,
+    in one browser here, or in ``workers`` local browser processes."""
+    if not jobs:
+        return
+    if scheduler is not None and not scheduler.inline:
+        from hwnoise.scheduler import batches
+
+        groups = batches(jobs, max(1, min(_SCHED_BATCH, -(-len(jobs) // (2 * scheduler.workers)))))
+        for window in batches(groups, 2 * scheduler.workers):
+            for results in scheduler.map(_render_batch, window, scripts, timeout, check):
+                for result in results:
+                    take(*result)
+    elif workers == 1 or len(jobs) == 1:
+        with Browser(scripts=scripts, timeout=timeout) as browser:
+            for job in jobs:
+                take(*_job(browser, job, check))
+    else:
+        _run_parallel(jobs, min(workers, len(jobs)), scripts, timeout, check, take)
+
+
 def render_dataset(dataset: Dataset | str | os.PathLike, *, workers: int = 2, scripts: bool = False,
                    timeout: float = 15.0, progress: bool = True, retry_failed: bool = False,
                    force: bool = False, check: bool = True, scheduler=None) -> dict[str, Any]:
@@ -540,14 +577,7 @@ def render_dataset(dataset: Dataset | str | os.PathLike, *, workers: int = 2, sc
         raise RenderError(f"timeout must be positive, not {timeout}")
     out = render_path(ds)
     failed_log = ds.path / "render_failed.jsonl"
-    done = set() if force else _done_pages(out)
-    failed_before = {r.get("page") for r in read_jsonl(failed_log)} if failed_log.exists() else set()
-    jobs, skipped = [], 0
-    for page in ds.pages():
-        if page.id in done or (page.id in failed_before and not (retry_failed or force)):
-            skipped += 1
-            continue
-        jobs.append((page.id, str(page.html_path), page.http_charset))
+    jobs, skipped = _plan_jobs(ds, out, failed_log, retry_failed=retry_failed, force=force)
     summary = {"rendered": 0, "failed": 0, "skipped": skipped, "refused_requests": 0}
     started = time.monotonic()
     frames: list[pd.DataFrame] = []
@@ -572,20 +602,8 @@ def render_dataset(dataset: Dataset | str | os.PathLike, *, workers: int = 2, sc
             last_flush = time.monotonic()
 
     try:
-        if jobs and scheduler is not None and not scheduler.inline:
-            from hwnoise.scheduler import batches
-
-            groups = batches(jobs, max(1, min(_SCHED_BATCH, -(-len(jobs) // (2 * scheduler.workers)))))
-            for window in batches(groups, 2 * scheduler.workers):
-                for results in scheduler.map(_render_batch, window, scripts, timeout, check):
-                    for result in results:
-                        take(*result)
-        elif jobs and (workers == 1 or len(jobs) == 1):
-            with Browser(scripts=scripts, timeout=timeout) as browser:
-                for job in jobs:
-                    take(*_job(browser, job, check))
-        elif jobs:
-            _run_parallel(jobs, min(workers, len(jobs)), scripts, timeout, check, take)
+        _render_jobs(jobs, take, workers=workers, scripts=scripts, timeout=timeout, check=check,
+                     scheduler=scheduler)
     finally:
         _merge(out, frames)
         if pbar is not None:
