@@ -22,6 +22,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from hwnoise.dataset import Dataset
+from hwnoise.features.importers import ImportFormatError
 from hwnoise.features.importers.warc import import_warc
 from hwnoise.forms.warc import RECORD_SET, SUBMISSION, scan
 
@@ -209,6 +210,75 @@ def test_warc_written_by_warcio_imports_byte_for_byte(tmp_path):
     _, again = import_warc([tmp_path / "a.warc.gz", tmp_path / "b.warc"], tmp_path / "out", progress=False)
     assert again["imported"] == 0 and again["duplicates"] == 6
     assert len(shop.submissions()) == 4
+
+
+@pytest.mark.parametrize("gz", [True, False])
+def test_a_warc_cut_short_keeps_the_records_before_the_cut(tmp_path, capsys, gz):
+    """A WARC whose download or crawl was cut short: the pages of the whole records before the
+    cut are imported byte for byte, the cut one is not (its payload would be a part of the page),
+    and the cut is said with the file and the record's offset; a whole file says nothing."""
+    pages = {f"https://www.shop.example/find?q=item+{i}": (b"<html><body><p>item %d</p>%s</body></html>"
+                                                           % (i, b"x" * 3000)) for i in range(4)}
+    whole = tmp_path / ("whole.warc.gz" if gz else "whole.warc")
+    offsets = []
+    with open(whole, "wb") as fh:
+        w = WARCWriter(fh, gzip=gz)
+        for u, body in pages.items():
+            offsets.append(fh.tell())
+            w.write_record(w.create_warc_record(u, "response", payload=io.BytesIO(body), length=len(body),
+                           http_headers=StatusAndHeaders("200 OK", [("Content-Type", "text/html"),
+                                                                    ("Content-Length", str(len(body)))],
+                                                         protocol="HTTP/1.1")))
+    data = whole.read_bytes()
+    _, counts = import_warc([whole], tmp_path / "whole-out", progress=False)
+    assert counts["imported"] == 4 and "truncated" not in counts
+    assert "cut short" not in capsys.readouterr().err
+    urls = list(pages)
+    # halfway into the last record (its payload); 60 bytes in (its headers); 5 bytes in
+    for k, cut in enumerate([(offsets[3] + len(data)) // 2, offsets[3] + 60, offsets[3] + 5]):
+        part = tmp_path / f"cut{k}{whole.suffix}"
+        part.write_bytes(data[:cut])
+        folders, counts = import_warc([part], tmp_path / f"out{k}", progress=False)
+        got = {p.url: p.read_html() for f in folders for p in Dataset(f).pages()}
+        assert got == {u: pages[u] for u in urls[:3]}, cut        # the whole records, byte for byte
+        assert counts["truncated"] == 1
+        err = capsys.readouterr().err
+        assert f"{part}: " in err and "the record at byte" in err and "records before it were read" in err
+    (tmp_path / "junk.warc").write_bytes(b"GIF89a" + bytes(200))
+    with pytest.raises(ImportFormatError, match="junk.warc: not a readable WARC file"):
+        import_warc([tmp_path / "junk.warc"], tmp_path / "junk-out", progress=False)
+
+
+@pytest.mark.parametrize("gz", [True, False])
+def test_a_warc_cut_anywhere_gives_whole_pages_or_one_clear_error(tmp_path, gz):
+    """Every cut of a small WARC, byte after byte: what is read is whole pages only, a cut the
+    reader can see is counted, and a file with no whole record is an ImportFormatError."""
+    from hwnoise.features.importers.warc import html_responses
+
+    pages = {f"https://www.shop.example/find?q=item+{i}": b"<html><body><p>item %d</p>%s</body></html>"
+             % (i, b"abc " * 60) for i in range(3)}
+    buf = io.BytesIO()
+    w = WARCWriter(buf, gzip=gz)
+    for u, body in pages.items():
+        w.write_record(w.create_warc_record(u, "response", payload=io.BytesIO(body), length=len(body),
+                       http_headers=StatusAndHeaders("200 OK", [("Content-Type", "text/html")],
+                                                     protocol="HTTP/1.1")))
+    data = buf.getvalue()
+    part = tmp_path / "cut.warc"
+    seen_cut = errors = 0
+    for cut in range(1, len(data), 3 if gz else 5):
+        part.write_bytes(data[:cut])
+        counts = dict.fromkeys(("records", "responses", "not_response", "skipped_status", "skipped_type",
+                                "skipped_url"), 0)
+        try:
+            got = list(html_responses(part, counts))
+        except ImportFormatError as exc:
+            assert "not a readable WARC file" in str(exc)
+            errors += 1
+            continue
+        assert all(pages[m["url"]] == payload for m, payload in got), cut
+        seen_cut += bool(counts.get("truncated"))
+    assert errors and seen_cut > (len(data) // (3 if gz else 5)) // 2  # most cuts fall inside a record
 
 
 def test_killed_crawl_resumes_into_a_valid_warc_without_duplicates(server, tmp_path):

@@ -19,6 +19,7 @@ from pathlib import Path
 from hwnoise.dataset import Dataset, now_iso, page_id, site_of
 from hwnoise.errors import HwnoiseError
 from hwnoise.forms.submissions import submission_from_url
+from hwnoise.progress import info
 
 from . import ImportFormatError, _unit_dir, _write_query
 
@@ -59,41 +60,91 @@ def _is_html(ctype: str, payload: bytes) -> bool:
 
 
 def html_responses(path: Path, counts: dict) -> Iterator[tuple[dict, bytes]]:
-    """The HTML 200 responses of one WARC as ``(info, payload)``; the rest counted."""
+    """The HTML 200 responses of one WARC as ``(info, payload)``; the rest counted. A file that
+    ends inside a record, or whose record cannot be parsed (a download or a crawl cut short, a
+    damaged file), keeps the records before it: where it stops is said on stderr with the
+    record's byte offset, and counted (``counts["truncated"]``); a file whose first record cannot
+    be read is an error."""
     from warcio.archiveiterator import ArchiveIterator
-    from warcio.exceptions import ArchiveLoadFailed
 
-    from hwnoise.forms.fetch import charset_of
-
+    last, start, end, broken = None, 0, 0, None
     with open(path, "rb") as fh:
         it = ArchiveIterator(fh)
-        try:
-            for rec in it:
+        records = iter(it)
+        while True:
+            try:
+                rec = next(records)
+                if rec.format.startswith("warc") and (rec.rec_type is None or not _declared_length(rec)):
+                    raise ValueError("a record without WARC-Type or Content-Length")  # headers cut off
                 counts["records"] += 1
-                if rec.rec_type != "response" or not rec.http_headers:
-                    counts["not_response"] += 1
-                    continue
-                counts["responses"] += 1
-                status = rec.http_headers.get_statuscode()
-                if status != "200":
-                    counts["skipped_status"] += 1
-                    continue
-                url = rec.rec_headers.get_header("WARC-Target-URI") or ""
-                if not url.lower().startswith(("http://", "https://")):
-                    counts["skipped_url"] += 1
-                    continue
-                payload = rec.content_stream().read()
-                ctype = rec.http_headers.get_header("Content-Type") or ""
-                if not _is_html(ctype, payload):
-                    counts["skipped_type"] += 1
-                    continue
-                headers = {k.lower(): v for k, v in rec.http_headers.headers}
-                yield {"url": url, "status": int(status), "headers": headers, "http_charset": charset_of(ctype),
-                       "date": rec.rec_headers.get_header("WARC-Date"), "warc": str(path),
-                       "warc_offset": it.get_record_offset()}, payload
-        except (ArchiveLoadFailed, OSError, EOFError, ValueError) as exc:
-            raise ImportFormatError(f"{path}: not a readable WARC file after record {counts['records']}: "
-                                    f"{str(exc).splitlines()[0][:200]}") from None
+                item = _html_response(rec, it, path, counts)
+                last, start = rec, it.get_record_offset()
+                end = start + it.get_record_length()
+            except StopIteration:
+                break
+            except Exception as exc:  # noqa: BLE001 - warcio raises many kinds on a damaged record
+                why = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+                if last is None:
+                    raise ImportFormatError(f"{path}: not a readable WARC file: {why}") from None
+                broken = (end, why)
+                break
+            if item is not None:
+                yield item
+        cut = _cut_at(fh, last, start, end) if broken is None else broken[0]
+        if last is None and cut is None and fh.seek(0, 2) > 0:  # bytes, but not one whole record
+            raise ImportFormatError(f"{path}: not a readable WARC file: no whole record in it")
+    if cut is not None:
+        counts["truncated"] = counts.get("truncated", 0) + 1
+        where = (f"cannot read the record at byte {cut} ({broken[1]}: cut short or damaged?)" if broken
+                 else f"the file ends inside the record at byte {cut} (a download or a crawl cut short?)")
+        info(f"{path}: {where}; the records before it were read, the rest is left out")
+
+
+def _html_response(rec, it, path: Path, counts: dict) -> tuple[dict, bytes] | None:
+    """``(info, payload)`` of an HTML 200 response record, else None (what it is, counted)."""
+    from hwnoise.forms.fetch import charset_of
+
+    if rec.rec_type != "response" or not rec.http_headers:
+        counts["not_response"] += 1
+        return None
+    counts["responses"] += 1
+    status = rec.http_headers.get_statuscode()
+    if status != "200":
+        counts["skipped_status"] += 1
+        return None
+    url = rec.rec_headers.get_header("WARC-Target-URI") or ""
+    if not url.lower().startswith(("http://", "https://")):
+        counts["skipped_url"] += 1
+        return None
+    payload = rec.content_stream().read()
+    if getattr(rec.raw_stream, "limit", 0) > 0:  # the file ended inside this record: its payload is cut
+        return None
+    ctype = rec.http_headers.get_header("Content-Type") or ""
+    if not _is_html(ctype, payload):
+        counts["skipped_type"] += 1
+        return None
+    headers = {k.lower(): v for k, v in rec.http_headers.headers}
+    return {"url": url, "status": int(status), "headers": headers, "http_charset": charset_of(ctype),
+            "date": rec.rec_headers.get_header("WARC-Date"), "warc": str(path),
+            "warc_offset": it.get_record_offset()}, payload
+
+
+def _declared_length(rec) -> bool:
+    """Whether the record's headers say its length (a header block cut short may not)."""
+    return (rec.rec_headers.get_header("Content-Length") or "").strip().isdigit()
+
+
+def _cut_at(fh, last, start: int, end: int) -> int | None:
+    """The offset of the record the file was cut in, if it was: its last record (``start``; fewer
+    bytes than its Content-Length), or bytes after it (``end``) that are not a whole record (a gzip
+    member cut short, a record's headers cut off); None for a whole file (blank lines may follow)."""
+    if last is None:
+        return None
+    if getattr(last.raw_stream, "limit", 0) > 0:
+        return start
+    fh.seek(end)
+    tail = fh.read(4096)
+    return end if tail.strip() else None
 
 
 def import_warc(sources: Iterable[str | Path], into: str | Path, *, limit: int | None = None,
@@ -114,27 +165,27 @@ def import_warc(sources: Iterable[str | Path], into: str | Path, *, limit: int |
         bar = _bar(total=len(files), desc="import warc", unit="file")
     try:
         for path in files:
-            for info, payload in html_responses(path, counts):
-                site = site_of(info["url"]) or "warc"
+            for meta, payload in html_responses(path, counts):
+                site = site_of(meta["url"]) or "warc"
                 if site not in units:
                     ds = Dataset.create(_unit_dir(into, site), name=site, source="warc", format="warc",
                                         notes="imported from WARC responses (status 200, HTML)")
                     units[site] = (ds, {sid for sid, rec in ds.journal().items() if _imported(ds, rec)})
                 ds, done = units[site]
-                sub = submission_from_url(info["url"])
+                sub = submission_from_url(meta["url"])
                 sub["id"] = page_id(sub["method"], sub.get("action") or sub["url"], sub["fields"])
                 if sub["id"] in done:
                     counts["duplicates"] += 1
                     continue
                 ds.write_page(sub["id"], payload)
-                ds.add_submission({**sub, "site": site, "source": f"{path.name}@{info['warc_offset']}"})
+                ds.add_submission({**sub, "site": site, "source": f"{path.name}@{meta['warc_offset']}"})
                 ds.append_journal({
-                    "submission": sub["id"], "url": info["url"], "method": "GET", "fields": sub["fields"],
-                    "final_url": info["url"], "redirects": [], "status": info["status"],
-                    "headers": info["headers"], "http_charset": info["http_charset"], "bytes": len(payload),
-                    "sha256": hashlib.sha256(payload).hexdigest(), "started": info["date"],
-                    "finished": info["date"], "error": None, "warc": info["warc"],
-                    "warc_offset": info["warc_offset"], "imported": now_iso()})
+                    "submission": sub["id"], "url": meta["url"], "method": "GET", "fields": sub["fields"],
+                    "final_url": meta["url"], "redirects": [], "status": meta["status"],
+                    "headers": meta["headers"], "http_charset": meta["http_charset"], "bytes": len(payload),
+                    "sha256": hashlib.sha256(payload).hexdigest(), "started": meta["date"],
+                    "finished": meta["date"], "error": None, "warc": meta["warc"],
+                    "warc_offset": meta["warc_offset"], "imported": now_iso()})
                 done.add(sub["id"])
                 counts["imported"] += 1
                 if limit is not None and counts["imported"] >= limit:

@@ -307,5 +307,6 @@ def _extract_warc(args: argparse.Namespace) -> int:
     found = (_records_found(total.get("data_records", 0), total.get("hidden_records", 0)) + " in ") \
         if args.records else ""
     info(f"hwnoise extract: {found}{total.get('pages', 0)} pages from {total.get('responses', 0)} responses "
-         f"(skipped {total.get('skipped_status', 0)} not 200, {total.get('skipped_type', 0)} not HTML)")
+         f"(skipped {total.get('skipped_status', 0)} not 200, {total.get('skipped_type', 0)} not HTML"
+         + (f"; {total['truncated']} file(s) cut short inside a record" if total.get("truncated") else "") + ")")
     return 0

@@ -52,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
         paths, c = import_warc(args.src, args.into, limit=args.limit, progress=not args.quiet)
         info(f"hwnoise import warc: {c['imported']} pages imported from {c['responses']} responses; skipped "
              f"{c['skipped_status']} not 200, {c['skipped_type']} not HTML, {c['duplicates']} already "
-             f"imported, {c['not_response']} other records")
+             f"imported, {c['not_response']} other records"
+             + (f"; {c['truncated']} file(s) cut short inside a record (said above)" if c.get("truncated") else ""))
     else:
         if len(args.src) != 1:
             from hwnoise.errors import HwnoiseError
