@@ -558,6 +558,16 @@ def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAUL
         if sched_own:
             sched.close()
 
+    report = _report(datasets, methods, tallies, skipped, notes, proto_name, seed, options, model)
+    if out is not None:
+        write_outputs(report, out, page_rows, figures=figures)
+    return report
+
+
+def _report(datasets: list, methods: list[str], tallies: dict, skipped: dict, notes: list[str],
+            proto_name: str, seed: int, options: dict, model: Any) -> dict:
+    """Aggregate: the report of the folds' tallies, one record per dataset and method, with what
+    the methods were asked for and the notes; nothing scored is an error (nothing is written)."""
     results = []
     for ds in datasets:
         for name in methods:
@@ -569,8 +579,8 @@ def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAUL
         report["method_options"] = json.loads(json.dumps(options, default=str))
     if model is not None and getattr(model, "spec", None) is not None:
         report["model_spec"] = model.spec.to_dict()
-    notes += [f"{name}: {n} test page(s) without gold text or unreadable, not scored"
-              for name, n in skipped.items()]
+    notes = notes + [f"{name}: {n} test page(s) without gold text or unreadable, not scored"
+                     for name, n in skipped.items()]
     if notes:
         report["notes"] = notes
     if not any(k in r for r in results for k in ("f1", "text_f1", "value_recall")):
@@ -580,8 +590,6 @@ def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAUL
                             f"could be read{why}; give datasets with gold text and pages the model "
                             "was not trained on, or label pages without gold with 'hwnoise extract'; "
                             "nothing was written")
-    if out is not None:
-        write_outputs(report, out, page_rows, figures=figures)
     return report
 
 
