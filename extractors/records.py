@@ -158,9 +158,8 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
     page-grouped folds); ``labels`` takes an inner element the labels name, else ``level``. Members without text or
     without any content, and table header rows, are left out.
     ``groups`` is ``record_groups(parent, tags, last)``, ``depth`` the rows' depth."""
-    n = len(parent)
     gid, is_rec = groups
-    idx = np.arange(n)
+    idx = np.arange(len(parent))
     cs = np.concatenate([[0], np.cumsum(np.where(content, own, 0))])
     cc = cs[last + 1] - cs[idx]  # content characters in each subtree
     gchars = np.bincount(gid, weights=chars)
@@ -171,8 +170,27 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
     region = gchars[gid] >= min_region * chars[np.maximum(parent, 0)]  # the parent's text is mostly theirs
     cand = (is_rec & region & has & (share[gid] >= min_content) & (texts[gid] >= RECORD_MIN)
             & (gchars[gid] >= min_chars))
-    # the labels' content roots: snapping never cuts one, unless it is a region labelled as a
-    # whole (mostly this group's text, neither itself one of alike siblings nor a row or item)
+    roots = _uncut(cand, parent, tags, chars, content, is_rec, gid, gchars, depth, min_region)
+    container = _containers(cand, roots, parent, chars, last, is_rec, gid, gchars, region, min_region)
+    boxed = np.bincount(gid, weights=container) / np.maximum(texts, 1)
+    cand &= boxed[gid] < 0.5
+    chosen = _outer_members(cand, parent, tags, last, cc)
+    out = []
+    for p, members in chosen.items():  # runs of k members (a title row and a details row) are one record
+        sibs = np.flatnonzero(parent[p + 1:int(last[p]) + 1] == p) + p + 1
+        for run in _runs(members, tags, [int(c) for c in sibs], max_run):
+            if len(run) == 1:
+                run = [_level(run[0], parent, chars, last, is_rec, content, level_rule, tags)]
+            out.append(run)
+    return sorted(out)
+
+
+def _uncut(cand: np.ndarray, parent, tags, chars, content, is_rec, gid, gchars, depth,
+           min_region: float) -> np.ndarray:
+    """The labels' content roots; ``cand`` loses the members that would cut one (snapping never
+    cuts a content root, unless it is a region labelled as a whole: mostly this group's text,
+    neither itself one of alike siblings nor a row or item)."""
+    idx = np.arange(len(parent))
     root = np.where(content, idx, -1)
     for lev in by_depth(depth):  # ancestors first: a content node under a content parent inherits its root
         p = parent[lev]
@@ -182,9 +200,15 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
         r = root[parent[i]] if parent[i] >= 0 else -1
         if r >= 0 and (is_rec[r] or tags[r] in _ITEMS or gchars[gid[i]] < min_region * chars[r]):
             cand[i] = False
-    roots = np.flatnonzero(root == idx)
-    # a member whose text is mostly one group of alike children (down its single-child chain) is
-    # a region, not a record: a group of such members (a column of lists) is passed over
+    return np.flatnonzero(root == idx)
+
+
+def _containers(cand: np.ndarray, roots: np.ndarray, parent, chars, last, is_rec, gid, gchars, region,
+                min_region: float) -> np.ndarray:
+    """Per row, whether a candidate member is a region rather than a record: its text mostly one
+    group of alike children (down its single-child chain: a column of lists), or it holds
+    content roots the labels give apart as records of one group (the labels' level wins)."""
+    n = len(parent)
     box = np.zeros(n)
     np.maximum.at(box, parent[is_rec & region], gchars[gid[is_rec & region]])
     container = np.zeros(n, dtype=bool)
@@ -195,9 +219,13 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
         container[i] = any(box[c] >= min_region * chars[i] for c in chain_members(int(i), parent, chars, last))
         inner = rec_roots[(rec_roots > i) & (rec_roots <= last[i])]
         if len(inner) >= 2 and np.bincount(gid[inner]).max() >= 2:
-            container[i] = True  # it holds records the labels give apart: the labels' level wins
-    boxed = np.bincount(gid, weights=container) / np.maximum(texts, 1)
-    cand &= boxed[gid] < 0.5
+            container[i] = True
+    return container
+
+
+def _outer_members(cand: np.ndarray, parent, tags, last, cc) -> dict[int, list[int]]:
+    """The candidates kept, outer first (a group inside a chosen member is its fields), by parent;
+    a member the labels give no content (a heading item) and a table's header row are none."""
     chosen: dict[int, list[int]] = {}
     end = -1
     for i in np.flatnonzero(cand):
@@ -210,14 +238,7 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
             continue  # a table's header row
         chosen.setdefault(int(parent[i]), []).append(int(i))
         end = int(last[i])
-    out = []
-    for p, members in chosen.items():  # runs of k members (a title row and a details row) are one record
-        sibs = np.flatnonzero(parent[p + 1:int(last[p]) + 1] == p) + p + 1
-        for run in _runs(members, tags, [int(c) for c in sibs], max_run):
-            if len(run) == 1:
-                run = [_level(run[0], parent, chars, last, is_rec, content, level_rule, tags)]
-            out.append(run)
-    return sorted(out)
+    return chosen
 
 
 def level(i: int, parent: np.ndarray, chars: np.ndarray, last: np.ndarray, is_rec: np.ndarray,
