@@ -553,6 +553,7 @@ class Dataset:
         import pyarrow.parquet as pq
 
         path = self.features_path
+        self.feature_parts()  # none yet, or an empty folder: the error that says so
         if columns is not None:
             have = set(self.feature_schema().names)
             columns = [c for c in dict.fromkeys(columns) if c in have]
