@@ -309,6 +309,32 @@ def test_plain_import(tmp_path):
     assert (paths[0] / "submissions.jsonl").read_text().count("\n") == 2
 
 
+def test_plain_gold_and_query_in_the_encodings_editors_write(tmp_path):
+    """A gold or query file saved as UTF-16 (Windows Notepad's "Unicode"), UTF-32, UTF-8 with or
+    without a BOM, or cp1252 gives the same text: a UTF-16 file read as cp1252 would be garbage
+    between NULs, and the page's labels all noise."""
+    gold = "Café crème – 12 € records\r\nsecond line"
+    src = tmp_path / "plain"
+    (src / "html").mkdir(parents=True)
+    (src / "gold").mkdir()
+    (src / "query").mkdir()
+    for enc in ("utf-8", "utf-8-sig", "utf-16", "utf-16-be", "utf-32", "cp1252"):
+        name = enc.replace("-", "")
+        (src / "html" / f"{name}.html").write_text(f"<html><body><p>{gold}</p><p>{name}</p></body></html>",
+                                                 encoding="utf-8")
+        data = gold.encode(enc)
+        if enc == "utf-16-be":
+            data = b"\xfe\xff" + data  # with its byte-order mark, as an editor writes it
+        (src / "gold" / f"{name}.txt").write_bytes(data)
+        (src / "query" / f"{name}.txt").write_bytes("crème brûlée".encode(enc if enc != "utf-16-be" else "utf-16"))
+    (ds_path,) = import_dataset("plain", src, tmp_path / "out", progress=False)
+    pages = list(Dataset(ds_path).pages())
+    assert len(pages) == 6
+    for page in pages:
+        assert page.read_gold() == "Café crème – 12 € records\nsecond line", page.submission["name"]
+        assert [f["value"] for f in page.fields if f["name"] == "q"] == ["crème brûlée"]
+
+
 def test_plain_orphan_gold_and_missing_source_are_clear_errors(tmp_path):
     src = _plain_folder(tmp_path / "s")
     (src / "gold" / "zzz.txt").write_text("x")

@@ -15,6 +15,7 @@ URL gets the source file as a fragment.
 """
 from __future__ import annotations
 
+import codecs
 import importlib
 import re
 from collections.abc import Callable, Iterator
@@ -64,14 +65,25 @@ class SourcePage:
 
 # -- helpers shared by the format modules ---------------------------------------------------
 
+#: The byte-order marks of UTF-16 and UTF-32 (Windows Notepad's "Unicode" is UTF-16 LE with
+#: one), UTF-32's first: its little-endian mark begins with UTF-16's.
+_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+              (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
 def decode_text(data: bytes) -> str:
-    """Decode a gold file: UTF-8 (a BOM dropped), else cp1252; CRLF and CR become LF."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("cp1252", errors="replace")
+    """Decode a gold (or query) file: UTF-16 or UTF-32 by its byte-order mark, else UTF-8 (a
+    BOM dropped), else cp1252; CRLF and CR become LF."""
+    wide = next((c for bom, c in _WIDE_BOMS if data.startswith(bom)), None)
+    if wide:
+        text = data.decode(wide, errors="replace")
+    else:
+        if data.startswith(codecs.BOM_UTF8):
+            data = data[3:]
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = data.decode("cp1252", errors="replace")
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 

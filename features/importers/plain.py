@@ -1,8 +1,9 @@
 """A plain folder of pages: ``SRC/html/NAME.html`` (``.htm``, ``.xhtml``, each also ``.gz``;
 ``hwnoise.pagefiles``) with ``SRC/gold/NAME.txt``.
 
-One dataset named after SRC. Gold is ``gold/NAME.txt`` (UTF-8, else cp1252); a page without
-one has no gold, and a gold file without a page is reported as an error. An optional
+One dataset named after SRC. Gold is ``gold/NAME.txt`` (UTF-16 or UTF-32 by its byte-order
+mark, else UTF-8, else cp1252: ``decode_text``); a page without one has no gold, and a gold file
+without a page is reported as an error. An optional
 ``records/NAME.json`` (a JSON list of records, each a list of XPaths ``/body[1]/div[3]/...``,
 ``features.record_gold``) gives node gold directly: it is copied and ``features`` labels from it;
 without ``gold/NAME.txt`` the records' text is the gold text, as for NEXT-EVAL, and XPaths that
