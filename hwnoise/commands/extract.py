@@ -8,6 +8,7 @@ page, JSON lines ``{"page", "url", "text"}`` for several (or with ``--jsonl``), 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -172,75 +173,97 @@ def run(args: argparse.Namespace) -> int:
     from hwnoise.errors import HwnoiseError
     from hwnoise.progress import bar, info
 
-    if args.shown_only and not args.records:
-        raise HwnoiseError("--shown-only goes with --records (it leaves out the records a page hides)")
+    _check_args(args)
     args.model = args.model or ("records" if args.records else "general")
     if args.warc:
-        if args.pages:
-            raise HwnoiseError("give either PAGES or --warc FILE, not both")
         return _extract_warc(args)
-    if not args.pages:
-        raise HwnoiseError("nothing to extract: give PAGE.html files, dataset folders, '-' for "
-                           "standard input, or --warc FILE")
-    if args.workers < 0:
-        raise HwnoiseError(f"--workers must be 0 (one per core) or more, not {args.workers}")
     _init(args.model, args.allow_pickle)
     units = _units(args)
     jsonl = args.jsonl or len(units) != 1
     workers = (os.cpu_count() or 1) if args.workers == 0 else args.workers
     workers = max(1, min(workers, len(units)))
-    failed, missing_seen, n_records, n_hidden, empty = 0, set(), 0, 0, 0
-    out = sys.stdout
-    with bar(total=len(units), desc="extract", unit="page") as pbar:
-        if workers == 1:
-            results = (_one(u, args.query, args.charset, _records_mode(args)) for u in units)
-            pool = None
-        else:
-            from concurrent.futures import ProcessPoolExecutor
+    tally = {"failed": 0, "records": 0, "hidden": 0, "empty": 0}
+    missing_seen: set[str] = set()
+    with bar(total=len(units), desc="extract", unit="page") as pbar, _results(units, args, workers) as results:
+        for name, url, text, error, missing in results:
+            pbar.update(1)
+            if error is not None:
+                if len(units) == 1:
+                    raise HwnoiseError(error)
+                tally["failed"] += 1
+                info(f"hwnoise: extract: skipped {error}")
+                continue
+            missing_seen.update(missing)
+            _write(sys.stdout, args, jsonl, name, url, text, tally)
+    _summary(args, len(units), tally, missing_seen)
+    return 1 if tally["failed"] else 0
 
-            pool = ProcessPoolExecutor(max_workers=workers, initializer=_init,
-                                       initargs=(args.model, args.allow_pickle))
-            results = pool.map(_one, units, [args.query] * len(units), [args.charset] * len(units),
-                               [_records_mode(args)] * len(units),
-                               chunksize=max(1, min(16, len(units) // (4 * workers) or 1)))
-        try:
-            for name, url, text, error, missing in results:
-                pbar.update(1)
-                if error is not None:
-                    if len(units) == 1:
-                        raise HwnoiseError(error)
-                    failed += 1
-                    info(f"hwnoise: extract: skipped {error}")
-                    continue
-                missing_seen.update(missing)
-                if args.records:
-                    n_records += len(text)
-                    n_hidden += _hidden(text)
-                    for rec in text:
-                        out.write(json.dumps({**rec, "url": url} if url else rec, ensure_ascii=False) + "\n")
-                elif jsonl:
-                    out.write(json.dumps({"page": name, "url": url, "text": text}, ensure_ascii=False) + "\n")
-                else:
-                    out.write(text + ("\n" if text and not text.endswith("\n") else ""))
-                if not args.records and not text.strip():
-                    empty += 1
-                out.flush()
-        finally:
-            if pool is not None:
-                pool.shutdown(cancel_futures=True)
+
+def _check_args(args: argparse.Namespace) -> None:
+    """The options' combinations that cannot be run, each one clear line."""
+    from hwnoise.errors import HwnoiseError
+
+    if args.shown_only and not args.records:
+        raise HwnoiseError("--shown-only goes with --records (it leaves out the records a page hides)")
+    if args.warc and args.pages:
+        raise HwnoiseError("give either PAGES or --warc FILE, not both")
+    if not args.warc and not args.pages:
+        raise HwnoiseError("nothing to extract: give PAGE.html files, dataset folders, '-' for "
+                           "standard input, or --warc FILE")
+    if not args.warc and args.workers < 0:
+        raise HwnoiseError(f"--workers must be 0 (one per core) or more, not {args.workers}")
+
+
+@contextlib.contextmanager
+def _results(units: list, args: argparse.Namespace, workers: int):
+    """``_one``'s results in the units' order: here, or in ``workers`` processes."""
+    mode = _records_mode(args)
+    if workers == 1:
+        yield (_one(u, args.query, args.charset, mode) for u in units)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_init, initargs=(args.model, args.allow_pickle))
+    try:
+        yield pool.map(_one, units, [args.query] * len(units), [args.charset] * len(units), [mode] * len(units),
+                       chunksize=max(1, min(16, len(units) // (4 * workers) or 1)))
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+def _write(out, args: argparse.Namespace, jsonl: bool, name: str, url: str, text, tally: dict) -> None:
+    """One page's output on ``out``: its records as JSON lines, or its text (a JSON line, or as it is)."""
+    if args.records:
+        tally["records"] += len(text)
+        tally["hidden"] += _hidden(text)
+        for rec in text:
+            out.write(json.dumps({**rec, "url": url} if url else rec, ensure_ascii=False) + "\n")
+    elif jsonl:
+        out.write(json.dumps({"page": name, "url": url, "text": text}, ensure_ascii=False) + "\n")
+    else:
+        out.write(text + ("\n" if text and not text.endswith("\n") else ""))
+    if not args.records and not text.strip():
+        tally["empty"] += 1
+    out.flush()
+
+
+def _summary(args: argparse.Namespace, n_units: int, tally: dict, missing_seen: set[str]) -> None:
+    """The run's last lines on stderr."""
+    from hwnoise.progress import info
+
+    failed = tally["failed"]
     if missing_seen:
         info(f"hwnoise: extract: the model's feature(s) {', '.join(sorted(missing_seen))} need a "
              "dataset (e.g. sitelevel): taken as missing on bare pages; extract from the dataset "
              "folder to use them")
     if args.records:
-        info(f"hwnoise extract --records: {_records_found(n_records, n_hidden)} in {len(units) - failed} page(s)"
-             + (f", {failed} skipped" if failed else "") + f" (model {args.model})")
-    elif len(units) > 1 or failed:
-        info(f"hwnoise extract: {len(units) - failed} page(s) extracted, {failed} skipped"
-             + (f", {empty} with no text" if empty else ""))
-    if empty:
+        info(f"hwnoise extract --records: {_records_found(tally['records'], tally['hidden'])} in "
+             f"{n_units - failed} page(s)" + (f", {failed} skipped" if failed else "") + f" (model {args.model})")
+    elif n_units > 1 or failed:
+        info(f"hwnoise extract: {n_units - failed} page(s) extracted, {failed} skipped"
+             + (f", {tally['empty']} with no text" if tally["empty"] else ""))
+    if tally["empty"]:
         info(NO_TEXT_HINT)
-    return 1 if failed else 0
 
 
 def _hidden(records: list[dict]) -> int:
