@@ -135,9 +135,12 @@ def read_records_file(path: str | os.PathLike) -> list[list[str]] | None:
     if not path.is_file():
         return None
     try:
-        obj = json.loads(path.read_text(encoding="utf-8-sig"))
+        obj = json.loads(path.read_bytes())  # UTF-8 (a BOM allowed), UTF-16 or UTF-32, as JSON may be
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{path}: not JSON text in UTF-8, UTF-16 or UTF-32 ({exc.reason} at byte "
+                           f"{exc.start})") from None
     return check_records(obj, str(path))
 
 

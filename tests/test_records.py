@@ -134,6 +134,25 @@ def test_import_plain_reads_optional_records(tmp_path, capsys):
     assert by["c"].read_gold() == "Search results" and by["c"].submission["records"] == 3
 
 
+def test_records_files_in_any_unicode_json_and_a_clear_error_otherwise(tmp_path):
+    """A records file saved as UTF-16 or UTF-32 (as JSON allows) reads as its UTF-8 twin; bytes
+    that are no Unicode text are one line naming the file, not a traceback."""
+    src = tmp_path / "plain"
+    (src / "html").mkdir(parents=True)
+    (src / "records").mkdir()
+    for enc in ("utf-8", "utf-8-sig", "utf-16", "utf-32"):
+        name = enc.replace("-", "")
+        (src / "html" / f"{name}.html").write_text(listing(1, 3, hidden=False), encoding="utf-8")
+        (src / "records" / f"{name}.json").write_bytes(json.dumps(gold_of(3, hidden=False)).encode(enc))
+    (ds_path,) = import_dataset("plain", src, tmp_path / "out", progress=False)
+    pages = list(Dataset(ds_path).pages())
+    assert len(pages) == 4 and all(p.read_records() == gold_of(3, hidden=False) for p in pages)
+    assert all(p.submission["records"] == 3 and p.submission["has_gold"] for p in pages)
+    (src / "records" / "utf8.json").write_bytes(b'[["/body[1]"] \xff]')
+    with pytest.raises(ImportFormatError, match=r"utf8\.json: not JSON text in UTF-8, UTF-16 or UTF-32"):
+        import_dataset("plain", src, tmp_path / "out2", progress=False)
+
+
 def test_record_metric_partial_credit_one_to_one():
     gold = [["/a"], ["/b"], ["/c", "/d"]]
     assert record_scores(gold, gold)["record_f1"] == 1.0

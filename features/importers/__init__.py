@@ -87,6 +87,17 @@ def decode_text(data: bytes) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def read_records(path: Path) -> list | None:
+    """A source's gold records file (``records/NAME.json``, NEXT-EVAL's ``groundTruth/N.json``):
+    ``hwnoise.dataset.read_records_file``, its errors as ImportFormatError; None when absent."""
+    from hwnoise.dataset import DatasetError, read_records_file
+
+    try:
+        return read_records_file(path)
+    except DatasetError as exc:
+        raise ImportFormatError(str(exc)) from None
+
+
 def source_url(fmt: str, relpath: str) -> str:
     """The stand-in URL of a page whose source gives none: a locator of its file."""
     return f"source:{fmt}/{quote(relpath)}"

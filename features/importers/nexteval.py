@@ -11,11 +11,10 @@ stderr, never guessed.
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from hwnoise.features.importers import ImportFormatError, SourcePage
+from hwnoise.features.importers import ImportFormatError, SourcePage, read_records
 
 NOTES = ("NEXT-EVAL (arXiv 2505.17125) listing pages; gold records as XPaths in records/ID.json "
          "(node gold: each record element and its subtree is content); gold text = the records' "
@@ -24,21 +23,6 @@ NOTES = ("NEXT-EVAL (arXiv 2505.17125) listing pages; gold records as XPaths in 
 
 def _page_key(path: Path):
     return (0, int(path.stem)) if path.stem.isdigit() else (1, path.stem)
-
-
-def _reader(truth: Path):
-    """The page's gold records, read when the page is written; a malformed file names itself."""
-    def read() -> list[list[str]]:
-        from hwnoise.dataset import DatasetError, check_records
-
-        try:
-            obj = json.loads(truth.read_text(encoding="utf-8-sig"))
-            return check_records(obj, str(truth))
-        except json.JSONDecodeError as exc:
-            raise ImportFormatError(f"{truth}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-        except DatasetError as exc:
-            raise ImportFormatError(str(exc)) from None
-    return read
 
 
 def pages(src: Path) -> Iterator[SourcePage]:
@@ -59,7 +43,7 @@ def pages(src: Path) -> Iterator[SourcePage]:
             site=f"nexteval-{path.stem}",
             read_html=path.read_bytes,
             read_gold=lambda: None,  # the writer makes it from the records
-            read_records=_reader(truth),
+            read_records=(lambda t=truth: read_records(t)),
             extra={"name": path.stem},
             unit_meta={"notes": NOTES},
         )

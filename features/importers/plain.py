@@ -22,7 +22,7 @@ from pathlib import Path
 from hwnoise.dataset import is_within, site_of
 from hwnoise.pagefiles import PageFileError, page_files, page_name, read_page_file
 from hwnoise.progress import info
-from hwnoise.features.importers import ImportFormatError, SourcePage, canonical_url, decode_text
+from hwnoise.features.importers import ImportFormatError, SourcePage, canonical_url, decode_text, read_records
 
 
 def pages(src: Path) -> Iterator[SourcePage]:
@@ -59,7 +59,7 @@ def pages(src: Path) -> Iterator[SourcePage]:
             site=site_of(url) or name,
             read_html=(lambda p=path: read_page_file(p)),
             read_gold=(lambda g=gold: decode_text(g.read_bytes()) if _inside(g, src) else None),
-            read_records=(lambda r=records: _records(r) if _inside(r, src) else None),
+            read_records=(lambda r=records: read_records(r) if _inside(r, src) else None),
             extra={"name": stem},
             query=query or None,
             unit_meta={"notes": "plain folder: html/NAME.html with gold/NAME.txt (and query/NAME.txt)"},
@@ -74,13 +74,3 @@ def _inside(path: Path, src: Path) -> bool:
         return True
     info(f"hwnoise: import plain: {path} is a symlink out of {src} ({path.resolve()}); not read")
     return False
-
-
-def _records(path: Path) -> list | None:
-    from hwnoise.dataset import DatasetError
-    from hwnoise.features.record_gold import read_records
-
-    try:
-        return read_records(path)
-    except DatasetError as exc:
-        raise ImportFormatError(str(exc)) from None
