@@ -510,13 +510,17 @@ class Dataset:
         if not self.query_path.exists():
             return []
         try:
-            query = json.loads(self.query_path.read_text(encoding="utf-8"))
+            # bytes: UTF-8 (a BOM allowed), UTF-16 or UTF-32, as an editor may save a query written by hand
+            query = json.loads(self.query_path.read_bytes())
         except RecursionError:
             raise DatasetError(f"{self.query_path}: JSON nested too deeply") from None
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{self.query_path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DatasetError(f"{self.query_path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise DatasetError(f"{self.query_path}: not UTF-8, UTF-16 or UTF-32 text ({exc.reason} at byte "
+                               f"{exc.start}); save it as UTF-8") from None
+        except OSError as exc:
+            raise DatasetError(f"{self.query_path}: cannot read it: {exc.strerror or exc}") from None
         bad = "not a list" if not isinstance(query, list) else next(
             (f"item {i + 1} is not an object with a string 'term'" for i, t in enumerate(query)
              if not (isinstance(t, dict) and isinstance(t.get("term"), str))), None)

@@ -169,6 +169,26 @@ def test_features_refuses_a_query_json_of_the_wrong_shape(dataset, capsys, query
     assert not (dataset / "features.parquet").exists()
 
 
+def test_a_query_json_saved_by_an_editor_in_utf16_reads_and_cp1252_is_one_line(dataset, capsys):
+    """query.json is written by hand (README): an editor's UTF-16 ("Unicode") or UTF-8 with a BOM
+    reads as UTF-8 does; a legacy encoding is one line that says to save it as UTF-8."""
+    query = [{"term": "crème", "kind": "value"}, {"term": "author", "kind": "name"}]
+    terms = None
+    for enc in ("utf-8", "utf-8-sig", "utf-16"):
+        (dataset / "query.json").write_bytes(json.dumps(query, ensure_ascii=False).encode(enc))
+        from hwnoise.dataset import Dataset
+
+        got = Dataset(dataset).query_terms()
+        assert terms is None or got == terms, enc
+        terms = got
+    assert "crème" in " ".join(terms)
+    (dataset / "query.json").write_bytes(json.dumps(query, ensure_ascii=False).encode("cp1252"))
+    code, _, err = run(capsys, "features", str(dataset), "--no-progress")
+    assert code == 1
+    line = one_error_line(err)
+    assert "query.json" in line and "save it as UTF-8" in line
+
+
 def test_corrupt_features_parquet_is_one_line(dataset, capsys, tmp_path):
     """A part file cut short (a run killed while writing it): every stage that reads the table
     says which file and what to do, in one line, before writing anything."""
