@@ -763,8 +763,9 @@ def _summary(ds: Dataset, tally: _Tally, rendered: bool, out: Path) -> str:
     share = tally.content / tally.labelled if tally.labelled else float("nan")
     unfetched = len(ds.unfetched())
     not_html = sum(f.endswith(NOT_HTML) for f in tally.failures)
-    return (f"features {ds.name}: {tally.pages} pages, {tally.rows} rows, content share "
-            f"{share:.3f} of {tally.labelled} labelled rows, {len(tally.failures)} failed"
+    labels = (f"content share {share:.3f} of {tally.labelled} labelled rows" if tally.labelled else
+              "no labelled rows (no gold; 'hwnoise label DATASET --auto' labels a crawl without it)")
+    return (f"features {ds.name}: {tally.pages} pages, {tally.rows} rows, {labels}, {len(tally.failures)} failed"
             + (f" ({not_html} not HTML)" if not_html else "")
             + (f", {unfetched} submission(s) without a page file (not fetched, or the fetch failed: "
                f"see {ds.journal_path.name}; 'hwnoise collect --retry-failed' fetches them)" if unfetched else "")

@@ -189,6 +189,20 @@ def test_a_query_json_saved_by_an_editor_in_utf16_reads_and_cp1252_is_one_line(d
     assert "query.json" in line and "save it as UTF-8" in line
 
 
+def test_a_crawl_without_gold_is_told_how_to_get_labels(tmp_path, capsys):
+    """No gold at all (a user's own crawl): features says there are no labelled rows (not a
+    content share of nan), and train's one line names 'hwnoise label --auto'."""
+    src = plain_source(tmp_path / "src", gold=False)
+    code, out, _ = run(capsys, "import", "plain", str(src), "--into", str(tmp_path / "ds"), "-q")
+    ds = out.strip()
+    assert code == 0
+    code, _, err = run(capsys, "features", ds, "--no-progress")
+    assert code == 0 and "no labelled rows" in err and "nan" not in err
+    code, out, err = run(capsys, "train", ds, "--preset", "thesis")
+    assert code == 1 and out == ""
+    assert "hwnoise label DATASET --auto" in one_error_line(err)
+
+
 def test_corrupt_features_parquet_is_one_line(dataset, capsys, tmp_path):
     """A part file cut short (a run killed while writing it): every stage that reads the table
     says which file and what to do, in one line, before writing anything."""

@@ -165,9 +165,14 @@ def _with_schema(df: pd.DataFrame, desc: dict) -> pd.DataFrame:
     return probe
 
 
+#: What to do about a crawl without gold (``hwnoise label``, issue 13's labels).
+_NO_GOLD = (" (gold/ID.txt or records/ID.json), or labels: 'hwnoise label DATASET --auto' labels a crawl "
+            "without gold, and train then uses them")
+
+
 def _labelled(df: pd.DataFrame, what: str) -> pd.DataFrame:
     if LABEL not in df.columns:
-        raise HwnoiseError(f"{what}: no 'label' column (pages need gold text to train on)")
+        raise HwnoiseError(f"{what}: no 'label' column (pages need gold text to train on){_NO_GOLD}")
     mask = df[LABEL].isin(CLASSES)
     other = sorted(set(df[LABEL].dropna().astype(str)) - set(CLASSES))
     if other:  # a Weka user's class set: J48 -t's path takes it, the node protocols do not
@@ -175,7 +180,7 @@ def _labelled(df: pd.DataFrame, what: str) -> pd.DataFrame:
                            "no --protocol (or --protocol weka-cv): J48 and Weka's cross-validation "
                            "take any class set")
     if not mask.any():
-        raise HwnoiseError(f"{what}: no labelled rows (S/N); pages need gold text to train on")
+        raise HwnoiseError(f"{what}: no labelled rows (S/N); pages need gold text to train on{_NO_GOLD}")
     if mask.all() and isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1:
         return df  # every row labelled: no copy
     if not mask.all():
