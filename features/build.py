@@ -667,6 +667,7 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
     ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     columns, schema, render_by_page = _render_plan(ds)
     arrow = render_by_page is None  # pages come back as columns ready for Arrow (page_columns)
+    query_terms = ds.query_terms()  # a query.json that cannot be read fails here, before any output
     pages = list(ds.pages())
     stored = (dict(tuple(ds.read_labels().groupby("page", sort=False)))  # hwnoise label's
               if ds.labels_path.exists() else {})
@@ -681,7 +682,7 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
     try:
         with _GC():  # fewer collections while pages are walked here (workers=1)
             batcher = _Batcher(tmp, columns, schema, ds.name)
-            for pid, result, error in _ordered(jobs, max(1, int(workers)), ds.query_terms(), scheduler,
+            for pid, result, error in _ordered(jobs, max(1, int(workers)), query_terms, scheduler,
                                                spill=tmp if arrow else None):
                 if pbar is not None:
                     pbar.update(1)
