@@ -172,7 +172,7 @@ _NO_GOLD = (" (gold/ID.txt or records/ID.json), or labels: 'hwnoise label DATASE
 
 def _labelled(df: pd.DataFrame, what: str) -> pd.DataFrame:
     if LABEL not in df.columns:
-        raise HwnoiseError(f"{what}: no 'label' column (pages need gold text to train on){_NO_GOLD}")
+        raise HwnoiseError(f"{what}: no 'label' column; pages need gold text to train on{_NO_GOLD}")
     mask = df[LABEL].isin(CLASSES)
     other = sorted(set(df[LABEL].dropna().astype(str)) - set(CLASSES))
     if other:  # a Weka user's class set: J48 -t's path takes it, the node protocols do not
