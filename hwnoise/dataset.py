@@ -134,14 +134,23 @@ def read_records_file(path: str | os.PathLike) -> list[list[str]] | None:
     path = Path(path)
     if not path.is_file():
         return None
+    return check_records(read_json(path), str(path))
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file a person may have written or saved: UTF-8 (a BOM allowed), UTF-16 or UTF-32,
+    as JSON may be; whatever is wrong with it is a DatasetError naming the file (and the line)."""
     try:
-        obj = json.loads(path.read_bytes())  # UTF-8 (a BOM allowed), UTF-16 or UTF-32, as JSON may be
+        return json.loads(path.read_bytes())
+    except RecursionError:
+        raise DatasetError(f"{path}: JSON nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
     except UnicodeDecodeError as exc:
         raise DatasetError(f"{path}: not JSON text in UTF-8, UTF-16 or UTF-32 ({exc.reason} at byte "
-                           f"{exc.start})") from None
-    return check_records(obj, str(path))
+                           f"{exc.start}); save it as UTF-8") from None
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read it: {exc.strerror or exc}") from None
 
 
 def check_records(obj: Any, where: str) -> list[list[str]]:
@@ -509,18 +518,7 @@ class Dataset:
         """The domain query: ``[{term, kind, submissions}]`` ([] when none was written)."""
         if not self.query_path.exists():
             return []
-        try:
-            # bytes: UTF-8 (a BOM allowed), UTF-16 or UTF-32, as an editor may save a query written by hand
-            query = json.loads(self.query_path.read_bytes())
-        except RecursionError:
-            raise DatasetError(f"{self.query_path}: JSON nested too deeply") from None
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{self.query_path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-        except UnicodeDecodeError as exc:
-            raise DatasetError(f"{self.query_path}: not UTF-8, UTF-16 or UTF-32 text ({exc.reason} at byte "
-                               f"{exc.start}); save it as UTF-8") from None
-        except OSError as exc:
-            raise DatasetError(f"{self.query_path}: cannot read it: {exc.strerror or exc}") from None
+        query = read_json(self.query_path)  # written by hand, maybe saved by an editor in UTF-16
         bad = "not a list" if not isinstance(query, list) else next(
             (f"item {i + 1} is not an object with a string 'term'" for i, t in enumerate(query)
              if not (isinstance(t, dict) and isinstance(t.get("term"), str))), None)
