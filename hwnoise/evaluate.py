@@ -129,77 +129,122 @@ def _make_methods(names: Sequence[str], model: Any, options: dict[str, dict]) ->
     return out
 
 
-def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
-                value_gold: bool, test_nodes: np.ndarray | None, rows_out: list[dict]) -> bool:
-    """Score every method on one test page; False when it has no gold or cannot be read."""
-    from hwnoise.extractors.base import labels_nodes, text_from_labels, walk_of
+@dataclass
+class _PageGold:
+    """What a test page is scored against, with the one walk every method shares."""
+
+    walk: Any
+    text: str
+    labels: np.ndarray | None        # the gold's node labels (None: a page without rows)
+    records: list[list[str]] | None  # the gold records' XPaths (None: no gold records)
+    xpaths: list[str] | None
+    keys: list[str] | None
+
+
+def _page_gold(page: Page) -> _PageGold | None:
+    """Walk a test page once and read its gold (text, node labels, records); None when it has
+    no gold or cannot be read (said on stderr)."""
+    from hwnoise.extractors.base import walk_of
     from hwnoise.features.labels import page_labels
 
     gold = page.read_gold()
     if gold is None:
-        return False  # nothing to score it against
+        return None  # nothing to score it against
     try:
         walk = walk_of(page, keep_tree=True)  # methods that read the HTML need no second parse
     except Exception as exc:  # noqa: BLE001 - one unreadable page never stops the evaluation
         info(f"hwnoise: evaluate: skipped {page.html_path}: {type(exc).__name__}: {exc}")
+        return None
+    labels = None
+    if len(walk.rows):
+        labels = np.asarray(page_labels(walk, gold, html=page.read_html(), records=page.read_records(),
+                                        http_charset=page.http_charset), dtype=object)
+    return _PageGold(walk, gold, labels, *_gold_records(page, walk))
+
+
+@dataclass
+class _Output:
+    """What one method gave on one page."""
+
+    text: str = ""
+    labels: np.ndarray | None = None
+    proba: np.ndarray | None = None
+    records: list | None = None     # the records the model grouped while labelling
+
+
+def _run_method(method: Any, page: Page, gold: _PageGold, tally: _Tally) -> _Output:
+    """One method on one page, timed; a failure is counted in ``tally`` and gives no text."""
+    from hwnoise.extractors.base import labels_nodes, text_from_labels
+
+    t0 = time.perf_counter()
+    out = _Output()
+    try:
+        if labels_nodes(method):
+            if gold.records is not None and callable(getattr(method, "node_predictions", None)):
+                # the probabilities, and the records the model grouped while labelling
+                labels, out.proba, out.records = method.node_predictions(page, gold.walk, records=True)
+            else:
+                labels = method.node_labels(page, gold.walk)
+            out.labels = np.asarray(labels, dtype=object)
+            out.text = text_from_labels(gold.walk, out.labels)
+        else:
+            before = getattr(method, "failures", 0)
+            out.text = method.extract(page)
+            if getattr(method, "failures", 0) > before:
+                tally.failures += 1
+                tally.errors.append(f"{page.id}: {getattr(method, 'last_error', '')}")
+    except HwnoiseError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one method failing on one page is counted
+        tally.failures += 1
+        tally.errors.append(f"{page.id}: {type(exc).__name__}: {exc}"[:300])
+        out = _Output()
+    tally.seconds += time.perf_counter() - t0
+    tally.pages += 1
+    return out
+
+
+def _score_output(method: Any, page: Page, gold: _PageGold, out: _Output, tally: _Tally,
+                  value_gold: bool, test_nodes: np.ndarray | None) -> dict[str, Any]:
+    """Score one method's output on one page at node, record and text level: the page's figures
+    for pages.csv, each also added to ``tally``."""
+    row: dict[str, Any] = {}
+    if out.labels is not None and gold.labels is not None and len(out.labels) == len(gold.labels):
+        sel = slice(None) if test_nodes is None else test_nodes
+        nodes = _page_nodes(gold.labels[sel], out.labels[sel])
+        for k in tally.nodes:
+            tally.nodes[k] += nodes[k]
+        row.update(nodes)
+    if gold.records is not None:
+        rs = _record_scores(method, page, gold.walk, out.labels, gold.xpaths, gold.records, gold.keys,
+                            out.proba, out.records)
+        if rs is not None:
+            tally.records.append(rs)
+            row.update(rs)
+    if value_gold:
+        vr = value_recall(out.text, gold.text)
+        if vr is not None:
+            tally.values.append(vr)
+            row["value_recall"] = vr
+        tally.words.append(len(tokenize(out.text)))
+    else:
+        s = text_scores(out.text, gold.text)
+        tally.text.append(s)
+        row.update({f"text_{k}": v for k, v in s.items()})
+    return row
+
+
+def _score_page(page: Page, methods: dict[str, Any], tallies: dict[str, _Tally],
+                value_gold: bool, test_nodes: np.ndarray | None, rows_out: list[dict]) -> bool:
+    """Score every method on one test page; False when it has no gold or cannot be read."""
+    gold = _page_gold(page)
+    if gold is None:
         return False
-    gold_labels = None
-    if gold is not None and len(walk.rows):
-        gold_labels = np.asarray(page_labels(walk, gold, html=page.read_html(), records=page.read_records(),
-                                             http_charset=page.http_charset), dtype=object)
-    gold_records, xpaths, text_keys = _gold_records(page, walk)
     for name, method in methods.items():
-        tally = tallies[name]
-        t0 = time.perf_counter()
-        labels = proba = records = None
-        try:
-            if labels_nodes(method):
-                if gold_records is not None and callable(getattr(method, "node_predictions", None)):
-                    # the probabilities, and the records the model grouped while labelling
-                    labels, proba, records = method.node_predictions(page, walk, records=True)
-                else:
-                    labels = method.node_labels(page, walk)
-                labels = np.asarray(labels, dtype=object)
-                text = text_from_labels(walk, labels)
-            else:
-                before = getattr(method, "failures", 0)
-                text = method.extract(page)
-                if getattr(method, "failures", 0) > before:
-                    tally.failures += 1
-                    tally.errors.append(f"{page.id}: {getattr(method, 'last_error', '')}")
-        except HwnoiseError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - one method failing on one page is counted
-            tally.failures += 1
-            tally.errors.append(f"{page.id}: {type(exc).__name__}: {exc}"[:300])
-            text, labels = "", None
-        tally.seconds += time.perf_counter() - t0
-        tally.pages += 1
-        row: dict[str, Any] = {"dataset": page.dataset.name, "page": page.id, "site": page.site,
-                               "method": name}
-        if labels is not None and gold_labels is not None and len(labels) == len(gold_labels):
-            sel = slice(None) if test_nodes is None else test_nodes
-            nodes = _page_nodes(gold_labels[sel], labels[sel])
-            for k in tally.nodes:
-                tally.nodes[k] += nodes[k]
-            row.update(nodes)
-        if gold_records is not None:
-            rs = _record_scores(method, page, walk, labels, xpaths, gold_records, text_keys, proba, records)
-            if rs is not None:
-                tally.records.append(rs)
-                row.update(rs)
-        if gold is not None:
-            if value_gold:
-                vr = value_recall(text, gold)
-                if vr is not None:
-                    tally.values.append(vr)
-                    row["value_recall"] = vr
-                tally.words.append(len(tokenize(text)))
-            else:
-                s = text_scores(text, gold)
-                tally.text.append(s)
-                row.update({f"text_{k}": v for k, v in s.items()})
-        rows_out.append(row)
+        out = _run_method(method, page, gold, tallies[name])
+        scores = _score_output(method, page, gold, out, tallies[name], value_gold, test_nodes)
+        rows_out.append({"dataset": page.dataset.name, "page": page.id, "site": page.site,
+                         "method": name, **scores})
     return True
 
 
