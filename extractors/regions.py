@@ -106,42 +106,71 @@ def _grid_units(parent: np.ndarray, tags: list[str], gid: np.ndarray, count: np.
     return out
 
 
-def region_candidates(walk, labels, proba: np.ndarray | None) -> tuple[list[Candidate], np.ndarray]:
-    """The page's candidate record sets and their features (one row each, ``REGION_FEATURES``)."""
-    rows = walk.rows
-    n = len(rows)
-    if n == 0:
-        return [], np.zeros((0, len(REGION_FEATURES)))
-    parent = rows["parent"].to_numpy(dtype=np.int64)
-    tags = rows["tag"].tolist()
-    chars = rows["chars"].to_numpy(dtype=np.float64)
-    own = rows["own_chars"].to_numpy(dtype=np.float64)
-    link = rows["link_chars"].to_numpy(dtype=np.float64)
-    depth = rows["distance"].to_numpy(dtype=np.float64)
-    last = np.asarray(walk.last, dtype=np.int64)
-    content = np.asarray(labels, dtype=object) == CONTENT
-    p = np.full(n, 0.5) if proba is None else np.where(np.isnan(proba), 0.5, proba)
-    gid, dist = alike_groups(parent, tags, last)
-    count = np.bincount(gid)
-    gdist = _group_median(gid, dist, len(count))
-    is_rec = _is_record(gid, count, gdist, parent)
-    inner = innermost(parent, chars.astype(np.int64))
-    sub_rows = (last - np.arange(n) + 1).astype(np.float64)
-    sub_pw = _subtree_sum(p * own, last)          # probability-weighted own characters below
-    sub_own = _subtree_sum(own, last)
-    sub_content = _subtree_sum(np.where(content, own, 0.0), last)
-    sub_fields = _subtree_sum((own > 0).astype(np.float64), last)
-    sub_rec = _subtree_sum(is_rec.astype(np.float64), last)   # record rows in each subtree, itself included
-    sub_img = _subtree_sum(np.asarray([t == "img" for t in tags], dtype=np.float64), last)
-    sub_a = _subtree_sum(np.asarray([t == "a" for t in tags], dtype=np.float64), last)
-    rec_anc = np.zeros(n)   # record rows among each row's ancestors
+@dataclass
+class _RowStats:
+    """A page's per-row arrays that candidates' features read: the walk's columns, the node
+    model's probabilities, sums over each row's subtree and record rows above it."""
+
+    tags: list[str]
+    chars: np.ndarray
+    link: np.ndarray
+    depth: np.ndarray
+    p: np.ndarray               # probabilities, 0.5 where unknown
+    inner: np.ndarray           # ``innermost``
+    sub_rows: np.ndarray        # rows in each subtree, itself included
+    sub_pw: np.ndarray          # probability-weighted own characters below
+    sub_own: np.ndarray
+    sub_content: np.ndarray
+    sub_fields: np.ndarray
+    sub_rec: np.ndarray         # record rows in each subtree, itself included
+    sub_img: np.ndarray
+    sub_a: np.ndarray
+    rec_anc: np.ndarray         # record rows among each row's ancestors
+    mean_p: np.ndarray
+    page_chars: float
+    page_content: float
+
+
+def _records_above(parent: np.ndarray, depth: np.ndarray, is_rec: np.ndarray) -> np.ndarray:
+    """Per row, the record rows among its ancestors, passed down level by level."""
+    rec_anc = np.zeros(len(parent))
     for lev in by_depth(depth):  # parents first
         q = parent[lev]
         has = q >= 0
         rec_anc[lev[has]] = rec_anc[q[has]] + is_rec[q[has]]
-    page_chars = max(chars.max(), 1.0)
-    page_content = max(float(np.where(content, own, 0.0).sum()), 1.0)
-    mean_p = np.where(sub_own > 0, sub_pw / np.maximum(sub_own, 1), p)
+    return rec_anc
+
+
+def _row_stats(rows, parent: np.ndarray, tags: list[str], chars: np.ndarray, last: np.ndarray, labels,
+               proba: np.ndarray | None, is_rec: np.ndarray) -> _RowStats:
+    """Per row, the subtree sums and ancestor counts the candidates' features read."""
+    n = len(rows)
+    own = rows["own_chars"].to_numpy(dtype=np.float64)
+    depth = rows["distance"].to_numpy(dtype=np.float64)
+    content = np.asarray(labels, dtype=object) == CONTENT
+    p = np.full(n, 0.5) if proba is None else np.where(np.isnan(proba), 0.5, proba)
+    sub_pw = _subtree_sum(p * own, last)
+    sub_own = _subtree_sum(own, last)
+    return _RowStats(
+        tags=tags, chars=chars, link=rows["link_chars"].to_numpy(dtype=np.float64), depth=depth, p=p,
+        inner=innermost(parent, chars.astype(np.int64)),
+        sub_rows=(last - np.arange(n) + 1).astype(np.float64), sub_pw=sub_pw, sub_own=sub_own,
+        sub_content=_subtree_sum(np.where(content, own, 0.0), last),
+        sub_fields=_subtree_sum((own > 0).astype(np.float64), last),
+        sub_rec=_subtree_sum(is_rec.astype(np.float64), last),
+        sub_img=_subtree_sum(np.asarray([t == "img" for t in tags], dtype=np.float64), last),
+        sub_a=_subtree_sum(np.asarray([t == "a" for t in tags], dtype=np.float64), last),
+        rec_anc=_records_above(parent, depth, is_rec),
+        mean_p=np.where(sub_own > 0, sub_pw / np.maximum(sub_own, 1), p),
+        page_chars=max(chars.max(), 1.0),
+        page_content=max(float(np.where(content, own, 0.0).sum()), 1.0))
+
+
+def _units(parent: np.ndarray, tags: list[str], chars: np.ndarray, gid: np.ndarray, count: np.ndarray,
+           dist: np.ndarray, gdist: np.ndarray, is_rec: np.ndarray) -> tuple[list[tuple], float]:
+    """The page's candidate record sets: each group of alike siblings that are records, then the
+    grids (``_grid_units``), as (rows, characters, rank among the groups by characters, median
+    distance, parent element, number of parents); and the largest group's characters."""
     rec_rows = np.flatnonzero(is_rec)
     rec_rows = rec_rows[np.argsort(gid[rec_rows], kind="stable")]  # by group, document order within
     groups, starts = np.unique(gid[rec_rows], return_index=True)
@@ -152,33 +181,63 @@ def region_candidates(walk, labels, proba: np.ndarray | None) -> tuple[list[Cand
     units = [(m, gchars[int(g)], rank[int(g)], gdist[int(g)], int(parent[m[0]]), 1)
              for g, m in zip(groups, np.split(rec_rows, starts[1:]))]
     units += _grid_units(parent, tags, gid, count, dist, chars, np.asarray(list(gchars.values())))
-    cands: list[Candidate] = []
-    feats: list[list[float]] = []
-    for k, (m, uchars, urank, udist, pa, parents) in enumerate(units):
-        m = m[chars[m] > 0]
-        if len(m) < 2:
-            continue
-        inn = inner[m]
-        levels = [(False, m)] + ([(True, inn)] if (inn != m).any() else [])
-        for is_inner, heads in levels:
-            lens = chars[m]
-            own_sum = sub_own[m].sum()
-            pw = sub_pw[m].sum() / max(own_sum, 1.0)
-            per = mean_p[m]
-            tag = tags[int(heads[0])]
-            f = [len(m), np.log1p(len(m)), float(is_inner), uchars / page_chars, uchars / largest,
-                 urank, uchars / max(chars[pa], 1.0), udist, depth[m[0]], lens.mean(),
-                 lens.std() / max(lens.mean(), 1.0), link[m].sum() / max(uchars, 1.0), pw, per.min(),
-                 np.quantile(per, 0.25), p[heads].mean(), sub_content[m].sum() / max(own_sum, 1.0),
-                 sub_content[m].sum() / page_content, sub_rows[m].mean(), sub_fields[m].mean(),
-                 float((inn != m).mean()), rec_anc[m[0]], (sub_rec[m] - 1).mean(), mean_p[pa],
-                 p[m].mean(), 0.0, (sub_img[m] > 0).mean(), (sub_a[m] > 0).mean(),
-                 lens.mean() / max(sub_fields[m].mean(), 1.0), p[inn].mean() - p[m].mean(),
-                 np.log1p(parents)]
-            f += [float(tag == t) for t in _TAGS] + [float(tag not in _TAGS)]
-            cands.append(Candidate(rows=[int(h) for h in heads], group=k, inner=is_inner))
-            feats.append(f)
-    X = np.asarray(feats, dtype=np.float64).reshape(len(feats), len(REGION_FEATURES))
+    return units, largest
+
+
+def _feature_row(s: _RowStats, unit: tuple, m: np.ndarray, heads: np.ndarray, is_inner: bool,
+                 largest: float) -> list[float]:
+    """One candidate's ``REGION_FEATURES``: the unit's records with text ``m`` at one level
+    (``heads``: ``m`` or their innermost elements)."""
+    _, uchars, urank, udist, pa, parents = unit
+    inn = s.inner[m]
+    lens = s.chars[m]
+    own_sum = s.sub_own[m].sum()
+    pw = s.sub_pw[m].sum() / max(own_sum, 1.0)
+    per = s.mean_p[m]
+    tag = s.tags[int(heads[0])]
+    f = [len(m), np.log1p(len(m)), float(is_inner), uchars / s.page_chars, uchars / largest,
+         urank, uchars / max(s.chars[pa], 1.0), udist, s.depth[m[0]], lens.mean(),
+         lens.std() / max(lens.mean(), 1.0), s.link[m].sum() / max(uchars, 1.0), pw, per.min(),
+         np.quantile(per, 0.25), s.p[heads].mean(), s.sub_content[m].sum() / max(own_sum, 1.0),
+         s.sub_content[m].sum() / s.page_content, s.sub_rows[m].mean(), s.sub_fields[m].mean(),
+         float((inn != m).mean()), s.rec_anc[m[0]], (s.sub_rec[m] - 1).mean(), s.mean_p[pa],
+         s.p[m].mean(), 0.0, (s.sub_img[m] > 0).mean(), (s.sub_a[m] > 0).mean(),
+         lens.mean() / max(s.sub_fields[m].mean(), 1.0), s.p[inn].mean() - s.p[m].mean(),
+         np.log1p(parents)]
+    f += [float(tag == t) for t in _TAGS] + [float(tag not in _TAGS)]
+    return f
+
+
+def _unit_candidates(k: int, unit: tuple, s: _RowStats, largest: float) -> list[tuple[Candidate, list[float]]]:
+    """Unit ``k``'s candidates with their features: its records with text (the outer level) and,
+    where they differ, their innermost elements (the inner level); none below 2 such records."""
+    m = unit[0][s.chars[unit[0]] > 0]
+    if len(m) < 2:
+        return []
+    inn = s.inner[m]
+    levels = [(False, m)] + ([(True, inn)] if (inn != m).any() else [])
+    return [(Candidate(rows=[int(h) for h in heads], group=k, inner=is_inner),
+             _feature_row(s, unit, m, heads, is_inner, largest)) for is_inner, heads in levels]
+
+
+def region_candidates(walk, labels, proba: np.ndarray | None) -> tuple[list[Candidate], np.ndarray]:
+    """The page's candidate record sets and their features (one row each, ``REGION_FEATURES``)."""
+    rows = walk.rows
+    if len(rows) == 0:
+        return [], np.zeros((0, len(REGION_FEATURES)))
+    parent = rows["parent"].to_numpy(dtype=np.int64)
+    tags = rows["tag"].tolist()
+    chars = rows["chars"].to_numpy(dtype=np.float64)
+    last = np.asarray(walk.last, dtype=np.int64)
+    gid, dist = alike_groups(parent, tags, last)
+    count = np.bincount(gid)
+    gdist = _group_median(gid, dist, len(count))
+    is_rec = _is_record(gid, count, gdist, parent)
+    stats = _row_stats(rows, parent, tags, chars, last, labels, proba, is_rec)
+    units, largest = _units(parent, tags, chars, gid, count, dist, gdist, is_rec)
+    found = [cf for k, unit in enumerate(units) for cf in _unit_candidates(k, unit, stats, largest)]
+    cands = [c for c, _ in found]
+    X = np.asarray([f for _, f in found], dtype=np.float64).reshape(len(found), len(REGION_FEATURES))
     X[:, REGION_FEATURES.index("candidates")] = len(cands)
     return cands, X
 

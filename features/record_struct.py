@@ -48,7 +48,7 @@ Columns (``RECORD_FEATURES``):
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -147,6 +147,86 @@ def by_depth(depth: np.ndarray) -> list[np.ndarray]:
     return np.split(order, bounds)
 
 
+class _GroupSums(NamedTuple):
+    """Per group of alike siblings: members, characters, link characters, median distance
+    (``_group_median``) and members that hold text."""
+
+    count: np.ndarray
+    chars: np.ndarray
+    link: np.ndarray
+    dist: np.ndarray
+    text: np.ndarray
+
+
+def _group_sums(gid: np.ndarray, dist: np.ndarray, chars: np.ndarray, link_chars: np.ndarray) -> _GroupSums:
+    """The groups' per-group sums (``_GroupSums``)."""
+    count = np.bincount(gid)
+    return _GroupSums(count=count, chars=np.bincount(gid, weights=chars),
+                      link=np.bincount(gid, weights=link_chars), dist=_group_median(gid, dist, len(count)),
+                      text=np.bincount(gid, weights=(chars > 0).astype(float)))
+
+
+def _region_cover(parent: np.ndarray, gid: np.ndarray, gchars: np.ndarray, is_rec: np.ndarray,
+                  chars: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Region roots (the parents of records) and each node's cover: the share of its characters
+    its largest group of record children holds (0 for no region root)."""
+    cover = np.zeros(len(parent))
+    rec_rows = np.arange(len(parent))[is_rec]
+    if len(rec_rows):
+        np.maximum.at(cover, parent[rec_rows], gchars[gid[rec_rows]])
+    is_region = cover > 0
+    return is_region, np.where(chars > 0, cover / np.maximum(chars, 1), 0.0)
+
+
+def _main_and_near(parent: np.ndarray, depth: np.ndarray, is_rec: np.ndarray,
+                   share: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each node's main (largest-share) and nearest record among itself and its ancestors (-1:
+    none), passed down level by level."""
+    main = np.where(is_rec, np.arange(len(parent)), -1)
+    near = main.copy()
+    own_share = np.where(is_rec, share, -1.0)
+    for level in by_depth(depth):
+        p = parent[level]
+        has = p >= 0
+        kids, up = level[has], p[has]
+        take = (main[up] >= 0) & (own_share[main[up]] > np.where(main[kids] >= 0, own_share[kids], -1.0))
+        main[kids] = np.where(take, main[up], main[kids])
+        near[kids] = np.where(near[kids] >= 0, near[kids], near[up])
+    return main, near
+
+
+def _record_columns(main: np.ndarray, near: np.ndarray, gid: np.ndarray, grp: _GroupSums, share: np.ndarray,
+                    is_rec: np.ndarray, depth: np.ndarray, last: np.ndarray,
+                    chars: np.ndarray) -> dict[str, np.ndarray]:
+    """The columns about each node's main and nearest record, ``rs_in_record`` on."""
+    idx = np.arange(len(main))
+    inside = main >= 0
+    m = np.maximum(main, 0)
+    g = gid[m]
+    best = float(share[is_rec].max()) if is_rec.any() else 1.0
+    nz = np.maximum(near, 0)
+
+    def where_in(values: np.ndarray, outside: float) -> np.ndarray:
+        return np.where(inside, values, outside).astype(float)
+
+    return {
+        "rs_in_record": inside.astype(float),
+        "rs_main_share": where_in(share[m], 0.0),
+        "rs_main_rel": where_in(share[m] / max(best, 1e-9), 0.0),
+        "rs_main_count": where_in(np.log1p(grp.count[g]), 0.0),
+        "rs_main_depth": where_in(depth - depth[m], -1.0),
+        "rs_main_pos": where_in((idx - m) / (last[m] - m + 1), -1.0),
+        "rs_main_size": where_in(np.log1p(last[m] - m + 1), 0.0),
+        "rs_main_text": where_in(chars / np.maximum(chars[m], 1), 0.0),
+        "rs_main_ld": where_in(grp.link[g] / np.maximum(grp.chars[g], 1), 0.0),
+        "rs_main_dist": where_in(grp.dist[g], 1.0),
+        "rs_main_chars": where_in(np.log1p(grp.chars[g] / np.maximum(grp.count[g], 1)), 0.0),
+        "rs_near_share": np.where(near >= 0, share[nz], 0.0),
+        "rs_near_depth": np.where(near >= 0, depth - depth[nz], -1).astype(float),
+        "rs_region_records": where_in(np.log1p(grp.text[g]), 0.0),
+    }
+
+
 def record_struct(walk: "PageWalk") -> pd.DataFrame:
     """The :data:`RECORD_FEATURES` of every row of ``walk`` (one row each, in walk order)."""
     n = len(walk)
@@ -158,68 +238,21 @@ def record_struct(walk: "PageWalk") -> pd.DataFrame:
     chars = np.asarray(walk.column("chars"), dtype=float)
     link_chars = np.asarray(walk.column("link_chars"), dtype=float)
     depth = np.asarray(walk.column("distance"), dtype=np.int64)
-    idx = np.arange(n)
     total = max(float(chars.max()), 1.0)
 
     gid, dist = alike_groups(parent, tags, last)
-    count = np.bincount(gid)
-    gchars = np.bincount(gid, weights=chars)
-    glink = np.bincount(gid, weights=link_chars)
-    gdist = _group_median(gid, dist, len(count))
-    gtext = np.bincount(gid, weights=(chars > 0).astype(float))  # members that hold text
-
-    alike = count[gid].astype(float)
-    share = gchars[gid] / total
-    is_rec = _is_record(gid, count, gdist, parent)
-
-    # region roots: the parent of records; cover = its largest record group's characters
-    cover = np.zeros(n)
-    rec_rows = idx[is_rec]
-    if len(rec_rows):
-        np.maximum.at(cover, parent[rec_rows], gchars[gid[rec_rows]])
-    is_region = cover > 0
-    cover = np.where(chars > 0, cover / np.maximum(chars, 1), 0.0)
-
-    # main (largest-share) and nearest record among the node and its ancestors, level by level
-    main = np.where(is_rec, idx, -1)
-    near = main.copy()
-    own_share = np.where(is_rec, share, -1.0)
-    for level in by_depth(depth):
-        p = parent[level]
-        has = p >= 0
-        kids, up = level[has], p[has]
-        take = (main[up] >= 0) & (own_share[main[up]] > np.where(main[kids] >= 0, own_share[kids], -1.0))
-        main[kids] = np.where(take, main[up], main[kids])
-        near[kids] = np.where(near[kids] >= 0, near[kids], near[up])
-    inside = main >= 0
-    m = np.maximum(main, 0)
-    g = gid[m]
-    best = float(share[is_rec].max()) if is_rec.any() else 1.0
-    nz = np.maximum(near, 0)
-
-    def where_in(values: np.ndarray, outside: float) -> np.ndarray:
-        return np.where(inside, values, outside).astype(float)
-
+    grp = _group_sums(gid, dist, chars, link_chars)
+    share = grp.chars[gid] / total
+    is_rec = _is_record(gid, grp.count, grp.dist, parent)
+    is_region, cover = _region_cover(parent, gid, grp.chars, is_rec, chars)
+    main, near = _main_and_near(parent, depth, is_rec, share)
     out = {
-        "rs_alike": alike,
+        "rs_alike": grp.count[gid].astype(float),
         "rs_alike_share": share,
-        "rs_alike_dist": gdist[gid],
+        "rs_alike_dist": grp.dist[gid],
         "rs_is_record": is_rec.astype(float),
         "rs_is_region": is_region.astype(float),
         "rs_region_cover": cover,
-        "rs_in_record": inside.astype(float),
-        "rs_main_share": where_in(share[m], 0.0),
-        "rs_main_rel": where_in(share[m] / max(best, 1e-9), 0.0),
-        "rs_main_count": where_in(np.log1p(count[g]), 0.0),
-        "rs_main_depth": where_in(depth - depth[m], -1.0),
-        "rs_main_pos": where_in((idx - m) / (last[m] - m + 1), -1.0),
-        "rs_main_size": where_in(np.log1p(last[m] - m + 1), 0.0),
-        "rs_main_text": where_in(chars / np.maximum(chars[m], 1), 0.0),
-        "rs_main_ld": where_in(glink[g] / np.maximum(gchars[g], 1), 0.0),
-        "rs_main_dist": where_in(gdist[g], 1.0),
-        "rs_main_chars": where_in(np.log1p(gchars[g] / np.maximum(count[g], 1)), 0.0),
-        "rs_near_share": np.where(near >= 0, share[nz], 0.0),
-        "rs_near_depth": np.where(near >= 0, depth - depth[nz], -1).astype(float),
-        "rs_region_records": where_in(np.log1p(gtext[g]), 0.0),
+        **_record_columns(main, near, gid, grp, share, is_rec, depth, last, chars),
     }
     return pd.DataFrame(out)[RECORD_FEATURES]
