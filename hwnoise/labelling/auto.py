@@ -331,26 +331,56 @@ def _externals(names: Sequence[str] | None) -> dict:
     return {n: get_method(n) for n in names if n in EXTERNAL}
 
 
-def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd.DataFrame:
-    """Label every node of every page of ``dataset``; returns the new table (``LABEL_COLUMNS``
-    + ``v_SOURCE``), rows set by a person kept from the stored table, and writes it."""
-    from hwnoise.extractors.base import walk_of
-    from hwnoise.extractors.sitelevel import SiteLevel
-    from hwnoise.features.build import own_terms
+@dataclass
+class _Evidence:
+    """What the walk over the pages collects: each page's frame (its rows and the verdicts of
+    the sources that read one page alone) and the evidence of the dataset-level votes."""
 
-    opts = options or AutoOptions()
-    ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
-    pages = list(ds.pages())
-    weights = opts.weights or default_weights()
-    sources = set(opts.sources)
-    use_sitelevel = "sitelevel" in sources
+    frames: list[pd.DataFrame] = field(default_factory=list)
+    records: list = field(default_factory=list)  # SiteLevel's light record of each page
+    grams: list[dict[int, list[int]]] = field(default_factory=list)  # ``page_phrases``
+    texts: list[set[str]] = field(default_factory=list)  # ``masked_texts``, with probes only
+
+    def add(self, page, walk, record, frame: pd.DataFrame, sources: set[str],
+            probes: list[set[str]]) -> None:
+        """Keep one page's frame, SiteLevel record, phrases and own texts."""
+        from hwnoise.features.build import own_terms
+
+        if record is not None:
+            self.records.append(record)
+        self.frames.append(frame)
+        words = node_words(walk) if "phrases" in sources or probes else None
+        if "phrases" in sources:
+            self.grams.append(page_phrases(walk, words))
+        if probes:
+            self.texts.append(masked_texts(words, own_terms(page.fields)))
+
+
+def _page_sources(opts: AutoOptions, sources: set[str]) -> tuple[dict, object]:
+    """The external extractors and the general model the one-page sources ask."""
     externals = _externals(opts.external) if sources & set(EXTERNAL) else {}
     externals = {k: v for k, v in externals.items() if k in sources}
-    general = _general_method(opts.general and "general" in sources)
-    frames, grams, records, texts = [], [], [], []
-    probes = probe_texts(ds) if "noresult" in sources else []
-    now = now_iso()
-    pbar = bar(total=len(pages), desc=f"label {ds.name}", unit="page") if opts.progress else None
+    return externals, _general_method(opts.general and "general" in sources)
+
+
+def _page_frame(page, walk, verdicts: pd.DataFrame, now: str) -> pd.DataFrame:
+    """One page's rows of the table (not combined yet) with its one-page ``verdicts``."""
+    df = pd.DataFrame({"page": page.id, "node": walk.rows["node"].to_numpy(dtype=np.int64),
+                       "xpath": walk.rows["xpath"].to_numpy(), "label": None,
+                       "source": "auto", "confidence": np.nan, "set_by": "auto",
+                       "time": now, "checked": False})
+    return pd.concat([df, verdicts], axis=1)
+
+
+def _walk_pages(ds: Dataset, pages: list, sources: set[str], externals: dict, general,
+                probes: list[set[str]], progress: bool) -> _Evidence:
+    """Walk every page once, collecting its frame and evidence; a bad page is skipped."""
+    from hwnoise.extractors.base import walk_of
+    from hwnoise.extractors.sitelevel import SiteLevel
+
+    use_sitelevel = "sitelevel" in sources
+    ev, now = _Evidence(), now_iso()
+    pbar = bar(total=len(pages), desc=f"label {ds.name}", unit="page") if progress else None
     try:
         for page in pages:  # one walk a page; SiteLevel keeps only its light record of it
             if pbar is not None:
@@ -364,45 +394,82 @@ def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd
                 print(f"hwnoise: label: skipped {page.html_path}: {type(exc).__name__}: {exc}",
                       file=sys.stderr)
                 continue
-            if record is not None:
-                records.append(record)
-            df = pd.DataFrame({"page": page.id, "node": walk.rows["node"].to_numpy(dtype=np.int64),
-                               "xpath": walk.rows["xpath"].to_numpy(), "label": None,
-                               "source": "auto", "confidence": np.nan, "set_by": "auto",
-                               "time": now, "checked": False})
-            frames.append(pd.concat([df, v], axis=1))
-            words = node_words(walk) if "phrases" in sources or probes else None
-            if "phrases" in sources:
-                grams.append(page_phrases(walk, words))
-            if probes:
-                texts.append(masked_texts(words, own_terms(page.fields)))
+            ev.add(page, walk, record, _page_frame(page, walk, v, now), sources, probes)
     finally:
         if pbar is not None:
             pbar.close()
-    if records:  # the site's templates are known once every page is read
-        flags = SiteLevel().fit_records(records).training_labels()
-        for f, flag in zip(frames, flags):
-            f.insert(_first_vote(f), "v_sitelevel", np.where(flag, -1.0, 1.0))
-    if grams:  # the site's repeated phrases are known once every page is read
-        for f, vote in zip(frames, phrases_vote(grams, [len(f) for f in frames])):
-            f["v_phrases"] = vote
-    if texts:  # so is which probe texts are the site's no-result signature
-        signature = noresult_signature(probes, texts)
-        votes = noresult_votes(signature, texts, [len(f) for f in frames])
-        for f, vote in zip(frames, votes):
-            f["v_noresult"] = vote
-        info(f"label {ds.name}: {len(probes)} probe(s), a no-result signature of {len(signature)} "
-             f"text(s); {sum(int(v[:1].sum() < 0) for v in votes)} page(s) without records")
+    return ev
+
+
+def _add_sitelevel(frames: list[pd.DataFrame], records: list) -> None:
+    """The ``sitelevel`` vote of every frame: the site's templates from all pages' records."""
+    from hwnoise.extractors.sitelevel import SiteLevel
+
+    if not records:
+        return
+    flags = SiteLevel().fit_records(records).training_labels()
+    for f, flag in zip(frames, flags):
+        f.insert(_first_vote(f), "v_sitelevel", np.where(flag, -1.0, 1.0))
+
+
+def _add_phrases(frames: list[pd.DataFrame], grams: list[dict[int, list[int]]]) -> None:
+    """The ``phrases`` vote of every frame: the site's phrases repeated across all pages."""
+    if not grams:
+        return
+    for f, vote in zip(frames, phrases_vote(grams, [len(f) for f in frames])):
+        f["v_phrases"] = vote
+
+
+def _add_noresult(ds: Dataset, frames: list[pd.DataFrame], probes: list[set[str]],
+                  texts: list[set[str]]) -> None:
+    """The ``noresult`` vote of every frame: the probe texts that few pages show; one line."""
+    if not texts:
+        return
+    signature = noresult_signature(probes, texts)
+    votes = noresult_votes(signature, texts, [len(f) for f in frames])
+    for f, vote in zip(frames, votes):
+        f["v_noresult"] = vote
+    info(f"label {ds.name}: {len(probes)} probe(s), a no-result signature of {len(signature)} "
+         f"text(s); {sum(int(v[:1].sum() < 0) for v in votes)} page(s) without records")
+
+
+def _combined(ds: Dataset, frames: list[pd.DataFrame], weights: dict,
+              opts: AutoOptions) -> pd.DataFrame:
+    """The frames as one table with the combined labels (the stored table when no page)."""
     new = pd.concat(frames, ignore_index=True) if frames else ds.read_labels()
     if frames:  # the combination sees the whole dataset (which sources inform on this site)
         new["label"], new["confidence"] = combine(new, weights, opts.refine, opts.adapt_prior)
-    table = merge_labels(ds.read_labels(), new)
-    ds.write_labels(table)
+    return new
+
+
+def _summary(ds: Dataset, n_pages: int, new: pd.DataFrame, table: pd.DataFrame) -> None:
+    """One line: pages, nodes, content share, the sources that voted, a person's labels kept."""
     used = [c[2:] for c in new.columns if c.startswith("v_")]
     share = float((new["label"] == CONTENT).mean()) if len(new) else math.nan
-    info(f"label {ds.name}: {len(frames)} pages, {len(new)} nodes, content share {share:.3f}; "
+    info(f"label {ds.name}: {n_pages} pages, {len(new)} nodes, content share {share:.3f}; "
          f"sources: {', '.join(used)}; {int((table['set_by'] == 'person').sum())} labels "
          f"set by a person kept -> {ds.labels_path}")
+
+
+def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd.DataFrame:
+    """Label every node of every page of ``dataset``; returns the new table (``LABEL_COLUMNS``
+    + ``v_SOURCE``), rows set by a person kept from the stored table, and writes it."""
+    opts = options or AutoOptions()
+    ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
+    pages = list(ds.pages())
+    weights = opts.weights or default_weights()
+    sources = set(opts.sources)
+    externals, general = _page_sources(opts, sources)
+    probes = probe_texts(ds) if "noresult" in sources else []
+    ev = _walk_pages(ds, pages, sources, externals, general, probes, opts.progress)
+    # the dataset-level votes: each is known only once every page is read
+    _add_sitelevel(ev.frames, ev.records)
+    _add_phrases(ev.frames, ev.grams)
+    _add_noresult(ds, ev.frames, probes, ev.texts)
+    new = _combined(ds, ev.frames, weights, opts)
+    table = merge_labels(ds.read_labels(), new)
+    ds.write_labels(table)
+    _summary(ds, len(ev.frames), new, table)
     return table
 
 
