@@ -524,7 +524,7 @@ class Fetcher:
                 exc.attempts = attempt
                 raise
             except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError,
-                    requests.exceptions.ContentDecodingError, urllib3.exceptions.HTTPError) as exc:
+                    urllib3.exceptions.HTTPError) as exc:
                 if attempt > self.retry.retries:
                     raise FetchError(url, f"{_describe(exc)} (after {attempt} attempts)", attempts=attempt) from None
                 time.sleep(self.retry.wait_for(attempt))
@@ -607,17 +607,31 @@ class Fetcher:
             raise BodyError(url, f"body of {int(declared)} bytes exceeds the maximum of {max_bytes} bytes "
                                  "(raise --max-bytes)", status=status, headers=headers)
         chunks, size = [], 0
-        for chunk in resp.iter_content(65536):
-            size += len(chunk)
-            if size > max_bytes:
-                raise BodyError(url, f"body cut off after {max_bytes} bytes, the maximum (raise --max-bytes)",
-                                status=status, headers=headers)
-            chunks.append(chunk)
-            if clock is not None and clock.expired:
-                raise PageTimeout(url, f"response not complete after {self.settings.page_timeout:g} s, "
-                                       "the page time limit (raise --page-timeout); cut",
-                                  status=status, headers=headers)
+        try:
+            for chunk in resp.iter_content(65536):  # decoded: the limit holds after decompression
+                size += len(chunk)
+                if size > max_bytes:
+                    raise BodyError(url, f"body cut off after {max_bytes} bytes, the maximum (raise --max-bytes)",
+                                    status=status, headers=headers)
+                chunks.append(chunk)
+                if clock is not None and clock.expired:
+                    raise PageTimeout(url, f"response not complete after {self.settings.page_timeout:g} s, "
+                                           "the page time limit (raise --page-timeout); cut",
+                                      status=status, headers=headers)
+        except requests.exceptions.ContentDecodingError as exc:  # the server's headers are wrong: a
+            # browser shows an error page too (no retry: the same server sends the same headers)
+            raise BodyError(url, f"the body does not decode as its Content-Encoding "
+                                 f"({headers.get('content-encoding', '?')}) says: {_decoding_reason(exc)}; "
+                                 "not kept", status=status, headers=headers) from None
         return b"".join(chunks)
+
+
+def _decoding_reason(exc: Exception) -> str:
+    """The decompressor's own words from a ``ContentDecodingError`` (urllib3 wraps them twice)."""
+    inner: object = exc
+    while isinstance(inner, BaseException) and inner.args:
+        inner = inner.args[-1]
+    return str(inner).split(": ", 1)[-1] if str(inner) else type(exc).__name__
 
 
 def _describe(exc: Exception) -> str:

@@ -14,6 +14,8 @@ Routes (path part of the URL; ``key`` in the query string keeps per-test counter
 - ``/loop`` ``/loop2``   redirect to each other
 - ``/redirect?to=URL&code=302``  redirects to any URL (private addresses, ``file:``...)
 - ``/image``             a PNG, ``/big`` a body larger than the tests' limits
+- ``/not-gzip``          ``Content-Encoding: gzip`` over a body that is not gzip
+- ``/gzip-bomb``         a gzip body of 1 KB that decodes to 1 MB
 - ``/gone``              404
 - ``/trickle?every=S&n=N``  Content-Length N (default 2000), then one byte every S seconds
                          (default 0.05): the read timeout never fires, only a page time limit
@@ -31,6 +33,7 @@ makes JSON lines of them pointing at this server).
 """
 from __future__ import annotations
 
+import gzip
 import html
 import socket
 import struct
@@ -198,6 +201,12 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, b"\x89PNG\r\n\x1a\n" + b"\0" * 100, "image/png")
         if path == "/big":
             return self._send(200, b"<html><body>" + b"b" * 50_000 + b"</body></html>")
+        if path == "/not-gzip":
+            return self._send(200, b"<html><body>plain, not gzip</body></html>",
+                              headers={"Content-Encoding": "gzip"})
+        if path == "/gzip-bomb":
+            return self._send(200, gzip.compress(b"<html><body>" + b" " * 1_000_000 + b"</body></html>", 9),
+                              headers={"Content-Encoding": "gzip"})
         if path == "/trickle":
             n, every = int(q.get("n", 2000)), float(q.get("every", 0.05))
             self.send_response(200)

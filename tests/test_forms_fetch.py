@@ -89,6 +89,23 @@ def test_endless_body_is_cut_off_and_big_body_refused_by_its_length(srv):
         f.fetch(srv.url("/big"))
 
 
+def test_a_body_that_is_not_what_its_content_encoding_says_is_one_clear_failure(srv):
+    # a server that labels a plain body gzip: no retry (it would answer the same), status kept
+    with fetcher() as f, pytest.raises(BodyError, match=r"/not-gzip: the body does not decode as its "
+                                                        r"Content-Encoding \(gzip\) says: incorrect header"
+                                                        r" check; not kept") as err:
+        f.fetch(srv.url("/not-gzip"))
+    assert err.value.status == 200 and err.value.attempts == 1 and srv.hits("/not-gzip") == 1
+
+
+def test_the_size_limit_holds_after_decompression(srv):
+    # 1 KB on the wire, 1 MB decoded: the limit is the page's, not the wire's
+    with fetcher(max_bytes=100_000) as f, pytest.raises(BodyError, match=r"/gzip-bomb: body cut off after 100000"):
+        f.fetch(srv.url("/gzip-bomb"))
+    with fetcher(max_bytes=2_000_000) as f:
+        assert len(f.fetch(srv.url("/gzip-bomb")).body) == 1_000_026
+
+
 def test_content_type_check_and_http_errors(srv):
     with fetcher() as f:
         with pytest.raises(BodyError, match="content type 'image/png' is not HTML"):
