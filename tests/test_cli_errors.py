@@ -79,6 +79,9 @@ def blocked(tmp_path) -> Path:
     (["train", "x", "--protocol", "page"], ["train", "--protocol", "'page'"]),
     (["import", "foo", "src", "--into", "d"], ["import", "'foo'", "plain"]),
     (["frobnicate"], ["'frobnicate'"]),
+    # a charset label no browser knows would be ignored as a browser ignores it: a typo passes unseen
+    (["extract", "page.html", "--charset", "utf8x"], ["extract", "--charset", "'utf8x'", "utf-8"]),
+    (["features", "page.html", "--charset", "utf-7"], ["features", "--charset", "'utf-7'"]),
 ])
 def test_bad_option_values_print_one_line_and_exit_2(capsys, argv, names):
     code, out, err = run(capsys, *argv)

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import argparse
-import math
+
+from hwnoise.commands._types import number
 
 EPILOG = """\
 examples:
@@ -15,19 +16,6 @@ examples:
 A killed run resumes where it stopped: rerun the same command. Exit status 1 when no page
 could be fetched.
 """
-
-
-def _number(kind: type, low: float, what: str):
-    """An argparse type: a ``kind`` number of at least ``low`` (else a one-line usage error)."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not value >= low or not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"{text!r}: {what}")
-        return value
-    return parse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -55,22 +43,22 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="allow private, loopback and link-local addresses (e.g. a site on 127.0.0.1)")
     p.add_argument("--allow-network", action="append", default=[], metavar="CIDR",
                    help="allow this private network or address only (repeatable), e.g. 10.1.0.0/16")
-    p.add_argument("--delay", type=_number(float, 0, "must be 0 or more seconds"), default=1.0, help="seconds between requests to one host (default 1)")
+    p.add_argument("--delay", type=number(float, 0, "must be 0 or more seconds"), default=1.0, help="seconds between requests to one host (default 1)")
     p.add_argument("--user-agent", metavar="UA", help="User-Agent header (default names hwnoise)")
-    p.add_argument("--timeout", type=_number(float, 0.001, "must be more than 0 seconds"), nargs=2, default=[5.0, 30.0], metavar=("CONNECT", "READ"),
+    p.add_argument("--timeout", type=number(float, 0.001, "must be more than 0 seconds"), nargs=2, default=[5.0, 30.0], metavar=("CONNECT", "READ"),
                    help="connect and read timeouts in seconds (default 5 30)")
-    p.add_argument("--page-timeout", type=_number(float, 0.001, "must be more than 0 seconds"),
+    p.add_argument("--page-timeout", type=number(float, 0.001, "must be more than 0 seconds"),
                    default=120.0, metavar="SECONDS",
                    help="most seconds one response may take in all, however slowly it comes (default 120)")
-    p.add_argument("--retries", type=_number(int, 0, "must be 0 or more"), default=3, help="retries on connection errors, 429 and 5xx (default 3)")
-    p.add_argument("--max-bytes", type=_number(int, 1, "must be 1 or more bytes"), default=10 * 1024 * 1024,
+    p.add_argument("--retries", type=number(int, 0, "must be 0 or more"), default=3, help="retries on connection errors, 429 and 5xx (default 3)")
+    p.add_argument("--max-bytes", type=number(int, 1, "must be 1 or more bytes"), default=10 * 1024 * 1024,
                    help="largest page body kept, in bytes (default 10 MiB)")
     p.add_argument("--retry-failed", action="store_true", help="fetch again what failed in earlier runs")
-    p.add_argument("--workers", type=_number(int, 1, "must be 1 or more"), default=4, help="hosts fetched at once (default 4)")
+    p.add_argument("--workers", type=number(int, 1, "must be 1 or more"), default=4, help="hosts fetched at once (default 4)")
     p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for sites you run)")
     p.add_argument("--warc", metavar="FILE.warc.gz",
                    help="also write what is fetched to this WARC/1.1 file (appended; safe to resume)")
-    p.add_argument("--probes", type=_number(int, 0, "must be 0 or more"), default=2, metavar="N",
+    p.add_argument("--probes", type=number(int, 0, "must be 0 or more"), default=2, metavar="N",
                    help="after the pages, submit each form N times with made-up words in its text "
                         "fields and keep the answers in probes/ (what the site shows when nothing "
                         "matches; 'hwnoise label --auto' labels pages like them as without records). "

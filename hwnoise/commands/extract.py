@@ -14,6 +14,8 @@ import os
 import sys
 from pathlib import Path
 
+from hwnoise.commands._types import charset_label
+
 
 #: Said on stderr when pages gave no text: the usual cause, and what to do.
 NO_TEXT_HINT = ("hwnoise: extract: a page that gives no text is often built by its scripts, and "
@@ -48,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "with --records), or the folder or model.json 'hwnoise train --out' wrote")
     p.add_argument("--query", help="the search terms that led to the pages (replaces the model's "
                                    "domain query, or the dataset's)")
-    p.add_argument("--charset", help="the charset the server declared (as the HTTP header would)")
+    p.add_argument("--charset", type=charset_label, help="the charset the server declared (as the HTTP header would)")
     p.add_argument("--jsonl", action="store_true",
                    help="JSON lines {\"page\", \"url\", \"text\"} even for one page")
     p.add_argument("--workers", "-j", type=int, default=1, metavar="N",

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hwnoise.commands._types import charset_label
 from hwnoise.errors import HwnoiseError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,7 +38,7 @@ def register(subparsers) -> None:
     p.add_argument("--query", action="append", default=[], metavar="TERMS",
                    help='query terms for one page, e.g. --query "nome aprovado" (words split by '
                         "the tokeniser; repeat the option to give a multi-word term as a phrase)")
-    p.add_argument("--charset", default=None, help="the page's HTTP charset, if known")
+    p.add_argument("--charset", type=charset_label, default=None, help="the page's HTTP charset, if known")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     from hwnoise.scheduler import add_argument
 
