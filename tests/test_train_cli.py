@@ -105,6 +105,20 @@ def test_bad_inputs_are_one_line_errors(tmp_path, capsys):
     assert str(empty.path) in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("protocol", [[], ["--protocol", "thesis"]])
+def test_a_weka_arff_with_quoted_attribute_names_trains_a_model_that_loads(tmp_path, capsys, protocol):
+    # Weka's own files name attributes freely ('petal width', "a(1)"); the model was written and
+    # then refused on load ("spec.features: must be ... feature names"), or not written at all
+    rows = "".join(f"{i % 7},{(i * 3) % 5},{'N' if i % 7 > 3 else 'S'}\n" for i in range(40))
+    arff = tmp_path / "weka.arff"
+    arff.write_text("@relation w\n@attribute 'petal width' numeric\n@attribute \"a(1)\" numeric\n"
+                    "@attribute class {N,S}\n@data\n" + rows)
+    out = tmp_path / "m"
+    assert main(["train", str(arff), "--out", str(out), *protocol]) == 0, capsys.readouterr().err
+    model = NoiseModel.load(out)
+    assert model.features == ["petal width", "a(1)"]
+
+
 def test_console_entry_point_runs_as_a_process(two_datasets, tmp_path):
     out = tmp_path / "proc"
     proc = subprocess.run([sys.executable, "-m", "hwnoise.cli", "train", str(two_datasets[0]),

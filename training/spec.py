@@ -61,6 +61,9 @@ REGION_MODES = ("rest", "add", "alone")
 #: record F1 +0.011 and +0.024 on NEXT-EVAL's cross-site folds of seeds 1 and 2 (README "Records").
 REGION_INNER_FOLDS = 5
 _NAME = re.compile(r"^[A-Za-z0-9_.,:+-]{1,200}$")
+#: A feature is a column: hwnoise's own names fit ``_NAME``, an ARFF file's attributes may be any
+#: name Weka reads (quoted, with spaces or brackets); no control characters.
+_FEATURE_NAME = re.compile(r"^[^\x00-\x1f\x7f]{1,200}$")
 _MAX_FEATURES = 5000
 
 
@@ -163,7 +166,7 @@ def check_features(value: Any, where: str) -> str | list[str]:
             raise SpecError(f"{where}: must name a feature set or list features")
         return value
     if (not isinstance(value, list) or not value or len(value) > _MAX_FEATURES
-            or not all(isinstance(f, str) and _NAME.match(f) for f in value)):
+            or not all(isinstance(f, str) and _FEATURE_NAME.match(f) for f in value)):
         raise SpecError(f"{where}: must be a feature set name or a non-empty list of feature "
                         f"names, not {str(value)[:80]!r}")
     return list(value)
