@@ -27,8 +27,10 @@ import errno
 import operator
 import os
 import shutil
+import socket
 import sys
 import tempfile
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -675,7 +677,7 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
              stored.get(p.id), arrow) for p in pages]
     site_of = {p.id: p.site for p in pages}
     out = ds.features_path
-    tmp = Path(tempfile.mkdtemp(dir=ds.path, prefix=".features.parquet.", suffix=".tmp"))
+    tmp = _work_folder(ds)
     tally = _Tally()
     page_keys: list[np.ndarray] = []
     pbar = bar(total=len(jobs), desc=f"features {ds.name}", unit="page") if progress else None
@@ -705,6 +707,7 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
                 tally.labelled += n_lab
                 tally.content += n_content
             batcher.finish(page_keys, tally.pages)
+        (tmp / _OWNER).unlink()  # the table's folder holds its parts only
         _move_into_place(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -772,6 +775,57 @@ def _summary(ds: Dataset, tally: _Tally, rendered: bool, out: Path) -> str:
                f"see {ds.journal_path.name}; 'hwnoise collect --retry-failed' fetches them)" if unfetched else "")
             + (f", {tally.hidden} rows the browser hides dropped (render.parquet)" if rendered else "")
             + f" -> {out}")
+
+
+#: The file in a run's work folder that names its process (``host pid``).
+_OWNER = "owner"
+#: A work folder that names no owner (made before runs named theirs, or this instant) is a
+#: leftover once it is this many seconds old.
+_UNOWNED_AGE = 3600
+
+
+def _work_folder(ds: Dataset) -> Path:
+    """A new work folder for the table's parts, inside the dataset (the finished table is renamed
+    from it), that names the process that owns it; the folders of runs that were killed before
+    they could remove theirs are removed first."""
+    _clear_leftovers(ds)
+    tmp = Path(tempfile.mkdtemp(dir=ds.path, prefix=".features.parquet.", suffix=".tmp"))
+    (tmp / _OWNER).write_text(f"{socket.gethostname()} {os.getpid()}\n")
+    return tmp
+
+
+def _clear_leftovers(ds: Dataset) -> None:
+    """Remove the work folders of ``hwnoise features`` runs killed outright (SIGKILL, out of
+    memory, power loss: no ``finally`` ran), which can hold the spilled parts of a whole dataset.
+    A folder is left alone while its owner, a process of this machine, still runs, and when
+    another machine owns it."""
+    for folder in ds.path.glob(".features.parquet.*.tmp"):
+        try:
+            host, pid = (folder / _OWNER).read_text().split()
+            alive = host != socket.gethostname() or _running(int(pid))
+        except (OSError, ValueError):  # made before runs named their owner, or just now
+            alive = time.time() - folder.stat().st_mtime < _UNOWNED_AGE
+        if alive:
+            continue
+        size = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+        shutil.rmtree(folder, ignore_errors=True)
+        info(f"hwnoise: features: removed {folder.name}, the work folder of a run that was killed "
+             f"({size / 1e6:.1f} MB)")
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` runs (one of another user counts; a zombie, killed and not yet
+    reaped by its parent, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):  # no /proc (not Linux): it exists
+        return True
 
 
 def _move_into_place(tmp: Path, out: Path) -> None:

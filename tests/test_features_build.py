@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import gzip
 import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -110,6 +112,38 @@ def test_workers_give_the_same_table_and_a_rerun_replaces_it(tmp_path):
     two = ds.read_features()
     pd.testing.assert_frame_equal(one, two)
     assert not list(ds.path.glob(".features.parquet*"))  # no temp folders left behind
+
+
+def test_a_run_killed_outright_leaves_a_work_folder_the_next_run_removes(tmp_path, capsys):
+    """SIGKILL runs no ``finally``: the killed run's work folder (its spilled parts) stays. The
+    next run removes it, and says so, but keeps a folder whose owner still runs or is another
+    machine's process."""
+    ds = make_dataset(tmp_path, n=3)
+    stuck = ds.add_submission({"method": "GET", "url": "http://shop.example/stuck", "fields": []})
+    fifo = ds.path / "pages" / f"{stuck['id']}.html"
+    os.mkfifo(fifo)  # reading it blocks: the run is caught midway, its work folder made
+    run = subprocess.Popen([sys.executable, "-m", "hwnoise.cli", "features", str(ds.path),
+                            "--scheduler", "sync", "--no-progress"], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(ds.path.glob(".features.parquet.*.tmp/owner")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (left,) = ds.path.glob(".features.parquet.*.tmp")
+    finally:
+        run.kill()
+        run.wait()
+    fifo.unlink()
+    host = socket.gethostname()
+    kept = [ds.path / ".features.parquet.live.tmp", ds.path / ".features.parquet.other.tmp"]
+    for folder, owner in zip(kept, [f"{host} {os.getpid()}", f"not-{host} 1"]):
+        folder.mkdir()
+        (folder / "owner").write_text(owner)
+    capsys.readouterr()
+    build_features(ds, progress=False)
+    err = capsys.readouterr().err
+    assert not left.exists() and f"removed {left.name}, the work folder of a run that was killed" in err
+    assert all(folder.exists() for folder in kept)
+    assert ds.read_features(columns=["page"])["page"].nunique() == 3
 
 
 def test_workers_files_give_the_same_part_files(tmp_path):
