@@ -213,14 +213,26 @@ def parse_j48(text: str) -> dict[str, Any]:
     A split is ``{"attribute", "threshold" (float), "threshold_text", "children": [<=, >]}``,
     a leaf ``{"class", "weight", "errors"}``; the result also carries ``n_leaves`` and
     ``size`` as printed, under the root's keys ``"tree"``, ``"n_leaves"``, ``"size"``."""
+    body, n_leaves, size = _body_lines(text)
+    m = _ROOT_LEAF.match(body[0][1])
+    if m:
+        tree = _leaf(m.group(1), m.group(2), m.group(3))
+    else:
+        parser = _TreeParser(body)
+        tree = parser.split(0)
+        parser.expect_end()
+    return {"tree": tree, "n_leaves": n_leaves, "size": size}
+
+
+def _body_lines(text: str) -> tuple[list[tuple[int, str]], int | None, int | None]:
+    """The tree's lines with their line numbers, and the two counts, without the headers."""
     try:
         text = extract_tree_text(text)
     except J48TextError:
         pass
-    lines = text.splitlines()
     n_leaves = size = None
     body: list[tuple[int, str]] = []
-    for no, line in enumerate(lines, 1):
+    for no, line in enumerate(text.splitlines(), 1):
         if line.startswith("J48 ") or set(line) == {"-"} or not line.strip():
             continue
         m = re.match(r"^Number of Leaves  :\s*(\d+)$", line)
@@ -234,54 +246,74 @@ def parse_j48(text: str) -> dict[str, Any]:
         body.append((no, line))
     if not body:
         raise J48TextError("line 1: no tree lines in the text")
-    first_no, first = body[0]
-    m = _ROOT_LEAF.match(first)
-    if m:
-        tree = _leaf(m.group(1), m.group(2), m.group(3))
-    else:
-        pos = 0
+    return body, n_leaves, size
 
-        def node(depth: int) -> dict[str, Any]:
-            nonlocal pos
-            children, tests = [], []
-            attr = thr_text = None
-            while pos < len(body):
-                no, line = body[pos]
-                mm = _RULE.match(line)
-                level = len(mm.group(1)) // 4 if mm else -1
-                if children and (level < depth or (level == depth and len(children) == 2
-                                                   and tests[0] == "<=")):
-                    break
-                if not mm or level != depth:
-                    raise J48TextError(f"line {no}: expected a rule at depth {depth}: {line!r}")
-                if attr is not None and mm.group(2) != attr:
-                    raise J48TextError(f"line {no}: this branch tests {mm.group(2)}, not {attr}")
-                if tests and tests[0] in ("<=", "!=") or (tests and tests[0] == "=" and mm.group(3) == "!="):
-                    if mm.group(4) != thr_text:
-                        raise J48TextError(f"line {no}: the second branch tests {mm.group(2)} "
-                                           f"{mm.group(4)}, not {attr} {thr_text}")
-                attr, thr_text = mm.group(2), (mm.group(4) if thr_text is None else thr_text)
-                tests.append(mm.group(3))
-                pos += 1
-                if mm.group(5) is not None:
-                    children.append(_leaf(mm.group(5), mm.group(6), mm.group(7)))
-                else:
-                    children.append(node(depth + 1))
-                if tests[-1] in (">", "!="):
-                    break
-            if len(children) < 2:
-                last = body[min(pos, len(body) - 1)][0]
-                raise J48TextError(f"line {last}: the tree ends inside a split")
-            out = {"attribute": attr, "threshold_text": thr_text, "children": children,
-                   "tests": tests}
-            if tests[0] == "<=":
-                out["threshold"] = float(thr_text)
-            return out
 
-        tree = node(0)
-        if pos != len(body):
-            raise J48TextError(f"line {body[pos][0]}: unexpected text after the tree")
-    return {"tree": tree, "n_leaves": n_leaves, "size": size}
+class _TreeParser:
+    """Recursive descent over the rule lines; ``pos`` is the next line of ``body`` to read.
+    ``split`` raises its errors and its checks only return the complaint, so that a deep tree
+    costs one stack frame a level (a chain of about 1,000 splits parses)."""
+
+    def __init__(self, body: list[tuple[int, str]]):
+        self.body = body
+        self.pos = 0
+
+    def split(self, depth: int) -> dict[str, Any]:
+        """The split whose rule lines are at ``depth``, each branch a leaf or a deeper split."""
+        body = self.body
+        children: list[dict[str, Any]] = []
+        tests: list[str] = []
+        attr = thr_text = None
+        while self.pos < len(body):
+            no, line = body[self.pos]
+            mm = _RULE.match(line)
+            level = len(mm.group(1)) // 4 if mm else -1
+            if children and (level < depth or (level == depth and len(children) == 2
+                                               and tests[0] == "<=")):
+                break
+            if not mm or level != depth:
+                raise J48TextError(f"line {no}: expected a rule at depth {depth}: {line!r}")
+            _, name, op, value, cls, weight, errors = mm.groups()
+            if tests:              # a later branch: same attribute, and a binary split's value
+                problem = (_other_attribute(name, attr)
+                           or _other_value(name, op, value, tests[0], attr, thr_text))
+                if problem:
+                    raise J48TextError(f"line {no}: {problem}")
+            attr, thr_text = name, (value if thr_text is None else thr_text)
+            tests.append(op)
+            self.pos += 1
+            children.append(_leaf(cls, weight, errors) if cls is not None else self.split(depth + 1))
+            if tests[-1] in (">", "!="):
+                break
+        if len(children) < 2:
+            last = body[min(self.pos, len(body) - 1)][0]
+            raise J48TextError(f"line {last}: the tree ends inside a split")
+        out = {"attribute": attr, "threshold_text": thr_text, "children": children, "tests": tests}
+        if tests[0] == "<=":
+            out["threshold"] = float(thr_text)
+        return out
+
+    def expect_end(self) -> None:
+        """The root split must end on the last tree line."""
+        if self.pos != len(self.body):
+            raise J48TextError(f"line {self.body[self.pos][0]}: unexpected text after the tree")
+
+
+def _other_attribute(name: str, attr: str) -> str | None:
+    """A later branch's complaint when it tests another attribute than the split's."""
+    if name != attr:
+        return f"this branch tests {name}, not {attr}"
+    return None
+
+
+def _other_value(name: str, op: str, value: str, first_op: str, attr: str,
+                 thr_text: str) -> str | None:
+    """The complaint when the second branch of ``<=``/``>`` or ``=``/``!=`` names another value
+    than the first branch."""
+    if first_op == "<=" or first_op == "!=" or (first_op == "=" and op == "!="):
+        if value != thr_text:
+            return f"the second branch tests {name} {value}, not {attr} {thr_text}"
+    return None
 
 
 def _leaf(cls: str, weight: str, errors: str | None) -> dict[str, Any]:
