@@ -566,33 +566,14 @@ def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAUL
     evaluate`` passes): the bench scripts' figures rely on that default.
     """
     datasets = _open(dataset_dirs)
-    methods = list(dict.fromkeys(m.strip() for m in methods if m.strip()))
-    if not methods:
-        raise EvaluateError("no methods to evaluate; e.g. --methods model,cetd,trafilatura")
-    if protocol not in PROTOCOLS:
-        raise EvaluateError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
+    methods, model = _check_args(datasets, methods, protocol, model, allow_pickle, score_only)
     options = dict(method_options or {})
-    if isinstance(model, (str, Path)):
-        from hwnoise.extractors.model import load_model
-
-        model = load_model(model, allow_pickle=allow_pickle)
     proto_name = "given" if model is not None else protocol
-    if score_only is not None:
-        unknown = set(score_only) - {ds.name for ds in datasets}
-        if unknown:
-            raise EvaluateError(f"--score-only names no dataset given: {', '.join(sorted(unknown))}")
-
     sched_own = not isinstance(scheduler, Scheduler)
     sched = Scheduler(scheduler or "local", workers) if sched_own else scheduler
     try:
-        needs_table = model is None or needs_dataset_features(getattr(model, "features", None) or [])
-        if build and needs_table and "model" in methods:  # a given model's sitelevel needs it too
-            from hwnoise.features.build import build_features
-
-            for ds in datasets:
-                if not ds.has_features():  # the stored rows carry the dataset-level features
-                    info(f"{ds.name}: no features.parquet yet; building it")
-                    build_features(ds, progress=False, scheduler=sched)
+        if build and "model" in methods:
+            _build_missing_tables(datasets, model, sched)
         folds, notes = plan(datasets, protocol, model is not None, seed=seed, k=k, train_share=train_share,
                             trained_on=getattr(model, "trained_on", None),
                             score_only=score_only)
@@ -607,6 +588,39 @@ def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAUL
     if out is not None:
         write_outputs(report, out, page_rows, figures=figures)
     return report
+
+
+def _check_args(datasets: list[Dataset], methods: Sequence[str], protocol: str, model: Any,
+                allow_pickle: bool, score_only: Sequence[str] | None) -> tuple[list[str], Any]:
+    """The methods asked (each once, in order) and the model (loaded when given as a path);
+    an evaluation that cannot run as asked is an ``EvaluateError`` before any work."""
+    methods = list(dict.fromkeys(m.strip() for m in methods if m.strip()))
+    if not methods:
+        raise EvaluateError("no methods to evaluate; e.g. --methods model,cetd,trafilatura")
+    if protocol not in PROTOCOLS:
+        raise EvaluateError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
+    if isinstance(model, (str, Path)):
+        from hwnoise.extractors.model import load_model
+
+        model = load_model(model, allow_pickle=allow_pickle)
+    if score_only is not None:
+        unknown = set(score_only) - {ds.name for ds in datasets}
+        if unknown:
+            raise EvaluateError(f"--score-only names no dataset given: {', '.join(sorted(unknown))}")
+    return methods, model
+
+
+def _build_missing_tables(datasets: list[Dataset], model: Any, sched: Scheduler) -> None:
+    """``hwnoise features`` for the datasets without a table, when the learned model reads the
+    dataset-level features it stores (a given model's sitelevel needs it too)."""
+    if model is not None and not needs_dataset_features(getattr(model, "features", None) or []):
+        return
+    from hwnoise.features.build import build_features
+
+    for ds in datasets:
+        if not ds.has_features():
+            info(f"{ds.name}: no features.parquet yet; building it")
+            build_features(ds, progress=False, scheduler=sched)
 
 
 def _report(datasets: list, methods: list[str], tallies: dict, skipped: dict, notes: list[str],
