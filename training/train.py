@@ -374,12 +374,7 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
                   protocol, k, train_share, spec=spec.to_dict(), keep_model=save_split)
     fitted = _fit_models(job, data, len(folds), assembled=bool(spec.stack or spec.context or spec.page_context),
                          scheduler=scheduler, workers=workers)
-    if save_split:
-        model = fitted[0][2]  # the model fitted on the split's training pages, the one scored
-        keys = [c for c in ("dataset", PAGE_ATTRIBUTE) if c in data.columns]
-        fitted_on, scored = data[keys].iloc[folds[0][0]], fitted
-    else:
-        model, fitted_on, scored = fitted[0], data, fitted[1:]
+    model, fitted_on, scored = _saved_model(fitted, data, folds, save_split)
     if spec.regions and region_fitter is not None and desc["kind"] != "arff":
         pages = [p for d in given for p in Dataset(d).pages()]
         scorer = region_fitter(model, data, pages, progress=progress)
@@ -400,6 +395,16 @@ def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
     return {**report, "tree": tree, "classifier": spec.classifier, "features": list(model.features),
             "spec": spec, "model": model, "out": str(out) if out is not None else None,
             "fitted_pages": _page_count(fitted_on)}
+
+
+def _saved_model(fitted: list, data: pd.DataFrame, folds: list, save_split: bool) -> tuple[Any, pd.DataFrame, list]:
+    """The model to save, the rows it was fitted on (their keys) and the fits to score: with
+    ``save_split``, the model of the split's training pages, the one scored; else the model of
+    every row, and the protocol's fits scored beside it."""
+    if save_split:
+        keys = [c for c in ("dataset", PAGE_ATTRIBUTE) if c in data.columns]
+        return fitted[0][2], data[keys].iloc[folds[0][0]], fitted
+    return fitted[0], data, fitted[1:]
 
 
 def _plan_rows(given: list, options: dict, stacker, progress: bool) -> tuple[Any, list[str], pd.DataFrame, dict]:
