@@ -18,7 +18,7 @@ from __future__ import annotations
 import codecs
 import importlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -201,47 +201,71 @@ def import_dataset(fmt: str, src: str | Path, into: str | Path, *, limit: int | 
     into = Path(into)
     if limit is not None and limit < 1:
         raise ImportFormatError(f"--limit must be at least 1, not {limit}")
-    units: dict[str, _Unit] = {}
+    pages = _listed_pages(mod, fmt, src, limit=limit, progress=progress, query=query)
+    units = _write_pages(fmt, src, into, pages, query)
+    return [_finish_unit(unit) for unit in units.values()]
+
+
+def _listed_pages(mod, fmt: str, src: Path, *, limit: int | None, progress: bool,
+                  query: str | None) -> Iterable[SourcePage]:
+    """The pages to import, listed first (lazy readers only) to give the progress bar its total;
+    a ``query`` without a word is refused."""
     listed: Iterator[SourcePage] = mod.pages(src)
     if limit is not None:
         listed = islice(listed, limit)
-    pages = list(listed)  # lazy readers only: listing first gives the progress bar its total
+    pages: Iterable[SourcePage] = list(listed)
     if progress:
         from hwnoise.progress import progress as _progress
 
         pages = _progress(pages, desc=f"import {fmt}", total=len(pages), unit="page")
     if query is not None and not tokenize(query):
         raise ImportFormatError(f"--query {query!r} holds no word; give the search terms, e.g. --query \"oak chair\"")
+    return pages
+
+
+def _write_pages(fmt: str, src: Path, into: Path, pages: Iterable[SourcePage],
+                 query: str | None) -> dict[str, _Unit]:
+    """Each page written into its unit's dataset folder (opened at the unit's first page), with
+    ``query`` as its query when it has none of its own; the units in the order first written."""
+    units: dict[str, _Unit] = {}
     for sp in pages:
         if query is not None and sp.query is None:
             sp.query = query
         unit = units.get(sp.unit)
         if unit is None:
-            meta = dict(sp.unit_meta)
-            notes = meta.pop("notes", "")
-            ds = Dataset.create(_unit_dir(into, sp.unit), name=sp.unit, source=str(src.resolve()),
-                                notes=notes, format=fmt, **meta)
-            unit = units[sp.unit] = _Unit(ds)
+            unit = units[sp.unit] = _open_unit(fmt, src, into, sp)
         _write_page(fmt, unit, sp)
-    out = []
-    for unit in units.values():
-        ds = unit.ds
-        if unit.record_pages:
-            r = unit.records
-            info(f"{ds.name}: {unit.record_pages} page(s) with gold records, {r['records']} records, "
-                 f"{r['unresolved']} of {r['xpaths']} XPaths unresolved "
-                 f"({r['unresolved'] / max(r['xpaths'], 1):.1%}; {r['hidden']} name hidden elements)")
-        query_writer = _write_query(ds)
-        gold = list((ds.path / "gold").glob("*.txt"))
-        ds.update_meta(counts={
-            "pages": sum(1 for _ in (ds.path / "pages").glob("*.html")),
-            "gold": len(gold),
-            "gold_empty": sum(1 for g in gold if g.stat().st_size == 0),
-            "submissions": len(ds.submissions()),
-            "imported_last_run": unit.written,
-        }, query_written_by=query_writer)
-        out.append(ds.path)
-    return out
+    return units
+
+
+def _open_unit(fmt: str, src: Path, into: Path, sp: SourcePage) -> _Unit:
+    """The dataset folder of ``sp``'s unit, created (or reopened) with the unit's metadata."""
+    meta = dict(sp.unit_meta)
+    notes = meta.pop("notes", "")
+    ds = Dataset.create(_unit_dir(into, sp.unit), name=sp.unit, source=str(src.resolve()),
+                        notes=notes, format=fmt, **meta)
+    return _Unit(ds)
+
+
+def _finish_unit(unit: _Unit) -> Path:
+    """One unit finished: its gold records' totals said, its domain query written, its counts
+    put in ``dataset.json``; returns its folder."""
+    ds = unit.ds
+    if unit.record_pages:
+        r = unit.records
+        info(f"{ds.name}: {unit.record_pages} page(s) with gold records, {r['records']} records, "
+             f"{r['unresolved']} of {r['xpaths']} XPaths unresolved "
+             f"({r['unresolved'] / max(r['xpaths'], 1):.1%}; {r['hidden']} name hidden elements)")
+    query_writer = _write_query(ds)
+    gold = list((ds.path / "gold").glob("*.txt"))
+    ds.update_meta(counts={
+        "pages": sum(1 for _ in (ds.path / "pages").glob("*.html")),
+        "gold": len(gold),
+        "gold_empty": sum(1 for g in gold if g.stat().st_size == 0),
+        "submissions": len(ds.submissions()),
+        "imported_last_run": unit.written,
+    }, query_written_by=query_writer)
+    return ds.path
 
 
 def _write_page(fmt: str, unit: _Unit, sp: SourcePage) -> None:

@@ -147,6 +147,10 @@ def _cut_at(fh, last, start: int, end: int) -> int | None:
     return end if tail.strip() else None
 
 
+#: The dataset folder of each site written so far, with the IDs of the pages already in it.
+_Sites = dict[str, tuple[Dataset, set[str]]]
+
+
 def import_warc(sources: Iterable[str | Path], into: str | Path, *, limit: int | None = None,
                 progress: bool = True) -> tuple[list[Path], dict]:
     """Import WARC files into one dataset folder per site under ``into``; return the folders
@@ -157,7 +161,18 @@ def import_warc(sources: Iterable[str | Path], into: str | Path, *, limit: int |
     into = Path(into)
     counts = {"records": 0, "responses": 0, "imported": 0, "duplicates": 0, "not_response": 0,
               "skipped_status": 0, "skipped_type": 0, "skipped_url": 0}
-    units: dict[str, tuple[Dataset, set[str]]] = {}
+    sites = _import_files(files, into, counts, limit=limit, progress=progress)
+    out = [_finish_site(ds) for ds, _ in sites.values()]
+    if not out and not counts["records"]:
+        raise HwnoiseError(f"{', '.join(map(str, files))}: no WARC record found")
+    return out, counts
+
+
+def _import_files(files: list[Path], into: Path, counts: dict, *, limit: int | None,
+                  progress: bool) -> _Sites:
+    """The HTML responses of the files, in order, written as pages until ``limit`` pages are
+    imported (a progress bar over the files when asked); returns the sites' folders."""
+    sites: _Sites = {}
     bar = None
     if progress:
         from hwnoise.progress import bar as _bar
@@ -166,43 +181,65 @@ def import_warc(sources: Iterable[str | Path], into: str | Path, *, limit: int |
     try:
         for path in files:
             for meta, payload in html_responses(path, counts):
-                site = site_of(meta["url"]) or "warc"
-                if site not in units:
-                    ds = Dataset.create(_unit_dir(into, site), name=site, source="warc", format="warc",
-                                        notes="imported from WARC responses (status 200, HTML)")
-                    units[site] = (ds, {sid for sid, rec in ds.journal().items() if _imported(ds, rec)})
-                ds, done = units[site]
-                sub = submission_from_url(meta["url"])
-                sub["id"] = page_id(sub["method"], sub.get("action") or sub["url"], sub["fields"])
-                if sub["id"] in done:
-                    counts["duplicates"] += 1
-                    continue
-                ds.write_page(sub["id"], payload)
-                ds.add_submission({**sub, "site": site, "source": f"{path.name}@{meta['warc_offset']}"})
-                ds.append_journal({
-                    "submission": sub["id"], "url": meta["url"], "method": "GET", "fields": sub["fields"],
-                    "final_url": meta["url"], "redirects": [], "status": meta["status"],
-                    "headers": meta["headers"], "http_charset": meta["http_charset"], "bytes": len(payload),
-                    "sha256": hashlib.sha256(payload).hexdigest(), "started": meta["date"],
-                    "finished": meta["date"], "error": None, "warc": meta["warc"],
-                    "warc_offset": meta["warc_offset"], "imported": now_iso()})
-                done.add(sub["id"])
-                counts["imported"] += 1
-                if limit is not None and counts["imported"] >= limit:
+                _import_response(sites, into, path, meta, payload, counts)
+                if _limit_reached(limit, counts):
                     break
             if bar is not None:
                 bar.update(1)
-            if limit is not None and counts["imported"] >= limit:
+            if _limit_reached(limit, counts):
                 break
     finally:
         if bar is not None:
             bar.close()
-    out = []
-    for ds, _ in units.values():
-        writer = _write_query(ds)
-        ds.update_meta(counts={"pages": sum(1 for _ in (ds.path / "pages").glob("*.html")), "gold": 0,
-                               "submissions": len(ds.submissions())}, query_written_by=writer)
-        out.append(ds.path)
-    if not out and not counts["records"]:
-        raise HwnoiseError(f"{', '.join(map(str, files))}: no WARC record found")
-    return out, counts
+    return sites
+
+
+def _limit_reached(limit: int | None, counts: dict) -> bool:
+    """Whether ``limit`` pages have been imported."""
+    return limit is not None and counts["imported"] >= limit
+
+
+def _import_response(sites: _Sites, into: Path, path: Path, meta: dict, payload: bytes,
+                     counts: dict) -> None:
+    """One HTML response written as a page of its site's folder (opened at the site's first
+    page): its bytes, submission and journal line; a page already imported is counted instead."""
+    site = site_of(meta["url"]) or "warc"
+    if site not in sites:
+        sites[site] = _open_site(into, site)
+    ds, done = sites[site]
+    sub = submission_from_url(meta["url"])
+    sub["id"] = page_id(sub["method"], sub.get("action") or sub["url"], sub["fields"])
+    if sub["id"] in done:
+        counts["duplicates"] += 1
+        return
+    ds.write_page(sub["id"], payload)
+    ds.add_submission({**sub, "site": site, "source": f"{path.name}@{meta['warc_offset']}"})
+    ds.append_journal(_journal_line(sub, meta, payload))
+    done.add(sub["id"])
+    counts["imported"] += 1
+
+
+def _open_site(into: Path, site: str) -> tuple[Dataset, set[str]]:
+    """A site's dataset folder, created (or reopened) with the IDs of the pages already imported."""
+    ds = Dataset.create(_unit_dir(into, site), name=site, source="warc", format="warc",
+                        notes="imported from WARC responses (status 200, HTML)")
+    return ds, {sid for sid, rec in ds.journal().items() if _imported(ds, rec)}
+
+
+def _journal_line(sub: dict, meta: dict, payload: bytes) -> dict:
+    """The journal line of an imported response: the fetch as the WARC recorded it, and where."""
+    return {
+        "submission": sub["id"], "url": meta["url"], "method": "GET", "fields": sub["fields"],
+        "final_url": meta["url"], "redirects": [], "status": meta["status"],
+        "headers": meta["headers"], "http_charset": meta["http_charset"], "bytes": len(payload),
+        "sha256": hashlib.sha256(payload).hexdigest(), "started": meta["date"],
+        "finished": meta["date"], "error": None, "warc": meta["warc"],
+        "warc_offset": meta["warc_offset"], "imported": now_iso()}
+
+
+def _finish_site(ds: Dataset) -> Path:
+    """One site's folder finished: its domain query written, its counts put in ``dataset.json``."""
+    writer = _write_query(ds)
+    ds.update_meta(counts={"pages": sum(1 for _ in (ds.path / "pages").glob("*.html")), "gold": 0,
+                           "submissions": len(ds.submissions())}, query_written_by=writer)
+    return ds.path
