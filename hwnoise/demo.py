@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hwnoise import __version__
 from hwnoise.dataset import Dataset, now_iso, write_json
 from hwnoise.progress import info
+
+if TYPE_CHECKING:
+    from hwnoise.demo_site import DemoSite
 
 PROTOCOLS = ("pages", "thesis")
 
@@ -36,35 +40,66 @@ def left_out_note() -> str | None:
 def run_demo(out: str | Path = "hwnoise-demo", *, submissions: int = 100, seed: int = 0,
              classifier: str = "j48", progress: bool = True) -> dict:
     """Run the demo end to end; return the combined report (also written to ``out/report.json``)."""
-    from hwnoise.demo_site import DemoSite
-    from hwnoise.features.build import build_features
-    from hwnoise.forms.collect import collect
-    from hwnoise.forms.formpage import read_form, submissions_from_form
-    from hwnoise.training.arff import write_arff
-    from hwnoise.training.train import train
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
+    ds = _collect_from_site(out, submissions, seed, progress)
+    _features_and_arff(ds, out, progress)
+    results = _train_protocols(ds, out, classifier, seed)
+    ev_results, note = _evaluate_text_level(ds, out, classifier, seed)
+    return _write_report(out, _merge_results(results, ev_results), note, t0)
+
+
+def _collect_from_site(out: Path, submissions: int, seed: int, progress: bool) -> Dataset:
+    """Start the demo site, collect its form's result pages and write their gold text."""
+    from hwnoise.demo_site import DemoSite
+
     with DemoSite(seed=seed) as site:
         info(f"demo site: {site.form_url}")
-        form = read_form(site.form_url, allow_private=True)
-        subs = submissions_from_form(form, site.value_sets(submissions, seed=seed))
-        ds = Dataset.create(out / "dataset", name="demo", source="demo",
-                            notes=f"hwnoise demo site, seed {seed}; {len(subs)} form submissions over HTTP")
-        summary = collect(subs, ds, allow_private=True, delay=0, progress=progress)
-        info(f"collected: {summary.get('fetched', 0)} fetched, {summary.get('failed', 0)} failed, "
-             f"{summary.get('skipped', 0)} already there")
-        n_gold = 0
-        for page in ds.pages():
-            ds.write_gold(page.id, site.gold_text(page.url))
-            n_gold += 1
+        ds = _submit_form(site, out, submissions, seed, progress)
+        n_gold = _write_gold(ds, site)
     info(f"gold text written for {n_gold} pages; domain query: {len(ds.query())} terms")
+    return ds
+
+
+def _submit_form(site: DemoSite, out: Path, submissions: int, seed: int, progress: bool) -> Dataset:
+    """Submit the site's search form over HTTP into a new dataset under ``out``."""
+    from hwnoise.forms.collect import collect
+    from hwnoise.forms.formpage import read_form, submissions_from_form
+
+    form = read_form(site.form_url, allow_private=True)
+    subs = submissions_from_form(form, site.value_sets(submissions, seed=seed))
+    ds = Dataset.create(out / "dataset", name="demo", source="demo",
+                        notes=f"hwnoise demo site, seed {seed}; {len(subs)} form submissions over HTTP")
+    summary = collect(subs, ds, allow_private=True, delay=0, progress=progress)
+    info(f"collected: {summary.get('fetched', 0)} fetched, {summary.get('failed', 0)} failed, "
+         f"{summary.get('skipped', 0)} already there")
+    return ds
+
+
+def _write_gold(ds: Dataset, site: DemoSite) -> int:
+    """Write the gold text the site knows for every collected page; return how many."""
+    n_gold = 0
+    for page in ds.pages():
+        ds.write_gold(page.id, site.gold_text(page.url))
+        n_gold += 1
+    return n_gold
+
+
+def _features_and_arff(ds: Dataset, out: Path, progress: bool) -> None:
+    """Build the feature table and export it as ARFF."""
+    from hwnoise.features.build import build_features
+    from hwnoise.training.arff import write_arff
 
     build_features(ds, progress=progress)
     df = ds.read_features()
     write_arff(df, out / "demo.arff", relation="hwnoise-demo")
     info(f"features: {len(df)} rows -> {ds.features_path}; ARFF -> {out / 'demo.arff'}")
+
+
+def _train_protocols(ds: Dataset, out: Path, classifier: str, seed: int) -> list[dict]:
+    """Train and test the classifier with each protocol; return their node-level results."""
+    from hwnoise.training.train import train
 
     results = []
     for protocol in PROTOCOLS:
@@ -72,9 +107,13 @@ def run_demo(out: str | Path = "hwnoise-demo", *, submissions: int = 100, seed: 
                     out=out / ("model" if protocol == "pages" else f"model-{protocol}"),
                     verbose=protocol == "pages")
         results.extend(rep["results"])
+    return results
 
-    # Text level, on the same test pages as the pages protocol: the model beside CETD and
-    # the external extractors that are installed.
+
+def _evaluate_text_level(ds: Dataset, out: Path, classifier: str,
+                         seed: int) -> tuple[list[dict], str | None]:
+    """Score the model beside CETD and the installed external extractors at text level, on
+    the same test pages as the pages protocol; return the results and the left-out note."""
     from hwnoise.evaluate import evaluate
     from hwnoise.extractors.external import available
 
@@ -84,11 +123,21 @@ def run_demo(out: str | Path = "hwnoise-demo", *, submissions: int = 100, seed: 
          + (f"; {note}" if note else ""))
     ev = evaluate([ds.path], methods=methods, protocol="pages", seed=seed + 1,
                   out=out / "evaluation", method_options={"model": {"classifier": classifier}})
+    return ev["results"], note
+
+
+def _merge_results(results: list[dict], ev_results: list[dict]) -> list[dict]:
+    """Merge the text-level results into the node-level ones by (dataset, protocol, method)."""
     by_key = {(r["dataset"], r["protocol"], r["method"]): r for r in results}
-    for r in ev["results"]:
+    for r in ev_results:
         key = (r["dataset"], r["protocol"], r["method"])
         by_key[key] = {**by_key.get(key, {}), **r}
-    report = {"hwnoise": __version__, "created": now_iso(), "results": list(by_key.values()),
+    return list(by_key.values())
+
+
+def _write_report(out: Path, results: list[dict], note: str | None, t0: float) -> dict:
+    """Write the combined report to ``out/report.json`` and return it."""
+    report = {"hwnoise": __version__, "created": now_iso(), "results": results,
               "seconds": round(time.perf_counter() - t0, 1)}
     if note:
         report["notes"] = [note]
