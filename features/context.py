@@ -210,11 +210,74 @@ def signature_groups(rows: pd.DataFrame, walk_or_html: Any = None, *, http_chars
     return _groups(parent, levels, sig, chars)
 
 
+def _class_columns(toks: list[set[str]] | None, parent: np.ndarray,
+                   levels: list[np.ndarray]) -> dict[str, np.ndarray]:
+    """The class/id token columns, the node's own and its ancestors' (NaN without HTML)."""
+    if toks is None:
+        return dict.fromkeys(("ctx_cls_noise", "ctx_cls_content", "ctx_anc_noise", "ctx_anc_content"),
+                             np.full(len(parent), np.nan))
+    cls_noise = np.array([bool(k & _NOISE) for k in toks], dtype=float)
+    cls_content = np.array([bool(k & _CONTENT) for k in toks], dtype=float)
+    return {
+        "ctx_cls_noise": cls_noise,
+        "ctx_cls_content": cls_content,
+        "ctx_anc_noise": _down(parent, levels, cls_noise, np.maximum),
+        "ctx_anc_content": _down(parent, levels, cls_content, np.maximum),
+    }
+
+
+def _record_columns(parent: np.ndarray, levels: list[np.ndarray], sig: np.ndarray,
+                    chars: np.ndarray, total: float) -> dict[str, np.ndarray]:
+    """The record-structure columns (``ctx_sig_*``, ``ctx_*record*``) from the signature groups."""
+    g = _groups(parent, levels, sig, chars)
+    # the nearest record (the node or an ancestor, ``g.record``): its group's share, the depth below it
+    has = g.record >= 0
+    rec = np.maximum(g.record, 0)
+    depth = np.empty(len(parent), dtype=float)
+    for d, idx in enumerate(levels):
+        depth[idx] = d
+    rec_share = np.where(has, g.group_chars[g.group[rec]] / total, np.nan)
+    rec_depth = np.where(has, depth - depth[rec], np.nan)
+    return {
+        "ctx_sig_siblings": g.count,
+        "ctx_sig_share": g.share,
+        "ctx_in_record": has.astype(float),
+        "ctx_record_depth": np.where(np.isnan(rec_depth), -1.0, rec_depth),
+        "ctx_record_page_share": np.nan_to_num(rec_share, nan=0.0),
+    }
+
+
+def _position_columns(rows: pd.DataFrame, chars: np.ndarray, total: float) -> dict[str, np.ndarray]:
+    """The position and per-page normalisation columns (``ctx_text_pos``, ``ctx_ctd_rank``,
+    the z-scores)."""
+    n = len(rows)
+    before = pd.to_numeric(rows.get("chars_before", pd.Series(0.0, index=rows.index)),
+                           errors="coerce").fillna(0).to_numpy(dtype=float)
+    ctd = pd.to_numeric(rows["ctd"], errors="coerce").to_numpy(dtype=float) if "ctd" in rows else np.full(n, np.nan)
+    ld = (pd.to_numeric(rows["link_density"], errors="coerce").to_numpy(dtype=float)
+          if "link_density" in rows else np.full(n, np.nan))
+    return {
+        "ctx_text_pos": before / total,
+        "ctx_ctd_rank": pd.Series(ctd).rank(pct=True).to_numpy(dtype=float),
+        "ctx_ctd_z": _z(ctd),
+        "ctx_chars_z": _z(np.log1p(chars)),
+        "ctx_ld_z": _z(ld),
+    }
+
+
+def _tag_columns(rows: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The tag-path columns, inside a noise or content element by ``xpath`` (0 without it)."""
+    xpath = rows["xpath"].astype(str) if "xpath" in rows.columns else pd.Series([""] * len(rows), index=rows.index)
+    return {
+        "ctx_tag_noise": xpath.str.contains(_TAG_NOISE).to_numpy(dtype=float),
+        "ctx_tag_content": xpath.str.contains(_TAG_CONTENT).to_numpy(dtype=float),
+    }
+
+
 def context_columns(rows: pd.DataFrame, walk_or_html: Any = None, *,
                     http_charset: str | None = None, walk: Any = None) -> pd.DataFrame:
     """The :data:`CONTEXT_FEATURES` of one page's rows (same index as ``rows``)."""
-    n = len(rows)
-    if n == 0:
+    if len(rows) == 0:
         return pd.DataFrame({c: np.zeros(0) for c in CONTEXT_FEATURES}, index=rows.index)
     parent = _parent_positions(rows)
     levels = _levels(parent)
@@ -222,51 +285,12 @@ def context_columns(rows: pd.DataFrame, walk_or_html: Any = None, *,
     tags = rows["tag"].astype(str).to_numpy()
     classes = _class_strings(rows, walk_or_html, http_charset, walk)
     toks, joined = (None, None) if classes is None else _words_of(classes)
-    sig = _signatures(tags, joined)
-    if toks is not None:
-        cls_noise = np.array([bool(k & _NOISE) for k in toks], dtype=float)
-        cls_content = np.array([bool(k & _CONTENT) for k in toks], dtype=float)
-        anc_noise = _down(parent, levels, cls_noise, np.maximum)
-        anc_content = _down(parent, levels, cls_content, np.maximum)
-    else:
-        cls_noise = cls_content = anc_noise = anc_content = np.full(n, np.nan)
-
-    g = _groups(parent, levels, sig, chars)
-    sib, share, group_chars, inv = g.count, g.share, g.group_chars, g.group
     total = max(chars.max(), 1.0)
-    # the nearest record (the node or an ancestor, ``g.record``): its group's share, the depth below it
-    has = g.record >= 0
-    rec = np.maximum(g.record, 0)
-    depth = np.empty(n, dtype=float)
-    for d, idx in enumerate(levels):
-        depth[idx] = d
-    rec_share = np.where(has, group_chars[inv[rec]] / total, np.nan)
-    rec_depth = np.where(has, depth - depth[rec], np.nan)
-    in_rec = has.astype(float)
-
-    before = pd.to_numeric(rows.get("chars_before", pd.Series(0.0, index=rows.index)),
-                           errors="coerce").fillna(0).to_numpy(dtype=float)
-    ctd = pd.to_numeric(rows["ctd"], errors="coerce").to_numpy(dtype=float) if "ctd" in rows else np.full(n, np.nan)
-    ld = (pd.to_numeric(rows["link_density"], errors="coerce").to_numpy(dtype=float)
-          if "link_density" in rows else np.full(n, np.nan))
-    xpath = rows["xpath"].astype(str) if "xpath" in rows.columns else pd.Series([""] * n, index=rows.index)
     out = {
-        "ctx_sig_siblings": sib,
-        "ctx_sig_share": share,
-        "ctx_in_record": in_rec,
-        "ctx_record_depth": np.where(np.isnan(rec_depth), -1.0, rec_depth),
-        "ctx_record_page_share": np.nan_to_num(rec_share, nan=0.0),
-        "ctx_text_pos": before / total,
-        "ctx_ctd_rank": pd.Series(ctd).rank(pct=True).to_numpy(dtype=float),
-        "ctx_ctd_z": _z(ctd),
-        "ctx_chars_z": _z(np.log1p(chars)),
-        "ctx_ld_z": _z(ld),
-        "ctx_cls_noise": cls_noise,
-        "ctx_cls_content": cls_content,
-        "ctx_anc_noise": anc_noise,
-        "ctx_anc_content": anc_content,
-        "ctx_tag_noise": xpath.str.contains(_TAG_NOISE).to_numpy(dtype=float),
-        "ctx_tag_content": xpath.str.contains(_TAG_CONTENT).to_numpy(dtype=float),
+        **_class_columns(toks, parent, levels),
+        **_record_columns(parent, levels, _signatures(tags, joined), chars, total),
+        **_position_columns(rows, chars, total),
+        **_tag_columns(rows),
     }
     return pd.DataFrame(out, index=rows.index)[CONTEXT_FEATURES]
 
