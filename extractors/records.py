@@ -294,7 +294,7 @@ def record_rows(walk, labels, proba: np.ndarray | None = None, *, min_repeat: in
         from hwnoise.extractors.regions import scored_records
 
         records = scored_records(walk, labels, proba, records, scorer)
-    return drop_unsure(walk, records, proba, rel_conf)
+    return drop_unsure(walk, _table_rows(walk, records), proba, rel_conf)
 
 
 def records_content(walk, labels, recs: list[list[int]]) -> np.ndarray:
@@ -383,6 +383,55 @@ def candidate_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3, min_s
         records = [list(x) for x in dict.fromkeys(tuple(r) for r in records)]
     records.extend(snapped)
     return sorted(records)
+
+
+def _table_rows(walk, records: list[list[int]]) -> list[list[int]]:
+    """In a table whose header row names its columns (``th`` cells), each body row with as many
+    cells is a record and its cells are its fields: a record that is such a row's cell becomes the
+    row (a page with one result, whose cells are alike siblings to the grouping), and one that is
+    the table or its body becomes its rows. Other records stay as they are."""
+    tags = walk.rows["tag"].tolist()
+    if "th" not in tags or not records:
+        return records
+    parent = walk.rows["parent"].to_numpy(dtype=np.int64)
+    kids = _children(parent)
+    rows_of = _data_rows(parent, tags, np.asarray(walk.last, dtype=np.int64), kids)
+    row_of_cell = {c: r for rows in rows_of.values() for r in rows for c in kids[r]}
+    out: list[list[int]] = []
+    for rec in records:
+        if len(rec) == 1 and rec[0] in rows_of:
+            out.extend([r] for r in rows_of[rec[0]])
+        elif all(r in row_of_cell for r in rec):
+            out.extend([row_of_cell[r]] for r in rec)
+        else:
+            out.append(rec)
+    return sorted(list(x) for x in dict.fromkeys(tuple(r) for r in out))
+
+
+def _data_rows(parent: np.ndarray, tags: list[str], last: np.ndarray,
+               kids: list[list[int]]) -> dict[int, list[int]]:
+    """The body rows of each table with a header row (two or more ``th`` cells and nothing else),
+    keyed by the table and by its ``tbody``: the rows of that table (not of a table inside it)
+    with at least one ``td`` and as many cells as the header."""
+    out: dict[int, list[int]] = {}
+    for table in (i for i, tag in enumerate(tags) if tag == "table"):
+        rows = [r for r in range(table + 1, int(last[table]) + 1)
+                if tags[r] == "tr" and _table_of(parent, tags, r) == table]
+        width = next((len(kids[r]) for r in rows if len(kids[r]) >= 2
+                      and all(tags[c] == "th" for c in kids[r])), 0)
+        body = [r for r in rows if len(kids[r]) == width and any(tags[c] == "td" for c in kids[r])]
+        if width and body:
+            for key in [table] + [c for c in kids[table] if tags[c] == "tbody"]:
+                out[key] = [r for r in body if key == table or last[key] >= r > key]
+    return out
+
+
+def _table_of(parent: np.ndarray, tags: list[str], i: int) -> int:
+    """The nearest ``table`` above row ``i`` (-1: none)."""
+    p = int(parent[i])
+    while p >= 0 and tags[p] != "table":
+        p = int(parent[p])
+    return p
 
 
 def _split_regions(t: _Tree, roots: list[int], min_repeat: int) -> list[int]:

@@ -251,6 +251,29 @@ def test_a_lone_message_is_no_record_but_a_lone_result_is():
     assert [[walk.rows["tag"][r] for r in rec] for rec in record_rows(walk, lab)] == [["li"]]
 
 
+def test_a_table_with_column_headers_gives_its_rows_as_records_even_one():
+    """A result table whose header names its columns: each body row is a record, its cells its
+    fields, also on a page with one result, where the row's cells are the only alike siblings
+    (they were four records of one field each when the table was labelled content whole). A
+    table without a header (a grid of cards, one a cell) keeps its cells as records."""
+    head = "<thead><tr><th>Title</th><th>Author</th><th>Year</th><th>Price</th></tr></thead>"
+    row = ("<tr><td><a href='/b/{k}'>The tea of the valley {k}</a><br><small>A story of leaves</small></td>"
+           "<td>Ann Bold</td><td>20{k:02d}</td><td>$12.50</td></tr>")
+    for n in (1, 3):
+        html = (f"<html><body>{NAV}<main><table class='results'>{head}<tbody>"
+                + "".join(row.format(k=k) for k in range(n)) + "</tbody></table></main></body></html>").encode()
+        walk = walk_page(html)
+        for content in ("/html/body/main[1]/table[1]", "/html/body/main[1]/table[1]/tbody[1]"):
+            recs = record_rows(walk, _labels_for(walk, {content}))
+            assert [[walk.rows["tag"][r] for r in rec] for rec in recs] == [["tr"]] * n, (n, content)
+    card = "<td><a href='/p/{k}'><img src='/i/{k}.jpg' alt=''>Oak chair model {k}</a><span>$4{k}.00</span></td>"
+    grid = (f"<html><body>{NAV}<main><table><tr>" + "".join(card.format(k=k) for k in range(4))
+            + "</tr></table></main></body></html>").encode()
+    walk = walk_page(grid)
+    recs = record_rows(walk, _labels_for(walk, {"/html/body/main[1]/table[1]"}))
+    assert [[walk.rows["tag"][r] for r in rec] for rec in recs] == [["td"]] * 4
+
+
 def test_mdr_finds_the_data_region_with_the_published_settings():
     assert (K, T) == (10, 0.3)
     html = listing(1, 6, hidden=False).encode()
