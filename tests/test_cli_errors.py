@@ -82,6 +82,8 @@ def blocked(tmp_path) -> Path:
     # a charset label no browser knows would be ignored as a browser ignores it: a typo passes unseen
     (["extract", "page.html", "--charset", "utf8x"], ["extract", "--charset", "'utf8x'", "utf-8"]),
     (["features", "page.html", "--charset", "utf-7"], ["features", "--charset", "'utf-7'"]),
+    # no page, or one, could not be split into training and test pages
+    (["demo", "--submissions", "0"], ["demo", "--submissions", "'0'", "2 or more"]),
 ])
 def test_bad_option_values_print_one_line_and_exit_2(capsys, argv, names):
     code, out, err = run(capsys, *argv)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from hwnoise.commands._types import number
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -15,7 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("--out", "-o", default="hwnoise-demo", help="output folder (default: ./hwnoise-demo)")
-    p.add_argument("--submissions", type=int, default=100, help="form submissions to make (default 100)")
+    p.add_argument("--submissions", type=number(int, 2, "must be 2 or more (the pages protocol splits the pages)"),
+                   default=100, help="form submissions to make (default 100)")
     p.add_argument("--seed", type=int, default=0, help="seed of the site's data and the splits (default 0)")
     p.add_argument("--classifier", default="j48", help="classifier name (default j48; see 'hwnoise train --help')")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
