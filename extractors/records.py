@@ -399,7 +399,7 @@ def _table_rows(walk, records: list[list[int]]) -> list[list[int]]:
     row_of_cell = {c: r for rows in rows_of.values() for r in rows for c in kids[r]}
     out: list[list[int]] = []
     for rec in records:
-        if len(rec) == 1 and rec[0] in rows_of:
+        if len(rec) == 1 and rows_of.get(rec[0]):  # a table, or a body of it that holds rows
             out.extend([r] for r in rows_of[rec[0]])
         elif all(r in row_of_cell for r in rec):
             out.extend([row_of_cell[r]] for r in rec)
