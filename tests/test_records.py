@@ -274,6 +274,19 @@ def test_a_table_with_column_headers_gives_its_rows_as_records_even_one():
     assert [[walk.rows["tag"][r] for r in rec] for rec in recs] == [["td"]] * 4
 
 
+def test_a_table_body_without_body_rows_stays_as_it_is():
+    from hwnoise.extractors.records import _table_rows
+
+    html = (b"<html><body><table><tbody><tr><th>Title</th><th>Year</th></tr></tbody>"
+            b"<tbody><tr><td>The tea of the valley</td><td>2024</td></tr></tbody></table></body></html>")
+    walk = walk_page(html)
+    tags = walk.rows["tag"].tolist()
+    head, body = [i for i, t in enumerate(tags) if t == "tbody"]
+    row = [i for i, t in enumerate(tags) if t == "tr"][1]
+    assert _table_rows(walk, [[head]]) == [[head]]      # it holds the header only: kept
+    assert _table_rows(walk, [[body]]) == [[row]]       # it holds the rows: they are the records
+
+
 def test_mdr_finds_the_data_region_with_the_published_settings():
     assert (K, T) == (10, 0.3)
     html = listing(1, 6, hidden=False).encode()
