@@ -119,6 +119,18 @@ def test_a_weka_arff_with_quoted_attribute_names_trains_a_model_that_loads(tmp_p
     assert model.features == ["petal width", "a(1)"]
 
 
+def test_a_test_file_without_the_training_attributes_is_one_line_naming_it(tmp_path, capsys):
+    rows = "".join(f"{i % 7},{(i * 3) % 5},{'N' if i % 7 > 3 else 'S'}\n" for i in range(40))
+    train_arff, test_arff = tmp_path / "a.arff", tmp_path / "b.arff"
+    train_arff.write_text("@relation a\n@attribute x numeric\n@attribute y numeric\n"
+                          "@attribute class {N,S}\n@data\n" + rows)
+    test_arff.write_text("@relation b\n@attribute x numeric\n@attribute z numeric\n"
+                         "@attribute class {N,S}\n@data\n" + rows)
+    assert main(["train", str(train_arff), "--test", str(test_arff), "--out", str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{test_arff}: no 'y' among its columns" in err
+
+
 def test_console_entry_point_runs_as_a_process(two_datasets, tmp_path):
     out = tmp_path / "proc"
     proc = subprocess.run([sys.executable, "-m", "hwnoise.cli", "train", str(two_datasets[0]),

@@ -485,6 +485,11 @@ def _score(model: NoiseModel, classifier: str, feats: list[str], data: pd.DataFr
         if not user_arff:
             test_df = _assembled(test_df, test_desc, feats, stacker, progress)
         test_data = _labelled(test_df, str(test_path))
+        missing = [f for f in model.features if f not in test_data.columns]
+        if missing:  # a Weka user's test file with other attributes, or a dataset of other columns
+            raise HwnoiseError(f"{test_path}: no {', '.join(map(repr, missing))} among its columns; the "
+                               f"test rows need the features the model is trained on "
+                               f"({', '.join(map(repr, model.features))})")
         pred = model.predict(test_data)
         return _records(test_data, pred.astype(object), "test", classifier), "test"
     pred = np.full(len(data), None, dtype=object)
