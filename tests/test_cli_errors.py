@@ -93,6 +93,19 @@ def test_bad_option_values_print_one_line_and_exit_2(capsys, argv, names):
     assert all(n in line for n in names) and "--help" in line
 
 
+def test_label_serve_on_a_port_in_use_is_one_line(dataset, capsys):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, out, err = run(capsys, "label", str(dataset), "--serve", "--port", str(port), "--no-open")
+    assert code == 1 and out == ""
+    line = one_error_line(err)
+    assert f"--port {port} is in use" in line and "no --port for a free one" in line
+
+
 def test_real_process_exit_codes(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "hwnoise.cli", "evaluate", "d", "--protocol", "page"],
                          capture_output=True, text=True)

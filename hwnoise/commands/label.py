@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 from pathlib import Path
+
+from hwnoise.errors import HwnoiseError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -63,5 +66,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from hwnoise.labelling.serve import serve
 
-    serve(ds, port=args.port, open_browser=not args.no_open)
+    try:
+        serve(ds, port=args.port, open_browser=not args.no_open)
+    except OSError as exc:  # the port: taken, or not ours to bind
+        if exc.errno not in (errno.EADDRINUSE, errno.EACCES):
+            raise
+        why = "is in use (another program, or another 'hwnoise label --serve')" \
+            if exc.errno == errno.EADDRINUSE else "cannot be opened by this user"
+        raise HwnoiseError(f"--port {args.port} {why}; give another port, or no --port for a free one") from None
     return 0
