@@ -312,12 +312,13 @@ def _group_label(el) -> str | None:
 def submissions_from_form(form: Form, values: list[dict]) -> list[dict]:
     """One submission per value set: the form's defaults and hidden inputs, with the fields
     a value set names (by field name, else by visible label) set to its values (a list
-    value sends the name once per item). Names the form lacks are added (label unknown)."""
+    value sends the name once per item). Names the form lacks are added (label unknown;
+    ``unknown_fields`` finds them, and ``hwnoise collect`` warns of them)."""
     out = []
     for vs in values:
         sent = form.default_fields()
         for key, value in vs.items():
-            f = form.field(key) or next((x for x in form.fields if x.label and x.label.casefold() == str(key).casefold()), None)
+            f = _named(form, key)
             name = f.name if f else str(key)
             items = value if isinstance(value, list) else [value]
             items = ["" if v is None else str(v) for v in items]
@@ -341,6 +342,18 @@ def submissions_from_form(form: Form, values: list[dict]) -> list[dict]:
         out.append(make_submission(form.method, form.action, sent, enctype=form.enctype,
                                    **({"form": form.page_url} if form.page_url else {})))
     return out
+
+
+def _named(form: Form, key: object) -> FormField | None:
+    """The form's field a value set names: by its name, else by its visible label."""
+    return form.field(key) or next((x for x in form.fields if x.label and x.label.casefold() == str(key).casefold()),
+                                   None)
+
+
+def unknown_fields(form: Form, values: list[dict]) -> list[str]:
+    """The names in ``values`` that name no field of ``form`` (neither a name nor a label): sent
+    as given, which is what a typo in a field's name does too."""
+    return list(dict.fromkeys(str(k) for vs in values for k in vs if _named(form, k) is None))
 
 
 def _option_value(f: FormField, v: str) -> str:

@@ -188,7 +188,7 @@ def test_cli_collects_a_form_through_its_form_page(srv, tmp_path):
     res = run_cli("--form", srv.url("/form"), "--values", str(values), "--into", str(into),
                   "--allow-private", "--delay", "0")
     assert res.returncode == 0, res.stderr
-    assert "2 fetched, 0 failed" in res.stderr
+    assert "2 fetched, 0 failed" in res.stderr and "warning" not in res.stderr
     ds = Dataset(into)
     subs = ds.submissions()
     assert [s["url"].split("?", 1)[1] for s in subs] == [
@@ -201,6 +201,16 @@ def test_cli_collects_a_form_through_its_form_page(srv, tmp_path):
             ("item", "name"), ("mojito", "value"), ("negroni", "value")} <= kinds
     assert ("s3cr3t", "value") not in kinds            # a hidden token is not a query term
     assert json.loads((into / "dataset.json").read_text())["source"] == "form"
+
+
+def test_cli_warns_of_value_names_the_form_has_no_field_of(srv, tmp_path):
+    values = tmp_path / "values.jsonl"
+    values.write_text('{"item_nmae": "mojito"}\n')               # a typo of item_name
+    res = run_cli("--form", srv.url("/form"), "--values", str(values), "--into", str(tmp_path / "ds"),
+                  "--allow-private", "--delay", "0")
+    assert res.returncode == 0, res.stderr
+    warning = [ln for ln in res.stderr.splitlines() if "warning" in ln]
+    assert len(warning) == 1 and "'item_nmae'" in warning[0] and "'item_name'" in warning[0]
 
 
 def test_cli_exit_status_and_clear_errors(srv, tmp_path):

@@ -8,7 +8,7 @@ import pytest
 from misbehaving_server import MisbehavingServer
 
 from hwnoise.forms.fetch import BlockedURL
-from hwnoise.forms.formpage import FormError, read_form, read_values, submissions_from_form
+from hwnoise.forms.formpage import FormError, read_form, read_values, submissions_from_form, unknown_fields
 
 PAGE = """<html><body>
 <form class="quick" action="/q"><input name="q" aria-label="Search"><button>Go</button></form>
@@ -93,6 +93,13 @@ def test_submissions_from_form_keep_defaults_and_fill_values(form):
     assert ("stock", "in") in bv and ("stock", "all") not in bv
     assert ("extra", "e") in bv
     assert a["form"] == "http://books.example/a/search.html"
+
+
+def test_names_that_are_no_field_are_found_for_a_warning(form):
+    # by name or by visible label is a field; "extra" and a misspelt "tlt" are not (sent as given)
+    values = [{"ttl": "Dune", "Published after": 1965}, {"tlt": "Emma", "extra": "e", "ttl": "x"}]
+    assert unknown_fields(form, values) == ["tlt", "extra"]
+    assert unknown_fields(form, values[:1]) == []
 
 
 def test_get_form_puts_fields_in_the_query_string():

@@ -79,11 +79,17 @@ def run(args: argparse.Namespace) -> int:
             raise HwnoiseError("--form and --values go together: the form page and the value sets to submit")
         if args.submissions:
             raise HwnoiseError("give either SUBMISSIONS or --form/--values, not both")
-        from hwnoise.forms.formpage import read_form, read_values, submissions_from_form
+        from hwnoise.forms.formpage import read_form, read_values, submissions_from_form, unknown_fields
 
         form = read_form(args.form, form_index=args.form_index, allow_private=allow or False,
                          user_agent=args.user_agent, timeout=tuple(args.timeout), robots=not args.no_robots)
-        subs = submissions_from_form(form, read_values(args.values))
+        values = read_values(args.values)
+        unknown = unknown_fields(form, values)
+        if unknown:
+            info(f"hwnoise: warning: {args.values} names {', '.join(map(repr, unknown))}, which the form has "
+                 f"no field of (by name or label; its fields: {', '.join(repr(f.name) for f in form.fields)}); "
+                 "sent as given: check the spelling")
+        subs = submissions_from_form(form, values)
         source = "form"
     elif args.submissions:
         from hwnoise.forms.submissions import read_submissions
