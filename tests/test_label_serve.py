@@ -104,6 +104,32 @@ def test_requests_without_the_token_are_refused(crawl):
         srv.server_close()
 
 
+def test_a_post_whose_body_is_not_a_json_object_is_a_400(crawl):
+    import json
+
+    from hwnoise.labelling.serve import make_server
+
+    srv = make_server(crawl)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        base = srv.url.split("?")[0]
+        before = crawl.labels_path.read_bytes()
+        for path, want in (("api/label", '{"page": ..., "node": ..., "label": "S"|"N"}'),
+                           ("api/check", '{"page": ..., "checked": true}')):
+            for body in (b"[1]", b'"x"', b"3", b"null"):
+                req = urllib.request.Request(f"{base}{path}?t={srv.token}", data=body,
+                                             headers={"Content-Type": "application/json"})
+                with pytest.raises(urllib.error.HTTPError) as err:
+                    urllib.request.urlopen(req, timeout=30)
+                assert err.value.code == 400, (path, body)
+                msg = json.loads(err.value.read())["error"]
+                assert msg == f"the body must be a JSON object such as {want}", (path, body)
+        assert crawl.labels_path.read_bytes() == before  # nothing written
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
 def test_cli_serves_on_loopback_with_token(crawl):
     exe = Path(sys.executable).with_name("hwnoise")
     proc = subprocess.Popen([str(exe), "label", str(crawl.path), "--serve", "--port", "0", "--no-open"],

@@ -29,6 +29,7 @@ import secrets
 import sys
 import threading
 import webbrowser
+from functools import partial
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -273,58 +274,16 @@ class _Handler(BaseHTTPRequestHandler):
         return hmac.compare_digest(given.encode(), self.server.token.encode())
 
     def _route(self, method: str) -> None:
+        """Check the token, pick the endpoint's handler, and answer what it raises with 400/500."""
         url = urlsplit(self.path)
-        query = parse_qs(url.query)
-        if not self._authorised(query):
+        if not self._authorised(parse_qs(url.query)):
             self.server.refused += 1
             return self._error(HTTPStatus.FORBIDDEN, "missing or wrong token")
-        store = self.server.store
         parts = [p for p in url.path.split("/") if p]
         try:
-            if method == "GET" and parts in ([], ["index.html"]):
-                return self._static("index.html")
-            if method == "GET" and len(parts) == 2 and parts[0] == "static" and parts[1] in _STATIC:
-                return self._static(parts[1])
-            if len(parts) >= 2 and not _PAGE_ID.match(parts[-1]) and parts[0] in ("frame", "api"):
-                return self._error(HTTPStatus.BAD_REQUEST, "bad page id")
-            if method == "GET" and len(parts) == 2 and parts[0] == "frame":
-                page = store.by_id.get(parts[1])
-                if page is None:
-                    return self._error(HTTPStatus.NOT_FOUND, "no such page")
-                walk = store.walk(page.id)
-                body = safe_page(page.read_html(), page.http_charset, len(walk.rows),
-                                 walk.rows["tag"].tolist())
-                return self._send(200, body.encode("utf-8"), "text/html; charset=utf-8", FRAME_CSP)
-            if method == "GET" and parts == ["api", "pages"]:
-                status = store.model_status()
-                pages = [{"id": p.id, "url": p.url, "checked": p.id in store.checked,
-                          "gold": p.gold_path.exists(), "doubt": status["doubt"].get(p.id)}
-                         for p in store.pages]
-                status.pop("doubt")
-                return self._json({"dataset": store.ds.name, "pages": pages, "model": status})
-            if method == "GET" and len(parts) == 3 and parts[:2] == ["api", "labels"]:
-                if parts[2] not in store.by_id:
-                    return self._error(HTTPStatus.NOT_FOUND, "no such page")
-                lab = store.page_labels(parts[2])
-                return self._json({"page": parts[2], "checked": parts[2] in store.checked,
-                                   "nodes": lab.to_dict("records")})
-            if method == "POST" and parts in (["api", "label"], ["api", "check"]):
-                n = int(self.headers.get("Content-Length") or 0)
-                if n > 1_000_000:
-                    return self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "too large")
-                body = json.loads(self.rfile.read(n) or b"{}")
-                pid = str(body.get("page", ""))
-                if pid not in store.by_id:
-                    return self._error(HTTPStatus.NOT_FOUND, "no such page")
-                if parts[1] == "check":
-                    store.set_checked(pid, bool(body.get("checked", True)))
-                    return self._json({"page": pid, "checked": pid in store.checked})
-                label = body.get("label")
-                node = int(body.get("node", -1))
-                if label not in (NOISE, CONTENT) or not 0 <= node < len(store.walk(pid).rows):
-                    return self._error(HTTPStatus.BAD_REQUEST, "want {page, node, label: S|N}")
-                nodes = store.set_label(pid, node, label, bool(body.get("subtree", True)))
-                return self._json({"page": pid, "label": label, "nodes": nodes})
+            handler = self._pick(method, parts)
+            if handler is not None:
+                return handler()
         except (ValueError, json.JSONDecodeError) as exc:
             return self._error(HTTPStatus.BAD_REQUEST, str(exc))
         except Exception as exc:  # noqa: BLE001 - one bad page never stops the server
@@ -332,6 +291,95 @@ class _Handler(BaseHTTPRequestHandler):
                   file=sys.stderr, flush=True)
             return self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}")
         return self._error(HTTPStatus.NOT_FOUND, "not found")
+
+    def _pick(self, method: str, parts: list[str]):
+        """The handler (no arguments) for this method and path, or None when there is none."""
+        if method == "GET" and parts in ([], ["index.html"]):
+            return partial(self._static, "index.html")
+        if method == "GET" and len(parts) == 2 and parts[0] == "static" and parts[1] in _STATIC:
+            return partial(self._static, parts[1])
+        if len(parts) >= 2 and not _PAGE_ID.match(parts[-1]) and parts[0] in ("frame", "api"):
+            return partial(self._error, HTTPStatus.BAD_REQUEST, "bad page id")
+        if method == "GET" and len(parts) == 2 and parts[0] == "frame":
+            return partial(self._frame, parts[1])
+        if method == "GET" and parts == ["api", "pages"]:
+            return self._pages
+        if method == "GET" and len(parts) == 3 and parts[:2] == ["api", "labels"]:
+            return partial(self._labels, parts[2])
+        if method == "POST" and parts == ["api", "label"]:
+            return self._post_label
+        if method == "POST" and parts == ["api", "check"]:
+            return self._post_check
+        return None
+
+    def _frame(self, pid: str) -> None:
+        """GET /frame/ID: the stored page made safe, under the frame's policy."""
+        store = self.server.store
+        page = store.by_id.get(pid)
+        if page is None:
+            return self._error(HTTPStatus.NOT_FOUND, "no such page")
+        walk = store.walk(page.id)
+        body = safe_page(page.read_html(), page.http_charset, len(walk.rows), walk.rows["tag"].tolist())
+        self._send(200, body.encode("utf-8"), "text/html; charset=utf-8", FRAME_CSP)
+
+    def _pages(self) -> None:
+        """GET /api/pages: the pages, their checked marks and the per-site model's status."""
+        store = self.server.store
+        status = store.model_status()
+        pages = [{"id": p.id, "url": p.url, "checked": p.id in store.checked,
+                  "gold": p.gold_path.exists(), "doubt": status["doubt"].get(p.id)}
+                 for p in store.pages]
+        status.pop("doubt")
+        self._json({"dataset": store.ds.name, "pages": pages, "model": status})
+
+    def _labels(self, pid: str) -> None:
+        """GET /api/labels/ID: a page's nodes with their shown labels."""
+        store = self.server.store
+        if pid not in store.by_id:
+            return self._error(HTTPStatus.NOT_FOUND, "no such page")
+        lab = store.page_labels(pid)
+        self._json({"page": pid, "checked": pid in store.checked, "nodes": lab.to_dict("records")})
+
+    def _post_label(self) -> None:
+        """POST /api/label {page, node, label, subtree}: set a person's label."""
+        posted = self._posted('{"page": ..., "node": ..., "label": "S"|"N"}')
+        if posted is None:
+            return
+        body, pid = posted
+        store = self.server.store
+        label = body.get("label")
+        node = int(body.get("node", -1))
+        if label not in (NOISE, CONTENT) or not 0 <= node < len(store.walk(pid).rows):
+            return self._error(HTTPStatus.BAD_REQUEST, "want {page, node, label: S|N}")
+        nodes = store.set_label(pid, node, label, bool(body.get("subtree", True)))
+        self._json({"page": pid, "label": label, "nodes": nodes})
+
+    def _post_check(self) -> None:
+        """POST /api/check {page, checked}: mark a page checked or not."""
+        posted = self._posted('{"page": ..., "checked": true}')
+        if posted is None:
+            return
+        body, pid = posted
+        store = self.server.store
+        store.set_checked(pid, bool(body.get("checked", True)))
+        self._json({"page": pid, "checked": pid in store.checked})
+
+    def _posted(self, example: str) -> tuple[dict, str] | None:
+        """The POST's JSON object and its known page; None once a 413 or 404 is sent.
+
+        A body that is not a JSON object raises ValueError (a 400 naming ``example``)."""
+        n = int(self.headers.get("Content-Length") or 0)
+        if n > 1_000_000:
+            self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "too large")
+            return None
+        body = json.loads(self.rfile.read(n) or b"{}")
+        if not isinstance(body, dict):
+            raise ValueError(f"the body must be a JSON object such as {example}")
+        pid = str(body.get("page", ""))
+        if pid not in self.server.store.by_id:
+            self._error(HTTPStatus.NOT_FOUND, "no such page")
+            return None
+        return body, pid
 
     def _static(self, name: str) -> None:
         data = (resources.files("hwnoise.labelling") / "static" / name).read_bytes()
