@@ -79,46 +79,37 @@ def _is_numeric(col: pd.Series) -> bool:
     return bool(pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype))
 
 
-def _header(relation: str, attributes: list[tuple[str, object]]) -> str:
-    from hwnoise import __version__
-
-    relation = re.sub(r"[^\w.\-]+", "_", relation).strip("_") or "hwnoise"
-    description = (f"written by hwnoise {__version__}; class attribute {CLASS_ATTRIBUTE}: "
-                   "S = noise, N = content")
-    lines = liac.ArffEncoder().iter_encode({"relation": relation, "attributes": attributes,
-                                            "description": description})
-    return "\n".join(lines) + "\n"
-
-
-def arff_text_chunks(df: pd.DataFrame, features: Iterable[str] = THESIS_FEATURES, page: bool = False,
-                     relation: str = "hwnoise", chunk_rows: int = 20_000) -> Iterable[str]:
-    """The ARFF file for ``df`` as text chunks (header first, then data lines, ``chunk_rows``
-    rows a chunk: each value of a chunk is a Python string while it is written, about 60 bytes
-    a value)."""
-    features = list(features)
+def _check_columns(df: pd.DataFrame, features: list[str], page: bool) -> None:
+    """The table has every feature asked for, and a page column when it is exported."""
     missing = [f for f in features if f not in df.columns]
     if missing:
         raise ArffError(f"the feature table has no column(s) {', '.join(missing)}; "
                         f"it has {', '.join(map(str, df.columns))}")
     if page and PAGE_ATTRIBUTE not in df.columns:
         raise ArffError("the feature table has no 'page' column to export")
-    class_values = list(CLASSES)
-    if LABEL in df.columns:
-        labels = df[LABEL]
-        known = labels.dropna().astype(str)
-        if set(known.unique()) - set(CLASSES):       # a user's class set (from a Weka ARFF file)
-            if isinstance(labels.dtype, pd.CategoricalDtype):
-                class_values = [str(v) for v in labels.cat.categories]
-            else:
-                class_values = sorted(set(known.unique()))
-    else:
-        labels = pd.Series([None] * len(df), index=df.index, dtype=object)
 
-    attributes: list[tuple[str, object]] = []
+
+def _class_values(df: pd.DataFrame) -> tuple[pd.Series, list[str]]:
+    """The labels (all missing without a label column) and the class values to declare:
+    S/N, or a user's class set (from a Weka ARFF file) in its categorical order or sorted."""
+    class_values = list(CLASSES)
+    if LABEL not in df.columns:
+        return pd.Series([None] * len(df), index=df.index, dtype=object), class_values
+    labels = df[LABEL]
+    known = labels.dropna().astype(str)
+    if set(known.unique()) - set(CLASSES):
+        if isinstance(labels.dtype, pd.CategoricalDtype):
+            class_values = [str(v) for v in labels.cat.categories]
+        else:
+            class_values = sorted(set(known.unique()))
+    return labels, class_values
+
+
+def _attributes(df: pd.DataFrame, features: list[str], page: bool,
+                class_values: list[str]) -> tuple[list[tuple[str, object]], list[str]]:
+    """The ARFF attributes (page, features, class) and each feature's kind, numeric or nominal."""
+    attributes: list[tuple[str, object]] = [(PAGE_ATTRIBUTE, "STRING")] if page else []
     kinds: list[str] = []
-    if page:
-        attributes.append((PAGE_ATTRIBUTE, "STRING"))
-        kinds.append("string")
     for f in features:
         col = df[f]
         if _is_numeric(col):
@@ -131,24 +122,53 @@ def arff_text_chunks(df: pd.DataFrame, features: Iterable[str] = THESIS_FEATURES
             attributes.append((f, values or ["?"]))
             kinds.append("nominal")
     attributes.append((CLASS_ATTRIBUTE, class_values))
-    header = _header(relation, attributes)
+    return attributes, kinds
+
+
+def _header(relation: str, attributes: list[tuple[str, object]]) -> str:
+    """The header text: liac-arff's, with the nominal values quoted as Weka needs."""
+    from hwnoise import __version__
+
+    relation = re.sub(r"[^\w.\-]+", "_", relation).strip("_") or "hwnoise"
+    description = (f"written by hwnoise {__version__}; class attribute {CLASS_ATTRIBUTE}: "
+                   "S = noise, N = content")
+    lines = liac.ArffEncoder().iter_encode({"relation": relation, "attributes": attributes,
+                                            "description": description})
+    header = "\n".join(lines) + "\n"
     # liac-arff leaves a bare '?' and braces unquoted in nominal values: Weka would misread them
     for _, t in attributes:
         if isinstance(t, list):
             liac_form = "{%s}" % ", ".join(liac.encode_string(v) for v in t)
             header = header.replace(liac_form, "{%s}" % ", ".join(quote(v) for v in t), 1)
-    yield header
+    return header
 
+
+def _data_chunks(df: pd.DataFrame, features: list[str], kinds: list[str], labels: pd.Series,
+                 page: bool, chunk_rows: int) -> Iterable[str]:
+    """The data lines, ``chunk_rows`` rows a chunk, formatted column by column."""
     for start in range(0, len(df), chunk_rows):
         part = df.iloc[start:start + chunk_rows]
         cols: list[list[str]] = []
         if page:
             cols.append(_string_tokens(part[PAGE_ATTRIBUTE]))
-        for f, kind in zip(features, kinds[1 if page else 0:]):
+        for f, kind in zip(features, kinds):
             cols.append(_numeric_tokens(part[f], f) if kind == "numeric" else _string_tokens(part[f]))
         cols.append(_string_tokens(labels.iloc[start:start + chunk_rows].astype(object)))
         if len(part):
             yield "\n".join(map(",".join, zip(*cols))) + "\n"
+
+
+def arff_text_chunks(df: pd.DataFrame, features: Iterable[str] = THESIS_FEATURES, page: bool = False,
+                     relation: str = "hwnoise", chunk_rows: int = 20_000) -> Iterable[str]:
+    """The ARFF file for ``df`` as text chunks (header first, then data lines, ``chunk_rows``
+    rows a chunk: each value of a chunk is a Python string while it is written, about 60 bytes
+    a value)."""
+    features = list(features)
+    _check_columns(df, features, page)
+    labels, class_values = _class_values(df)
+    attributes, kinds = _attributes(df, features, page, class_values)
+    yield _header(relation, attributes)
+    yield from _data_chunks(df, features, kinds, labels, page, chunk_rows)
 
 
 def write_arff(df: pd.DataFrame, path: str | os.PathLike | IO[str] | None,
