@@ -307,9 +307,9 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "GET" and len(parts) == 3 and parts[:2] == ["api", "labels"]:
             return partial(self._labels, parts[2])
         if method == "POST" and parts == ["api", "label"]:
-            return self._post_label
+            return partial(self._post, self._post_label, '{"page": ..., "node": ..., "label": "S"|"N"}')
         if method == "POST" and parts == ["api", "check"]:
-            return self._post_check
+            return partial(self._post, self._post_check, '{"page": ..., "checked": true}')
         return None
 
     def _frame(self, pid: str) -> None:
@@ -340,12 +340,8 @@ class _Handler(BaseHTTPRequestHandler):
         lab = store.page_labels(pid)
         self._json({"page": pid, "checked": pid in store.checked, "nodes": lab.to_dict("records")})
 
-    def _post_label(self) -> None:
+    def _post_label(self, body: dict, pid: str) -> None:
         """POST /api/label {page, node, label, subtree}: set a person's label."""
-        posted = self._posted('{"page": ..., "node": ..., "label": "S"|"N"}')
-        if posted is None:
-            return
-        body, pid = posted
         store = self.server.store
         label = body.get("label")
         node = int(body.get("node", -1))
@@ -354,32 +350,25 @@ class _Handler(BaseHTTPRequestHandler):
         nodes = store.set_label(pid, node, label, bool(body.get("subtree", True)))
         self._json({"page": pid, "label": label, "nodes": nodes})
 
-    def _post_check(self) -> None:
+    def _post_check(self, body: dict, pid: str) -> None:
         """POST /api/check {page, checked}: mark a page checked or not."""
-        posted = self._posted('{"page": ..., "checked": true}')
-        if posted is None:
-            return
-        body, pid = posted
         store = self.server.store
         store.set_checked(pid, bool(body.get("checked", True)))
         self._json({"page": pid, "checked": pid in store.checked})
 
-    def _posted(self, example: str) -> tuple[dict, str] | None:
-        """The POST's JSON object and its known page; None once a 413 or 404 is sent.
-
-        A body that is not a JSON object raises ValueError (a 400 naming ``example``)."""
+    def _post(self, handler, example: str) -> None:
+        """A POST's JSON object read and its page checked, then ``handler(body, page id)``; a body
+        that is not a JSON object raises ValueError (a 400 naming ``example``)."""
         n = int(self.headers.get("Content-Length") or 0)
         if n > 1_000_000:
-            self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "too large")
-            return None
+            return self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "too large")
         body = json.loads(self.rfile.read(n) or b"{}")
         if not isinstance(body, dict):
             raise ValueError(f"the body must be a JSON object such as {example}")
         pid = str(body.get("page", ""))
         if pid not in self.server.store.by_id:
-            self._error(HTTPStatus.NOT_FOUND, "no such page")
-            return None
-        return body, pid
+            return self._error(HTTPStatus.NOT_FOUND, "no such page")
+        handler(body, pid)
 
     def _static(self, name: str) -> None:
         data = (resources.files("hwnoise.labelling") / "static" / name).read_bytes()
