@@ -55,3 +55,20 @@ def test_boosted_forest_is_the_mean_of_its_two_learners():
     assert all(t.get_n_leaves() <= 8 for t in est.rf_.estimators_)
     assert np.array_equal(est.predict_proba(X), (est.gb_.predict_proba(X) + est.rf_.predict_proba(X)) / 2)
     assert (est.predict(X) == y).mean() > 0.8
+
+
+def test_a_wrong_parameter_is_a_classifier_error_before_any_fit():
+    """scikit-learn checks its estimators' parameters only at fit, deep in a run: a wrong
+    ``--param`` there was a traceback. ``make_classifier`` checks them as it makes the estimator,
+    inside a pipeline too; hwnoise's own estimators, which declare no constraints, pass as before."""
+    import pytest
+
+    from hwnoise.training.classifiers import ClassifierError, make_classifier
+
+    for name, params, said in [("gb", {"max_depth": "abc"}, "'max_depth' parameter of HistGradientBoostingClassifier"),
+                               ("rf", {"n_estimators": -1}, "'n_estimators' parameter of RandomForestClassifier"),
+                               ("logreg", {"C": "x"}, "'C' parameter of LogisticRegression")]:
+        with pytest.raises(ClassifierError, match=f"classifier {name}: The {said}"):
+            make_classifier(name, **params)
+    for name in ("j48", "j48-unpruned", "cart", "gb", "gb+rf", "rf", "logreg"):
+        make_classifier(name)

@@ -230,9 +230,24 @@ def make_classifier(name: str = "j48", *, seed: int | None = 1, **params):
             est = _dotted(name, params)
     except TypeError as exc:
         raise ClassifierError(f"classifier {name}: {exc}") from None
+    _check_params(est, name)
     if seed is not None:
         _seed(est, seed, explicit="random_state" in params)
     return est
+
+
+def _check_params(est, name: str) -> None:
+    """scikit-learn's own check of an estimator's parameters (its declared constraints), made
+    here rather than at ``fit``, where a wrong ``--param`` (``max_depth=abc``) stopped a run deep
+    in a fit with a traceback; estimators that declare none (hwnoise's own) are not checked."""
+    for part in [est] + [step for _, step in getattr(est, "steps", [])]:
+        validate = getattr(part, "_validate_params", None)
+        if validate is None or getattr(part, "_parameter_constraints", None) is None:
+            continue
+        try:
+            validate()
+        except (TypeError, ValueError) as exc:
+            raise ClassifierError(f"classifier {name}: {exc}") from None
 
 
 def _seed(est, seed: int, explicit: bool) -> None:
