@@ -142,6 +142,18 @@ def test_evaluate_announces_and_links_only_what_it_wrote(dataset, tmp_path, caps
 
 # -- features and training on bad input ----------------------------------------------------------
 
+def test_features_no_training_row_has_are_named_in_a_warning(dataset, tmp_path, capsys):
+    # --features rendered on pages never rendered ('hwnoise render'): the box, font and colour
+    # columns are missing on every row, and the model was trained without them without a word
+    code, _, err = run(capsys, "train", str(dataset), "--features", "rendered", "--protocol", "thesis",
+                       "--out", str(tmp_path / "r"))
+    assert code == 0, err
+    warning = [ln for ln in err.splitlines() if "warning" in ln]
+    assert len(warning) == 1 and "box_x" in warning[0] and "'hwnoise render DATASET'" in warning[0]
+    code, _, err = run(capsys, "train", str(dataset), "--protocol", "thesis", "--out", str(tmp_path / "d"))
+    assert code == 0 and "warning" not in err, err
+
+
 def test_train_features_must_be_numeric_columns(dataset, capsys):
     assert run(capsys, "features", str(dataset), "--no-progress")[0] == 0
     code, out, err = run(capsys, "train", str(dataset), "--preset", "thesis", "--features", "ctd,text")

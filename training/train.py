@@ -437,7 +437,22 @@ def _plan_rows(given: list, options: dict, stacker, progress: bool) -> tuple[Any
     if not arff and not set(feats) <= set(usable_features(df)):  # name every usable column stored
         check_features(feats, _with_schema(df, desc), what)
     check_features(feats, df, what)
+    _warn_empty(feats, df, what)
     return spec, feats, _labelled(df, what), desc
+
+
+def _warn_empty(feats: list[str], df: pd.DataFrame, what: str) -> None:
+    """Say which features hold no value on any training row: the model cannot use them (the
+    rendered ones without ``hwnoise render``, an extractor stacked that failed on every page)."""
+    empty = [f for f in feats if f in df.columns and len(df) and df[f].isna().all()]
+    if not empty:
+        return
+    from hwnoise.features.rendered import RENDER_FEATURES
+
+    hint = ("; the rendered ones come from 'hwnoise render DATASET', then 'hwnoise features DATASET'"
+            if set(empty) & set(RENDER_FEATURES) else "")
+    info(f"hwnoise: train: warning: {what}: no training row has a value of {', '.join(empty)}, so the "
+         f"model cannot use them{hint}")
 
 
 def _check_protocol(protocol: str, test, desc: dict, data: pd.DataFrame, what: str) -> None:
