@@ -253,11 +253,18 @@ def _summary(args: argparse.Namespace, n_units: int, tally: dict, missing_seen: 
     """The run's last lines on stderr."""
     from hwnoise.progress import info
 
+    from hwnoise.features.columns import needs_dataset_features
+
     failed = tally["failed"]
-    if missing_seen:
-        info(f"hwnoise: extract: the model's feature(s) {', '.join(sorted(missing_seen))} need a "
+    dataset_level = sorted(f for f in missing_seen if needs_dataset_features([f]))
+    unknown = sorted(missing_seen - set(dataset_level))
+    if dataset_level:
+        info(f"hwnoise: extract: the model's feature(s) {', '.join(dataset_level)} need a "
              "dataset (e.g. sitelevel): taken as missing on bare pages; extract from the dataset "
              "folder to use them")
+    if unknown:
+        info(f"hwnoise: extract: the model's feature(s) {', '.join(map(repr, unknown))} are none hwnoise "
+             "computes from a page (a model trained on another tool's ARFF file?): taken as missing")
     if args.records:
         info(f"hwnoise extract --records: {_records_found(tally['records'], tally['hidden'])} in "
              f"{n_units - failed} page(s)" + (f", {failed} skipped" if failed else "") + f" (model {args.model})")
