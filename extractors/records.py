@@ -413,10 +413,13 @@ def _data_rows(parent: np.ndarray, tags: list[str], last: np.ndarray,
     """The body rows of each table with a header row (two or more ``th`` cells and nothing else),
     keyed by the table and by its ``tbody``: the rows of that table (not of a table inside it)
     with at least one ``td`` and as many cells as the header."""
+    by_table: dict[int, list[int]] = {}  # each row under its nearest table, in document order
+    for r in (i for i, tag in enumerate(tags) if tag == "tr"):
+        by_table.setdefault(_table_of(parent, tags, r), []).append(r)
     out: dict[int, list[int]] = {}
-    for table in (i for i, tag in enumerate(tags) if tag == "table"):
-        rows = [r for r in range(table + 1, int(last[table]) + 1)
-                if tags[r] == "tr" and _table_of(parent, tags, r) == table]
+    for table, rows in by_table.items():
+        if table < 0:
+            continue
         width = next((len(kids[r]) for r in rows if len(kids[r]) >= 2
                       and all(tags[c] == "th" for c in kids[r])), 0)
         body = [r for r in rows if len(kids[r]) == width and any(tags[c] == "td" for c in kids[r])]

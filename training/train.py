@@ -444,7 +444,7 @@ def _plan_rows(given: list, options: dict, stacker, progress: bool) -> tuple[Any
 def _warn_empty(feats: list[str], df: pd.DataFrame, what: str) -> None:
     """Say which features hold no value on any training row: the model cannot use them (the
     rendered ones without ``hwnoise render``, an extractor stacked that failed on every page)."""
-    empty = [f for f in feats if f in df.columns and len(df) and df[f].isna().all()]
+    empty = [f for f in feats if f in df.columns and df[f].isna().all()] if len(df) else []
     if not empty:
         return
     from hwnoise.features.rendered import RENDER_FEATURES

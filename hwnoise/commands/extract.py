@@ -251,9 +251,8 @@ def _write(out, args: argparse.Namespace, jsonl: bool, name: str, url: str, text
 
 def _summary(args: argparse.Namespace, n_units: int, tally: dict, missing_seen: set[str]) -> None:
     """The run's last lines on stderr."""
-    from hwnoise.progress import info
-
     from hwnoise.features.columns import needs_dataset_features
+    from hwnoise.progress import info
 
     failed = tally["failed"]
     dataset_level = sorted(f for f in missing_seen if needs_dataset_features([f]))
