@@ -19,8 +19,9 @@ import pandas as pd
 
 from hwnoise.extractors.base import ExtractorError, WalkMethod, query_for, text_from_labels
 from hwnoise.features.assembly import (FeatureCache, assemble, assemble_html, assemble_page,
-                                       page_context_names, stack_names, walk_nodes)
-from hwnoise.features.columns import LABEL, NOISE
+                                       page_context_names, stack_names, unknown_features,
+                                       walk_nodes)
+from hwnoise.features.columns import CONTENT, LABEL, NOISE
 
 if TYPE_CHECKING:  # pragma: no cover
     from hwnoise.dataset import Page
@@ -29,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from hwnoise.training.spec import ModelSpec
 
 __all__ = ["ModelMethod", "run_extractor", "check_stack", "extract_html", "extract_page", "extract_records", "page_predictions", "label_with_model",
-           "label_with_proba", "predict_labels", "load_model", "training_rows", "make", "text_from_labels", "query_for"]
+           "label_with_proba", "predict_labels", "load_model", "check_page_model", "training_rows", "make", "text_from_labels", "query_for"]
 
 _TEXT_CACHE: "OrderedDict[tuple[str, str], str]" = OrderedDict()
 _TEXT_CACHE_SIZE = 20_000
@@ -376,7 +377,32 @@ def load_model(path: str | Path = "general", *, allow_pickle: bool = False) -> "
 
     model = NoiseModel.load(path, allow_pickle=allow_pickle)
     check_stack(stack_names(model.features))
+    check_page_model(model, str(path))
     return model
+
+
+def check_page_model(model: "NoiseModel", where: str = "the model") -> None:
+    """A ``ModelError`` for a model that cannot label a page's nodes: one whose classes are not
+    the node labels (S noise, N content) or none of whose features hwnoise computes (a model of
+    another tool's ARFF file, which ``hwnoise train`` fits and scores, but which would label
+    every node of a page from missing values alone)."""
+    from hwnoise.training.model import ModelError
+
+    fitted = getattr(model.estimator, "classes_", None)
+    classes = [] if fitted is None else [str(c) for c in fitted]
+    foreign = [c for c in classes if c not in (NOISE, CONTENT)]
+    unknown = unknown_features(model.features)
+    why = []
+    if foreign:
+        why.append(f"its classes are {', '.join(map(repr, classes))}, not the node labels 'S' (noise) "
+                   "and 'N' (content)")
+    if unknown and len(unknown) == len(model.features):
+        why.append(f"its features ({', '.join(map(repr, unknown))}) are none hwnoise computes from a page")
+    if why:
+        raise ModelError(f"{where}: this model cannot label the nodes of a page: {'; and '.join(why)}. "
+                         "It was trained on another tool's ARFF file? Score such a model on that "
+                         "kind of file (hwnoise train FILE.arff --test OTHER.arff); train a page "
+                         "model on a dataset folder (hwnoise train DATASET)")
 
 
 def make(model: "NoiseModel | str | Path | None" = None, **options: Any) -> ModelMethod:

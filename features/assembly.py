@@ -40,7 +40,7 @@ __all__ = ["STACK_PREFIX", "CONTEXT_PREFIXES", "CONTEXT_BASE", "Stacker", "Featu
            "Assembled", "assemble", "assemble_page", "assemble_html", "stack_share", "stack_names",
            "context_features", "add_context", "page_context_names", "add_page_context",
            "walk_dataset_page", "labelled_rows", "walk_nodes", "record_struct_names",
-           "add_record_struct"]
+           "add_record_struct", "unknown_features"]
 
 STACK_PREFIX = "stack_"
 #: Context features: a column's value at the parent and at the grandparent of each node.
@@ -86,6 +86,26 @@ def add_record_struct(rows: pd.DataFrame, walk: "PageWalk") -> pd.DataFrame:
 def context_features(base: Sequence[str]) -> list[str]:
     """The parent/grandparent columns of ``base`` columns (see :func:`add_context`)."""
     return [prefix + f for f in base for prefix in CONTEXT_PREFIXES]
+
+
+def unknown_features(features: Sequence[str]) -> list[str]:
+    """The ``features`` that no stage of hwnoise computes (neither the walk, the dataset's table,
+    ``hwnoise render``, the record structure, the page context, a stacked extractor nor a
+    parent/grandparent column of one): a model trained on another tool's ARFF file has only such,
+    and on a page every one of them would be a missing value."""
+    from hwnoise.features.columns import ALL_FEATURES
+    from hwnoise.features.context import CONTEXT_FEATURES
+    from hwnoise.features.record_struct import RECORD_FEATURES
+    from hwnoise.features.rendered import RENDER_FEATURES
+    from hwnoise.features.walk import ROW_COLUMNS
+
+    known = {*ALL_FEATURES, *ROW_COLUMNS, *RENDER_FEATURES, *RECORD_FEATURES, *CONTEXT_FEATURES} - {"text", "xpath"}
+
+    def computed(name: str) -> bool:
+        base = next((name[len(p):] for p in CONTEXT_PREFIXES if name.startswith(p)), name)
+        return base in known or (base.startswith(STACK_PREFIX) and len(base) > len(STACK_PREFIX))
+
+    return [f for f in features if not computed(f)]
 
 
 def stack_share(walk: "PageWalk", text: str) -> np.ndarray:

@@ -602,12 +602,29 @@ def _check_args(datasets: list[Dataset], methods: Sequence[str], protocol: str, 
     if isinstance(model, (str, Path)):
         from hwnoise.extractors.model import load_model
 
-        model = load_model(model, allow_pickle=allow_pickle)
+        model = load_model(model, allow_pickle=allow_pickle)  # refuses a model that labels no page
+    elif model is not None:
+        from hwnoise.extractors.model import check_page_model
+
+        check_page_model(model)
+    if model is not None:
+        _warn_unknown(model.features)
     if score_only is not None:
         unknown = set(score_only) - {ds.name for ds in datasets}
         if unknown:
             raise EvaluateError(f"--score-only names no dataset given: {', '.join(sorted(unknown))}")
     return methods, model
+
+
+def _warn_unknown(features: Sequence[str]) -> None:
+    """Name the model's features that hwnoise computes from no page: missing on every page."""
+    from hwnoise.features.assembly import unknown_features
+
+    unknown = unknown_features(features)
+    if unknown:
+        info(f"evaluate: the model's feature(s) {', '.join(map(repr, unknown))} are none hwnoise "
+             "computes from a page (a model trained on another tool's ARFF file?): taken as missing "
+             "on every page")
 
 
 def _build_missing_tables(datasets: list[Dataset], model: Any, sched: Scheduler) -> None:

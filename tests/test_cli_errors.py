@@ -366,3 +366,61 @@ def test_dataset_mode_skips_and_counts_pages_that_are_not_html(tmp_path, capsys)
     import pandas as pd
 
     assert pd.read_parquet(ds / "features.parquet")["page"].nunique() == 3
+
+
+def _weka_model(tmp_path, attributes: list[str], classes: str = "N,S"):
+    """A model trained on a Weka user's ARFF file of ``attributes`` (two numbers each row)."""
+    a, b = classes.split(",")
+    rows = "".join(f"{i % 7},{(i * 3) % 5},{a if i % 7 > 3 else b}\n" for i in range(40))
+    arff = tmp_path / "weka.arff"
+    arff.write_text("@relation w\n" + "".join(f"@attribute {n} numeric\n" for n in attributes)
+                    + f"@attribute class {{{classes}}}\n@data\n" + rows)
+    assert main(["train", str(arff), "--out", str(tmp_path / "m")]) == 0
+    return tmp_path / "m"
+
+
+def test_extract_refuses_a_model_of_another_tools_features(tmp_path, capsys):
+    # a model trained on a Weka user's ARFF: no attribute is a feature hwnoise computes, so every
+    # node of a page was labelled from missing values alone (extract printed nothing, exit 0)
+    model = _weka_model(tmp_path, ["petal", "sepal"])
+    page = tmp_path / "p.html"
+    page.write_text("<html><body><p>Oak chair, 40 euros, in stock</p></body></html>")
+    capsys.readouterr()
+    assert main(["extract", str(page), "--model", str(model)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert f"{model}: this model cannot label the nodes of a page" in err
+    assert "('petal', 'sepal') are none hwnoise computes" in err and "classes" not in err
+
+
+def test_evaluate_refuses_a_model_whose_classes_are_not_node_labels(tmp_path, capsys, dataset):
+    # 'yes'/'no' classes: evaluate ran the whole dataset, then failed in a worker with a traceback
+    # ("y_pred holds labels other than S/N")
+    model = _weka_model(tmp_path, ["ctd", "matches"], classes="yes,no")
+    capsys.readouterr()
+    assert main(["evaluate", str(dataset), "--model", str(model), "-o", str(tmp_path / "ev")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "its classes are 'yes', 'no', not the node labels" in err
+    assert "none hwnoise computes" not in err and not (tmp_path / "ev").exists()
+
+
+def test_extract_warns_of_the_features_of_a_model_hwnoise_does_not_compute(tmp_path, capsys):
+    # some features are hwnoise's (ctd), one is not: the page is labelled, the other is named
+    model = _weka_model(tmp_path, ["ctd", "petal"])
+    page = tmp_path / "p.html"
+    page.write_text("<html><body><p>Oak chair, 40 euros, in stock</p></body></html>")
+    capsys.readouterr()
+    assert main(["extract", str(page), "--model", str(model)]) == 0
+    err = capsys.readouterr().err
+    assert "'petal' are none hwnoise computes" in err and "need a dataset" not in err
+
+
+def test_evaluate_names_the_features_of_a_model_hwnoise_does_not_compute(tmp_path, capsys, dataset):
+    # evaluate scored such a model with the feature missing on every page, without a word
+    model = _weka_model(tmp_path, ["ctd", "petal"])
+    capsys.readouterr()
+    assert main(["evaluate", str(dataset), "--model", str(model), "--methods", "model",
+                 "-o", str(tmp_path / "ev")]) == 0
+    err = capsys.readouterr().err
+    assert "evaluate: the model's feature(s) 'petal' are none hwnoise computes" in err
+    assert (tmp_path / "ev" / "report.json").exists()

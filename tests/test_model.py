@@ -208,3 +208,22 @@ def test_a_feature_missing_on_every_training_row_does_not_stop_training(classifi
     test = df.assign(stack_trafilatura=rng.random(300))  # values at prediction time change nothing
     assert list(model.predict(df)) == list(model.predict(test))
     assert (model.predict(df) == df["label"].to_numpy()).mean() > 0.95
+
+
+def test_every_feature_a_preset_or_shipped_model_uses_is_one_hwnoise_computes():
+    # extract and evaluate refuse a model none of whose features hwnoise computes: a feature of its
+    # own missing from that list would refuse hwnoise's own models
+    from hwnoise.extractors.model import load_model
+    from hwnoise.features.assembly import unknown_features
+    from hwnoise.training.model import resolve_features
+    from hwnoise.training.spec import PRESETS, preset_spec
+
+    for name in PRESETS:
+        spec = preset_spec(name)
+        assert unknown_features(spec.columns()) == [], name
+    for shipped in ("general", "records"):
+        assert unknown_features(load_model(shipped).features) == [], shipped
+    assert unknown_features(resolve_features("rendered+records")) == []
+    assert unknown_features(["ctx_parent_ctd", "ctx_grand_sitelevel", "stack_trafilatura", "td"]) == []
+    assert unknown_features(["petal", "ctx_parent_petal", "stack_", "text", "ctd"]) == [
+        "petal", "ctx_parent_petal", "stack_", "text"]

@@ -131,22 +131,6 @@ def test_a_test_file_without_the_training_attributes_is_one_line_naming_it(tmp_p
     assert err.count("\n") == 1 and f"{test_arff}: no 'y' among its columns" in err
 
 
-def test_extract_with_a_model_of_another_tools_features_says_so(tmp_path, capsys):
-    # a model trained on a Weka user's ARFF: its attributes are no feature hwnoise computes, and
-    # extract said they "need a dataset (e.g. sitelevel)"
-    rows = "".join(f"{i % 7},{(i * 3) % 5},{'N' if i % 7 > 3 else 'S'}\n" for i in range(40))
-    arff = tmp_path / "weka.arff"
-    arff.write_text("@relation w\n@attribute petal numeric\n@attribute sepal numeric\n"
-                    "@attribute class {N,S}\n@data\n" + rows)
-    assert main(["train", str(arff), "--out", str(tmp_path / "m")]) == 0
-    page = tmp_path / "p.html"
-    page.write_text("<html><body><p>Oak chair, 40 euros, in stock</p></body></html>")
-    capsys.readouterr()
-    assert main(["extract", str(page), "--model", str(tmp_path / "m")]) == 0
-    err = capsys.readouterr().err
-    assert "'petal', 'sepal' are none hwnoise computes" in err and "need a dataset" not in err
-
-
 def test_console_entry_point_runs_as_a_process(two_datasets, tmp_path):
     out = tmp_path / "proc"
     proc = subprocess.run([sys.executable, "-m", "hwnoise.cli", "train", str(two_datasets[0]),
