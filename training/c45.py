@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Any, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 from scipy.special import ndtri
@@ -397,6 +397,120 @@ def _numeric_split(x: np.ndarray, yi: np.ndarray, w: np.ndarray, n_classes: int,
     return _sorted_split(x[order], yi[order], w[order], n_classes, sum_w, min_obj, mdl, feature)
 
 
+class _Cuts(NamedTuple):
+    """The candidate cuts of a sorted column: where each falls and the weight on each side."""
+    pos: np.ndarray          # the position of the first value right of each cut
+    left_w: np.ndarray       # bag 0's weight (an integer count on the unit-weight path)
+    right_w: np.ndarray      # bag 1's weight
+    n_cand: int              # how many (the MDL correction counts them)
+
+
+class _ClassCounts(NamedTuple):
+    """Per class, the weight of the known values in all and on each side of every cut, and
+    logFunc for those numbers (a table lookup when they are integer counts)."""
+    total: list              # per class, in all
+    left: list               # per class, an array over the cuts
+    right: list
+    known: float | int       # the known weight, as ``log`` takes it (a count on the unit path)
+    log: Callable
+
+
+def _min_split(known_w: float, n_classes: int, min_obj: int) -> float:
+    """C45Split's minSplit: 10% of the known weight per class, clamped to [min_obj, 25]."""
+    min_split = 0.1 * known_w / n_classes
+    if min_split - min_obj < SMALL:
+        return float(min_obj)
+    if min_split - 25 > SMALL:
+        return 25.0
+    return min_split
+
+
+def _both_sides_big(left_w: np.ndarray, right_w: np.ndarray, min_split: float) -> np.ndarray:
+    """The cuts whose two bags both weigh at least ``min_split`` (Utils.grOrEq)."""
+    return (((min_split - left_w < SMALL) | (left_w >= min_split))
+            & ((min_split - right_w < SMALL) | (right_w >= min_split)))
+
+
+def _candidates(xs: np.ndarray, ws: np.ndarray, known_w: float, min_split: float,
+                unit: bool) -> _Cuts | None:
+    """The cuts J48 may take: between neighbours more than 1e-5 apart, both sides big enough."""
+    pos = np.flatnonzero(xs[:-1] + 1e-5 < xs[1:]) + 1     # candidate cut before position pos
+    if pos.size == 0:
+        return None
+    if unit:                                    # unit weights: integer counts, exact sums
+        lw = pos
+        rw = xs.size - pos
+    else:                                       # shiftRange: bag 0 grows, bag 1 shrinks
+        lw = np.cumsum(ws)[pos - 1]
+        rw = np.cumsum(np.concatenate(([known_w], -ws)))[pos]
+    ok = _both_sides_big(lw, rw, min_split)
+    n_cand = int(np.count_nonzero(ok))
+    if n_cand == 0:
+        return None
+    return _Cuts(pos[ok], lw[ok], rw[ok], n_cand)
+
+
+def _unit_counts(ys: np.ndarray, k: int, pos: np.ndarray, table: np.ndarray) -> _ClassCounts:
+    """Class counts around each cut when every weight is 1: integers, entropies looked up."""
+    cum = [np.cumsum(ys == c) for c in range(k)]
+    total = [int(c[-1]) for c in cum]
+    left = [c[pos - 1] for c in cum]
+    right = [t - lc for t, lc in zip(total, left)]
+    return _ClassCounts(total, left, right, ys.size, lambda v: table[v])
+
+
+def _weighted_counts(ys: np.ndarray, ws: np.ndarray, k: int, pos: np.ndarray,
+                     known_w: float) -> _ClassCounts:
+    """Class weights around each cut summed as Java does: bag 0 by a running sum, bag 1 by
+    taking each row from the class's total in turn (shiftRange)."""
+    wc = [np.where(ys == c, ws, 0.0) for c in range(k)]
+    total = [_seq(v) for v in wc]
+    left = [np.cumsum(v)[pos - 1] for v in wc]
+    right = [np.cumsum(np.concatenate(([t], -v)))[pos] for t, v in zip(total, wc)]
+    return _ClassCounts(total, left, right, known_w, _log_func)
+
+
+def _cut_gains(counts: _ClassCounts, cuts: _Cuts, sum_w: float, known_w: float) -> np.ndarray:
+    """InfoGainSplitCrit of every candidate cut, scaled by the known values' share."""
+    log = counts.log
+    old_ent = float(log(counts.known)) - _ent_sum([float(log(t)) for t in counts.total])
+    new_ent = _new_ent([[log(v) for v in counts.left], [log(v) for v in counts.right]],
+                       [log(cuts.left_w), log(cuts.right_w)])
+    return _gain(old_ent, new_ent, sum_w, known_w)
+
+
+def _best_cut(gain: np.ndarray, n_cand: int, sum_w: float, mdl: bool) -> tuple[int, float]:
+    """The first cut beating the running best by 1e-6 (-1: none) and its gain, MDL-corrected."""
+    best = _first_record(gain)
+    info_gain = float(gain[best]) if best >= 0 else 0.0
+    if mdl:
+        info_gain -= _log2(n_cand) / sum_w
+    return best, info_gain
+
+
+def _midpoint(xs: np.ndarray, i: int) -> float:
+    """The split point before position i: its neighbours' midpoint, the lower one if it rounds up."""
+    point = (xs[i] + xs[i - 1]) / 2
+    if point == xs[i]:
+        point = xs[i - 1]
+    return float(point)
+
+
+def _cut_ratio(info_gain: float, ws: np.ndarray, i: int, sum_w: float) -> tuple[float, np.ndarray]:
+    """The gain ratio of the cut before position i, and its bags rebuilt by addRange (each
+    summed afresh)."""
+    per_bag = np.array([_seq(ws[:i]), _seq(ws[i:])])
+    return _ratio(info_gain, per_bag, 0.0 + float(per_bag[0]) + float(per_bag[1]), sum_w), per_bag
+
+
+def _unit_dist(counts: _ClassCounts, best: int, per_bag: np.ndarray) -> _Dist:
+    """The chosen cut's distribution from integer counts (exact): no copy of the data kept."""
+    lc = np.array([float(v[best]) for v in counts.left])
+    total = np.asarray(counts.total, dtype=np.float64)
+    return _Dist(np.vstack([lc, total - lc]), per_bag, total,
+                 0.0 + float(per_bag[0]) + float(per_bag[1]))
+
+
 def _sorted_split(xs: np.ndarray, ys: np.ndarray, ws: np.ndarray, n_classes: int,
                   sum_w: float, min_obj: int, mdl: bool, feature: int,
                   table: np.ndarray | None = None) -> _Split | None:
@@ -408,65 +522,25 @@ def _sorted_split(xs: np.ndarray, ys: np.ndarray, ws: np.ndarray, n_classes: int
     n_known = xs.size
     if n_known < 2:
         return None
-    k = n_classes
-    known_w = float(n_known) if table is not None else _seq(ws)
-    min_split = 0.1 * known_w / k
-    if min_split - min_obj < SMALL:
-        min_split = float(min_obj)
-    elif min_split - 25 > SMALL:
-        min_split = 25.0
+    unit = table is not None
+    known_w = float(n_known) if unit else _seq(ws)
+    min_split = _min_split(known_w, n_classes, min_obj)
     if 2 * min_split - n_known > SMALL:        # Utils.sm(firstMiss, 2 * minSplit): a count
         return None
-    nxt = np.flatnonzero(xs[:-1] + 1e-5 < xs[1:]) + 1     # candidate cut before position nxt
-    if nxt.size == 0:
+    cuts = _candidates(xs, ws, known_w, min_split, unit)
+    if cuts is None:
         return None
-    onehot = [ys == c for c in range(k)]
-    if table is not None:                       # unit weights: integer counts, exact sums
-        lw = nxt
-        rw = n_known - nxt
-    else:                                       # shiftRange: bag 0 grows, bag 1 shrinks
-        lw = np.cumsum(ws)[nxt - 1]
-        rw = np.cumsum(np.concatenate(([known_w], -ws)))[nxt]
-    ok = ((min_split - lw < SMALL) | (lw >= min_split)) & ((min_split - rw < SMALL) | (rw >= min_split))
-    n_cand = int(np.count_nonzero(ok))
-    if n_cand == 0:
-        return None
-    nxt, lw, rw = nxt[ok], lw[ok], rw[ok]
-    if table is not None:
-        cum = [np.cumsum(o) for o in onehot]
-        total = [int(c[-1]) for c in cum]
-        left = [c[nxt - 1] for c in cum]
-        right = [t - lc for t, lc in zip(total, left)]
-        L = lambda v: table[v]
-    else:
-        wc = [np.where(o, ws, 0.0) for o in onehot]
-        total = [_seq(v) for v in wc]
-        left = [np.cumsum(v)[nxt - 1] for v in wc]
-        right = [np.cumsum(np.concatenate(([t], -v)))[nxt] for t, v in zip(total, wc)]
-        L = _log_func
-    old_ent = float(L(known_w if table is None else n_known)) - _ent_sum([float(L(t)) for t in total])
-    new_ent = _new_ent([[L(v) for v in left], [L(v) for v in right]], [L(lw), L(rw)])
-    gain = _gain(old_ent, new_ent, sum_w, known_w)
-    best = _first_record(gain)
-    info_gain = float(gain[best]) if best >= 0 else 0.0
-    if mdl:
-        info_gain -= _log2(n_cand) / sum_w
+    counts = (_unit_counts(ys, n_classes, cuts.pos, table) if unit
+              else _weighted_counts(ys, ws, n_classes, cuts.pos, known_w))
+    best, info_gain = _best_cut(_cut_gains(counts, cuts, sum_w, known_w), cuts.n_cand, sum_w, mdl)
     if info_gain - 0 < SMALL:                  # smOrEq(infoGain, 0)
         return None
-    i = int(nxt[best])
-    point = (xs[i] + xs[i - 1]) / 2
-    if point == xs[i]:
-        point = xs[i - 1]
-    # the split's distribution is rebuilt with addRange (each bag summed afresh): its bags
-    # give the gain ratio; the rest is built only for the split chosen
-    per_bag = np.array([_seq(ws[:i]), _seq(ws[i:])])
-    ratio = _ratio(info_gain, per_bag, 0.0 + float(per_bag[0]) + float(per_bag[1]), sum_w)
-    if table is not None:   # integer counts, exact: the distribution now, no copy of the data kept
-        lc = np.array([float(v[best]) for v in left])
-        dist = _Dist(np.vstack([lc, np.asarray(total, dtype=np.float64) - lc]), per_bag,
-                     np.asarray(total, dtype=np.float64), 0.0 + float(per_bag[0]) + float(per_bag[1]))
-        return _Split(feature, info_gain, ratio, float(point), dist)
-    return _Split(feature, info_gain, ratio, float(point), None, pending=(i, ys, ws, k))
+    i = int(cuts.pos[best])
+    ratio, per_bag = _cut_ratio(info_gain, ws, i, sum_w)
+    if unit:
+        return _Split(feature, info_gain, ratio, _midpoint(xs, i), _unit_dist(counts, best, per_bag))
+    # the rest of the distribution is built only for the split chosen
+    return _Split(feature, info_gain, ratio, _midpoint(xs, i), None, pending=(i, ys, ws, n_classes))
 
 
 def _batch_numeric_splits(V: np.ndarray, yi: np.ndarray, n_classes: int, table: np.ndarray,
@@ -478,11 +552,7 @@ def _batch_numeric_splits(V: np.ndarray, yi: np.ndarray, n_classes: int, table: 
     if m < 2 or d == 0:
         return []
     k = n_classes
-    min_split = 0.1 * m / k
-    if min_split - min_obj < SMALL:
-        min_split = float(min_obj)
-    elif min_split - 25 > SMALL:
-        min_split = 25.0
+    min_split = _min_split(m, k, min_obj)
     if 2 * min_split - m > SMALL:
         return []
     order = np.argsort(V, axis=1, kind="stable")
@@ -490,7 +560,7 @@ def _batch_numeric_splits(V: np.ndarray, yi: np.ndarray, n_classes: int, table: 
     ys = yi[order]
     pos = np.arange(1, m)                                  # a cut before position p
     lw, rw = pos, m - pos
-    ok_p = ((min_split - lw < SMALL) | (lw >= min_split)) & ((min_split - rw < SMALL) | (rw >= min_split))
+    ok_p = _both_sides_big(lw, rw, min_split)
     valid = (xs[:, :-1] + 1e-5 < xs[:, 1:]) & ok_p[None, :]
     n_cand = valid.sum(axis=1)
     cum = np.stack([np.cumsum(ys == c, axis=1) for c in range(k)])   # (k, d, m)
