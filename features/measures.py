@@ -262,58 +262,59 @@ def _tree_sums(parent, last, own_chars, own_link_chars, is_a, factor, matches, o
     return tuple(ints), tuple(floats)
 
 
-def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, own_chars: np.ndarray,
-                  own_link_chars: np.ndarray, matches: np.ndarray, own_matches: np.ndarray,
-                  chars_prior: np.ndarray, root_path: str, *, last: np.ndarray | None = None,
-                  is_a: np.ndarray | None = None,
-                  factor: tuple[np.ndarray, list[str]] | None = None, utf8: bool = False) -> dict[str, object]:
-    """Every measure of the rows of one page (document order, ``parent`` -1 for body).
-
-    ``own_chars``/``own_link_chars``: characters of each row's own text and the part of it
-    inside a link; ``matches``/``own_matches``: term matches of the domain query and of the
-    page's own terms in each row's own text; ``chars_prior``: characters of the page's text
-    before each row in document order. Returns the columns ``node .. sibling_same_tag`` of
-    ``walk.ROW_COLUMNS`` (all but ``text``) plus ``last`` (each row's last descendant) and
-    ``tagpath`` (the xpath without positions). ``last`` and ``is_a`` (1 for ``<a>``) may be
-    given when the caller has them (the visit records them as it goes), and so may ``factor``,
-    ``tag_factor(tags)``. ``utf8``: ``xpath`` and ``tagpath`` as ``Utf8Column`` (``xpaths``).
-    """
+def _structure(parent: np.ndarray, tags: Sequence[str], last: np.ndarray | None, is_a: np.ndarray | None,
+               factor: tuple[np.ndarray, list[str]] | None):
+    """``tree_measures``' structure: ``(last, tags, is_a, factor)``, each row's last descendant, the
+    tags below it (its subtree's size less itself, at least 1), whether it is ``<a>`` and
+    ``tag_factor(tags)``; the caller's ``last``, ``is_a`` and ``factor`` when it has them."""
     n = len(parent)
-    idx = np.arange(n, dtype=np.int64)
     if last is None:
-        last = idx + subtree_sizes(parent) - 1
-    size = last - idx + 1
+        last = subtree_last(parent)
+    size = last - np.arange(n, dtype=np.int64) + 1
     if factor is None:
         factor = tag_factor(tags)
     if is_a is None:
         is_a = (factor[0] == factor[1].index("a")).astype(np.int64) if "a" in factor[1] else np.zeros(n, np.int64)
-    sums = _tree_sums(parent, last, own_chars, own_link_chars, is_a, factor, matches, own_matches)
-    if sums is not None:  # the same sums, compiled (features/_walk.c)
-        (chars, link_chars, link_tags, nth, children), (sibling_same, qs, own_qs) = sums
-    else:
-        chars = subtree_sum(own_chars, last)
-        link_chars = subtree_sum(own_link_chars, last)
-        link_tags = subtree_sum(is_a, last)
-        nth, children, sibling_same = sibling_structure(parent, tags, factor)
-        qs, own_qs = query_scores(parent, matches), query_scores(parent, own_matches)
-    tags_ = np.maximum(size - 1, 1)
-    tail = _tree_tail(chars, tags_, link_chars, link_tags, parent, chars_prior)
-    if tail is not None:  # the same columns, their arithmetic compiled
-        ctd, td, link_density, position, chars_before, density_sum, parent_ctd = tail
-    else:
-        ctd = composite_text_density(chars, tags_, link_chars, link_tags)
-        density_sum = np.zeros(n, dtype=np.float64)
-        if n > 1:
-            np.add.at(density_sum, parent[1:], ctd[1:])
-        cb = chars[0] if n else 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            link_density = np.where(chars > 0, link_chars / np.where(chars > 0, chars, 1), 0.0)
-        parent_ctd = np.where(parent >= 0, ctd[np.maximum(parent, 0)], 0.0) if n else np.zeros(0)
-        td, position = chars / tags_, idx / max(n, 1)
-        chars_before = np.asarray(chars_prior, dtype=np.float64) / (cb or 1)
-    xpath, tagpath = xpaths(parent, tags, nth, root_path, depth=np.asarray(depth), factor=factor, utf8=utf8)
+    return last, np.maximum(size - 1, 1), is_a, factor
+
+
+def _sums_numpy(parent, tags, last, own_chars, own_link_chars, is_a, factor, matches, own_matches):
+    """``tree_measures``' sums in numpy, the reference ``_tree_sums`` equals: ``((chars,
+    link_chars, link_tags, nth, children), (sibling_same_tag, query_score, own_query_score))``."""
+    chars = subtree_sum(own_chars, last)
+    link_chars = subtree_sum(own_link_chars, last)
+    link_tags = subtree_sum(is_a, last)
+    nth, children, sibling_same = sibling_structure(parent, tags, factor)
+    qs, own_qs = query_scores(parent, matches), query_scores(parent, own_matches)
+    return (chars, link_chars, link_tags, nth, children), (sibling_same, qs, own_qs)
+
+
+def _tail_numpy(chars, tags_, link_chars, link_tags, parent, prior):
+    """``tree_measures``' columns after the sums in numpy, the reference ``_tree_tail`` equals:
+    ``(ctd, td, link_density, position, chars_before, density_sum, parent_ctd)``."""
+    n = len(parent)
+    ctd = composite_text_density(chars, tags_, link_chars, link_tags)
+    density_sum = np.zeros(n, dtype=np.float64)
+    if n > 1:
+        np.add.at(density_sum, parent[1:], ctd[1:])
+    cb = chars[0] if n else 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        link_density = np.where(chars > 0, link_chars / np.where(chars > 0, chars, 1), 0.0)
+    parent_ctd = np.where(parent >= 0, ctd[np.maximum(parent, 0)], 0.0) if n else np.zeros(0)
+    td, position = chars / tags_, np.arange(n, dtype=np.int64) / max(n, 1)
+    chars_before = np.asarray(prior, dtype=np.float64) / (cb or 1)
+    return ctd, td, link_density, position, chars_before, density_sum, parent_ctd
+
+
+def _columns(parent, tags, depth, own_chars, matches, factor, last, tags_, sums, tail,
+             paths) -> dict[str, object]:
+    """``tree_measures``' returned dict: the columns in ``walk.ROW_COLUMNS`` order, then ``last``
+    and ``tagpath``."""
+    (chars, link_chars, link_tags, nth, children), (sibling_same, qs, own_qs) = sums
+    ctd, td, link_density, position, chars_before, density_sum, parent_ctd = tail
+    xpath, tagpath = paths
     return {
-        "node": idx,
+        "node": np.arange(len(parent), dtype=np.int64),
         "parent": parent,
         "xpath": xpath,
         "tag": list(tags),
@@ -339,3 +340,31 @@ def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, ow
         "last": last,
         "tagpath": tagpath,
     }
+
+
+def tree_measures(parent: np.ndarray, tags: Sequence[str], depth: np.ndarray, own_chars: np.ndarray,
+                  own_link_chars: np.ndarray, matches: np.ndarray, own_matches: np.ndarray,
+                  chars_prior: np.ndarray, root_path: str, *, last: np.ndarray | None = None,
+                  is_a: np.ndarray | None = None,
+                  factor: tuple[np.ndarray, list[str]] | None = None, utf8: bool = False) -> dict[str, object]:
+    """Every measure of the rows of one page (document order, ``parent`` -1 for body).
+
+    ``own_chars``/``own_link_chars``: characters of each row's own text and the part of it
+    inside a link; ``matches``/``own_matches``: term matches of the domain query and of the
+    page's own terms in each row's own text; ``chars_prior``: characters of the page's text
+    before each row in document order. Returns the columns ``node .. sibling_same_tag`` of
+    ``walk.ROW_COLUMNS`` (all but ``text``) plus ``last`` (each row's last descendant) and
+    ``tagpath`` (the xpath without positions). ``last`` and ``is_a`` (1 for ``<a>``) may be
+    given when the caller has them (the visit records them as it goes), and so may ``factor``,
+    ``tag_factor(tags)``. ``utf8``: ``xpath`` and ``tagpath`` as ``Utf8Column`` (``xpaths``).
+    """
+    last, tags_, is_a, factor = _structure(parent, tags, last, is_a, factor)
+    sums = _tree_sums(parent, last, own_chars, own_link_chars, is_a, factor, matches, own_matches)
+    if sums is None:  # not built, or the rows are not a tree in document order
+        sums = _sums_numpy(parent, tags, last, own_chars, own_link_chars, is_a, factor, matches, own_matches)
+    (chars, link_chars, link_tags, nth, _), _ = sums
+    tail = _tree_tail(chars, tags_, link_chars, link_tags, parent, chars_prior)
+    if tail is None:  # not built, or the rows are not a tree in document order
+        tail = _tail_numpy(chars, tags_, link_chars, link_tags, parent, chars_prior)
+    paths = xpaths(parent, tags, nth, root_path, depth=np.asarray(depth), factor=factor, utf8=utf8)
+    return _columns(parent, tags, depth, own_chars, matches, factor, last, tags_, sums, tail, paths)
