@@ -569,78 +569,101 @@ def _visit_python(root: etree._Element, hidden: set, attrs: bool = False, keep: 
     body = root.find("body")
     if body is None:
         body = root
-    tags: list[str] = []
-    parents: list[int] = []
-    depths: list[int] = []
-    seg_start: list[int] = []
-    seg_owner: list[int] = []
-    seg_text: list[str] = []
-    seg_link: list[bool] = []
-    link_flag: list[bool] = []
-    classes: list = []
-    ids: list = []
-    elements: list = []
-    lasts: list[int] = []
-    stack: list[tuple] = []  # (element, row, in link) of the open rows above the current one
-    top, cur, in_link, depth = None, -1, False, -1
+    rows = _PythonRows(attrs, keep)
     walker = etree.iterwalk(body, events=("start", "end"))
-    skip = walker.skip_subtree
-    add_tag, add_parent, add_depth, add_start = tags.append, parents.append, depths.append, seg_start.append
-    add_owner, add_text, add_link, add_flag = seg_owner.append, seg_text.append, seg_link.append, link_flag.append
-    add_last, push, pop = lasts.append, stack.append, stack.pop
+    skip, open_row, close_row, add_text = walker.skip_subtree, rows.open, rows.close, rows.segment
     for event, el in walker:
         if event == "start":
-            tag = el.tag
-            if el is not body:  # body itself is always shown
-                if tag in drop:
-                    skip()
-                    continue
-                st = el.get("style")
-                if (st is not None and hides(st)) or el.get("hidden") is not None or (
-                        hidden and el in hidden):
-                    if seen is not None and streamed_id(el.get("id"), el.get("hidden") is not None):
-                        seen.append(True)
-                    skip()
-                    continue
-            i = len(tags)
-            add_tag(tag)
-            add_parent(cur)
-            depth += 1
-            add_depth(depth)
-            add_start(len(seg_text))
-            add_last(i)
-            is_a = tag == "a"
-            add_flag(is_a)
-            if attrs:
-                classes.append(el.get("class"))
-                ids.append(el.get("id"))
-            if keep:
-                elements.append(el)
-            push((top, cur, in_link))
-            top, cur, in_link = el, i, in_link or is_a
-            txt = el.text
-            if txt:
-                t = " ".join(txt.split())
-                if t:
-                    add_owner(i)
-                    add_text(t)
-                    add_link(in_link)
+            if el is not body and _skipped(el, drop, hidden, seen):  # body itself is always shown
+                skip()
+            else:
+                open_row(el)
         else:
-            if el is top:
-                lasts[cur] = len(tags) - 1
-                top, cur, in_link = pop()
-                depth -= 1
+            close_row(el)
             if el is body:
                 break
             tl = el.tail  # the tail of a row or of a skipped element: held by the open row
             if tl:
-                t = " ".join(tl.split())
-                if t:
-                    add_owner(cur)
-                    add_text(t)
-                    add_link(in_link)
-    return (tags, parents, depths, seg_start, seg_owner, seg_text, seg_link, link_flag,
-            _path0(body), classes, ids, elements, lasts, None, None, None)
+                add_text(tl)
+    return rows.visit(_path0(body))
+
+
+def _skipped(el: etree._Element, drop: frozenset, hidden: set, seen: list | None) -> bool:
+    """Start step: whether ``el``'s subtree is skipped (a ``drop`` tag or hidden); ``seen`` as ``_visit``'s."""
+    if el.tag in drop:
+        return True
+    st = el.get("style")
+    if (st is not None and hides(st)) or el.get("hidden") is not None or (hidden and el in hidden):
+        if seen is not None and streamed_id(el.get("id"), el.get("hidden") is not None):
+            seen.append(True)
+        return True
+    return False
+
+
+class _PythonRows:
+    """The Python visit's lists (``_visit``'s tuple) and its open rows: (element, row, in link) of each."""
+
+    __slots__ = ("tags", "parents", "depths", "seg_start", "seg_owner", "seg_text", "seg_link", "link_flag",
+                 "classes", "ids", "elements", "lasts", "attrs", "keep", "stack", "top", "cur", "in_link")
+
+    def __init__(self, attrs: bool, keep: bool):
+        self.tags: list[str] = []
+        self.parents: list[int] = []
+        self.depths: list[int] = []
+        self.seg_start: list[int] = []
+        self.seg_owner: list[int] = []
+        self.seg_text: list[str] = []
+        self.seg_link: list[bool] = []
+        self.link_flag: list[bool] = []
+        self.classes: list = []
+        self.ids: list = []
+        self.elements: list = []
+        self.lasts: list[int] = []
+        self.attrs, self.keep = attrs, keep
+        self.stack: list[tuple] = []  # (element, row, in link) of the open rows above the current one
+        self.top, self.cur, self.in_link = None, -1, False
+
+    def open(self, el: etree._Element) -> None:
+        """Start step: a row for the shown element ``el``, now the open row, and its text."""
+        i = len(self.tags)
+        tag = el.tag
+        self.tags.append(tag)
+        self.parents.append(self.cur)
+        self.depths.append(len(self.stack))  # the rows open above: body's depth is 0
+        self.seg_start.append(len(self.seg_text))
+        self.lasts.append(i)
+        is_a = tag == "a"
+        self.link_flag.append(is_a)
+        if self.attrs:
+            self.classes.append(el.get("class"))
+            self.ids.append(el.get("id"))
+        if self.keep:
+            self.elements.append(el)
+        self.stack.append((self.top, self.cur, self.in_link))
+        self.top, self.cur, self.in_link = el, i, self.in_link or is_a
+        txt = el.text
+        if txt:
+            self.segment(txt)
+
+    def close(self, el: etree._Element) -> None:
+        """End step: when ``el`` is the open row, close it (its subtree ends at the last row)."""
+        if el is self.top:
+            self.lasts[self.cur] = len(self.tags) - 1
+            self.top, self.cur, self.in_link = self.stack.pop()
+
+    def segment(self, text: str) -> None:
+        """Text step: ``text`` (a text or a tail), whitespace collapsed, a segment of the open row."""
+        t = " ".join(text.split())
+        if t:
+            self.seg_owner.append(self.cur)
+            self.seg_text.append(t)
+            self.seg_link.append(self.in_link)
+
+    def visit(self, path0: str) -> tuple:
+        """The visit's tuple, ``_visit``'s form (the entries only the compiled visit makes None)."""
+        return (self.tags, self.parents, self.depths, self.seg_start, self.seg_owner, self.seg_text,
+                self.seg_link, self.link_flag, path0, self.classes, self.ids, self.elements, self.lasts,
+                None, None, None)
 
 
 def visit_lists(visit: tuple) -> tuple:
