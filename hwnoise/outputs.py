@@ -7,9 +7,13 @@ behind: folders it had to make for the try are removed again.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 from hwnoise.errors import HwnoiseError
 
@@ -48,3 +52,25 @@ def check_out_file(path: str | os.PathLike, option: str) -> Path:
         raise HwnoiseError(f"{option} {p}: cannot write there (its folder {p.parent} cannot be "
                            "written); give a file you can write") from None
     return p
+
+
+@contextlib.contextmanager
+def output_stream(path: str | os.PathLike | None, option: str = "-o/--out") -> Iterator[TextIO]:
+    """Standard output, or a text file ``path`` written as ``path.part`` and renamed to ``path``
+    when the run ends well: a file named ``path`` is whole, and a run that fails or is stopped
+    keeps what it wrote in ``path.part`` (said on stderr) instead of leaving a cut file."""
+    if path is None:
+        yield sys.stdout
+        return
+    final = check_out_file(path, option)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    part = final.with_name(final.name + ".part")
+    with open(part, "w", encoding="utf-8", newline="\n") as out:
+        try:
+            yield out
+        except BaseException:
+            out.close()
+            sys.stderr.write(f"hwnoise: what was written before the stop is kept in {part}\n")
+            raise
+    os.replace(part, final)
+

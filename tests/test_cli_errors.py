@@ -424,3 +424,39 @@ def test_evaluate_names_the_features_of_a_model_hwnoise_does_not_compute(tmp_pat
     err = capsys.readouterr().err
     assert "evaluate: the model's feature(s) 'petal' are none hwnoise computes" in err
     assert (tmp_path / "ev" / "report.json").exists()
+
+
+def test_extract_out_writes_the_file_whole_and_nothing_on_stdout(tmp_path, capsys):
+    pages = plain_source(tmp_path / "src", n=3) / "html"
+    out = tmp_path / "new" / "text.jsonl"
+    code, printed, _ = run(capsys, "extract", str(pages), "-o", str(out))
+    assert code == 0 and printed == ""
+    lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert [x["page"] for x in lines] == ["p0.html", "p1.html", "p2.html"]
+    assert all(f"Book {i}: the title" in x["text"] for i, x in enumerate(lines))
+    assert not out.with_name("text.jsonl.part").exists()
+
+
+def test_extract_out_of_a_stopped_run_keeps_what_it_wrote_in_a_part_file(tmp_path):
+    """Stopped midway (Ctrl-C), a run leaves no file that looks whole: what it wrote is in
+    FILE.part, and it says so."""
+    import signal
+    import time
+
+    src = plain_source(tmp_path / "src", n=1) / "html"
+    os.mkfifo(src / "p9.html")  # reading it blocks: the run is caught after p0.html
+    out = tmp_path / "text.jsonl"
+    part = tmp_path / "text.jsonl.part"
+    proc = subprocess.Popen([sys.executable, "-m", "hwnoise.cli", "extract", str(src / "p0.html"),
+                             str(src / "p9.html"), "-o", str(out)], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (part.exists() and part.read_text().endswith("\n")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and not out.exists()
+    assert json.loads(part.read_text())["page"] == "p0.html"
+    assert f"kept in {part}" in err and "Traceback" not in err

@@ -51,6 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--query", help="the search terms that led to the pages (replaces the model's "
                                    "domain query, or the dataset's)")
     p.add_argument("--charset", type=charset_label, help="the charset the server declared (as the HTTP header would)")
+    p.add_argument("-o", "--out", metavar="FILE", default=None,
+                   help="write the text or JSON lines into FILE instead of standard output (as "
+                        "FILE.part until the run ends: a stopped run keeps what it wrote there)")
     p.add_argument("--jsonl", action="store_true",
                    help="JSON lines {\"page\", \"url\", \"text\"} even for one page")
     p.add_argument("--workers", "-j", type=int, default=1, metavar="N",
@@ -173,6 +176,7 @@ def _records_mode(args: argparse.Namespace) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     from hwnoise.errors import HwnoiseError
+    from hwnoise.outputs import output_stream
     from hwnoise.progress import bar, info
 
     _check_args(args)
@@ -186,7 +190,8 @@ def run(args: argparse.Namespace) -> int:
     workers = max(1, min(workers, len(units)))
     tally = {"failed": 0, "records": 0, "hidden": 0, "empty": 0}
     missing_seen: set[str] = set()
-    with bar(total=len(units), desc="extract", unit="page") as pbar, _results(units, args, workers) as results:
+    with output_stream(args.out) as out, bar(total=len(units), desc="extract", unit="page") as pbar, \
+            _results(units, args, workers) as results:
         for name, url, text, error, missing in results:
             pbar.update(1)
             if error is not None:
@@ -196,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
                 info(f"hwnoise: extract: skipped {error}")
                 continue
             missing_seen.update(missing)
-            _write(sys.stdout, args, jsonl, name, url, text, tally)
+            _write(out, args, jsonl, name, url, text, tally)
     _summary(args, len(units), tally, missing_seen)
     return 1 if tally["failed"] else 0
 
@@ -214,6 +219,10 @@ def _check_args(args: argparse.Namespace) -> None:
                            "standard input, or --warc FILE")
     if not args.warc and args.workers < 0:
         raise HwnoiseError(f"--workers must be 0 (one per core) or more, not {args.workers}")
+    if args.out:
+        from hwnoise.outputs import check_out_file
+
+        check_out_file(args.out, "-o/--out")  # before the work, not after it
 
 
 @contextlib.contextmanager
@@ -316,6 +325,7 @@ def _extract_warc(args: argparse.Namespace) -> int:
     """Every 200 HTML response of the WARC files, one JSON line each, in file order."""
     from hwnoise.extractors.model import load_model
     from hwnoise.features.importers.warc import warc_files
+    from hwnoise.outputs import output_stream
     from hwnoise.progress import info
     from hwnoise.scheduler import Scheduler
 
@@ -331,10 +341,11 @@ def _extract_warc(args: argparse.Namespace) -> int:
         handle = sched.share(model) if len(files) > 1 else model
         results = sched.map(_warc_lines, files, handle, args.charset, args.query, _records_mode(args),
                             on_result=emit, small=len(files) < 2, desc="extract", unit="file")
-    for lines, _ in results:
-        for line in lines:
-            sys.stdout.write(line + "\n")
-    sys.stdout.flush()
+    with output_stream(args.out) as out:
+        for lines, _ in results:
+            for line in lines:
+                out.write(line + "\n")
+        out.flush()
     found = (_records_found(total.get("data_records", 0), total.get("hidden_records", 0)) + " in ") \
         if args.records else ""
     info(f"hwnoise extract: {found}{total.get('pages', 0)} pages from {total.get('responses', 0)} responses "
