@@ -31,8 +31,8 @@ from compare import DEFAULT_DATA, ensure  # noqa: E402
 
 from hwnoise.dataset import Dataset  # noqa: E402
 from hwnoise.evaluate import evaluate  # noqa: E402
-from hwnoise.extractors.model import _TEXT_CACHE, extract_html, load_model, run_extractor  # noqa: E402
-from hwnoise.training.train import train  # noqa: E402
+from hwnoise.extractors.model import _TEXT_CACHE, extract_html, load_model  # noqa: E402
+from hwnoise.api import train  # noqa: E402  (as 'hwnoise train' runs it: stacked extractors, region scorer)
 
 
 def _mean(xs):
@@ -45,7 +45,7 @@ def big9(dirs: list[Path], preset: str, tmp: Path) -> dict:
     for d in dirs:
         out = tmp / f"{preset}-{d.name}"
         t0 = time.perf_counter()
-        train([d], protocol="pages", preset=preset, out=out, stacker=run_extractor)
+        train([d], protocol="pages", preset=preset, out=out)
         train_s += time.perf_counter() - t0
         rep = evaluate([d], methods=["model", "trafilatura"], model=out, figures=False)
         by = {r["method"]: r for r in rep["results"]}

@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
 
     T._labelled = after_assembly
     mark("start")
-    T.train(args.dataset, out=args.out, stacker=run_extractor)
+    T.train(args.dataset, options=T.TrainOptions(out=args.out, stacker=run_extractor))
     mark("end")
     return 0
 

@@ -23,14 +23,16 @@ def train(inputs: str | Path | Sequence[str | Path], **options: Any) -> dict:
     """``hwnoise train`` as a function (``hwnoise.training.train.train`` with the stacked
     extractors wired in): model options (``preset``, ``classifier``, ``features``, ``stack``,
     ``context``, ``page_context``, ``threshold``, ``params``, ``content_from``, ``union``,
-    ``union_gate``), ``protocol``, ``out``, ``all_pages``... Returns the report with the fitted ``model``."""
+    ``union_gate``, ``regions``) and the run's (``TrainOptions``: ``protocol``, ``out``,
+    ``all_pages``...). Returns the report with the fitted ``model``."""
     from hwnoise.extractors.model import run_extractor
     from hwnoise.extractors.region_fit import model_region_scorer
+    from hwnoise.training.train import TrainOptions
     from hwnoise.training.train import train as _train
 
     options.setdefault("stacker", run_extractor)
     options.setdefault("region_fitter", model_region_scorer)
-    return _train(inputs, **options)
+    return _train(inputs, *TrainOptions.split(options))
 
 
 def load_model(path: str | Path = "general", *, allow_pickle: bool = False):

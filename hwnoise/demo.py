@@ -99,13 +99,13 @@ def _features_and_arff(ds: Dataset, out: Path, progress: bool) -> None:
 
 def _train_protocols(ds: Dataset, out: Path, classifier: str, seed: int) -> list[dict]:
     """Train and test the classifier with each protocol; return their node-level results."""
-    from hwnoise.training.train import train
+    from hwnoise.training.train import TrainOptions, train
 
     results = []
     for protocol in PROTOCOLS:
-        rep = train([ds.path], protocol=protocol, preset="thesis", classifier=classifier, seed=seed + 1,
-                    out=out / ("model" if protocol == "pages" else f"model-{protocol}"),
-                    verbose=protocol == "pages")
+        rep = train([ds.path], {"preset": "thesis", "classifier": classifier},
+                    TrainOptions(protocol=protocol, seed=seed + 1, verbose=protocol == "pages",
+                                 out=out / ("model" if protocol == "pages" else f"model-{protocol}")))
         results.extend(rep["results"])
     return results
 

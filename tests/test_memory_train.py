@@ -10,9 +10,10 @@ import pandas as pd
 import pytest
 
 from feature_tables import table_dataset
+from hwnoise.api import train
 from hwnoise.dataset import Dataset
 from hwnoise.training.model import NoiseModel, resolve_features
-from hwnoise.training.train import table_columns, train
+from hwnoise.training.train import table_columns
 
 
 @pytest.fixture(autouse=True)

@@ -459,7 +459,7 @@ def test_a_gb_rf_model_extracts_from_its_json_alone(dataset, tmp_path, capsys):
 
 
 def _saved_thesis_model(dataset: Path, out: Path) -> dict:
-    from hwnoise.training.train import train
+    from hwnoise.api import train
 
     train([dataset], preset="thesis", classifier="gb", out=out)
     return json.loads((out / "model.json").read_text())

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from feature_tables import table_dataset
+from hwnoise.api import train
 from hwnoise.cli import main
 from hwnoise.dataset import Dataset
 from hwnoise.training.arff import read_arff
 from hwnoise.training.model import NoiseModel
-from hwnoise.training.train import format_result, train
+from hwnoise.training.train import format_result
 
 WEKA_JAR = Path("/usr/share/java/weka.jar")
 RECORD_KEYS = {"dataset", "protocol", "method", "pages", "nodes", "precision", "recall", "f1",

@@ -8,8 +8,8 @@ model trained on everything, as Weka's ``-t``/``-T``). Scores are reported per d
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -251,6 +251,14 @@ def _assembled(df: pd.DataFrame, desc: dict, features: list[str], stacker, show:
     return df
 
 
+#: The model options (what model: a preset, then single fields over it), in the order the spec
+#: reads them; ``hwnoise.commands._model_options.model_options`` builds their dict from the CLI.
+MODEL_OPTIONS = ("preset", "classifier", "features", "stack", "context", "page_context", "threshold",
+                 "params", "content_from", "union", "union_gate", "regions")
+#: The model options whose None says "none": not given, they are AS_PRESET.
+_AS_PRESET_OPTIONS = ("union", "union_gate", "regions")
+
+
 def model_spec(options: dict | None, *, n_sites: int, arff: bool = False, records: bool = False):
     """The spec of the model to train: ``options`` (preset and the model options the user gave:
     classifier, features, stack, context, page_context, threshold, params, content_from, union,
@@ -261,7 +269,7 @@ def model_spec(options: dict | None, *, n_sites: int, arff: bool = False, record
     # None is "not given", but for ``union``, ``union_gate`` and ``regions`` (where it says "none":
     # not given is AS_PRESET)
     opts = {k: v for k, v in (options or {}).items()
-            if v is not AS_PRESET and (v is not None or k in ("union", "union_gate", "regions"))}
+            if v is not AS_PRESET and (v is not None or k in _AS_PRESET_OPTIONS)}
     preset = opts.pop("preset", None)
     if arff and preset is None:  # a user's ARFF: J48 unless told otherwise, its own attributes
         return ModelSpec.from_dict({"classifier": "j48", **opts}, where="option")
@@ -321,80 +329,129 @@ def _train_fit(fold: int, job: _FitJob):
     return (test_idx, pred, m) if job.keep_model else (test_idx, pred)
 
 
-def train(inputs, *, protocol: str | None = None, classifier: str | None = None,
-          features: str | list[str] | None = None, test: str | os.PathLike | None = None,
-          seed: int = 1, out: str | os.PathLike | None = None, k: int | None = None, train_share: float = 0.66,
-          params: dict | None = None, verbose: bool = False, scheduler=None,
-          workers: int | None = None, preset: str | None = None,
-          stack: str | list[str] | None = None, context: bool | None = None,
-          page_context: bool | None = None, threshold: float | str | None = None,
-          content_from: str | None = None, union: Any = AS_PRESET, union_gate: Any = AS_PRESET,
-          regions: Any = AS_PRESET, stacker=None, region_fitter=None, all_pages: bool = False,
-          progress: bool = False) -> dict:
-    """Fit a model of the spec the options give (``preset``, default "auto": site for one site's
-    pages, general for several, records for several whose gold has data records; then single
-    fields over it), score it (protocol splits or
-    ``test``), and write into ``out`` (when given) model.joblib, model.json, train.arff,
-    report.json and report.md. ``verbose`` prints format_result's text on stderr.
+def _unexpected(names, allowed) -> None:
+    """Check: a TypeError naming the first of ``names`` not ``allowed``, as Python says it."""
+    for name in names:
+        if name not in allowed:
+            raise TypeError(f"train() got an unexpected keyword argument {name!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainOptions:
+    """How a training run goes (not what model: that is the model options' dict)."""
+
+    #: Scoring: the protocol (None: pages, or weka-cv on a Weka user's ARFF) or a ``test`` ARFF
+    #: file or dataset folder; the seed of splits and classifiers; the folds of cv and cross-site
+    #: (None: 5) and of weka-cv (None: 10); the share of pages the pages protocol trains on.
+    protocol: str | None = None
+    test: str | os.PathLike | None = None
+    seed: int = 1
+    k: int | None = None
+    train_share: float = 0.66
+    #: Output: the folder written (None: nothing), the saved model fitted on every page,
+    #: format_result's text on stderr, progress bars.
+    out: str | os.PathLike | None = None
+    all_pages: bool = False
+    verbose: bool = False
+    progress: bool = False
+    #: Running the fits: ``hwnoise.scheduler``'s name, address or Scheduler (None: here, one fit
+    #: after the other) and its workers.
+    scheduler: Any = None
+    workers: int | None = None
+    #: Stages wired in: the stacked extractors' runner (``hwnoise.extractors.model.run_extractor``)
+    #: and the region scorer's fitter (``hwnoise.extractors.region_fit.model_region_scorer``).
+    stacker: Callable | None = None
+    region_fitter: Callable | None = None
+
+    @classmethod
+    def split(cls, kwargs: dict[str, Any]) -> tuple[dict[str, Any], TrainOptions]:
+        """``train``'s keyword arguments as the model options' dict and the run's options (a
+        TypeError names the first that is neither)."""
+        run = {f.name for f in fields(cls)}
+        _unexpected(kwargs, {*run, *MODEL_OPTIONS})
+        return ({k: v for k, v in kwargs.items() if k in MODEL_OPTIONS},
+                cls(**{k: v for k, v in kwargs.items() if k in run}))
+
+
+def _model_options(model: dict | None) -> dict[str, Any]:
+    """Plan: every model option in ``MODEL_OPTIONS``' order, those not given None (or AS_PRESET)."""
+    model = model or {}
+    _unexpected(model, MODEL_OPTIONS)
+    return {k: model.get(k, AS_PRESET if k in _AS_PRESET_OPTIONS else None) for k in MODEL_OPTIONS}
+
+
+def _custom(model: dict) -> bool:
+    """Whether a model option beyond classifier, features and params is given (then J48 -t's
+    path, ``_weka_run``, is not taken)."""
+    return (model["preset"] not in (None, "auto") or bool(model["stack"]) or bool(model["context"])
+            or bool(model["page_context"]) or model["threshold"] is not None
+            or model["content_from"] is not None or any(model[k] is not AS_PRESET for k in _AS_PRESET_OPTIONS))
+
+
+def train(inputs, model: dict | None = None, options: TrainOptions | None = None) -> dict:
+    """Fit a model of the spec the ``model`` options give (``MODEL_OPTIONS``: ``preset``,
+    default "auto": site for one site's pages, general for several, records for several whose
+    gold has data records; then single fields over it), score it (protocol splits or
+    ``options.test``), and write into ``options.out`` (when given) model.joblib, model.json,
+    train.arff, report.json and report.md. ``options.verbose`` prints format_result's text on
+    stderr. ``TrainOptions.split`` makes both from keyword arguments (``hwnoise.api.train``).
 
     Which rows the saved model is fitted on: with the pages protocol, the split's training
     pages (the model whose scores are printed; ``hwnoise evaluate --model`` then scores only
     the pages it never saw), or every page with ``all_pages``; with the other protocols or
-    ``test``, every labelled row. ``stacker`` runs stacked extractors
-    (``hwnoise.extractors.model.run_extractor``); ``region_fitter`` fits the region scorer of a
-    spec with ``regions`` (``hwnoise.extractors.region_fit.model_region_scorer``; without it
-    such a model has none). Returns the report (``{hwnoise, created,
-    results}``) with, besides, ``tree``, ``classifier``, ``features``, ``spec``, ``model`` and
-    ``out``. ``scheduler`` (``hwnoise.scheduler``: a name, an address or a Scheduler; None runs
-    here, one fit after the other) runs the fits as tasks; each task reads the inputs itself
-    (unless the spec's columns need the pages, then the assembled rows travel).
+    ``test``, every labelled row. ``stacker`` runs stacked extractors; ``region_fitter`` fits
+    the region scorer of a spec with ``regions`` (without it such a model has none). Returns
+    the report (``{hwnoise, created, results}``) with, besides, ``tree``, ``classifier``,
+    ``features``, ``spec``, ``model`` and ``out``. ``scheduler`` runs the fits as tasks; each
+    task reads the inputs itself (unless the spec's columns need the pages, then the assembled
+    rows travel).
 
     ``protocol`` None: ``pages``, or for one ARFF file without a ``page`` attribute (a Weka
     user's file) ``weka-cv``, J48's own default evaluation (see :mod:`.arff_train`)."""
-    custom = (preset not in (None, "auto") or bool(stack) or bool(context) or bool(page_context)
-              or threshold is not None or content_from is not None or union is not AS_PRESET
-              or union_gate is not AS_PRESET or regions is not AS_PRESET)
-    weka = None if custom else _weka_run(inputs, protocol, classifier or "j48", features, test, seed,
-                                         out, k, params, verbose)
+    model = _model_options(model)
+    options = TrainOptions() if options is None else options
+    weka = None if _custom(model) else _weka_run(inputs, model, options)
     if weka is not None:
         return weka
-    protocol = protocol or "pages"
-    k = 5 if k is None else k
+    options = replace(options, protocol=options.protocol or "pages", k=5 if options.k is None else options.k)
     given = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
-    spec, feats, data, desc = _plan_rows(given, {
-        "preset": preset, "classifier": classifier, "features": features, "stack": stack,
-        "context": context, "page_context": page_context, "threshold": threshold, "params": params,
-        "content_from": content_from, "union": union, "union_gate": union_gate, "regions": regions,
-    }, stacker, progress)
-    what = ", ".join(desc["sources"])
-    _check_protocol(protocol, test, desc, data, what)
-    folds = splits(data, protocol, seed=seed, k=k, train_share=train_share) if test is None else []
-    save_split = test is None and protocol == "pages" and not all_pages
-    job = _FitJob(list(map(str, given)), spec.classifier, feats, desc["query"], seed, spec.params or None,
-                  protocol, k, train_share, spec=spec.to_dict(), keep_model=save_split)
-    fitted = _fit_models(job, data, len(folds), assembled=bool(spec.stack or spec.context or spec.page_context),
-                         scheduler=scheduler, workers=workers)
-    model, fitted_on, scored = _saved_model(fitted, data, folds, save_split)
-    if spec.regions and region_fitter is not None and desc["kind"] != "arff":
-        pages = [p for d in given for p in Dataset(d).pages()]
-        scorer = region_fitter(model, data, pages, progress=progress)
-        model.regions = scorer.to_dict() if scorer is not None else None
-    model.inner_oof = None  # what the region scorer was fitted on: not kept
-    tree = model.tree_text()
-    user_arff = desc["kind"] == "arff" and features is None
-    records, model.protocol = _score(model, spec.classifier, feats, data, scored, test, protocol, user_arff,
-                                     stacker, progress)
-    model.scores = records
-    model.trained_on = _trained_on(fitted_on)
+    spec, feats, data, desc = _plan_rows(given, model, options)
+    _check_protocol(options, desc, data, ", ".join(desc["sources"]))
+    fitted, fitted_on, scored = _fit(given, spec, feats, data, desc, options)
+    tree = fitted.tree_text()
+    user_arff = desc["kind"] == "arff" and model["features"] is None
+    records, fitted.protocol = _score(fitted, spec.classifier, feats, data, scored, user_arff, options)
+    fitted.scores = records
+    fitted.trained_on = _trained_on(fitted_on)
     report = {"hwnoise": __version__, "created": now_iso(), "results": records}
-    if verbose:  # the tree, confusion matrices and weighted scores, for people (stderr)
+    if options.verbose:  # the tree, confusion matrices and weighted scores, for people (stderr)
         info(format_result({**report, "tree": tree}))
+    out = None if options.out is None else Path(options.out)
     if out is not None:
-        out = Path(out)
-        _write_model(out, model, data, desc, report)
-    return {**report, "tree": tree, "classifier": spec.classifier, "features": list(model.features),
-            "spec": spec, "model": model, "out": str(out) if out is not None else None,
+        _write_model(out, fitted, data, desc, report)
+    return {**report, "tree": tree, "classifier": spec.classifier, "features": list(fitted.features),
+            "spec": spec, "model": fitted, "out": str(out) if out is not None else None,
             "fitted_pages": _page_count(fitted_on)}
+
+
+def _fit(given: list, spec, feats: list[str], data: pd.DataFrame, desc: dict,
+         options: TrainOptions) -> tuple[NoiseModel, pd.DataFrame, list]:
+    """Fit: the protocol's folds and the model to save (with its region scorer); returns it,
+    the rows it was fitted on and the fits to score (``_saved_model``)."""
+    folds = splits(data, options.protocol, seed=options.seed, k=options.k,
+                   train_share=options.train_share) if options.test is None else []
+    save_split = options.test is None and options.protocol == "pages" and not options.all_pages
+    job = _FitJob(list(map(str, given)), spec.classifier, feats, desc["query"], options.seed, spec.params or None,
+                  options.protocol, options.k, options.train_share, spec=spec.to_dict(), keep_model=save_split)
+    fitted = _fit_models(job, data, len(folds), options,
+                         assembled=bool(spec.stack or spec.context or spec.page_context))
+    saved, fitted_on, scored = _saved_model(fitted, data, folds, save_split)
+    if spec.regions and options.region_fitter is not None and desc["kind"] != "arff":
+        pages = [p for d in given for p in Dataset(d).pages()]
+        scorer = options.region_fitter(saved, data, pages, progress=options.progress)
+        saved.regions = scorer.to_dict() if scorer is not None else None
+    saved.inner_oof = None  # what the region scorer was fitted on: not kept
+    return saved, fitted_on, scored
 
 
 def _saved_model(fitted: list, data: pd.DataFrame, folds: list, save_split: bool) -> tuple[Any, pd.DataFrame, list]:
@@ -407,8 +464,8 @@ def _saved_model(fitted: list, data: pd.DataFrame, folds: list, save_split: bool
     return fitted[0], data, fitted[1:]
 
 
-def _plan_rows(given: list, options: dict, stacker, progress: bool) -> tuple[Any, list[str], pd.DataFrame, dict]:
-    """Plan: the spec ``options`` give over the inputs, its feature columns, and the labelled
+def _plan_rows(given: list, model: dict, options: TrainOptions) -> tuple[Any, list[str], pd.DataFrame, dict]:
+    """Plan: the spec the ``model`` options give over the inputs, its feature columns, and the labelled
     rows its fit reads, with the inputs' description. A dataset's table is read twice, each time
     only what is needed: its names and sites to choose the spec, then the columns the spec's fit
     reads (none when its rows are rebuilt page by page). An ARFF file is read whole."""
@@ -417,8 +474,8 @@ def _plan_rows(given: list, options: dict, stacker, progress: bool) -> tuple[Any
     what = ", ".join(desc["sources"])
     arff = desc["kind"] == "arff"
     n_sites = int(df["site"].nunique()) if "site" in df.columns else 1
-    spec = model_spec(options, n_sites=n_sites, arff=arff, records=bool(desc.get("records")))
-    if options.get("features") is None and arff:
+    spec = model_spec(model, n_sites=n_sites, arff=arff, records=bool(desc.get("records")))
+    if model.get("features") is None and arff:
         feats = feature_columns(df)  # a user's ARFF: every attribute but page and the class
         spec.features = list(feats)
     else:
@@ -433,7 +490,7 @@ def _plan_rows(given: list, options: dict, stacker, progress: bool) -> tuple[Any
         elif not arff:
             del df
             df, _ = load_inputs(given, columns=table_columns(feats))
-        df = _assembled(df, desc, feats, stacker, progress)
+        df = _assembled(df, desc, feats, options.stacker, options.progress)
     if not arff and not set(feats) <= set(usable_features(df)):  # name every usable column stored
         check_features(feats, _with_schema(df, desc), what)
     check_features(feats, df, what)
@@ -455,8 +512,9 @@ def _warn_empty(feats: list[str], df: pd.DataFrame, what: str) -> None:
          f"model cannot use them{hint}")
 
 
-def _check_protocol(protocol: str, test, desc: dict, data: pd.DataFrame, what: str) -> None:
+def _check_protocol(options: TrainOptions, desc: dict, data: pd.DataFrame, what: str) -> None:
     """A protocol that exists and that the rows can be split by."""
+    protocol, test = options.protocol, options.test
     if test is None and protocol not in PROTOCOLS:
         raise ProtocolError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
     if test is None and protocol != "thesis" and desc["kind"] == "arff" and PAGE_ATTRIBUTE not in data.columns:
@@ -465,17 +523,18 @@ def _check_protocol(protocol: str, test, desc: dict, data: pd.DataFrame, what: s
             "--protocol thesis and --test TEST.arff apply (export with 'hwnoise export-arff --page')")
 
 
-def _fit_models(job: _FitJob, data: pd.DataFrame, n_folds: int, *, assembled: bool, scheduler,
-                workers: int | None) -> list:
+def _fit_models(job: _FitJob, data: pd.DataFrame, n_folds: int, options: TrainOptions, *,
+                assembled: bool) -> list:
     """Fit, as tasks of the scheduler: the model fitted on all the rows (not when the pages
     split's model is the one saved, ``job.keep_model``), then each fold's ``(test index,
     predictions[, model])``."""
+    scheduler = options.scheduler
     sched = scheduler if scheduler is not None and not isinstance(scheduler, str) else None
     own = sched is None and scheduler not in (None, "sync")
     if own:
         from hwnoise.scheduler import Scheduler
 
-        sched = Scheduler(scheduler, workers)
+        sched = Scheduler(scheduler, options.workers)
     try:
         if sched is None or sched.inline or (sched.auto and len(data) < SMALL_ROWS) or assembled:
             job.data = data  # this process's rows (assembled ones cannot be reloaded by a task)
@@ -489,16 +548,16 @@ def _fit_models(job: _FitJob, data: pd.DataFrame, n_folds: int, *, assembled: bo
             sched.close()
 
 
-def _score(model: NoiseModel, classifier: str, feats: list[str], data: pd.DataFrame, folds: list, test,
-           protocol: str, user_arff: bool, stacker, progress: bool) -> tuple[list[dict], str]:
-    """Score: the report's records and the protocol they come from, the model on ``test`` (an
-    ARFF file or a dataset folder) or the folds' predictions on ``data``."""
-    if test is not None:
-        test_path = Path(test)
+def _score(model: NoiseModel, classifier: str, feats: list[str], data: pd.DataFrame, folds: list,
+           user_arff: bool, options: TrainOptions) -> tuple[list[dict], str]:
+    """Score: the report's records and the protocol they come from, the model on ``options.test``
+    (an ARFF file or a dataset folder) or the folds' predictions on ``data``."""
+    if options.test is not None:
+        test_path = Path(options.test)
         test_df, test_desc = load_inputs([test_path]) if _is_arff(test_path) \
             else load_inputs([test_path], columns=table_columns(feats))  # what the model reads
         if not user_arff:
-            test_df = _assembled(test_df, test_desc, feats, stacker, progress)
+            test_df = _assembled(test_df, test_desc, feats, options.stacker, options.progress)
         test_data = _labelled(test_df, str(test_path))
         missing = [f for f in model.features if f not in test_data.columns]
         if missing:  # a Weka user's test file with other attributes, or a dataset of other columns
@@ -510,7 +569,7 @@ def _score(model: NoiseModel, classifier: str, feats: list[str], data: pd.DataFr
     pred = np.full(len(data), None, dtype=object)
     for test_idx, fold_pred, *_ in folds:
         pred[test_idx] = fold_pred
-    return _records(data, pred, protocol, classifier), protocol
+    return _records(data, pred, options.protocol, classifier), options.protocol
 
 
 def _write_model(out: Path, model: NoiseModel, data: pd.DataFrame, desc: dict, report: dict) -> None:
@@ -539,16 +598,17 @@ def _page_count(rows: pd.DataFrame) -> int | None:
 
 
 
-def _weka_run(inputs, protocol, classifier, features, test, seed, out, k, params, verbose) -> dict | None:
+def _weka_run(inputs, model: dict, options: TrainOptions) -> dict | None:
     """J48 -t on one ARFF file (tree + Weka's stratified CV), when that is what is asked:
     ``--protocol weka-cv``, or no protocol on a file without hwnoise's ``page`` attribute."""
     from hwnoise.training.arff_train import J48_NAMES, noise_model, run_arff
     from hwnoise.training.arff import load_arff
 
+    protocol, classifier = options.protocol, model["classifier"] or "j48"
     paths = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
     if len(paths) != 1 or not _is_arff(Path(paths[0])) or protocol not in (None, "weka-cv"):
         return None
-    if test is not None or features is not None or classifier.lower() not in J48_NAMES:
+    if options.test is not None or model["features"] is not None or classifier.lower() not in J48_NAMES:
         if protocol == "weka-cv":
             raise ProtocolError("--protocol weka-cv runs J48 (--classifier j48 or j48-unpruned) on "
                                 "all the attributes of one ARFF file, without --test or --features")
@@ -556,25 +616,30 @@ def _weka_run(inputs, protocol, classifier, features, test, seed, out, k, params
     table = load_arff(paths[0])
     if protocol is None and PAGE_ATTRIBUTE in table.strings:
         return None                          # hwnoise's own export: split by page
-    run = run_arff(table, classifier=classifier, params=params, folds=10 if k is None else k, seed=seed)
-    record = run.record()
-    report = {"hwnoise": __version__, "created": now_iso(), "results": [record]}
-    model = noise_model(run, classifier)
-    text = run.text()
-    if verbose:
-        info(text)
-    if out is not None:
-        out = Path(out)
-        model.save(out)
-        write_json(out / "report.json", report)
-        atomic_write_text(out / "j48.txt", text + "\n")
+    run = run_arff(table, classifier=classifier, params=model["params"],
+                   folds=10 if options.k is None else options.k, seed=options.seed)
+    report = {"hwnoise": __version__, "created": now_iso(), "results": [run.record()]}
+    fitted = noise_model(run, classifier)
+    out = None if options.out is None else Path(options.out)
+    _weka_output(run.text(), fitted, report, out, options.verbose)
     from hwnoise.training.spec import ModelSpec
 
     spec = ModelSpec(preset=None, features=list(table.names), classifier=classifier, params=dict(run.params))
     return {**report, "tree": run.tree, "weka_text": run.text(tree=False), "classifier": classifier,
-            "features": list(table.names), "spec": spec, "model": model,
+            "features": list(table.names), "spec": spec, "model": fitted,
             "written": "model (model.json, model.joblib), report.json and j48.txt",
             "out": str(out) if out is not None else None}
+
+
+def _weka_output(text: str, model: NoiseModel, report: dict, out: Path | None, verbose: bool) -> None:
+    """Write J48 -t's run: its text on stderr when ``verbose``; into ``out`` (when given) the
+    model, report.json and j48.txt."""
+    if verbose:
+        info(text)
+    if out is not None:
+        model.save(out)
+        write_json(out / "report.json", report)
+        atomic_write_text(out / "j48.txt", text + "\n")
 
 
 def _pct(x: float | None) -> str:

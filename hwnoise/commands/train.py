@@ -52,15 +52,15 @@ def run(args: argparse.Namespace) -> int:
     from hwnoise.extractors.region_fit import model_region_scorer
     from hwnoise.outputs import check_out_dir
     from hwnoise.progress import info
-    from hwnoise.training.train import format_result, train
+    from hwnoise.training.train import TrainOptions, format_result, train
 
     if args.out:
         check_out_dir(args.out, "-o/--out")
-    result = train(args.inputs, protocol=args.protocol, test=args.test, seed=args.seed, out=args.out,
-                   k=args.folds, stacker=run_extractor, region_fitter=model_region_scorer,
-                   all_pages=args.all_pages, progress=True,
-                   scheduler=getattr(args, "scheduler", "local"), workers=getattr(args, "workers", None),
-                   **model_options(args))
+    options = TrainOptions(protocol=args.protocol, test=args.test, seed=args.seed, out=args.out, k=args.folds,
+                           all_pages=args.all_pages, progress=True, scheduler=getattr(args, "scheduler", "local"),
+                           workers=getattr(args, "workers", None), stacker=run_extractor,
+                           region_fitter=model_region_scorer)
+    result = train(args.inputs, model_options(args), options)
     print(format_result(result, tree=not args.no_tree), end="")
     spec = result.get("spec")
     fitted = result.get("fitted_pages")
