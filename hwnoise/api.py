@@ -49,9 +49,7 @@ def extract(model: Any = "general", html: bytes | str = b"", *, query: str | Non
     saved model's path, or "general"); ``query`` is the search that found the page."""
     from hwnoise.extractors.model import extract_with_model
 
-    if not hasattr(model, "predict"):
-        model = load_model(model)
-    return extract_with_model(model, html, http_charset=http_charset, query=query)
+    return extract_with_model(_page_model(model), _html(html), http_charset=http_charset, query=query)
 
 
 def extract_records(model: Any = "records", html: bytes | str = b"", *, query: str | None = None,
@@ -62,9 +60,31 @@ def extract_records(model: Any = "records", html: bytes | str = b"", *, query: s
     page hides; ``hidden=False`` leaves those out)."""
     from hwnoise.extractors.model import extract_records as _records
 
+    return _records(_page_model(model), _html(html), http_charset=http_charset, query=query, page=page,
+                    hidden=hidden)
+
+
+def _page_model(model: Any):
+    """``model`` loaded when it is a path or a shipped model's name; a ``ModelError`` when it
+    cannot label a page's nodes (``extractors.model.check_page_model``)."""
     if not hasattr(model, "predict"):
-        model = load_model(model)
-    return _records(model, html, http_charset=http_charset, query=query, page=page, hidden=hidden)
+        return load_model(model)
+    from hwnoise.extractors.model import check_page_model
+
+    check_page_model(model)
+    return model
+
+
+def _html(html: bytes | str) -> bytes | str:
+    """``html``, or a ``HwnoiseError`` saying why it is no HTML page (an image, a PDF, an empty
+    body: what ``hwnoise extract`` refuses too, rather than text made of its bytes)."""
+    from hwnoise.decode import sniff_html
+    from hwnoise.errors import HwnoiseError
+
+    why = sniff_html(html.encode("utf-8", "surrogatepass") if isinstance(html, str) else html)
+    if why is not None:
+        raise HwnoiseError(f"not an HTML page ({why}); give the page's HTML")
+    return html
 
 
 def __getattr__(name: str):

@@ -552,6 +552,29 @@ def test_python_api_trains_saves_loads_and_extracts(dataset, tmp_path):
     assert extract(model, html.encode()) == extract(str(tmp_path / "m"), html.encode())
 
 
+def test_python_api_refuses_what_is_no_html_page_and_a_model_that_labels_no_page(tmp_path):
+    # an image or a PDF came back as text made of its bytes; an ARFF user's model labelled a page
+    # from missing values alone
+    from hwnoise import extract, extract_records
+    from hwnoise.errors import HwnoiseError
+    import pandas as pd
+
+    from hwnoise.training.model import ModelError, NoiseModel
+
+    png = b"\x89PNG\r\n\x1a\n" + bytes(64)
+    with pytest.raises(HwnoiseError, match=r"not an HTML page \(a PNG image\)"):
+        extract("general", png)
+    with pytest.raises(HwnoiseError, match=r"not an HTML page \(a PDF document\)"):
+        extract_records("records", b"%PDF-1.4 ...")
+    with pytest.raises(HwnoiseError, match="text without HTML markup"):
+        extract("general", "just words, no markup")
+    assert extract("general", "<p>The oak chair costs forty euros.</p>") == "The oak chair costs forty euros."
+    foreign = NoiseModel("j48", ["petal", "sepal"]).fit(
+        pd.DataFrame({"petal": [1.0, 2, 3, 4] * 5, "sepal": [0.0, 1, 0, 1] * 5, "label": ["N", "S"] * 10}))
+    with pytest.raises(ModelError, match="cannot label the nodes of a page"):
+        extract(foreign, "<p>The oak chair costs forty euros.</p>")
+
+
 def test_the_shipped_general_model_loads_and_extracts_a_bare_page(tmp_path, capsys):
     from hwnoise.extractors.model import load_model
 
