@@ -101,6 +101,14 @@ def _parent_positions(rows: pd.DataFrame) -> np.ndarray:
     return np.where((parent >= 0) & (parent < n), parent, -1)
 
 
+def level_depths(levels: list[np.ndarray], n: int) -> np.ndarray:
+    """Each of the ``n`` rows' depth in the page's tree (0 at the roots), from its ``levels``."""
+    depth = np.zeros(n, dtype=np.int64)
+    for d, idx in enumerate(levels):
+        depth[idx] = d
+    return depth
+
+
 def _levels(parent: np.ndarray) -> list[np.ndarray]:
     """Row positions grouped by depth (roots first): each level's parents are in earlier levels."""
     n = len(parent)
@@ -233,9 +241,7 @@ def _record_columns(parent: np.ndarray, levels: list[np.ndarray], sig: np.ndarra
     # the nearest record (the node or an ancestor, ``g.record``): its group's share, the depth below it
     has = g.record >= 0
     rec = np.maximum(g.record, 0)
-    depth = np.empty(len(parent), dtype=float)
-    for d, idx in enumerate(levels):
-        depth[idx] = d
+    depth = level_depths(levels, len(parent))
     rec_share = np.where(has, g.group_chars[g.group[rec]] / total, np.nan)
     rec_depth = np.where(has, depth - depth[rec], np.nan)
     return {
