@@ -24,8 +24,8 @@ import pandas as pd
 
 from hwnoise.dataset import Dataset
 from hwnoise.extractors.base import walk_of
-from hwnoise.extractors.records import (_own, candidate_rows, chain_members, drop_regions, region_conf,
-                                        row_xpaths)
+from hwnoise.extractors.records import (GroupingOptions, _own, candidate_rows, chain_members, drop_regions,
+                                        region_conf, row_xpaths)
 from hwnoise.features.labels import page_labels
 from hwnoise.features.record_gold import normalize_xpath
 from hwnoise.training.record_metrics import record_scores
@@ -84,6 +84,7 @@ def main() -> None:
     a = ap.parse_args()
     fold_of = json.loads((a.pred / "meta.json").read_text(encoding="utf-8"))["pages"]
     grid = variants()
+    knobs = [GroupingOptions(**v) for v in grid]
     pages, f1, f1_gold, regs = [], [], [], []
     for page in Dataset(a.dataset).pages():
         records = page.read_records()
@@ -100,10 +101,10 @@ def main() -> None:
         cand = candidate_rows(walk, labels)
         cand_gold = candidate_rows(walk, gold_labels)
         row, row_gold = [], []
-        for v in grid:
-            pred = drop_regions(walk, labels, cand, proba, **v)
+        for o in knobs:
+            pred = drop_regions(walk, labels, cand, proba, options=o)
             row.append(record_scores([[xp[r] for r in rec] for rec in pred], gold)["record_f1"])
-            pred = drop_regions(walk, gold_labels, cand_gold, None, **v)
+            pred = drop_regions(walk, gold_labels, cand_gold, None, options=o)
             row_gold.append(record_scores([[xp[r] for r in rec] for rec in pred], gold)["record_f1"])
         pages.append(page.id)
         f1.append(row)

@@ -24,7 +24,10 @@ the ancestors holding exactly its text), which shows what the level convention a
 
 Usage::
 
-    python bench/records_loss.py DATASET PRED_DIR [--csv pages.csv] [--gold]
+    python bench/records_loss.py DATASET PRED_DIR [--csv pages.csv] [--gold] [--option KEY=JSON ...]
+
+(``--option``: a knob of the grouping, ``extractors.records.GroupingOptions``, e.g. ``min_rel=0`` or
+``level_rule='"labels"'``.)
 """
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ import numpy as np
 
 from hwnoise.dataset import Dataset
 from hwnoise.extractors.base import walk_of
-from hwnoise.extractors.records import records_from_labels, row_xpaths
+from hwnoise.extractors.records import GroupingOptions, records_from_labels, row_xpaths
 from hwnoise.features.labels import page_labels
 from hwnoise.features.record_gold import normalize_xpath, text_xpaths
 from hwnoise.training.metrics import node_scores
@@ -120,7 +123,8 @@ def causes(pred: list[list[str]], gold: list[list[str]], at: dict[str, int], las
     return out, spurious
 
 
-def run(dataset: Path, pred_dir: Path | None, use_gold: bool = False, **options) -> tuple[dict, list[dict]]:
+def run(dataset: Path, pred_dir: Path | None, use_gold: bool = False,
+        options: GroupingOptions | None = None) -> tuple[dict, list[dict]]:
     rows_out, scores, collapsed, ms, paper = [], [], [], [], []
     y_true, y_pred = [], []
     total: Counter = Counter()
@@ -149,7 +153,7 @@ def run(dataset: Path, pred_dir: Path | None, use_gold: bool = False, **options)
         at = {x: i for i, x in enumerate(xp)}
         gold = [[normalize_xpath(x) for x in r] for r in records]
         t0 = time.perf_counter()
-        pred = [r.xpaths for r in records_from_labels(walk, labels, xp, proba, **options)]
+        pred = [r.xpaths for r in records_from_labels(walk, labels, xp, proba, options=options)]
         ms.append(1000 * (time.perf_counter() - t0))
         s = record_scores(pred, gold)
         paper.append(record_scores(pred, gold, keys))
@@ -204,12 +208,15 @@ def main() -> None:
     ap.add_argument("--gold", action="store_true", help="group the gold labels instead (the ceiling)")
     ap.add_argument("--csv", type=Path)
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                    help="an option of extractors.records.record_rows (JSON value), e.g. snap=false")
+                    help="a grouping knob (extractors.records.GroupingOptions; JSON value), e.g. snap=false")
     a = ap.parse_args()
-    options = {k: json.loads(v) for k, v in (o.split("=", 1) for o in a.option)}
+    try:
+        options = GroupingOptions.from_dict({k: json.loads(v) for k, v in (o.split("=", 1) for o in a.option)})
+    except ValueError as e:
+        ap.error(str(e))
     if a.pred is None and not a.gold:
         ap.error("give PRED_DIR or --gold")
-    summary, rows = run(a.dataset, a.pred, a.gold, **options)
+    summary, rows = run(a.dataset, a.pred, a.gold, options)
     print(json.dumps(summary, indent=1))
     if a.csv:
         keys = list(dict.fromkeys(k for r in rows for k in r))

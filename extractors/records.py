@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 
 import numpy as np
 
@@ -55,14 +56,54 @@ from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.features.record_struct import (RECORD_DISTANCE, RECORD_MIN, by_depth, record_groups, tag_distance,
                                             tag_string)
 
-__all__ = ["Record", "records_from_labels", "with_hidden", "record_rows", "records_content", "walk_xpaths",
-           "rows_inside", "candidate_rows", "drop_regions",
+__all__ = ["Record", "GroupingOptions", "records_from_labels", "with_hidden", "record_rows", "records_content",
+           "walk_xpaths", "rows_inside", "candidate_rows", "drop_regions",
            "region_conf", "page_records", "record_json", "row_xpaths", "chain_members"]
 
 
 #: A region whose confidence is under this share of the page's most confident region's is no
 #: region of records (``drop_unsure``); chosen on NEXT-EVAL's page folds (README "Records").
 REL_CONF = 0.4
+
+
+@dataclass(frozen=True)
+class GroupingOptions:
+    """The grouping's tuning knobs (``record_rows``), one object through its steps; the defaults
+    are the ones chosen on NEXT-EVAL's page folds (README "Records")."""
+
+    #: A root whose element children repeat one tag at least this many times is a region (over-inclusion).
+    min_repeat: int = 3
+    #: The most consecutive siblings one record spans (a title row and a details row: 2).
+    max_run: int = 3
+    #: Characters a lone root (and a group of snapped members) needs: a price or a date alone is no record.
+    min_single: int = 20
+    #: Elements with text of their own that a page's only record needs ("No results for ..." is none).
+    min_fields: int = 2
+    #: The structure first (``snap_members``): alike siblings that are mostly content are records, whole.
+    snap: bool = True
+    #: The share of a group's members that must be mostly content for it to be snapped.
+    min_content: float = 0.5
+    #: A record's level on its single-child chain (``_level``): "article", "outer", "labels" or "none".
+    level_rule: str = "article"
+    #: A region under this share of the page's largest region's characters is dropped (``drop_regions``).
+    min_rel: float = 0.1
+    #: A region whose confidence (``region_conf``) is under this is dropped.
+    min_conf: float = 0.4
+    #: A region at least this confident is kept however small (above 1: never).
+    keep_conf: float = 1.01
+    #: A region under this share of the page's most confident region's confidence is dropped (``drop_unsure``).
+    rel_conf: float = REL_CONF
+
+    @classmethod
+    def from_dict(cls, options: dict) -> GroupingOptions:
+        """The options named in ``options`` (as ``bench/records_loss.py --option KEY=JSON`` gives them),
+        the others by default; a name that is no option is an error that names it."""
+        known = [f.name for f in dataclass_fields(cls)]
+        unknown = [k for k in options if k not in known]
+        if unknown:
+            raise ValueError(f"unknown grouping option(s) {', '.join(map(repr, unknown))}; "
+                             f"the options are {', '.join(known)}")
+        return cls(**options)
 
 
 @dataclass
@@ -140,24 +181,25 @@ def _children(parent: np.ndarray) -> list[list[int]]:
 
 def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: np.ndarray,
                  own: np.ndarray, content: np.ndarray, groups: tuple[np.ndarray, np.ndarray],
-                 depth: np.ndarray, *,
-                 min_content: float = 0.5, min_chars: int = 20, min_region: float = 0.6,
-                 max_run: int = 3, level_rule: str = "article") -> list[list[int]]:
+                 depth: np.ndarray, *, options: GroupingOptions | None = None,
+                 min_region: float = 0.6) -> list[list[int]]:
     """The records that the page's structure gives where the labels mostly agree: members of
     a group of alike siblings (``features.record_struct.record_groups``) of which at least
     ``min_content`` are mostly content (half their characters or more), the group holding at
-    least ``min_chars`` characters and ``min_region`` of its parent's (a data region is mostly
+    least ``min_single`` characters and ``min_region`` of its parent's (a data region is mostly
     its records), and most members no region themselves (their text not mostly one group of
     alike children: a column of lists is not a record; nor does a member hold two content roots
     of one group of alike siblings: records the labels give apart stay apart). Consecutive members
-    whose tags repeat with a period of 2 or 3 are one record each run (``_runs``).
+    whose tags repeat with a period of 2 up to ``max_run`` are one record each run (``_runs``).
     Outer groups first: a group inside a chosen member is that record's fields. Each member's
     level on its single-child chain follows ``level_rule`` (``_level``): by default
     ``article``, the chain's repeated element or an ``<article>`` below it (``level``; README
     "Records"); ``outer`` the repeated element alone (chosen over ``labels`` by NEXT-EVAL's
     page-grouped folds); ``labels`` takes an inner element the labels name, else ``level``. Members without text or
     without any content, and table header rows, are left out.
-    ``groups`` is ``record_groups(parent, tags, last)``, ``depth`` the rows' depth."""
+    ``groups`` is ``record_groups(parent, tags, last)``, ``depth`` the rows' depth; ``min_content``,
+    ``min_single``, ``max_run`` and ``level_rule`` are ``options``' (None: the defaults)."""
+    options = GroupingOptions() if options is None else options
     gid, is_rec = groups
     idx = np.arange(len(parent))
     cs = np.concatenate([[0], np.cumsum(np.where(content, own, 0))])
@@ -168,8 +210,8 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
     texts = np.bincount(gid, weights=has)
     share = np.bincount(gid, weights=mostly) / np.maximum(texts, 1)
     region = gchars[gid] >= min_region * chars[np.maximum(parent, 0)]  # the parent's text is mostly theirs
-    cand = (is_rec & region & has & (share[gid] >= min_content) & (texts[gid] >= RECORD_MIN)
-            & (gchars[gid] >= min_chars))
+    cand = (is_rec & region & has & (share[gid] >= options.min_content) & (texts[gid] >= RECORD_MIN)
+            & (gchars[gid] >= options.min_single))
     roots = _uncut(cand, parent, tags, chars, content, is_rec, gid, gchars, depth, min_region)
     container = _containers(cand, roots, parent, chars, last, is_rec, gid, gchars, region, min_region)
     boxed = np.bincount(gid, weights=container) / np.maximum(texts, 1)
@@ -178,9 +220,9 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
     out = []
     for p, members in chosen.items():  # runs of k members (a title row and a details row) are one record
         sibs = np.flatnonzero(parent[p + 1:int(last[p]) + 1] == p) + p + 1
-        for run in _runs(members, tags, [int(c) for c in sibs], max_run):
+        for run in _runs(members, tags, [int(c) for c in sibs], options.max_run):
             if len(run) == 1:
-                run = [_level(run[0], parent, chars, last, is_rec, content, level_rule, tags)]
+                run = [_level(run[0], parent, chars, last, is_rec, content, options.level_rule, tags)]
             out.append(run)
     return sorted(out)
 
@@ -273,10 +315,7 @@ def _level(i: int, parent, chars, last, is_rec, content, rule: str, tags=None) -
     return level(i, parent, chars, last, is_rec)
 
 
-def record_rows(walk, labels, proba: np.ndarray | None = None, *, min_repeat: int = 3, max_run: int = 3,
-                min_single: int = 20, min_fields: int = 2, snap: bool = True,
-                min_content: float = 0.5, level_rule: str = "article", min_rel: float = 0.1,
-                min_conf: float = 0.4, keep_conf: float = 1.01, rel_conf: float = REL_CONF,
+def record_rows(walk, labels, proba: np.ndarray | None = None, *, options: GroupingOptions | None = None,
                 scorer=None) -> list[list[int]]:
     """The records of a page as lists of rows (each one element or a run of consecutive
     siblings), in document order, from the rows' noise/content labels (``candidate_rows``),
@@ -285,16 +324,16 @@ def record_rows(walk, labels, proba: np.ndarray | None = None, *, min_repeat: in
     with text of their own: one run of text alone is a message ("No results for ..."), not a record.
     With a region ``scorer`` (``extractors.regions.RegionScorer``, a model's), the groups of
     alike siblings it keeps join these records by its mode (``regions.scored_records``). Last, a
-    region far less sure than the page's surest goes (``drop_unsure``, ``rel_conf``)."""
-    records = candidate_rows(walk, labels, min_repeat=min_repeat, max_run=max_run, min_single=min_single,
-                             snap=snap, min_content=min_content, level_rule=level_rule)
-    records = drop_regions(walk, labels, records, proba, min_rel=min_rel, min_conf=min_conf,
-                           keep_conf=keep_conf, min_fields=min_fields)
+    region far less sure than the page's surest goes (``drop_unsure``, ``rel_conf``).
+    ``options``: the grouping's knobs (``GroupingOptions``; None: the defaults)."""
+    options = GroupingOptions() if options is None else options
+    records = candidate_rows(walk, labels, options=options)
+    records = drop_regions(walk, labels, records, proba, options=options)
     if scorer is not None:
         from hwnoise.extractors.regions import scored_records
 
         records = scored_records(walk, labels, proba, records, scorer)
-    return drop_unsure(walk, _table_rows(walk, records), proba, rel_conf)
+    return drop_unsure(walk, _table_rows(walk, records), proba, options.rel_conf)
 
 
 def records_content(walk, labels, recs: list[list[int]]) -> np.ndarray:
@@ -341,14 +380,14 @@ class _Tree:
         return sum(1 for r in among if self.tagpath[r] == self.tagpath[i]) == 1
 
 
-def candidate_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3, min_single: int = 20,
-                   snap: bool = True, min_content: float = 0.5, level_rule: str = "article") -> list[list[int]]:
-    """Every record the labels give, before any region is dropped (``record_rows``). With
-    ``snap`` the structure goes first (``snap_members``: alike siblings that are mostly
-    content are records, whole, at a consistent level); the content outside them is grouped
-    from the labels: the outermost content elements, split where one holds a region of alike
-    records (``_split_regions``), lifted where they are fragments of one (``_lift_fragments``),
-    then runs of consecutive siblings (``_generalized``)."""
+def candidate_rows(walk, labels, *, options: GroupingOptions | None = None) -> list[list[int]]:
+    """Every record the labels give, before any region is dropped (``record_rows``; ``options``:
+    its knobs, None: the defaults). With ``snap`` the structure goes first (``snap_members``:
+    alike siblings that are mostly content are records, whole, at a consistent level); the
+    content outside them is grouped from the labels: the outermost content elements, split where
+    one holds a region of alike records (``_split_regions``), lifted where they are fragments of
+    one (``_lift_fragments``), then runs of consecutive siblings (``_generalized``)."""
+    options = GroupingOptions() if options is None else options
     rows = walk.rows
     n = len(rows)
     if n == 0:
@@ -363,19 +402,17 @@ def candidate_rows(walk, labels, *, min_repeat: int = 3, max_run: int = 3, min_s
     snapped: list[list[int]] = []
     free = content.copy()
     groups = record_groups(parent, tags, last)
-    if snap:
+    if options.snap:
         depth = rows["distance"].to_numpy(dtype=np.int64)
-        snapped = snap_members(parent, tags, last, t.chars, _own(rows), content, groups, depth,
-                               min_content=min_content, min_chars=min_single, max_run=max_run,
-                               level_rule=level_rule)
+        snapped = snap_members(parent, tags, last, t.chars, _own(rows), content, groups, depth, options=options)
         free &= ~rows_inside(snapped, last)
     roots = [i for i in range(n) if free[i] and (parent[i] < 0 or not free[parent[i]])]
-    roots = _split_regions(t, roots, min_repeat)
-    roots = _lift_fragments(t, roots, content, max_run)
-    records = _generalized(t, _outermost(t, roots), min_single, max_run)
-    if snap:  # the same level rule for records from labels; none may hold a snapped record
-        if level_rule in ("outer", "article"):
-            records = [[_level(rec[0], parent, t.chars, last, groups[1], content, level_rule, tags)]
+    roots = _split_regions(t, roots, options.min_repeat)
+    roots = _lift_fragments(t, roots, content, options.max_run)
+    records = _generalized(t, _outermost(t, roots), options.min_single, options.max_run)
+    if options.snap:  # the same level rule for records from labels; none may hold a snapped record
+        if options.level_rule in ("outer", "article"):
+            records = [[_level(rec[0], parent, t.chars, last, groups[1], content, options.level_rule, tags)]
                        if len(rec) == 1 else rec for rec in records]
         starts = np.asarray([r for rec in snapped for r in rec], dtype=np.int64)
         records = [rec for rec in records
@@ -528,8 +565,7 @@ def _generalized(t: _Tree, roots: list[int], min_single: int, max_run: int) -> l
 
 
 def drop_regions(walk, labels, records: list[list[int]], proba: np.ndarray | None = None, *,
-                 min_rel: float = 0.1, min_conf: float = 0.4, keep_conf: float = 1.01,
-                 min_fields: int = 2) -> list[list[int]]:
+                 options: GroupingOptions | None = None) -> list[list[int]]:
     """``records`` less the regions that are not the page's records. A region is the records
     under one parent (of their outermost same-text ancestors: ``li > div`` records of one list
     are one region); its size is its characters, its confidence the mean content probability
@@ -538,19 +574,22 @@ def drop_regions(walk, labels, records: list[list[int]], proba: np.ndarray | Non
     facets, footers labelled content) unless its confidence is at least ``keep_conf``, or when
     its confidence is under ``min_conf``. Without ``proba`` (gold labels, a method without
     probabilities) every region's confidence is 1. Then a page's only record needs
-    ``min_fields`` content elements with text of their own."""
+    ``min_fields`` content elements with text of their own. The four knobs are ``options``'
+    (``GroupingOptions``; None: the defaults)."""
     if not records:
         return []
+    options = GroupingOptions() if options is None else options
     key, size, conf = _regions(walk, records, proba)
     top = max(size.values())
-    keep = {k for k in size if conf[k] >= min_conf and (size[k] >= min_rel * top or conf[k] >= keep_conf)}
+    keep = {k for k in size if conf[k] >= options.min_conf
+            and (size[k] >= options.min_rel * top or conf[k] >= options.keep_conf)}
     records = [rec for k, rec in zip(key, records) if k in keep]
-    if len(records) == 1 and min_fields > 1:
+    if len(records) == 1 and options.min_fields > 1:
         content = np.asarray(labels, dtype=object) == CONTENT
         last = np.asarray(walk.last, dtype=np.int64)
         has = _own(walk.rows) > 0
         fields = sum(int(has[r:int(last[r]) + 1][content[r:int(last[r]) + 1]].sum()) for r in records[0])
-        if fields < min_fields:
+        if fields < options.min_fields:
             return []
     return records
 
@@ -632,16 +671,17 @@ def _runs(rs: list[int], tags: list[str], siblings: list[int], max_run: int) -> 
 
 
 def records_from_labels(walk, labels, xpaths: list[str], proba: np.ndarray | None = None, *,
-                        records: list[list[int]] | None = None, **options) -> list[Record]:
+                        records: list[list[int]] | None = None,
+                        options: GroupingOptions | None = None) -> list[Record]:
     """Records (``record_rows``; ``proba`` the model's content probability per row, optional;
-    ``records``: the rows of records already grouped, as ``predict_labels`` gives them) with
-    their XPaths, text (own text of the record's content, document order) and fields (each
-    content element with own text: its XPath and text)."""
+    ``options`` its knobs, ``GroupingOptions``; ``records``: the rows of records already grouped,
+    as ``predict_labels`` gives them) with their XPaths, text (own text of the record's content,
+    document order) and fields (each content element with own text: its XPath and text)."""
     last = np.asarray(walk.last)
     content = np.asarray(labels, dtype=object) == CONTENT
     texts = walk.rows["text"].tolist()
     out = []
-    for rows in (record_rows(walk, labels, proba, **options) if records is None else records):
+    for rows in (record_rows(walk, labels, proba, options=options) if records is None else records):
         fields = []
         for r in rows:
             for i in range(r, int(last[r]) + 1):
@@ -755,15 +795,17 @@ def _xpath_of(el, known: dict, positions: dict) -> str:
 
 
 def page_records(html: bytes | str, walk, labels, proba: np.ndarray | None = None, *,
-                 http_charset: str | None = None, hidden: bool = True, **options) -> list[Record]:
-    """``records_from_labels`` with the XPaths computed from the page (from the walk's own tree
-    where it kept it) and, with ``hidden``, the records the page hides (``with_hidden``)."""
+                 http_charset: str | None = None, hidden: bool = True, records: list[list[int]] | None = None,
+                 options: GroupingOptions | None = None) -> list[Record]:
+    """``records_from_labels`` (``records``, ``options`` as there) with the XPaths computed from the
+    page (from the walk's own tree where it kept it) and, with ``hidden``, the records the page
+    hides (``with_hidden``)."""
     if walk.root is not None and walk.elements is not None:
         root, els, parents = walk.root, walk.elements, walk.column("parent").tolist()
     else:
         root, els, parents = _shown_tree(html, len(walk.rows), http_charset)
     xpaths = _xpaths(root, els, parents, False)
-    recs = records_from_labels(walk, labels, xpaths, proba, **options)
+    recs = records_from_labels(walk, labels, xpaths, proba, records=records, options=options)
     return with_hidden(recs, root, els, xpaths) if hidden else recs
 
 

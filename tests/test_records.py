@@ -12,7 +12,8 @@ from hwnoise.cli import main
 from hwnoise.dataset import Dataset
 from hwnoise.extractors.base import walk_of
 from hwnoise.extractors.mdr import K, T, mdr_records
-from hwnoise.extractors.records import drop_unsure, page_records, record_rows, region_conf, row_xpaths
+from hwnoise.extractors.records import (GroupingOptions, drop_unsure, page_records, record_rows, region_conf,
+                                        row_xpaths)
 from hwnoise.features.importers import ImportFormatError, import_dataset
 from hwnoise.features.labels import page_labels
 from hwnoise.features.record_gold import normalize_xpath, resolve_records
@@ -243,7 +244,8 @@ def test_a_lone_message_is_no_record_but_a_lone_result_is():
     walk = walk_page(notice)
     lab = _labels_for(walk, {"/html/body/main[1]/div[1]/p[1]"})
     assert (lab == "N").sum() == 1 and record_rows(walk, lab) == []
-    assert len(record_rows(walk, lab, min_fields=1)) == 1  # the rule, not the labels, drops it
+    # the rule, not the labels, drops it
+    assert len(record_rows(walk, lab, options=GroupingOptions(min_fields=1))) == 1
     one = ("<html><body><main><ol class='results'><li><a href='/b/1'>The tea of the valley</a> "
            "<span>by Ann Bold</span> <span>2024</span> <span>$12.50</span></li></ol></main></body></html>").encode()
     walk = walk_page(one)
@@ -378,7 +380,8 @@ def test_snapping_makes_whole_records_of_fragments():
     assert _tags(walk, recs) == [["li"]] * 5
     xs = walk.rows["xpath"].tolist()
     assert [xs[r[0]] for r in recs] == [f"{u}/li[{k}]" for k in range(1, 6)]
-    assert _tags(walk, record_rows(walk, lab, snap=False)) == [["a"]] * 5  # the labels alone: a level off
+    # the labels alone: a level off
+    assert _tags(walk, record_rows(walk, lab, options=GroupingOptions(snap=False))) == [["a"]] * 5
 
 
 def test_level_of_a_single_child_chain_is_the_repeated_element_or_decisive_labels():
@@ -398,10 +401,10 @@ def test_level_of_a_single_child_chain_is_the_repeated_element_or_decisive_label
     assert level(div, parent, chars, last, is_rec) == li  # the li's are the alike siblings
     u = "/html/body/main[1]/ul[1]"
     inner = _labels_for(walk, {f"{u}/li[{k}]/div[1]" for k in range(1, 5)})  # labels say: the div
-    assert _tags(walk, record_rows(walk, inner, level_rule="labels")) == [["div"]] * 4
+    assert _tags(walk, record_rows(walk, inner, options=GroupingOptions(level_rule="labels"))) == [["div"]] * 4
     assert _tags(walk, record_rows(walk, inner)) == [["li"]] * 4
     titles = _labels_for(walk, {f"{u}/li[{k}]/div[1]/a[1]" for k in range(1, 5)})  # labels undecided
-    assert _tags(walk, record_rows(walk, titles, level_rule="labels")) == [["li"]] * 4
+    assert _tags(walk, record_rows(walk, titles, options=GroupingOptions(level_rule="labels"))) == [["li"]] * 4
     assert _tags(walk, record_rows(walk, titles)) == [["li"]] * 4
 
 
@@ -416,10 +419,10 @@ def test_an_article_on_the_chain_is_the_record():
     u = "/html/body/main[1]/ul[1]"
     lab = _labels_for(walk, {f"{u}/li[{k}]" for k in range(1, 5)})
     assert _tags(walk, record_rows(walk, lab)) == [["article"]] * 4
-    assert _tags(walk, record_rows(walk, lab, level_rule="outer")) == [["li"]] * 4
+    assert _tags(walk, record_rows(walk, lab, options=GroupingOptions(level_rule="outer"))) == [["li"]] * 4
     lab = _labels_for(walk, {f"{u}/li[{k}]/article[1]" for k in range(1, 5)})  # labels on the inner one
     assert _tags(walk, record_rows(walk, lab)) == [["article"]] * 4
-    assert _tags(walk, record_rows(walk, lab, level_rule="outer")) == [["li"]] * 4
+    assert _tags(walk, record_rows(walk, lab, options=GroupingOptions(level_rule="outer"))) == [["li"]] * 4
 
 
 def test_small_regions_beside_the_main_one_are_dropped_and_records_are_not_cut():
@@ -430,7 +433,8 @@ def test_small_regions_beside_the_main_one_are_dropped_and_records_are_not_cut()
     lab = _labels_for(walk, {"/html/body/aside[1]/ul[1]"} | {f"/html/body/main[1]/ul[1]/li[{k}]" for k in range(1, 7)})
     main = [xs[r[0]] for r in record_rows(walk, lab)]
     assert main == [f"/html/body/main[1]/ul[1]/li[{k}]" for k in range(1, 7)]  # whole cards, no facets
-    assert len(record_rows(walk, lab, min_rel=0)) == 9  # the filter, not the grouping, drops them
+    # the filter, not the grouping, drops them
+    assert len(record_rows(walk, lab, options=GroupingOptions(min_rel=0))) == 9
 
 
 def test_regions_the_model_doubts_are_dropped_and_small_confident_ones_kept():
@@ -455,16 +459,17 @@ def test_regions_the_model_doubts_are_dropped_and_small_confident_ones_kept():
 
     assert heads(record_rows(walk, lab)) == main_ | related            # no probabilities: size alone
     assert heads(record_rows(walk, lab, proba)) == main_                # the doubted list goes
-    assert heads(record_rows(walk, lab, proba, min_conf=0, rel_conf=0)) == main_ | related
+    assert heads(record_rows(walk, lab, proba, options=GroupingOptions(min_conf=0, rel_conf=0))) == main_ | related
     # the relative filter alone: 0.2 is under 0.4 x the results' 0.9
-    assert heads(record_rows(walk, lab, proba, min_conf=0)) == main_
-    assert heads(drop_unsure(walk, record_rows(walk, lab, proba, min_conf=0, rel_conf=0), proba, 0.2)) \
-        == main_ | related                                               # 0.2 >= 0.2 x 0.9: kept
+    assert heads(record_rows(walk, lab, proba, options=GroupingOptions(min_conf=0))) == main_
+    assert heads(drop_unsure(walk, record_rows(walk, lab, proba, options=GroupingOptions(min_conf=0, rel_conf=0)),
+                             proba, 0.2)) == main_ | related  # 0.2 >= 0.2 x 0.9: kept
     assert drop_unsure(walk, record_rows(walk, lab), None) == record_rows(walk, lab)  # no probabilities
     facets_at = np.asarray([x.startswith("/html/body/aside[1]/") for x in xs])
     sure = proba.copy()
     sure[facets_at & (lab == "N")] = 0.97
-    assert len(heads(record_rows(walk, lab, sure, keep_conf=0.9)) - main_) == 3  # confident facets kept
+    # confident facets kept
+    assert len(heads(record_rows(walk, lab, sure, options=GroupingOptions(keep_conf=0.9))) - main_) == 3
     assert heads(record_rows(walk, lab, sure)) == main_                 # by default size still drops them
     assert region_conf([int(np.flatnonzero(at)[0])], proba, walk.rows["own_chars"].to_numpy(),
                        np.asarray(walk.last)) == pytest.approx(0.2)
@@ -652,3 +657,11 @@ def test_records_the_page_hides_come_too_marked_hidden(tmp_path, capsys):
     assert [r.hidden for r in page_records(odd, walk, lab)] == [False] * 4 + [True] * 4
     assert main(["extract", str(page), "--shown-only"]) != 0  # only with --records
     assert "--shown-only goes with --records" in capsys.readouterr().err
+
+
+def test_grouping_options_from_a_dict_name_an_unknown_knob():
+    from hwnoise.extractors.records import GroupingOptions
+
+    assert GroupingOptions.from_dict({"min_rel": 0, "snap": False}) == GroupingOptions(min_rel=0, snap=False)
+    with pytest.raises(ValueError, match=r"unknown grouping option\(s\) 'min_rell'; the options are min_repeat"):
+        GroupingOptions.from_dict({"min_rell": 0})
