@@ -456,9 +456,20 @@ def flatten_deep(text: str, limit: int = MAX_DEPTH) -> str:
     implied end tags (p, li, dt/dd, td/th, tr, option); each removed tag becomes
     one space so that words on both sides stay apart.
     """
+    nesting = _Nesting(limit)
     out: list[str] = []
-    stack: list[tuple[str, bool]] = []
-    kept = 0
+    last = 0
+    for m, name, end, void in _tags(text):
+        out.append(text[last:m.start()])  # text, comments, raw text: kept as they are
+        out.append(m.group(0) if nesting.keeps(name, end, void) else " ")
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _tags(text: str):
+    """Scan step: each tag of ``text`` in order as ``(match, name, end, void)``, ``name`` lowercase;
+    comments and the raw text of script, style, ... are passed over (they are kept as text)."""
     pos = 0
     n = len(text)
     search = _SCAN_RE.search
@@ -466,57 +477,76 @@ def flatten_deep(text: str, limit: int = MAX_DEPTH) -> str:
         m = search(text, pos)
         if m is None:
             break
+        pos = m.end()
         close, name = m.group(1), m.group(2)
-        if name is None:  # a comment: keep as it is
-            out.append(text[pos:m.end()])
-            pos = m.end()
+        if name is None:  # a comment
             continue
         name = name.lower()
-        out.append(text[pos:m.start()])
-        pos = m.end()
-        if close:
-            for k in range(len(stack) - 1, -1, -1):
-                if stack[k][0] == name:
-                    keep = stack[k][1]
-                    for _, was_kept in stack[k:]:
-                        kept -= was_kept
-                    del stack[k:]
-                    out.append(m.group(0) if keep else " ")
-                    break
-            else:
-                out.append(m.group(0))  # a stray end tag: the parser ignores it
-            continue
-        # implied end tags of the opening tag
+        void = not close and (name in _VOID or m.group(3).rstrip().endswith("/"))
+        yield m, name, bool(close), void
+        if name in _RAW and not close and not void:  # its text up to its end tag is not markup
+            end = re.compile(r"</%s\s*>" % re.escape(name), re.IGNORECASE).search(text, pos)
+            pos = end.start() if end else n
+
+
+class _Nesting:
+    """``flatten_deep``'s estimate of the open elements: (name, kept) of each, and how many are kept."""
+
+    __slots__ = ("stack", "kept", "limit")
+
+    def __init__(self, limit: int):
+        self.stack: list[tuple[str, bool]] = []
+        self.kept = 0
+        self.limit = limit
+
+    def keeps(self, name: str, end: bool, void: bool) -> bool:
+        """Tag step: whether the tag stays (its element is kept, or an end tag matches nothing)."""
+        if end:
+            return self._end(name)
+        self._implied_ends(name)
+        return self._start(name, void)
+
+    def _end(self, name: str) -> bool:
+        """End-tag step: close the innermost open ``name`` and all inside it; stray end tags stay."""
+        stack = self.stack
+        for k in range(len(stack) - 1, -1, -1):
+            if stack[k][0] == name:
+                keep = stack[k][1]
+                self._close_from(k)
+                return keep
+        return True  # a stray end tag: the parser ignores it
+
+    def _implied_ends(self, name: str) -> None:
+        """Start-tag step: close what the opening ``name`` ends by HTML's implied end tags."""
+        stack = self.stack
         if name in _CLOSES_P and stack and stack[-1][0] == "p":
-            kept -= stack.pop()[1]
+            self.kept -= stack.pop()[1]
         rule = _IMPLIED.get(name)
         if rule:
             closes, bounds = rule
             for k in range(len(stack) - 1, max(-1, len(stack) - 8), -1):
                 t = stack[k][0]
                 if t in closes:
-                    for _, was_kept in stack[k:]:
-                        kept -= was_kept
-                    del stack[k:]
+                    self._close_from(k)
                     break
                 if t in bounds:
                     break
-        void = name in _VOID or m.group(3).rstrip().endswith("/")
-        if kept >= limit and not void:
-            out.append(" ")
-            stack.append((name, False))
-        else:
-            out.append(m.group(0))
-            if not void:
-                stack.append((name, True))
-                kept += 1
-        if name in _RAW and not void:
-            end = re.compile(r"</%s\s*>" % re.escape(name), re.IGNORECASE).search(text, pos)
-            stop = end.start() if end else n
-            out.append(text[pos:stop])
-            pos = stop
-    out.append(text[pos:])
-    return "".join(out)
+
+    def _start(self, name: str, void: bool) -> bool:
+        """Start-tag step: open ``name`` (a void tag opens nothing), kept while fewer than ``limit`` are."""
+        if self.kept >= self.limit and not void:
+            self.stack.append((name, False))
+            return False
+        if not void:
+            self.stack.append((name, True))
+            self.kept += 1
+        return True
+
+    def _close_from(self, k: int) -> None:
+        """Close step: the open elements from the ``k``-th on."""
+        for _, was_kept in self.stack[k:]:
+            self.kept -= was_kept
+        del self.stack[k:]
 
 
 # -- the walk ------------------------------------------------------------------------------
