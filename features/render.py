@@ -555,6 +555,75 @@ def _render_jobs(jobs: list[tuple], take, *, workers: int, scripts: bool, timeou
         _run_parallel(jobs, min(workers, len(jobs)), scripts, timeout, check, take)
 
 
+def _check_options(workers: int, timeout: float) -> None:
+    """Refuse a worker count or a time limit ``render_dataset`` cannot run with."""
+    if workers < 1:
+        raise RenderError(f"workers must be at least 1, not {workers}")
+    if timeout <= 0:
+        raise RenderError(f"timeout must be positive, not {timeout}")
+
+
+class _Collector:
+    """The collect and write steps of ``render_dataset``: each page's result counted, a failed
+    page logged, rendered rows merged into render.parquet every few pages and at the end."""
+
+    def __init__(self, out: Path, failed_log: Path, skipped: int, total: int, desc: str, progress: bool):
+        from hwnoise.progress import bar
+
+        self.out, self.failed_log = out, failed_log
+        self.summary: dict[str, Any] = {"rendered": 0, "failed": 0, "skipped": skipped, "refused_requests": 0}
+        self.frames: list[pd.DataFrame] = []
+        self.last_flush = time.monotonic()
+        self.pbar = bar(total=total, desc=desc, unit="page") if progress else None
+
+    def take(self, pid: str, df: pd.DataFrame | None, error: str | None, refused: int) -> None:
+        """One page's result: counted, logged when it failed, its rows kept for the next merge."""
+        from hwnoise.progress import info
+
+        self.summary["refused_requests"] += refused
+        if error:
+            self.summary["failed"] += 1
+            append_jsonl(self.failed_log, {"page": pid, "error": error, "finished": now_iso()})
+            info(f"hwnoise: render: {error}")
+        else:
+            self.summary["rendered"] += 1
+            self.frames.append(df)
+        if self.pbar is not None:
+            self.pbar.update(1)
+        if self._merge_due():
+            _merge(self.out, self.frames)
+            self.frames.clear()
+            self.last_flush = time.monotonic()
+
+    def _merge_due(self) -> bool:
+        """Whether the rows kept are many enough, or old enough, to be merged now."""
+        return len(self.frames) >= _FLUSH_PAGES or bool(
+            self.frames and time.monotonic() - self.last_flush > _FLUSH_SECONDS)
+
+    def close(self) -> None:
+        """The rows not merged yet merged (also after an error or an interrupt), the bar closed."""
+        _merge(self.out, self.frames)
+        if self.pbar is not None:
+            self.pbar.close()
+
+
+def _summarise(summary: dict[str, Any], secs: float) -> dict[str, Any]:
+    """The run's summary with its time and speed added."""
+    summary["seconds"] = round(secs, 2)
+    rendered = summary["rendered"]
+    summary["pages_per_second"] = round(rendered / secs, 3) if secs > 0 and rendered else 0.0
+    return summary
+
+
+def _report(name: str, summary: dict[str, Any], out: Path) -> None:
+    """The summary line for people (stderr)."""
+    from hwnoise.progress import info
+
+    info(f"hwnoise: render {name}: {summary['rendered']} rendered, {summary['failed']} failed, "
+         f"{summary['skipped']} already done; {summary['refused_requests']} requests refused; "
+         f"{summary['seconds']} s -> {out}")
+
+
 def render_dataset(dataset: Dataset | str | os.PathLike, *, workers: int = 2, scripts: bool = False,
                    timeout: float = 15.0, progress: bool = True, retry_failed: bool = False,
                    force: bool = False, check: bool = True, scheduler=None) -> dict[str, Any]:
@@ -568,122 +637,122 @@ def render_dataset(dataset: Dataset | str | os.PathLike, *, workers: int = 2, sc
     a Dask cluster whose workers have Chromium) renders batches of pages instead of ``workers``
     local processes.
     """
-    from hwnoise.progress import bar, info
-
     ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
-    if workers < 1:
-        raise RenderError(f"workers must be at least 1, not {workers}")
-    if timeout <= 0:
-        raise RenderError(f"timeout must be positive, not {timeout}")
+    _check_options(workers, timeout)
     out = render_path(ds)
     failed_log = ds.path / "render_failed.jsonl"
     jobs, skipped = _plan_jobs(ds, out, failed_log, retry_failed=retry_failed, force=force)
-    summary = {"rendered": 0, "failed": 0, "skipped": skipped, "refused_requests": 0}
     started = time.monotonic()
-    frames: list[pd.DataFrame] = []
-    last_flush = time.monotonic()
-    pbar = bar(total=len(jobs), desc=f"render {ds.name}", unit="page") if progress else None
-
-    def take(pid: str, df, error, refused: int) -> None:
-        nonlocal last_flush
-        summary["refused_requests"] += refused
-        if error:
-            summary["failed"] += 1
-            append_jsonl(failed_log, {"page": pid, "error": error, "finished": now_iso()})
-            info(f"hwnoise: render: {error}")
-        else:
-            summary["rendered"] += 1
-            frames.append(df)
-        if pbar is not None:
-            pbar.update(1)
-        if len(frames) >= _FLUSH_PAGES or (frames and time.monotonic() - last_flush > _FLUSH_SECONDS):
-            _merge(out, frames)
-            frames.clear()
-            last_flush = time.monotonic()
-
+    collect = _Collector(out, failed_log, skipped, len(jobs), f"render {ds.name}", progress)
     try:
-        _render_jobs(jobs, take, workers=workers, scripts=scripts, timeout=timeout, check=check,
+        _render_jobs(jobs, collect.take, workers=workers, scripts=scripts, timeout=timeout, check=check,
                      scheduler=scheduler)
     finally:
-        _merge(out, frames)
-        if pbar is not None:
-            pbar.close()
-    secs = time.monotonic() - started
-    summary["seconds"] = round(secs, 2)
-    summary["pages_per_second"] = round(summary["rendered"] / secs, 3) if secs > 0 and summary["rendered"] else 0.0
+        collect.close()
+    summary = _summarise(collect.summary, time.monotonic() - started)
     if progress:
-        info(f"hwnoise: render {ds.name}: {summary['rendered']} rendered, {summary['failed']} failed, "
-             f"{summary['skipped']} already done; {summary['refused_requests']} requests refused; "
-             f"{summary['seconds']} s -> {out}")
+        _report(ds.name, summary, out)
     return summary
+
+
+class _Workers:
+    """The worker processes of ``_run_parallel``: the page each is on, the pages still to come,
+    and whether they have been told to stop."""
+
+    def __init__(self, jobs: list[tuple], workers: int, scripts: bool, timeout: float, check: bool, take):
+        import multiprocessing as mp
+
+        # fork: the parent never starts Playwright or a browser, and fork needs no main guard
+        self.ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        self.tasks, self.results = self.ctx.Queue(), self.ctx.Queue()
+        for job in jobs:
+            self.tasks.put(job)
+        self.args = (self.tasks, self.results, scripts, timeout, check)
+        self.take = take
+        self.procs: dict[int, Any] = {}
+        for _ in range(workers):
+            self._spawn()
+        self.current: dict[int, str] = {}
+        self.remaining = len(jobs)
+        self.stopping = False
+
+    def _spawn(self) -> None:
+        """Start one more worker process."""
+        p = self.ctx.Process(target=_worker, args=self.args, daemon=True)
+        p.start()
+        self.procs[p.pid] = p
+
+    def busy(self) -> bool:
+        """Whether to wait on: pages not done yet, or workers told to stop and not gone yet."""
+        return self.remaining > 0 or bool(self.stopping and self.procs)
+
+    def receive(self) -> None:
+        """Wait up to 2 s for a worker's message and act on it; on silence, replace dead workers."""
+        import queue
+
+        try:
+            msg = self.results.get(timeout=2.0)
+        except queue.Empty:
+            self._replace_dead()
+            return
+        self._handle(msg)
+        if self.remaining == 0 and not self.stopping:
+            self.stop()
+
+    def _replace_dead(self) -> None:
+        """A dead worker's page recorded as failed, and a new worker in its place while pages remain."""
+        for pid_, p in list(self.procs.items()):
+            if not p.is_alive():
+                del self.procs[pid_]
+                page = self.current.pop(pid_, None)
+                if page is not None:
+                    self.remaining -= 1
+                    self.take(page, None, f"page {page}: the render worker died (exit {p.exitcode})", 0)
+                if self.remaining > 0 and not self.stopping:
+                    self._spawn()
+
+    def _handle(self, msg: tuple) -> None:
+        """A worker's message: it started a page, finished one (handed to ``take``), or exited."""
+        kind = msg[0]
+        if kind == "start":
+            self.current[msg[2]] = msg[1]
+        elif kind == "done":
+            _, pid, df, error, refused = msg
+            for wpid, page in list(self.current.items()):
+                if page == pid:
+                    del self.current[wpid]
+            self.remaining -= 1
+            self.take(pid, df, error, refused)
+        elif kind == "exit":
+            self.procs.pop(msg[2], None)
+
+    def stop(self) -> None:
+        """Tell every worker to stop once the tasks before it are taken."""
+        self.stopping = True
+        for _ in self.procs:
+            self.tasks.put(None)
+
+    def shutdown(self) -> None:
+        """Stop the workers (also after an error or an interrupt) and wait for them, killing a stuck one."""
+        if not self.stopping:
+            self.stop()
+        for p in list(self.procs.values()):
+            p.join(timeout=30)
+            if p.is_alive():
+                p.terminate()
+                p.join(timeout=5)
 
 
 def _run_parallel(jobs: list[tuple], workers: int, scripts: bool, timeout: float, check: bool,
                   take) -> None:
     """Feed ``jobs`` to worker processes; a worker that dies has its page recorded as failed
     and a new worker takes its place."""
-    import multiprocessing as mp
-    import queue
-
-    # fork: the parent never starts Playwright or a browser, and fork needs no main guard
-    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-    tasks, results = ctx.Queue(), ctx.Queue()
-    for job in jobs:
-        tasks.put(job)
-
-    def spawn():
-        p = ctx.Process(target=_worker, args=(tasks, results, scripts, timeout, check), daemon=True)
-        p.start()
-        return p
-
-    procs = {}
-    for _ in range(workers):
-        p = spawn()
-        procs[p.pid] = p
-    current: dict[int, str] = {}
-    remaining = len(jobs)
-    stopping = False
+    pool = _Workers(jobs, workers, scripts, timeout, check, take)
     try:
-        while remaining > 0 or (stopping and procs):
-            try:
-                msg = results.get(timeout=2.0)
-            except queue.Empty:
-                for pid_, p in list(procs.items()):
-                    if not p.is_alive():
-                        del procs[pid_]
-                        page = current.pop(pid_, None)
-                        if page is not None:
-                            remaining -= 1
-                            take(page, None, f"page {page}: the render worker died (exit {p.exitcode})", 0)
-                        if remaining > 0 and not stopping:
-                            p2 = spawn()
-                            procs[p2.pid] = p2
-                continue
-            kind = msg[0]
-            if kind == "start":
-                current[msg[2]] = msg[1]
-            elif kind == "done":
-                _, pid, df, error, refused = msg
-                for wpid, page in list(current.items()):
-                    if page == pid:
-                        del current[wpid]
-                remaining -= 1
-                take(pid, df, error, refused)
-            elif kind == "exit":
-                procs.pop(msg[2], None)
-            if remaining == 0 and not stopping:
-                stopping = True
-                for _ in procs:
-                    tasks.put(None)
+        while pool.busy():
+            pool.receive()
     finally:
-        if not stopping:
-            for _ in procs:
-                tasks.put(None)
-        for p in list(procs.values()):
-            p.join(timeout=30)
-            if p.is_alive():
-                p.terminate()
-                p.join(timeout=5)
+        pool.shutdown()
 
 
 # -- one page of a dataset, for the methods that need the rendered page ---------------------
