@@ -350,7 +350,8 @@ def curve_plan(sizes: list[int], rounds: int, big_rounds: int | None = None) -> 
     return plan
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """Step: the options, which travel through the other steps."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", default="/tmp/hwnoise-bench-features",
                     help="folder for the corpus and the repeated datasets (made once, reused)")
@@ -374,18 +375,33 @@ def main(argv: list[str] | None = None) -> int:
                     help="instead: check that two feature tables are identical (exit 1 if not)")
     ap.add_argument("--probe", nargs="+", metavar="DATASET",
                     help="instead: which extended features help (datasets with features.parquet)")
-    args = ap.parse_args(argv)
-    if args.compare:
-        diffs = compare(*args.compare)
-        print("\n".join(diffs) if diffs else f"identical: {args.compare[0]} and {args.compare[1]}")
-        return 1 if diffs else 0
-    if args.probe:
-        for group, f1 in probe(args.probe).items():
-            print(f"{group:45s} content F1 {f1:.3f}")
-        return 0
-    _Spawner.start()  # while this process is small: the measured commands start from it
-    _compile_package()
+    return ap.parse_args(argv)
 
+
+def _compare_mode(args: argparse.Namespace) -> int:
+    """Step (--compare): print how the two feature tables differ, or that they are identical; 1 if they differ."""
+    diffs = compare(*args.compare)
+    print("\n".join(diffs) if diffs else f"identical: {args.compare[0]} and {args.compare[1]}")
+    return 1 if diffs else 0
+
+
+def _probe_mode(args: argparse.Namespace) -> int:
+    """Step (--probe): print each feature group's mean content F1 over the datasets."""
+    for group, f1 in probe(args.probe).items():
+        print(f"{group:45s} content F1 {f1:.3f}")
+    return 0
+
+
+def _python_walk_side(args: argparse.Namespace) -> bool:
+    """Whether the pure-Python walk runs side by side: the compiled walk was built, and not --no-python-walk."""
+    from hwnoise.features.walk import COMPILED
+
+    return COMPILED and not args.no_python_walk
+
+
+def _setup_corpus(args: argparse.Namespace) -> tuple[Path, list[tuple[bytes, None]], dict]:
+    """Step: the corpus under --work (made once) and its pages' bytes; prints what is measured and
+    starts the JSON's figures (``pages``, ``mb``, ``repeat``, ``compiled``)."""
     from hwnoise.dataset import Dataset
 
     work = Path(args.work)
@@ -397,12 +413,19 @@ def main(argv: list[str] | None = None) -> int:
     mb = sum(len(d) for d, _ in pages) / 1e6
     from hwnoise.features.walk import COMPILED
 
-    side = COMPILED and not args.no_python_walk  # the pure-Python walk side by side
+    side = _python_walk_side(args)
     print(f"corpus: {n} pages ({mb:.1f} MB) of {', '.join(CORPORA)}; query {QUERY}; "
           f"CPU time, {args.repeat} runs each, load average {os.getloadavg()[0]:.1f}; walk: "
           f"{'compiled (features/_walk.c)' if COMPILED else 'pure Python'}"
           f"{', and the pure-Python walk side by side' if side else ''}", flush=True)
-    results: dict = {"pages": n, "mb": mb, "repeat": args.repeat, "compiled": COMPILED, "runs": {}}
+    return base, pages, {"pages": n, "mb": mb, "repeat": args.repeat, "compiled": COMPILED, "runs": {}}
+
+
+def _side_by_side_rounds(args: argparse.Namespace, base: Path,
+                         pages: list[tuple[bytes, None]]) -> tuple[dict[str, list[float]], dict[str, list]]:
+    """Step: --repeat rounds, each the commands then the same pages in this process; CPU seconds by
+    run, and the hwnoise features command's max RSS (``rss``) and wall seconds (``wall``, ``wall_sync``)."""
+    side = _python_walk_side(args)
     feats, feats_py, feats_sync, walls, walls_sync, rss = [], [], [], [], [], []
     runs: dict[str, list[float]] = {}
     traf_runs = 0 if args.no_trafilatura else (args.trafilatura_repeat or args.repeat)
@@ -420,24 +443,34 @@ def main(argv: list[str] | None = None) -> int:
     runs["features-sync"] = feats_sync
     if side:
         runs["features-python"] = feats_py
-    results["runs"] = runs
+    return runs, {"rss": rss, "wall": walls, "wall_sync": walls_sync}
+
+
+def _print_runs(runs: dict[str, list[float]], command: dict[str, list], n: int) -> None:
+    """Step: each run's median and spread, ms a page and paired ratio to the parse; the features
+    command's memory and wall time; features/parse round by round."""
     med = {k: statistics.median(v) for k, v in runs.items()}
     for name in ("parse", "walk", "walk-python", "features", "features-sync", "features-python", "trafilatura"):
         if name in runs:
             print(f"  {name:15s} {_spread(runs[name])}  {1000 * med[name] / n:6.2f} ms/page  "
                   f"{paired_ratio(runs[name], runs['parse']):5.2f}x parse")
-    print(f"  hwnoise features: max RSS {max(rss)} MB, wall {statistics.median(walls):.1f} s "
-          f"(--scheduler sync: {statistics.median(walls_sync):.1f} s)")
+    print(f"  hwnoise features: max RSS {max(command['rss'])} MB, wall {statistics.median(command['wall']):.1f} s "
+          f"(--scheduler sync: {statistics.median(command['wall_sync']):.1f} s)")
     print("  features/parse round by round: "
           + ", ".join(f"{f / p:.2f}" for f, p in zip(runs["features"], runs["parse"]))
           + " (--scheduler sync: " + ", ".join(f"{f / p:.2f}" for f, p in zip(runs["features-sync"], runs["parse"]))
           + ")")
+
+
+def _print_ratios(runs: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+    """Step: the paired ratios against their targets (the features command, then in one process, then
+    with the pure-Python walk when it ran); the JSON's ``ratios`` and ``ratios_sync``."""
     ratios = {"features/parse": paired_ratio(runs["features"], runs["parse"]),
               "walk/parse": paired_ratio(runs["walk"], runs["parse"])}
-    if "trafilatura" in med:
+    if "trafilatura" in runs:
         ratios["features/trafilatura"] = paired_ratio(runs["features"], runs["trafilatura"])
     sync = {"features/parse": paired_ratio(runs["features-sync"], runs["parse"])}
-    if "trafilatura" in med:
+    if "trafilatura" in runs:
         sync["features/trafilatura"] = paired_ratio(runs["features-sync"], runs["trafilatura"])
     targets = {"features/parse": 3.0, "walk/parse": 2.0, "features/trafilatura": 0.3}
     for k, v in ratios.items():
@@ -445,60 +478,109 @@ def main(argv: list[str] | None = None) -> int:
               f"{'met' if v <= targets[k] else 'NOT met'})")
     print("in one process (hwnoise features --scheduler sync): "
           + ", ".join(f"{k} = {v:.2f} ({'met' if v <= targets[k] else 'NOT met'})" for k, v in sync.items()))
-    if side:
+    if "features-python" in runs:  # the pure-Python walk ran side by side
         print(f"with the pure-Python walk: features/parse = "
               f"{paired_ratio(runs['features-python'], runs['parse']):.2f}, "
               f"walk/parse = {paired_ratio(runs['walk-python'], runs['parse']):.2f}"
               + (f", features/trafilatura = {paired_ratio(runs['features-python'], runs['trafilatura']):.2f}"
-                 if "trafilatura" in med else ""))
-    results["ratios"] = ratios
-    results["ratios_sync"] = sync
-    results["features_max_rss_mb"] = max(rss)
+                 if "trafilatura" in runs else ""))
+    return {"ratios": ratios, "ratios_sync": sync}
 
-    sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
-    if sizes:
-        empty = work / "pages-0"
-        if not (empty / "dataset.json").exists():
-            Dataset.create(empty, name="pages-0", source="bench")
-        r = args.curve_repeat or args.repeat
-        paths = {0: empty, **{size: repeated(base, size, work) for size in sizes}}
-        plan = curve_plan(sizes, r, args.big_repeat)
-        print(f"cost curve: {len(plan)} runs of hwnoise features, the sizes interleaved round by round "
-              f"({', '.join(f'{n} x {size}' for size, n in sorted(Counter(plan).items()))} pages)", flush=True)
-        by_size: dict[int, list[tuple[float, int]]] = {size: [] for size in paths}  # (CPU, max RSS)
-        for size in plan:
-            cpu, _, mem = _run([*HWNOISE, "features", str(paths[size]), "--no-progress"])
-            by_size[size].append((cpu, mem))
-        startup = statistics.median(c for c, _ in by_size[0])
-        print(f"  start-up (an empty dataset): {_spread([c for c, _ in by_size[0]])}", flush=True)
-        curve = []
-        for size in sizes:
-            cpus, mems = [c for c, _ in by_size[size]], [m for _, m in by_size[size]]
-            cpu = statistics.median(cpus)
-            row = {"pages": size, "cpu": cpu, "cpus": cpus, "per_page": cpu / size,
-                   "per_page_no_startup": (cpu - startup) / size, "max_rss_mb": max(mems)}
-            curve.append(row)
-            print(f"  {size:6d} pages: {_spread(cpus)}  {1000 * row['per_page']:6.2f} ms/page, "
-                  f"{1000 * row['per_page_no_startup']:6.2f} without start-up, max RSS {max(mems)} MB",
-                  flush=True)
-        per = [c["per_page_no_startup"] for c in curve]
-        flat = max(per) / min(per) - 1
-        print(f"per-page cost without start-up varies by {100 * flat:.1f} % over {sizes} (target 10 %)")
-        results.update(startup=startup, curve=curve, flatness=flat)
-        cost_figure(curve, Path(args.figure))
-        print(f"figure -> {args.figure}")
-        if not args.no_evaluate:
-            n_eval = args.evaluate_pages or max(sizes)
-            big = repeated(base, n_eval, work)
-            if not Dataset(big).has_features():
-                _run([*HWNOISE, "features", str(big), "--no-progress"])
-            cpu, wall, mem = _run([*HWNOISE, "evaluate", str(big), "--methods", "model",
-                                   "--no-figures", "--out", str(work / "evaluate")])
-            print(f"hwnoise evaluate --methods model on {n_eval} pages: max RSS {mem} MB, "
-                  f"{cpu:.0f} s CPU")
-            results["evaluate"] = {"pages": n_eval, "max_rss_mb": mem, "cpu": cpu}
+
+def _curve_measure(args: argparse.Namespace, base: Path, sizes: list[int]) -> dict[int, list[tuple[float, int]]]:
+    """Step: the cost curve's runs of hwnoise features in ``curve_plan``'s order (0: the empty
+    dataset); ``(CPU seconds, max RSS in MB)`` of each, by size."""
+    from hwnoise.dataset import Dataset
+
+    work = Path(args.work)
+    empty = work / "pages-0"
+    if not (empty / "dataset.json").exists():
+        Dataset.create(empty, name="pages-0", source="bench")
+    r = args.curve_repeat or args.repeat
+    paths = {0: empty, **{size: repeated(base, size, work) for size in sizes}}
+    plan = curve_plan(sizes, r, args.big_repeat)
+    print(f"cost curve: {len(plan)} runs of hwnoise features, the sizes interleaved round by round "
+          f"({', '.join(f'{n} x {size}' for size, n in sorted(Counter(plan).items()))} pages)", flush=True)
+    by_size: dict[int, list[tuple[float, int]]] = {size: [] for size in paths}  # (CPU, max RSS)
+    for size in plan:
+        cpu, _, mem = _run([*HWNOISE, "features", str(paths[size]), "--no-progress"])
+        by_size[size].append((cpu, mem))
+    return by_size
+
+
+def _cost_curve(args: argparse.Namespace, base: Path, sizes: list[int]) -> dict:
+    """Step: the cost curve, printed: the start-up, each size's CPU a page with and without it, and
+    how flat that is; the JSON's ``startup``, ``curve`` and ``flatness``."""
+    by_size = _curve_measure(args, base, sizes)
+    startup = statistics.median(c for c, _ in by_size[0])
+    print(f"  start-up (an empty dataset): {_spread([c for c, _ in by_size[0]])}", flush=True)
+    curve = []
+    for size in sizes:
+        cpus, mems = [c for c, _ in by_size[size]], [m for _, m in by_size[size]]
+        cpu = statistics.median(cpus)
+        row = {"pages": size, "cpu": cpu, "cpus": cpus, "per_page": cpu / size,
+               "per_page_no_startup": (cpu - startup) / size, "max_rss_mb": max(mems)}
+        curve.append(row)
+        print(f"  {size:6d} pages: {_spread(cpus)}  {1000 * row['per_page']:6.2f} ms/page, "
+              f"{1000 * row['per_page_no_startup']:6.2f} without start-up, max RSS {max(mems)} MB",
+              flush=True)
+    per = [c["per_page_no_startup"] for c in curve]
+    flat = max(per) / min(per) - 1
+    print(f"per-page cost without start-up varies by {100 * flat:.1f} % over {sizes} (target 10 %)")
+    return {"startup": startup, "curve": curve, "flatness": flat}
+
+
+def _write_figure(args: argparse.Namespace, curve: list[dict]) -> None:
+    """Step: the cost curve's figure into --figure."""
+    cost_figure(curve, Path(args.figure))
+    print(f"figure -> {args.figure}")
+
+
+def _evaluate_memory(args: argparse.Namespace, base: Path, sizes: list[int]) -> dict:
+    """Step: hwnoise evaluate --methods model's max RSS and CPU on --evaluate-pages pages (default the
+    curve's largest), features made first if missing; the JSON's ``evaluate``."""
+    from hwnoise.dataset import Dataset
+
+    work = Path(args.work)
+    n_eval = args.evaluate_pages or max(sizes)
+    big = repeated(base, n_eval, work)
+    if not Dataset(big).has_features():
+        _run([*HWNOISE, "features", str(big), "--no-progress"])
+    cpu, _, mem = _run([*HWNOISE, "evaluate", str(big), "--methods", "model",
+                        "--no-figures", "--out", str(work / "evaluate")])
+    print(f"hwnoise evaluate --methods model on {n_eval} pages: max RSS {mem} MB, "
+          f"{cpu:.0f} s CPU")
+    return {"pages": n_eval, "max_rss_mb": mem, "cpu": cpu}
+
+
+def _write_json(args: argparse.Namespace, results: dict) -> None:
+    """Step: the figures as JSON into --out, if given."""
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The bench (or --compare, or --probe): each step below prints its figures; 0 when done."""
+    args = _parse_args(argv)
+    if args.compare:
+        return _compare_mode(args)
+    if args.probe:
+        return _probe_mode(args)
+    _Spawner.start()  # while this process is small: the measured commands start from it
+    _compile_package()
+    base, pages, results = _setup_corpus(args)
+    runs, command = _side_by_side_rounds(args, base, pages)
+    results["runs"] = runs
+    _print_runs(runs, command, len(pages))
+    results.update(_print_ratios(runs))
+    results["features_max_rss_mb"] = max(command["rss"])
+    sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+    if sizes:
+        results.update(_cost_curve(args, base, sizes))
+        _write_figure(args, results["curve"])
+        if not args.no_evaluate:
+            results["evaluate"] = _evaluate_memory(args, base, sizes)
+    _write_json(args, results)
     return 0
 
 
