@@ -674,6 +674,7 @@ class _Workers:
             self._spawn()
         self.current: dict[int, str] = {}
         self.remaining = len(jobs)
+        self.pending = {job[0] for job in jobs}  # pages neither done nor recorded as failed
         self.stopping = False
 
     def _spawn(self) -> None:
@@ -694,6 +695,7 @@ class _Workers:
             msg = self.results.get(timeout=2.0)
         except queue.Empty:
             self._replace_dead()
+            self._find_lost()
             return
         self._handle(msg)
         if self.remaining == 0 and not self.stopping:
@@ -706,10 +708,26 @@ class _Workers:
                 del self.procs[pid_]
                 page = self.current.pop(pid_, None)
                 if page is not None:
-                    self.remaining -= 1
-                    self.take(page, None, f"page {page}: the render worker died (exit {p.exitcode})", 0)
+                    self._failed(page, f"page {page}: the render worker died (exit {p.exitcode})")
                 if self.remaining > 0 and not self.stopping:
                     self._spawn()
+
+    def _find_lost(self) -> None:
+        """The pages no worker holds and none will take (the tasks are all taken, every worker is
+        alive and idle, nothing said for 2 s): taken by a worker killed before it could say so,
+        recorded as failed (the run waited for them for ever)."""
+        if (self.remaining == 0 or self.stopping or self.current or not self.tasks.empty()
+                or not all(p.is_alive() for p in self.procs.values())):
+            return
+        for page in sorted(self.pending):
+            self._failed(page, f"page {page}: taken by a render worker that was killed before it said "
+                               "so; not rendered (--retry-failed tries it again)")
+
+    def _failed(self, page: str, error: str) -> None:
+        """A page that no worker will render, handed to ``take`` as failed."""
+        self.pending.discard(page)
+        self.remaining -= 1
+        self.take(page, None, error, 0)
 
     def _handle(self, msg: tuple) -> None:
         """A worker's message: it started a page, finished one (handed to ``take``), or exited."""
@@ -722,6 +740,7 @@ class _Workers:
                 if page == pid:
                     del self.current[wpid]
             self.remaining -= 1
+            self.pending.discard(pid)
             self.take(pid, df, error, refused)
         elif kind == "exit":
             self.procs.pop(msg[2], None)

@@ -369,3 +369,26 @@ def test_apply_render_on_a_feature_table_of_several_pages():
         got = both[both["page"] == page].reset_index(drop=True)
         pd.testing.assert_frame_equal(got, alone, check_dtype=False)
     assert both.attrs["render_dropped"] > 0 and list(both.columns[:len(one.columns)]) == list(one.columns)
+
+
+@needs_chromium
+def test_a_page_taken_by_a_worker_killed_before_it_said_so_is_recorded_and_the_run_ends(tmp_path):
+    """A worker killed between taking a page and saying so (its message still in its buffer): the
+    run waited for that page for ever. The page is taken out of the queue here as such a worker
+    would, the real workers render the others, and the run records it as failed and ends."""
+    from hwnoise.features.render import _Workers
+
+    ds = _dataset(tmp_path, {"a": VARIED["plain"], "b": VARIED["tables"], "c": HIDDEN_PAGE})
+    jobs = [(p.id, str(p.html_path), None) for p in ds.pages()]
+    taken = []
+    pool = _Workers(jobs, 1, False, 20, True, lambda *a: taken.append(a))
+    lost = pool.tasks.get(timeout=30)  # the killed worker's page
+    try:
+        while pool.busy():
+            pool.receive()
+    finally:
+        pool.shutdown()
+    assert sorted(t[0] for t in taken) == sorted(j[0] for j in jobs)
+    failed = [t for t in taken if t[2] is not None]
+    assert [t[0] for t in failed] == [lost[0]] and "killed before it said so" in failed[0][2]
+    assert all(t[1] is not None and len(t[1]) for t in taken if t[0] != lost[0])
