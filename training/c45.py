@@ -745,66 +745,100 @@ class _Builder:
 
         ``seg`` (when the order does not matter): the node's segment ``(lo, hi)`` of
         ``self.order``, whose row for feature j holds the node's rows ascending by j."""
+        if self._cannot_split(dist):
+            return None, rows, w
+        splits, rows, w = self._candidate_splits(rows, w, dist.total, seg)
+        best = self._best_split(splits)
+        if best is None:
+            return None, rows, w
+        miss = np.isnan(self.XT[best.feature, rows])
+        best.distribution().add_unknown(self.yi[rows[miss]], w[miss])
+        if best.kind == NUMERIC:
+            best.threshold = self._split_point(best.feature, best.threshold)
+        return best, rows, w
+
+    def _cannot_split(self, dist: _Dist) -> bool:
+        """The leaf test: the node weighs below ``2 * min_obj``, or one class holds it all."""
         total = dist.total
         top = dist.per_class[dist.max_class()]
-        if 2 * self.min_obj - total > SMALL or abs(total - top) < SMALL:
-            return None, rows, w
+        return 2 * self.min_obj - total > SMALL or abs(total - top) < SMALL
+
+    def _candidate_splits(self, rows, w, total: float, seg):
+        """Every attribute's split, and the node's data in the order the sorts left it."""
         table = self.table if self.table is not None and np.all(w == 1.0) else None
-        splits = []
-        batch: set[int] = set()
-        if not self.ordered and table is not None and self.XT.shape[0] >= 32 and len(rows) <= 256:
-            full = np.flatnonzero(self.n_values == 0)       # no missing value in this mode
-            if full.size >= 32:
-                splits.extend(_batch_numeric_splits(self.XT[full[:, None], rows], self.yi[rows], self.k,
-                                                    table, self.min_obj, self.mdl, full))
-                batch = set(full.tolist())
+        splits, batch = self._batch_splits(rows, table)
         for j in range(self.XT.shape[0]):
             if j in batch:
                 continue
-            if self.ordered:
-                if self.n_values[j] == 0:            # Instances.sort: the data stays sorted
-                    perm = java_quicksort(self.XT[j, rows])
-                    rows, w = rows[perm], w[perm]
-                pos = np.flatnonzero(~np.isnan(self.XT[j, rows]))
-                ids, ws = rows[pos], w[pos]
-            else:                                    # every value known, w is self.w[rows]
-                ids = rows if self.order_row[j] < 0 else self.order[self.order_row[j], seg[0]:seg[1]]
-                ws = self.w[ids]
-            yi = self.yi[ids]
-            if self.n_values[j] > 0:
-                s = _nominal_split(self.XT[j, ids].astype(np.intp), yi, ws,
-                                   int(self.n_values[j]), self.k, total, self.min_obj, j, self.binary)
-            else:
-                s = _sorted_split(self.XT[j, ids], yi, ws, self.k, total,
-                                  self.min_obj, self.mdl, j, table)
+            rows, w, ids, ws = self._known_rows(j, rows, w, seg)
+            s = self._attribute_split(j, ids, ws, total, table)
             if s is not None:
                 splits.append(s)
-        splits.sort(key=lambda sp: sp.feature)             # J48 visits the attributes in order
+        return splits, rows, w
+
+    def _batch_splits(self, rows, table) -> tuple[list[_Split], set[int]]:
+        """The numeric splits at once (small node, wide unit-weight table), and the features covered."""
+        if self.ordered or table is None or self.XT.shape[0] < 32 or len(rows) > 256:
+            return [], set()
+        full = np.flatnonzero(self.n_values == 0)       # no missing value in this mode
+        if full.size < 32:
+            return [], set()
+        splits = _batch_numeric_splits(self.XT[full[:, None], rows], self.yi[rows], self.k,
+                                       table, self.min_obj, self.mdl, full)
+        return splits, set(full.tolist())
+
+    def _known_rows(self, j: int, rows, w, seg):
+        """The data (ordered mode: sorted by a numeric j) and its rows of known j with their weights."""
+        if self.ordered:
+            if self.n_values[j] == 0:                # Instances.sort: the data stays sorted
+                perm = java_quicksort(self.XT[j, rows])
+                rows, w = rows[perm], w[perm]
+            pos = np.flatnonzero(~np.isnan(self.XT[j, rows]))
+            return rows, w, rows[pos], w[pos]
+        # every value known, w is self.w[rows]
+        ids = rows if self.order_row[j] < 0 else self.order[self.order_row[j], seg[0]:seg[1]]
+        return rows, w, ids, self.w[ids]
+
+    def _attribute_split(self, j: int, ids, ws, total: float, table) -> _Split | None:
+        """Attribute j's split (C45Split.buildClassifier) on its known values, or None."""
+        yi = self.yi[ids]
+        if self.n_values[j] > 0:
+            return _nominal_split(self.XT[j, ids].astype(np.intp), yi, ws,
+                                  int(self.n_values[j]), self.k, total, self.min_obj, j, self.binary)
+        return _sorted_split(self.XT[j, ids], yi, ws, self.k, total, self.min_obj, self.mdl, j, table)
+
+    def _average_gain(self, splits: list[_Split]) -> float | None:
+        """The mean info gain of the splits that count in it, summed in order (None: none counts)."""
         gain_sum, valid = 0.0, 0
         for s in splits:
             if self.in_average[s.feature]:
                 gain_sum += s.info_gain
                 valid += 1
         if not valid:
-            return None, rows, w
-        avg = gain_sum / valid
+            return None
+        return gain_sum / valid
+
+    def _best_split(self, splits: list[_Split]) -> _Split | None:
+        """The first highest gain ratio (by 1e-6) among splits gaining >= average - 1e-3, or None."""
+        splits.sort(key=lambda sp: sp.feature)             # J48 visits the attributes in order
+        avg = self._average_gain(splits)
+        if avg is None:
+            return None
         best, best_ratio = None, 0.0
         for s in splits:
             if s.info_gain >= avg - 1e-3 and s.gain_ratio - best_ratio > SMALL:
                 best, best_ratio = s, s.gain_ratio
         if best is None or abs(best_ratio) < SMALL:
-            return None, rows, w
-        miss = np.isnan(self.XT[best.feature, rows])
-        best.distribution().add_unknown(self.yi[rows[miss]], w[miss])
-        if best.kind == NUMERIC:
-            # setSplitPoint: the largest training value <= the cut
-            uniq = self.sorted_col(best.feature)
-            pos = np.searchsorted(uniq, best.threshold + SMALL, side="left") - 1
-            if pos >= 0:
-                best.threshold = float(uniq[pos])
-            else:
-                best.threshold = -sys.float_info.max
-        return best, rows, w
+            return None
+        return best
+
+    def _split_point(self, j: int, cut: float) -> float:
+        """setSplitPoint: the largest training value of feature j that is <= the cut."""
+        uniq = self.sorted_col(j)
+        pos = np.searchsorted(uniq, cut + SMALL, side="left") - 1
+        if pos >= 0:
+            return float(uniq[pos])
+        return -sys.float_info.max
 
     def n_branches(self, node: _Node) -> int:
         return int(self.n_values[node.feature]) if node.kind == NOMINAL else 2
@@ -1005,6 +1039,43 @@ class _Builder:
 
 # ---------------------------------------------------------------- the estimator
 
+def _nominal_columns(X: np.ndarray, nominal: dict[int, Sequence[str]] | None
+                     ) -> tuple[np.ndarray, list[list[str] | None]]:
+    """The declared nominal features' value counts (0: numeric) and names; the codes checked."""
+    n_values = np.zeros(X.shape[1], dtype=np.intp)
+    categories: list[list[str] | None] = [None] * X.shape[1]
+    for j, values in (nominal or {}).items():
+        j = int(j)
+        if not 0 <= j < X.shape[1]:
+            raise ValueError(f"nominal feature index {j} out of range (X has {X.shape[1]} columns)")
+        values = [str(v) for v in values]
+        col = X[:, j]
+        known = col[~np.isnan(col)]
+        if known.size and (np.any(known != np.floor(known)) or known.min() < 0
+                           or known.max() >= len(values)):
+            raise ValueError(f"nominal feature {j} must hold codes 0..{len(values) - 1} or NaN")
+        n_values[j], categories[j] = len(values), values
+    return n_values, categories
+
+
+def _with_unlabelled(X: np.ndarray, X_unlabelled) -> np.ndarray:
+    """J48's m_allData: the training rows and those whose class is missing."""
+    if X_unlabelled is None:
+        return X
+    Xu = np.asarray(X_unlabelled, dtype=np.float64).reshape(-1, X.shape[1])
+    return np.vstack([X, Xu]) if Xu.size else X
+
+
+def _drop_zero_weights(X: np.ndarray, yi: np.ndarray, w: np.ndarray, X_all: np.ndarray,
+                       has_unlabelled: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Leave out rows of weight 0 (J48 keeps them), from ``X_all`` too if no unlabelled rows."""
+    keep = w > 0
+    if keep.all():
+        return X, yi, w, X_all
+    X, yi, w = X[keep], yi[keep], w[keep]
+    return X, yi, w, (X_all if has_unlabelled else X)
+
+
 class C45Classifier(ClassifierMixin, BaseEstimator):
     """Weka J48's C4.5 (release 8) decision tree on numeric features; NaN = missing value.
 
@@ -1050,29 +1121,28 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
         with ``binary_splits``). ``X_unlabelled`` are rows whose class is missing: J48 drops
         them before growing but still places numeric split points among their values and counts
         them in its many-valued-attribute test, so they are given here to do the same."""
+        X, y, w = self._fit_inputs(X, y, sample_weight)
+        n_values, categories = _nominal_columns(X, nominal)
+        X_all = _with_unlabelled(X, X_unlabelled)
+        yi = self._class_codes(y, class_order)
+        X, yi, w, X_all = _drop_zero_weights(X, yi, w, X_all, X_unlabelled is not None)
+        root = self._grow(X, yi, w, n_values, X_all)
+        self.categories_ = categories
+        self._store(root, len(self.classes_))
+        return self
+
+    def _fit_inputs(self, X, y, sample_weight) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Check the parameters, the data (validate_data records the features) and the weights."""
         self._check_params()
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
         check_classification_targets(y)
         w = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if np.any(w < 0):
             raise ValueError("sample weights must not be negative")
-        n_values = np.zeros(X.shape[1], dtype=np.intp)
-        categories: list[list[str] | None] = [None] * X.shape[1]
-        for j, values in (nominal or {}).items():
-            j = int(j)
-            if not 0 <= j < X.shape[1]:
-                raise ValueError(f"nominal feature index {j} out of range (X has {X.shape[1]} columns)")
-            values = [str(v) for v in values]
-            col = X[:, j]
-            known = col[~np.isnan(col)]
-            if known.size and (np.any(known != np.floor(known)) or known.min() < 0
-                               or known.max() >= len(values)):
-                raise ValueError(f"nominal feature {j} must hold codes 0..{len(values) - 1} or NaN")
-            n_values[j], categories[j] = len(values), values
-        X_all = X
-        if X_unlabelled is not None:
-            Xu = np.asarray(X_unlabelled, dtype=np.float64).reshape(-1, X.shape[1])
-            X_all = np.vstack([X, Xu]) if Xu.size else X
+        return X, y, w
+
+    def _class_codes(self, y: np.ndarray, class_order: Sequence | None) -> np.ndarray:
+        """Set ``classes_`` (the sorted labels, or ``class_order``) and return each label's index."""
         if class_order is None:
             self.classes_ = np.unique(y)
         else:
@@ -1084,14 +1154,12 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"labels {sorted(map(str, unknown))} are not in class_order "
                                  f"{list(class_order)} (or it repeats a class)")
         order = np.argsort(self.classes_, kind="stable")
-        yi = order[np.searchsorted(self.classes_[order], y)].astype(np.intp)
-        keep = w > 0                     # a zero weight drops the row (J48 would keep it)
-        if not keep.all():
-            X, yi, w = X[keep], yi[keep], w[keep]
-            if X_unlabelled is None:
-                X_all = X
-        params = self.get_params()
-        builder = _Builder(X, yi, w, len(self.classes_), params, n_values, X_all)
+        return order[np.searchsorted(self.classes_[order], y)].astype(np.intp)
+
+    def _grow(self, X: np.ndarray, yi: np.ndarray, w: np.ndarray, n_values: np.ndarray,
+              X_all: np.ndarray) -> _Node:
+        """buildClassifier: grow the tree, collapse it and, unless ``unpruned``, prune it."""
+        builder = _Builder(X, yi, w, len(self.classes_), self.get_params(), n_values, X_all)
         rows = np.arange(X.shape[0], dtype=_index_dtype(X.shape[0]))
         old = sys.getrecursionlimit()
         sys.setrecursionlimit(max(old, 10000))
@@ -1104,9 +1172,7 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
                 builder.prune(root)
         finally:
             sys.setrecursionlimit(old)
-        self.categories_ = categories
-        self._store(root, len(self.classes_))
-        return self
+        return root
 
     # -- parallel arrays, preorder as in sklearn's tree
     def _store(self, root: _Node, k: int) -> None:
@@ -1279,59 +1345,86 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
             raise C45Error(f"not a {FORMAT} tree (format {data.get('format') if isinstance(data, dict) else None!r})")
         try:
             clf = cls(**data["params"])
-            clf.classes_ = np.asarray(data["classes"])
-            clf.n_features_in_ = int(data["n_features_in"])
-            if data.get("feature_names_in"):
-                clf.feature_names_in_ = np.asarray(data["feature_names_in"], dtype=object)
-            if data.get("children") is not None:
-                children = np.asarray(data["children"], dtype=np.intp)
-            else:                    # a binary tree written before multiway splits
-                children = np.column_stack([np.asarray(data["children_left"], dtype=np.intp),
-                                            np.asarray(data["children_right"], dtype=np.intp)])
-            if children.ndim != 2 or children.shape[1] < 2:
-                raise ValueError("children must be a table with at least two columns")
-            for key, col in (("children_left", 0), ("children_right", 1)):
-                if key in data and data[key] != children[:, col].tolist():
-                    raise ValueError(f"{key} disagrees with children")
-            clf._set_children(children)
-            clf.feature_ = np.asarray(data["feature"], dtype=np.intp)
-            clf.kind_ = np.asarray(data.get("kind") or [NUMERIC] * len(clf.feature_), dtype=np.intp)
-            cats = data.get("categories")
-            clf.categories_ = [None if c is None else [str(v) for v in c] for c in cats] \
-                if cats is not None else [None] * clf.n_features_in_
-            clf.threshold_ = np.asarray([np.nan if t is None else t for t in data["threshold"]],
-                                        dtype=np.float64)
-            clf.value_ = np.asarray(data["value"], dtype=np.float64).reshape(len(data["feature"]), -1)
-            clf.empty_ = np.asarray(data["empty"], dtype=bool)
-            if data.get("total") is not None:
-                clf.total_ = np.asarray(data["total"], dtype=np.float64)
-                clf.bag_value_ = np.asarray(data["bag_value"], dtype=np.float64).reshape(clf.value_.shape)
-                clf.bag_total_ = np.asarray(data["bag_total"], dtype=np.float64)
-                if clf.total_.shape != (clf.value_.shape[0],) or clf.bag_total_.shape != clf.total_.shape:
-                    raise ValueError("total and bag_total must hold one number per node")
+            clf._load_arrays(data)
         except (KeyError, TypeError, ValueError) as exc:
             raise C45Error(f"malformed {FORMAT} tree: {exc}") from None
-        n = clf.value_.shape[0]
-        arrays = (clf.children_left_, clf.children_right_, clf.feature_, clf.threshold_, clf.empty_,
-                  clf.kind_)
-        if any(a.shape != (n,) for a in arrays) or clf.value_.shape[1] != len(clf.classes_) \
-                or len(clf.categories_) != clf.n_features_in_:
+        clf._check_lengths()
+        clf._check_links()
+        clf._check_nominal_branches()
+        return clf
+
+    def _load_arrays(self, data: dict[str, Any]) -> None:
+        """The fitted attributes from a saved tree's lists (KeyError, TypeError, ValueError if bad)."""
+        self.classes_ = np.asarray(data["classes"])
+        self.n_features_in_ = int(data["n_features_in"])
+        if data.get("feature_names_in"):
+            self.feature_names_in_ = np.asarray(data["feature_names_in"], dtype=object)
+        self._set_children(_read_children(data))
+        self.feature_ = np.asarray(data["feature"], dtype=np.intp)
+        self.kind_ = np.asarray(data.get("kind") or [NUMERIC] * len(self.feature_), dtype=np.intp)
+        cats = data.get("categories")
+        self.categories_ = [None if c is None else [str(v) for v in c] for c in cats] \
+            if cats is not None else [None] * self.n_features_in_
+        self.threshold_ = np.asarray([np.nan if t is None else t for t in data["threshold"]],
+                                     dtype=np.float64)
+        self.value_ = np.asarray(data["value"], dtype=np.float64).reshape(len(data["feature"]), -1)
+        self.empty_ = np.asarray(data["empty"], dtype=bool)
+        if data.get("total") is not None:
+            self._load_totals(data)
+
+    def _load_totals(self, data: dict[str, Any]) -> None:
+        """The saved distributions' totals and their parents' bags, one per node."""
+        self.total_ = np.asarray(data["total"], dtype=np.float64)
+        self.bag_value_ = np.asarray(data["bag_value"], dtype=np.float64).reshape(self.value_.shape)
+        self.bag_total_ = np.asarray(data["bag_total"], dtype=np.float64)
+        if self.total_.shape != (self.value_.shape[0],) or self.bag_total_.shape != self.total_.shape:
+            raise ValueError("total and bag_total must hold one number per node")
+
+    def _check_lengths(self) -> None:
+        """Check a loaded tree's arrays: one entry per node, a value per class, categories per feature."""
+        n = self.value_.shape[0]
+        arrays = (self.children_left_, self.children_right_, self.feature_, self.threshold_, self.empty_,
+                  self.kind_)
+        if any(a.shape != (n,) for a in arrays) or self.value_.shape[1] != len(self.classes_) \
+                or len(self.categories_) != self.n_features_in_:
             raise C45Error(f"malformed {FORMAT} tree: arrays of different lengths")
-        inner = clf.children_left_ >= 0
-        kids = clf.children_[inner]
-        n_kids = (kids >= 0).sum(axis=1)
+
+    def _check_links(self) -> None:
+        """Check a loaded tree's sons (in range, each once), features and split kinds."""
+        n = self.value_.shape[0]
+        inner = self.children_left_ >= 0
+        kids = self.children_[inner]
         ok_shape = bool(np.all(np.sort(kids, axis=1)[:, ::-1][:, :1] >= 0)) if kids.size else True
         kids = kids[kids >= 0]
         if (kids <= 0).any() or (kids >= n).any() or len(set(kids.tolist())) != kids.size \
-                or not ok_shape or ((clf.children_right_ >= 0) != inner).any() \
-                or (clf.children_[~inner] >= 0).any() \
-                or (clf.feature_[inner] < 0).any() or (clf.feature_[inner] >= clf.n_features_in_).any() \
-                or not np.isin(clf.kind_, (NUMERIC, NOMINAL, NOMINAL_BINARY)).all():
+                or not ok_shape or ((self.children_right_ >= 0) != inner).any() \
+                or (self.children_[~inner] >= 0).any() \
+                or (self.feature_[inner] < 0).any() or (self.feature_[inner] >= self.n_features_in_).any() \
+                or not np.isin(self.kind_, (NUMERIC, NOMINAL, NOMINAL_BINARY)).all():
             raise C45Error(f"malformed {FORMAT} tree: children or features out of range")
-        for i in np.flatnonzero(inner & (clf.kind_ != NUMERIC)):
-            cats = clf.categories_[clf.feature_[i]]
-            want = len(cats) if cats is not None and clf.kind_[i] == NOMINAL else 2
+
+    def _check_nominal_branches(self) -> None:
+        """Check a loaded tree's nominal splits have a branch per value (binary ones: two)."""
+        inner = self.children_left_ >= 0
+        n_kids = (self.children_[inner] >= 0).sum(axis=1)
+        for i in np.flatnonzero(inner & (self.kind_ != NUMERIC)):
+            cats = self.categories_[self.feature_[i]]
+            want = len(cats) if cats is not None and self.kind_[i] == NOMINAL else 2
             if cats is None or n_kids[list(np.flatnonzero(inner)).index(i)] != want:
                 raise C45Error(f"malformed {FORMAT} tree: node {i} splits a nominal feature "
                                "with the wrong number of branches")
-        return clf
+
+
+def _read_children(data: dict[str, Any]) -> np.ndarray:
+    """A saved tree's children table (old binary trees: children_left/right), checked against those."""
+    if data.get("children") is not None:
+        children = np.asarray(data["children"], dtype=np.intp)
+    else:                    # a binary tree written before multiway splits
+        children = np.column_stack([np.asarray(data["children_left"], dtype=np.intp),
+                                    np.asarray(data["children_right"], dtype=np.intp)])
+    if children.ndim != 2 or children.shape[1] < 2:
+        raise ValueError("children must be a table with at least two columns")
+    for key, col in (("children_left", 0), ("children_right", 1)):
+        if key in data and data[key] != children[:, col].tolist():
+            raise ValueError(f"{key} disagrees with children")
+    return children
