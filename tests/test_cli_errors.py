@@ -379,12 +379,17 @@ def _weka_model(tmp_path, attributes: list[str], classes: str = "N,S"):
     return tmp_path / "m"
 
 
+def _oak_page(tmp_path: Path) -> Path:
+    page = tmp_path / "p.html"
+    page.write_text("<html><body><p>Oak chair, 40 euros, in stock</p></body></html>")
+    return page
+
+
 def test_extract_refuses_a_model_of_another_tools_features(tmp_path, capsys):
     # a model trained on a Weka user's ARFF: no attribute is a feature hwnoise computes, so every
     # node of a page was labelled from missing values alone (extract printed nothing, exit 0)
     model = _weka_model(tmp_path, ["petal", "sepal"])
-    page = tmp_path / "p.html"
-    page.write_text("<html><body><p>Oak chair, 40 euros, in stock</p></body></html>")
+    page = _oak_page(tmp_path)
     capsys.readouterr()
     assert main(["extract", str(page), "--model", str(model)]) == 1
     out, err = capsys.readouterr()
@@ -407,8 +412,7 @@ def test_evaluate_refuses_a_model_whose_classes_are_not_node_labels(tmp_path, ca
 def test_extract_warns_of_the_features_of_a_model_hwnoise_does_not_compute(tmp_path, capsys):
     # some features are hwnoise's (ctd), one is not: the page is labelled, the other is named
     model = _weka_model(tmp_path, ["ctd", "petal"])
-    page = tmp_path / "p.html"
-    page.write_text("<html><body><p>Oak chair, 40 euros, in stock</p></body></html>")
+    page = _oak_page(tmp_path)
     capsys.readouterr()
     assert main(["extract", str(page), "--model", str(model)]) == 0
     err = capsys.readouterr().err
