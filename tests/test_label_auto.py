@@ -173,6 +173,32 @@ def test_bad_weights_file_is_one_line(crawl, tmp_path, capsys):
     assert err[-1].startswith("hwnoise: error: ") and str(bad) in err[-1]
 
 
+@pytest.mark.parametrize("content, says", [
+    ('{"bias": "x"}', "'bias' must be a number, not 'x'"),
+    ("[1, 2]", "not a JSON object but list"),
+    ('{"weights": {"sitelvel": 1}}', "'weights' names 'sitelvel', no source"),
+    ('{"weights": {"cetd": null}}', "the weight of 'cetd' must be a number"),
+    ('{"prior": 2}', "'prior' must be a share between 0 and 1"),
+])
+def test_weights_of_the_wrong_shape_are_one_line_before_the_work(crawl, tmp_path, capsys, content, says):
+    # they failed with a traceback after every page had been walked and voted on
+    bad = tmp_path / "w.json"
+    bad.write_text(content)
+    assert _auto(crawl, "--weights", str(bad)) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"hwnoise: error: {bad}: {says}" in err
+    assert not (crawl.path / "labels.parquet").exists()
+
+
+def test_extractors_asked_by_name_must_be_ones_to_ask(crawl, capsys):
+    # an unknown name was left out without a word, as was --refine -1
+    assert main(["label", str(crawl.path), "--auto", "--no-general", "--extractors", "trafilatura,bogus"]) == 1
+    assert "--extractors: 'bogus' is no extractor to ask; choose among trafilatura" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        main(["label", str(crawl.path), "--auto", "--refine", "-1"])
+    assert stop.value.code == 2 and "'-1': give 0 or more rounds" in capsys.readouterr().err
+
+
 def test_vote_moves_to_the_datasets_own_content_share():
     """Weights fitted where 8 % of nodes were content, used on a result list where 45 % are:
     the fixed vote calls a two-against-one majority noise; moved to the share the votes imply

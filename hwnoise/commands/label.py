@@ -6,6 +6,7 @@ import errno
 import json
 from pathlib import Path
 
+from hwnoise.commands._types import number
 from hwnoise.errors import HwnoiseError
 
 
@@ -34,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="--auto: external extractors to ask (default: every installed one; '' none)")
     p.add_argument("--weights", default=None, metavar="FILE.json",
                    help="--auto: combination weights {bias, weights: {source: w}} (default: shipped)")
-    p.add_argument("--refine", type=int, default=1, metavar="N",
+    p.add_argument("--refine", type=number(int, 0, "give 0 or more rounds"), default=1, metavar="N",
                    help="--auto: N Dawid-Skene rounds estimating each source's reliability on this "
                         "dataset (default 1, chosen by cross-site folds on big9 and the demo; 0: the "
                         "fitted vote alone)")
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
 
     ds = Dataset(args.dataset)
     if args.auto:
-        from hwnoise.labelling.auto import AutoOptions, auto_label
+        from hwnoise.labelling.auto import AutoOptions, auto_label, check_external, check_weights
 
         weights = None
         if args.weights:
@@ -60,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
             except (OSError, json.JSONDecodeError) as exc:
                 raise DatasetError(f"{args.weights}: cannot read the weights ({exc}); give a JSON "
                                    'file like {"bias": 0, "weights": {"sitelevel": 1}}') from None
-        ext = None if args.extractors is None else [x for x in args.extractors.split(",") if x]
+            check_weights(weights, args.weights)
+        ext = None if args.extractors is None else check_external(
+            [x.strip() for x in args.extractors.split(",") if x.strip()])
         auto_label(ds, AutoOptions(general=not args.no_general, external=ext, weights=weights,
                                    refine=args.refine, adapt_prior=not args.fixed_prior))
         return 0

@@ -49,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from hwnoise.dataset import LABEL_COLUMNS, Dataset, now_iso
+from hwnoise.errors import HwnoiseError
 from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.features.labels import label_page
 from hwnoise.progress import bar, info
@@ -95,6 +96,54 @@ def default_weights() -> dict:
         return json.loads(text)
     except (FileNotFoundError, OSError, ModuleNotFoundError):
         return {"bias": 0.0, "weights": {s: 1.0 for s in SOURCES}}
+
+
+def check_weights(obj, where: str) -> dict:
+    """``obj`` (read from ``where``) as combination weights, or a ``HwnoiseError`` naming what is
+    wrong: an object with an optional number ``bias``, an optional ``weights`` object of a number
+    per source (among ``SOURCES``), an optional ``prior`` between 0 and 1 (the shape
+    ``default_weights`` has; its ``fitted_on`` and other notes are left alone)."""
+    example = '{"bias": -1.5, "weights": {"sitelevel": 1.2, "cetd": 0.8}, "prior": 0.3}'
+
+    def bad(what: str) -> HwnoiseError:
+        return HwnoiseError(f"{where}: {what}; give combination weights like {example}")
+
+    def is_number(v) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+    if not isinstance(obj, dict):
+        raise bad(f"not a JSON object but {type(obj).__name__}")
+    if "bias" in obj and not is_number(obj["bias"]):
+        raise bad(f"'bias' must be a number, not {obj['bias']!r}")
+    w = obj.get("weights", {})
+    if not isinstance(w, dict):
+        raise bad("'weights' must be an object of a number per source")
+    for src, v in w.items():
+        if src not in SOURCES:
+            raise bad(f"'weights' names {src!r}, no source (the sources: {', '.join(SOURCES)})")
+        if not is_number(v):
+            raise bad(f"the weight of {src!r} must be a number, not {v!r}")
+    prior = obj.get("prior")
+    if prior is not None and not (is_number(prior) and 0 < prior < 1):
+        raise bad(f"'prior' must be a share between 0 and 1, not {prior!r}")
+    return obj
+
+
+def check_external(names: Sequence[str]) -> list[str]:
+    """``names`` as external extractors to ask, or a ``HwnoiseError`` for one that is none
+    (among ``EXTERNAL``) or is not installed (naming the package): asked for by name, a missing
+    one must not be left out without a word."""
+    from hwnoise.extractors.external import PACKAGES, available
+
+    have = available()
+    for name in names:
+        if name not in EXTERNAL:
+            raise HwnoiseError(f"--extractors: {name!r} is no extractor to ask; choose among "
+                               f"{', '.join(EXTERNAL)} ('' for none)")
+        if name not in have:
+            raise HwnoiseError(f"--extractors: {name!r} needs the package {PACKAGES[name]!r}: "
+                               "pip install 'hwnoise[extractors]', or leave it out")
+    return list(names)
 
 
 def informative(verdicts: pd.DataFrame) -> list[str]:
