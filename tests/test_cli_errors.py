@@ -84,6 +84,12 @@ def blocked(tmp_path) -> Path:
     (["features", "page.html", "--charset", "utf-7"], ["features", "--charset", "'utf-7'"]),
     # no page, or one, could not be split into training and test pages
     (["demo", "--submissions", "0"], ["demo", "--submissions", "'0'", "2 or more"]),
+    # a port past 65535 was a traceback (OverflowError from bind); negative workers ran on one
+    (["label", "d", "--serve", "--port", "99999"], ["label", "--port", "'99999'", "0 (a free one) to 65535"]),
+    (["train", "d", "--workers", "-1"], ["train", "--workers", "'-1'", "1 or more"]),
+    (["evaluate", "d", "--workers", "0"], ["evaluate", "--workers", "'0'", "1 or more"]),
+    (["features", "d", "--workers", "0"], ["features", "--workers", "'0'", "1 or more"]),
+    (["import", "plain", "src", "--into", "d", "--limit", "0"], ["import", "--limit", "'0'", "1 or more"]),
 ])
 def test_bad_option_values_print_one_line_and_exit_2(capsys, argv, names):
     code, out, err = run(capsys, *argv)

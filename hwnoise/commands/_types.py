@@ -29,3 +29,16 @@ def charset_label(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text!r} is no charset label a browser knows "
                                          "(e.g. utf-8, windows-1252, iso-8859-2, shift_jis, gb18030)")
     return text
+
+
+def port(text: str) -> int:
+    """A TCP port to listen on, 0 (a free one) to 65535."""
+    value = number(int, 0, "a port is 0 (a free one) to 65535")(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: a port is 0 (a free one) to 65535")
+    return value
+
+
+#: ``--workers`` of the commands that run on a pool: 1 or more processes.
+worker_count = number(int, 1, "give 1 or more processes")
+

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hwnoise.commands._types import charset_label
+from hwnoise.commands._types import charset_label, worker_count
 from hwnoise.errors import HwnoiseError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,7 +33,7 @@ def register(subparsers) -> None:
     p.add_argument("target", metavar="DATASET|PAGE.html", nargs="+",
                    help="dataset folders (each gets its features.parquet, one after the other), or "
                         "one HTML file (.html.gz is read too)")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=worker_count, default=None,
                    help="processes for a dataset with --scheduler local (default: this machine's cores)")
     p.add_argument("--query", action="append", default=[], metavar="TERMS",
                    help='query terms for one page, e.g. --query "nome aprovado" (words split by '
@@ -96,8 +96,6 @@ def _datasets(targets: list[Path], args) -> int:
     """``features.parquet`` of every dataset in ``targets``, one after the other."""
     from hwnoise.features.build import build_features
 
-    if args.workers is not None and args.workers < 1:
-        raise HwnoiseError(f"--workers must be at least 1, not {args.workers}")
     datasets = [_dataset(t) for t in targets]  # all checked before the first is walked
     spec = getattr(args, "scheduler", "local") or "local"
     if spec in ("local", "sync"):  # this machine's process pool (or none)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from hwnoise.commands._types import number
+
 #: Kept here so that ``--help`` does not import the importers (lxml) just to list formats.
 _FORMATS = ["big9", "cleaneval", "dragnet", "l3s", "readability", "wcxb", "swde", "plain", "warc",
             "nexteval"]
@@ -28,7 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("src", metavar="SRC", nargs="+",
                    help="the dataset folder, e.g. ../shared/datasets/big9 (for warc: WARC files or folders)")
     p.add_argument("--into", required=True, metavar="DIR", help="folder to write the dataset folders in")
-    p.add_argument("--limit", type=int, default=None, metavar="N", help="import only the first N pages")
+    p.add_argument("--limit", type=number(int, 1, "give 1 or more pages"), default=None, metavar="N",
+                   help="import only the first N pages")
     p.add_argument("--query", default=None, metavar="TERMS",
                    help="the search terms that found the pages: the query of every page imported "
                         "that has none of its own ('plain' reads one per page from query/NAME.txt)")

@@ -6,7 +6,7 @@ import errno
 import json
 from pathlib import Path
 
-from hwnoise.commands._types import number
+from hwnoise.commands._types import number, port
 from hwnoise.errors import HwnoiseError
 
 
@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fixed-prior", action="store_true",
                    help="--auto: keep the weights' share of content nodes (default: estimate this "
                         "dataset's own share from the votes by EM and move the vote to it)")
-    p.add_argument("--port", type=int, default=0, help="--serve: port (default: a free one)")
+    p.add_argument("--port", type=port, default=0, help="--serve: port (default: a free one)")
     p.add_argument("--no-open", action="store_true", help="--serve: do not open a browser")
     p.set_defaults(func=run)
 

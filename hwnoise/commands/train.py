@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 
 from hwnoise.commands._model_options import add_model_options, model_options
+from hwnoise.commands._types import worker_count
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from hwnoise.scheduler import add_argument
 
     add_argument(p, "the fits (all the data, and one per protocol split)")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=worker_count, default=None,
                    help="processes or threads with --scheduler local|threads (default: this machine's cores)")
     p.set_defaults(func=run)
 
