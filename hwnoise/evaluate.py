@@ -568,6 +568,7 @@ def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAUL
     datasets = _open(dataset_dirs)
     methods, model = _check_args(datasets, methods, protocol, model, allow_pickle, score_only)
     options = dict(method_options or {})
+    _check_features(options.get("model", {}).get("features") if "model" in methods and model is None else None)
     proto_name = "given" if model is not None else protocol
     sched_own = not isinstance(scheduler, Scheduler)
     sched = Scheduler(scheduler or "local", workers) if sched_own else scheduler
@@ -614,6 +615,22 @@ def _check_args(datasets: list[Dataset], methods: Sequence[str], protocol: str, 
         if unknown:
             raise EvaluateError(f"--score-only names no dataset given: {', '.join(sorted(unknown))}")
     return methods, model
+
+
+def _check_features(features: Any) -> None:
+    """An ``EvaluateError`` for ``--features`` names that hwnoise computes from no page or table
+    (the model would read them as missing on every page)."""
+    if features is None:
+        return
+    from hwnoise.features.assembly import unknown_features
+    from hwnoise.features.columns import ALL_FEATURES
+    from hwnoise.training.model import resolve_features
+
+    unknown = unknown_features(resolve_features(features))
+    if unknown:
+        raise EvaluateError(f"--features {', '.join(unknown)}: no feature hwnoise computes; give a set "
+                            f"(thesis, extended, page, records, rendered) or names such as "
+                            f"{', '.join(ALL_FEATURES)}")
 
 
 def _warn_unknown(features: Sequence[str]) -> None:

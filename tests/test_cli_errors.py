@@ -470,3 +470,14 @@ def test_extract_out_of_a_stopped_run_keeps_what_it_wrote_in_a_part_file(tmp_pat
     assert proc.returncode == 130 and not out.exists()
     assert json.loads(part.read_text())["page"] == "p0.html"
     assert f"kept in {part}" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", ["train", "evaluate"])
+def test_features_hwnoise_does_not_compute_are_one_line_before_the_work(dataset, tmp_path, capsys, command):
+    # with a preset whose rows are rebuilt page by page (site: stacked extractors), a misspelt
+    # feature was a column of missing values: the model trained on the others without a word,
+    # and evaluate said to run 'hwnoise features' for it
+    code, out, err = run(capsys, command, str(dataset), "--features", "ctd,matchs", "-o", str(tmp_path / "o"))
+    line = one_error_line(err)
+    assert code == 1 and ("--features matchs (no such column)" in line or "--features matchs: no feature" in line)
+    assert not (tmp_path / "o").exists()
