@@ -312,58 +312,95 @@ def _render_table(page: "Page"):
     return df[df["page"].astype(str) == str(page.id)]
 
 
+def _safe(a: np.ndarray) -> np.ndarray:
+    """A safe divisor: ``a`` with its values that are not positive replaced by 1."""
+    return np.where(a > 0, a, 1.0)
+
+
+def _link_features(walk: "PageWalk", chars: np.ndarray, link_chars: np.ndarray, link_tags: np.ndarray,
+                   last: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Step: links per word, share of the text in anchors and mean anchor length per node."""
+    from hwnoise.features.measures import subtree_sum
+
+    own_words = np.zeros(len(chars))
+    for node, text in walk.segments:
+        own_words[node] += len(tokenize(text))
+    words = subtree_sum(own_words, last)
+    links_per_word = np.where(words > 0, link_tags / _safe(words), link_tags)
+    anchor_share = np.where(chars > 0, link_chars / _safe(chars), 0.0)
+    mean_anchor = np.where(link_tags > 0, link_chars / _safe(link_tags), 0.0)
+    return links_per_word, anchor_share, mean_anchor
+
+
+def _intra_links(view: ElementView, url: str, n: int) -> np.ndarray:
+    """Step: 1 for each ``<a>`` row linking within the page's site (relative ones do), else 0."""
+    site = site_of(url)
+    is_intra = np.zeros(n)
+    for i, el in enumerate(view.elements):
+        if el.tag == "a":
+            href = (el.get("href") or "").strip()
+            if not href or href.startswith("#"):
+                is_intra[i] = 1
+                continue
+            host = site_of(urljoin(url, href) if url else href)
+            is_intra[i] = 1.0 if (not host or host == site) else 0.0
+    return is_intra
+
+
+def _html_features(view: ElementView | None, url: str, chars: np.ndarray, link_tags: np.ndarray,
+                   last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Step: intra-site link share and visible-text share per node (0 and 1 without an aligned view)."""
+    from hwnoise.features.measures import subtree_sum
+
+    n = len(chars)
+    if view is None or not view.aligned:
+        return np.zeros(n), np.ones(n)
+    is_intra = _intra_links(view, url, n)
+    intra = np.where(link_tags > 0, subtree_sum(is_intra, last) / _safe(link_tags), 0.0)
+    visible = np.minimum(chars / _safe(view.html_len), 1.0)
+    return intra, visible
+
+
+def _document_geometry(r, chars: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Step: top, left and area proxies from document order (text before, depth, characters)."""
+    n = len(r)
+    idx = np.arange(n)
+    top = r["chars_before"].to_numpy(dtype=float) if "chars_before" in r else idx / max(n, 1)
+    depth = r["distance"].to_numpy(dtype=float)
+    left = depth / max(depth.max(initial=0), 1)
+    return top, left, chars.copy()
+
+
+def _rendered_geometry(render, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Step: top, left and area from the render rows; None when none fit the walk's nodes."""
+    if render is None or not len(render):
+        return None
+    g = render.set_index("node")
+    if not (len(g) and g.index.max() < n):
+        return None
+    node = g.index.to_numpy()
+    top, left, area = np.zeros(n), np.zeros(n), np.zeros(n)
+    top[node] = g["y"].to_numpy(float)
+    left[node] = g["x"].to_numpy(float)
+    area[node] = (g["width"] * g["height"]).to_numpy(float)
+    return top, left, area
+
+
 def node_features(walk: "PageWalk", view: ElementView | None, url: str = "",
                   render=None) -> tuple[np.ndarray, np.ndarray, str]:
     """The seven columns of :data:`FEATURES`, the node area and the geometry source used."""
     r = walk.rows
-    n = len(r)
     last = np.asarray(walk.last, dtype=np.int64)
-    idx = np.arange(n)
-
-    def subtree_sum(values: np.ndarray) -> np.ndarray:
-        cs = np.concatenate(([0], np.cumsum(values)))
-        return cs[last + 1] - cs[idx]
-
     chars = r["chars"].to_numpy(dtype=float)
     link_chars = r["link_chars"].to_numpy(dtype=float)
     link_tags = r["link_tags"].to_numpy(dtype=float)
-    own_words = np.zeros(n)
-    for node, text in walk.segments:
-        own_words[node] += len(tokenize(text))
-    words = subtree_sum(own_words)
-    safe = lambda a: np.where(a > 0, a, 1.0)  # noqa: E731
-    links_per_word = np.where(words > 0, link_tags / safe(words), link_tags)
-    anchor_share = np.where(chars > 0, link_chars / safe(chars), 0.0)
-    mean_anchor = np.where(link_tags > 0, link_chars / safe(link_tags), 0.0)
-    intra = np.zeros(n)
-    visible = np.ones(n)
-    if view is not None and view.aligned:
-        site = site_of(url)
-        is_intra = np.zeros(n)
-        for i, el in enumerate(view.elements):
-            if el.tag == "a":
-                href = (el.get("href") or "").strip()
-                if not href or href.startswith("#"):
-                    is_intra[i] = 1
-                    continue
-                host = site_of(urljoin(url, href) if url else href)
-                is_intra[i] = 1.0 if (not host or host == site) else 0.0
-        intra = np.where(link_tags > 0, subtree_sum(is_intra) / safe(link_tags), 0.0)
-        visible = np.minimum(chars / safe(view.html_len), 1.0)
+    links_per_word, anchor_share, mean_anchor = _link_features(walk, chars, link_chars, link_tags, last)
+    intra, visible = _html_features(view, url, chars, link_tags, last)
+    top, left, area = _document_geometry(r, chars)
     geometry = "document-order"
-    top = r["chars_before"].to_numpy(dtype=float) if "chars_before" in r else idx / max(n, 1)
-    depth = r["distance"].to_numpy(dtype=float)
-    left = depth / max(depth.max(initial=0), 1)
-    area = chars.copy()
-    if render is not None and len(render):
-        g = render.set_index("node")
-        if len(g) and g.index.max() < n:
-            node = g.index.to_numpy()
-            top = np.zeros(n); left = np.zeros(n); area = np.zeros(n)  # noqa: E702
-            top[node] = g["y"].to_numpy(float)
-            left[node] = g["x"].to_numpy(float)
-            area[node] = (g["width"] * g["height"]).to_numpy(float)
-            geometry = "rendered"
+    rendered = _rendered_geometry(render, len(r))
+    if rendered is not None:
+        (top, left, area), geometry = rendered, "rendered"
     X = np.column_stack([top, left, links_per_word, anchor_share, mean_anchor, intra, visible])
     return X, area, geometry
 

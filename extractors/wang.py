@@ -55,29 +55,21 @@ TITLE_FEATURES = ["left", "top", "width", "height", "vertical_distance", "horizo
                   "full_stop", "words"]
 
 
-def page_nodes(walk: "PageWalk", render: pd.DataFrame | None) -> pd.DataFrame:
-    """Per walker node: box, shown flag, subtree counts (chars, words, formatting elements,
-    formatted chars), the subtree's last text, all hidden text left out."""
-    from hwnoise.features.rendered import align_render, hidden_rows
-    from hwnoise.features.walk import subtree_last
-
-    rows = walk.rows
-    n = len(rows)
-    parent = rows["parent"].to_numpy(np.int64)
-    depth = rows["distance"].to_numpy(np.int64)
-    last = subtree_last(parent)
-    r = align_render(rows, render)
-    if r is None:
-        raise ExtractorError("wang needs the rendered page (run 'hwnoise render DATASET')")
-    hidden = hidden_rows(rows, r)
-    shown = ~hidden
+def _formatting(rows: pd.DataFrame, parent: np.ndarray, depth: np.ndarray,
+                shown: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Step: shown formatting elements, and shown nodes inside one (filled top-down by depth)."""
     tags = rows["tag"].to_numpy(object)
     fmt = np.isin(tags, list(FORMAT_TAGS)) & shown
     in_fmt = fmt.copy()
     for d in range(1, int(depth.max(initial=0)) + 1):
         idx = np.flatnonzero(depth == d)
         in_fmt[idx] |= in_fmt[parent[idx]] & shown[idx]
-    own_chars = np.where(shown, rows["own_chars"].to_numpy(float), 0.0)
+    return fmt, in_fmt
+
+
+def _shown_text(walk: "PageWalk", parent: np.ndarray, shown: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Step: per node, the words of its own shown text and its subtree's last shown text."""
+    n = len(parent)
     own_words = np.zeros(n)
     last_text = [""] * n
     for node, text in walk.segments:
@@ -90,18 +82,37 @@ def page_nodes(walk: "PageWalk", render: pd.DataFrame | None) -> pd.DataFrame:
             while k >= 0:
                 last_text[k] = text
                 k = parent[k]
-    idx = np.arange(n)
+    return own_words, last_text
 
-    def ssum(v):
-        c = np.concatenate(([0.0], np.cumsum(v)))
-        return c[last + 1] - c[idx]
 
+def _boxes(r: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Step: the rendered border box of each node (``x, y, w, h``), no box as 0."""
+    return {"x": np.nan_to_num(r["x"].to_numpy(float)), "y": np.nan_to_num(r["y"].to_numpy(float)),
+            "w": np.nan_to_num(r["width"].to_numpy(float)), "h": np.nan_to_num(r["height"].to_numpy(float))}
+
+
+def page_nodes(walk: "PageWalk", render: pd.DataFrame | None) -> pd.DataFrame:
+    """Per walker node: box, shown flag, subtree counts (chars, words, formatting elements,
+    formatted chars), the subtree's last text, all hidden text left out."""
+    from hwnoise.features.measures import subtree_last, subtree_sum
+    from hwnoise.features.rendered import align_render, hidden_rows
+
+    rows = walk.rows
+    parent = rows["parent"].to_numpy(np.int64)
+    depth = rows["distance"].to_numpy(np.int64)
+    last = subtree_last(parent)
+    r = align_render(rows, render)
+    if r is None:
+        raise ExtractorError("wang needs the rendered page (run 'hwnoise render DATASET')")
+    shown = ~hidden_rows(rows, r)
+    fmt, in_fmt = _formatting(rows, parent, depth, shown)
+    own_chars = np.where(shown, rows["own_chars"].to_numpy(float), 0.0)
+    own_words, last_text = _shown_text(walk, parent, shown)
     return pd.DataFrame({
-        "node": idx, "shown": shown,
-        "x": np.nan_to_num(r["x"].to_numpy(float)), "y": np.nan_to_num(r["y"].to_numpy(float)),
-        "w": np.nan_to_num(r["width"].to_numpy(float)), "h": np.nan_to_num(r["height"].to_numpy(float)),
-        "chars": ssum(own_chars), "words": ssum(own_words), "formats": ssum(fmt.astype(float)),
-        "formatted_chars": ssum(np.where(in_fmt, own_chars, 0.0)),
+        "node": np.arange(len(rows)), "shown": shown, **_boxes(r),
+        "chars": subtree_sum(own_chars, last), "words": subtree_sum(own_words, last),
+        "formats": subtree_sum(fmt.astype(float), last),
+        "formatted_chars": subtree_sum(np.where(in_fmt, own_chars, 0.0), last),
         "full_stop": np.array([t.rstrip().endswith(".") for t in last_text], dtype=float),
         "last": last,
     })
