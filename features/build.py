@@ -668,44 +668,16 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
     """
     ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     columns, schema, render_by_page = _render_plan(ds)
-    arrow = render_by_page is None  # pages come back as columns ready for Arrow (page_columns)
     query_terms = ds.query_terms()  # a query.json that cannot be read fails here, before any output
-    pages = list(ds.pages())
-    stored = (dict(tuple(ds.read_labels().groupby("page", sort=False)))  # hwnoise label's
-              if ds.labels_path.exists() else {})
-    jobs = [(p.id, str(p.html_path), str(p.gold_path), p.http_charset, own_terms(p.fields),
-             stored.get(p.id), arrow) for p in pages]
-    site_of = {p.id: p.site for p in pages}
-    out = ds.features_path
+    jobs, site_of = _page_plan(ds, arrow=render_by_page is None)
+    out, tally = ds.features_path, _Tally()
     tmp = _work_folder(ds)
-    tally = _Tally()
-    page_keys: list[np.ndarray] = []
     pbar = bar(total=len(jobs), desc=f"features {ds.name}", unit="page") if progress else None
     try:
         with _GC():  # fewer collections while pages are walked here (workers=1)
             batcher = _Batcher(tmp, columns, schema, ds.name)
-            for pid, result, error in _ordered(jobs, max(1, int(workers)), query_terms, scheduler,
-                                               spill=tmp if arrow else None):
-                if pbar is not None:
-                    pbar.update(1)
-                if error is not None:
-                    tally.failures.append(error)
-                    print(f"hwnoise: features: skipped {error}", file=sys.stderr, flush=True)
-                    continue
-                if arrow:
-                    cols, keys, ukeys, n_lab, n_content = result
-                    n = cols.rows if keys is None else len(keys)
-                else:
-                    cols, keys, labels = _walked_columns(*result, render_by_page, pid, columns, tally)
-                    ukeys, n = unique_keys(keys), len(keys)
-                    n_lab = int(sum(1 for v in labels if v is not None))
-                    n_content = int(np.count_nonzero(labels == CONTENT))
-                page_keys.append(ukeys)
-                batcher.add(pid, site_of.get(pid, ""), cols, keys)
-                tally.pages += 1
-                tally.rows += n
-                tally.labelled += n_lab
-                tally.content += n_content
+            page_keys = _walk_pages(batcher, jobs, site_of, render_by_page, tally, pbar,
+                                    query_terms=query_terms, workers=max(1, int(workers)), scheduler=scheduler)
             batcher.finish(page_keys, tally.pages)
         (tmp / _OWNER).unlink()  # the table's folder holds its parts only
         _move_into_place(tmp, out)
@@ -717,6 +689,50 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
             pbar.close()
     info(_summary(ds, tally, render_by_page is not None, out))
     return out
+
+
+def _page_plan(ds: Dataset, arrow: bool) -> tuple[list[tuple], dict[str, str]]:
+    """Step (plan): a ``_page_job`` job per page (with its stored labels, from hwnoise label)
+    and each page's site; ``arrow``: the pages come back as columns ready for Arrow."""
+    pages = list(ds.pages())
+    stored = (dict(tuple(ds.read_labels().groupby("page", sort=False)))  # hwnoise label's
+              if ds.labels_path.exists() else {})
+    jobs = [(p.id, str(p.html_path), str(p.gold_path), p.http_charset, own_terms(p.fields),
+             stored.get(p.id), arrow) for p in pages]
+    return jobs, {p.id: p.site for p in pages}
+
+
+def _walk_pages(batcher: _Batcher, jobs: list[tuple], site_of: dict[str, str], render_by_page: dict | None,
+                tally: _Tally, pbar, *, query_terms: list[str], workers: int, scheduler) -> list[np.ndarray]:
+    """Step (walk): the pages' results (``_ordered``) into ``batcher`` and counted in ``tally``, a
+    failed page reported and skipped; returns each page's distinct site keys, for ``sitelevel``."""
+    arrow, columns = render_by_page is None, batcher.columns
+    page_keys: list[np.ndarray] = []
+    # _ordered only in the for statement: an error here closes it (and its pool) at once, before
+    # the caller removes the work folder its workers write into
+    for pid, result, error in _ordered(jobs, workers, query_terms, scheduler,
+                                       spill=batcher.folder if arrow else None):
+        if pbar is not None:
+            pbar.update(1)
+        if error is not None:
+            tally.failures.append(error)
+            print(f"hwnoise: features: skipped {error}", file=sys.stderr, flush=True)
+            continue
+        if arrow:
+            cols, keys, ukeys, n_lab, n_content = result
+            n = cols.rows if keys is None else len(keys)
+        else:
+            cols, keys, labels = _walked_columns(*result, render_by_page, pid, columns, tally)
+            ukeys, n = unique_keys(keys), len(keys)
+            n_lab = int(sum(1 for v in labels if v is not None))
+            n_content = int(np.count_nonzero(labels == CONTENT))
+        page_keys.append(ukeys)
+        batcher.add(pid, site_of.get(pid, ""), cols, keys)
+        tally.pages += 1
+        tally.rows += n
+        tally.labelled += n_lab
+        tally.content += n_content
+    return page_keys
 
 
 def _render_plan(ds: Dataset) -> tuple[list[str], pa.Schema, dict | None]:
