@@ -547,58 +547,73 @@ class Fetcher:
     def _exchange(self, method: str, url: str, data: list | None, enctype: str | None,
                   content_check: bool, max_bytes: int) -> FetchResult:
         """One request and its (bounded) body, holding the host's slot."""
-        parts = urlsplit(url)
-        host = parts.netloc.lower()
+        host = urlsplit(url).netloc.lower()
         sess = self.session(host)
+        kwargs = self._request_kwargs(data, enctype)
+        with self.throttle.lock(host):
+            self.throttle.wait(host)
+            clock = _PageClock(self.settings.page_timeout)
+            try:
+                status, headers, body = self._send(sess, method, url, kwargs, clock, content_check, max_bytes)
+            finally:
+                clock.stop()
+                self.throttle.done(host)
+        if clock.expired:  # a read cut by the watchdog may end quietly (headers cut mid-line)
+            raise self._page_timeout(url, status, headers)
+        if content_check and status < 300 and not headers.get("content-type"):
+            self._check_sniffed(url, status, headers, body)
+        return FetchResult(url=url, final_url=url, method=method, status=status, headers=headers, body=body,
+                           http_charset=charset_of(headers.get("content-type")))
+
+    def _request_kwargs(self, data: list | None, enctype: str | None) -> dict[str, Any]:
+        """requests' arguments: the timeouts, no redirects, a streamed body, the fields (multipart or not)."""
         kwargs: dict[str, Any] = {"timeout": self.settings.timeout, "allow_redirects": False, "stream": True}
         if data is not None:
             if (enctype or "").lower().startswith("multipart/"):
                 kwargs["files"] = [(name, (None, value)) for name, value in data]
             else:
                 kwargs["data"] = data
-        lock = self.throttle.lock(host)
-        limit = self.settings.page_timeout
-        with lock:
-            self.throttle.wait(host)
-            clock = _PageClock(limit)
-            status, headers = None, {}
+        return kwargs
+
+    def _send(self, sess: requests.Session, method: str, url: str, kwargs: dict[str, Any], clock: _PageClock,
+              content_check: bool, max_bytes: int) -> tuple[int, dict, bytes]:
+        """Send the request, read its checked, bounded body; a transport error past the page time: PageTimeout."""
+        status, headers = None, {}
+        try:
+            resp = sess.request(method, url, **kwargs)
             try:
-                resp = sess.request(method, url, **kwargs)
-                try:
-                    headers = {k.lower(): v for k, v in resp.headers.items()}
-                    status = resp.status_code
-                    if content_check and status < 300:
-                        self._check_type(url, status, headers)
-                    # read even a redirect's or an error's (bounded) body, so the connection is reused
-                    body = self._read_body(url, resp, status, headers, max_bytes, clock)
-                    if status in REDIRECT_STATUSES:
-                        body = b""
-                finally:
-                    resp.close()
-            except (requests.RequestException, urllib3.exceptions.HTTPError, OSError):
-                if clock.expired:
-                    raise PageTimeout(url, f"response not complete after {limit:g} s, the page time "
-                                           "limit (raise --page-timeout); cut", status=status,
-                                      headers=headers) from None
-                raise
+                headers = {k.lower(): v for k, v in resp.headers.items()}
+                status = resp.status_code
+                if content_check and status < 300:
+                    self._check_type(url, status, headers)
+                # read even a redirect's or an error's (bounded) body, so the connection is reused
+                body = self._read_body(url, resp, status, headers, max_bytes, clock)
+                if status in REDIRECT_STATUSES:
+                    body = b""
             finally:
-                clock.stop()
-                self.throttle.done(host)
-        if clock.expired:  # a read cut by the watchdog may end quietly (headers cut mid-line)
-            raise PageTimeout(url, f"response not complete after {limit:g} s, the page time limit "
-                                   "(raise --page-timeout); cut", status=status, headers=headers)
-        if content_check and status < 300 and not headers.get("content-type"):
-            reason = sniff_html(body)
-            if reason:
-                raise BodyError(url, f"no Content-Type, and the body is {reason}, not HTML; not kept",
-                                status=status, headers=headers)
-        return FetchResult(url=url, final_url=url, method=method, status=status, headers=headers, body=body,
-                           http_charset=charset_of(headers.get("content-type")))
+                resp.close()
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError):
+            if clock.expired:
+                raise self._page_timeout(url, status, headers) from None
+            raise
+        return status, headers, body
+
+    def _page_timeout(self, url: str, status: int | None, headers: dict) -> PageTimeout:
+        """The error of a response cut by the page time limit."""
+        return PageTimeout(url, f"response not complete after {self.settings.page_timeout:g} s, the page time "
+                                "limit (raise --page-timeout); cut", status=status, headers=headers)
 
     def _check_type(self, url: str, status: int, headers: dict) -> None:
         ctype = headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype and ctype not in self.settings.content_types:
             raise BodyError(url, f"content type {ctype!r} is not HTML; not kept", status=status, headers=headers)
+
+    def _check_sniffed(self, url: str, status: int, headers: dict, body: bytes) -> None:
+        """A body sent without a Content-Type is kept only if it looks like HTML (sniffed as browsers do)."""
+        reason = sniff_html(body)
+        if reason:
+            raise BodyError(url, f"no Content-Type, and the body is {reason}, not HTML; not kept",
+                            status=status, headers=headers)
 
     def _read_body(self, url: str, resp: requests.Response, status: int, headers: dict, max_bytes: int,
                    clock: _PageClock | None = None) -> bytes:
@@ -615,9 +630,7 @@ class Fetcher:
                                     status=status, headers=headers)
                 chunks.append(chunk)
                 if clock is not None and clock.expired:
-                    raise PageTimeout(url, f"response not complete after {self.settings.page_timeout:g} s, "
-                                           "the page time limit (raise --page-timeout); cut",
-                                      status=status, headers=headers)
+                    raise self._page_timeout(url, status, headers)
         except requests.exceptions.ContentDecodingError as exc:  # the server's headers are wrong: a
             # browser shows an error page too (no retry: the same server sends the same headers)
             raise BodyError(url, f"the body does not decode as its Content-Encoding "

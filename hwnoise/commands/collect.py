@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from hwnoise.commands._types import number
+
+if TYPE_CHECKING:
+    from hwnoise.dataset import Dataset
 
 EPILOG = """\
 examples:
@@ -68,29 +72,24 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hwnoise.dataset import Dataset, page_id, safe_id
-    from hwnoise.errors import HwnoiseError
-    from hwnoise.forms.collect import collect, is_done
+    """``hwnoise collect``: the submissions, the dataset, the fetches; exit 1 when no page could be fetched."""
     from hwnoise.progress import info
 
     allow: bool | list[str] = True if args.allow_private else list(args.allow_network)
-    if args.form or args.values:
-        if not (args.form and args.values):
-            raise HwnoiseError("--form and --values go together: the form page and the value sets to submit")
-        if args.submissions:
-            raise HwnoiseError("give either SUBMISSIONS or --form/--values, not both")
-        from hwnoise.forms.formpage import read_form, read_values, submissions_from_form, unknown_fields
+    subs, source = _submissions(args, allow)
+    ds = _open_dataset(args.into, source)
+    summary = _fetch(args, subs, ds, allow)
+    if args.quiet:
+        info(f"collect: {summary['fetched']} fetched, {summary['failed']} failed, {summary['skipped']} skipped")
+    return _exit_status(ds, subs)
 
-        form = read_form(args.form, form_index=args.form_index, allow_private=allow or False,
-                         user_agent=args.user_agent, timeout=tuple(args.timeout), robots=not args.no_robots)
-        values = read_values(args.values)
-        unknown = unknown_fields(form, values)
-        if unknown:
-            info(f"hwnoise: warning: {args.values} names {', '.join(map(repr, unknown))}, which the form has "
-                 f"no field of (by name or label; its fields: {', '.join(repr(f.name) for f in form.fields)}); "
-                 "sent as given: check the spelling")
-        subs = submissions_from_form(form, values)
-        source = "form"
+
+def _submissions(args: argparse.Namespace, allow: bool | list[str]) -> tuple[list[dict], str]:
+    """Read step: the submissions (from SUBMISSIONS, or the form and its value sets) and their source."""
+    from hwnoise.errors import HwnoiseError
+
+    if args.form or args.values:
+        subs, source = _form_submissions(args, allow), "form"
     elif args.submissions:
         from hwnoise.forms.submissions import read_submissions
 
@@ -100,17 +99,57 @@ def run(args: argparse.Namespace) -> int:
         raise HwnoiseError("nothing to collect: give a SUBMISSIONS file, or --form PAGE_URL --values FILE")
     if not subs:
         raise HwnoiseError(f"{args.submissions or args.values}: no submissions found")
+    return subs, source
+
+
+def _form_submissions(args: argparse.Namespace, allow: bool | list[str]) -> list[dict]:
+    """Read step for --form/--values: the form page filled with each value set (unknown names warned of)."""
+    from hwnoise.errors import HwnoiseError
+    from hwnoise.progress import info
+
+    if not (args.form and args.values):
+        raise HwnoiseError("--form and --values go together: the form page and the value sets to submit")
+    if args.submissions:
+        raise HwnoiseError("give either SUBMISSIONS or --form/--values, not both")
+    from hwnoise.forms.formpage import read_form, read_values, submissions_from_form, unknown_fields
+
+    form = read_form(args.form, form_index=args.form_index, allow_private=allow or False,
+                     user_agent=args.user_agent, timeout=tuple(args.timeout), robots=not args.no_robots)
+    values = read_values(args.values)
+    unknown = unknown_fields(form, values)
+    if unknown:
+        info(f"hwnoise: warning: {args.values} names {', '.join(map(repr, unknown))}, which the form has "
+             f"no field of (by name or label; its fields: {', '.join(repr(f.name) for f in form.fields)}); "
+             "sent as given: check the spelling")
+    return submissions_from_form(form, values)
+
+
+def _open_dataset(into: str, source: str) -> Dataset:
+    """Dataset step: an existing dataset reopened untouched (a rerun changes nothing), else a new one."""
     from pathlib import Path
 
-    # an existing dataset is reopened untouched (a rerun of a finished collection changes nothing)
-    ds = Dataset(args.into) if (Path(args.into) / "dataset.json").is_file() else Dataset.create(args.into, source=source)
-    summary = collect(subs, ds, allow_private=allow or False, delay=args.delay, user_agent=args.user_agent,
-                      timeout=tuple(args.timeout), max_bytes=args.max_bytes, retries=args.retries,
-                      page_timeout=args.page_timeout,
-                      retry_failed=args.retry_failed, workers=args.workers, robots=not args.no_robots,
-                      progress=not args.quiet, warc=args.warc, probes=args.probes)
-    if args.quiet:
-        info(f"collect: {summary['fetched']} fetched, {summary['failed']} failed, {summary['skipped']} skipped")
+    from hwnoise.dataset import Dataset
+
+    return Dataset(into) if (Path(into) / "dataset.json").is_file() else Dataset.create(into, source=source)
+
+
+def _fetch(args: argparse.Namespace, subs: list[dict], ds: Dataset, allow: bool | list[str]) -> dict:
+    """Fetch step: every submission into the dataset, with the command's options; the summary counts."""
+    from hwnoise.forms.collect import collect
+
+    return collect(subs, ds, allow_private=allow or False, delay=args.delay, user_agent=args.user_agent,
+                   timeout=tuple(args.timeout), max_bytes=args.max_bytes, retries=args.retries,
+                   page_timeout=args.page_timeout,
+                   retry_failed=args.retry_failed, workers=args.workers, robots=not args.no_robots,
+                   progress=not args.quiet, warc=args.warc, probes=args.probes)
+
+
+def _exit_status(ds: Dataset, subs: list[dict]) -> int:
+    """Exit step: 0 when at least one submission's page is fetched (now or before), else 1 and where to look."""
+    from hwnoise.dataset import page_id, safe_id
+    from hwnoise.forms.collect import is_done
+    from hwnoise.progress import info
+
     journal = ds.journal()
     ids = {safe_id(s["id"]) if s.get("id") else page_id(s["method"], s.get("action") or s["url"], s["fields"])
            for s in subs}
