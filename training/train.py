@@ -485,8 +485,9 @@ def _plan_rows(given: list, model: dict, options: TrainOptions) -> tuple[Any, li
         feats = spec.columns()
         from hwnoise.features.assembly import page_context_names, stack_names, unknown_features
 
-        if not arff and unknown_features(feats):  # rebuilt page by page, it would be missing everywhere
-            check_features(unknown_features(feats), _with_schema(df.iloc[:0, :0], desc), what)
+        absent = [f for f in unknown_features(feats) if f not in (desc["columns"] or ())]
+        if not arff and absent:  # rebuilt page by page, it would be missing everywhere
+            check_features(absent, _with_schema(df.iloc[:0, :0], desc), what)
         if stack_names(feats) or page_context_names(feats):
             df = df.iloc[:0]  # rebuilt page by page from the pages and their stored rows
         elif not arff:
