@@ -19,7 +19,7 @@ small things: workers read and write the dataset folders themselves.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from hwnoise.errors import HwnoiseError
@@ -119,45 +119,56 @@ class Scheduler:
         out: list[Any] = [None] * len(items)
         pbar = bar(total=len(items), desc=desc, unit=unit) if progress and desc else None
         try:
-            if self.inline or (len(items) <= 1 or (small and self.auto)) and not self.distributed:
+            if self._runs_here(len(items), small):
                 for i, item in enumerate(items):
-                    out[i] = fn(item, *args)
-                    self.tasks += 1
-                    if on_result is not None:
-                        on_result(i, out[i])
-                    if pbar is not None:
-                        pbar.update(1)
-                return out
-            if self.distributed:
-                from distributed import as_completed as dask_completed
-
-                futures = [self.client.submit(fn, item, *args, pure=False, retries=RETRIES) for item in items]
-                index = {f.key: i for i, f in enumerate(futures)}
-                done = dask_completed(futures, with_results=True, loop=self.client.loop)
+                    self._deliver(i, fn(item, *args), out, on_result, pbar)
             else:
-                from concurrent.futures import as_completed
-
-                pool = self._executor()
-                futures = [pool.submit(fn, item, *args) for item in items]
-                index = {id(f): i for i, f in enumerate(futures)}
-                done = ((f, f.result()) for f in as_completed(futures))
-            try:
-                for fut, result in done:
-                    i = index[fut.key] if self.distributed else index[id(fut)]
-                    out[i] = result
-                    self.tasks += 1
-                    if on_result is not None:
-                        on_result(i, result)
-                    if pbar is not None:
-                        pbar.update(1)
-            except BaseException:
-                for f in futures:
-                    f.cancel()
-                raise
+                futures, done = self._submit(fn, items, args)
+                self._collect(futures, done, out, on_result, pbar)
             return out
         finally:
             if pbar is not None:
                 pbar.close()
+
+    def _runs_here(self, n: int, small: bool) -> bool:
+        """Plan: True when the ``n`` tasks run here, one after the other, instead of on the pool or cluster."""
+        return self.inline or (n <= 1 or (small and self.auto)) and not self.distributed
+
+    def _submit(self, fn: Callable, items: list, args: tuple) -> tuple[list, Iterator[tuple[int, Any]]]:
+        """Submit: every task to the cluster or the pool; the futures and their (index, result) as they finish."""
+        if self.distributed:
+            from distributed import as_completed as dask_completed
+
+            futures = [self.client.submit(fn, item, *args, pure=False, retries=RETRIES) for item in items]
+            index = {f.key: i for i, f in enumerate(futures)}
+            finished = dask_completed(futures, with_results=True, loop=self.client.loop)
+            return futures, ((index[f.key], result) for f, result in finished)
+        from concurrent.futures import as_completed
+
+        pool = self._executor()
+        futures = [pool.submit(fn, item, *args) for item in items]
+        index = {id(f): i for i, f in enumerate(futures)}
+        return futures, ((index[id(f)], f.result()) for f in as_completed(futures))
+
+    def _collect(self, futures: list, done: Iterator[tuple[int, Any]], out: list,
+                 on_result: Callable | None, pbar: Any) -> None:
+        """Collect: each result as it arrives; on an error or an interrupt, cancel the rest and re-raise."""
+        try:
+            for i, result in done:
+                self._deliver(i, result, out, on_result, pbar)
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+
+    def _deliver(self, i: int, result: Any, out: list, on_result: Callable | None, pbar: Any) -> None:
+        """Deliver one result: stored at its index, counted, given to ``on_result``, shown on the bar."""
+        out[i] = result
+        self.tasks += 1
+        if on_result is not None:
+            on_result(i, result)
+        if pbar is not None:
+            pbar.update(1)
 
 
 def _connect(address: str):
