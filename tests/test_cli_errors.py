@@ -457,8 +457,11 @@ def test_extract_out_of_a_stopped_run_keeps_what_it_wrote_in_a_part_file(tmp_pat
     os.mkfifo(src / "p9.html")  # reading it blocks: the run is caught after p0.html
     out = tmp_path / "text.jsonl"
     part = tmp_path / "text.jsonl.part"
+    # Ctrl-C as in a terminal: a run started in the background (CI under nohup ... &) inherits
+    # SIGINT ignored, and Python then installs no KeyboardInterrupt for it
     proc = subprocess.Popen([sys.executable, "-m", "hwnoise.cli", "extract", str(src / "p0.html"),
-                             str(src / "p9.html"), "-o", str(out)], stderr=subprocess.PIPE, text=True)
+                             str(src / "p9.html"), "-o", str(out)], stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60
         while not (part.exists() and part.read_text().endswith("\n")) and time.monotonic() < deadline:
