@@ -673,7 +673,6 @@ class _Workers:
         for _ in range(workers):
             self._spawn()
         self.current: dict[int, str] = {}
-        self.remaining = len(jobs)
         self.pending = {job[0] for job in jobs}  # pages neither done nor recorded as failed
         self.stopping = False
 
@@ -685,7 +684,7 @@ class _Workers:
 
     def busy(self) -> bool:
         """Whether to wait on: pages not done yet, or workers told to stop and not gone yet."""
-        return self.remaining > 0 or bool(self.stopping and self.procs)
+        return bool(self.pending) or bool(self.stopping and self.procs)
 
     def receive(self) -> None:
         """Wait up to 2 s for a worker's message and act on it; on silence, replace dead workers."""
@@ -698,7 +697,7 @@ class _Workers:
             self._find_lost()
             return
         self._handle(msg)
-        if self.remaining == 0 and not self.stopping:
+        if not self.pending and not self.stopping:
             self.stop()
 
     def _replace_dead(self) -> None:
@@ -709,14 +708,14 @@ class _Workers:
                 page = self.current.pop(pid_, None)
                 if page is not None:
                     self._failed(page, f"page {page}: the render worker died (exit {p.exitcode})")
-                if self.remaining > 0 and not self.stopping:
+                if self.pending and not self.stopping:
                     self._spawn()
 
     def _find_lost(self) -> None:
         """The pages no worker holds and none will take (the tasks are all taken, every worker is
         alive and idle, nothing said for 2 s): taken by a worker killed before it could say so,
         recorded as failed (the run waited for them for ever)."""
-        if (self.remaining == 0 or self.stopping or self.current or not self.tasks.empty()
+        if (not self.pending or self.stopping or self.current or not self.tasks.empty()
                 or not all(p.is_alive() for p in self.procs.values())):
             return
         for page in sorted(self.pending):
@@ -726,7 +725,6 @@ class _Workers:
     def _failed(self, page: str, error: str) -> None:
         """A page that no worker will render, handed to ``take`` as failed."""
         self.pending.discard(page)
-        self.remaining -= 1
         self.take(page, None, error, 0)
 
     def _handle(self, msg: tuple) -> None:
@@ -739,7 +737,6 @@ class _Workers:
             for wpid, page in list(self.current.items()):
                 if page == pid:
                     del self.current[wpid]
-            self.remaining -= 1
             self.pending.discard(pid)
             self.take(pid, df, error, refused)
         elif kind == "exit":

@@ -78,12 +78,9 @@ def _page_model(model: Any):
 def _html(html: bytes | str) -> bytes | str:
     """``html``, or a ``HwnoiseError`` saying why it is no HTML page (an image, a PDF, an empty
     body: what ``hwnoise extract`` refuses too, rather than text made of its bytes)."""
-    from hwnoise.decode import sniff_html
-    from hwnoise.errors import HwnoiseError
+    from hwnoise.decode import require_html
 
-    why = sniff_html(html.encode("utf-8", "surrogatepass") if isinstance(html, str) else html)
-    if why is not None:
-        raise HwnoiseError(f"not an HTML page ({why}); give the page's HTML")
+    require_html(html.encode("utf-8", "surrogatepass") if isinstance(html, str) else html, "the page")
     return html
 
 

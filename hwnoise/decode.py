@@ -358,6 +358,17 @@ def sniff_html(data: bytes) -> str | None:
     return "text without HTML markup"
 
 
+def require_html(data: bytes, where: str) -> bytes:
+    """``data`` when it is an HTML page (``sniff_html``), else a ``HwnoiseError`` saying what it
+    is instead, for the page named ``where``: an image or a PDF is refused, not made into text."""
+    from hwnoise.errors import HwnoiseError
+
+    why = sniff_html(data)
+    if why is not None:
+        raise HwnoiseError(f"{where}: not an HTML page ({why}); give the page's HTML")
+    return data
+
+
 def looks_like_html(data: bytes) -> bool:
     """True when ``data`` is an HTML page (see ``sniff_html`` for the rules and the reasons)."""
     return sniff_html(data) is None

@@ -118,19 +118,12 @@ def _init(model_path: str, allow_pickle: bool) -> None:
 
 def _page_bytes(src: tuple) -> bytes:
     """The bytes of a file or standard-input unit; a HwnoiseError when unreadable or not HTML."""
-    from hwnoise.decode import sniff_html
-    from hwnoise.errors import HwnoiseError
+    from hwnoise.decode import require_html
     from hwnoise.pagefiles import read_page_file
 
     if src[0] == "stdin":
-        data, where = src[1], "standard input"
-    else:
-        where = src[1]
-        data = read_page_file(src[1])
-    why = sniff_html(data)
-    if why is not None:
-        raise HwnoiseError(f"{where}: not an HTML page ({why}); give the page's HTML")
-    return data
+        return require_html(src[1], "standard input")
+    return require_html(read_page_file(src[1]), src[1])
 
 
 def _one(unit: tuple, query: str | None, charset: str | None, records: str | None = None
