@@ -202,6 +202,44 @@ def _kill_live() -> None:
 
 
 # -- one browser ---------------------------------------------------------------------------
+def _kill_group(pid: int) -> None:
+    """SIGKILL to process group ``pid`` (a Chromium started in a session of its own, and its children)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _remove_profile(profile: str) -> None:
+    """A Chromium profile folder, and the singleton socket folder it links to."""
+    _remove_singleton(Path(profile))
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+def _still_chromium(pid: int, profile: str) -> bool:
+    """Whether process group ``pid`` is still the Chromium started with ``profile``: its leader
+    runs with that profile, is a zombie, or is gone (a number stays taken while its group lives);
+    not when the number now names another process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[-1].split()[:1]
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmdline = f.read()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return state == [b"Z"] or f"--user-data-dir={profile}".encode() in cmdline.split(b"\0")
+
+
+def end_orphan(pid: int, profile: str) -> None:
+    """End the Chromium (``pid``, ``profile``) of a process that died without ending it (a render
+    worker killed by a signal or the OOM killer: its Chromium runs in a session of its own)."""
+    if _still_chromium(pid, profile):
+        _kill_group(pid)
+    _remove_profile(profile)
+
+
 def _remove_singleton(profile: Path) -> None:
     """Remove the folder Chromium keeps its singleton socket in (``$TMPDIR/org.chromium.Chromium.*``,
     linked from the profile's ``SingletonSocket``), which a killed browser leaves behind."""
@@ -221,9 +259,10 @@ class Browser:
     fresh browser. ``requests`` logs every request a page made, all refused (URLs).
     """
 
-    def __init__(self, *, scripts: bool = False, timeout: float = 15.0):
+    def __init__(self, *, scripts: bool = False, timeout: float = 15.0, on_start=None):
         self.scripts = scripts
         self.timeout = float(timeout)
+        self.on_start = on_start  # called with (Chromium's pid, its profile folder) at each start
         self._pw = None
         self._proc: subprocess.Popen | None = None
         self._profile: str | None = None
@@ -251,6 +290,8 @@ class Browser:
                 f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}", "about:blank"]
         self._proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                       stderr=subprocess.DEVNULL, start_new_session=True)
+        if self.on_start is not None:
+            self.on_start(self._proc.pid, self._profile)
         port_file = Path(self._profile) / "DevToolsActivePort"
         deadline = time.monotonic() + 30
         port = ""
@@ -292,17 +333,13 @@ class Browser:
         self._browser = self._context = self._page = None
         _LIVE.discard(self)
         if proc is not None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            _kill_group(proc.pid)
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
         if self._profile:
-            _remove_singleton(Path(self._profile))
-            shutil.rmtree(self._profile, ignore_errors=True)
+            _remove_profile(self._profile)
             self._profile = None
 
     def close(self) -> None:
@@ -469,7 +506,10 @@ def _job(browser: Browser, job: tuple, check: bool) -> tuple[str, pd.DataFrame |
 def _worker(tasks, results, scripts: bool, timeout: float, check: bool) -> None:
     """A worker process: render pages from ``tasks`` until None, one browser at a time."""
     _PW.update(cm=None, pw=None, users=0)  # a forked child never shares its parent's driver
-    browser = Browser(scripts=scripts, timeout=timeout)
+    me = os.getpid()
+    # each Chromium told to the parent, which ends it should this process be killed
+    browser = Browser(scripts=scripts, timeout=timeout,
+                      on_start=lambda pid, profile: results.put(("browser", (pid, profile), me)))
     try:
         while True:
             job = tasks.get()
@@ -670,9 +710,11 @@ class _Workers:
         self.args = (self.tasks, self.results, scripts, timeout, check)
         self.take = take
         self.procs: dict[int, Any] = {}
+        self.spawned = 0.0  # when the last worker was started (time.monotonic)
         for _ in range(workers):
             self._spawn()
         self.current: dict[int, str] = {}
+        self.browsers: dict[int, tuple[int, str]] = {}  # worker pid -> its Chromium (pid, profile)
         self.pending = {job[0] for job in jobs}  # pages neither done nor recorded as failed
         self.stopping = False
 
@@ -681,6 +723,7 @@ class _Workers:
         p = self.ctx.Process(target=_worker, args=self.args, daemon=True)
         p.start()
         self.procs[p.pid] = p
+        self.spawned = time.monotonic()
 
     def busy(self) -> bool:
         """Whether to wait on: pages not done yet, or workers told to stop and not gone yet."""
@@ -705,6 +748,7 @@ class _Workers:
         for pid_, p in list(self.procs.items()):
             if not p.is_alive():
                 del self.procs[pid_]
+                self._end_browser(pid_)
                 page = self.current.pop(pid_, None)
                 if page is not None:
                     self._failed(page, f"page {page}: the render worker died (exit {p.exitcode})")
@@ -713,9 +757,11 @@ class _Workers:
 
     def _find_lost(self) -> None:
         """The pages no worker holds and none will take (the tasks are all taken, every worker is
-        alive and idle, nothing said for 2 s): taken by a worker killed before it could say so,
+        alive and idle, nothing said for 2 s, none started in the last 2 s: a new one may have
+        taken a page and not said so yet): taken by a worker killed before it could say so,
         recorded as failed (the run waited for them for ever)."""
         if (not self.pending or self.stopping or self.current or not self.tasks.empty()
+                or time.monotonic() - self.spawned < 2.0
                 or not all(p.is_alive() for p in self.procs.values())):
             return
         for page in sorted(self.pending):
@@ -728,7 +774,8 @@ class _Workers:
         self.take(page, None, error, 0)
 
     def _handle(self, msg: tuple) -> None:
-        """A worker's message: it started a page, finished one (handed to ``take``), or exited."""
+        """A worker's message: it started a page, finished one (handed to ``take``), started a
+        browser, or exited (having ended its browser)."""
         kind = msg[0]
         if kind == "start":
             self.current[msg[2]] = msg[1]
@@ -739,8 +786,17 @@ class _Workers:
                     del self.current[wpid]
             self.pending.discard(pid)
             self.take(pid, df, error, refused)
-        elif kind == "exit":
+        elif kind == "browser":
+            self.browsers[msg[2]] = msg[1]
+        elif kind == "exit":  # it ended its browser itself
+            self.browsers.pop(msg[2], None)
             self.procs.pop(msg[2], None)
+
+    def _end_browser(self, worker: int) -> None:
+        """The Chromium of a worker that died without ending it (``end_orphan``)."""
+        chromium = self.browsers.pop(worker, None)
+        if chromium is not None:
+            end_orphan(*chromium)
 
     def stop(self) -> None:
         """Tell every worker to stop once the tasks before it are taken."""
@@ -749,7 +805,8 @@ class _Workers:
             self.tasks.put(None)
 
     def shutdown(self) -> None:
-        """Stop the workers (also after an error or an interrupt) and wait for them, killing a stuck one."""
+        """Stop the workers (also after an error or an interrupt) and wait for them, killing a stuck
+        one; then end the browsers of workers that did not end their own."""
         if not self.stopping:
             self.stop()
         for p in list(self.procs.values()):
@@ -757,6 +814,15 @@ class _Workers:
             if p.is_alive():
                 p.terminate()
                 p.join(timeout=5)
+        while True:  # the last messages: which workers ended their browsers themselves
+            try:
+                msg = self.results.get(timeout=0.1)
+            except Exception:  # noqa: BLE001 - queue.Empty, or a message cut by a killed worker
+                break
+            if msg[0] in ("browser", "exit"):
+                self._handle(msg)
+        for worker in list(self.browsers):
+            self._end_browser(worker)
 
 
 def _run_parallel(jobs: list[tuple], workers: int, scripts: bool, timeout: float, check: bool,

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -392,3 +393,47 @@ def test_a_page_taken_by_a_worker_killed_before_it_said_so_is_recorded_and_the_r
     failed = [t for t in taken if t[2] is not None]
     assert [t[0] for t in failed] == [lost[0]] and "killed before it said so" in failed[0][2]
     assert all(t[1] is not None and len(t[1]) for t in taken if t[0] != lost[0])
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any process of group ``pgid`` is alive (zombies are not)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_bytes().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
+
+
+@needs_chromium
+def test_a_render_worker_killed_midway_leaves_no_chromium_running(tmp_path):
+    """A worker killed by a signal (the OOM killer's SIGKILL) ran no exit handler, and its Chromium,
+    in a session of its own, went on running: the run ends it and removes its profile."""
+    import signal
+
+    from hwnoise.features.render import _Workers
+
+    loop = "<html><body><p>hang</p><script>while (true) {}</script></body></html>"
+    ds = _dataset(tmp_path, {"a": loop, "b": VARIED["plain"]})
+    jobs = [(p.id, str(p.html_path), None) for p in ds.pages()]
+    loop_id = [p.id for p in ds.pages() if b"while" in p.read_html()][0]
+    jobs.sort(key=lambda j: j[0] != loop_id)  # the page that hangs first
+    taken = []
+    pool = _Workers(jobs, 1, True, 120, True, lambda *a: taken.append(a))
+    try:
+        while not pool.current or not pool.browsers:  # the worker is on the page, its browser known
+            pool.receive()
+        (worker, (chromium, profile)), = pool.browsers.items()
+        assert _group_alive(chromium) and Path(profile).is_dir()
+        os.kill(worker, signal.SIGKILL)
+        while pool.busy():
+            pool.receive()
+    finally:
+        pool.shutdown()
+    assert not _group_alive(chromium) and not Path(profile).exists()
+    failed = [t for t in taken if t[2] is not None]
+    assert [t[0] for t in failed] == [loop_id] and "render worker died" in failed[0][2]
+    assert [t[0] for t in taken if t[2] is None] == [j[0] for j in jobs if j[0] != loop_id]
+    assert pool.browsers == {}  # the second worker ended its own browser
