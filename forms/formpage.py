@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from urllib.parse import urljoin, urlsplit
 import lxml.html
 
 from hwnoise.errors import HwnoiseError
+from hwnoise.jsontext import parse_json
 from hwnoise.text import collapse_space
 
 from .submissions import make_submission
@@ -376,11 +376,8 @@ def read_values(path: str | os.PathLike) -> list[dict]:
     text = path.read_text(encoding="utf-8-sig", errors="replace")
     head = text.lstrip()
     if head.startswith("["):
-        try:
-            items = json.loads(head)
-        except json.JSONDecodeError as exc:
-            raise FormError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-        if not all(isinstance(x, dict) for x in items):
+        items = parse_json(head, str(path), FormError)
+        if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
             raise FormError(f"{path}: the JSON array must hold objects of {{field: value}}")
         return items
     if head.startswith("{"):
@@ -388,10 +385,7 @@ def read_values(path: str | os.PathLike) -> list[dict]:
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise FormError(f"{path}:{n}: not valid JSON: {exc.msg}") from None
+            obj = parse_json(line, f"{path}:{n}", FormError, at_line=True)
             if not isinstance(obj, dict):
                 raise FormError(f"{path}:{n}: expected an object of {{field: value}}")
             out.append(obj)

@@ -7,13 +7,13 @@ is known (None otherwise).
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from hwnoise.errors import HwnoiseError
+from hwnoise.jsontext import parse_json
 
 FORMATS = ("auto", "urls", "jsonl", "har")
 METHODS = ("GET", "POST")
@@ -133,13 +133,7 @@ def _read_lines(path: Path, fmt: str) -> list[dict]:
         if line.startswith("{"):
             if fmt == "urls":
                 raise SubmissionsError(f"{where}: a JSON line in a file read as --format urls")
-            try:
-                obj = json.loads(line)
-            except RecursionError:
-                raise SubmissionsError(f"{where}: JSON nested too deeply") from None
-            except json.JSONDecodeError as exc:
-                raise SubmissionsError(f"{where}: not valid JSON: {exc.msg} (column {exc.colno})") from None
-            out.append(submission_from_json(obj, where))
+            out.append(submission_from_json(parse_json(line, where, SubmissionsError, at_line=True), where))
             continue
         if fmt == "jsonl":
             raise SubmissionsError(f"{where}: not a JSON object (the file is read as --format jsonl)")
@@ -165,12 +159,7 @@ def _is_document(entry: dict) -> bool:
 
 
 def _read_har(path: Path) -> list[dict]:
-    try:
-        har = json.loads(path.read_text(encoding="utf-8-sig", errors="replace"))
-    except RecursionError:
-        raise SubmissionsError(f"{path}: JSON nested too deeply (HAR)") from None
-    except json.JSONDecodeError as exc:
-        raise SubmissionsError(f"{path}:{exc.lineno}: not valid JSON (HAR): {exc.msg}") from None
+    har = parse_json(path.read_text(encoding="utf-8-sig", errors="replace"), f"{path} (HAR)", SubmissionsError)
     log = har.get("log") if isinstance(har, dict) else None
     entries = log.get("entries") if isinstance(log, dict) else None
     if not isinstance(entries, list):
@@ -243,12 +232,7 @@ def read_submissions(path: str | os.PathLike, fmt: str = "auto") -> list[dict]:
         return _read_har(path)
     head = path.read_text(encoding="utf-8-sig", errors="replace").lstrip()
     if head.startswith("["):
-        try:
-            items = json.loads(head)
-        except RecursionError:
-            raise SubmissionsError(f"{path}: JSON nested too deeply") from None
-        except json.JSONDecodeError as exc:
-            raise SubmissionsError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+        items = parse_json(head, str(path), SubmissionsError)
         if not isinstance(items, list):
             raise SubmissionsError(f"{path}: not a JSON array of submissions")
         return [submission_from_json(obj, f"{path}: item {i}") for i, obj in enumerate(items)]

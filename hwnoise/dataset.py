@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 
 from hwnoise import __version__
 from hwnoise.errors import HwnoiseError
+from hwnoise.jsontext import read_json_file
 
 
 class DatasetError(HwnoiseError):
@@ -138,19 +139,9 @@ def read_records_file(path: str | os.PathLike) -> list[list[str]] | None:
 
 
 def read_json(path: Path) -> Any:
-    """A JSON file a person may have written or saved: UTF-8 (a BOM allowed), UTF-16 or UTF-32,
-    as JSON may be; whatever is wrong with it is a DatasetError naming the file (and the line)."""
-    try:
-        return json.loads(path.read_bytes())
-    except RecursionError:
-        raise DatasetError(f"{path}: JSON nested too deeply") from None
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"{path}: not JSON text in UTF-8, UTF-16 or UTF-32 ({exc.reason} at byte "
-                           f"{exc.start}); save it as UTF-8") from None
-    except OSError as exc:
-        raise DatasetError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    """A JSON file a person may have written or saved (``jsontext.read_json_file``); whatever is
+    wrong with it is a DatasetError naming the file (and the line)."""
+    return read_json_file(path, DatasetError)
 
 
 def check_records(obj: Any, where: str) -> list[list[str]]:

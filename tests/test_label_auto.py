@@ -165,12 +165,19 @@ def test_train_uses_auto_labels_and_recomputes_stale_features(crawl, tmp_path, c
     assert crawl.read_features()["label"].notna().all()
 
 
-def test_bad_weights_file_is_one_line(crawl, tmp_path, capsys):
+@pytest.mark.parametrize("content, says", [
+    (b"{not json", ":1: not valid JSON: Expecting property name enclosed in double quotes (column 2)"),
+    # these two were tracebacks (UnicodeDecodeError, RecursionError)
+    (b'{"bias": "\xff"}', ": not JSON text in UTF-8, UTF-16 or UTF-32"),
+    (b"[" * 100_000 + b"]" * 100_000, ": JSON nested too deeply"),
+])
+def test_bad_weights_file_is_one_line(crawl, tmp_path, capsys, content, says):
     bad = tmp_path / "w.json"
-    bad.write_text("{not json")
+    bad.write_bytes(content)
     assert _auto(crawl, "--weights", str(bad)) == 1
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("hwnoise: error: ") and str(bad) in err[-1]
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"hwnoise: error: {bad}{says}")
+    assert not (crawl.path / "labels.parquet").exists()
 
 
 @pytest.mark.parametrize("content, says", [

@@ -36,6 +36,7 @@ import pandas as pd
 from hwnoise import __version__
 from hwnoise.dataset import atomic_write_bytes, now_iso, write_json
 from hwnoise.errors import HwnoiseError
+from hwnoise.jsontext import parse_json
 from hwnoise.features import columns as C
 
 MODEL_JSON = "model.json"
@@ -607,12 +608,7 @@ def _read_meta(json_path: Path) -> dict:
     if depth > MAX_JSON_DEPTH:
         raise ModelError(f"{json_path}: JSON nested {depth} deep (a model file nests at most "
                          f"{MAX_JSON_DEPTH}); not an hwnoise model")
-    try:
-        meta = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ModelError(f"{json_path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-    except (RecursionError, ValueError) as exc:
-        raise ModelError(f"{json_path}: not valid JSON ({type(exc).__name__})") from None
+    meta = parse_json(text, str(json_path), ModelError)
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ModelError(f"{json_path}: not an hwnoise model file (no \"format\": \"{FORMAT}\")")
     check_meta(meta, json_path)

@@ -9,27 +9,22 @@ from __future__ import annotations
 
 import csv
 import gzip
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 from hwnoise.dataset import is_safe_id, is_within, site_of
 from hwnoise.features.importers import ImportFormatError, SourcePage
+from hwnoise.jsontext import parse_json
 
 
 def read_truth(path: Path) -> dict:
     try:
-        truth = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ImportFormatError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-    except RecursionError:
-        raise ImportFormatError(f"{path}: JSON nested too deeply") from None
-    except UnicodeDecodeError:
-        raise ImportFormatError(f"{path}: not UTF-8 text (a WCXB ground-truth file is JSON)") from None
+        data = path.read_bytes()
     except OSError as exc:
         raise ImportFormatError(f"{path}: cannot read the page's ground truth ({exc.strerror or exc}); "
                                 "each SPLIT/html/ID.html.gz needs SPLIT/ground-truth/ID.json: restore "
                                 "it or drop the page from subset.tsv") from None
+    truth = parse_json(data, str(path), ImportFormatError)
     if not isinstance(truth, dict):
         raise ImportFormatError(f"{path}: not a JSON object (WCXB ground truth: an object with "
                                 "ground_truth.main_content)")

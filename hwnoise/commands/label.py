@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import json
-from pathlib import Path
 
 from hwnoise.commands._types import number, port
 from hwnoise.errors import HwnoiseError
@@ -49,6 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hwnoise.dataset import Dataset, DatasetError
+    from hwnoise.jsontext import read_json_file
 
     ds = Dataset(args.dataset)
     if args.auto:
@@ -56,11 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
         weights = None
         if args.weights:
-            try:
-                weights = json.loads(Path(args.weights).read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError) as exc:
-                raise DatasetError(f"{args.weights}: cannot read the weights ({exc}); give a JSON "
-                                   'file like {"bias": 0, "weights": {"sitelevel": 1}}') from None
+            weights = read_json_file(args.weights, DatasetError)
             check_weights(weights, args.weights)
         ext = None if args.extractors is None else check_external(
             [x.strip() for x in args.extractors.split(",") if x.strip()])
