@@ -2,7 +2,6 @@
 with page-grouped folds.
 
     python bench/records_ranker.py DATASET PRED_DIR [--cache FILE] [--free] [--metric paper|element]
-                                   [--fallback F]
 
 PRED_DIR holds the node model's own labels and probabilities, every page predicted by a model
 that did not see it (``bench/records_predict.py DATASET PRED_DIR --preset records
@@ -34,7 +33,7 @@ from hwnoise.extractors.base import walk_of
 from hwnoise.extractors.records import rows_inside
 from hwnoise.extractors.region_fit import (METRICS, RegionPage, best_setting, best_threshold, oof_scores,
                                            page_records, page_result, region_page, summary, training_set)
-from hwnoise.extractors.regions import FALLBACK, REGION_FEATURES, REGION_MODES, RegionScorer
+from hwnoise.extractors.regions import REGION_FEATURES, REGION_MODES, RegionScorer
 from hwnoise.features.columns import CONTENT
 from hwnoise.features.labels import page_labels
 from hwnoise.training.record_metrics import record_scores
@@ -79,9 +78,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("dataset", type=Path)
     ap.add_argument("pred", type=Path)
     ap.add_argument("--cache", type=Path, default=None, help="pickle of the pages' candidates (made if absent)")
-    ap.add_argument("--fallback", type=float, default=FALLBACK,
-                    help="a page left without records takes its best candidate scoring at least this "
-                         f"(extractors.regions.FALLBACK, {FALLBACK}; 1.01: never)")
     ap.add_argument("--free", action="store_true",
                     help="fit on the candidates that overlap none of the labels' records only")
     ap.add_argument("--metric", choices=METRICS, default="paper",
@@ -101,12 +97,11 @@ def main(argv: list[str] | None = None) -> int:
         te = [it for it in items if fold_of[it.page] == k]
         scorer = fit(tr, metric, a.free)
         inner = oof_scores(tr, fold_of, metric)  # the other folds' pages, each scored without its own fold
-        fb = a.fallback
-        ts = {"labels": 1.0, **{mode: best_threshold(tr, inner, mode, metric, fb) for mode in MODES}}
-        ts[VETO], veto = best_setting(tr, inner, "rest", metric, fallback=fb)
+        ts = {"labels": 1.0, **{mode: best_threshold(tr, inner, mode, metric) for mode in MODES}}
+        ts[VETO], veto = best_setting(tr, inner, "rest", metric)
         for key in keys:
             got = [page_result(it, scorer.scores(it.X), ts[key], "rest" if key == VETO else key, metric,
-                               veto if key == VETO else 0.0, fb) for it in te]
+                               veto if key == VETO else 0.0) for it in te]
             out[key] += got
             per_fold[key].append(summary(got))
         print(f"fold {k}: " + ", ".join(f"{key} {per_fold[key][-1][0]:.3f} ({per_fold[key][-1][1]:.3f})"

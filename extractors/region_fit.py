@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hwnoise.extractors.records import record_rows, rows_inside, walk_xpaths
-from hwnoise.extractors.regions import FALLBACK, Candidate, RegionScorer, combine_regions, region_candidates
+from hwnoise.extractors.regions import Candidate, RegionScorer, combine_regions, region_candidates
 from hwnoise.features.columns import CONTENT, LABEL, NOISE
 from hwnoise.features.record_gold import normalize_xpath
 from hwnoise.training.record_metrics import expand_records, record_scores
@@ -79,19 +79,19 @@ def region_page(page_id: str, walk, labels: np.ndarray, proba: np.ndarray | None
 
 
 def page_records(item: RegionPage, scores: np.ndarray, t: float, mode: str,
-                 veto: float = 0.0, fallback: float = 1.01) -> list[list[int]]:
+                 veto: float = 0.0) -> list[list[int]]:
     """The page's records (rows): the labels' own (``mode`` "labels") or joined with the
-    candidates kept at ``t`` (``combine_regions``, with its ``fallback``)."""
+    candidates kept at ``t`` (``combine_regions``)."""
     if mode == "labels":
         return item.current
-    return combine_regions(item.current, item.cands, scores, item.last, t, mode, veto, fallback)
+    return combine_regions(item.current, item.cands, scores, item.last, t, mode, veto)
 
 
 def page_result(item: RegionPage, scores: np.ndarray, t: float, mode: str,
-                metric: str = "paper", veto: float = 0.0, fallback: float = 1.01) -> tuple[float, int, int, int]:
+                metric: str = "paper", veto: float = 0.0) -> tuple[float, int, int, int]:
     """Record F1 and the content's TP, FP, FN when the content is the records' rows (the
     labels on a page without records)."""
-    return records_result(item, page_records(item, scores, t, mode, veto, fallback), metric)
+    return records_result(item, page_records(item, scores, t, mode, veto), metric)
 
 
 def records_result(item: RegionPage, recs: list[list[int]], metric: str = "paper") -> tuple[float, int, int, int]:
@@ -132,23 +132,22 @@ def oof_scores(items: Sequence[RegionPage], fold_of: dict[str, int], metric: str
 
 
 def best_threshold(items: Sequence[RegionPage], scores: dict[str, np.ndarray], mode: str,
-                   metric: str = "paper", fallback: float = 1.01) -> float:
-    """The threshold with the best record F1 + content F1 on ``items`` (scored out of fold, with
-    ``fallback``); of equals, the nearest 0.5."""
-    return best_setting(items, scores, mode, metric, vetoes=(0.0,), fallback=fallback)[0]
+                   metric: str = "paper") -> float:
+    """The threshold with the best record F1 + content F1 on ``items`` (scored out of fold);
+    of equals, the nearest 0.5."""
+    return best_setting(items, scores, mode, metric, vetoes=(0.0,))[0]
 
 
 def best_setting(items: Sequence[RegionPage], scores: dict[str, np.ndarray], mode: str,
-                 metric: str = "paper", vetoes: Sequence[float] = VETOES,
-                 fallback: float = 1.01) -> tuple[float, float]:
+                 metric: str = "paper", vetoes: Sequence[float] = VETOES) -> tuple[float, float]:
     """The threshold and veto (mode ``rest`` only; 0 otherwise) with the best record F1 +
-    content F1 on ``items`` (scored out of fold, with ``fallback``); of equals, the smallest veto
-    and the threshold nearest 0.5."""
+    content F1 on ``items`` (scored out of fold); of equals, the smallest veto and the
+    threshold nearest 0.5."""
     grid = [(t, v) for t in THRESHOLDS for v in (vetoes if mode == "rest" else (0.0,))]
     seen: list[dict] = [{} for _ in items]  # per page, the result of each record set met (settings repeat them)
 
     def result(k: int, it: RegionPage, t: float, v: float) -> tuple[float, int, int, int]:
-        recs = page_records(it, scores[it.page], t, mode, v, fallback)
+        recs = page_records(it, scores[it.page], t, mode, v)
         key = tuple(map(tuple, recs))
         if key not in seen[k]:
             seen[k][key] = records_result(it, recs, metric)
@@ -160,12 +159,11 @@ def best_setting(items: Sequence[RegionPage], scores: dict[str, np.ndarray], mod
 
 
 def fit_scorer(items: Sequence[RegionPage], mode: str, *, folds: int = 5, fold_of: dict[str, int] | None = None,
-               metric: str = "paper", seed: int = 0, info: dict | None = None,
-               fallback: float = FALLBACK) -> RegionScorer | None:
+               metric: str = "paper", seed: int = 0, info: dict | None = None) -> RegionScorer | None:
     """A scorer fitted on every page of ``items``, its threshold chosen on out-of-fold scores
-    (``fold_of``: each page's fold; by default the pages dealt to ``folds`` folds in order) with
-    ``fallback`` (``regions.FALLBACK``); None with fewer than two pages or no positive candidate.
-    ``info`` gains the record F1 and content F1 without and with it, out of fold."""
+    (``fold_of``: each page's fold; by default the pages dealt to ``folds`` folds in order); None
+    with fewer than two pages or no positive candidate. ``info`` gains the record F1 and content
+    F1 without and with it, out of fold."""
     if len(items) < 2:
         return None
     X, y, w = training_set(items, metric)
@@ -175,14 +173,14 @@ def fit_scorer(items: Sequence[RegionPage], mode: str, *, folds: int = 5, fold_o
         fold_of = {it.page: i % min(folds, len(items))
                    for i, it in enumerate(sorted(items, key=lambda it: it.page))}
     scores = oof_scores(items, fold_of, metric, seed)
-    t, veto = best_setting(items, scores, mode, metric, fallback=fallback)
+    t, veto = best_setting(items, scores, mode, metric)
     before = summary([page_result(it, scores[it.page], 1.01, "labels", metric) for it in items])
-    after = summary([page_result(it, scores[it.page], t, mode, metric, veto, fallback) for it in items])
+    after = summary([page_result(it, scores[it.page], t, mode, metric, veto) for it in items])
     info = dict(info or {})
     info.update(pages=len(items), candidates=int(len(y)), positives=int(y.sum()), metric=metric,
                 threshold_choice={"record_f1": [round(before[0], 4), round(after[0], 4)],
                                   "content_f1": [round(before[1], 4), round(after[1], 4)]})
-    return RegionScorer.fit(X, y, w, threshold=t, seed=seed, info=info, mode=mode, veto=veto, fallback=fallback)
+    return RegionScorer.fit(X, y, w, threshold=t, seed=seed, info=info, mode=mode, veto=veto)
 
 
 def model_region_scorer(model, rows: "pd.DataFrame", pages: Sequence["Page"], *,

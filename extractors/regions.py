@@ -28,7 +28,7 @@ from hwnoise.features.record_struct import (RECORD_DISTANCE, RECORD_MIN, _group_
 from hwnoise.training.spec import REGION_MODES
 
 __all__ = ["REGION_FEATURES", "Candidate", "RegionScorer", "region_candidates", "choose_regions",
-           "REGION_MODES", "FALLBACK", "combine_regions", "scored_records", "scorer_of", "innermost"]
+           "REGION_MODES", "combine_regions", "scored_records", "scorer_of", "innermost"]
 
 _TAGS = ("tr", "li", "div", "article", "section", "a", "td", "p", "span", "dd", "table", "ul")
 
@@ -261,32 +261,22 @@ def choose_regions(cands: list[Candidate], scores: np.ndarray, last: np.ndarray,
     return kept
 
 
-#: A page that its labels' records and the kept regions leave without any record takes its
-#: best-scored candidate, when that scores at least this (``combine_regions``): a result page
-#: holds records, and a "no results" page's best candidate scores low. On NEXT-EVAL's page folds
-#: (README "Records") 0 and 0.2 score alike and 0.4 less; 0.2 keeps a guard for pages without
-#: results, which NEXT-EVAL lacks. Above 1: never (scorers saved before it).
-FALLBACK = 0.2
-
-
 class RegionScorer:
     """A fitted scorer of candidate regions: gradient-boosted trees (``TreeEnsemble``) over
-    ``REGION_FEATURES``, the score a candidate must reach to be kept, and the score the best
-    candidate of a page left without records must reach to be taken (``fallback``)."""
+    ``REGION_FEATURES`` and the score a candidate must reach to be kept."""
 
     def __init__(self, ensemble, threshold: float, info: dict | None = None, mode: str = "add",
-                 veto: float = 0.0, fallback: float = 1.01):
+                 veto: float = 0.0):
         self.ensemble = ensemble
         self.threshold = float(threshold)
         self.info = dict(info or {})
         self.mode = mode
         self.veto = float(veto)
-        self.fallback = float(fallback)
 
     @classmethod
     def fit(cls, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None, *,
             threshold: float = 0.5, seed: int = 0, info: dict | None = None,
-            mode: str = "add", veto: float = 0.0, fallback: float = FALLBACK) -> "RegionScorer":
+            mode: str = "add", veto: float = 0.0) -> "RegionScorer":
         """Fit on candidates' features ``X`` and targets ``y`` (True: a region of gold records)."""
         from sklearn.ensemble import HistGradientBoostingClassifier
 
@@ -297,7 +287,7 @@ class RegionScorer:
                                              min_samples_leaf=10, random_state=seed)
         with threads():  # OpenMP threads spin against each other on a busy machine
             est.fit(X, np.asarray(y, dtype=bool), sample_weight=sample_weight)
-        return cls(TreeEnsemble.from_sklearn(est), threshold, info, mode, veto, fallback)
+        return cls(TreeEnsemble.from_sklearn(est), threshold, info, mode, veto)
 
     def scores(self, X: np.ndarray) -> np.ndarray:
         """Each candidate's score: the probability that it is a region of records."""
@@ -305,7 +295,7 @@ class RegionScorer:
 
     def to_dict(self) -> dict:
         return {"features": list(REGION_FEATURES), "threshold": self.threshold, "mode": self.mode,
-                "veto": self.veto, "fallback": self.fallback, "info": self.info, "trees": self.ensemble.to_dict()}
+                "veto": self.veto, "info": self.info, "trees": self.ensemble.to_dict()}
 
     @classmethod
     def from_dict(cls, d) -> "RegionScorer":
@@ -327,18 +317,13 @@ class RegionScorer:
         veto = d.get("veto", 0.0)  # files before the veto: none
         if isinstance(veto, bool) or not isinstance(veto, (int, float)) or not 0 <= veto <= 1:
             raise HwnoiseError(f"the model's region scorer: 'veto' must be a number in [0, 1], not {veto!r}")
-        fallback = d.get("fallback", 1.01)  # files before the fallback: none
-        if isinstance(fallback, bool) or not isinstance(fallback, (int, float)) or not 0 <= fallback <= 1.01:
-            raise HwnoiseError("the model's region scorer: 'fallback' must be a number in [0, 1.01], "
-                               f"not {fallback!r}")
         try:
             ens = TreeEnsemble.from_dict(d.get("trees"))
         except ValueError as exc:
             raise HwnoiseError(f"the model's region scorer: {exc}") from None
         if ens.n_features_in_ != len(REGION_FEATURES):
             raise HwnoiseError("the model's region scorer has the wrong number of features")
-        return cls(ens, float(t), d.get("info") if isinstance(d.get("info"), dict) else {}, mode, float(veto),
-                   float(fallback))
+        return cls(ens, float(t), d.get("info") if isinstance(d.get("info"), dict) else {}, mode, float(veto))
 
 
 def scorer_of(model) -> RegionScorer | None:
@@ -359,25 +344,13 @@ def scorer_of(model) -> RegionScorer | None:
 # keeps the regions only. With a ``veto`` above 0 (``rest`` only), a labels' record whose first
 # element heads candidates that all score below it is dropped too: a menu or a facet list the
 # node model took for content, which the scorer knows as a group and rejects; unless nothing
-# would be left of the page's records. In every mode, a page left without records takes its
-# best-scored candidate when that scores at least the scorer's ``fallback`` (``FALLBACK``).
+# would be left of the page's records.
 
 
 def combine_regions(records: list[list[int]], cands: list[Candidate], scores: np.ndarray,
-                    last: np.ndarray, threshold: float, mode: str = "add", veto: float = 0.0,
-                    fallback: float = 1.01) -> list[list[int]]:
+                    last: np.ndarray, threshold: float, mode: str = "add", veto: float = 0.0) -> list[list[int]]:
     """The page's records (lists of rows, document order) from the labels' ``records`` and the
-    candidates' ``scores`` by ``mode`` (``REGION_MODES``) and, in mode ``rest``, ``veto``; when
-    that leaves none, the records of the best-scored candidate if it scores at least ``fallback``."""
-    out = _combined(records, cands, scores, last, threshold, mode, veto)
-    if not out and len(scores) and float(scores.max()) >= fallback:
-        out = [[r] for r in cands[int(np.argmax(scores))].rows]
-    return out
-
-
-def _combined(records: list[list[int]], cands: list[Candidate], scores: np.ndarray, last: np.ndarray,
-              threshold: float, mode: str, veto: float) -> list[list[int]]:
-    """``combine_regions`` before its fallback."""
+    candidates' ``scores`` by ``mode`` (``REGION_MODES``) and, in mode ``rest``, ``veto``."""
     from hwnoise.extractors.records import rows_inside
 
     if mode not in REGION_MODES:
@@ -415,5 +388,4 @@ def scored_records(walk, labels, proba: np.ndarray | None, records: list[list[in
     if not cands:
         return records
     last = np.asarray(walk.last, dtype=np.int64)
-    return combine_regions(records, cands, scorer.scores(X), last, scorer.threshold, scorer.mode, scorer.veto,
-                           scorer.fallback)
+    return combine_regions(records, cands, scorer.scores(X), last, scorer.threshold, scorer.mode, scorer.veto)

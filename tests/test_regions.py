@@ -9,7 +9,7 @@ import pytest
 
 from hwnoise.errors import HwnoiseError
 from hwnoise.extractors.records import record_rows, records_content
-from hwnoise.extractors.regions import (FALLBACK, REGION_FEATURES, REGION_MODES, Candidate, RegionScorer, choose_regions,
+from hwnoise.extractors.regions import (REGION_FEATURES, Candidate, RegionScorer, choose_regions,
                                         combine_regions, innermost, region_candidates, scored_records,
                                         scorer_of)
 from hwnoise.features.walk import walk_page
@@ -159,10 +159,7 @@ def test_records_the_labels_missed_are_added_and_labelled_ones_kept():
     assert (records_content(walk, noise, record_rows(walk, noise)) == noise).all()  # no records: the labels stay
     lab = np.where(cards, "N", "S").astype(object)  # the labels give the cards
     assert record_rows(walk, lab, scorer=sc) == record_rows(walk, lab)
-    never = _scorer(threshold=1.0)  # keeps nothing: the page's best candidate, the cards, by the fallback
-    assert never.fallback == FALLBACK and record_rows(walk, noise, scorer=never) == got
-    never.fallback = 1.01
-    assert record_rows(walk, noise, scorer=never) == []
+    assert record_rows(walk, noise, scorer=_scorer(threshold=1.0)) == []  # keeps nothing
 
 
 def test_region_modes_decide_who_wins_an_overlap():
@@ -212,46 +209,6 @@ def test_the_veto_drops_the_labels_records_of_a_group_the_scorer_rejects():
     assert combine_regions(only_menu, [cards, menu], high, last, 0.5, "rest", veto=0.05) == [[r] for r in lis]
     assert combine_regions(only_menu, [cards, menu], high, last, 0.5, "add", veto=0.05) == sorted(
         only_menu + [[r] for r in lis])                       # the veto is for ``rest`` only
-
-
-def test_a_page_left_without_records_takes_its_best_candidate_above_the_fallback():
-    """Neither the labels nor a kept candidate give a record: the best-scored candidate's records
-    are the page's when it scores at least ``fallback`` (a listing page holds records), in every
-    mode; under it, or with records already found, nothing changes."""
-    walk = walk_page(_page(6, wrap=False))
-    last = np.asarray(walk.last, dtype=np.int64)
-    tags = walk.rows["tag"].tolist()
-    lis = [i for i, t in enumerate(tags) if t == "li"]
-    links = [i for i, t in enumerate(tags) if t == "a"][:3]
-    cards = Candidate(rows=lis, group=0, inner=False)
-    menu = Candidate(rows=links, group=1, inner=False)
-    low = np.array([0.3, 0.1])  # neither kept at 0.5
-    for mode in REGION_MODES:
-        assert combine_regions([], [cards, menu], low, last, 0.5, mode) == []  # no fallback: none
-        assert combine_regions([], [cards, menu], low, last, 0.5, mode, fallback=0.2) == [[r] for r in lis]
-        assert combine_regions([], [cards, menu], low, last, 0.5, mode, fallback=0.35) == []  # under it
-        assert combine_regions([], [menu, cards], low[::-1], last, 0.5, mode, fallback=0.2) == [[r] for r in lis]
-    only_menu = [[r] for r in links]
-    assert combine_regions(only_menu, [cards, menu], low, last, 0.5, "rest", fallback=0.2) == only_menu
-    # the veto empties the page (the menu rejected), so the labels' records stay: not empty, no fallback
-    assert combine_regions(only_menu, [cards, menu], low, last, 0.5, "rest", veto=0.2, fallback=0.2) == only_menu
-    assert combine_regions([], [], np.zeros(0), last, 0.5, "rest", fallback=0.0) == []
-
-
-def test_the_fallback_is_saved_and_old_scorers_have_none():
-    fitted = _scorer(threshold=0.5)
-    sc = RegionScorer(fitted.ensemble, 0.5, mode="rest")
-    assert sc.fallback == 1.01  # made directly: none
-    d = sc.to_dict()
-    assert RegionScorer.from_dict({**d, "fallback": 0.2}).fallback == 0.2
-    old = {k: v for k, v in d.items() if k != "fallback"}  # a scorer saved before the fallback
-    assert RegionScorer.from_dict(old).fallback == 1.01
-    for bad in (True, "0.2", -0.1, 2):
-        with pytest.raises(HwnoiseError, match="'fallback' must be a number"):
-            RegionScorer.from_dict({**d, "fallback": bad})
-    X = np.random.default_rng(0).normal(size=(40, len(REGION_FEATURES)))
-    fitted = RegionScorer.fit(X, X[:, 0] > 0, threshold=0.5)
-    assert fitted.fallback == FALLBACK and RegionScorer.from_dict(fitted.to_dict()).fallback == FALLBACK
 
 
 def test_the_shipped_records_model_carries_a_scorer_and_a_damaged_one_is_named(tmp_path):
