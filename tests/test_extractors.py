@@ -95,6 +95,33 @@ def test_adapters_decode_like_a_browser():
     assert "Café crème" in text
 
 
+def test_a_page_nested_past_the_parsers_depth_reaches_resiliparse_as_the_walk_reads_it(monkeypatch):
+    """60,000 unclosed <div>s: resiliparse's time grows with the square of the depth (this page
+    took 80 s, one of 300,000 never ended, in ``hwnoise extract`` through the general model's
+    stacked extractors); it now gets the page flattened as the walk flattens it."""
+    deep = "<html><body>" + "<div>" * 60_000 + "the words deep inside" + "</div>" * 60_000 + "</body></html>"
+    flat = external.within_depth(deep)
+    from hwnoise.features.walk import MAX_DEPTH, parse_html
+
+    root, too_deep = parse_html(flat)
+    assert not too_deep and max(len(list(el.iterancestors())) for el in root.iter()) <= MAX_DEPTH + 2
+    assert "the words deep inside" in "".join(root.itertext())
+    page = "<html><body><div><p>shallow</p></div></body></html>"
+    assert external.within_depth(page) is page  # a page libxml2 parses whole is left as it is
+    if "resiliparse" in external.available():
+        seen = []
+
+        def spy(html):
+            seen.append(html)
+            return flat_of(html)
+
+        flat_of = external.within_depth
+        monkeypatch.setattr(external, "within_depth", spy)
+        deeper = "<html><body>" + "<div>" * 3_000 + "the words deep inside" + "</div>" * 3_000 + "</body></html>"
+        assert "the words deep inside" in get_method("resiliparse").extract_html(deeper.encode())
+        assert seen == [deeper]  # the adapter hands resiliparse the page through within_depth
+
+
 def test_alltext_is_every_visible_word():
     m = get_method("alltext")
     text = m.extract_html(ARTICLE_HTML)
