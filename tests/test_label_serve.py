@@ -130,6 +130,40 @@ def test_a_post_whose_body_is_not_a_json_object_is_a_400(crawl):
         srv.server_close()
 
 
+def test_a_post_of_bad_json_or_a_negative_length_is_a_400(crawl):
+    """A body nested too deeply was a 500 (RecursionError); a negative Content-Length made the
+    handler read until the client hung up."""
+    import http.client
+    import json
+    from urllib.parse import urlsplit
+
+    from hwnoise.labelling.serve import make_server
+
+    srv = make_server(crawl)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        base = srv.url.split("?")[0]
+        for body, says in ((b"{bad", "the request body: not valid JSON: Expecting property name"),
+                           (b"[" * 100_000, "the request body: JSON nested too deeply"),
+                           (b'"\xff"', "the request body: not JSON text in UTF-8")):
+            req = urllib.request.Request(f"{base}api/label?t={srv.token}", data=body,
+                                         headers={"Content-Type": "application/json"})
+            with pytest.raises(urllib.error.HTTPError) as err:
+                urllib.request.urlopen(req, timeout=30)
+            assert err.value.code == 400 and json.loads(err.value.read())["error"].startswith(says)
+        where = urlsplit(base)
+        conn = http.client.HTTPConnection(where.hostname, where.port, timeout=20)
+        conn.putrequest("POST", f"/api/label?t={srv.token}")
+        conn.putheader("Content-Length", "-1")
+        conn.endheaders()
+        answer = conn.getresponse()
+        assert answer.status == 400 and b"negative Content-Length" in answer.read()
+        conn.close()
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
 def test_cli_serves_on_loopback_with_token(crawl):
     exe = Path(sys.executable).with_name("hwnoise")
     proc = subprocess.Popen([str(exe), "label", str(crawl.path), "--serve", "--port", "0", "--no-open"],

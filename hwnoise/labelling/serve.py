@@ -40,6 +40,7 @@ import pandas as pd
 
 from hwnoise.dataset import LABEL_COLUMNS, Dataset, now_iso
 from hwnoise.features.columns import CONTENT, NOISE
+from hwnoise.jsontext import parse_json
 
 __all__ = ["LabelStore", "make_server", "serve", "FRAME_CSP", "safe_page"]
 
@@ -360,9 +361,11 @@ class _Handler(BaseHTTPRequestHandler):
         """A POST's JSON object read and its page checked, then ``handler(body, page id)``; a body
         that is not a JSON object raises ValueError (a 400 naming ``example``)."""
         n = int(self.headers.get("Content-Length") or 0)
+        if n < 0:
+            raise ValueError("a negative Content-Length")
         if n > 1_000_000:
             return self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "too large")
-        body = json.loads(self.rfile.read(n) or b"{}")
+        body = parse_json(self.rfile.read(n) or b"{}", "the request body", ValueError, at_line=True)
         if not isinstance(body, dict):
             raise ValueError(f"the body must be a JSON object such as {example}")
         pid = str(body.get("page", ""))
