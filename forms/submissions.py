@@ -159,7 +159,7 @@ def _is_document(entry: dict) -> bool:
 
 
 def _read_har(path: Path) -> list[dict]:
-    har = parse_json(path.read_text(encoding="utf-8-sig", errors="replace"), f"{path} (HAR)", SubmissionsError)
+    har = parse_json(path.read_text(encoding="utf-8-sig", errors="replace"), str(path), SubmissionsError)
     log = har.get("log") if isinstance(har, dict) else None
     entries = log.get("entries") if isinstance(log, dict) else None
     if not isinstance(entries, list):
