@@ -21,7 +21,8 @@ import shutil
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
@@ -542,76 +543,99 @@ def run_folds(folds: list[Fold], settings: EvalSettings, sched: Scheduler, *, ou
     return tallies, rows, skipped
 
 
-def evaluate(dataset_dirs: Sequence[str | Path], methods: Sequence[str] = DEFAULT_METHODS,
-             protocol: str = "pages", seed: int = 1, out: str | Path | None = None,
-             model: Any = None, *, k: int = 5, train_share: float = 0.66,
-             method_options: dict[str, dict] | None = None, allow_pickle: bool = False,
-             figures: bool = True, build: bool = True,
-             score_only: Sequence[str] | None = None, scheduler: "str | Scheduler | None" = "sync",
-             workers: int | None = None) -> dict:
-    """Score ``methods`` on the test pages of each dataset; return (and write) the report.
+@dataclass(frozen=True)
+class EvalOptions:
+    """How ``evaluate`` runs: one object through its steps (``evaluate``'s keywords).
 
-    ``model`` (a NoiseModel or a saved model's path) scores that model on every page of
-    every dataset instead of training one per split (protocol ``given``). With ``build`` a
-    dataset without ``features.parquet`` gets one first (``hwnoise features``), so that the
-    learned model sees the dataset-level features too. ``score_only`` names the datasets whose
-    test pages are scored; the others then only lend their pages to training (e.g. WCXB listing
-    pages scored by a cross-site model trained on every other page type). ``scheduler``
-    (``hwnoise.scheduler``: local, threads, sync, tcp://...) runs the fits and the page batches;
-    the report is the same on every one. With ``out``, batches scored are kept under
-    ``out/.parts/`` until the report is written, so a killed run resumes from them.
+    ``model`` (a NoiseModel or a saved model's path) scores that model on every page of every
+    dataset instead of training one per split (protocol ``given``; ``allow_pickle`` lets a path
+    load a pickle). With ``build`` a dataset without ``features.parquet`` gets one first
+    (``hwnoise features``), so that the learned model sees the dataset-level features too.
+    ``score_only`` names the datasets whose test pages are scored; the others then only lend
+    their pages to training (e.g. WCXB listing pages scored by a cross-site model trained on
+    every other page type). ``scheduler`` (``hwnoise.scheduler``: local, threads, sync,
+    tcp://..., or a ``Scheduler``; ``workers`` its size) runs the fits and the page batches; the
+    report is the same on every one. With ``out``, batches scored are kept under
+    ``out/.parts/`` until the report is written, so a killed run resumes from them; ``figures``:
+    its PNG figures too. The learned ``model`` method is the thesis spec (five features, J48)
+    unless ``method_options["model"]`` says otherwise (``{"preset": "auto"}`` is what ``hwnoise
+    evaluate`` passes): the bench scripts' figures rely on that default."""
 
-    The learned ``model`` method is the thesis spec (five features, J48) unless
-    ``method_options["model"]`` says otherwise (``{"preset": "auto"}`` is what ``hwnoise
-    evaluate`` passes): the bench scripts' figures rely on that default.
-    """
+    methods: Sequence[str] = DEFAULT_METHODS
+    protocol: str = "pages"
+    seed: int = 1
+    out: str | Path | None = None
+    model: Any = None
+    k: int = 5
+    train_share: float = 0.66
+    method_options: dict[str, dict] | None = None
+    allow_pickle: bool = False
+    figures: bool = True
+    build: bool = True
+    score_only: Sequence[str] | None = None
+    scheduler: "str | Scheduler | None" = "sync"
+    workers: int | None = None
+
+    def with_keywords(self, keywords: dict) -> "EvalOptions":
+        """These options with ``keywords`` changed; a name that is no option is a TypeError naming it."""
+        known = {f.name for f in dataclass_fields(self)}
+        unknown = sorted(set(keywords) - known)
+        if unknown:
+            raise TypeError(f"evaluate() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}")
+        return replace(self, **keywords)
+
+
+def evaluate(dataset_dirs: Sequence[str | Path], options: EvalOptions | None = None, **keywords: Any) -> dict:
+    """Score the methods of ``options`` (``EvalOptions``, or its fields as ``keywords``) on the
+    test pages of each dataset; return (and, with ``out``, write) the report."""
+    opts = (options or EvalOptions()).with_keywords(keywords)
     datasets = _open(dataset_dirs)
-    methods, model = _check_args(datasets, methods, protocol, model, allow_pickle, score_only)
-    options = dict(method_options or {})
-    _check_features(options.get("model", {}).get("features") if "model" in methods and model is None else None)
-    proto_name = "given" if model is not None else protocol
-    sched_own = not isinstance(scheduler, Scheduler)
-    sched = Scheduler(scheduler or "local", workers) if sched_own else scheduler
+    methods, model = _check_args(datasets, opts)
+    options_of = dict(opts.method_options or {})
+    _check_features(options_of.get("model", {}).get("features") if "model" in methods and model is None else None)
+    proto_name = "given" if model is not None else opts.protocol
+    sched_own = not isinstance(opts.scheduler, Scheduler)
+    sched = Scheduler(opts.scheduler or "local", opts.workers) if sched_own else opts.scheduler
     try:
-        if build and "model" in methods:
+        if opts.build and "model" in methods:
             _build_missing_tables(datasets, model, sched)
-        folds, notes = plan(datasets, protocol, model is not None, seed=seed, k=k, train_share=train_share,
-                            trained_on=getattr(model, "trained_on", None),
-                            score_only=score_only)
-        settings = EvalSettings(methods=tuple(methods), model=model, options=options, seed=seed,
-                                train_share=train_share)
-        tallies, page_rows, skipped = run_folds(folds, settings, sched, out=out)
+        folds, notes = plan(datasets, opts.protocol, model is not None, seed=opts.seed, k=opts.k,
+                            train_share=opts.train_share, trained_on=getattr(model, "trained_on", None),
+                            score_only=opts.score_only)
+        settings = EvalSettings(methods=tuple(methods), model=model, options=options_of, seed=opts.seed,
+                                train_share=opts.train_share)
+        tallies, page_rows, skipped = run_folds(folds, settings, sched, out=opts.out)
     finally:
         if sched_own:
             sched.close()
 
-    report = _report(datasets, methods, tallies, skipped, notes, proto_name, seed, options, model)
-    if out is not None:
-        write_outputs(report, out, page_rows, figures=figures)
+    report = _report(datasets, methods, tallies, skipped, notes, proto_name, opts.seed, options_of, model)
+    if opts.out is not None:
+        write_outputs(report, opts.out, page_rows, figures=opts.figures)
     return report
 
 
-def _check_args(datasets: list[Dataset], methods: Sequence[str], protocol: str, model: Any,
-                allow_pickle: bool, score_only: Sequence[str] | None) -> tuple[list[str], Any]:
+def _check_args(datasets: list[Dataset], opts: EvalOptions) -> tuple[list[str], Any]:
     """The methods asked (each once, in order) and the model (loaded when given as a path);
     an evaluation that cannot run as asked is an ``EvaluateError`` before any work."""
-    methods = list(dict.fromkeys(m.strip() for m in methods if m.strip()))
+    methods = list(dict.fromkeys(m.strip() for m in opts.methods if m.strip()))
     if not methods:
         raise EvaluateError("no methods to evaluate; e.g. --methods model,cetd,trafilatura")
-    if protocol not in PROTOCOLS:
-        raise EvaluateError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
+    if opts.protocol not in PROTOCOLS:
+        raise EvaluateError(f"unknown protocol {opts.protocol!r}; choose one of {', '.join(PROTOCOLS)}")
+    model = opts.model
     if isinstance(model, (str, Path)):
         from hwnoise.extractors.model import load_model
 
-        model = load_model(model, allow_pickle=allow_pickle)  # refuses a model that labels no page
+        model = load_model(model, allow_pickle=opts.allow_pickle)  # refuses a model that labels no page
     elif model is not None:
         from hwnoise.extractors.model import check_page_model
 
         check_page_model(model)
     if model is not None:
         _warn_unknown(model.features)
-    if score_only is not None:
-        unknown = set(score_only) - {ds.name for ds in datasets}
+    if opts.score_only is not None:
+        unknown = set(opts.score_only) - {ds.name for ds in datasets}
         if unknown:
             raise EvaluateError(f"--score-only names no dataset given: {', '.join(sorted(unknown))}")
     return methods, model

@@ -151,6 +151,18 @@ def test_cross_site_scores_each_dataset_with_a_model_from_the_others(datasets, t
         assert recs[(d, "model")]["pages"] == 9 and recs[(d, "model")]["protocol"] == "cross-site"
 
 
+def test_options_as_an_object_or_as_keywords_and_an_unknown_keyword_named(datasets):
+    from hwnoise.evaluate import EvalOptions
+
+    by_words = evaluate(datasets[:1], methods=["cetd"], protocol="cv", k=2)
+    opts = EvalOptions(methods=("cetd", "alltext"), protocol="cv", k=2)
+    by_object = evaluate(datasets[:1], opts, methods=["cetd"])  # a keyword changes the object's field
+    timeless = [[{k: v for k, v in r.items() if k != "seconds"} for r in rep["results"]] for rep in (by_words, by_object)]
+    assert timeless[0] == timeless[1] and len(timeless[0]) == 1 and opts.methods == ("cetd", "alltext")
+    with pytest.raises(TypeError, match="'protocl'"):
+        evaluate(datasets[:1], methods=["cetd"], protocl="cv")
+
+
 def test_features_table_and_cv(datasets, tmp_path):
     from hwnoise.features.build import build_features
 
