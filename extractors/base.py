@@ -34,7 +34,7 @@ class Method(Protocol):
 
     def fit(self, pages: Sequence["Page"]) -> "Method": ...
 
-    def extract(self, page: "Page") -> str: ...
+    def extract(self, page: "Page", walk: "PageWalk | None" = None) -> str: ...
 
 
 def labels_nodes(method: Any) -> bool:
@@ -70,6 +70,16 @@ def query_for(page: "Page") -> tuple[list[str], list[str]]:
     return terms, own_terms(page.fields)
 
 
+def as_walked(html: bytes | str, http_charset: str | None,
+              walk: "PageWalk | None") -> tuple[bytes | str, str | None]:
+    """``(html, http_charset)`` as ``walk`` read the page: a page nested too deep, flattened once by
+    the walk (``PageWalk.flattened``), is read flattened by the methods too (resiliparse's time
+    grows with the square of the depth: 300,000 unclosed ``<div>``s never ended); any other as it is."""
+    if walk is not None and getattr(walk, "flattened", None) is not None:
+        return walk.flattened, None
+    return html, http_charset
+
+
 def walk_of(page: "Page", query_terms: Sequence[str] | None = None, *,
             keep_tree: bool = False) -> "PageWalk":
     """Walk ``page`` as the features stage does (dataset query, the page's own values); with
@@ -98,7 +108,9 @@ class PageMethod:
         return self
 
     def extract(self, page: "Page", walk: "PageWalk | None" = None) -> str:
-        return self.extract_html(page.read_html(), http_charset=page.http_charset)
+        """The method's text of ``page``; given the page's ``walk``, of the page as walked (``as_walked``)."""
+        html, charset = as_walked(page.read_html(), page.http_charset, walk)
+        return self.extract_html(html, http_charset=charset)
 
     def extract_html(self, html: bytes | str, *, http_charset: str | None = None) -> str:
         raise NotImplementedError

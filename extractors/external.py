@@ -145,16 +145,7 @@ def _run_justext(stoplist, options: dict, html: str) -> str:
 def _run_resiliparse(options: dict, html: str) -> str:
     from resiliparse.extract.html2text import extract_plain_text
 
-    return extract_plain_text(within_depth(html), **options)
-
-
-def within_depth(html: str) -> str:
-    """``html``, or where it nests deeper than libxml2 parses (2,048 levels: a broken or hostile
-    page of unclosed tags) the page as the walk reads it (``walk.flatten_deep``): resiliparse's
-    time grows with the square of the depth (20,000 levels: 9 s; 300,000: ends never)."""
-    from hwnoise.features.walk import MAX_DEPTH, flatten_deep, parse_html
-
-    return flatten_deep(html, MAX_DEPTH) if parse_html(html)[1] else html
+    return extract_plain_text(html, **options)
 
 
 def make_readability(**options: Any) -> ExternalMethod:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from hwnoise.extractors.base import ExtractorError, WalkMethod, query_for, text_from_labels
+from hwnoise.extractors.base import ExtractorError, WalkMethod, as_walked, query_for, text_from_labels
 from hwnoise.features.assembly import (FeatureCache, assemble, assemble_html, assemble_page,
                                        page_context_names, stack_names, unknown_features,
                                        walk_nodes)
@@ -55,6 +55,7 @@ def run_extractor(name: str, html: bytes | str, http_charset: str | None = None,
     cached by the page's bytes, so cross-validation folds run each extractor once per page. An
     extractor of walks (``extract_walk``: CETD) reads ``walk``, the page's walk, when given."""
     check_stack([name])
+    html, http_charset = as_walked(html, http_charset, walk)
     data = html.encode("utf-8", "surrogatepass") if isinstance(html, str) else html
     key = (name, hashlib.sha1(data + b"\0" + (http_charset or "").encode()).hexdigest())
     hit = _TEXT_CACHE.get(key)

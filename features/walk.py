@@ -151,6 +151,9 @@ class PageWalk:
         self.scripting_off = False
         #: how many parts streamed out of order (React, Marko) were put in place (``features.streamed``)
         self.streamed = 0
+        #: the page's text as walked when it nested too deep and was flattened (``flatten_deep``),
+        #: else None: what other readers of the page (stacked extractors) should read instead
+        self.flattened: str | None = None
 
     @property
     def segments(self) -> list[tuple[int, str]]:
@@ -949,11 +952,13 @@ def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charse
     root, too_deep = parse_html(text, utf8)
     visit, scripting_off, streamed = _view(root, text if text is not None else utf8.decode, keep_tree)
     depths = visit[2]
+    flat = None
     if too_deep or (len(depths) and (depths.max() if isinstance(depths, np.ndarray) else max(depths)) > MAX_DEPTH):
-        root, _ = parse_html(flatten_deep(text if text is not None else utf8.decode("utf-8"), MAX_DEPTH))
+        flat = flatten_deep(text if text is not None else utf8.decode("utf-8"), MAX_DEPTH)
+        root, _ = parse_html(flat)
         visit, scripting_off, streamed = _view(root, None, keep_tree)
     walk = _measure(visit, _matcher(query_terms), _matcher(own_terms), encoding, utf8=utf8_columns)
-    walk.scripting_off, walk.streamed = scripting_off, streamed
+    walk.scripting_off, walk.streamed, walk.flattened = scripting_off, streamed, flat
     if keep_tree:
         walk.root = root
         walk.elements = visit[11]

@@ -190,7 +190,7 @@ def _run_method(method: Any, page: Page, gold: _PageGold, tally: _Tally) -> _Out
             out.text = text_from_labels(gold.walk, out.labels)
         else:
             before = getattr(method, "failures", 0)
-            out.text = method.extract(page)
+            out.text = method.extract(page, gold.walk)
             if getattr(method, "failures", 0) > before:
                 tally.failures += 1
                 tally.errors.append(f"{page.id}: {getattr(method, 'last_error', '')}")

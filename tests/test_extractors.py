@@ -98,28 +98,36 @@ def test_adapters_decode_like_a_browser():
 def test_a_page_nested_past_the_parsers_depth_reaches_resiliparse_as_the_walk_reads_it(monkeypatch):
     """60,000 unclosed <div>s: resiliparse's time grows with the square of the depth (this page
     took 80 s, one of 300,000 never ended, in ``hwnoise extract`` through the general model's
-    stacked extractors); it now gets the page flattened as the walk flattens it."""
-    deep = "<html><body>" + "<div>" * 60_000 + "the words deep inside" + "</div>" * 60_000 + "</body></html>"
-    flat = external.within_depth(deep)
+    stacked extractors); it now gets the page flattened, once, by the walk (``PageWalk.flattened``)."""
+    from hwnoise.extractors.base import as_walked
+    from hwnoise.extractors.model import run_extractor
     from hwnoise.features.walk import MAX_DEPTH, parse_html
 
-    root, too_deep = parse_html(flat)
+    deep = "<html><body>" + "<div>" * 60_000 + "the words deep inside" + "</div>" * 60_000 + "</body></html>"
+    walk = walk_page(deep.encode())
+    root, too_deep = parse_html(walk.flattened)
     assert not too_deep and max(len(list(el.iterancestors())) for el in root.iter()) <= MAX_DEPTH + 2
     assert "the words deep inside" in "".join(root.itertext())
-    page = "<html><body><div><p>shallow</p></div></body></html>"
-    assert external.within_depth(page) is page  # a page libxml2 parses whole is left as it is
+    assert as_walked(deep.encode(), "utf-8", walk) == (walk.flattened, None)
+    page = b"<html><body><div><p>shallow</p></div></body></html>"
+    shallow = walk_page(page)
+    assert shallow.flattened is None and as_walked(page, "utf-8", shallow) == (page, "utf-8")
+    assert as_walked(page, "utf-8", None) == (page, "utf-8")
     if "resiliparse" in external.available():
+        from resiliparse.extract import html2text
+
         seen = []
+        real = html2text.extract_plain_text
 
-        def spy(html):
+        def spy(html, **options):
             seen.append(html)
-            return flat_of(html)
+            return real(html, **options)
 
-        flat_of = external.within_depth
-        monkeypatch.setattr(external, "within_depth", spy)
+        monkeypatch.setattr(html2text, "extract_plain_text", spy)
         deeper = "<html><body>" + "<div>" * 3_000 + "the words deep inside" + "</div>" * 3_000 + "</body></html>"
-        assert "the words deep inside" in get_method("resiliparse").extract_html(deeper.encode())
-        assert seen == [deeper]  # the adapter hands resiliparse the page through within_depth
+        walk = walk_page(deeper.encode())
+        assert "the words deep inside" in run_extractor("resiliparse", deeper.encode(), walk=walk)
+        assert seen == [walk.flattened]  # the stacker hands resiliparse the page as walked
 
 
 def test_alltext_is_every_visible_word():
