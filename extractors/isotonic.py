@@ -39,8 +39,9 @@ import numpy as np
 
 from hwnoise.dataset import site_of
 from hwnoise.extractors.base import ExtractorError, WalkMethod, walk_of
-from hwnoise.extractors.sitelevel import ElementView, SiteLevel, _html_len_or_proxy, shown_elements
+from hwnoise.extractors.sitelevel import SiteLevel, _html_len_or_proxy
 from hwnoise.features.columns import CONTENT, NOISE
+from hwnoise.features.elements import ElementView, shown_elements
 from hwnoise.text import tokenize
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -126,14 +126,14 @@ def row_xpaths(html: bytes | str, n_rows: int, *, http_charset: str | None = Non
 
 
 def _shown_tree(html: bytes | str, n_rows: int, http_charset: str | None) -> tuple:
-    """``render.shown_elements`` of the page, checked against the walk's row count."""
+    """``features.elements.shown_elements`` of the page, checked against the walk's row count."""
+    from hwnoise.features.elements import shown_elements
     from hwnoise.features.record_gold import RecordGoldError
-    from hwnoise.features.render import shown_elements
 
-    root, els, parents = shown_elements(html, http_charset=http_charset)
-    if len(els) != n_rows:
-        raise RecordGoldError(f"the page's shown elements ({len(els)}) differ from the walk's rows ({n_rows})")
-    return root, els, parents
+    view = shown_elements(html, http_charset, n_rows)
+    if not view.aligned:
+        raise RecordGoldError(f"the page's shown elements ({len(view.elements)}) differ from the walk's rows ({n_rows})")
+    return view.root, view.elements, view.parents
 
 
 def walk_xpaths(walk, *, text_keys: bool = False) -> list[str] | tuple[list[str], list[str]]:

@@ -31,8 +31,6 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,84 +38,16 @@ from lxml import etree
 
 from hwnoise.extractors.base import ExtractorError, WalkMethod, walk_of
 from hwnoise.features.columns import CONTENT, NOISE
+from hwnoise.features.elements import ElementView, shown_elements
 
 if TYPE_CHECKING:  # pragma: no cover
     from hwnoise.dataset import Page
     from hwnoise.features.walk import PageWalk
 
-__all__ = ["SiteLevel", "make", "template_stats", "shown_elements", "html_lengths",
-           "tag_paths", "template_by_share", "ElementView"]
+__all__ = ["SiteLevel", "make", "template_stats", "tag_paths", "template_by_share"]
 
 _POS_RE = re.compile(r"\[\d+\]")
 KEYS = ("text", "subtree", "html")
-
-
-# -- lxml elements aligned with the walker's rows ---------------------------------------
-@dataclass
-class ElementView:
-    """lxml's view of a page: the shown elements in row order, their HTML lengths, title
-    (the lengths and title made on first use: the class/id columns need only the elements)."""
-
-    elements: list
-    root: Any
-    aligned: bool
-
-    @cached_property
-    def html_len(self) -> np.ndarray:
-        sizes = html_lengths(self.root)
-        return np.fromiter((sizes.get(e, 0) for e in self.elements), dtype=np.float64, count=len(self.elements))
-
-    @cached_property
-    def title(self) -> str:
-        t = self.root.find(".//title")
-        return " ".join(("".join(t.itertext()) if t is not None else "").split())
-
-
-def _start_tag_len(el) -> int:
-    n = len(el.tag) + 2
-    for k, v in el.attrib.items():
-        n += len(k) + len(v) + 4
-    return n
-
-
-def html_lengths(root) -> dict:
-    """Serialised HTML length of every element under ``root`` (tags, attributes, text, tails of
-    children; comments and hidden elements included), bottom-up in one pass."""
-    order = list(root.iter())
-    size: dict = {}
-    for el in reversed(order):
-        tag = el.tag
-        if not isinstance(tag, str):  # comment or processing instruction
-            size[el] = len(el.text or "") + 7
-            continue
-        n = _start_tag_len(el) + len(el.text or "") + len(tag) + 3
-        for ch in el:
-            n += size.get(ch, 0) + len(ch.tail or "")
-        size[el] = n
-    return size
-
-
-def element_view(walk: "PageWalk") -> ElementView:
-    """lxml's view of a walk made with ``keep_tree=True``: its elements (the rows), their HTML
-    lengths and the page's ``<title>``; no second parse."""
-    return ElementView(walk.elements, walk.root, True)
-
-
-def shown_elements(html: bytes | str, http_charset: str | None = None, n_rows: int | None = None,
-                   tags: Sequence[str] | None = None, walk: "PageWalk | None" = None) -> ElementView:
-    """The shown elements of a page in the walker's row order, with their HTML lengths and the
-    page's ``<title>``: from ``walk`` when it kept its tree, else from a walk of ``html`` that
-    keeps it. ``aligned`` says whether they match the rows (``n_rows`` and ``tags``); when not,
-    callers fall back to the rows alone."""
-    if walk is None or walk.elements is None:
-        from hwnoise.features.walk import walk_page
-
-        walk = walk_page(html, (), http_charset=http_charset, keep_tree=True)
-    view = element_view(walk)
-    out = view.elements
-    view.aligned = (n_rows is None or n_rows == len(out)) and (
-        tags is None or all(a == e.tag for a, e in zip(tags, out)))
-    return view
 
 
 # -- hashes and the 85 % rule ------------------------------------------------------------------

@@ -45,8 +45,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hwnoise.extractors.base import ExtractorError, WalkMethod, walk_of
-from hwnoise.extractors.sitelevel import _flag, shown_elements
+from hwnoise.extractors.sitelevel import _flag
 from hwnoise.features.columns import CONTENT, NOISE
+from hwnoise.features.elements import shown_elements
 from hwnoise.text import lcs_length
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -150,7 +150,7 @@ def _class_strings(rows: pd.DataFrame, walk_or_html: Any, http_charset: str | No
         html = getattr(walk_or_html, "html", None)
         if html is None:
             return None
-    from hwnoise.extractors.sitelevel import shown_elements
+    from hwnoise.features.elements import shown_elements
 
     tags = rows["tag"].astype(str).tolist() if "tag" in rows.columns else None
     view = shown_elements(html, http_charset, n_rows=len(rows), tags=tags, walk=walk)

@@ -5,7 +5,7 @@ tbody[1]/tr[2]`` (NEXT-EVAL writes them so; ``import plain`` reads the same form
 ``records/NAME.json``): every step has a position counted among the element siblings with
 the same tag in the page's DOM, whether shown or not. The walker's own ``xpath`` column
 counts only shown siblings and starts at ``/html/body``, so the two are joined through the
-parsed tree itself: ``features.render.shown_elements`` gives the walker's rows as lxml
+parsed tree itself: ``features.elements.shown_elements`` gives the walker's rows as lxml
 elements (the same decoding, parsing and visibility verdicts), and ``dom_xpaths`` writes each
 row's XPath in the browser's form. An XPath that names no shown element is *unresolved*:
 counted (``hidden`` when the element exists but the walker does not show it), never guessed.
@@ -161,9 +161,10 @@ def resolve_records(html: bytes | str, records: list[list[str]], *, http_charset
                     n_rows: int | None = None) -> RecordGold:
     """Resolve gold records on a page. ``n_rows`` (the walk's row count) is checked against
     the shown elements, so that a misjoin is an error rather than wrong labels."""
-    from hwnoise.features.render import shown_elements
+    from hwnoise.features.elements import shown_elements
 
-    root, els, parents = shown_elements(html, http_charset=http_charset)
+    view = shown_elements(html, http_charset)
+    root, els, parents = view.root, view.elements, view.parents
     if n_rows is not None and n_rows != len(els):
         raise RecordGoldError(f"the page's shown elements ({len(els)}) differ from the walk's rows "
                               f"({n_rows}); cannot place the gold records")

@@ -56,11 +56,12 @@ from lxml import etree
 
 from hwnoise.dataset import Dataset, append_jsonl, now_iso, read_jsonl
 from hwnoise.errors import HwnoiseError
+from hwnoise.features.elements import shown_elements
 from hwnoise.features.media import VIEWPORT  # the screen pages are laid out for (seed 002 §4.2:
 #                                              1366x768); the walk answers media queries for it
 from hwnoise.features.walk import walk_page
 
-__all__ = ["render_dataset", "render_page", "shown_elements", "tagged_html", "Browser",
+__all__ = ["render_dataset", "render_page", "tagged_html", "Browser",
            "RenderError", "RENDER_COLUMNS", "VIEWPORT", "CHROMIUM", "chromium_available",
            "read_render", "render_path", "page_render"]
 
@@ -129,22 +130,14 @@ def read_render(dataset: Dataset | str | os.PathLike, pages: list[str] | None = 
     return pd.read_parquet(path, filters=filters)
 
 
-# -- the same elements as the walker, in the same order -------------------------------------
-def shown_elements(html: bytes | str, *, http_charset: str | None = None
-                   ) -> tuple[etree._Element, list, list[int]]:
-    """``(root, elements, parents)``: the page's tree and its shown elements in the walker's
-    order (element i is ``walk_page(html).rows`` row i): the walk itself, keeping its tree."""
-    walk = walk_page(html, (), http_charset=http_charset, keep_tree=True)
-    return walk.root, walk.elements, walk.column("parent").tolist()
-
-
+# -- the page tagged with the walker's rows -----------------------------------------------------
 def tagged_html(html: bytes | str, *, http_charset: str | None = None) -> tuple[str, list[str]]:
     """The page serialised with ``data-hwnode="i"`` on its i-th shown element, and their tags.
 
     ``<meta http-equiv=refresh>`` is removed so that the page cannot navigate away.
     """
-    root, els, _ = shown_elements(html, http_charset=http_charset)
-    return _tag_tree(root, els)
+    view = shown_elements(html, http_charset)
+    return _tag_tree(view.root, view.elements)
 
 
 def _tag_tree(root: etree._Element, els: list) -> tuple[str, list[str]]:

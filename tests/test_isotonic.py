@@ -12,7 +12,7 @@ from hwnoise.dataset import Dataset
 from hwnoise.extractors.base import ExtractorError, text_from_labels, walk_of
 from hwnoise.extractors.isotonic import (FEATURES, isotonic_tree, make, node_features,
                                          smooth_tree, tree_cost)
-from hwnoise.extractors.sitelevel import shown_elements
+from hwnoise.features.elements import shown_elements
 
 
 def _random_tree(rng, n):

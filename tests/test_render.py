@@ -15,7 +15,8 @@ from lxml import etree
 
 from hwnoise.dataset import Dataset
 from hwnoise.features.render import (RENDER_COLUMNS, Browser, chromium_available, read_render,
-                                     render_dataset, render_page, shown_elements, tagged_html)
+                                     render_dataset, render_page, tagged_html)
+from hwnoise.features.elements import shown_elements
 from hwnoise.features.rendered import RENDER_FEATURES, apply_render, rendered_walk
 from hwnoise.features.walk import walk_page
 from script_fixtures import MARKO, SCRIPT_SHELL, STREAMED, words
@@ -49,7 +50,8 @@ VARIED = {
 def test_shown_elements_are_the_walkers_rows(name):
     html = VARIED[name]
     rows = walk_page(html).rows
-    _, els, parents = shown_elements(html)
+    view = shown_elements(html)
+    els, parents = view.elements, view.parents
     assert [e.tag for e in els] == rows["tag"].tolist()
     assert parents == rows["parent"].tolist()
     text, tags = tagged_html(html)
@@ -65,7 +67,7 @@ def test_shown_elements_match_walk_on_real_pages():
     for f in files:
         data = f.read_bytes()
         rows = walk_page(data).rows
-        _, els, _ = shown_elements(data)
+        els = shown_elements(data).elements
         assert [e.tag for e in els] == rows["tag"].tolist(), f
 
 
@@ -84,7 +86,8 @@ def test_apply_render_equals_the_walk_of_the_page_without_the_hidden_elements():
       <div class=main><h1>Big title about cats</h1><p>Cats sleep a lot. <a href=/c>More</a> tail</p>
       <p>Second <b>para</b> about cats and dogs</p><div class=rel><ul><li><a href=/1>cats 1</a></li>
       <li><a href=/2>two</a> dogs</li></ul></div></div><div id=foot>Footer (c) cats</div></body></html>"""
-    root, els, _ = shown_elements(html)
+    view = shown_elements(html)
+    root, els = view.root, view.elements
     hide = [i for i, e in enumerate(els) if e.get("id") == "top" or e.get("class") == "rel"]
     walk = walk_page(html, ["cats"], own_terms=["dogs"])
     base = walk.rows

@@ -9,7 +9,8 @@ import pytest
 from hwnoise.dataset import Dataset
 from hwnoise.extractors.base import ExtractorError, walk_of
 from hwnoise.extractors.registry import get_method
-from hwnoise.extractors.sitelevel import make, shown_elements, template_by_share, template_stats
+from hwnoise.extractors.sitelevel import make, template_by_share, template_stats
+from hwnoise.features.elements import shown_elements
 
 NAV = '<ul class="nav"><li><a href="/">Home</a></li><li><a href="/news">News</a></li></ul>'
 

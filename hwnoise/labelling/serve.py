@@ -6,8 +6,8 @@ A standard-library ``ThreadingHTTPServer`` on 127.0.0.1 serves a small static ap
 - ``GET /`` the app; ``GET /static/NAME`` its files;
 - ``GET /frame/ID`` the stored page as a browser shows it, made safe: scripts, ``on*``
   handlers, ``<base>``, refreshes and ``javascript:`` URLs removed, every shown element tagged
-  ``data-hw-node="ROW"`` (the walker's row, by ``sitelevel.shown_elements``, which walks with the
-  walker's parser and hiding rules), served with a Content-Security-Policy that lets no request
+  ``data-hw-node="ROW"`` (the walker's row, by ``features.elements.shown_elements``, which walks
+  with the walker's parser and hiding rules), served with a Content-Security-Policy that lets no request
   leave the server (and the server refuses every request without the token), shown in an
   ``<iframe sandbox="allow-same-origin">`` (no scripts run in it; the app draws over it);
 - ``GET /api/pages`` pages, checked marks, the suggested next page and the per-site model's
@@ -60,7 +60,7 @@ def safe_page(html: bytes, http_charset: str | None, n_rows: int, tags: list[str
     """The page's HTML with ``data-hw-node`` on every shown element and nothing that runs."""
     from lxml import etree, html as lhtml
 
-    from hwnoise.extractors.sitelevel import shown_elements
+    from hwnoise.features.elements import shown_elements
 
     view = shown_elements(html, http_charset, n_rows, tags)
     for i, el in enumerate(view.elements):
