@@ -37,6 +37,14 @@ class Method(Protocol):
     def extract(self, page: "Page", walk: "PageWalk | None" = None) -> str: ...
 
 
+def option_flag(value: Any) -> bool:
+    """A method's yes/no option as given (``--method-option nce.title=no``: "0", "false", "no",
+    "off" and "" are False, any other text True) or as a Python value."""
+    if isinstance(value, str):
+        return value.strip().lower() not in ("0", "false", "no", "off", "")
+    return bool(value)
+
+
 def labels_nodes(method: Any) -> bool:
     """True when ``method`` labels walker nodes (and can be scored at node level)."""
     return callable(getattr(method, "node_labels", None))

@@ -38,7 +38,7 @@ from urllib.parse import urljoin
 import numpy as np
 
 from hwnoise.dataset import site_of
-from hwnoise.extractors.base import ExtractorError, WalkMethod, walk_of
+from hwnoise.extractors.base import ExtractorError, WalkMethod, option_flag, walk_of
 from hwnoise.extractors.sitelevel import SiteLevel, _html_len_or_proxy
 from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.features.elements import ElementView, shown_elements
@@ -506,9 +506,7 @@ def make(c: float = 0.01, smoothing: Any = True, training: str = "dataset", pool
     """The ``isotonic`` method: ``c`` (0.01, 0.1, 1), ``smoothing`` on/off, ``training``
     ``dataset`` or ``pooled`` (with ``pool``: dataset folders, a list or comma-separated),
     ``levels`` None (exact smoothing, the default) or N quantiles of the scores (faster)."""
-    from hwnoise.extractors.sitelevel import _flag
-
     if isinstance(pool, str):
         pool = [x for x in pool.split(",") if x]
-    return Isotonic(c=float(c), smoothing=_flag(smoothing), training=training, pool=pool,
+    return Isotonic(c=float(c), smoothing=option_flag(smoothing), training=training, pool=pool,
                     p=float(p), threshold=float(threshold), levels=levels)

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hwnoise.extractors.base import WalkMethod, walk_of
+from hwnoise.extractors.base import WalkMethod, option_flag, walk_of
 from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.text import lcs_length, tokenize
 
@@ -139,7 +139,7 @@ class NCE(WalkMethod):
             for k in kids[ld[kids] <= self.tr]:
                 forest[k:last[k] + 1] = True
         content = forest.copy()
-        texts = _subtree_texts(walk, last)
+        texts = walk.subtree_texts()
         cut = self._comment_cut(parent, last, chars, forest, texts) if self.comments else None
         if cut is not None:
             content[cut:] = False
@@ -241,12 +241,6 @@ def _page_title(page: "Page") -> str:
     return " ".join(_html.unescape(re.sub(r"<[^>]+>", " ", m.group(1))).split())
 
 
-def _subtree_texts(walk: "PageWalk", last: np.ndarray) -> list[str]:
-    from hwnoise.extractors.sitelevel import _subtree_texts as st
-
-    return st(walk)
-
-
 def _ancestors(parent: np.ndarray, v: int) -> list[int]:
     out = [v]
     while parent[v] >= 0:
@@ -273,15 +267,13 @@ def _child_towards(parent: np.ndarray, top: int, v: int) -> int:
 def make(**options: Any) -> NCE:
     """The ``nce`` method; options a0..a9, tr, sibling_chars, sibling_link_density, comments,
     title (see the module docstring)."""
-    from hwnoise.extractors.sitelevel import _flag
-
     known = set(DEFAULTS) | {"sibling_chars", "sibling_link_density", "comments", "title"}
     bad = set(options) - known
     if bad:
         raise TypeError(f"nce: unknown options {', '.join(sorted(bad))}; known: {', '.join(sorted(known))}")
     kw: dict[str, Any] = {}
     for k, v in options.items():
-        kw[k] = _flag(v) if k in ("comments", "title") else (None if v is None else float(v))
+        kw[k] = option_flag(v) if k in ("comments", "title") else (None if v is None else float(v))
     if "a6" in kw:
         kw["a6"] = int(kw["a6"])
     return NCE(**kw)

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from lxml import etree
 
-from hwnoise.extractors.base import ExtractorError, WalkMethod, walk_of
+from hwnoise.extractors.base import ExtractorError, WalkMethod, option_flag, walk_of
 from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.features.elements import ElementView, shown_elements
 
@@ -56,25 +56,6 @@ def tag_paths(walk: "PageWalk") -> list[str]:
     return list(walk.tagpath)
 
 
-def _subtree_texts(walk: "PageWalk") -> list[str]:
-    """Each row's subtree text: its segments are contiguous in document order."""
-    n = len(walk.rows)
-    nseg = len(walk.segments)
-    seg_nodes = np.fromiter((s[0] for s in walk.segments), dtype=np.int64, count=nseg)
-    texts = [s[1] for s in walk.segments]
-    parent = walk.rows["parent"].to_numpy()
-    first = np.full(n, nseg, dtype=np.int64)
-    np.minimum.at(first, seg_nodes, np.arange(nseg))
-    for i in range(n - 1, 0, -1):
-        p = parent[i]
-        if first[i] < first[p]:
-            first[p] = first[i]
-    last = np.asarray(walk.last, dtype=np.int64)
-    cs = np.concatenate(([0], np.cumsum(np.bincount(seg_nodes, minlength=n))))
-    count = cs[last + 1] - cs[np.arange(n)]
-    return [" ".join(texts[first[i]:first[i] + count[i]]) if count[i] else "" for i in range(n)]
-
-
 def _h(*parts: str) -> int:
     """A stable 64-bit hash (the same in every process, unlike ``hash``)."""
     data = "\x1f".join(parts).encode("utf-8", "surrogatepass")
@@ -86,11 +67,11 @@ def node_keys(walk: "PageWalk", key: str = "text", view: ElementView | None = No
     if key == "text":
         paths = tag_paths(walk)
         own = walk.rows["text"].tolist()
-        sub = _subtree_texts(walk) if not all(own) else own
+        sub = walk.subtree_texts() if not all(own) else own
         return [_h(p, t) if t else _h(p, "", s) for p, t, s in zip(paths, own, sub)]
     if key == "subtree":
         paths = tag_paths(walk)
-        return [_h(p, "", t) for p, t in zip(paths, _subtree_texts(walk))]
+        return [_h(p, "", t) for p, t in zip(paths, walk.subtree_texts())]
     if key == "html":
         if view is None or not view.aligned:
             raise ExtractorError("sitelevel key='html' needs the page's lxml elements")
@@ -217,13 +198,7 @@ def make(p: float = 0.10, key: str = "text", share: float = 0.85, min_pages: int
          per_site: bool = True) -> SiteLevel:
     """The ``sitelevel`` method (see the module docstring for the options)."""
     return SiteLevel(p=float(p), key=key, share=float(share), min_pages=int(min_pages),
-                     per_site=_flag(per_site))
-
-
-def _flag(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() not in ("0", "false", "no", "off", "")
-    return bool(value)
+                     per_site=option_flag(per_site))
 
 
 def template_stats(pages: Sequence["Page"], **options: Any) -> dict:

@@ -44,8 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hwnoise.extractors.base import ExtractorError, WalkMethod, walk_of
-from hwnoise.extractors.sitelevel import _flag
+from hwnoise.extractors.base import ExtractorError, WalkMethod, option_flag, walk_of
 from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.features.elements import shown_elements
 from hwnoise.text import lcs_length
@@ -356,4 +355,4 @@ def make(t: float = 0.97, diff_threshold: float = 0.5, main_threshold: float = 5
     """The ``webstemmer`` method (options as in the module docstring)."""
     return Webstemmer(t=float(t), diff_threshold=float(diff_threshold),
                       main_threshold=float(main_threshold), title_threshold=float(title_threshold),
-                      strict=_flag(strict), merge=_flag(merge), depth=int(depth), linkage=linkage)
+                      strict=option_flag(strict), merge=option_flag(merge), depth=int(depth), linkage=linkage)

@@ -174,6 +174,23 @@ class PageWalk:
                                 [t for _, t in segs])
         return self._seg_arrays
 
+    def subtree_texts(self) -> list[str]:
+        """Each row's subtree text (its segments joined by one space): a row's segments and its
+        descendants' are contiguous in document order, from its first to its subtree's last."""
+        owner, texts = self.segment_arrays()
+        n, nseg = len(self), len(texts)
+        parent = np.asarray(self.column("parent"), dtype=np.int64)
+        first = np.full(n, nseg, dtype=np.int64)
+        np.minimum.at(first, owner, np.arange(nseg))
+        for i in range(n - 1, 0, -1):
+            p = parent[i]
+            if first[i] < first[p]:
+                first[p] = first[i]
+        last = np.asarray(self.last, dtype=np.int64)
+        cs = np.concatenate(([0], np.cumsum(np.bincount(owner, minlength=n))))
+        count = cs[last + 1] - cs[np.arange(n)]
+        return [" ".join(texts[first[i]:first[i] + count[i]]) if count[i] else "" for i in range(n)]
+
     def normalized_segments(self) -> list[str]:
         """Each segment's text normalised (``hwnoise.text.normalize``), made once per walk.
 
