@@ -39,9 +39,9 @@ import numpy as np
 
 from hwnoise.dataset import site_of
 from hwnoise.extractors.base import ExtractorError, WalkMethod, option_flag, walk_of
-from hwnoise.extractors.sitelevel import SiteLevel, _html_len_or_proxy
+from hwnoise.extractors.sitelevel import SiteLevel
 from hwnoise.features.columns import CONTENT, NOISE
-from hwnoise.features.elements import ElementView, shown_elements
+from hwnoise.features.elements import ElementView, html_len_or_proxy, shown_elements
 from hwnoise.text import tokenize
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -454,7 +454,7 @@ class Isotonic(WalkMethod):
             walk = walk_of(page, keep_tree=True)
             _, view, keys = sl.analyse(page.read_html(), page.http_charset, walk)
             records.append((sl._site(page), keys, walk.rows["parent"].to_numpy(),
-                            _html_len_or_proxy(walk, view)))
+                            html_len_or_proxy(walk, view)))
             X, area, geo = node_features(walk, view, page.url, _render_table(page))
             self.geometry_.add(geo)
             Xs.append(X), areas.append(area), sites.append(np.full(len(area), page.site, dtype=object))

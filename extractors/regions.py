@@ -23,8 +23,8 @@ import numpy as np
 
 from hwnoise.errors import HwnoiseError
 from hwnoise.features.columns import CONTENT
-from hwnoise.features.record_struct import (RECORD_DISTANCE, RECORD_MIN, _group_median, _is_record,
-                                           alike_groups, by_depth)
+from hwnoise.features.record_struct import (RECORD_DISTANCE, RECORD_MIN, alike_groups, by_depth,
+                                           group_median, is_record)
 from hwnoise.training.spec import REGION_MODES
 
 __all__ = ["REGION_FEATURES", "Candidate", "RegionScorer", "region_candidates", "choose_regions",
@@ -231,8 +231,8 @@ def region_candidates(walk, labels, proba: np.ndarray | None) -> tuple[list[Cand
     last = np.asarray(walk.last, dtype=np.int64)
     gid, dist = alike_groups(parent, tags, last)
     count = np.bincount(gid)
-    gdist = _group_median(gid, dist, len(count))
-    is_rec = _is_record(gid, count, gdist, parent)
+    gdist = group_median(gid, dist, len(count))
+    is_rec = is_record(gid, count, gdist, parent)
     stats = _row_stats(rows, parent, tags, chars, last, labels, proba, is_rec)
     units, largest = _units(parent, tags, chars, gid, count, dist, gdist, is_rec)
     found = [cf for k, unit in enumerate(units) for cf in _unit_candidates(k, unit, stats, largest)]

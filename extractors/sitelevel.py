@@ -38,7 +38,7 @@ from lxml import etree
 
 from hwnoise.extractors.base import ExtractorError, WalkMethod, option_flag, walk_of
 from hwnoise.features.columns import CONTENT, NOISE
-from hwnoise.features.elements import ElementView, shown_elements
+from hwnoise.features.elements import ElementView, html_len_or_proxy, shown_elements
 
 if TYPE_CHECKING:  # pragma: no cover
     from hwnoise.dataset import Page
@@ -98,14 +98,6 @@ def template_by_share(parent: np.ndarray, html_len: np.ndarray, template: np.nda
     return template
 
 
-def _html_len_or_proxy(walk: "PageWalk", view: ElementView | None) -> np.ndarray:
-    if view is not None and view.aligned:
-        return view.html_len
-    # proxy when lxml's elements do not line up: characters plus a tag's worth per element
-    r = walk.rows
-    return r["chars"].to_numpy(dtype=float) + 10.0 * (r["tags"].to_numpy(dtype=float) + 1)
-
-
 # -- the method --------------------------------------------------------------------------------
 class SiteLevel(WalkMethod):
     """SiteLevel: template = node hashes shared by at least p of a site's training pages."""
@@ -143,7 +135,7 @@ class SiteLevel(WalkMethod):
         walk, view, keys = self.analyse(page.read_html(), page.http_charset,
                                         walk if walk is not None else walk_of(page, keep_tree=True))
         return (self._site(page), keys, walk.rows["parent"].to_numpy(),
-                _html_len_or_proxy(walk, view))
+                html_len_or_proxy(walk, view))
 
     def fit(self, pages: Sequence["Page"]) -> "SiteLevel":
         """Count, per site, on how many training pages each hash occurs."""
@@ -189,7 +181,7 @@ class SiteLevel(WalkMethod):
         self._check()
         walk, view, keys = self.analyse(page.read_html(), page.http_charset, walk)
         return self._flags(self._site(page), keys, walk.rows["parent"].to_numpy(),
-                           _html_len_or_proxy(walk, view))
+                           html_len_or_proxy(walk, view))
 
     def node_labels(self, page: "Page", walk: "PageWalk") -> np.ndarray:
         return np.where(self.template_flags(page, walk), NOISE, CONTENT)

@@ -18,7 +18,7 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     from hwnoise.features.walk import PageWalk
 
-__all__ = ["ElementView", "element_view", "shown_elements", "html_lengths"]
+__all__ = ["ElementView", "element_view", "shown_elements", "html_lengths", "html_len_or_proxy"]
 
 
 @dataclass
@@ -92,3 +92,12 @@ def shown_elements(html: bytes | str, http_charset: str | None = None, n_rows: i
     view.aligned = (n_rows is None or n_rows == len(out)) and (
         tags is None or all(a == e.tag for a, e in zip(tags, out)))
     return view
+
+
+def html_len_or_proxy(walk: "PageWalk", view: ElementView | None) -> np.ndarray:
+    """Each row's HTML length (``view.html_len``), or, when lxml's elements do not line up with
+    the rows, a proxy: its characters plus a tag's worth (10) per element of its subtree."""
+    if view is not None and view.aligned:
+        return view.html_len
+    r = walk.rows
+    return r["chars"].to_numpy(dtype=float) + 10.0 * (r["tags"].to_numpy(dtype=float) + 1)

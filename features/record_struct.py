@@ -111,7 +111,7 @@ def alike_groups(parent: np.ndarray, tags: list[str], last: np.ndarray,
     return gid, dist
 
 
-def _group_median(gid: np.ndarray, dist: np.ndarray, groups: int) -> np.ndarray:
+def group_median(gid: np.ndarray, dist: np.ndarray, groups: int) -> np.ndarray:
     """Per group, the median of its members' distances (1 for a group of one)."""
     has = ~np.isnan(dist)
     out = np.ones(groups)
@@ -132,10 +132,12 @@ def record_groups(parent: np.ndarray, tags: list[str], last: np.ndarray) -> tupl
     at least ``RECORD_MIN`` whose median distance is at most ``RECORD_DISTANCE``."""
     gid, dist = alike_groups(parent, tags, last)
     count = np.bincount(gid)
-    return gid, _is_record(gid, count, _group_median(gid, dist, len(count)), parent)
+    return gid, is_record(gid, count, group_median(gid, dist, len(count)), parent)
 
 
-def _is_record(gid: np.ndarray, count: np.ndarray, gdist: np.ndarray, parent: np.ndarray) -> np.ndarray:
+def is_record(gid: np.ndarray, count: np.ndarray, gdist: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """Whether each row is a record: its group (``gid``; ``count`` members a group) has at least
+    ``RECORD_MIN`` members and a median distance (``gdist``) of at most ``RECORD_DISTANCE``."""
     return (count[gid] >= RECORD_MIN) & (gdist[gid] <= RECORD_DISTANCE) & (parent >= 0)
 
 
@@ -149,7 +151,7 @@ def by_depth(depth: np.ndarray) -> list[np.ndarray]:
 
 class _GroupSums(NamedTuple):
     """Per group of alike siblings: members, characters, link characters, median distance
-    (``_group_median``) and members that hold text."""
+    (``group_median``) and members that hold text."""
 
     count: np.ndarray
     chars: np.ndarray
@@ -162,7 +164,7 @@ def _group_sums(gid: np.ndarray, dist: np.ndarray, chars: np.ndarray, link_chars
     """The groups' per-group sums (``_GroupSums``)."""
     count = np.bincount(gid)
     return _GroupSums(count=count, chars=np.bincount(gid, weights=chars),
-                      link=np.bincount(gid, weights=link_chars), dist=_group_median(gid, dist, len(count)),
+                      link=np.bincount(gid, weights=link_chars), dist=group_median(gid, dist, len(count)),
                       text=np.bincount(gid, weights=(chars > 0).astype(float)))
 
 
@@ -243,7 +245,7 @@ def record_struct(walk: "PageWalk") -> pd.DataFrame:
     gid, dist = alike_groups(parent, tags, last)
     grp = _group_sums(gid, dist, chars, link_chars)
     share = grp.chars[gid] / total
-    is_rec = _is_record(gid, grp.count, grp.dist, parent)
+    is_rec = is_record(gid, grp.count, grp.dist, parent)
     is_region, cover = _region_cover(parent, gid, grp.chars, is_rec, chars)
     main, near = _main_and_near(parent, depth, is_rec, share)
     out = {
