@@ -277,6 +277,17 @@ class _PageClock:
         self._timer.cancel()
 
 
+class _Session(requests.Session):
+    """A session that neither follows nor previews redirects: the fetcher follows them by hand,
+    every hop checked. requests previews the next request even with ``allow_redirects=False``
+    (``Response.next``), and that preview reads the redirect's whole body into memory first,
+    unbounded and before the body limit is applied (a 302 with an endless or a gzip-bomb body
+    took gigabytes), and parses its Location (a bad one raised from inside ``request``)."""
+
+    def resolve_redirects(self, *args: Any, **kwargs: Any):
+        return iter(())
+
+
 # -- per-host throttling -------------------------------------------------------------------------
 
 class HostThrottle:
@@ -446,7 +457,7 @@ class Fetcher:
         with self._guard:
             sess = self._sessions.get(host)
             if sess is None:
-                sess = requests.Session()
+                sess = _Session()
                 sess.headers["User-Agent"] = self.settings.user_agent  # type: ignore[assignment]
                 sess.headers["Accept"] = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
                 adapter = _guarded_adapter(self.address)
@@ -587,7 +598,13 @@ class Fetcher:
                 if content_check and status < 300:
                     self._check_type(url, status, headers)
                 # read even a redirect's or an error's (bounded) body, so the connection is reused
-                body = self._read_body(url, resp, status, headers, max_bytes, clock)
+                try:
+                    body = self._read_body(url, resp, status, headers, max_bytes, clock)
+                except BodyError:
+                    if status not in REDIRECT_STATUSES or "location" not in headers or clock.expired:
+                        raise
+                    body = b""  # a redirect's body is never kept: one too big or undecodable is
+                    # dropped with its connection, and the redirect followed (as browsers do)
                 if status in REDIRECT_STATUSES:
                     body = b""
             finally:

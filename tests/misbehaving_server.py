@@ -13,6 +13,8 @@ Routes (path part of the URL; ``key`` in the query string keeps per-test counter
 - ``/wrong-charset``     UTF-8 bytes declared as ISO-8859-1
 - ``/loop`` ``/loop2``   redirect to each other
 - ``/redirect?to=URL&code=302``  redirects to any URL (private addresses, ``file:``...)
+- ``/redirect-body?n=N&enc=E``  a 302 with a body of N bytes (default 50 MB), labelled with
+                         Content-Encoding E if given; counts the bodies sent whole
 - ``/image``             a PNG, ``/big`` a body larger than the tests' limits
 - ``/not-gzip``          ``Content-Encoding: gzip`` over a body that is not gzip
 - ``/gzip-bomb``         a gzip body of 1 KB that decodes to 1 MB
@@ -197,6 +199,25 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(302, b"", headers={"Location": "/loop"})
         if path == "/redirect":
             return self._send(int(q.get("code", 302)), b"", headers={"Location": q["to"]})
+        if path == "/redirect-body":  # a redirect with a body of n bytes (gzip-labelled if enc=gzip)
+            n = int(q.get("n", 50_000_000))
+            self.send_response(302)
+            self.send_header("Location", "/page?after=redirect-body")
+            self.send_header("Content-Type", "text/html")
+            if q.get("enc"):
+                self.send_header("Content-Encoding", q["enc"])
+            self.send_header("Content-Length", str(n))
+            self.end_headers()
+            try:
+                block = b"m" * 65536
+                for _ in range(n // len(block)):
+                    self.wfile.write(block)
+                self.wfile.write(b"m" * (n % len(block)))
+                self.wfile.flush()
+                self._count("redirect-body-sent", key)
+            except OSError:
+                self.close_connection = True
+            return
         if path == "/image":
             return self._send(200, b"\x89PNG\r\n\x1a\n" + b"\0" * 100, "image/png")
         if path == "/big":

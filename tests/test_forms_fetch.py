@@ -249,3 +249,16 @@ Crawl-delay: 0.5
     assert enc.allowed("http://x.example/a")
     assert RobotsRules("").allowed("http://x.example/anything")
     assert RobotsRules("User-agent: *\nDisallow:\n").allowed("http://x.example/anything")
+
+
+def test_a_redirect_s_body_is_neither_read_whole_nor_kept(srv):
+    # requests previews the next request even when not following redirects, and that preview
+    # read the whole body of a redirect before the body limit applied (an endless or gzip-bomb
+    # body took gigabytes). Now the body is bounded, and one too big or undecodable is dropped.
+    with fetcher(max_bytes=100_000) as f:
+        res = f.fetch(srv.url("/redirect-body?key=rb1&n=50000000"))
+        assert res.status == 200 and res.final_url == srv.url("/page?after=redirect-body")
+        assert res.redirects[0]["status"] == 302
+        res = f.fetch(srv.url("/redirect-body?key=rb2&n=40&enc=gzip"))    # a body that is not gzip
+        assert res.status == 200 and res.final_url == srv.url("/page?after=redirect-body")
+    assert srv.counters[("redirect-body-sent", "rb1")] == 0              # the 50 MB were not read
