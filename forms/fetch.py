@@ -25,6 +25,7 @@ redirects).
 from __future__ import annotations
 
 import email.utils
+import http.client
 import ipaddress
 import re
 import socket
@@ -207,10 +208,25 @@ def _tracked(base: type) -> dict:
     return {"request": request}
 
 
+class _FinalResponse(http.client.HTTPResponse):
+    """A response read past its interim (1xx) responses. http.client skips a ``100 Continue``
+    only: a ``103 Early Hints`` was taken for the answer (an empty page of status 103), and the
+    real answer, left on the kept-alive connection, was read as the answer to the next request
+    (its page stored under the wrong submission). 101 (never asked for) stays final."""
+
+    def _read_status(self):  # type: ignore[override]
+        while True:
+            version, status, reason = super()._read_status()
+            if not 102 <= status < 200:
+                return version, status, reason
+            http.client.parse_headers(self.fp)  # the interim response's headers, skipped
+
+
 def _guarded_adapter(policy: AddressPolicy) -> HTTPAdapter:
     """An HTTPAdapter whose connections connect only to addresses ``policy`` allows, checked
-    on the addresses actually dialled (no gap between check and connect), and whose
-    connections are known to the page-time watchdog."""
+    on the addresses actually dialled (no gap between check and connect), whose
+    connections are known to the page-time watchdog, and whose responses skip interim 1xx
+    answers (:class:`_FinalResponse`)."""
 
     def new_conn(base):
         def _new_conn(self):
@@ -229,7 +245,8 @@ def _guarded_adapter(policy: AddressPolicy) -> HTTPAdapter:
         return _new_conn
 
     def members(base: type) -> dict:
-        return {**_tracked(base), **({} if policy.allow_all else {"_new_conn": new_conn(base)})}
+        return {**_tracked(base), "response_class": _FinalResponse,
+                **({} if policy.allow_all else {"_new_conn": new_conn(base)})}
 
     http_conn = type("GuardedHTTPConnection", (HTTPConnection,), members(HTTPConnection))
     https_conn = type("GuardedHTTPSConnection", (HTTPSConnection,), members(HTTPSConnection))

@@ -15,6 +15,7 @@ Routes (path part of the URL; ``key`` in the query string keeps per-test counter
 - ``/redirect?to=URL&code=302``  redirects to any URL (private addresses, ``file:``...)
 - ``/redirect-body?n=N&enc=E``  a 302 with a body of N bytes (default 50 MB), labelled with
                          Content-Encoding E if given; counts the bodies sent whole
+- ``/early-hints?sleep=S``  a ``103 Early Hints``, then after S seconds (default 0.3) the page
 - ``/image``             a PNG, ``/big`` a body larger than the tests' limits
 - ``/not-gzip``          ``Content-Encoding: gzip`` over a body that is not gzip
 - ``/gzip-bomb``         a gzip body of 1 KB that decodes to 1 MB
@@ -218,6 +219,12 @@ class _Handler(BaseHTTPRequestHandler):
             except OSError:
                 self.close_connection = True
             return
+        if path == "/early-hints":  # a 103 first, the answer a moment later (as an origin that
+            # sends hints while it builds the page)
+            self.wfile.write(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload; as=style\r\n\r\n")
+            self.wfile.flush()
+            time.sleep(float(q.get("sleep", 0.3)))
+            return self._send(200, result_page(parse_qsl(parts.query), " (after early hints)"))
         if path == "/image":
             return self._send(200, b"\x89PNG\r\n\x1a\n" + b"\0" * 100, "image/png")
         if path == "/big":

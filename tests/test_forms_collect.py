@@ -266,3 +266,17 @@ def test_post_form_through_its_form_page(srv, tmp_path):
     assert collect(subs, ds, **FAST)["fetched"] == 0 and len(srv.log) == n  # a rerun: nothing again
     assert all(r["method"] == "POST" and r["url"] == srv.url("/search") for r in journal_lines(ds))
     assert len({r["submission"] for r in journal_lines(ds)}) == 2    # same URL, different pages
+
+
+def test_an_early_hints_answer_is_not_taken_for_the_page(srv, tmp_path):
+    # a 103 before the answer: http.client took the 103 for the answer (an empty page) and read
+    # the real answer, left on the kept-alive connection, as the next submission's page
+    urls = [srv.url("/early-hints?q=hinted"), srv.url("/page?q=next")]
+    (tmp_path / "urls.txt").write_text("\n".join(urls) + "\n")
+    ds = Dataset.create(tmp_path / "ds")
+    assert collect(read_submissions(tmp_path / "urls.txt"), ds, **FAST, probes=0)["fetched"] == 2
+    recs = {r["url"]: r for r in journal_lines(ds)}
+    hinted, after = (ds.page(recs[u]["submission"]).read_html().decode() for u in urls)
+    assert recs[urls[0]]["status"] == 200 and "(after early hints)" in hinted and "hinted" in hinted
+    assert "early hints" not in after and "<b>q</b> next" in after
+    assert_journal_agrees_with_files(ds)
