@@ -158,11 +158,20 @@ class AddressPolicy:
                     raise HwnoiseError(f"allowed network {net!r} is not an IP address or CIDR block") from None
 
     def check_scheme(self, url: str) -> None:
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+        except ValueError as exc:  # "http://[::1" (a Location header can say anything)
+            raise BlockedURL(url, f"not a valid URL ({exc})") from None
         if parts.scheme.lower() not in ("http", "https"):
             raise BlockedURL(url, f"scheme {parts.scheme or '(none)'!r} refused: only http and https are fetched")
         if not parts.hostname:
             raise BlockedURL(url, "no host in the URL")
+        try:  # what requests and the resolver would refuse later, as errors of another kind
+            parts.port
+            urllib3.util.parse_url(url)
+            parts.hostname.encode("idna")
+        except (ValueError, UnicodeError) as exc:
+            raise BlockedURL(url, f"not a valid URL ({exc})") from None
 
     def address_allowed(self, ip: str) -> bool:
         if self.allow_all:
@@ -528,7 +537,10 @@ class Fetcher:
             if res.status not in REDIRECT_STATUSES or "location" not in res.headers:
                 res.url, res.redirects, res.attempts = url, hops, attempts
                 return res
-            target = urljoin(current, res.headers["location"].strip())
+            try:
+                target = urljoin(current, res.headers["location"].strip())
+            except ValueError:  # not a URL: the check of the next hop refuses it, naming it
+                target = res.headers["location"].strip()
             hops.append({"url": current, "status": res.status, "location": target})
             if len(hops) > self.settings.max_redirects:
                 loop = " (a redirect loop)" if (method, target) in seen else ""
@@ -626,6 +638,9 @@ class Fetcher:
                     body = b""
             finally:
                 resp.close()
+        except requests.exceptions.InvalidHeader as exc:  # Content-Length given twice, unequal
+            raise BodyError(url, f"the length of the answer is not known ({exc}); not kept",
+                            status=status, headers=headers) from None
         except (requests.RequestException, urllib3.exceptions.HTTPError, OSError):
             if clock.expired:
                 raise self._page_timeout(url, status, headers) from None

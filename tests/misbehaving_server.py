@@ -16,6 +16,7 @@ Routes (path part of the URL; ``key`` in the query string keeps per-test counter
 - ``/redirect-body?n=N&enc=E``  a 302 with a body of N bytes (default 50 MB), labelled with
                          Content-Encoding E if given; counts the bodies sent whole
 - ``/early-hints?sleep=S``  a ``103 Early Hints``, then after S seconds (default 0.3) the page
+- ``/two-lengths``       two Content-Length headers that disagree
 - ``/image``             a PNG, ``/big`` a body larger than the tests' limits
 - ``/not-gzip``          ``Content-Encoding: gzip`` over a body that is not gzip
 - ``/gzip-bomb``         a gzip body of 1 KB that decodes to 1 MB
@@ -225,6 +226,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             time.sleep(float(q.get("sleep", 0.3)))
             return self._send(200, result_page(parse_qsl(parts.query), " (after early hints)"))
+        if path == "/two-lengths":  # two Content-Length headers that disagree
+            page = result_page([], " (two lengths)")
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 7\r\n"
+                             b"Content-Length: %d\r\n\r\n" % len(page) + page)
+            self.close_connection = True
+            return
         if path == "/image":
             return self._send(200, b"\x89PNG\r\n\x1a\n" + b"\0" * 100, "image/png")
         if path == "/big":

@@ -194,3 +194,28 @@ def test_negative_numbers_are_refused(tmp_path, capsys, option, value):
         main(["collect", str(tmp_path / "u.txt"), "--into", str(tmp_path / "ds"), option, value])
     assert exc.value.code == 2 and option in capsys.readouterr().err
     assert not (tmp_path / "ds").exists()
+
+
+def test_a_malformed_answer_is_one_line_and_journaled_with_its_redirects(srv, tmp_path, capsys):
+    # a Location that is not a URL, or two Content-Lengths that disagree, raised ValueError or
+    # requests' own errors out of the fetcher: a traceback for --form, and a journal line that
+    # lost the redirect it came from
+    from urllib.parse import quote
+
+    (tmp_path / "v.jsonl").write_text('{"item_name": "tea"}\n')
+    cases = [(srv.url("/redirect?to=" + quote("http://[::1/x", safe="")), "not a valid URL (Invalid IPv6 URL)"),
+             (srv.url("/redirect?to=" + quote("http://127.0.0.1:99999/x", safe="")), "not a valid URL (Port"),
+             (srv.url("/two-lengths"), "the length of the answer is not known")]
+    for i, (url, expect) in enumerate(cases):
+        code, err = run_cli(["collect", "--form", url, "--values", str(tmp_path / "v.jsonl"), "--into",
+                             str(tmp_path / f"f{i}"), "-q", "--allow-private", "--delay", "0"], capsys)
+        assert code == 1 and err.startswith("hwnoise: error:") and err.count("\n") == 1
+        assert url in err and expect in err
+    (tmp_path / "urls.txt").write_text("".join(url + "\n" for url, _ in cases))
+    ds = Dataset.create(tmp_path / "ds")
+    assert collect(read_submissions(tmp_path / "urls.txt"), ds, **FAST, probes=0)["failed"] == 3
+    recs = {r["url"]: r for r in ds.journal().values()}
+    for url, expect in cases:
+        assert recs[url]["error"].startswith(url) and expect in recs[url]["error"]
+    assert [h["status"] for h in recs[cases[0][0]]["redirects"]] == [302]
+    assert recs[cases[0][0]]["redirects"][0]["location"] == "http://[::1/x"
