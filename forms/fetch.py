@@ -374,7 +374,7 @@ def parse_retry_after(value: str | None) -> float | None:
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # str.isdigit is true of '²' and '٣' too
         return float(value)
     try:
         when = email.utils.parsedate_to_datetime(value)

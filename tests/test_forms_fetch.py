@@ -262,3 +262,12 @@ def test_a_redirect_s_body_is_neither_read_whole_nor_kept(srv):
         res = f.fetch(srv.url("/redirect-body?key=rb2&n=40&enc=gzip"))    # a body that is not gzip
         assert res.status == 200 and res.final_url == srv.url("/page?after=redirect-body")
     assert srv.counters[("redirect-body-sent", "rb1")] == 0              # the 50 MB were not read
+
+
+def test_a_retry_after_of_digits_that_are_not_ascii_is_ignored(srv):
+    # 'Retry-After: ²' (byte 0xB2, read as latin-1): str.isdigit() is true of it and float()
+    # then raised ValueError out of the fetcher; it is no delay, so the backoff applies
+    assert parse_retry_after("\xb2") is None and parse_retry_after("\u0663") is None
+    with fetcher() as f:
+        res = f.fetch(srv.url("/busy?key=b3&after=%C2%B2"))
+    assert res.status == 200 and res.attempts == 2
