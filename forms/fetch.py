@@ -34,7 +34,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 import requests
 import urllib3
@@ -537,10 +537,11 @@ class Fetcher:
             if res.status not in REDIRECT_STATUSES or "location" not in res.headers:
                 res.url, res.redirects, res.attempts = url, hops, attempts
                 return res
+            location = _location(res.headers["location"])
             try:
-                target = urljoin(current, res.headers["location"].strip())
+                target = urljoin(current, location)
             except ValueError:  # not a URL: the check of the next hop refuses it, naming it
-                target = res.headers["location"].strip()
+                target = location
             hops.append({"url": current, "status": res.status, "location": target})
             if len(hops) > self.settings.max_redirects:
                 loop = " (a redirect loop)" if (method, target) in seen else ""
@@ -686,6 +687,26 @@ class Fetcher:
                                  f"({headers.get('content-encoding', '?')}) says: {_decoding_reason(exc)}; "
                                  "not kept", status=status, headers=headers) from None
         return b"".join(chunks)
+
+
+#: the printable ASCII a Location keeps as it is (its own percent-escapes included)
+_URL_SAFE = "".join(map(chr, range(0x21, 0x7F)))
+
+
+def _location(value: str) -> str:
+    """A Location header as the URL a browser follows. http.client reads header bytes as
+    latin-1, but a Location that is not ASCII is sent in UTF-8 (requests re-reads it so when
+    it follows redirects itself): taken as latin-1, ``/café`` was followed to
+    ``/caf%C3%83%C2%A9``. Bytes that are not UTF-8 are percent-encoded as they are."""
+    value = value.strip()
+    try:
+        raw = value.encode("latin-1")
+    except UnicodeEncodeError:
+        return value
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return quote(raw, safe=_URL_SAFE)
 
 
 def _decoding_reason(exc: Exception) -> str:

@@ -17,6 +17,8 @@ Routes (path part of the URL; ``key`` in the query string keeps per-test counter
                          Content-Encoding E if given; counts the bodies sent whole
 - ``/early-hints?sleep=S``  a ``103 Early Hints``, then after S seconds (default 0.3) the page
 - ``/two-lengths``       two Content-Length headers that disagree
+- ``/redirect-raw?to=URL&enc=E``  a 302 whose Location is the bytes of URL in encoding E
+                         (default utf-8)
 - ``/image``             a PNG, ``/big`` a body larger than the tests' limits
 - ``/not-gzip``          ``Content-Encoding: gzip`` over a body that is not gzip
 - ``/gzip-bomb``         a gzip body of 1 KB that decodes to 1 MB
@@ -232,6 +234,9 @@ class _Handler(BaseHTTPRequestHandler):
                              b"Content-Length: %d\r\n\r\n" % len(page) + page)
             self.close_connection = True
             return
+        if path == "/redirect-raw":  # a Location of raw bytes: ``to`` encoded as ``enc``
+            location = q["to"].encode(q.get("enc", "utf-8")).decode("latin-1")
+            return self._send(302, b"", headers={"Location": location})
         if path == "/image":
             return self._send(200, b"\x89PNG\r\n\x1a\n" + b"\0" * 100, "image/png")
         if path == "/big":

@@ -271,3 +271,17 @@ def test_a_retry_after_of_digits_that_are_not_ascii_is_ignored(srv):
     with fetcher() as f:
         res = f.fetch(srv.url("/busy?key=b3&after=%C2%B2"))
     assert res.status == 200 and res.attempts == 2
+
+
+def test_a_location_in_utf8_is_followed_as_browsers_do(srv):
+    # http.client reads header bytes as latin-1: a UTF-8 Location "/page?q=café" was followed
+    # to /page?q=caf%C3%83%C2%A9 (mojibake); bytes that are not UTF-8 go percent-encoded
+    from urllib.parse import quote
+    n = len(srv.log)
+    with fetcher() as f:
+        res = f.fetch(srv.url("/redirect-raw?to=" + quote("/page?q=café")))
+        assert res.final_url == srv.url("/page?q=café") == res.redirects[0]["location"]
+        assert "<b>q</b> café" in res.body.decode()
+        res = f.fetch(srv.url("/redirect-raw?enc=latin-1&to=" + quote("/page?q=caf\xe9")))
+        assert res.final_url == srv.url("/page?q=caf%E9")
+    assert [e[2] for e in requests_to(srv, "/page", n)] == ["/page?q=caf%C3%A9", "/page?q=caf%E9"]
