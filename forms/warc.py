@@ -70,8 +70,12 @@ def _reason(status: int) -> str:
 
 
 def _target(url: str) -> str:
+    """The request line's target, as it went on the wire: percent-encoded as requests sends
+    it (a URL with ``café`` in it made warcio, which writes HTTP headers as ASCII, raise)."""
+    from requests.utils import requote_uri
+
     parts = urlsplit(url)
-    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return requote_uri((parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
 
 
 def record_set(journal: dict, body: bytes, *, user_agent: str | None = None) -> bytes:

@@ -375,3 +375,19 @@ def test_extract_reads_a_warc_and_writes_json_lines(server, tmp_path, monkeypatc
         want += [(u, r.xpaths[0]) for r in page_records(body, walk, labels, proba, http_charset=charset)]
     assert want and [(x["url"], x["xpath"]) for x in recs] == want and all(x["warc"] == str(warc) for x in recs)
     assert f"{len(want)} records in 2 pages from" in err
+
+
+def test_a_url_that_is_not_ascii_goes_into_the_warc_as_it_went_on_the_wire(server, tmp_path):
+    # the request line was written with the URL's own characters, and warcio writes HTTP
+    # headers as ASCII: 'hwnoise collect --warc' of /search?q=café raised UnicodeEncodeError
+    # after the page's journal line, and every rerun raised it again in the backfill
+    (tmp_path / "urls.txt").write_text(url(server, "/search?q=café&w=1") + "\n" + url(server, "/search?q=tea&w=1") + "\n")
+    warc = tmp_path / "crawl.warc.gz"
+    collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / "ds"), "--warc", str(warc), "--probes", "0")
+    recs = read_warc(warc)
+    assert len([r for r in recs if r["type"] == "response"]) == 2
+    with open(warc, "rb") as fh:
+        lines = [rec.http_headers.protocol + " " + rec.http_headers.statusline
+                 for rec in ArchiveIterator(fh) if rec.rec_type == "request"]
+    assert lines == ["GET /search?q=caf%C3%A9&w=1", "GET /search?q=tea&w=1"]
+    assert {r["sid"] for r in recs if r["type"] == "response"} == set(Dataset(tmp_path / "ds").journal())
