@@ -686,6 +686,10 @@ class Fetcher:
             raise BodyError(url, f"the body does not decode as its Content-Encoding "
                                  f"({headers.get('content-encoding', '?')}) says: {_decoding_reason(exc)}; "
                                  "not kept", status=status, headers=headers) from None
+        if status < 300 and not _decoded_whole(resp):
+            raise BodyError(url, f"the body does not decode as its Content-Encoding "
+                                 f"({headers.get('content-encoding', '?')}) says: its compressed stream "
+                                 f"is cut short ({size} bytes decoded); not kept", status=status, headers=headers)
         return b"".join(chunks)
 
 
@@ -707,6 +711,28 @@ def _location(value: str) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         return quote(raw, safe=_URL_SAFE)
+
+
+def _decoded_whole(resp: requests.Response) -> bool:
+    """Whether the body's Content-Encoding decoders reached the end of their compressed
+    streams. urllib3 hands out what a gzip, deflate or brotli stream cut short decodes to, without
+    a word (its zstd decoder alone raises), and the page was kept as whole: half a page, or
+    an empty one. A body with nothing on the wire, or a decoder not known here, counts as whole."""
+    raw = resp.raw
+    decoder = getattr(raw, "_decoder", None)
+    if decoder is None or not raw.tell():
+        return True
+    swallowing = getattr(getattr(urllib3.response, "GzipDecoderState", None), "SWALLOW_DATA", None)
+    for dec in getattr(decoder, "_decoders", [decoder]):
+        obj = getattr(dec, "_obj", None)
+        if obj is None or (swallowing is not None and getattr(dec, "_state", None) == swallowing):
+            continue  # gzip ignores what trails a whole member, as other gzip readers do
+        ended = getattr(obj, "eof", None)
+        if ended is None and hasattr(obj, "is_finished"):
+            ended = obj.is_finished()
+        if ended is False:
+            return False
+    return True
 
 
 def _decoding_reason(exc: Exception) -> str:

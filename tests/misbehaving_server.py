@@ -19,6 +19,7 @@ Routes (path part of the URL; ``key`` in the query string keeps per-test counter
 - ``/two-lengths``       two Content-Length headers that disagree
 - ``/redirect-raw?to=URL&enc=E``  a 302 whose Location is the bytes of URL in encoding E
                          (default utf-8)
+- ``/cut-short?enc=gzip|deflate|br``  the first half of a compressed page, Content-Length honest
 - ``/image``             a PNG, ``/big`` a body larger than the tests' limits
 - ``/not-gzip``          ``Content-Encoding: gzip`` over a body that is not gzip
 - ``/gzip-bomb``         a gzip body of 1 KB that decodes to 1 MB
@@ -237,6 +238,12 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/redirect-raw":  # a Location of raw bytes: ``to`` encoded as ``enc``
             location = q["to"].encode(q.get("enc", "utf-8")).decode("latin-1")
             return self._send(302, b"", headers={"Location": location})
+        if path == "/cut-short":  # a compressed page cut in half, its Content-Length the half's
+            import zlib
+            page = result_page([], " (whole)" + " padding" * 200)
+            packed = {"gzip": gzip.compress, "deflate": zlib.compress,
+                      "br": lambda b: __import__("brotli").compress(b)}[q.get("enc", "gzip")](page)
+            return self._send(200, packed[: len(packed) // 2], headers={"Content-Encoding": q.get("enc", "gzip")})
         if path == "/image":
             return self._send(200, b"\x89PNG\r\n\x1a\n" + b"\0" * 100, "image/png")
         if path == "/big":

@@ -285,3 +285,17 @@ def test_a_location_in_utf8_is_followed_as_browsers_do(srv):
         res = f.fetch(srv.url("/redirect-raw?enc=latin-1&to=" + quote("/page?q=caf\xe9")))
         assert res.final_url == srv.url("/page?q=caf%E9")
     assert [e[2] for e in requests_to(srv, "/page", n)] == ["/page?q=caf%C3%A9", "/page?q=caf%E9"]
+
+
+def test_a_compressed_body_cut_short_is_not_kept_as_a_page(srv):
+    # urllib3 hands out what a cut gzip, deflate or brotli stream decodes to, without a word:
+    # half a page (an empty one for brotli) was kept as the page, journaled as a success
+    import importlib.util
+    encodings = ["gzip", "deflate"] + (["br"] if importlib.util.find_spec("brotli") else [])
+    with fetcher() as f:
+        for enc in encodings:
+            with pytest.raises(BodyError, match=rf"/cut-short\?enc={enc}: the body does not decode as its "
+                                                rf"Content-Encoding \({enc}\) says: its compressed stream is "
+                                                r"cut short") as err:
+                f.fetch(srv.url(f"/cut-short?enc={enc}"))
+            assert err.value.status == 200 and err.value.attempts == 1
