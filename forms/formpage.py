@@ -185,7 +185,10 @@ def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_ind
         raise FormError(f"{where}: not readable as HTML ({exc})") from None
     form_el = _pick_form(root, form_index, where)
     action = (form_el.get("action") or "").strip()
-    action = urljoin(page_url or "", action) if page_url else action
+    try:
+        action = urljoin(page_url or "", action) if page_url else action
+    except ValueError as exc:  # action="http://[::1/s"
+        raise FormError(f"{where}: the form's action {action!r} is not a URL ({exc})") from None
     if not action:
         raise FormError(f"{where}: the form has no action and no page URL is known to resolve it against "
                         "(pass base_url)")

@@ -31,6 +31,7 @@ Routes (path part of the URL; ``key`` in the query string keeps per-test counter
 - ``/utf7``              ``charset=utf-7`` with a UTF-7 ``<script>`` in the body
 - ``/private/...``       a page robots.txt disallows
 - ``/form`` ``/post-form``  a search form (GET; POST multipart-free), ``/search`` its results
+- ``/form-action?action=A``  a one-field search form whose action is A
 
 ``TRAVERSING_IDS`` are submission ids that would leave the dataset folder (``hostile_lines``
 makes JSON lines of them pointing at this server).
@@ -296,6 +297,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(404, b"<h1>Not found</h1>")
         if path.startswith("/private"):
             return self._send(200, result_page([], " private"))
+        if path == "/form-action":  # a search form whose action is ``action``, as given
+            return self._send(200, f'<html><body><form action="{html.escape(q["action"])}">'
+                                   '<input name="q"></form></body></html>'.encode())
         if path in ("/form", "/post-form"):
             return self._send(200, FORM_PAGE.format(method="get" if path == "/form" else "post").encode())
         if path == "/search":

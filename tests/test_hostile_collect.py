@@ -219,3 +219,14 @@ def test_a_malformed_answer_is_one_line_and_journaled_with_its_redirects(srv, tm
         assert recs[url]["error"].startswith(url) and expect in recs[url]["error"]
     assert [h["status"] for h in recs[cases[0][0]]["redirects"]] == [302]
     assert recs[cases[0][0]]["redirects"][0]["location"] == "http://[::1/x"
+
+
+def test_a_form_whose_action_is_not_a_url_is_one_line(srv, tmp_path, capsys):
+    from urllib.parse import quote
+
+    (tmp_path / "v.jsonl").write_text('{"q": "tea"}\n')
+    page = srv.url("/form-action?action=" + quote("http://[::1/s", safe=""))
+    code, err = run_cli(["collect", "--form", page, "--values", str(tmp_path / "v.jsonl"), "--into",
+                         str(tmp_path / "ds"), "-q", "--allow-private", "--delay", "0"], capsys)
+    assert code == 1 and err.startswith("hwnoise: error:") and err.count("\n") == 1
+    assert page in err and "the form's action 'http://[::1/s' is not a URL" in err
