@@ -534,7 +534,11 @@ class Fetcher:
                     exc.args = (f"{url}: {exc.args[0]} (reached by redirect)",)
                 raise
             attempts += res.attempts
-            if res.status not in REDIRECT_STATUSES or "location" not in res.headers:
+            if res.status in REDIRECT_STATUSES and "location" not in res.headers:
+                # a redirect to nowhere: its body was not kept, so it is no page either
+                raise FetchError(url, f"HTTP {res.status} without a Location header", status=res.status,
+                                 headers=res.headers, redirects=hops, final_url=current, attempts=attempts)
+            if res.status not in REDIRECT_STATUSES:
                 res.url, res.redirects, res.attempts = url, hops, attempts
                 return res
             location = _location(res.headers["location"])

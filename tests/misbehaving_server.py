@@ -12,7 +12,8 @@ Routes (path part of the URL; ``key`` in the query string keeps per-test counter
 - ``/endless``           streams HTML forever
 - ``/wrong-charset``     UTF-8 bytes declared as ISO-8859-1
 - ``/loop`` ``/loop2``   redirect to each other
-- ``/redirect?to=URL&code=302``  redirects to any URL (private addresses, ``file:``...)
+- ``/redirect?to=URL&code=302``  redirects to any URL (private addresses, ``file:``...); without
+                         ``to``, a page with that status and no Location
 - ``/redirect-body?n=N&enc=E``  a 302 with a body of N bytes (default 50 MB), labelled with
                          Content-Encoding E if given; counts the bodies sent whole
 - ``/early-hints?sleep=S``  a ``103 Early Hints``, then after S seconds (default 0.3) the page
@@ -204,6 +205,8 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/loop2":
             return self._send(302, b"", headers={"Location": "/loop"})
         if path == "/redirect":
+            if "to" not in q:  # a redirect to nowhere, with a body
+                return self._send(int(q.get("code", 302)), result_page([], " (no Location)"))
             return self._send(int(q.get("code", 302)), b"", headers={"Location": q["to"]})
         if path == "/redirect-body":  # a redirect with a body of n bytes (gzip-labelled if enc=gzip)
             n = int(q.get("n", 50_000_000))

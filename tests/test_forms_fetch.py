@@ -299,3 +299,12 @@ def test_a_compressed_body_cut_short_is_not_kept_as_a_page(srv):
                                                 r"cut short") as err:
                 f.fetch(srv.url(f"/cut-short?enc={enc}"))
             assert err.value.status == 200 and err.value.attempts == 1
+
+
+def test_a_redirect_without_a_location_is_an_error_not_an_empty_page(srv):
+    # its body was dropped as a redirect's, and the answer kept as a page: 0 bytes, status 302
+    with fetcher() as f:
+        for code in (301, 302, 303, 307, 308):
+            with pytest.raises(FetchError, match=rf"/redirect\?code={code}: HTTP {code} without a Location") as err:
+                f.fetch(srv.url(f"/redirect?code={code}"))
+            assert err.value.status == code and err.value.attempts == 1
