@@ -66,10 +66,11 @@ def text_segments(html: bytes | str, render: pd.DataFrame | None, *, http_charse
     link_chars}]`` in document order, the shares being counted against the page's most
     common font size and colour (see the module docstring). Without ``render`` every
     element counts as inline except the block tags of HTML's default style sheet."""
-    from hwnoise.features.render import shown_elements
+    from hwnoise.features.elements import shown_elements
     from hwnoise.features.rendered import dominant
 
-    root, els, parents = shown_elements(html, http_charset=http_charset)
+    view = shown_elements(html, http_charset)
+    els, parents = view.elements, view.parents
     n = len(els)
     tags = [el.tag for el in els]
     owner, texts, in_link, seg_of = _text_nodes(els, tags, _block_flags(tags, render, n))
