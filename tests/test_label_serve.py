@@ -236,3 +236,68 @@ def test_browser_shows_page_click_flips_label_on_screen_and_disk(crawl, outside,
     # the labelling server; its own-origin image was refused for want of the token
     assert hits == []
     assert srv.refused >= 1
+
+
+def _serve(ds):
+    from hwnoise.labelling.serve import make_server
+
+    srv = make_server(ds)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def _browser(pw):
+    return pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+
+
+def _frame_js(page, expr: str):
+    """``expr`` evaluated with ``d`` the frame's document."""
+    return page.evaluate(f"(() => {{ const d = document.getElementById('frame').contentDocument; return {expr}; }})()")
+
+
+def _one_page(tmp_path, html: str, auto: bool = True) -> Dataset:
+    ds = Dataset.create(tmp_path / "one", name="one", source="test")
+    sub = ds.add_submission({"url": "http://shop.example/?q=x", "fields": [{"name": "q", "value": "x"}]})
+    ds.write_page(sub["id"], html.encode())
+    if auto:
+        weights = tmp_path / "w.json"
+        weights.write_text('{"bias": 0, "weights": {"sitelevel": 1, "query": 1, "cetd": 1, "records": 1}}')
+        assert main(["label", str(ds.path), "--auto", "--no-general", "--extractors", "",
+                     "--weights", str(weights)]) == 0
+    return ds
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed")
+def test_a_page_without_automatic_labels_is_shown_and_labelled(tmp_path):
+    """A node with no label had confidence NaN in /api/labels, which is not JSON: the app threw
+    and drew nothing, and a click labelled nothing (served before --auto, or a page crawled after)."""
+    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
+    import json
+
+    from playwright.sync_api import sync_playwright
+
+    ds = _one_page(tmp_path, "<html><body><h1>Results for x</h1><p>One result about x.</p></body></html>",
+                   auto=False)
+    srv = _serve(ds)
+    try:
+        pid = ds.page_ids()[0]
+        with urllib.request.urlopen(f"{srv.url.split('?')[0]}api/labels/{pid}?t={srv.token}", timeout=30) as r:
+            nodes = json.loads(r.read(), parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))["nodes"]
+        assert nodes and all(n["confidence"] is None and n["label"] is None for n in nodes)
+        with sync_playwright() as pw:
+            browser = _browser(pw)
+            page = browser.new_page()
+            errors = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(srv.url)
+            page.wait_for_function(f"() => document.body.getAttribute('data-page') === '{pid}'")
+            h1 = page.frame_locator("#frame").locator("h1")
+            h1.click()
+            page.wait_for_function("() => document.getElementById('saved').textContent.includes('saved')")
+            assert h1.get_attribute("data-hw-label") == "N" and errors == []
+            browser.close()
+        lab = Dataset(ds.path).read_labels()
+        assert list(lab.loc[lab["xpath"] == "/html/body/h1[1]", "label"]) == ["N"]
+    finally:
+        srv.shutdown()
+        srv.server_close()

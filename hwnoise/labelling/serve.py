@@ -339,6 +339,8 @@ class _Handler(BaseHTTPRequestHandler):
         if pid not in store.by_id:
             return self._error(HTTPStatus.NOT_FOUND, "no such page")
         lab = store.page_labels(pid)
+        # a node without a label has no confidence: null, not NaN (which JSON.parse refuses)
+        lab["confidence"] = lab["confidence"].astype(object).where(lab["confidence"].notna(), None)
         self._json({"page": pid, "checked": pid in store.checked, "nodes": lab.to_dict("records")})
 
     def _post_label(self, body: dict, pid: str) -> None:
