@@ -301,3 +301,34 @@ def test_a_page_without_automatic_labels_is_shown_and_labelled(tmp_path):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed")
+def test_a_middle_click_on_a_stored_link_opens_nothing(tmp_path, outside):
+    """A middle click fires auxclick, not click: the link opened in a new tab (the sandbox lets a
+    user's new tab through, the frame's CSP does not cover it) and the request left the server."""
+    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
+    from playwright.sync_api import sync_playwright
+
+    other, hits = outside
+    ds = _one_page(tmp_path, f"<html><body><h1>Results for x</h1><p>One result: <a id='out' "
+                             f"href='{other}/middle'>a link to elsewhere</a></p></body></html>")
+    srv = _serve(ds)
+    try:
+        with sync_playwright() as pw:
+            browser = _browser(pw)
+            context = browser.new_context()
+            page = context.new_page()
+            page.goto(srv.url)
+            page.wait_for_function("() => document.body.getAttribute('data-page')")
+            link = page.frame_locator("#frame").locator("#out")
+            link.click(button="middle")
+            link.click(modifiers=["Control"])
+            link.click(modifiers=["Shift"])
+            page.wait_for_timeout(1500)
+            assert [p.url for p in context.pages] == [page.url]
+            browser.close()
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert hits == []

@@ -66,18 +66,24 @@ async function show(i) {
   cur = (i + pages.length) % pages.length;
   sel = -1;
   const pid = pages[cur].id;
-  const loaded = new Promise((res) => { $("frame").onload = res; });
+  const loaded = new Promise((res) => { $("frame").onload = () => { guard(doc()); res(); }; });
   $("frame").src = withT("/frame/" + pid);
   const [d] = await Promise.all([api("/api/labels/" + pid), loaded]);
   nodes = d.nodes;
   const fd = doc();
   fd.addEventListener("click", onClick, true);
-  fd.addEventListener("submit", (e) => e.preventDefault(), true);
   fd.addEventListener("keydown", onKey);
   paint();
   showNode();
   await refreshStatus();
   document.body.setAttribute("data-page", pid);
+}
+
+// the stored page's links and forms go nowhere, from the moment it is shown: not by a click,
+// a middle click (a new tab, which the sandbox lets through), nor a submit
+function guard(fd) {
+  if (!fd) return;
+  ["click", "auxclick", "submit"].forEach((t) => fd.addEventListener(t, (e) => e.preventDefault(), true));
 }
 
 async function flip(node) {
