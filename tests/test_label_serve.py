@@ -332,3 +332,32 @@ def test_a_middle_click_on_a_stored_link_opens_nothing(tmp_path, outside):
         srv.shutdown()
         srv.server_close()
     assert hits == []
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed")
+def test_a_stored_page_cannot_loosen_the_referrer_policy(tmp_path):
+    """``<meta name=referrer content=unsafe-url>`` (or a ``referrerpolicy`` attribute) overrode the
+    frame's ``Referrer-Policy: no-referrer``: whatever the frame then asked for or opened carried
+    its URL, the token with it (a link opened in a new tab sent it to the link's host)."""
+    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
+    from playwright.sync_api import sync_playwright
+
+    ds = _one_page(tmp_path, "<html><head><meta name='referrer' content='unsafe-url'></head><body>"
+                             "<h1>Results for x</h1><p>One result <img src='/meta.png'>"
+                             "<img src='/attr.png' referrerpolicy='unsafe-url'></p></body></html>")
+    srv = _serve(ds)
+    try:
+        with sync_playwright() as pw:
+            browser = _browser(pw)
+            page = browser.new_page()
+            sent = {}
+            page.on("request", lambda r: sent.__setitem__(r.url.split("/")[-1], r.headers.get("referer")))
+            page.goto(srv.url)
+            page.wait_for_function("() => document.body.getAttribute('data-page')")
+            page.wait_for_timeout(500)
+            browser.close()
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert set(sent) >= {"meta.png", "attr.png"}
+    assert not sent["meta.png"] and not sent["attr.png"], sent  # no Referer (Playwright says "")

@@ -71,12 +71,13 @@ def safe_page(html: bytes, http_charset: str | None, n_rows: int, tags: list[str
             continue
         tag = el.tag.lower()
         if tag in ("script", "noscript", "base", "iframe", "frame", "object", "embed", "link") or (
-                tag == "meta" and (el.get("http-equiv") or "").lower() in ("refresh", "content-security-policy")):
-            _drop(el)
+                tag == "meta" and (el.get("http-equiv") or "").lower() in ("refresh", "content-security-policy")) or (
+                tag == "meta" and (el.get("name") or "").strip().lower() == "referrer"):
+            _drop(el)  # a page's own referrer policy would send the frame's URL, token and all
             continue
         for k in list(el.attrib):
             v = el.attrib[k]
-            if k.lower().startswith("on") or (k.lower() in _URL_ATTRS and
+            if k.lower().startswith("on") or k.lower() == "referrerpolicy" or (k.lower() in _URL_ATTRS and
                                               v.strip().lower().startswith(("javascript:", "vbscript:"))):
                 del el.attrib[k]
     head = root.find("head")
