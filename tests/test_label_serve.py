@@ -361,3 +361,36 @@ def test_a_stored_page_cannot_loosen_the_referrer_policy(tmp_path):
         srv.server_close()
     assert set(sent) >= {"meta.png", "attr.png"}
     assert not sent["meta.png"] and not sent["attr.png"], sent  # no Referer (Playwright says "")
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed")
+def test_markup_in_a_foreign_style_stays_text(tmp_path):
+    """lxml keeps ``<svg><style>``'s text raw and wrote it back raw, but a browser parses a style
+    under ``<svg>``/``<math>`` as markup: the frame came alive with a ``<meta http-equiv=refresh>``
+    and elements the sanitiser never saw (here one claiming to be node 1)."""
+    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
+    from playwright.sync_api import sync_playwright
+
+    ds = _one_page(tmp_path, "<html><head><style><!-- h1 { color: rgb(1, 2, 3) } --></style></head><body>"
+                             "<h1>Results for x</h1><p>One result</p>"
+                             "<svg><style><meta http-equiv='refresh' content='0;url=/r'>"
+                             "<p id='in-svg' data-hw-node='1'>x</p></style></svg><math><mtext><table>"
+                             "<mglyph><style><img id='in-math' src='/m.png'></style></mglyph></table></mtext>"
+                             "</math></body></html>")
+    srv = _serve(ds)
+    try:
+        with sync_playwright() as pw:
+            browser = _browser(pw)
+            page = browser.new_page()
+            said = []
+            page.on("console", lambda m: said.append(m.text))
+            page.goto(srv.url)
+            page.wait_for_function("() => document.body.getAttribute('data-page')")
+            page.wait_for_timeout(500)
+            assert _frame_js(page, "d.querySelectorAll('meta[http-equiv=refresh], #in-svg, #in-math').length") == 0
+            assert _frame_js(page, "getComputedStyle(d.querySelector('h1')).color") == "rgb(1, 2, 3)"
+            assert not [s for s in said if "refresh" in s]
+            browser.close()
+    finally:
+        srv.shutdown()
+        srv.server_close()

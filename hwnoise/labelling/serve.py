@@ -75,6 +75,11 @@ def safe_page(html: bytes, http_charset: str | None, n_rows: int, tags: list[str
                 tag == "meta" and (el.get("name") or "").strip().lower() == "referrer"):
             _drop(el)  # a page's own referrer policy would send the frame's URL, token and all
             continue
+        if tag == "style" and el.text and "<" in el.text:
+            # lxml keeps a <style>'s text raw, but under <svg> or <math> a browser parses it as
+            # markup ("<svg><style><meta http-equiv=refresh ...>" is a live refresh): no "<" left
+            # (a CSS "<!--" means nothing; in a string, \3c is the same character)
+            el.text = el.text.replace("<!--", "").replace("<", "\\3c ")
         for k in list(el.attrib):
             v = el.attrib[k]
             if k.lower().startswith("on") or k.lower() == "referrerpolicy" or (k.lower() in _URL_ATTRS and
