@@ -394,3 +394,34 @@ def test_markup_in_a_foreign_style_stays_text(tmp_path):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed")
+def test_a_stored_page_cannot_name_its_own_nodes(tmp_path):
+    """A page's own ``data-hw-node`` on an element the walk does not show (a ``<canvas>``'s
+    fallback, which a frame without scripts shows) was kept: a click on it flipped the node it
+    named (here the h1 alone), and the app drew that node's label on it."""
+    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
+    from playwright.sync_api import sync_playwright
+
+    ds = _one_page(tmp_path, "<html><body><h1>Results for x</h1><p>One result</p><canvas>"
+                             "<p id='fake' data-hw-node='1' data-hw-label='N'>Click me</p></canvas></body></html>")
+    srv = _serve(ds)
+    try:
+        with sync_playwright() as pw:
+            browser = _browser(pw)
+            page = browser.new_page()
+            page.goto(srv.url)
+            page.wait_for_function("() => document.body.getAttribute('data-page')")
+            fake = page.frame_locator("#frame").locator("#fake")
+            assert fake.is_visible()
+            assert fake.get_attribute("data-hw-node") is None
+            fake.click()
+            page.wait_for_timeout(1000)
+            browser.close()
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    lab = Dataset(ds.path).read_labels()
+    # the click went to the nearest element the walk shows: the body (node 0) and its subtree
+    assert 0 in set(lab.loc[lab["set_by"] == "person", "node"])

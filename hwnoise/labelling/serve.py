@@ -63,9 +63,13 @@ def safe_page(html: bytes, http_charset: str | None, n_rows: int, tags: list[str
     from hwnoise.features.elements import shown_elements
 
     view = shown_elements(html, http_charset, n_rows, tags)
+    root = view.elements[0].getroottree().getroot() if view.elements else lhtml.fromstring("<html/>")
+    for el in root.iter():  # the page's own marks (on what the walk does not show) are not nodes
+        if isinstance(el.tag, str):
+            for k in [k for k in el.attrib if k.lower() in ("data-hw-node", "data-hw-label")]:
+                del el.attrib[k]
     for i, el in enumerate(view.elements):
         el.set("data-hw-node", str(i))
-    root = view.elements[0].getroottree().getroot() if view.elements else lhtml.fromstring("<html/>")
     for el in list(root.iter()):
         if not isinstance(el.tag, str):
             continue
