@@ -425,3 +425,36 @@ def test_a_stored_page_cannot_name_its_own_nodes(tmp_path):
     lab = Dataset(ds.path).read_labels()
     # the click went to the nearest element the walk shows: the body (node 0) and its subtree
     assert 0 in set(lab.loc[lab["set_by"] == "person", "node"])
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed")
+def test_a_page_that_needs_scripts_shows_its_noscript_nodes(tmp_path):
+    """A page with its text in ``<noscript>`` is walked as a browser without scripts shows it,
+    the noscript content being the rows; the frame dropped every ``<noscript>``, so such a page
+    was blank with nothing to click."""
+    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
+    from playwright.sync_api import sync_playwright
+
+    ds = _one_page(tmp_path, "<html><body><noscript><div><h1>Results for x, the whole list</h1>"
+                             "<p>One result about x, in stock, ships from our warehouse today.</p>"
+                             "</div></noscript></body></html>")
+    srv = _serve(ds)
+    try:
+        with sync_playwright() as pw:
+            browser = _browser(pw)
+            page = browser.new_page()
+            page.goto(srv.url)
+            page.wait_for_function("() => document.body.getAttribute('data-page')")
+            n = page.evaluate("nodes.length")
+            assert n > 2 and _frame_js(page, "d.querySelectorAll('[data-hw-node]').length") == n
+            h1 = page.frame_locator("#frame").locator("h1")
+            assert h1.is_visible()
+            node = int(h1.get_attribute("data-hw-node"))
+            before = h1.get_attribute("data-hw-label")
+            h1.click()
+            page.wait_for_function(f"() => document.getElementById('frame').contentDocument.querySelector("
+                                   f"'[data-hw-node=\"{node}\"]').getAttribute('data-hw-label') !== '{before}'")
+            browser.close()
+    finally:
+        srv.shutdown()
+        srv.server_close()

@@ -74,6 +74,10 @@ def safe_page(html: bytes, http_charset: str | None, n_rows: int, tags: list[str
         if not isinstance(el.tag, str):
             continue
         tag = el.tag.lower()
+        if tag == "noscript" and view.walk is not None and view.walk.scripting_off:
+            # the walk showed its content (a page that needs scripts): so does the frame, under a
+            # name no parser reads as raw text, whether scripting is on or off
+            el.tag = tag = "hw-noscript"
         if tag in ("script", "noscript", "base", "iframe", "frame", "object", "embed", "link") or (
                 tag == "meta" and (el.get("http-equiv") or "").lower() in ("refresh", "content-security-policy")) or (
                 tag == "meta" and (el.get("name") or "").strip().lower() == "referrer"):
