@@ -458,3 +458,26 @@ def test_a_page_that_needs_scripts_shows_its_noscript_nodes(tmp_path):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_a_label_post_whose_node_is_not_a_number_is_a_400(crawl):
+    """A node of null, a list or 1e400 raised TypeError/OverflowError in int(): a 500."""
+    import json
+
+    srv = _serve(crawl)
+    try:
+        base = srv.url.split("?")[0]
+        before = crawl.labels_path.read_bytes()
+        pid = crawl.page_ids()[0]
+        for node in ("null", "[1]", "1e400", '{"a": 1}'):
+            body = b'{"page": "%s", "node": %s, "label": "N"}' % (pid.encode(), node.encode())
+            req = urllib.request.Request(f"{base}api/label?t={srv.token}", data=body,
+                                         headers={"Content-Type": "application/json"})
+            with pytest.raises(urllib.error.HTTPError) as err:
+                urllib.request.urlopen(req, timeout=30)
+            assert err.value.code == 400, node
+            assert json.loads(err.value.read())["error"] == "want {page, node, label: S|N}"
+        assert crawl.labels_path.read_bytes() == before
+    finally:
+        srv.shutdown()
+        srv.server_close()

@@ -361,7 +361,10 @@ class _Handler(BaseHTTPRequestHandler):
         """POST /api/label {page, node, label, subtree}: set a person's label."""
         store = self.server.store
         label = body.get("label")
-        node = int(body.get("node", -1))
+        try:
+            node = int(body.get("node", -1))
+        except (TypeError, OverflowError):  # null, a list, 1e400: a 400 like "x" (ValueError)
+            node = -1
         if label not in (NOISE, CONTENT) or not 0 <= node < len(store.walk(pid).rows):
             return self._error(HTTPStatus.BAD_REQUEST, "want {page, node, label: S|N}")
         nodes = store.set_label(pid, node, label, bool(body.get("subtree", True)))
