@@ -481,3 +481,54 @@ def test_a_label_post_whose_node_is_not_a_number_is_a_400(crawl):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed")
+def test_a_page_elsewhere_cannot_post_even_with_the_token(crawl, tmp_path):
+    """The token was the only check: a page on another origin that had it (from a Referer, a
+    shared screenshot of the URL) could POST a text/plain body, a simple request with no
+    preflight, and the label was written; a rebound DNS name reached the server the same way."""
+    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
+    import http.client
+
+    from playwright.sync_api import sync_playwright
+
+    srv = _serve(crawl)
+    pid = crawl.page_ids()[0]
+    before = crawl.labels_path.read_bytes()
+    target = f"{srv.url.split('?')[0]}api/label?t={srv.token}"
+
+    class Evil(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            body = (f"<script>fetch('{target}', {{method: 'POST', mode: 'no-cors', headers: "
+                    f"{{'Content-Type': 'text/plain'}}, body: JSON.stringify({{page: '{pid}', node: 1, "
+                    f"label: 'S', subtree: true}})}}).then(() => document.title = 'sent')</script>").encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    evil = ThreadingHTTPServer(("127.0.0.1", 0), Evil)
+    threading.Thread(target=evil.serve_forever, daemon=True).start()
+    try:
+        with sync_playwright() as pw:
+            browser = _browser(pw)
+            page = browser.new_page()
+            page.goto(f"http://127.0.0.1:{evil.server_address[1]}/")
+            page.wait_for_function("() => document.title === 'sent'")
+            browser.close()
+        assert crawl.labels_path.read_bytes() == before
+        conn = http.client.HTTPConnection("127.0.0.1", srv.server_address[1], timeout=20)
+        conn.request("GET", f"/api/pages?t={srv.token}", headers={"Host": "rebound.example"})
+        assert conn.getresponse().status == 403
+        conn.close()
+        assert _get(srv.url) == 200 and _get(srv.url.replace("127.0.0.1", "localhost")) == 200
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        evil.shutdown()
+        evil.server_close()

@@ -15,7 +15,9 @@ A standard-library ``ThreadingHTTPServer`` on 127.0.0.1 serves a small static ap
 - ``POST /api/label`` ``{page, node, label, subtree}`` sets a person's label (on the node's
   subtree too when asked); ``POST /api/check`` ``{page, checked}``.
 
-Every request must carry the token printed with the URL (``?t=`` or ``X-Hwnoise-Token``);
+Every request must carry the token printed with the URL (``?t=`` or ``X-Hwnoise-Token``),
+name 127.0.0.1 or localhost with the server's port as its ``Host`` and, when it has an
+``Origin``, come from there;
 every change is written at once through ``Dataset.write_labels`` (temp file + rename, inside
 the dataset folder only). Displayed labels follow the precedence of the features stage:
 a person's label over the automatic one.
@@ -288,10 +290,19 @@ class _Handler(BaseHTTPRequestHandler):
         given = self.headers.get("X-Hwnoise-Token") or (query.get("t") or [""])[0]
         return hmac.compare_digest(given.encode(), self.server.token.encode())
 
+    def _own_origin(self) -> bool:
+        """Whether the request names this server as its host and, when it has one, its origin:
+        a page elsewhere that knows the token (or a rebound DNS name) is refused all the same."""
+        port = self.server.server_address[1]
+        hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
+        origin = self.headers.get("Origin")
+        return (self.headers.get("Host") or "").lower() in hosts and (
+            origin is None or origin.lower() in {f"http://{h}" for h in hosts})
+
     def _route(self, method: str) -> None:
         """Check the token, pick the endpoint's handler, and answer what it raises with 400/500."""
         url = urlsplit(self.path)
-        if not self._authorised(parse_qs(url.query)):
+        if not self._authorised(parse_qs(url.query)) or not self._own_origin():
             self.server.refused += 1
             return self._error(HTTPStatus.FORBIDDEN, "missing or wrong token")
         parts = [p for p in url.path.split("/") if p]
