@@ -483,6 +483,65 @@ def test_a_label_post_whose_node_is_not_a_number_is_a_400(crawl):
         srv.server_close()
 
 
+def test_yes_or_no_fields_take_json_booleans_only(crawl):
+    """``"checked": "no"`` and ``"subtree": "false"`` were read as true (``bool()`` of a string)."""
+    import json
+
+    srv = _serve(crawl)
+    try:
+        base = srv.url.split("?")[0]
+        before = crawl.labels_path.read_bytes()
+        pid = crawl.page_ids()[0]
+        for path, body, want in (
+                ("api/check", {"page": pid, "checked": "no"}, "want {page, checked: true or false}"),
+                ("api/check", {"page": pid, "checked": 0}, "want {page, checked: true or false}"),
+                ("api/label", {"page": pid, "node": 0, "label": "S", "subtree": "false"},
+                 "want subtree: true or false")):
+            req = urllib.request.Request(f"{base}{path}?t={srv.token}", data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})
+            with pytest.raises(urllib.error.HTTPError) as err:
+                urllib.request.urlopen(req, timeout=30)
+            assert err.value.code == 400, body
+            assert json.loads(err.value.read())["error"] == want
+        assert crawl.labels_path.read_bytes() == before
+        req = urllib.request.Request(f"{base}api/check?t={srv.token}",
+                                     data=json.dumps({"page": pid, "checked": False}).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            assert json.loads(r.read()) == {"page": pid, "checked": False}
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_script_urls_are_removed_as_a_browser_reads_them(crawl):
+    """A ``javascript:`` URL with a tab inside or a control character before it, or in
+    ``xlink:href``, was kept (only exact prefixes in a list of attributes were removed); and the
+    frame's own response sandboxes it, so a frame URL opened in a tab of its own runs nothing."""
+    from lxml import html as lhtml
+
+    from hwnoise.labelling.serve import safe_page
+
+    page = (b'<html><body><p>Text here</p><a href="java\tscript:alert(1)">a</a>'
+            b'<button formaction="\x01javascript:alert(2)">b</button>'
+            b'<svg><a xlink:href="javascript:alert(3)"><text>c</text></a></svg>'
+            b'<a href=" JaVaScRiPt:alert(4)">d</a><a href="/ok">e</a></body></html>')
+    out = safe_page(page, None, None, None)
+    root = lhtml.fromstring(out)
+    urls = [v for el in root.iter() if isinstance(el.tag, str) for k, v in el.attrib.items()
+            if k.lower().endswith(("href", "action"))]
+    assert urls == ["/ok"]
+    srv = _serve(crawl)
+    try:
+        base = srv.url.split("?")[0]
+        with urllib.request.urlopen(f"{base}frame/{crawl.page_ids()[0]}?t={srv.token}", timeout=30) as r:
+            policy = [d.strip() for d in r.headers["Content-Security-Policy"].split(";")]
+        assert "sandbox allow-same-origin" in policy and "default-src 'none'" in policy
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed")
 def test_a_page_elsewhere_cannot_post_even_with_the_token(crawl, tmp_path):
     """The token was the only check: a page on another origin that had it (from a Referer, a

@@ -7,8 +7,9 @@ A standard-library ``ThreadingHTTPServer`` on 127.0.0.1 serves a small static ap
 - ``GET /frame/ID`` the stored page as a browser shows it, made safe: scripts, ``on*``
   handlers, ``<base>``, refreshes and ``javascript:`` URLs removed, every shown element tagged
   ``data-hw-node="ROW"`` (the walker's row, by ``features.elements.shown_elements``, which walks
-  with the walker's parser and hiding rules), served with a Content-Security-Policy that lets no request
-  leave the server (and the server refuses every request without the token), shown in an
+  with the walker's parser and hiding rules), served with a Content-Security-Policy that lets no
+  request leave the server and sandboxes the page even when its URL is opened alone (and the
+  server refuses every request without the token), shown in an
   ``<iframe sandbox="allow-same-origin">`` (no scripts run in it; the app draws over it);
 - ``GET /api/pages`` pages, checked marks, the suggested next page and the per-site model's
   page-grouped CV score on the checked pages; ``GET /api/labels/ID`` a page's nodes and labels;
@@ -56,6 +57,21 @@ APP_CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inli
 _STATIC = {"index.html": "text/html", "app.js": "text/javascript", "app.css": "text/css"}
 _PAGE_ID = re.compile(r"^[A-Za-z0-9._-]{1,200}$")
 _URL_ATTRS = ("href", "src", "action", "formaction", "srcset", "poster", "background", "data")
+#: What a URL parser drops before it reads the scheme: C0 controls and spaces at either end,
+#: tabs and newlines anywhere ("java\tscript:" is "javascript:").
+_URL_IGNORED = re.compile(r"^[\x00-\x20]+|[\x00-\x20]+$|[\t\n\r]")
+#: The frame's policy as a header: the meta copy in the page cannot sandbox, the header can, so
+#: a frame URL opened outside the app (a tab of its own) runs nothing either.
+_FRAME_HEADER_CSP = FRAME_CSP + "; sandbox allow-same-origin"
+
+
+def _script_url(name: str, value: str) -> bool:
+    """Whether attribute ``name`` holds a URL whose scheme runs script (``javascript:``,
+    ``vbscript:``), as a browser would read it (``xlink:href`` too, and controls ignored)."""
+    name = name.lower()
+    if name not in _URL_ATTRS and not name.endswith(":href"):
+        return False
+    return _URL_IGNORED.sub("", value).lower().startswith(("javascript:", "vbscript:"))
 
 
 def safe_page(html: bytes, http_charset: str | None, n_rows: int, tags: list[str]) -> str:
@@ -92,8 +108,7 @@ def safe_page(html: bytes, http_charset: str | None, n_rows: int, tags: list[str
             el.text = el.text.replace("<!--", "").replace("<", "\\3c ")
         for k in list(el.attrib):
             v = el.attrib[k]
-            if k.lower().startswith("on") or k.lower() == "referrerpolicy" or (k.lower() in _URL_ATTRS and
-                                              v.strip().lower().startswith(("javascript:", "vbscript:"))):
+            if k.lower().startswith("on") or k.lower() == "referrerpolicy" or _script_url(k, v):
                 del el.attrib[k]
     head = root.find("head")
     if head is None:
@@ -346,7 +361,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(HTTPStatus.NOT_FOUND, "no such page")
         walk = store.walk(page.id)
         body = safe_page(page.read_html(), page.http_charset, len(walk.rows), walk.rows["tag"].tolist())
-        self._send(200, body.encode("utf-8"), "text/html; charset=utf-8", FRAME_CSP)
+        self._send(200, body.encode("utf-8"), "text/html; charset=utf-8", _FRAME_HEADER_CSP)
 
     def _pages(self) -> None:
         """GET /api/pages: the pages, their checked marks and the per-site model's status."""
@@ -378,13 +393,19 @@ class _Handler(BaseHTTPRequestHandler):
             node = -1
         if label not in (NOISE, CONTENT) or not 0 <= node < len(store.walk(pid).rows):
             return self._error(HTTPStatus.BAD_REQUEST, "want {page, node, label: S|N}")
-        nodes = store.set_label(pid, node, label, bool(body.get("subtree", True)))
+        subtree = body.get("subtree", True)
+        if not isinstance(subtree, bool):  # "false" or "no" would be true to bool()
+            return self._error(HTTPStatus.BAD_REQUEST, "want subtree: true or false")
+        nodes = store.set_label(pid, node, label, subtree)
         self._json({"page": pid, "label": label, "nodes": nodes})
 
     def _post_check(self, body: dict, pid: str) -> None:
         """POST /api/check {page, checked}: mark a page checked or not."""
         store = self.server.store
-        store.set_checked(pid, bool(body.get("checked", True)))
+        checked = body.get("checked", True)
+        if not isinstance(checked, bool):  # "no" would be true to bool()
+            return self._error(HTTPStatus.BAD_REQUEST, "want {page, checked: true or false}")
+        store.set_checked(pid, checked)
         self._json({"page": pid, "checked": pid in store.checked})
 
     def _post(self, handler, example: str) -> None:
