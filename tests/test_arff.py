@@ -241,3 +241,14 @@ def test_fast_reader_agrees_with_liac_arff(tmp_path):
     pd.testing.assert_frame_equal(a, b)
     np.testing.assert_array_equal(a["ctd"].to_numpy(), df["ctd"].to_numpy())
     assert a["label"].tolist() == [None if pd.isna(v) else v for v in df["label"]]  # None, not NaN
+
+
+def test_plain_rows_with_spaces_after_commas(tmp_path):
+    """'1, x, S' (spaces around plain values, no comment) goes through the fast reader, whose
+    stripped tokens were a read-only array under pandas 3: a traceback, not a table."""
+    path = tmp_path / "spaced.arff"
+    path.write_text("@relation r\n@attribute a numeric\n@attribute b {x,y}\n@attribute class {S,N}\n@data\n"
+                    "1, x, S\n 2 ,y , N\n?, ?, ?\n", encoding="utf-8")
+    df = read_arff(path)
+    assert df["a"].tolist()[:2] == [1.0, 2.0] and math.isnan(df["a"][2])
+    assert df["b"].astype(object).tolist()[:2] == ["x", "y"] and df["label"].tolist() == ["S", "N", None]

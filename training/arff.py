@@ -462,7 +462,8 @@ def _fast_tokens(path: Path, text: str) -> tuple[dict | None, list[np.ndarray] |
         arr = np.asarray(toks, dtype=object).reshape(len(part), width)
         del toks
         if strip:
-            arr = np.asarray(pd.Series(arr.ravel(), dtype=object).str.strip(), dtype=object).reshape(arr.shape)
+            # a copy: pandas 3 (copy-on-write) hands out a read-only view, written to below
+            arr = pd.Series(arr.ravel(), dtype=object).str.strip().to_numpy(dtype=object, copy=True).reshape(arr.shape)
         if (arr == "").any():
             return None, None
         arr[arr == "?"] = None                   # a bare ? is a missing value
