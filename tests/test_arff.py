@@ -252,3 +252,13 @@ def test_plain_rows_with_spaces_after_commas(tmp_path):
     df = read_arff(path)
     assert df["a"].tolist()[:2] == [1.0, 2.0] and math.isnan(df["a"][2])
     assert df["b"].astype(object).tolist()[:2] == ["x", "y"] and df["label"].tolist() == ["S", "N", None]
+
+
+def test_percent_in_a_malformed_row_is_an_error_not_a_traceback(tmp_path):
+    """'1,x%c' (a row cut short by a comment): liac-arff's message carries the row, and its '%'
+    broke liac-arff's own '... line %d' % line formatting (TypeError, a traceback)."""
+    path = tmp_path / "pct.arff"
+    path.write_text("@relation r\n@attribute a numeric\n@attribute b {x,y}\n@attribute class {S,N}\n@data\n"
+                    "1,x%c\n2,y,N\n", encoding="utf-8")
+    with pytest.raises(ArffError, match=rf"{path}:6: .*1,x%c"):
+        read_arff(path)

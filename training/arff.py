@@ -478,7 +478,10 @@ def feature_columns(df: pd.DataFrame) -> list[str]:
 
 
 def _arff_message(exc: Exception) -> str:
-    msg = str(exc)
+    try:
+        msg = str(exc)
+    except (TypeError, ValueError):  # liac-arff formats "... line %d" % line over the row's own '%'
+        msg = str(getattr(exc, "message", "") or "").replace("line %d", "line 0")
     msg = re.sub(r",? (?:at|in) line -?\d+\.?", "", msg).strip()
     msg = re.sub(r"\s*line\s+-?\d+[:.]?", "", msg).strip()
     return msg.rstrip(".") or type(exc).__name__
