@@ -262,3 +262,24 @@ def test_percent_in_a_malformed_row_is_an_error_not_a_traceback(tmp_path):
                     "1,x%c\n2,y,N\n", encoding="utf-8")
     with pytest.raises(ArffError, match=rf"{path}:6: .*1,x%c"):
         read_arff(path)
+
+
+def test_empty_and_duplicate_nominal_declarations(tmp_path):
+    """'{}' declares no values (Weka 3.6 reads the file, every value '?', and J48 trains on it);
+    '{a,a,b}' Weka refuses ("cannot have duplicate labels"). Both were tracebacks (IndexError in
+    liac-arff, InvalidIndexError in the value lookup)."""
+    empty = tmp_path / "empty.arff"
+    empty.write_text("@relation r\n@attribute v {}\n@attribute w { }\n@attribute a numeric\n"
+                     "@attribute class {S,N}\n@data\n?,?,1,S\n?,?,2,N\n", encoding="utf-8")
+    df = read_arff(empty)
+    assert list(df["v"].cat.categories) == [] and df["v"].isna().all() and df["w"].isna().all()
+    assert df["a"].tolist() == [1.0, 2.0] and df["label"].tolist() == ["S", "N"]
+    bad = tmp_path / "empty_value_used.arff"
+    bad.write_text("@relation r\n@attribute v {}\n@attribute class {S,N}\n@data\nx,S\n", encoding="utf-8")
+    with pytest.raises(ArffError, match=f"{bad}:5:"):
+        read_arff(bad)
+    dup = tmp_path / "dup.arff"
+    dup.write_text("@relation r\n@attribute a numeric\n@attribute v {a,'a',b}\n@attribute class {S,N}\n@data\n"
+                   "1,a,S\n", encoding="utf-8")
+    with pytest.raises(ArffError, match=f"{dup}:3: .*'a' twice"):
+        read_arff(dup)

@@ -426,9 +426,40 @@ _DATA_LINE = re.compile(r"^[ \t]*@data[ \t]*\r?$", re.I | re.M)
 _PLAIN_DATA = re.compile(r"[\"'{}%\\]")
 
 
+#: stands for the values of an empty nominal declaration ``{}`` while liac-arff (which needs a
+#: first value) reads the file; replaced by [] afterwards
+_NO_VALUES = "\x00hwnoise: no values"
+
+
+class _DuplicateValue(liac.ArffException):
+    def __init__(self, name: str, value: str):
+        super().__init__()
+        self.message = (f"nominal attribute {name!r} declares the value {value!r} twice (Weka refuses "
+                        "duplicate labels)").replace("%", "%%") + ", at line %d."
+
+
+class _Decoder(liac.ArffDecoder):
+    """liac-arff's decoder, with the nominal declarations Weka 3.6 takes and liac-arff does not:
+    an empty ``{}`` (all values missing), and duplicate values refused as Weka refuses them."""
+
+    def _decode_attribute(self, s):
+        name, type_ = super()._decode_attribute(s)
+        if isinstance(type_, list):
+            if not type_:
+                type_ = [_NO_VALUES]
+            seen: set = set()
+            for v in type_:
+                if v in seen:
+                    raise _DuplicateValue(name, v)
+                seen.add(v)
+        return name, type_
+
+
 def _liac_decode(path: Path, text: str) -> dict:
     try:
-        return liac.ArffDecoder().decode(text)
+        obj = _Decoder().decode(text)
+        obj["attributes"] = [(n, [] if t == [_NO_VALUES] else t) for n, t in obj["attributes"]]
+        return obj
     except liac.ArffException as exc:
         raise ArffError(f"{path}:{exc.line}: {_arff_message(exc)}") from None
     except (ValueError, TypeError) as exc:  # a bad escape sequence and the like
