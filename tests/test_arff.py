@@ -283,3 +283,19 @@ def test_empty_and_duplicate_nominal_declarations(tmp_path):
                    "1,a,S\n", encoding="utf-8")
     with pytest.raises(ArffError, match=f"{dup}:3: .*'a' twice"):
         read_arff(dup)
+
+
+def test_integer_attributes_keep_their_values_on_the_slow_reader(tmp_path):
+    """Weka reads an 'integer' attribute as any number: 2.5 stays 2.5, 1e400 is Infinity.
+    liac-arff (the reader of files with comments, quotes or braces) cut 2.5 to 2 and -0.5 to 0,
+    silently, and raised OverflowError (a traceback) on 1e400 or Infinity."""
+    path = tmp_path / "int.arff"
+    path.write_text("@relation r\n@attribute a integer\n@attribute class {S,N}\n@data\n% a comment\n"
+                    "2.5,S\n-0.5,N\n1e400,S\nInfinity,N\nNaN,S\n7,'N'\n", encoding="utf-8")
+    a = read_arff(path)["a"].tolist()
+    assert a[:4] == [2.5, -0.5, math.inf, math.inf] and math.isnan(a[4]) and a[5] == 7.0
+    bad = tmp_path / "bad.arff"
+    bad.write_text("@relation r\n@attribute a integer\n@attribute class {S,N}\n@data\n% c\n1,S\nx,N\n",
+                   encoding="utf-8")
+    with pytest.raises(ArffError, match=f"{bad}:7: 'x' is not a number"):
+        read_arff(bad)

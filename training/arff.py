@@ -333,7 +333,7 @@ def _first_bad_line(text: str, row: int) -> int:
 
 
 def _numbers(path: Path, text: str, tok: np.ndarray, start: int) -> np.ndarray:
-    """Numeric tokens (strings from the fast reader, floats/None from liac-arff) as floats."""
+    """Numeric tokens (strings, None for missing) as floats."""
     flat = pd.Series(tok.ravel(), dtype=object)
     is_missing = flat.isna()
     vals = pd.to_numeric(flat.where(~is_missing, np.nan), errors="coerce")
@@ -456,14 +456,22 @@ class _Decoder(liac.ArffDecoder):
 
 
 def _liac_decode(path: Path, text: str) -> dict:
+    dec = _Decoder()
     try:
-        obj = _Decoder().decode(text)
+        obj = dec.decode(text, return_type=liac.DENSE_GEN)
+        # numbers stay text for _numbers, as from the fast reader: liac-arff's INTEGER conversor,
+        # int(float(x)), cut 2.5 to 2 (Weka keeps 2.5) and raised OverflowError on 1e400
+        for j, (_, t) in enumerate(obj["attributes"]):
+            if t in _NUMERIC_TYPES:
+                dec._conversors[j] = str
+        obj["data"] = list(obj["data"])
         obj["attributes"] = [(n, [] if t == [_NO_VALUES] else t) for n, t in obj["attributes"]]
         return obj
     except liac.ArffException as exc:
-        raise ArffError(f"{path}:{exc.line}: {_arff_message(exc)}") from None
+        line = exc.line if exc.line != -1 else dec._current_line  # raised while reading the rows
+        raise ArffError(f"{path}:{line}: {_arff_message(exc)}") from None
     except (ValueError, TypeError) as exc:  # a bad escape sequence and the like
-        raise ArffError(f"{path}: malformed ARFF ({exc})") from None
+        raise ArffError(f"{path}:{dec._current_line}: malformed ARFF ({exc})") from None
 
 
 def _fast_tokens(path: Path, text: str) -> tuple[dict | None, list[np.ndarray] | None]:
