@@ -299,3 +299,22 @@ def test_integer_attributes_keep_their_values_on_the_slow_reader(tmp_path):
                    encoding="utf-8")
     with pytest.raises(ArffError, match=f"{bad}:7: 'x' is not a number"):
         read_arff(bad)
+
+
+@pytest.mark.parametrize("comment", ["", "% the slow reader\n"])
+def test_numbers_are_read_with_javas_grammar(tmp_path, comment):
+    """Weka reads numbers with Java's Double.valueOf: '1d', '2.5f' and '0x1p4' are numbers (hwnoise
+    refused them), 'inf', 'nan', 'INF', '1_000' and fullwidth digits are not (hwnoise read them,
+    through Python's float), and '-0' is -0.0 (pandas gave 0)."""
+    head = "@relation r\n@attribute a numeric\n@attribute class {S,N}\n@data\n" + comment
+    path = tmp_path / "java.arff"
+    path.write_text(head + "1d,S\n2.5f,N\n0x1p4,S\n0x1.8p1D,N\n-0,S\n+3,N\n.5,S\nNaN,N\n-Infinity,S\n1e5,N\n",
+                    encoding="utf-8")
+    a = read_arff(path)["a"].to_numpy()
+    np.testing.assert_array_equal(a, [1.0, 2.5, 16.0, 3.0, -0.0, 3.0, 0.5, np.nan, -np.inf, 1e5])
+    assert math.copysign(1, a[4]) == -1
+    line = 7 if comment else 6
+    for bad in ["inf", "nan", "INF", "infinity", "1_000", "\uff11\uff12", "0x10"]:
+        path.write_text(head + "1,S\n" + bad + ",N\n", encoding="utf-8")
+        with pytest.raises(ArffError, match=f"{path}:{line}: .* is not a number"):
+            read_arff(path)

@@ -332,29 +332,58 @@ def _first_bad_line(text: str, row: int) -> int:
     return 0
 
 
+#: Java's Double.valueOf, which Weka reads numbers with: NaN and Infinity (in that case), decimals
+#: and hexadecimals (0x1p4) with an optional f/d suffix, ASCII digits only. Python's float also
+#: takes inf, nan, 1_000 and other scripts' digits, which Weka refuses; 1d and 0x1p4 it refuses.
+_JAVA_NUMBER = re.compile(r"[+-]?(?:NaN|Infinity|(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                          r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?)")
+#: a character outside plain decimals, where Python's float and Java's grammar part
+_NOT_DECIMAL = re.compile(r"[^0-9.eE+\-]")
+
+
+def _java_double(s: str) -> float:
+    """One token as Java's Double.valueOf reads it (ValueError when Java refuses it)."""
+    if not _JAVA_NUMBER.fullmatch(s):
+        raise ValueError(s)
+    if s[-1] in "fFdD":  # NaN, Infinity, decimals and exponents end otherwise
+        s = s[:-1]
+    return float.fromhex(s) if "x" in s or "X" in s else float(s)
+
+
 def _numbers(path: Path, text: str, tok: np.ndarray, start: int) -> np.ndarray:
-    """Numeric tokens (strings, None for missing) as floats."""
-    flat = pd.Series(tok.ravel(), dtype=object)
-    is_missing = flat.isna()
-    vals = pd.to_numeric(flat.where(~is_missing, np.nan), errors="coerce")
-    bad = vals.isna() & ~is_missing
-    if bad.any():  # Java spellings pandas does not read (Infinity, NaN), or a real error
-        for i in np.flatnonzero(bad.to_numpy()):
-            try:
-                vals.iat[i] = float(str(flat.iat[i]).strip())
-            except ValueError:
-                r = start + i // tok.shape[1]
-                raise ArffError(f"{path}:{_first_bad_line(text, r)}: {str(flat.iat[i])!r} is not a "
-                                "number (numeric attribute)") from None
-    out = vals.to_numpy(dtype=np.float64)
-    if _INEXACT_TO_NUMERIC:  # parse the plain numbers again, exactly (as Python and Weka do)
-        plain = np.flatnonzero(~(is_missing | bad).to_numpy())
-        out[plain] = np.asarray(flat.to_numpy()[plain].astype(str), dtype=np.float64)
+    """Numeric tokens (strings, None for missing) as floats, read as Weka reads them."""
+    flat = tok.ravel()
+    known = np.flatnonzero(~pd.isna(flat))
+    vals = flat[known]  # str: both readers leave numbers as text
+    out = np.full(flat.shape, np.nan)
+    odd = np.zeros(len(vals), dtype=bool)
+    if _NOT_DECIMAL.search(",".join(vals.tolist())):  # NaN, Infinity, 1d, 0x1p4, or not a number
+        odd = np.asarray([_NOT_DECIMAL.search(v) is not None for v in vals.tolist()], dtype=bool)
+    bad = None
+    try:
+        out[known[~odd]] = vals[~odd].astype(np.float64)  # Python's float: exact, keeps -0.0
+    except ValueError:
+        bad = next(i for i in np.flatnonzero(~odd) if not _is_float(vals[i]))
+    for i in np.flatnonzero(odd):
+        if bad is not None and i > bad:
+            break
+        try:
+            out[known[i]] = _java_double(vals[i])
+        except ValueError:
+            bad = i
+    if bad is not None:
+        r = start + int(known[bad]) // tok.shape[1]
+        raise ArffError(f"{path}:{_first_bad_line(text, r)}: {vals[bad]!r} is not a number (numeric "
+                        "attribute)")
     return out.reshape(tok.shape)
 
 
-#: pandas before 3.0 parses some decimals one bit off (its fast C parser); 3.0 is exact.
-_INEXACT_TO_NUMERIC = int(pd.__version__.split(".")[0]) < 3
+def _is_float(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
 
 
 def _codes(path: Path, text: str, tok: np.ndarray, values: tuple[str, ...], start: int) -> np.ndarray:
