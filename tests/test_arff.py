@@ -318,3 +318,13 @@ def test_numbers_are_read_with_javas_grammar(tmp_path, comment):
         path.write_text(head + "1,S\n" + bad + ",N\n", encoding="utf-8")
         with pytest.raises(ArffError, match=f"{path}:{line}: .* is not a number"):
             read_arff(path)
+
+
+def test_quoted_attribute_names_are_unescaped_as_weka_does(tmp_path):
+    """Weka reads '@attribute 'it\\'s' numeric' as the name it's; liac-arff stripped the quotes
+    and kept the backslash (it\\'s), so hwnoise's tree and columns named another attribute."""
+    path = tmp_path / "names.arff"
+    path.write_text("@relation r\n@attribute 'it\\'s' numeric\n@attribute \"say \\\"x\\\"\" numeric\n"
+                    "@attribute 'a\\tb' numeric\n@attribute 'a\\\\b c' numeric\n@attribute plain numeric\n"
+                    "@attribute class {S,N}\n@data\n1,2,3,4,5,S\n", encoding="utf-8")
+    assert list(read_arff(path).columns) == ["it's", 'say "x"', "a\tb", "a\\b c", "plain", "label"]

@@ -469,10 +469,14 @@ class _DuplicateValue(liac.ArffException):
 
 class _Decoder(liac.ArffDecoder):
     """liac-arff's decoder, with the nominal declarations Weka 3.6 takes and liac-arff does not:
-    an empty ``{}`` (all values missing), and duplicate values refused as Weka refuses them."""
+    an empty ``{}`` (all values missing), and duplicate values refused as Weka refuses them; a
+    quoted attribute name is unescaped as Weka unescapes it (``'it\\'s'`` is ``it's``)."""
 
     def _decode_attribute(self, s):
         name, type_ = super()._decode_attribute(s)
+        raw = liac._RE_ATTRIBUTE.match(s.split(" ", 1)[1].strip()).group(1)
+        if raw[:1] in ("'", '"'):  # liac-arff strips the quotes of a name but keeps its escapes
+            name = liac._unquote(raw)
         if isinstance(type_, list):
             if not type_:
                 type_ = [_NO_VALUES]
