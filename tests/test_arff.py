@@ -328,3 +328,31 @@ def test_quoted_attribute_names_are_unescaped_as_weka_does(tmp_path):
                     "@attribute 'a\\tb' numeric\n@attribute 'a\\\\b c' numeric\n@attribute plain numeric\n"
                     "@attribute class {S,N}\n@data\n1,2,3,4,5,S\n", encoding="utf-8")
     assert list(read_arff(path).columns) == ["it's", 'say "x"', "a\tb", "a\\b c", "plain", "label"]
+
+
+AWKWARD_NAMES = ["it's", 'say "x"', "a\tb", "a\\b c", "'lead", '"both"', "a\nb", "größe 中"]
+
+
+def test_awkward_attribute_names_are_written_quoted_and_escaped(tmp_path):
+    """liac-arff wrote names in bare double quotes, unescaped, and only when they held ' %{},':
+    @ATTRIBUTE it's NUMERIC, @ATTRIBUTE "say "x"" NUMERIC, a raw tab or newline, "a\\b c" (Weka
+    reads \\b as a backspace). Weka refused or misread such a file (a Weka user's attribute names
+    reach write_arff through train --out's train.arff)."""
+    df = pd.DataFrame({n: [1.0, 2.0] for n in AWKWARD_NAMES} | {"label": ["S", "N"]})
+    path = write_arff(df, tmp_path / "names.arff", features=AWKWARD_NAMES)
+    text = path.read_text(encoding="utf-8")
+    assert "@ATTRIBUTE 'it\\'s' NUMERIC\n" in text and "@ATTRIBUTE 'a\\\\b c' NUMERIC\n" in text
+    assert "@ATTRIBUTE 'a\\tb' NUMERIC\n" in text and "@ATTRIBUTE 'a\\nb' NUMERIC\n" in text
+    assert list(read_arff(path).columns) == AWKWARD_NAMES + ["label"]
+
+
+@pytest.mark.weka
+@needs_weka
+def test_weka_reads_awkward_attribute_names(tmp_path):
+    df = pd.DataFrame({n: [1.0, 2.0] for n in AWKWARD_NAMES} | {"label": ["S", "N"]})
+    path = write_arff(df, tmp_path / "names.arff", features=AWKWARD_NAMES)
+    out = weka("weka.core.Instances", str(path))
+    assert_weka_ok(out)
+    assert "Num Instances:  2" in out and "Num Attributes: 9" in out
+    out = weka("weka.filters.AllFilter", "-i", str(path))
+    assert "@attribute 'it\\'s' numeric" in out and "@attribute 'a\\\\b c' numeric" in out

@@ -132,7 +132,11 @@ def _header(relation: str, attributes: list[tuple[str, object]]) -> str:
     relation = re.sub(r"[^\w.\-]+", "_", relation).strip("_") or "hwnoise"
     description = (f"written by hwnoise {__version__}; class attribute {CLASS_ATTRIBUTE}: "
                    "S = noise, N = content")
-    lines = liac.ArffEncoder().iter_encode({"relation": relation, "attributes": attributes,
+    # liac-arff writes a name in double quotes, unescaped, and only when it holds ' %{},': a name
+    # with a quote, tab, newline or backslash (a Weka user's attribute) broke the header, so
+    # the names are written here, quoted as values are, in place of placeholders
+    placeholders = [(f"a{j}", t) for j, (_, t) in enumerate(attributes)]
+    lines = liac.ArffEncoder().iter_encode({"relation": relation, "attributes": placeholders,
                                             "description": description})
     header = "\n".join(lines) + "\n"
     # liac-arff leaves a bare '?' and braces unquoted in nominal values: Weka would misread them
@@ -140,6 +144,8 @@ def _header(relation: str, attributes: list[tuple[str, object]]) -> str:
         if isinstance(t, list):
             liac_form = "{%s}" % ", ".join(liac.encode_string(v) for v in t)
             header = header.replace(liac_form, "{%s}" % ", ".join(quote(v) for v in t), 1)
+    for j, (name, _) in enumerate(attributes):
+        header = header.replace(f"\n@ATTRIBUTE a{j} ", f"\n@ATTRIBUTE {quote(name)} ", 1)
     return header
 
 
