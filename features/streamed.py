@@ -32,7 +32,7 @@ import re
 
 from lxml import etree
 
-__all__ = ["place_streamed", "streamed_id"]
+__all__ = ["place_streamed", "streamed_id", "xml_text"]
 
 #: React's ``$RC("B:0","S:0")`` and ``$RS("S:1","P:1")``, Marko's ``$afbrwweb(16)`` and ``$af(17,16)``
 #: (groups 4-6: the runtime's function name without ``$``, the fragment, the one it waits for).
@@ -40,6 +40,16 @@ _CALL = re.compile(r'\$R([CS])\(\s*"([^"\\]{1,64})"\s*,\s*"([^"\\]{1,64})"\s*\)'
                    r'|\$(af[A-Za-z0-9_]{0,100})\(\s*(\d{1,9})\s*(?:,\s*(\d{1,9})\s*)?\)')
 #: Marko's fragment ids: ``af``, the runtime's id, the fragment's number.
 _MARKO_ID = re.compile(r"af[A-Za-z0-9_]*[0-9]")
+#: What libxml2's HTML parser keeps in a text but lxml refuses to be given (XML's other C0 controls,
+#: U+FFFE, U+FFFF: "All strings must be XML compatible"): a space for those ``str.isspace`` calls
+#: whitespace (the walk collapses them alike), else U+FFFD (as ``walk.parse_html`` reads a NUL).
+_NOT_XML = {c: " " if chr(c).isspace() else "\ufffd" for c in [*range(0x20), 0xFFFE, 0xFFFF]
+            if chr(c) not in "\t\n\r"}
+
+
+def xml_text(text: str) -> str:
+    """``text`` as lxml takes it for an element's ``text`` or ``tail`` (``_NOT_XML``)."""
+    return text.translate(_NOT_XML)
 
 
 def streamed_id(el_id: str | None, hidden: bool) -> bool:
@@ -131,12 +141,12 @@ def _add_text_before(el: etree._Element, text: str | None) -> None:
     parent's text."""
     if not text:
         return
-    prev = el.getprevious()
+    prev = el.getprevious()  # the texts joined are the parser's: xml_text, for what lxml refuses
     if prev is not None:
-        prev.tail = (prev.tail or "") + text
+        prev.tail = xml_text((prev.tail or "") + text)
     else:
         parent = el.getparent()
-        parent.text = (parent.text or "") + text
+        parent.text = xml_text((parent.text or "") + text)
 
 
 def _detach(el: etree._Element) -> None:

@@ -80,7 +80,7 @@ from hwnoise.features.css import DROP_TAGS, SCRIPTING_OFF_DROP, hidden_rows, hid
 from hwnoise.features.limits import cap_markup, utf8_within_caps
 from hwnoise.features.measures import (TAG_VOCABULARY, Utf8Column, composite_text_density, query_scores,
                                        subtree_last, tree_measures)
-from hwnoise.features.streamed import place_streamed, streamed_id
+from hwnoise.features.streamed import place_streamed, streamed_id, xml_text
 from hwnoise.text import normalize, tokenize
 from hwnoise.text import words as text_words
 
@@ -418,10 +418,10 @@ def _parser() -> etree.HTMLParser:
 def _append_text(parent: etree._Element, text: str | None) -> None:
     if not text:
         return
-    if len(parent):
-        parent[-1].tail = (parent[-1].tail or "") + text
+    if len(parent):  # the texts joined are the parser's: xml_text, for what lxml refuses
+        parent[-1].tail = xml_text((parent[-1].tail or "") + text)
     else:
-        parent.text = (parent.text or "") + text
+        parent.text = xml_text((parent.text or "") + text)
 
 
 def _merge_stray_roots(root: etree._Element) -> None:

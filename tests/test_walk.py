@@ -194,6 +194,13 @@ def test_content_after_a_second_html_element_is_kept():
     assert walk.rows["xpath"].tolist() == ["/html/body", "/html/body/p[1]", "/html/body/p[2]"]
 
 
+def test_content_after_a_second_html_element_may_hold_control_characters():
+    # the texts moved into the first body are the parser's, which may hold what lxml refuses to be
+    # given (a ValueError out of walk_page): whitespace ones go as a space, the others as U+FFFD
+    walk = walk_page("<html><body><p>first</p>\x0c\x01</body></html><html><body>\x0bsecond\x02<p>third</p>")
+    assert walk.segments == [(1, "first"), (0, "\ufffd second\ufffd"), (2, "third")]
+
+
 #: A page laid out per width as Medium serves it: one copy of the story list for narrow screens and
 #: one for wide ones, each hidden by a sheet whose ``media`` names the other widths; a print sheet
 #: hides the site's toolbar, a screen sheet the ad; ``@media`` blocks hide the mobile menu on wide
