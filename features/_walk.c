@@ -956,8 +956,8 @@ static PyObject *match_rows(PyObject *self, PyObject *args) {
         if (!o || PyDict_SetItem(tag_ix, PyList_GET_ITEM(uniq, k), o) < 0) { Py_XDECREF(o); goto done; }
         Py_DECREF(o);
     }
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (i && (parent[i] < 0 || parent[i] >= i)) { bail = 1; goto done; }
+    for (Py_ssize_t i = 0; i < n; i++)  /* row 0's parent too: left_ok climbs to it */
+        if (i ? parent[i] < 0 || parent[i] >= i : parent[0] >= 0) { bail = 1; goto done; }
     /* the selectors, each as css.parse_simple makes it: ((tag|None, frozenset, id|None), ...), (comb, ...) */
     for (Py_ssize_t j = 0; j < ns; j++) {
         PyObject *s = PyList_GET_ITEM(simple, j);

@@ -543,6 +543,16 @@ def test_match_rows_equals_the_python_matcher():
                           [None, None], [None, None]) is None  # not parse_simple's form: Python decides
 
 
+def test_match_rows_leaves_a_first_row_with_a_parent_to_the_python_matcher():
+    """Row 0's parent, which the ancestors' climb reads when a compound does not match row 0, must
+    be negative (body's): one out of range was read past the rows (a segfault), 0 made the
+    climb loop forever. Either is handed back (None), as rows not in document order are."""
+    sel = [((("span", frozenset(), None), (None, frozenset(), None)), (" ",))]
+    for first in (10**6, 3, 0):
+        parents = np.array([first, 0, 1], dtype=np.int64)
+        assert EXT.match_rows(sel, parents, np.zeros(3, np.int64), ["div", "span"], [None] * 3, [None] * 3) is None
+
+
 def test_key_counts_equal_the_binary_search(monkeypatch):
     """sitelevel's look-up of each row's pages count: ``_key_table``/``_key_counts`` (compiled
     hash table) equal ``counts[np.searchsorted(uniq, keys)]``, the reference, on random keys
