@@ -2057,9 +2057,9 @@ static PyObject *key_counts(PyObject *self, PyObject *args) {
     int64_t *out = (int64_t *)PyBytes_AS_STRING(res);
     const uint64_t *slots = (const uint64_t *)bt.buf, *k = (const uint64_t *)bk.buf;
     for (Py_ssize_t i = 0; i < n; i++) {
-        size_t at = (size_t)mix64(k[i]) & (cap - 1);
+        size_t at = (size_t)mix64(k[i]) & (cap - 1), left = cap;  /* a table key_table did not make may be full */
         for (;;) {
-            if (!slots[2 * at + 1]) {  /* not in the table */
+            if (!left-- || !slots[2 * at + 1]) {  /* not in the table */
                 Py_DECREF(res);
                 res = Py_None;
                 Py_INCREF(res);

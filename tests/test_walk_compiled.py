@@ -577,6 +577,9 @@ def test_key_counts_equal_the_binary_search(monkeypatch):
     table = EXT.key_table(np.array([3, 5], np.uint64), np.array([1, 2], np.int64))
     assert EXT.key_counts(table, np.array([5, 3, 5], np.uint64)) == np.array([2, 1, 2], np.int64).tobytes()
     assert EXT.key_counts(table, np.array([4], np.uint64)) is None
+    # a buffer that key_table did not make may have no empty slot: an absent key ended no search
+    assert EXT.key_counts(b"\x01" * 16, np.zeros(1, np.uint64)) is None
+    assert EXT.key_counts(np.ones(8, np.uint64), np.zeros(1, np.uint64)) is None
     monkeypatch.setattr(native, "ext", None)
     assert build._key_table(uniq, counts) is None
 
