@@ -951,7 +951,10 @@ static PyObject *match_rows(PyObject *self, PyObject *args) {
     }
     const int64_t *parent = vp.buf, *code = vc.buf;
     if (!ns || n <= 1) { res = PyList_New(0); goto done; }
+    /* the tags and ids hashed below are exact strs: a subclass's __hash__ (Python code) could change
+     * the lists read here (the Python code decides) */
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(uniq); k++) {
+        if (!PyUnicode_CheckExact(PyList_GET_ITEM(uniq, k))) { bail = 1; goto done; }
         PyObject *o = PyLong_FromSsize_t(k);
         if (!o || PyDict_SetItem(tag_ix, PyList_GET_ITEM(uniq, k), o) < 0) { Py_XDECREF(o); goto done; }
         Py_DECREF(o);
@@ -1034,7 +1037,7 @@ static PyObject *match_rows(PyObject *self, PyObject *args) {
         row_id[r] = -1;
         v = PyList_GET_ITEM(ids, r);
         if (v != Py_None && PyDict_GET_SIZE(id_ix)) {
-            if (!PyUnicode_Check(v)) { bail = 1; goto done; }
+            if (!PyUnicode_CheckExact(v)) { bail = 1; goto done; }
             PyObject *ix = PyDict_GetItemWithError(id_ix, v);
             if (!ix && PyErr_Occurred()) goto done;
             if (ix) row_id[r] = PyLong_AsSsize_t(ix);

@@ -553,6 +553,27 @@ def test_match_rows_leaves_a_first_row_with_a_parent_to_the_python_matcher():
         assert EXT.match_rows(sel, parents, np.zeros(3, np.int64), ["div", "span"], [None] * 3, [None] * 3) is None
 
 
+def test_match_rows_leaves_str_subclasses_to_the_python_matcher():
+    """The compiled matcher hashes the tags and ids it is given, and a str subclass's
+    ``__hash__`` is Python code that may change the lists under it (freed items were read):
+    such lists are handed back (None), as a value that is no str is."""
+    sel, ids, n = [], [], 200
+
+    class Shrinking(str):
+        def __hash__(self):
+            sel.clear()
+            ids.clear()
+            return str.__hash__(self)
+
+    sel.append((((None, frozenset(), "y"),), ()))
+    ids.extend(["y"] * (n - 1) + [Shrinking("y")])
+    parents, codes = np.array([-1] + [0] * (n - 1), dtype=np.int64), np.zeros(n, np.int64)
+    assert EXT.match_rows(sel, parents, codes, ["p"], [None] * n, ids) is None
+    ids[:] = ["y"] * n
+    assert EXT.match_rows(sel, parents, codes, [Shrinking("p")], [None] * n, ids) is None
+    assert EXT.match_rows(sel, parents, codes, ["p"], [None] * n, ids) == list(range(1, n))
+
+
 def test_key_counts_equal_the_binary_search(monkeypatch):
     """sitelevel's look-up of each row's pages count: ``_key_table``/``_key_counts`` (compiled
     hash table) equal ``counts[np.searchsorted(uniq, keys)]``, the reference, on random keys
