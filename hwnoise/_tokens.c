@@ -219,14 +219,16 @@ static PyObject *text_ids(PyObject *self, PyObject *args) {
 
 /* word_ids(a, b): each word of the lists a and b as an int64 id, equal words equal ids (one
  * dict over both, ids in order of first appearance): ``(bytes of a's ids, bytes of b's)``,
- * for ``hwnoise.text.lcs_blocks``, whose LCS then compares numbers instead of hashing strings. */
+ * for ``hwnoise.text.lcs_blocks``, whose LCS then compares numbers instead of hashing strings.
+ * The lists are read as tuples made first: a word's __hash__ or __eq__ (a str subclass's is
+ * Python code) may change a list while it is read. */
 static PyObject *ids_into(PyObject *vocab, PyObject *list) {
-    Py_ssize_t n = PyList_GET_SIZE(list);
+    Py_ssize_t n = PyTuple_GET_SIZE(list);
     PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
     if (!out) return NULL;
     int64_t *dst = (int64_t *)PyBytes_AS_STRING(out);
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *w = PyList_GET_ITEM(list, i);
+        PyObject *w = PyTuple_GET_ITEM(list, i);
         PyObject *v = PyDict_GetItemWithError(vocab, w);
         if (v) {
             dst[i] = (int64_t)PyLong_AsSsize_t(v);
@@ -246,10 +248,10 @@ static PyObject *ids_into(PyObject *vocab, PyObject *list) {
 static PyObject *word_ids(PyObject *self, PyObject *args) {
     PyObject *a, *b;
     if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &a, &PyList_Type, &b)) return NULL;
-    PyObject *vocab = PyDict_New();
-    if (!vocab) return NULL;
-    PyObject *ia = ids_into(vocab, a), *ib = ia ? ids_into(vocab, b) : NULL;
-    Py_DECREF(vocab);
+    PyObject *ta = PyList_AsTuple(a), *tb = ta ? PyList_AsTuple(b) : NULL;
+    PyObject *vocab = tb ? PyDict_New() : NULL;
+    PyObject *ia = vocab ? ids_into(vocab, ta) : NULL, *ib = ia ? ids_into(vocab, tb) : NULL;
+    Py_XDECREF(vocab); Py_XDECREF(ta); Py_XDECREF(tb);
     if (!ib) { Py_XDECREF(ia); return NULL; }
     return Py_BuildValue("NN", ia, ib);
 }

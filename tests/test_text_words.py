@@ -95,6 +95,22 @@ def test_lcs_blocks_over_word_ids_equal_the_lcs_over_strings(seed, monkeypatch):
     assert sum(len(x) for x in compiled) > 100
 
 
+def test_word_ids_reads_lists_that_a_words_hash_changes():
+    """``word_ids`` hashes the words (a str subclass's ``__hash__`` is Python code, which may
+    change the lists): it reads the lists as they were given, where it read freed items."""
+    words = []
+
+    class Shrinking(str):
+        def __hash__(self):
+            words.clear()
+            return str.__hash__(self)
+
+    words.extend([Shrinking("a")] + [str(k) for k in range(100)] + ["a"])
+    ids_a, ids_b = native.tokens.word_ids(words, ["b", "a"])
+    assert np.frombuffer(ids_a, np.int64).tolist() == list(range(101)) + [0]
+    assert np.frombuffer(ids_b, np.int64).tolist() == [101, 0]
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_compiled_lcs_mask_is_rapidfuzzs_lcs(seed, monkeypatch):
     """``lcs_mask`` over word ids, compiled (``_tokens.c`` ``lcs_mask``: rapidfuzz's steps over
