@@ -611,6 +611,11 @@ static int owner_args(PyObject *args, OwnerArgs *a) {
         PyErr_SetString(PyExc_TypeError, "own_text: int64 owners, one per text");
         return -1;
     }
+    if (a->n > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(int64_t) - 1) {  /* no n + 1 offsets (n + 1 overflowed) */
+        PyBuffer_Release(&a->view);
+        PyErr_NoMemory();
+        return -1;
+    }
     return 0;
 }
 

@@ -346,6 +346,10 @@ def test_own_text_equals_the_python_join(monkeypatch):
         assert walk._own_text(owner, texts, n) == got
         monkeypatch.setattr(native, "ext", EXT)
     assert EXT.own_text(np.array([3], dtype=np.int64), ["x"], 2) is None  # out of range: Python decides
+    for rows in (sys.maxsize, sys.maxsize // 8):  # n + 1 offsets: sys.maxsize + 1 overflowed (UBSan)
+        for own in (EXT.own_text, EXT.own_text_utf8):
+            with pytest.raises(MemoryError):
+                own(np.zeros(0, dtype=np.int64), [], rows)
 
 
 def test_xpaths_equal_the_python_steps(monkeypatch):
