@@ -1442,6 +1442,16 @@ static PyObject *not_utf8(void) {
     return Py_False;
 }
 
+/* Whether a buffer got with PyBUF_FORMAT holds numbers (no format: bytes): an output of the
+ * right item size may still hold object references (a numpy object array), which writing
+ * numbers over would corrupt. */
+static int numbers(const Py_buffer *v) {
+    const char *f = v->format;
+    if (!f) return 1;
+    if (*f && strchr("@=<>!", *f)) f++;
+    return *f && f[1] == 0 && strchr("bBhHiIlLqQnNefd?", *f) != NULL;
+}
+
 /* walk.stable_hashes' hash of one string's UTF-8 bytes */
 static inline uint64_t stable_hash(const unsigned char *b, Py_ssize_t len) {
     /* h = sum over k of (b[k] + 1) * P**(k + 1), mod 2**64: four bytes a step, each with its
@@ -1469,10 +1479,10 @@ static PyObject *site_keys(PyObject *self, PyObject *args) {
     PyObject *paths, *texts, *out_obj;
     if (!PyArg_ParseTuple(args, "O!O!O", &PyList_Type, &paths, &PyList_Type, &texts, &out_obj)) return NULL;
     Py_buffer view;
-    if (PyObject_GetBuffer(out_obj, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(out_obj, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
     Py_ssize_t n = PyList_GET_SIZE(paths);
     PyObject *res = NULL;
-    if (view.itemsize != 8 || view.len / 8 != n || PyList_GET_SIZE(texts) != n) {
+    if (view.itemsize != 8 || !numbers(&view) || view.len / 8 != n || PyList_GET_SIZE(texts) != n) {
         PyErr_SetString(PyExc_TypeError, "site_keys: as many paths, texts and uint64 outputs");
         goto done;
     }
@@ -1500,10 +1510,10 @@ static PyObject *stable_hashes(PyObject *self, PyObject *args) {
     PyObject *strings, *out_obj;
     if (!PyArg_ParseTuple(args, "O!O", &PyList_Type, &strings, &out_obj)) return NULL;
     Py_buffer view;
-    if (PyObject_GetBuffer(out_obj, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(out_obj, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
     Py_ssize_t n = PyList_GET_SIZE(strings);
     PyObject *res = NULL;
-    if (view.itemsize != 8 || view.len / 8 != n) {
+    if (view.itemsize != 8 || !numbers(&view) || view.len / 8 != n) {
         PyErr_SetString(PyExc_TypeError, "out must be uint64 with one entry per string");
         goto done;
     }
@@ -1560,11 +1570,11 @@ static PyObject *tree_sums(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOn", &in_obj, &oi_obj, &of_obj, &n_codes)) return NULL;
     Py_buffer vin, vi, vf;
     if (PyObject_GetBuffer(in_obj, &vin, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (PyObject_GetBuffer(oi_obj, &vi, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+    if (PyObject_GetBuffer(oi_obj, &vi, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
         PyBuffer_Release(&vin);
         return NULL;
     }
-    if (PyObject_GetBuffer(of_obj, &vf, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+    if (PyObject_GetBuffer(of_obj, &vf, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
         PyBuffer_Release(&vin);
         PyBuffer_Release(&vi);
         return NULL;
@@ -1573,7 +1583,7 @@ static PyObject *tree_sums(PyObject *self, PyObject *args) {
     Py_ssize_t *cstart = NULL, *cidx = NULL, *cur = NULL, *count = NULL;
     double *val = NULL;
     const Py_ssize_t n = vin.len / 64;
-    if (vin.itemsize != 8 || vi.itemsize != 8 || vf.itemsize != 8 || vin.len != 64 * n
+    if (vin.itemsize != 8 || vi.itemsize != 8 || vf.itemsize != 8 || !numbers(&vi) || !numbers(&vf) || vin.len != 64 * n
         || vi.len != 40 * n || vf.len != 24 * n || n_codes < 0) {
         PyErr_SetString(PyExc_TypeError, "tree_sums: int64 8 x n, int64 5 x n and float64 3 x n");
         goto done;
@@ -1648,13 +1658,13 @@ static PyObject *tree_tail(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOO", &in_obj, &of_obj, &om_obj)) return NULL;
     Py_buffer vin, vf, vm;
     if (PyObject_GetBuffer(in_obj, &vin, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (PyObject_GetBuffer(of_obj, &vf, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) { PyBuffer_Release(&vin); return NULL; }
-    if (PyObject_GetBuffer(om_obj, &vm, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+    if (PyObject_GetBuffer(of_obj, &vf, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) { PyBuffer_Release(&vin); return NULL; }
+    if (PyObject_GetBuffer(om_obj, &vm, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
         PyBuffer_Release(&vin); PyBuffer_Release(&vf); return NULL;
     }
     PyObject *res = NULL;
     const Py_ssize_t n = vin.len / 48;
-    if (vin.itemsize != 8 || vf.itemsize != 8 || vm.itemsize != 1 || vin.len != 48 * n || vf.len != 56 * n
+    if (vin.itemsize != 8 || vf.itemsize != 8 || vm.itemsize != 1 || !numbers(&vf) || vin.len != 48 * n || vf.len != 56 * n
             || vm.len != 2 * n) {
         PyErr_SetString(PyExc_TypeError, "tree_tail: int64 6 x n, float64 7 x n and bool 2 x n");
         goto done;
@@ -1701,12 +1711,12 @@ static PyObject *ctd_tail(PyObject *self, PyObject *args) {
     Py_buffer vp, vc, vo;
     if (PyObject_GetBuffer(p_obj, &vp, PyBUF_C_CONTIGUOUS) < 0) return NULL;
     if (PyObject_GetBuffer(c_obj, &vc, PyBUF_C_CONTIGUOUS) < 0) { PyBuffer_Release(&vp); return NULL; }
-    if (PyObject_GetBuffer(o_obj, &vo, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+    if (PyObject_GetBuffer(o_obj, &vo, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
         PyBuffer_Release(&vp); PyBuffer_Release(&vc); return NULL;
     }
     PyObject *res = NULL;
     const Py_ssize_t n = vp.len / 8;
-    if (vp.itemsize != 8 || vc.itemsize != 8 || vo.itemsize != 8 || vc.len != vp.len || vo.len != 2 * vp.len) {
+    if (vp.itemsize != 8 || vc.itemsize != 8 || vo.itemsize != 8 || !numbers(&vo) || vc.len != vp.len || vo.len != 2 * vp.len) {
         PyErr_SetString(PyExc_TypeError, "ctd_tail: int64 parent, float64 ctd and float64 2 x n");
         goto done;
     }
@@ -1927,10 +1937,10 @@ static PyObject *site_keys_utf8(PyObject *self, PyObject *args) {
     int got = 0;
     PyObject *res = NULL;
     for (; got < 5; got++)
-        if (PyObject_GetBuffer(objs[got], &v[got], got == 4 ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS
+        if (PyObject_GetBuffer(objs[got], &v[got], got == 4 ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT
                                                              : PyBUF_C_CONTIGUOUS) < 0) goto done;
     Py_ssize_t n = v[4].len / 8;
-    if (v[4].itemsize != 8 || !utf8_column(&v[0], &v[1], n) || !utf8_column(&v[2], &v[3], n)) {
+    if (v[4].itemsize != 8 || !numbers(&v[4]) || !utf8_column(&v[0], &v[1], n) || !utf8_column(&v[2], &v[3], n)) {
         PyErr_SetString(PyExc_ValueError, "site_keys_utf8: two columns of as many rows as uint64 outputs");
         goto done;
     }
@@ -1966,7 +1976,7 @@ static PyObject *label_rule(PyObject *self, PyObject *args) {
     PyObject *res = NULL;
     int64_t *cw = NULL, *cm = NULL;
     for (; got < 4; got++)
-        if (PyObject_GetBuffer(objs[got], &v[got], got == 3 ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS
+        if (PyObject_GetBuffer(objs[got], &v[got], got == 3 ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT
                                                              : PyBUF_C_CONTIGUOUS) < 0) goto done;
     Py_ssize_t m = v[0].len / 8, n = v[3].len;
     if (v[0].itemsize != 8 || v[1].itemsize != 1 || v[1].len != m || v[2].itemsize != 8 || v[3].itemsize != 1) {

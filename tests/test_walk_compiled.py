@@ -297,6 +297,35 @@ def test_site_keys_equal_the_numpy_keys(monkeypatch):
     assert np.array_equal(got, w.site_keys)
 
 
+def test_outputs_that_hold_objects_are_refused():
+    """The helpers that write numbers into the caller's arrays checked their item size, which a
+    numpy object array's references have too: hashes or sums written over them corrupted it (a
+    segfault when it was freed). Such an output is now refused, and left as it was."""
+    n = 2
+    tree = np.array([[-1, 0], [1, 1], [3, 1], [0, 0], [0, 0], [0, 0], [0, 0], [0, 0]], dtype=np.int64)
+    offsets = np.arange(n + 1, dtype=np.int32)
+    ints, floats, masks = np.empty((5, n), np.int64), np.empty((3, n)), np.empty((2, n), np.bool_)
+    calls = {
+        "stable_hashes": lambda out: EXT.stable_hashes(["a", "b"], out),
+        "site_keys": lambda out: EXT.site_keys(["/a", "/b"], ["a", "b"], out),
+        "site_keys_utf8": lambda out: EXT.site_keys_utf8(offsets, b"ab", offsets, b"ab", out),
+        "tree_sums ints": lambda out: EXT.tree_sums(tree, out.reshape(5, n), floats, 1),
+        "tree_sums floats": lambda out: EXT.tree_sums(tree, ints, out.reshape(3, n), 1),
+        "tree_tail": lambda out: EXT.tree_tail(tree[:6], out.reshape(7, n), masks),
+        "ctd_tail": lambda out: EXT.ctd_tail(tree[0], np.ones(n), out.reshape(2, n)),
+    }
+    sizes = {"tree_sums ints": 5 * n, "tree_sums floats": 3 * n, "tree_tail": 7 * n, "ctd_tail": 2 * n}
+    for name, call in calls.items():
+        items = [object() for _ in range(sizes.get(name, n))]
+        out = np.empty(len(items), dtype=object)
+        out[:] = items
+        with pytest.raises((TypeError, ValueError)):
+            call(out)
+        assert all(a is b for a, b in zip(out, items)), name
+        assert call(np.empty(len(items), np.uint64 if "sums" not in name and "tail" not in name
+                             else np.int64 if name == "tree_sums ints" else np.float64)) is True, name
+
+
 def test_paths_equal_the_python_loop(monkeypatch):
     import numpy as np
 
