@@ -460,10 +460,19 @@ def test_a_page_that_needs_scripts_shows_its_noscript_nodes(tmp_path):
         srv.server_close()
 
 
-def test_a_label_post_whose_node_is_not_a_number_is_a_400(crawl):
-    """A node of null, a list or 1e400 raised TypeError/OverflowError in int(): a 500."""
+def _refused(url: str, body: bytes) -> str:
+    """POST ``body`` as JSON to ``url``, which must answer 400: its error message."""
     import json
 
+    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(req, timeout=30)
+    assert err.value.code == 400
+    return json.loads(err.value.read())["error"]
+
+
+def test_a_label_post_whose_node_is_not_a_number_is_a_400(crawl):
+    """A node of null, a list or 1e400 raised TypeError/OverflowError in int(): a 500."""
     srv = _serve(crawl)
     try:
         base = srv.url.split("?")[0]
@@ -471,12 +480,7 @@ def test_a_label_post_whose_node_is_not_a_number_is_a_400(crawl):
         pid = crawl.page_ids()[0]
         for node in ("null", "[1]", "1e400", '{"a": 1}'):
             body = b'{"page": "%s", "node": %s, "label": "N"}' % (pid.encode(), node.encode())
-            req = urllib.request.Request(f"{base}api/label?t={srv.token}", data=body,
-                                         headers={"Content-Type": "application/json"})
-            with pytest.raises(urllib.error.HTTPError) as err:
-                urllib.request.urlopen(req, timeout=30)
-            assert err.value.code == 400, node
-            assert json.loads(err.value.read())["error"] == "want {page, node, label: S|N}"
+            assert _refused(f"{base}api/label?t={srv.token}", body) == "want {page, node, label: S|N}", node
         assert crawl.labels_path.read_bytes() == before
     finally:
         srv.shutdown()
@@ -497,12 +501,7 @@ def test_yes_or_no_fields_take_json_booleans_only(crawl):
                 ("api/check", {"page": pid, "checked": 0}, "want {page, checked: true or false}"),
                 ("api/label", {"page": pid, "node": 0, "label": "S", "subtree": "false"},
                  "want subtree: true or false")):
-            req = urllib.request.Request(f"{base}{path}?t={srv.token}", data=json.dumps(body).encode(),
-                                         headers={"Content-Type": "application/json"})
-            with pytest.raises(urllib.error.HTTPError) as err:
-                urllib.request.urlopen(req, timeout=30)
-            assert err.value.code == 400, body
-            assert json.loads(err.value.read())["error"] == want
+            assert _refused(f"{base}{path}?t={srv.token}", json.dumps(body).encode()) == want, body
         assert crawl.labels_path.read_bytes() == before
         req = urllib.request.Request(f"{base}api/check?t={srv.token}",
                                      data=json.dumps({"page": pid, "checked": False}).encode(),
