@@ -356,3 +356,17 @@ def test_weka_reads_awkward_attribute_names(tmp_path):
     assert "Num Instances:  2" in out and "Num Attributes: 9" in out
     out = weka("weka.filters.AllFilter", "-i", str(path))
     assert "@attribute 'it\\'s' numeric" in out and "@attribute 'a\\\\b c' numeric" in out
+
+
+def test_a_row_on_the_data_line_is_refused_not_dropped(tmp_path):
+    """'@data 1,S': Weka reads 1,S as the first row; liac-arff dropped it without a word (the
+    file read as one row short). A comment after @data stays fine."""
+    path = tmp_path / "same_line.arff"
+    path.write_text("@relation r\n@attribute a numeric\n@attribute class {S,N}\n@data 1,S\n2,N\n",
+                    encoding="utf-8")
+    with pytest.raises(ArffError, match=rf"{path}:4: values on the @data line \('1,S'\)"):
+        read_arff(path)
+    ok = tmp_path / "comment.arff"
+    ok.write_text("@relation r\n@attribute a numeric\n@attribute class {S,N}\n@DATA % rows\n1,S\n2,N\n",
+                  encoding="utf-8")
+    assert read_arff(ok)["label"].tolist() == ["S", "N"]

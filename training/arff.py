@@ -265,6 +265,7 @@ def load_arff(path: str | os.PathLike) -> ArffTable:
         raise ArffError(f"{path}: is a folder, not an ARFF file") from None
     except UnicodeDecodeError:
         text = path.read_bytes().decode("latin-1")
+    _check_data_line(path, text)
     obj, tokens = _fast_tokens(path, text)
     if tokens is None:
         obj = _liac_decode(path, text)
@@ -458,6 +459,17 @@ def table_frame(t: ArffTable) -> pd.DataFrame:
 
 
 _DATA_LINE = re.compile(r"^[ \t]*@data[ \t]*\r?$", re.I | re.M)
+#: the first ``@data`` line, and what follows it on that line (a comment or nothing is fine)
+_DATA_DECLARED = re.compile(r"^[ \t]*@data\b[ \t]*([^\r\n]*)", re.I | re.M)
+
+
+def _check_data_line(path: Path, text: str) -> None:
+    """Refuse a first row on the ``@data`` line itself (``@data 1,S``): Weka reads it as a row,
+    liac-arff dropped it without a word."""
+    m = _DATA_DECLARED.search(text)
+    if m and m.group(1) and not m.group(1).startswith("%"):
+        raise ArffError(f"{path}:{text.count(chr(10), 0, m.start()) + 1}: values on the @data line "
+                        f"({m.group(1)[:40]!r}); put the first row on a line of its own")
 _PLAIN_DATA = re.compile(r"[\"'{}%\\]")
 
 
