@@ -321,3 +321,18 @@ def test_cross_validation_distributions_are_weka_s_to_the_last_bit(seed, weka_pr
         for r, p in zip(test.tolist(), _fit(t, train, j48_params()).predict_proba(t.X[test]).tolist()):
             ours[r] = p
     assert ours == weka
+
+
+@pytest.mark.weka
+@needs_weka
+@pytest.mark.parametrize("declared", ["{a,b,}", "{,a,b}", "{a,?,b}", "{?,a,b}"])
+def test_odd_nominal_declarations_give_weka_s_tree(declared, tmp_path):
+    """A bare '?' in a nominal declaration is a value named '?' for Weka, an empty one is no
+    value; liac-arff made both a value named 'None', a branch of the J48 tree Weka's has not (or
+    has under another name)."""
+    path = tmp_path / "odd.arff"
+    path.write_text(f"@relation r\n@attribute v {declared}\n@attribute class {{S,N}}\n@data\n"
+                    + "a,S\nb,N\n" * 4 + "b,N\n", encoding="utf-8")
+    expected = weka_tree(weka_j48(path, "-no-cv", "-M", "1"))
+    assert "v = a: S (4.0)" in expected
+    assert run_arff(path, params={"min_num_obj": 1}, cv=False).tree == expected.rstrip("\n")

@@ -492,10 +492,11 @@ class _Decoder(liac.ArffDecoder):
 
     def _decode_attribute(self, s):
         name, type_ = super()._decode_attribute(s)
-        raw = liac._RE_ATTRIBUTE.match(s.split(" ", 1)[1].strip()).group(1)
+        raw, declared = liac._RE_ATTRIBUTE.match(s.split(" ", 1)[1].strip()).groups()
         if raw[:1] in ("'", '"'):  # liac-arff strips the quotes of a name but keeps its escapes
             name = liac._unquote(raw)
         if isinstance(type_, list):
+            type_ = _declared_values(type_, declared)
             if not type_:
                 type_ = [_NO_VALUES]
             seen: set = set()
@@ -504,6 +505,20 @@ class _Decoder(liac.ArffDecoder):
                     raise _DuplicateValue(name, v)
                 seen.add(v)
         return name, type_
+
+
+def _declared_values(values: list, declared: str) -> list:
+    """A nominal declaration's values as Weka reads them, where liac-arff gives None: a bare ``?``
+    is a value named "?" (``{?,a}``), an empty one (``{a,b,}``) is no value. liac-arff made both
+    a value named "None", so a J48 tree on such an attribute grew a branch Weka's has not."""
+    if None not in values:
+        return values
+    inner = declared.strip()[1:-1]
+    parts = [p.strip() for p in inner.split(",")] if not any(q in inner for q in "'\"\\") else None
+    if parts is None or len(parts) != len(values):  # quoted values: only the empty ones dropped
+        return [v for v in values if v is not None]
+    return [("?" if p == "?" else None) if v is None else v for v, p in zip(values, parts)
+            if v is not None or p == "?"]
 
 
 def _liac_decode(path: Path, text: str) -> dict:
