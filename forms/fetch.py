@@ -129,13 +129,60 @@ class FetchResult:
     attempts: int = 1
 
 
-def charset_of(content_type: str | None) -> str | None:
-    """The ``charset`` parameter of a Content-Type header value, or None."""
-    for part in (content_type or "").split(";")[1:]:
-        key, _, value = part.strip().partition("=")
-        if key.strip().lower() == "charset" and value.strip():
-            return value.strip().strip("\"'") or None
-    return None
+#: A MIME type's type or subtype: an HTTP token (RFC 9110), as the Fetch standard parses them.
+_MIME_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def _values(header: str) -> list[str]:
+    """A header's values split at the commas outside quoted strings (requests joins a header sent
+    twice with ", ")."""
+    out, cur, quoted = [], [], False
+    for ch in header:
+        if ch == '"':
+            quoted = not quoted
+        elif ch == "," and not quoted:
+            out.append("".join(cur))
+            cur = []
+            continue
+        cur.append(ch)
+    out.append("".join(cur))
+    return out
+
+
+def _mime(value: str) -> tuple[str, str | None] | None:
+    """``(essence, charset or None)`` of one MIME type, None when it does not parse."""
+    essence, *params = value.split(";")
+    kind, slash, sub = essence.strip().partition("/")
+    if not slash or not _MIME_TOKEN.fullmatch(kind) or not _MIME_TOKEN.fullmatch(sub.strip()):
+        return None
+    charset = None
+    for part in params:
+        key, _, v = part.strip().partition("=")
+        if key.strip().lower() == "charset" and charset is None and v.strip():
+            charset = v.strip().strip("\"'") or None
+    return f"{kind}/{sub.strip()}".lower(), charset
+
+
+def content_type(header: str | None) -> tuple[str, str | None]:
+    """``(essence, charset or None)`` of a Content-Type header as browsers read it (the Fetch
+    standard's "extract a MIME type"): of a header sent twice (``text/html, text/html;
+    charset=utf-8``) the last MIME type that parses counts, keeping an earlier charset when it
+    repeats the same type without one; ``("", None)`` when none parses."""
+    essence, charset = "", None
+    for value in _values(header or ""):
+        got = _mime(value)
+        if got is None or got[0] == "*/*":
+            continue
+        if got[0] != essence:
+            essence, charset = got
+        elif got[1] is not None:
+            charset = got[1]
+    return essence, charset
+
+
+def charset_of(header: str | None) -> str | None:
+    """The charset of a Content-Type header (``content_type``), or None."""
+    return content_type(header)[1]
 
 
 # -- addresses ---------------------------------------------------------------------------------
@@ -658,7 +705,8 @@ class Fetcher:
                                 "limit (raise --page-timeout); cut", status=status, headers=headers)
 
     def _check_type(self, url: str, status: int, headers: dict) -> None:
-        ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+        given = headers.get("content-type", "")
+        ctype = content_type(given)[0] or given.split(";")[0].strip().lower()
         if ctype and ctype not in self.settings.content_types:
             raise BodyError(url, f"content type {ctype!r} is not HTML; not kept", status=status, headers=headers)
 

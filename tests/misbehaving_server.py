@@ -18,6 +18,7 @@ Routes (path part of the URL; ``key`` in the query string keeps per-test counter
                          Content-Encoding E if given; counts the bodies sent whole
 - ``/early-hints?sleep=S``  a ``103 Early Hints``, then after S seconds (default 0.3) the page
 - ``/two-lengths``       two Content-Length headers that disagree
+- ``/two-types?second=T``  a page with two Content-Type headers: ``text/html`` and T
 - ``/redirect-raw?to=URL&enc=E``  a 302 whose Location is the bytes of URL in encoding E
                          (default utf-8)
 - ``/cut-short?enc=gzip|deflate|br``  the first half of a compressed page, Content-Length honest
@@ -238,6 +239,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 7\r\n"
                              b"Content-Length: %d\r\n\r\n" % len(page) + page)
             self.close_connection = True
+            return
+        if path == "/two-types":  # Content-Type sent twice (a proxy's and the origin's)
+            page = result_page([], " (two types)")
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Type: %s\r\n"
+                             b"Content-Length: %d\r\n\r\n" % (q.get("second", "text/html").encode(), len(page))
+                             + page)
             return
         if path == "/redirect-raw":  # a Location of raw bytes: ``to`` encoded as ``enc``
             location = q["to"].encode(q.get("enc", "utf-8")).decode("latin-1")

@@ -308,3 +308,15 @@ def test_a_redirect_without_a_location_is_an_error_not_an_empty_page(srv):
             with pytest.raises(FetchError, match=rf"/redirect\?code={code}: HTTP {code} without a Location") as err:
                 f.fetch(srv.url(f"/redirect?code={code}"))
             assert err.value.status == code and err.value.attempts == 1
+
+
+def test_a_content_type_sent_twice_is_read_as_browsers_read_it(srv):
+    """Two Content-Type headers (requests joins them: 'text/html, text/html') made the page
+    refused as "content type 'text/html, text/html' is not HTML"; browsers take the last MIME type
+    that parses, and keep an earlier charset when the same type comes again without one."""
+    with fetcher() as f:
+        res = f.fetch(srv.url("/two-types"))
+        assert res.status == 200 and b"two types" in res.body and res.http_charset is None
+        assert f.fetch(srv.url("/two-types?second=text/html;%20charset=koi8-r")).http_charset == "koi8-r"
+        with pytest.raises(FetchError, match="content type 'image/png' is not HTML"):
+            f.fetch(srv.url("/two-types?second=image/png"))
