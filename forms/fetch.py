@@ -43,7 +43,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from hwnoise import __version__
-from hwnoise.decode import sniff_html
+from hwnoise.decode import charset_of, content_type, sniff_html
 from hwnoise.errors import HwnoiseError
 
 DEFAULT_USER_AGENT = f"hwnoise/{__version__} (hidden-web research crawler; robots.txt token hwnoise)"
@@ -127,62 +127,6 @@ class FetchResult:
     redirects: list[dict] = field(default_factory=list)
     http_charset: str | None = None
     attempts: int = 1
-
-
-#: A MIME type's type or subtype: an HTTP token (RFC 9110), as the Fetch standard parses them.
-_MIME_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-
-
-def _values(header: str) -> list[str]:
-    """A header's values split at the commas outside quoted strings (requests joins a header sent
-    twice with ", ")."""
-    out, cur, quoted = [], [], False
-    for ch in header:
-        if ch == '"':
-            quoted = not quoted
-        elif ch == "," and not quoted:
-            out.append("".join(cur))
-            cur = []
-            continue
-        cur.append(ch)
-    out.append("".join(cur))
-    return out
-
-
-def _mime(value: str) -> tuple[str, str | None] | None:
-    """``(essence, charset or None)`` of one MIME type, None when it does not parse."""
-    essence, *params = value.split(";")
-    kind, slash, sub = essence.strip().partition("/")
-    if not slash or not _MIME_TOKEN.fullmatch(kind) or not _MIME_TOKEN.fullmatch(sub.strip()):
-        return None
-    charset = None
-    for part in params:
-        key, _, v = part.strip().partition("=")
-        if key.strip().lower() == "charset" and charset is None and v.strip():
-            charset = v.strip().strip("\"'") or None
-    return f"{kind}/{sub.strip()}".lower(), charset
-
-
-def content_type(header: str | None) -> tuple[str, str | None]:
-    """``(essence, charset or None)`` of a Content-Type header as browsers read it (the Fetch
-    standard's "extract a MIME type"): of a header sent twice (``text/html, text/html;
-    charset=utf-8``) the last MIME type that parses counts, keeping an earlier charset when it
-    repeats the same type without one; ``("", None)`` when none parses."""
-    essence, charset = "", None
-    for value in _values(header or ""):
-        got = _mime(value)
-        if got is None or got[0] == "*/*":
-            continue
-        if got[0] != essence:
-            essence, charset = got
-        elif got[1] is not None:
-            charset = got[1]
-    return essence, charset
-
-
-def charset_of(header: str | None) -> str | None:
-    """The charset of a Content-Type header (``content_type``), or None."""
-    return content_type(header)[1]
 
 
 # -- addresses ---------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from hwnoise import __version__
+from hwnoise.decode import charset_of
 from hwnoise.errors import HwnoiseError
 from hwnoise.jsontext import read_json_file
 
@@ -290,12 +291,7 @@ class Page:
         if enc:
             return enc
         headers = {k.lower(): v for k, v in (self.fetch.get("headers") or {}).items()}
-        ctype = headers.get("content-type", "")
-        for part in ctype.split(";")[1:]:
-            k, _, v = part.strip().partition("=")
-            if k.strip().lower() == "charset" and v.strip():
-                return v.strip().strip('"\'')
-        return None
+        return charset_of(headers.get("content-type"))
 
     @property
     def records_path(self) -> Path:

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from hwnoise.dataset import Dataset, now_iso, page_id, site_of
+from hwnoise.decode import charset_of, content_type
 from hwnoise.errors import HwnoiseError
 from hwnoise.forms.submissions import submission_from_url
 from hwnoise.progress import info
@@ -52,7 +53,7 @@ def _imported(ds: Dataset, rec: dict | None) -> bool:
 
 
 def _is_html(ctype: str, payload: bytes) -> bool:
-    ctype = ctype.split(";")[0].strip().lower()
+    ctype = content_type(ctype)[0] or ctype.split(";")[0].strip().lower()
     if ctype:
         return ctype in HTML_TYPES
     head = payload[:1024].lstrip().lower()
@@ -102,8 +103,6 @@ def html_responses(path: Path, counts: dict) -> Iterator[tuple[dict, bytes]]:
 
 def _html_response(rec, it, path: Path, counts: dict) -> tuple[dict, bytes] | None:
     """``(info, payload)`` of an HTML 200 response record, else None (what it is, counted)."""
-    from hwnoise.forms.fetch import charset_of
-
     if rec.rec_type != "response" or not rec.http_headers:
         counts["not_response"] += 1
         return None
