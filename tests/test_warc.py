@@ -23,7 +23,7 @@ from warcio.warcwriter import WARCWriter
 
 from hwnoise.dataset import Dataset
 from hwnoise.features.importers import ImportFormatError
-from hwnoise.features.importers.warc import import_warc
+from hwnoise.features.importers.warc import import_warc, warc_files
 from hwnoise.forms.warc import RECORD_SET, SUBMISSION, scan
 
 REPO = Path(__file__).resolve().parents[1]
@@ -391,3 +391,20 @@ def test_a_url_that_is_not_ascii_goes_into_the_warc_as_it_went_on_the_wire(serve
                  for rec in ArchiveIterator(fh) if rec.rec_type == "request"]
     assert lines == ["GET /search?q=caf%C3%A9&w=1", "GET /search?q=tea&w=1"]
     assert {r["sid"] for r in recs if r["type"] == "response"} == set(Dataset(tmp_path / "ds").journal())
+
+
+def test_a_folder_named_like_a_warc_inside_a_warc_folder_is_walked_not_opened(tmp_path):
+    """``import warc FOLDER`` where FOLDER holds a subfolder named ``old.warc`` (and a dangling
+    symlink named ``gone.warc.gz``): only files are WARC files; the folder's own WARCs are read."""
+    src = tmp_path / "crawl"
+    (src / "old.warc").mkdir(parents=True)
+    with open(src / "old.warc" / "a.warc.gz", "wb") as fh:
+        w = WARCWriter(fh, gzip=True)
+        w.write_record(w.create_warc_record(
+            "https://a.example/find?q=oak", "response",
+            payload=io.BytesIO(b"<html><body><p>oak chair</p></body></html>"),
+            http_headers=StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")))
+    (src / "gone.warc.gz").symlink_to(tmp_path / "nowhere.warc.gz")
+    assert warc_files([src]) == [src / "old.warc" / "a.warc.gz"]
+    [folder], counts = import_warc([src], tmp_path / "out", progress=False)
+    assert counts["imported"] == 1 and len(Dataset(folder).submissions()) == 1

@@ -33,7 +33,7 @@ def warc_files(sources: Iterable[str | Path]) -> list[Path]:
     for src in sources:
         src = Path(src)
         if src.is_dir():
-            found = sorted(p for p in src.rglob("*") if p.name.endswith((".warc", ".warc.gz")))
+            found = sorted(p for p in src.rglob("*") if p.name.endswith((".warc", ".warc.gz")) and p.is_file())
             if not found:
                 raise ImportFormatError(f"{src}: no .warc or .warc.gz file in this folder")
             out += found
