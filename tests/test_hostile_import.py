@@ -79,3 +79,21 @@ def test_features_never_reads_a_page_outside_the_dataset(tmp_path, capsys):
     assert main(["features", str(ds.path), "--query", "inside"]) == 0
     feats = ds.read_features()
     assert set(feats["page"].astype(str)) == {"good"}
+
+
+def test_plain_page_cut_short_keeps_the_pages_before_it(tmp_path, capsys):
+    """A gzipped page cut short (``b.html.gz``) is one clear error naming it, and the page before
+    it (``a.html``) is imported, not lost with it; once the page is mended, a rerun adds only it."""
+    src = tmp_path / "crawl"
+    (src / "html").mkdir(parents=True)
+    (src / "html" / "a.html").write_bytes(PAGE)
+    whole = gzip.compress(PAGE.replace(b"Inside", b"Second") * 50)
+    (src / "html" / "b.html.gz").write_bytes(whole[: len(whole) // 2])
+    code = main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 1 and "b.html.gz" in err and "cut short" in err and "Traceback" not in err
+    ds = Dataset(tmp_path / "out" / "crawl")
+    assert [p.submission["name"] for p in ds.pages()] == ["a"]
+    (src / "html" / "b.html.gz").write_bytes(whole)
+    assert main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"]) == 0
+    assert sorted(s["name"] for s in Dataset(ds.path).submissions()) == ["a", "b"]

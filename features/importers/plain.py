@@ -50,8 +50,8 @@ def pages(src: Path) -> Iterator[SourcePage]:
         query = " ".join(decode_text(query_file.read_bytes()).split()) if query_file.is_file() else None
         try:
             url = canonical_url(read_page_file(path))
-        except PageFileError as exc:
-            raise ImportFormatError(str(exc)) from None
+        except PageFileError:  # said by read_html, when its turn comes: the pages before it are written
+            url = ""
         yield SourcePage(
             unit=name,
             source=f"html/{path.name}",
