@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from hwnoise.dataset import Dataset, page_id
-from hwnoise.features.importers import FORMATS, ImportFormatError, import_dataset
+from hwnoise.features.importers import FORMATS, ImportFormatError, decode_text, import_dataset
 from hwnoise.features.importers import cleaneval as cleaneval_fmt
 from hwnoise.features.importers import dragnet as dragnet_fmt
 from hwnoise.features.importers import l3s as l3s_fmt
@@ -458,3 +458,22 @@ def test_label_agreement_counts_a_misaligned_headline(tmp_path):
     assert r["nodes"] == len(walk.rows)
     assert r["accuracy"] == pytest.approx(float(np.mean(ref == got)))
     assert r["confusion"]["markup_S_gold_N"] == int(np.sum((ref == "S") & (got == "N")))
+
+
+def test_plain_gold_and_query_in_utf16_without_a_byte_order_mark(tmp_path):
+    """A gold or query file saved as UTF-16 without its byte-order mark (PowerShell's
+    ``Out-File -Encoding unicode`` piped elsewhere, ``iconv -t UTF-16LE``) decodes as UTF-16: read
+    as UTF-8 it was the text with a NUL after every letter, and every node of the page noise."""
+    src = tmp_path / "plain"
+    for d in ("html", "gold", "query"):
+        (src / d).mkdir(parents=True)
+    for enc in ("utf-16-le", "utf-16-be"):
+        name = enc.replace("-", "")
+        (src / "html" / f"{name}.html").write_text(f"<html><body><p>Café records</p><p>{name}</p></body></html>")
+        (src / "gold" / f"{name}.txt").write_bytes("Café records\r\n".encode(enc))
+        (src / "query" / f"{name}.txt").write_bytes("oak chair".encode(enc))
+    (ds_path,) = import_dataset("plain", src, tmp_path / "out", progress=False)
+    for page in Dataset(ds_path).pages():
+        assert page.read_gold() == "Café records\n", page.submission["name"]
+        assert [f["value"] for f in page.fields if f["name"] == "q"] == ["oak chair"]
+    assert decode_text(b"a\x00b") == "a\x00b"                   # not UTF-16: left as it is

@@ -72,9 +72,14 @@ _WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
 
 
 def decode_text(data: bytes) -> str:
-    """Decode a gold (or query) file: UTF-16 or UTF-32 by its byte-order mark, else UTF-8 (a
+    """Decode a gold (or query) file: UTF-16 or UTF-32 by its byte-order mark, else UTF-16 by
+    its NUL bytes (saved without a mark: one byte of each pair NUL in most pairs), else UTF-8 (a
     BOM dropped), else cp1252; CRLF and CR become LF."""
     wide = next((c for bom, c in _WIDE_BOMS if data.startswith(bom)), None)
+    if wide is None and b"\x00" in data and len(data) % 2 == 0:
+        odd, even = data[1::2].count(0), data[0::2].count(0)
+        if max(odd, even) * 2 > len(data) // 2 and min(odd, even) == 0:
+            wide = "utf-16-le" if odd > even else "utf-16-be"
     if wide:
         text = data.decode(wide, errors="replace")
     else:
