@@ -97,3 +97,25 @@ def test_plain_page_cut_short_keeps_the_pages_before_it(tmp_path, capsys):
     (src / "html" / "b.html.gz").write_bytes(whole)
     assert main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"]) == 0
     assert sorted(s["name"] for s in Dataset(ds.path).submissions()) == ["a", "b"]
+
+
+def big9_folder(root: Path, rows: str) -> Path:
+    (root / "big5-05" / "html").mkdir(parents=True)
+    (root / "big5-05" / "html" / "amd (1).htm").write_bytes(PAGE)
+    (root / "pages.tsv").write_bytes(b"folder\thtml_file\tgold_file\tsite\tyear\tquery\tsite_rule\turl\twayback_ts\n"
+                                     + rows.encode("latin-1"))
+    return root
+
+
+@pytest.mark.parametrize("row, says", [
+    ("big5-05\tamd (1).htm\t\tForbes", "pages.tsv:2: no query, url, year (the row is cut short)"),
+    ("big5-05\tamd (1).htm\t\tForbes\tMMV\tamd\twayback\t\t\n", "pages.tsv:2: year 'MMV' is not a year"),
+    ("big5-05\tamd (1).htm\t\tForbes\t2005\tcaf\xe9\twayback\t\t\n", "pages.tsv: not UTF-8 text"),
+])
+def test_big9_pages_tsv_cut_short_or_garbled_is_one_line(tmp_path, capsys, row, says):
+    """A pages.tsv whose last row is cut short, whose year is not a number, or saved as latin-1:
+    one line naming the file (and row), not a TypeError/ValueError/UnicodeDecodeError traceback."""
+    src = big9_folder(tmp_path / "b9", row)
+    assert main(["import", "big9", str(src), "--into", str(tmp_path / "out"), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err

@@ -26,12 +26,23 @@ def pages(src: Path) -> Iterator[SourcePage]:
     tsv = src / "pages.tsv"
     if not tsv.is_file():
         raise ImportFormatError(f"{tsv}: missing; a big9 folder has pages.tsv beside big5-05 ... big5-17")
-    with open(tsv, encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh, delimiter="\t")
-        missing = _COLUMNS - set(reader.fieldnames or [])
-        if missing:
-            raise ImportFormatError(f"{tsv}:1: missing columns {', '.join(sorted(missing))}")
-        rows = list(reader)
+    try:
+        with open(tsv, encoding="utf-8", newline="") as fh:
+            reader = csv.DictReader(fh, delimiter="\t")
+            missing = _COLUMNS - set(reader.fieldnames or [])
+            if missing:
+                raise ImportFormatError(f"{tsv}:1: missing columns {', '.join(sorted(missing))}")
+            rows = list(reader)
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(f"{tsv}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                                "save it as UTF-8") from None
+    for line, row in enumerate(rows, 2):
+        short = sorted(c for c in _COLUMNS if row.get(c) is None)
+        if short:  # a row cut short (a truncated file): DictReader leaves its last columns None
+            raise ImportFormatError(f"{tsv}:{line}: no {', '.join(short)} (the row is cut short); "
+                                    "give every column, tab-separated")
+        if not row["year"].strip().isdigit():
+            raise ImportFormatError(f"{tsv}:{line}: year {row['year'][:40]!r} is not a year")
     rows.sort(key=lambda r: (r["site"], r["year"], r["folder"], r["html_file"]))
     for line, row in enumerate(rows, 2):
         html_path = src / row["folder"] / "html" / row["html_file"]
