@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,20 @@ def test_big9_pages_tsv_cut_short_or_garbled_is_one_line(tmp_path, capsys, row, 
     assert main(["import", "big9", str(src), "--into", str(tmp_path / "out"), "-q"]) == 1
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err
+
+
+def test_big9_row_that_leads_out_of_its_folder_is_refused(tmp_path):
+    """A pages.tsv row whose folder or file name holds ``../`` (or is absolute) read a file outside
+    SRC into the dataset; it is refused, naming the row, as wcxb's file_id is."""
+    secret = tmp_path / "secret" / "html"
+    secret.mkdir(parents=True)
+    (secret / "s.htm").write_bytes(b"<html><body><p>SECRET outside</p></body></html>")
+    for row in ("../secret\ts.htm\t\tForbes\t2005\tx\twayback\t\t\n",
+                f"big5-05\t{secret / 's.htm'}\t\tForbes\t2005\tx\twayback\t\t\n",
+                "big5-05\tamd (1).htm\t../../../secret/html/s.htm\tForbes\t2005\tx\twayback\t\t\n"):
+        out = tmp_path / "out"
+        src = big9_folder(tmp_path / "w" / "b9", "big5-05\tamd (1).htm\t\tForbes\t2005\tamd\twayback\t\t\n" + row)
+        with pytest.raises(ImportFormatError, match=r"pages.tsv:3: .* leads out of .*; refused"):
+            import_dataset("big9", src, out, progress=False)
+        assert not any(b"SECRET" in p.read_bytes() for p in out.rglob("*") if p.is_file())
+        shutil.rmtree(tmp_path / "w")

@@ -11,6 +11,7 @@ import csv
 from collections.abc import Iterator
 from pathlib import Path
 
+from hwnoise.dataset import is_within
 from hwnoise.features.importers import ImportFormatError, SourcePage, decode_text
 
 _COLUMNS = {"folder", "html_file", "gold_file", "site", "year", "query", "url"}
@@ -43,6 +44,11 @@ def pages(src: Path) -> Iterator[SourcePage]:
                                     "give every column, tab-separated")
         if not row["year"].strip().isdigit():
             raise ImportFormatError(f"{tsv}:{line}: year {row['year'][:40]!r} is not a year")
+        for key in ("html", "gold"):  # a "../" or an absolute path would read files outside SRC
+            name = row[f"{key}_file"]
+            if name and not is_within(src / row["folder"] / key / name, src):
+                raise ImportFormatError(f"{tsv}:{line}: {row['folder'][:80]}/{key}/{name[:80]} leads out of "
+                                        f"{src}; refused")
     rows.sort(key=lambda r: (r["site"], r["year"], r["folder"], r["html_file"]))
     for line, row in enumerate(rows, 2):
         html_path = src / row["folder"] / "html" / row["html_file"]
