@@ -25,7 +25,7 @@ import codecs
 import re
 
 __all__ = ["decode_html", "own_utf8", "sniff_encoding", "normalize_label", "SOURCES", "looks_like_html",
-           "sniff_html", "DETECT_PREFIX", "content_type", "charset_of"]
+           "sniff_html", "DETECT_PREFIX", "content_type", "charset_of", "utf16_without_bom"]
 
 #: Where an encoding came from (``sniff_encoding``'s second value).
 SOURCES = ("bom", "http", "meta", "utf8-valid", "utf16-sniffed", "detected", "fallback")
@@ -163,7 +163,7 @@ def _detect(data: bytes) -> str | None:
     return normalize_label(best.encoding)
 
 
-def _utf16_without_bom(data: bytes) -> str | None:
+def utf16_without_bom(data: bytes) -> str | None:
     """"utf-16le"/"utf-16be" when NULs fill one byte parity of the start and not the other.
 
     No ASCII-compatible encoding puts a NUL in every other byte of a page, so a
@@ -188,7 +188,7 @@ def _sniff(data: bytes, http_charset: str | None) -> tuple[str, str, str | None]
             return enc, "bom", None
     declared_http = normalize_label(http_charset)
     if declared_http is None or not declared_http.startswith("utf-16"):
-        utf16 = _utf16_without_bom(data)
+        utf16 = utf16_without_bom(data)
         if utf16:
             return utf16, "utf16-sniffed", None
     declared, source = declared_http, "http"
@@ -400,7 +400,7 @@ def sniff_html(data: bytes) -> str | None:
             data, enc = data[len(bom):], e
             break
     if enc is None:
-        enc = _utf16_without_bom(data)
+        enc = utf16_without_bom(data)
     if enc and enc.startswith("utf-16"):
         data = data.decode(enc, errors="replace").encode("utf-8", errors="replace")
     head = data.lstrip(_WS)

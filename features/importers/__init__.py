@@ -25,6 +25,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from hwnoise.dataset import Dataset, page_id, site_of
+from hwnoise.decode import utf16_without_bom
 from hwnoise.errors import HwnoiseError
 from hwnoise.progress import info
 from hwnoise.text import tokenize
@@ -73,13 +74,9 @@ _WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
 
 def decode_text(data: bytes) -> str:
     """Decode a gold (or query) file: UTF-16 or UTF-32 by its byte-order mark, else UTF-16 by
-    its NUL bytes (saved without a mark: one byte of each pair NUL in most pairs), else UTF-8 (a
-    BOM dropped), else cp1252; CRLF and CR become LF."""
-    wide = next((c for bom, c in _WIDE_BOMS if data.startswith(bom)), None)
-    if wide is None and b"\x00" in data and len(data) % 2 == 0:
-        odd, even = data[1::2].count(0), data[0::2].count(0)
-        if max(odd, even) * 2 > len(data) // 2 and min(odd, even) == 0:
-            wide = "utf-16-le" if odd > even else "utf-16-be"
+    its NUL bytes (saved without a mark: ``decode.utf16_without_bom``, as a page is sniffed), else
+    UTF-8 (a BOM dropped), else cp1252; CRLF and CR become LF."""
+    wide = next((c for bom, c in _WIDE_BOMS if data.startswith(bom)), None) or utf16_without_bom(data)
     if wide:
         text = data.decode(wide, errors="replace")
     else:
