@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -98,6 +99,28 @@ def test_plain_page_cut_short_keeps_the_pages_before_it(tmp_path, capsys):
     (src / "html" / "b.html.gz").write_bytes(whole)
     assert main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"]) == 0
     assert sorted(s["name"] for s in Dataset(ds.path).submissions()) == ["a", "b"]
+
+
+@pytest.mark.parametrize("extra,want", [
+    ({"html/a.htm": PAGE}, r"a\.html?: the same page name 'a' as a\.html?,"),
+    ({"html/a.html.gz": gzip.compress(PAGE)}, r"a.html.gz: the same page name 'a' as a.html"),
+    ({"records/aa.json": b"[]"}, r"records/aa.json: records file without a page html/aa.html"),
+    ({"query/b.txt": b"tea"}, r"query/b.txt: query file without a page html/b.html"),
+    ({"gold/c.txt": b"x", "gold/d.txt": b"y"}, r"gold/c.txt: gold file without a page html/c.html \(and 1 more\)"),
+])
+def test_plain_names_that_clash_or_name_no_page_are_refused(tmp_path, capsys, extra, want):
+    """``a.html`` beside ``a.htm`` (or ``a.html.gz``) were two pages of one name, and one gold file
+    was silently both pages' gold; a records or query file naming no page (a typo) was silently
+    ignored, its page left without node gold (an orphan gold file was already refused)."""
+    src = tmp_path / "crawl"
+    (src / "html").mkdir(parents=True)
+    (src / "html" / "a.html").write_bytes(PAGE)
+    for name, data in extra.items():
+        (src / name).parent.mkdir(exist_ok=True)
+        (src / name).write_bytes(data)
+    code = main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 1 and re.search(want, err) and "Traceback" not in err, err
 
 
 def big9_folder(root: Path, rows: str) -> Path:

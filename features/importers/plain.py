@@ -35,12 +35,7 @@ def pages(src: Path) -> Iterator[SourcePage]:
         info(f"hwnoise: import plain: skipped {len(outside)} page(s) that are symlinks out of {src} "
              f"(e.g. {outside[0]} -> {outside[0].resolve()}); copy them in to import them")
         files = [p for p in files if p not in outside]
-    stems = {page_name(p) for p in files}
-    if gold_dir.is_dir():
-        orphans = sorted(g.name for g in gold_dir.glob("*.txt") if g.stem not in stems)
-        if orphans:
-            raise ImportFormatError(f"{gold_dir / orphans[0]}: gold file without a page html/{orphans[0][:-4]}.html"
-                                    + (f" (and {len(orphans) - 1} more)" if len(orphans) > 1 else ""))
+    _check_names(src, files)
     name = src.resolve().name or "plain"
     for path in files:
         stem = page_name(path)
@@ -64,6 +59,26 @@ def pages(src: Path) -> Iterator[SourcePage]:
             query=query or None,
             unit_meta={"notes": "plain folder: html/NAME.html with gold/NAME.txt (and query/NAME.txt)"},
         )
+
+
+def _check_names(src: Path, files: list[Path]) -> None:
+    """Refuse two pages of one name (``a.html`` and ``a.htm``: one gold, query and records file
+    would be both pages'), and a gold, query or records file that names no page (a typo that
+    would leave its page without what it gives)."""
+    stems: dict[str, Path] = {}
+    for p in files:
+        first = stems.setdefault(page_name(p), p)
+        if first is not p:
+            raise ImportFormatError(f"{p}: the same page name {page_name(p)!r} as {first.name}, so one gold, "
+                                    "query and records file would be both pages'; rename one of them")
+    for folder, ext, what in (("gold", ".txt", "gold file"), ("query", ".txt", "query file"),
+                              ("records", ".json", "records file")):
+        if (src / folder).is_dir():
+            orphans = sorted(f.name for f in (src / folder).glob(f"*{ext}") if f.stem not in stems)
+            if orphans:
+                raise ImportFormatError(
+                    f"{src / folder / orphans[0]}: {what} without a page html/{orphans[0][:-len(ext)]}.html"
+                    + (f" (and {len(orphans) - 1} more)" if len(orphans) > 1 else ""))
 
 
 def _inside(path: Path, src: Path) -> bool:
