@@ -1,6 +1,7 @@
 """``hwnoise label --serve``: the labelling page, in real Chromium over real HTTP on 127.0.0.1."""
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -22,7 +23,6 @@ FIGURE = Path(__file__).resolve().parent.parent / "docs" / "figures" / "label-pa
 
 class _Outside(BaseHTTPRequestHandler):
     """A server standing for the rest of the web: it counts every request that reaches it."""
-
     hits: list[str] = []
 
     def do_GET(self):  # noqa: N802
@@ -180,58 +180,45 @@ def test_cli_serves_on_loopback_with_token(crawl):
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed")
 def test_browser_shows_page_click_flips_label_on_screen_and_disk(crawl, outside, tmp_path):
-    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
-    from playwright.sync_api import sync_playwright
-
-    from hwnoise.labelling.serve import make_server
-
     _, hits = outside
-    srv = make_server(crawl)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-            page = browser.new_page(viewport={"width": 1100, "height": 620})
-            page.goto(srv.url)
-            frame = page.frame_locator("#frame")
-            h3 = frame.locator("li:nth-child(1) > h3")
-            h3.wait_for()
-            # the app marks the page shown on <body> last, after its status request: wait for it
-            page.wait_for_function(
-                "() => { const d = document.getElementById('frame').contentDocument;"
-                " return d && d.querySelectorAll('[data-hw-label=\"N\"]').length > 0"
-                " && document.body.getAttribute('data-page'); }")
-            pid = page.evaluate("document.body.getAttribute('data-page')")
-            assert pid
-            node = int(h3.get_attribute("data-hw-node"))
-            before = h3.get_attribute("data-hw-label")
-            assert before == "N"
-            # the template (the nav links) is drawn as noise
-            assert frame.locator("#nav > a").first.get_attribute("data-hw-label") == "S"
-            shot = tmp_path / "label-page.png"
-            page.screenshot(path=str(shot))
-            if os.environ.get("HWNOISE_UPDATE_FIGURES"):
-                FIGURE.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(shot, FIGURE)
-            h3.click()
-            page.wait_for_function(
-                f"() => document.getElementById('frame').contentDocument"
-                f".querySelector('[data-hw-node=\"{node}\"]').getAttribute('data-hw-label') === 'S'")
-            page.wait_for_function("() => document.getElementById('saved').textContent.includes('saved')")
-            lab = Dataset(crawl.path).read_labels()
-            mine = lab[(lab["page"] == pid) & (lab["node"] == node) & (lab["set_by"] == "person")]
-            assert len(mine) == 1 and mine.iloc[0]["label"] == "S"
-            # a key marks the page checked, saved too
-            page.keyboard.press("c")
-            page.wait_for_function("() => document.getElementById('checked').checked")
-            lab = Dataset(crawl.path).read_labels()
-            assert lab.loc[lab["page"] == pid, "checked"].all()
-            page.keyboard.press("ArrowRight")
-            page.wait_for_function(f"() => document.body.getAttribute('data-page') !== '{pid}'")
-            browser.close()
-    finally:
-        srv.shutdown()
-        srv.server_close()
+    with _in_chromium(crawl) as (srv, browser):
+        page = browser.new_page(viewport={"width": 1100, "height": 620})
+        page.goto(srv.url)
+        frame = page.frame_locator("#frame")
+        h3 = frame.locator("li:nth-child(1) > h3")
+        h3.wait_for()
+        # the app marks the page shown on <body> last, after its status request: wait for it
+        page.wait_for_function(
+            "() => { const d = document.getElementById('frame').contentDocument;"
+            " return d && d.querySelectorAll('[data-hw-label=\"N\"]').length > 0"
+            " && document.body.getAttribute('data-page'); }")
+        pid = page.evaluate("document.body.getAttribute('data-page')")
+        assert pid
+        node = int(h3.get_attribute("data-hw-node"))
+        before = h3.get_attribute("data-hw-label")
+        assert before == "N"
+        # the template (the nav links) is drawn as noise
+        assert frame.locator("#nav > a").first.get_attribute("data-hw-label") == "S"
+        shot = tmp_path / "label-page.png"
+        page.screenshot(path=str(shot))
+        if os.environ.get("HWNOISE_UPDATE_FIGURES"):
+            FIGURE.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(shot, FIGURE)
+        h3.click()
+        page.wait_for_function(
+            f"() => document.getElementById('frame').contentDocument"
+            f".querySelector('[data-hw-node=\"{node}\"]').getAttribute('data-hw-label') === 'S'")
+        page.wait_for_function("() => document.getElementById('saved').textContent.includes('saved')")
+        lab = Dataset(crawl.path).read_labels()
+        mine = lab[(lab["page"] == pid) & (lab["node"] == node) & (lab["set_by"] == "person")]
+        assert len(mine) == 1 and mine.iloc[0]["label"] == "S"
+        # a key marks the page checked, saved too
+        page.keyboard.press("c")
+        page.wait_for_function("() => document.getElementById('checked').checked")
+        lab = Dataset(crawl.path).read_labels()
+        assert lab.loc[lab["page"] == pid, "checked"].all()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(f"() => document.body.getAttribute('data-page') !== '{pid}'")
     # nothing the stored pages asked for (stylesheet, script fetch, images, handlers) left
     # the labelling server; its own-origin image was refused for want of the token
     assert hits == []
@@ -248,6 +235,26 @@ def _serve(ds):
 
 def _browser(pw):
     return pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+
+
+@contextlib.contextmanager
+def _in_chromium(ds):
+    """The labelling server on ``ds`` and a Chromium driven by Playwright: ``(server, browser)``,
+    both ended after the block whatever it did."""
+    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
+    from playwright.sync_api import sync_playwright
+
+    srv = _serve(ds)
+    try:
+        with sync_playwright() as pw:
+            browser = _browser(pw)
+            try:
+                yield srv, browser
+            finally:
+                browser.close()
+    finally:
+        srv.shutdown()
+        srv.server_close()
 
 
 def _frame_js(page, expr: str):
@@ -271,66 +278,46 @@ def _one_page(tmp_path, html: str, auto: bool = True) -> Dataset:
 def test_a_page_without_automatic_labels_is_shown_and_labelled(tmp_path):
     """A node with no label had confidence NaN in /api/labels, which is not JSON: the app threw
     and drew nothing, and a click labelled nothing (served before --auto, or a page crawled after)."""
-    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
     import json
-
-    from playwright.sync_api import sync_playwright
 
     ds = _one_page(tmp_path, "<html><body><h1>Results for x</h1><p>One result about x.</p></body></html>",
                    auto=False)
-    srv = _serve(ds)
-    try:
+    with _in_chromium(ds) as (srv, browser):
         pid = ds.page_ids()[0]
         with urllib.request.urlopen(f"{srv.url.split('?')[0]}api/labels/{pid}?t={srv.token}", timeout=30) as r:
             nodes = json.loads(r.read(), parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))["nodes"]
         assert nodes and all(n["confidence"] is None and n["label"] is None for n in nodes)
-        with sync_playwright() as pw:
-            browser = _browser(pw)
-            page = browser.new_page()
-            errors = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(srv.url)
-            page.wait_for_function(f"() => document.body.getAttribute('data-page') === '{pid}'")
-            h1 = page.frame_locator("#frame").locator("h1")
-            h1.click()
-            page.wait_for_function("() => document.getElementById('saved').textContent.includes('saved')")
-            assert h1.get_attribute("data-hw-label") == "N" and errors == []
-            browser.close()
+        page = browser.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(srv.url)
+        page.wait_for_function(f"() => document.body.getAttribute('data-page') === '{pid}'")
+        h1 = page.frame_locator("#frame").locator("h1")
+        h1.click()
+        page.wait_for_function("() => document.getElementById('saved').textContent.includes('saved')")
+        assert h1.get_attribute("data-hw-label") == "N" and errors == []
         lab = Dataset(ds.path).read_labels()
         assert list(lab.loc[lab["xpath"] == "/html/body/h1[1]", "label"]) == ["N"]
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed")
 def test_a_middle_click_on_a_stored_link_opens_nothing(tmp_path, outside):
     """A middle click fires auxclick, not click: the link opened in a new tab (the sandbox lets a
     user's new tab through, the frame's CSP does not cover it) and the request left the server."""
-    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
-    from playwright.sync_api import sync_playwright
-
     other, hits = outside
     ds = _one_page(tmp_path, f"<html><body><h1>Results for x</h1><p>One result: <a id='out' "
                              f"href='{other}/middle'>a link to elsewhere</a></p></body></html>")
-    srv = _serve(ds)
-    try:
-        with sync_playwright() as pw:
-            browser = _browser(pw)
-            context = browser.new_context()
-            page = context.new_page()
-            page.goto(srv.url)
-            page.wait_for_function("() => document.body.getAttribute('data-page')")
-            link = page.frame_locator("#frame").locator("#out")
-            link.click(button="middle")
-            link.click(modifiers=["Control"])
-            link.click(modifiers=["Shift"])
-            page.wait_for_timeout(1500)
-            assert [p.url for p in context.pages] == [page.url]
-            browser.close()
-    finally:
-        srv.shutdown()
-        srv.server_close()
+    with _in_chromium(ds) as (srv, browser):
+        context = browser.new_context()
+        page = context.new_page()
+        page.goto(srv.url)
+        page.wait_for_function("() => document.body.getAttribute('data-page')")
+        link = page.frame_locator("#frame").locator("#out")
+        link.click(button="middle")
+        link.click(modifiers=["Control"])
+        link.click(modifiers=["Shift"])
+        page.wait_for_timeout(1500)
+        assert [p.url for p in context.pages] == [page.url]
     assert hits == []
 
 
@@ -339,26 +326,16 @@ def test_a_stored_page_cannot_loosen_the_referrer_policy(tmp_path):
     """``<meta name=referrer content=unsafe-url>`` (or a ``referrerpolicy`` attribute) overrode the
     frame's ``Referrer-Policy: no-referrer``: whatever the frame then asked for or opened carried
     its URL, the token with it (a link opened in a new tab sent it to the link's host)."""
-    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
-    from playwright.sync_api import sync_playwright
-
     ds = _one_page(tmp_path, "<html><head><meta name='referrer' content='unsafe-url'></head><body>"
                              "<h1>Results for x</h1><p>One result <img src='/meta.png'>"
                              "<img src='/attr.png' referrerpolicy='unsafe-url'></p></body></html>")
-    srv = _serve(ds)
-    try:
-        with sync_playwright() as pw:
-            browser = _browser(pw)
-            page = browser.new_page()
-            sent = {}
-            page.on("request", lambda r: sent.__setitem__(r.url.split("/")[-1], r.headers.get("referer")))
-            page.goto(srv.url)
-            page.wait_for_function("() => document.body.getAttribute('data-page')")
-            page.wait_for_timeout(500)
-            browser.close()
-    finally:
-        srv.shutdown()
-        srv.server_close()
+    with _in_chromium(ds) as (srv, browser):
+        page = browser.new_page()
+        sent = {}
+        page.on("request", lambda r: sent.__setitem__(r.url.split("/")[-1], r.headers.get("referer")))
+        page.goto(srv.url)
+        page.wait_for_function("() => document.body.getAttribute('data-page')")
+        page.wait_for_timeout(500)
     assert set(sent) >= {"meta.png", "attr.png"}
     assert not sent["meta.png"] and not sent["attr.png"], sent  # no Referer (Playwright says "")
 
@@ -368,32 +345,22 @@ def test_markup_in_a_foreign_style_stays_text(tmp_path):
     """lxml keeps ``<svg><style>``'s text raw and wrote it back raw, but a browser parses a style
     under ``<svg>``/``<math>`` as markup: the frame came alive with a ``<meta http-equiv=refresh>``
     and elements the sanitiser never saw (here one claiming to be node 1)."""
-    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
-    from playwright.sync_api import sync_playwright
-
     ds = _one_page(tmp_path, "<html><head><style><!-- h1 { color: rgb(1, 2, 3) } --></style></head><body>"
                              "<h1>Results for x</h1><p>One result</p>"
                              "<svg><style><meta http-equiv='refresh' content='0;url=/r'>"
                              "<p id='in-svg' data-hw-node='1'>x</p></style></svg><math><mtext><table>"
                              "<mglyph><style><img id='in-math' src='/m.png'></style></mglyph></table></mtext>"
                              "</math></body></html>")
-    srv = _serve(ds)
-    try:
-        with sync_playwright() as pw:
-            browser = _browser(pw)
-            page = browser.new_page()
-            said = []
-            page.on("console", lambda m: said.append(m.text))
-            page.goto(srv.url)
-            page.wait_for_function("() => document.body.getAttribute('data-page')")
-            page.wait_for_timeout(500)
-            assert _frame_js(page, "d.querySelectorAll('meta[http-equiv=refresh], #in-svg, #in-math').length") == 0
-            assert _frame_js(page, "getComputedStyle(d.querySelector('h1')).color") == "rgb(1, 2, 3)"
-            assert not [s for s in said if "refresh" in s]
-            browser.close()
-    finally:
-        srv.shutdown()
-        srv.server_close()
+    with _in_chromium(ds) as (srv, browser):
+        page = browser.new_page()
+        said = []
+        page.on("console", lambda m: said.append(m.text))
+        page.goto(srv.url)
+        page.wait_for_function("() => document.body.getAttribute('data-page')")
+        page.wait_for_timeout(500)
+        assert _frame_js(page, "d.querySelectorAll('meta[http-equiv=refresh], #in-svg, #in-math').length") == 0
+        assert _frame_js(page, "getComputedStyle(d.querySelector('h1')).color") == "rgb(1, 2, 3)"
+        assert not [s for s in said if "refresh" in s]
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed")
@@ -401,27 +368,17 @@ def test_a_stored_page_cannot_name_its_own_nodes(tmp_path):
     """A page's own ``data-hw-node`` on an element the walk does not show (a ``<canvas>``'s
     fallback, which a frame without scripts shows) was kept: a click on it flipped the node it
     named (here the h1 alone), and the app drew that node's label on it."""
-    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
-    from playwright.sync_api import sync_playwright
-
     ds = _one_page(tmp_path, "<html><body><h1>Results for x</h1><p>One result</p><canvas>"
                              "<p id='fake' data-hw-node='1' data-hw-label='N'>Click me</p></canvas></body></html>")
-    srv = _serve(ds)
-    try:
-        with sync_playwright() as pw:
-            browser = _browser(pw)
-            page = browser.new_page()
-            page.goto(srv.url)
-            page.wait_for_function("() => document.body.getAttribute('data-page')")
-            fake = page.frame_locator("#frame").locator("#fake")
-            assert fake.is_visible()
-            assert fake.get_attribute("data-hw-node") is None
-            fake.click()
-            page.wait_for_timeout(1000)
-            browser.close()
-    finally:
-        srv.shutdown()
-        srv.server_close()
+    with _in_chromium(ds) as (srv, browser):
+        page = browser.new_page()
+        page.goto(srv.url)
+        page.wait_for_function("() => document.body.getAttribute('data-page')")
+        fake = page.frame_locator("#frame").locator("#fake")
+        assert fake.is_visible()
+        assert fake.get_attribute("data-hw-node") is None
+        fake.click()
+        page.wait_for_timeout(1000)
     lab = Dataset(ds.path).read_labels()
     # the click went to the nearest element the walk shows: the body (node 0) and its subtree
     assert 0 in set(lab.loc[lab["set_by"] == "person", "node"])
@@ -432,32 +389,22 @@ def test_a_page_that_needs_scripts_shows_its_noscript_nodes(tmp_path):
     """A page with its text in ``<noscript>`` is walked as a browser without scripts shows it,
     the noscript content being the rows; the frame dropped every ``<noscript>``, so such a page
     was blank with nothing to click."""
-    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
-    from playwright.sync_api import sync_playwright
-
     ds = _one_page(tmp_path, "<html><body><noscript><div><h1>Results for x, the whole list</h1>"
                              "<p>One result about x, in stock, ships from our warehouse today.</p>"
                              "</div></noscript></body></html>")
-    srv = _serve(ds)
-    try:
-        with sync_playwright() as pw:
-            browser = _browser(pw)
-            page = browser.new_page()
-            page.goto(srv.url)
-            page.wait_for_function("() => document.body.getAttribute('data-page')")
-            n = page.evaluate("nodes.length")
-            assert n > 2 and _frame_js(page, "d.querySelectorAll('[data-hw-node]').length") == n
-            h1 = page.frame_locator("#frame").locator("h1")
-            assert h1.is_visible()
-            node = int(h1.get_attribute("data-hw-node"))
-            before = h1.get_attribute("data-hw-label")
-            h1.click()
-            page.wait_for_function(f"() => document.getElementById('frame').contentDocument.querySelector("
-                                   f"'[data-hw-node=\"{node}\"]').getAttribute('data-hw-label') !== '{before}'")
-            browser.close()
-    finally:
-        srv.shutdown()
-        srv.server_close()
+    with _in_chromium(ds) as (srv, browser):
+        page = browser.new_page()
+        page.goto(srv.url)
+        page.wait_for_function("() => document.body.getAttribute('data-page')")
+        n = page.evaluate("nodes.length")
+        assert n > 2 and _frame_js(page, "d.querySelectorAll('[data-hw-node]').length") == n
+        h1 = page.frame_locator("#frame").locator("h1")
+        assert h1.is_visible()
+        node = int(h1.get_attribute("data-hw-node"))
+        before = h1.get_attribute("data-hw-label")
+        h1.click()
+        page.wait_for_function(f"() => document.getElementById('frame').contentDocument.querySelector("
+                               f"'[data-hw-node=\"{node}\"]').getAttribute('data-hw-label') !== '{before}'")
 
 
 def _refused(url: str, body: bytes) -> str:
