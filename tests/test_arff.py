@@ -370,3 +370,14 @@ def test_a_row_on_the_data_line_is_refused_not_dropped(tmp_path):
     ok.write_text("@relation r\n@attribute a numeric\n@attribute class {S,N}\n@DATA % rows\n1,S\n2,N\n",
                   encoding="utf-8")
     assert read_arff(ok)["label"].tolist() == ["S", "N"]
+
+
+def test_a_tab_after_the_declaration_keywords_is_read_as_weka_reads_it(tmp_path):
+    """'@attribute<TAB>a<TAB>numeric' (Weka reads it): liac-arff split the keyword off at a space
+    only, and the file was refused as "not enough values to unpack"."""
+    path = tmp_path / "tabs.arff"
+    path.write_text("@relation\tr\n@attribute\ta\tnumeric\n@ATTRIBUTE \t 'b c'\t{x,y}\n@attribute\tclass\t{S,N}\n"
+                    "@data\n1,x,S\n2,y,N\n", encoding="utf-8")
+    df = read_arff(path)
+    assert list(df.columns) == ["a", "b c", "label"] and df["a"].tolist() == [1.0, 2.0]
+    assert df["label"].tolist() == ["S", "N"]

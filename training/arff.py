@@ -266,6 +266,7 @@ def load_arff(path: str | os.PathLike) -> ArffTable:
     except UnicodeDecodeError:
         text = path.read_bytes().decode("latin-1")
     _check_data_line(path, text)
+    text = _spaced_keywords(text)
     obj, tokens = _fast_tokens(path, text)
     if tokens is None:
         obj = _liac_decode(path, text)
@@ -461,6 +462,21 @@ def table_frame(t: ArffTable) -> pd.DataFrame:
 _DATA_LINE = re.compile(r"^[ \t]*@data[ \t]*\r?$", re.I | re.M)
 #: the first ``@data`` line, and what follows it on that line (a comment or nothing is fine)
 _DATA_DECLARED = re.compile(r"^[ \t]*@data\b[ \t]*([^\r\n]*)", re.I | re.M)
+
+
+#: a declaration's keyword and the white space after it (Weka takes tabs there)
+_KEYWORD_TAB = re.compile(r"^([ \t]*@(?:relation|attribute))[ \t]*\t[ \t]*", re.I | re.M)
+
+
+def _spaced_keywords(text: str) -> str:
+    """The header with a tab after ``@relation``/``@attribute`` made a space: Weka reads
+    ``@attribute<TAB>a<TAB>numeric``, liac-arff splits the keyword off at a space only ("not enough
+    values to unpack"). Lines stay where they were."""
+    m = _DATA_DECLARED.search(text)
+    end = m.start() if m else len(text)
+    if "\t" not in text[:end]:
+        return text
+    return _KEYWORD_TAB.sub(r"\1 ", text[:end]) + text[end:]
 
 
 def _check_data_line(path: Path, text: str) -> None:
