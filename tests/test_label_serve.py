@@ -233,6 +233,17 @@ def _serve(ds):
     return srv
 
 
+@contextlib.contextmanager
+def _served(ds):
+    """The labelling server on ``ds``, running in a thread, shut after the block."""
+    srv = _serve(ds)
+    try:
+        yield srv
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
 def _browser(pw):
     return pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
 
@@ -244,17 +255,12 @@ def _in_chromium(ds):
     pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
     from playwright.sync_api import sync_playwright
 
-    srv = _serve(ds)
-    try:
-        with sync_playwright() as pw:
-            browser = _browser(pw)
-            try:
-                yield srv, browser
-            finally:
-                browser.close()
-    finally:
-        srv.shutdown()
-        srv.server_close()
+    with _served(ds) as srv, sync_playwright() as pw:
+        browser = _browser(pw)
+        try:
+            yield srv, browser
+        finally:
+            browser.close()
 
 
 def _frame_js(page, expr: str):
@@ -420,8 +426,7 @@ def _refused(url: str, body: bytes) -> str:
 
 def test_a_label_post_whose_node_is_not_a_number_is_a_400(crawl):
     """A node of null, a list or 1e400 raised TypeError/OverflowError in int(): a 500."""
-    srv = _serve(crawl)
-    try:
+    with _served(crawl) as srv:
         base = srv.url.split("?")[0]
         before = crawl.labels_path.read_bytes()
         pid = crawl.page_ids()[0]
@@ -429,17 +434,13 @@ def test_a_label_post_whose_node_is_not_a_number_is_a_400(crawl):
             body = b'{"page": "%s", "node": %s, "label": "N"}' % (pid.encode(), node.encode())
             assert _refused(f"{base}api/label?t={srv.token}", body) == "want {page, node, label: S|N}", node
         assert crawl.labels_path.read_bytes() == before
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 def test_yes_or_no_fields_take_json_booleans_only(crawl):
     """``"checked": "no"`` and ``"subtree": "false"`` were read as true (``bool()`` of a string)."""
     import json
 
-    srv = _serve(crawl)
-    try:
+    with _served(crawl) as srv:
         base = srv.url.split("?")[0]
         before = crawl.labels_path.read_bytes()
         pid = crawl.page_ids()[0]
@@ -455,9 +456,6 @@ def test_yes_or_no_fields_take_json_booleans_only(crawl):
                                      headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=30) as r:
             assert json.loads(r.read()) == {"page": pid, "checked": False}
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 def test_script_urls_are_removed_as_a_browser_reads_them(crawl):
@@ -477,15 +475,11 @@ def test_script_urls_are_removed_as_a_browser_reads_them(crawl):
     urls = [v for el in root.iter() if isinstance(el.tag, str) for k, v in el.attrib.items()
             if k.lower().endswith(("href", "action"))]
     assert urls == ["/ok"]
-    srv = _serve(crawl)
-    try:
+    with _served(crawl) as srv:
         base = srv.url.split("?")[0]
         with urllib.request.urlopen(f"{base}frame/{crawl.page_ids()[0]}?t={srv.token}", timeout=30) as r:
             policy = [d.strip() for d in r.headers["Content-Security-Policy"].split(";")]
         assert "sandbox allow-same-origin" in policy and "default-src 'none'" in policy
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed")
