@@ -265,8 +265,7 @@ def load_arff(path: str | os.PathLike) -> ArffTable:
         raise ArffError(f"{path}: is a folder, not an ARFF file") from None
     except UnicodeDecodeError:
         text = path.read_bytes().decode("latin-1")
-    _check_data_line(path, text)
-    text = _spaced_keywords(text)
+    text = _weka_header(path, text)
     obj, tokens = _fast_tokens(path, text)
     if tokens is None:
         obj = _liac_decode(path, text)
@@ -468,24 +467,21 @@ _DATA_DECLARED = re.compile(r"^[ \t]*@data\b[ \t]*([^\r\n]*)", re.I | re.M)
 _KEYWORD_TAB = re.compile(r"^([ \t]*@(?:relation|attribute))[ \t]*\t[ \t]*", re.I | re.M)
 
 
-def _spaced_keywords(text: str) -> str:
-    """The header with a tab after ``@relation``/``@attribute`` made a space: Weka reads
-    ``@attribute<TAB>a<TAB>numeric``, liac-arff splits the keyword off at a space only ("not enough
-    values to unpack"). Lines stay where they were."""
+def _weka_header(path: Path, text: str) -> str:
+    """The text with its header read as Weka reads it, lines where they were: a tab after
+    ``@relation``/``@attribute`` made a space (liac-arff splits the keyword off at a space only:
+    "not enough values to unpack"), and a first row on the ``@data`` line itself refused (``@data
+    1,S``: Weka reads it as a row, liac-arff dropped it without a word)."""
     m = _DATA_DECLARED.search(text)
+    if m and m.group(1) and not m.group(1).startswith("%"):
+        raise ArffError(f"{path}:{text.count(chr(10), 0, m.start()) + 1}: values on the @data line "
+                        f"({m.group(1)[:40]!r}); put the first row on a line of its own")
     end = m.start() if m else len(text)
     if "\t" not in text[:end]:
         return text
     return _KEYWORD_TAB.sub(r"\1 ", text[:end]) + text[end:]
 
 
-def _check_data_line(path: Path, text: str) -> None:
-    """Refuse a first row on the ``@data`` line itself (``@data 1,S``): Weka reads it as a row,
-    liac-arff dropped it without a word."""
-    m = _DATA_DECLARED.search(text)
-    if m and m.group(1) and not m.group(1).startswith("%"):
-        raise ArffError(f"{path}:{text.count(chr(10), 0, m.start()) + 1}: values on the @data line "
-                        f"({m.group(1)[:40]!r}); put the first row on a line of its own")
 _PLAIN_DATA = re.compile(r"[\"'{}%\\]")
 
 
