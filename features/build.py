@@ -269,19 +269,29 @@ def _ordered(jobs: list[tuple], workers: int, query_terms: list[str], scheduler=
         for job in jobs:
             yield _page_job(job)
         return
-    from concurrent.futures import ProcessPoolExecutor  # only here: 7 ms of start-up in one process
+    from hwnoise.scheduler import pool_imap
 
-    window = 4 * workers  # tasks in flight, each of _POOL_BATCH pages (fewer round trips)
-    with ProcessPoolExecutor(max_workers=workers, initializer=_init_pool_worker,
-                             initargs=(list(query_terms),)) as pool:
-        pending = []
-        for k in range(0, len(jobs), _POOL_BATCH):
-            pending.append(pool.submit(_page_jobs, jobs[k:k + _POOL_BATCH],
-                                       None if spill is None else str(spill / f"task-{k:08d}.arrow")))
-            if len(pending) >= window:
-                yield from pending.pop(0).result()
-        for fut in pending:
-            yield from fut.result()
+    chunks = [(jobs[k:k + _POOL_BATCH], None if spill is None else str(spill / f"task-{k:08d}.arrow"))
+              for k in range(0, len(jobs), _POOL_BATCH)]
+    for results in pool_imap(_page_jobs, chunks, workers=workers, window=4 * workers, alone=_pages_alone,
+                             lost=_page_lost, initializer=_init_pool_worker, initargs=(list(query_terms),)):
+        yield from results
+
+
+def _pages_alone(chunk: tuple) -> list[tuple]:
+    """A task of ``_page_jobs`` whose worker died, as one task a page, their columns pickled
+    back (the dead worker's spill file, perhaps half written, is removed)."""
+    jobs, spill = chunk
+    if spill is not None and os.path.exists(spill):
+        os.unlink(spill)
+    return [([job], None) for job in jobs]
+
+
+def _page_lost(piece: tuple, why: str) -> list[tuple]:
+    """The result of a page whose walk kills its process on its own: a failed page."""
+    job = piece[0][0]
+    return [(job[0], None, f"{job[1]}: the process walking it {why} (the page alone, after a "
+                           "worker of the pool died)")]
 
 
 #: Pages per task of the local process pool: a task's pages go to one spill file, which the

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from hwnoise.errors import HwnoiseError
-from hwnoise.progress import bar
+from hwnoise.progress import bar, info
 
 NAMES = ("local", "threads", "sync")
 #: seconds to wait for a distributed scheduler to answer (HWNOISE_DASK_TIMEOUT overrides)
@@ -62,8 +62,10 @@ class Scheduler:
         self.workers = max(1, int(workers or os.cpu_count() or 1))
         self.distributed = self.spec not in NAMES
         self._pool: Any = None
+        self._procs: dict = {}
         self.client: Any = None
         self.tasks = 0
+        self.delivered: list[int] = []  # indices of the current map's tasks already delivered
         if self.distributed:
             self.client = _connect(self.spec)
             self.workers = max(1, sum(w.get("nthreads", 1) for w in
@@ -117,14 +119,14 @@ class Scheduler:
         ``local`` without an explicit worker count then runs it here (same results)."""
         items = list(items)
         out: list[Any] = [None] * len(items)
+        self.delivered = []
         pbar = bar(total=len(items), desc=desc, unit=unit) if progress and desc else None
         try:
             if self._runs_here(len(items), small):
                 for i, item in enumerate(items):
                     self._deliver(i, fn(item, *args), out, on_result, pbar)
             else:
-                futures, done = self._submit(fn, items, args)
-                self._collect(futures, done, out, on_result, pbar)
+                self._run_all(fn, items, args, out, on_result, pbar, desc)
             return out
         finally:
             if pbar is not None:
@@ -133,6 +135,34 @@ class Scheduler:
     def _runs_here(self, n: int, small: bool) -> bool:
         """Plan: True when the ``n`` tasks run here, one after the other, instead of on the pool or cluster."""
         return self.inline or (n <= 1 or (small and self.auto)) and not self.distributed
+
+    def _run_all(self, fn: Callable, items: list, args: tuple, out: list, on_result: Callable | None,
+                 pbar: Any, desc: str) -> None:
+        """Every task on the pool or the cluster. A local pool whose worker dies (the out-of-memory
+        killer...) is replaced once and the unfinished tasks run again; a second death is an
+        error (what finished was delivered)."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        todo = list(range(len(items)))
+        for attempt in (1, 2):
+            futures, done = self._submit(fn, [items[i] for i in todo], args)
+            try:
+                self._collect(futures, ((todo[j], r) for j, r in done), out, on_result, pbar)
+                return
+            except BrokenProcessPool:
+                procs = _processes(self._pool, self._procs)
+                self._pool.shutdown(wait=True)
+                self._pool = None
+                why = _death(procs)
+                delivered = set(self.delivered)
+                todo = [i for i in todo if i not in delivered]
+                what = f"{len(todo)} of {len(items)} task(s)" + (f" of '{desc}'" if desc else "")
+                if attempt == 2:
+                    raise SchedulerError(
+                        f"a worker process of the local pool {why}, twice; {what} unfinished (what "
+                        "finished is kept). Use fewer --workers if memory is short, or --scheduler "
+                        "sync to run one task at a time") from None
+                info(f"hwnoise: a worker process {why}; {what} run again on a new pool")
 
     def _submit(self, fn: Callable, items: list, args: tuple) -> tuple[list, Iterator[tuple[int, Any]]]:
         """Submit: every task to the cluster or the pool; the futures and their (index, result) as they finish."""
@@ -147,6 +177,7 @@ class Scheduler:
 
         pool = self._executor()
         futures = [pool.submit(fn, item, *args) for item in items]
+        self._procs = _processes(pool, {})  # to tell how a worker died (_run_all)
         index = {id(f): i for i, f in enumerate(futures)}
         return futures, ((index[id(f)], f.result()) for f in as_completed(futures))
 
@@ -164,6 +195,7 @@ class Scheduler:
     def _deliver(self, i: int, result: Any, out: list, on_result: Callable | None, pbar: Any) -> None:
         """Deliver one result: stored at its index, counted, given to ``on_result``, shown on the bar."""
         out[i] = result
+        self.delivered.append(i)
         self.tasks += 1
         if on_result is not None:
             on_result(i, result)
@@ -184,6 +216,104 @@ def _connect(address: str):
         raise SchedulerError(f"cannot reach the Dask scheduler at {address} ({reason}); start one with "
                              f"'dask scheduler' and workers with 'dask worker {address}', or use "
                              "--scheduler local") from None
+
+
+def pool_imap(fn: Callable[..., list], chunks: Sequence[tuple], *, workers: int, window: int,
+              alone: Callable[[tuple], list[tuple]], lost: Callable[[tuple, str], list],
+              initializer: Callable | None = None, initargs: tuple = ()) -> Iterator[list]:
+    """``fn(*chunk)`` for each chunk, in order, on a pool of ``workers`` processes with at most
+    ``window`` chunks in flight; ``fn`` returns a list (a result per item of the chunk).
+
+    A worker that dies (the out-of-memory killer, a crash in native code on one page) does not
+    end the run: the chunks it left unfinished are cut by ``alone`` into chunks of one item
+    each and run one at a time in a process of their own, so that an item that kills its
+    process on its own is known; its result is ``lost(piece, why)`` and the run goes on."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    queue = list(chunks)[::-1]
+    pending: list[tuple[tuple, Any]] = []
+    pool = _process_pool(workers, initializer, initargs)
+    procs: dict = {}
+    try:
+        while queue or pending:
+            try:
+                while queue and len(pending) < window:
+                    fut = pool.submit(fn, *queue[-1])  # a broken pool raises here: the chunk stays queued
+                    pending.append((queue.pop(), fut))
+                    procs = _processes(pool, procs)
+                result = pending[0][1].result()
+            except BrokenProcessPool:
+                pool.shutdown(wait=True)  # its processes ended and reaped: their exit codes known
+                info(f"hwnoise: a worker process {_death(procs)}; the work it left is run again, "
+                     "one item at a time")
+                yield from _rerun(fn, pending, alone, lost, initializer, initargs)
+                pending.clear()
+                pool, procs = _process_pool(workers, initializer, initargs), {}
+                continue
+            pending.pop(0)
+            yield result
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _rerun(fn: Callable[..., list], pending: list[tuple[tuple, Any]], alone: Callable[[tuple], list[tuple]],
+           lost: Callable[[tuple, str], list], initializer: Callable | None, initargs: tuple) -> Iterator[list]:
+    """The results of a broken pool's chunks in order: each one that finished as it is, the
+    others again item by item in a pool of one process (a new one after each death)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    solo = None
+    try:
+        for chunk, fut in pending:
+            if fut.done() and not fut.cancelled() and fut.exception() is None:
+                yield fut.result()
+                continue
+            out: list = []
+            for piece in alone(chunk):
+                solo = solo or _process_pool(1, initializer, initargs)
+                try:
+                    fut = solo.submit(fn, *piece)
+                    procs = _processes(solo, {})
+                    out.extend(fut.result())
+                except BrokenProcessPool:
+                    solo.shutdown(wait=True)
+                    solo = None
+                    out.extend(lost(piece, _death(procs)))
+            yield out
+    finally:
+        if solo is not None:
+            solo.shutdown(wait=True, cancel_futures=True)
+
+
+def _process_pool(workers: int, initializer: Callable | None, initargs: tuple):
+    """A pool of ``workers`` processes (concurrent.futures imported here, not at start-up)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=max(1, workers), initializer=initializer, initargs=initargs)
+
+
+def _processes(pool: Any, known: dict) -> dict:
+    """``known`` and the pool's processes now (pid: ``multiprocessing.Process``), kept to tell how
+    one died: the pool forgets them when it breaks (a private attribute, read with care)."""
+    return {**known, **(getattr(pool, "_processes", None) or {})}
+
+
+def _death(procs: dict) -> str:
+    """How one of a broken pool's processes (``_processes``, read after the pool's shutdown)
+    died: "died of SIGKILL"... The pool ends the others with SIGTERM: another cause comes first."""
+    import signal
+
+    codes = [getattr(p, "exitcode", None) for p in procs.values()]
+    codes = sorted((c for c in codes if isinstance(c, int) and c != 0), key=lambda c: c == -signal.SIGTERM)
+    if not codes:
+        return "died"
+    if codes[0] > 0:
+        return f"exited with status {codes[0]}"
+    try:
+        name = signal.Signals(-codes[0]).name
+    except ValueError:
+        name = f"signal {-codes[0]}"
+    return f"died of {name}" + (" (what the out-of-memory killer sends)" if name == "SIGKILL" else "")
 
 
 def batches(items: Sequence, size: int) -> list[list]:

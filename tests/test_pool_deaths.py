@@ -1,0 +1,117 @@
+"""A worker process that dies (the out-of-memory killer, a crash in native code on one page)
+does not end a run on this machine's process pool: the features stage walks the pages it left
+again, and a page that kills its process on its own is one failed page; ``Scheduler.map``
+runs the unfinished tasks on a new pool once. Real processes, really killed."""
+from __future__ import annotations
+
+import faulthandler
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from hwnoise.scheduler import Scheduler, SchedulerError, pool_imap
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _doubled(items: list, marker: str | None) -> list:
+    """Each item doubled; "poison" kills its process every time, "once" the first time only
+    (``marker`` remembers it), as a page that crashes native code and a worker the system killed."""
+    out = []
+    for x in items:
+        if x == "poison":
+            faulthandler.disable()  # pytest's, inherited: no traceback dump for a death meant
+            os.kill(os.getpid(), signal.SIGABRT)
+        if x == "once" and not os.path.exists(marker):
+            open(marker, "w").close()
+            os.kill(os.getpid(), signal.SIGKILL)
+        out.append(x * 2)
+    return out
+
+
+def _alone(chunk: tuple) -> list[tuple]:
+    return [([x], chunk[1]) for x in chunk[0]]
+
+
+def _lost(piece: tuple, why: str) -> list:
+    return [f"lost {piece[0][0]}: {why}"]
+
+
+def test_pool_imap_survives_deaths_and_names_the_item_that_kills_alone(tmp_path, capfd):
+    marker = str(tmp_path / "killed-once")
+    chunks = [([1, 2], marker), ([3, "once", 4], marker), ([5, "poison", 6], marker), ([7], marker)]
+    out = list(pool_imap(_doubled, chunks, workers=2, window=1, alone=_alone, lost=_lost))
+    assert out == [[2, 4], [6, "onceonce", 8], [10, "lost poison: died of SIGABRT", 12], [14]]
+    assert os.path.exists(marker)
+    err = capfd.readouterr().err.splitlines()
+    assert err == ["hwnoise: a worker process died of SIGKILL (what the out-of-memory killer sends); "
+                   "the work it left is run again, one item at a time",
+                   "hwnoise: a worker process died of SIGABRT; the work it left is run again, one item at a time"]
+
+
+def test_pool_imap_keeps_the_order_with_many_chunks_in_flight(tmp_path):
+    chunks = [(list(range(10 * k, 10 * k + 10)), None) for k in range(20)]
+    chunks[7][0][3] = "poison"
+    want = [[x * 2 for x in c] for c, _ in chunks]
+    want[7][3] = "lost poison: died of SIGABRT"
+    assert list(pool_imap(_doubled, chunks, workers=2, window=8, alone=_alone, lost=_lost)) == want
+
+
+def _double_or_die(x, marker: str):
+    if x == "always" or (x == "once" and not os.path.exists(marker)):
+        open(marker, "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return x * 2
+
+
+def test_scheduler_map_reruns_unfinished_tasks_once_then_fails_clearly(tmp_path, capfd):
+    marker = str(tmp_path / "killed-once")
+    with Scheduler("local", workers=2) as sched:
+        assert sched.map(_double_or_die, [1, "once", 3, 4], marker) == [2, "onceonce", 6, 8]
+    assert "run again on a new pool" in capfd.readouterr().err
+    with Scheduler("local", workers=2) as sched, pytest.raises(SchedulerError) as exc:
+        sched.map(_double_or_die, [1, "always", 3], marker, desc="folds")
+    msg = str(exc.value)
+    assert "died of SIGKILL" in msg and "twice" in msg and "of 'folds' unfinished" in msg
+
+
+def _dataset(root: Path, pages: int) -> Path:
+    sys.path.insert(0, str(REPO / "tests"))
+    try:
+        from test_evaluate import make_dataset
+    finally:
+        sys.path.pop(0)
+    return make_dataset(root, "books.example", pages=pages)
+
+
+def test_features_with_a_worker_killed_mid_run_writes_the_table_of_a_one_process_run(tmp_path):
+    ds = _dataset(tmp_path, pages=600)
+    env = {**os.environ, "HWNOISE_PROGRESS": "0"}
+    cmd = [sys.executable, "-m", "hwnoise.cli", "features", str(ds)]
+    subprocess.run([*cmd, "--workers", "1"], env=env, check=True, capture_output=True)
+    one = pq.read_table(ds / "features.parquet")
+    run = subprocess.Popen([*cmd, "--workers", "2"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    victim = None
+    while run.poll() is None and victim is None:  # the first worker of the pool, as soon as it is there
+        kids = subprocess.run(["pgrep", "-P", str(run.pid)], capture_output=True, text=True).stdout.split()
+        if kids:
+            victim = int(kids[0])
+            os.kill(victim, signal.SIGSTOP)  # holds its tasks until it is killed
+            os.kill(victim, signal.SIGKILL)
+        else:
+            time.sleep(0.01)
+    _, err = run.communicate(timeout=300)
+    assert victim is not None, "the run ended before its pool started"
+    assert run.returncode == 0, err.decode()
+    assert "a worker process died of SIGKILL" in err.decode()
+    assert "600 pages" in err.decode() and " 0 failed" in err.decode()
+    assert pq.read_table(ds / "features.parquet").equals(one)
+    assert not list(ds.glob(".features.parquet.*"))
+    assert sorted(p.name for p in (ds / "features.parquet").iterdir()) == \
+        sorted(p.name for p in (ds / "features.parquet").glob("part-*.parquet"))
