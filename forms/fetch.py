@@ -25,7 +25,9 @@ redirects).
 from __future__ import annotations
 
 import email.utils
+import functools
 import http.client
+import io
 import ipaddress
 import re
 import socket
@@ -209,17 +211,97 @@ def _tracked(base: type) -> dict:
 
 
 class _FinalResponse(http.client.HTTPResponse):
-    """A response read past its interim (1xx) responses. http.client skips a ``100 Continue``
-    only: a ``103 Early Hints`` was taken for the answer (an empty page of status 103), and the
-    real answer, left on the kept-alive connection, was read as the answer to the next request
-    (its page stored under the wrong submission). 101 (never asked for) stays final."""
+    """A response read past its interim (1xx) responses, its headers read as a browser reads
+    them. http.client skips a ``100 Continue`` only: a ``103 Early Hints`` was taken for the
+    answer (an empty page of status 103), and the real answer, left on the kept-alive connection,
+    was read as the answer to the next request (its page stored under the wrong submission). 101
+    (never asked for) stays final."""
 
     def _read_status(self):  # type: ignore[override]
         while True:
             version, status, reason = super()._read_status()
-            if not 102 <= status < 200:
+            if status == 101 or not 100 <= status < 200:
                 return version, status, reason
             http.client.parse_headers(self.fp)  # the interim response's headers, skipped
+
+    def begin(self, *args: Any, **kwargs: Any) -> None:
+        if self.headers is None and _begin_reads_fp():
+            self._begin_as_browser(*args, **kwargs)
+        else:  # a Python whose begin reads otherwise: its own header parsing, unchanged
+            super().begin(*args, **kwargs)
+
+    def _begin_as_browser(self, *args: Any, **kwargs: Any) -> None:
+        """Read the status and header lines off the wire, and let http.client's ``begin`` read
+        them from memory, the lines a browser skips left out (:func:`_browser_header_lines`);
+        the body stays on the wire, where ``begin`` leaves it."""
+        wire = self.fp
+        version, status, reason = self._read_status()
+        lines = _browser_header_lines(_header_lines(wire))
+        self.fp = io.BytesIO(b"".join([f"{version} {status} {reason.strip()}\r\n".encode("latin-1"),
+                                       *lines, b"\r\n"]))
+        try:
+            super().begin(*args, **kwargs)
+        finally:
+            self.fp = wire
+
+
+#: a header name as browsers take it (RFC 9110's token)
+_TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+#: the limits http.client reads header lines with
+_MAX_HEADER_LINE, _MAX_HEADERS = 65536, 100
+
+
+def _header_lines(fp: Any) -> list[bytes]:
+    """The header lines read off ``fp``, up to the empty line that ends them (not included)."""
+    lines: list[bytes] = []
+    while True:
+        line = fp.readline(_MAX_HEADER_LINE + 1)
+        if len(line) > _MAX_HEADER_LINE:
+            raise http.client.LineTooLong("header line")
+        if line in (b"\r\n", b"\n", b""):
+            return lines
+        lines.append(line)
+        if len(lines) > _MAX_HEADERS:
+            raise http.client.HTTPException(f"got more than {_MAX_HEADERS} headers")
+
+
+def _browser_header_lines(lines: list[bytes]) -> list[bytes]:
+    """The header lines a browser reads: Chromium skips a line without a colon, or whose name
+    (blanks around it trimmed) is not a token, with the lines folded under it. http.client's
+    email parser ended the headers at such a line: every header after it was lost (Content-Length:
+    a kept-alive body was read until a read timeout; Transfer-Encoding: the chunk sizes were kept
+    in the page)."""
+    kept: list[bytes] = []
+    keeping = False
+    for line in lines:
+        if line[:1] in (b" ", b"\t"):  # a folded line goes with the line it continues
+            if keeping:
+                kept.append(line)
+            continue
+        name, colon, rest = line.partition(b":")
+        name = name.strip(b" \t")
+        keeping = bool(colon) and _TOKEN.fullmatch(name) is not None
+        if keeping:
+            kept.append(name + b":" + rest)
+    return kept
+
+
+@functools.cache
+def _begin_reads_fp() -> bool:
+    """Whether http.client's ``begin`` reads the status and headers through ``fp`` and leaves the
+    body there, as :meth:`_FinalResponse._begin_as_browser` relies on (checked once, on an answer
+    in memory): if a Python's ``begin`` does not, headers are read by http.client alone."""
+
+    class Canned:
+        def makefile(self, mode: str) -> io.BytesIO:
+            return io.BytesIO(b"HTTP/1.1 200 OK\r\nNo colon\r\nContent-Length: 2\r\n\r\nok")
+
+    try:
+        resp = _FinalResponse(Canned())
+        resp._begin_as_browser()
+        return resp.length == 2 and resp.read() == b"ok"
+    except Exception:  # noqa: BLE001 - any change of http.client's internals switches it off
+        return False
 
 
 def _guarded_adapter(policy: AddressPolicy) -> HTTPAdapter:

@@ -19,6 +19,9 @@ Routes (path part of the URL; ``key`` in the query string keeps per-test counter
 - ``/early-hints?sleep=S``  a ``103 Early Hints``, then after S seconds (default 0.3) the page
 - ``/two-lengths``       two Content-Length headers that disagree
 - ``/two-types?second=T``  a page with two Content-Type headers: ``text/html`` and T
+- ``/odd-header?line=L&frame=length|chunked&close=1``  a page whose headers hold the line L (default
+                         ``Garbage line here``, no colon) before its Content-Type and its framing
+                         (Content-Length, or chunked); kept alive unless ``close``
 - ``/redirect-raw?to=URL&enc=E``  a 302 whose Location is the bytes of URL in encoding E
                          (default utf-8)
 - ``/cut-short?enc=gzip|deflate|br``  the first half of a compressed page, Content-Length honest
@@ -245,6 +248,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Type: %s\r\n"
                              b"Content-Length: %d\r\n\r\n" % (q.get("second", "text/html").encode(), len(page))
                              + page)
+            return
+        if path == "/odd-header":  # a header line a browser skips, before the headers that matter
+            page = result_page([], " (odd header)")
+            framing, body = b"Content-Length: %d\r\n" % len(page), page
+            if q.get("frame") == "chunked":
+                framing, body = b"Transfer-Encoding: chunked\r\n", b"%x\r\n%s\r\n0\r\n\r\n" % (len(page), page)
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Before: 1\r\n" + q.get("line", "Garbage line here").encode()
+                             + b"\r\nContent-Type: text/html; charset=utf-8\r\n" + framing
+                             + (b"Connection: close\r\n" if q.get("close") else b"") + b"\r\n" + body)
+            self.close_connection = bool(q.get("close"))
             return
         if path == "/redirect-raw":  # a Location of raw bytes: ``to`` encoded as ``enc``
             location = q["to"].encode(q.get("enc", "utf-8")).decode("latin-1")

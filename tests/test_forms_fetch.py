@@ -320,3 +320,20 @@ def test_a_content_type_sent_twice_is_read_as_browsers_read_it(srv):
         assert f.fetch(srv.url("/two-types?second=text/html;%20charset=koi8-r")).http_charset == "koi8-r"
         with pytest.raises(FetchError, match="content type 'image/png' is not HTML"):
             f.fetch(srv.url("/two-types?second=image/png"))
+
+
+@pytest.mark.parametrize("line", ["Garbage line here", "Bad Name: spaces in it", "HTTP/1.1 200 OK"])
+def test_a_header_line_browsers_skip_does_not_hide_the_headers_after_it(srv, line):
+    # http.client's header parser stopped at a line without a colon (or whose name is not a
+    # token): the headers after it were lost. Kept alive, the body (its length lost) was read
+    # until the server closed: "read timeout"; closed, the page lost its charset, and a chunked
+    # one was kept with its chunk sizes in it. Browsers skip such a line and read on.
+    from urllib.parse import quote
+
+    with fetcher(retries=0) as f:
+        for frame in ("length", "chunked"):
+            for close in ("", "1"):
+                res = f.fetch(srv.url(f"/odd-header?frame={frame}&close={close}&line={quote(line)}"))
+                assert res.status == 200 and res.http_charset == "utf-8" and line not in str(res.headers)
+                assert res.body.startswith(b"<!DOCTYPE html>") and res.body.endswith(b"</html>")
+                assert b"(odd header)" in res.body
