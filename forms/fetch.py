@@ -745,6 +745,11 @@ class Fetcher:
 
     def _read_body(self, url: str, resp: requests.Response, status: int, headers: dict, max_bytes: int,
                    clock: _PageClock | None = None) -> bytes:
+        coded = _transfer_codings(headers.get("transfer-encoding"))
+        if status < 300 and coded:  # checked before reading: unchunked, its end is only the close
+            raise BodyError(url, f"Transfer-Encoding {headers['transfer-encoding']!r}: the body is sent with the "
+                                 f"transfer coding {', '.join(coded)!r}, which browsers do not decode; not kept",
+                            status=status, headers=headers)
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > max_bytes and "content-encoding" not in headers:
             raise BodyError(url, f"body of {int(declared)} bytes exceeds the maximum of {max_bytes} bytes "
@@ -789,6 +794,13 @@ def _location(value: str) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         return quote(raw, safe=_URL_SAFE)
+
+
+def _transfer_codings(value: str | None) -> list[str]:
+    """The codings of a Transfer-Encoding header besides chunked (and identity, which codes
+    nothing). No browser decodes them: de-chunked, a gzip one was kept as the page, compressed."""
+    codings = (part.strip().lower() for part in (value or "").split(","))
+    return [c for c in codings if c and c not in ("chunked", "identity")]
 
 
 def _decoded_whole(resp: requests.Response) -> bool:

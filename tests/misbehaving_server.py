@@ -22,6 +22,8 @@ Routes (path part of the URL; ``key`` in the query string keeps per-test counter
 - ``/odd-header?line=L&frame=length|chunked&close=1``  a page whose headers hold the line L (default
                          ``Garbage line here``, no colon) before its Content-Type and its framing
                          (Content-Length, or chunked); kept alive unless ``close``
+- ``/transfer-coded?te=CODINGS``  a gzip-compressed page under ``Transfer-Encoding: CODINGS``
+                         (default ``gzip, chunked``; chunked if CODINGS names chunked), kept alive
 - ``/redirect-raw?to=URL&enc=E``  a 302 whose Location is the bytes of URL in encoding E
                          (default utf-8)
 - ``/cut-short?enc=gzip|deflate|br``  the first half of a compressed page, Content-Length honest
@@ -258,6 +260,14 @@ class _Handler(BaseHTTPRequestHandler):
                              + b"\r\nContent-Type: text/html; charset=utf-8\r\n" + framing
                              + (b"Connection: close\r\n" if q.get("close") else b"") + b"\r\n" + body)
             self.close_connection = bool(q.get("close"))
+            return
+        if path == "/transfer-coded":  # a transfer coding no browser decodes
+            te = q.get("te", "gzip, chunked")
+            body = gzip.compress(result_page([], " (transfer-coded)"))
+            if "chunked" in te:
+                body = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: %s\r\n\r\n%s"
+                             % (te.encode(), body))
             return
         if path == "/redirect-raw":  # a Location of raw bytes: ``to`` encoded as ``enc``
             location = q["to"].encode(q.get("enc", "utf-8")).decode("latin-1")

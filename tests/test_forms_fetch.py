@@ -337,3 +337,18 @@ def test_a_header_line_browsers_skip_does_not_hide_the_headers_after_it(srv, lin
                 assert res.status == 200 and res.http_charset == "utf-8" and line not in str(res.headers)
                 assert res.body.startswith(b"<!DOCTYPE html>") and res.body.endswith(b"</html>")
                 assert b"(odd header)" in res.body
+
+
+def test_a_transfer_coding_browsers_do_not_decode_is_one_clear_failure(srv):
+    # 'Transfer-Encoding: gzip, chunked' was de-chunked and the gzip bytes kept as the page;
+    # 'gzip' alone, kept alive, was read until a read timeout. No browser decodes gzip as a
+    # transfer coding: refused at once, naming the header, not retried
+    with fetcher() as f:
+        for te in ("gzip, chunked", "gzip", "chunked, gzip", "x-frob, chunked"):
+            coded = te.replace("chunked", "").strip(", ")
+            with pytest.raises(BodyError, match=rf"/transfer-coded\?te={te}: Transfer-Encoding '{te}': the body is "
+                                                rf"sent with the transfer coding '{coded}', which browsers do not "
+                                                r"decode; not kept") as err:
+                f.fetch(srv.url(f"/transfer-coded?te={te}"))
+            assert err.value.status == 200 and err.value.attempts == 1
+        assert b"<b>after</b> te" in f.fetch(srv.url("/page?after=te")).body    # the next page unharmed
