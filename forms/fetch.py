@@ -16,7 +16,8 @@ settings object (:class:`FetchSettings`) and able to switch itself off:
   recorded and checked.
 - :class:`BodyPolicy` — a maximum body size (streamed and cut off), a time limit on the whole
   response (``page_timeout``: a body trickled a byte at a time is cut), and a content-type
-  check (a response without one is sniffed as browsers do: ``hwnoise.decode.sniff_html``).
+  check (a response without one is sniffed as browsers do: ``hwnoise.decode.sniff_html``); an
+  answer that has no page (204, 205, 304) is refused.
 
 :class:`Fetcher` ties them together; ``Fetcher.fetch`` returns a :class:`FetchResult` or
 raises :class:`FetchError` (naming the URL, and carrying what was learnt: status, headers,
@@ -56,6 +57,9 @@ DEFAULT_PAGE_TIMEOUT = 120.0
 HTML_TYPES = ("text/html", "application/xhtml+xml", "application/xml", "text/xml", "text/plain")
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 507, 508, 509, 520, 521, 522, 523, 524})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+#: answers that carry no page, whatever their Content-Type says (hwnoise asks nothing conditional: a
+#: 304 too is no page)
+NO_PAGE_STATUSES = frozenset({204, 205, 304})
 
 
 class FetchError(HwnoiseError):
@@ -84,7 +88,7 @@ class RobotsDenied(FetchError):
 
 
 class BodyError(FetchError):
-    """The body is too large or not HTML (never retried)."""
+    """The body is too large or not HTML, or the answer has no page (never retried)."""
 
 
 class PageTimeout(BodyError):
@@ -702,6 +706,8 @@ class Fetcher:
             try:
                 headers = {k.lower(): v for k, v in resp.headers.items()}
                 status = resp.status_code
+                if content_check and status in NO_PAGE_STATUSES:
+                    raise self._no_page(url, status, headers)
                 if content_check and status < 300:
                     self._check_type(url, status, headers)
                 # read even a redirect's or an error's (bounded) body, so the connection is reused
@@ -729,6 +735,13 @@ class Fetcher:
         """The error of a response cut by the page time limit."""
         return PageTimeout(url, f"response not complete after {self.settings.page_timeout:g} s, the page time "
                                 "limit (raise --page-timeout); cut", status=status, headers=headers)
+
+    def _no_page(self, url: str, status: int, headers: dict) -> BodyError:
+        """The error of an answer that has no page (a 204 to a search, a 304 to a request that
+        asked nothing conditional): it was kept as an empty page, journaled a success."""
+        why = ", though the request was not conditional" if status == 304 else ""
+        return BodyError(url, f"HTTP {status} {http.HTTPStatus(status).phrase}{why}: the server answered with "
+                              "no page; not kept", status=status, headers=headers)
 
     def _check_type(self, url: str, status: int, headers: dict) -> None:
         given = headers.get("content-type", "")

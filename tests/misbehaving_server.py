@@ -24,6 +24,7 @@ Routes (path part of the URL; ``key`` in the query string keeps per-test counter
                          (Content-Length, or chunked); kept alive unless ``close``
 - ``/transfer-coded?te=CODINGS``  a gzip-compressed page under ``Transfer-Encoding: CODINGS``
                          (default ``gzip, chunked``; chunked if CODINGS names chunked), kept alive
+- ``/no-page?code=204``  an answer with no body (204, 205, 304...), labelled ``text/html``
 - ``/redirect-raw?to=URL&enc=E``  a 302 whose Location is the bytes of URL in encoding E
                          (default utf-8)
 - ``/cut-short?enc=gzip|deflate|br``  the first half of a compressed page, Content-Length honest
@@ -268,6 +269,11 @@ class _Handler(BaseHTTPRequestHandler):
                 body = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
             self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: %s\r\n\r\n%s"
                              % (te.encode(), body))
+            return
+        if path == "/no-page":  # an answer that has no page, whatever its Content-Type says
+            self.send_response(int(q.get("code", 204)))
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.end_headers()
             return
         if path == "/redirect-raw":  # a Location of raw bytes: ``to`` encoded as ``enc``
             location = q["to"].encode(q.get("enc", "utf-8")).decode("latin-1")

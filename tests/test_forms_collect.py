@@ -280,3 +280,29 @@ def test_an_early_hints_answer_is_not_taken_for_the_page(srv, tmp_path):
     assert recs[urls[0]]["status"] == 200 and "(after early hints)" in hinted and "hinted" in hinted
     assert "early hints" not in after and "<b>q</b> next" in after
     assert_journal_agrees_with_files(ds)
+
+
+def test_an_answer_without_a_page_is_a_failure_not_an_empty_page(srv, tmp_path):
+    # a 204 (a search answered with no result page) or a 304 (hwnoise asks nothing conditional)
+    # was kept as a page of 0 bytes, journaled a success: an empty "result page" in the dataset.
+    # Now a failure journaled with its status, as a 3xx without a Location is, retried only when asked
+    urls = [srv.url(f"/no-page?code={code}") for code in (204, 205, 304)] + \
+        [srv.url("/redirect?code=302"), srv.url("/page?q=after")]
+    (tmp_path / "urls.txt").write_text("\n".join(urls) + "\n")
+    ds = Dataset.create(tmp_path / "ds")
+    assert collect(read_submissions(tmp_path / "urls.txt"), ds, **FAST, probes=0) == \
+        {"fetched": 1, "failed": 4, "skipped": 0, "failed_before": 0}
+    recs = {r["url"]: r for r in journal_lines(ds)}
+    for url, code, why in zip(urls, (204, 205, 304, 302), ("No Content", "Reset Content", "Not Modified",
+                                                           "without a Location")):
+        rec = recs[url]
+        assert rec["status"] == code and rec["error"].startswith(f"{url}: HTTP {code} {why}")
+        assert rec["bytes"] is None and rec["sha256"] is None and rec["attempts"] == 1
+    assert "no page" in recs[urls[0]]["error"] and "was not conditional" in recs[urls[2]]["error"]
+    assert_journal_agrees_with_files(ds)
+    assert [p.id for p in ds.pages()] == [recs[urls[-1]]["submission"]]
+    n = srv.hits("/no-page")
+    assert collect(read_submissions(tmp_path / "urls.txt"), ds, **FAST, probes=0)["failed_before"] == 4
+    assert srv.hits("/no-page") == n
+    assert collect(read_submissions(tmp_path / "urls.txt"), ds, **FAST, probes=0, retry_failed=True)["failed"] == 4
+    assert srv.hits("/no-page") == n + 3
