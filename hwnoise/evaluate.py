@@ -34,7 +34,7 @@ from hwnoise.dataset import Dataset, Page, atomic_write_text, now_iso, write_jso
 from hwnoise.errors import HwnoiseError
 from hwnoise.features.columns import needs_dataset_features
 from hwnoise.progress import info
-from hwnoise.scheduler import Scheduler, batches
+from hwnoise.scheduler import Scheduler, batches, for_workers
 from hwnoise.text import collapse_space, mean_text_scores, text_scores, tokenize
 from hwnoise.training.metrics import CONFUSION
 
@@ -589,7 +589,7 @@ def evaluate(dataset_dirs: Sequence[str | Path], options: EvalOptions | None = N
     """Score the methods of ``options`` (``EvalOptions``, or its fields as ``keywords``) on the
     test pages of each dataset; return (and, with ``out``, write) the report."""
     opts = (options or EvalOptions()).with_keywords(keywords)
-    datasets = _open(dataset_dirs)
+    datasets = _open(for_workers(opts.scheduler, dataset_dirs))
     methods, model = _check_args(datasets, opts)
     options_of = dict(opts.method_options or {})
     _check_features(options_of.get("model", {}).get("features") if "model" in methods and model is None else None)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from hwnoise.errors import HwnoiseError
@@ -314,6 +315,16 @@ def _death(procs: dict) -> str:
     except ValueError:
         name = f"signal {-codes[0]}"
     return f"died of {name}" + (" (what the out-of-memory killer sends)" if name == "SIGKILL" else "")
+
+
+def for_workers(scheduler: "str | Scheduler | None", paths: Iterable) -> list:
+    """``paths`` as the workers of ``scheduler`` need them: absolute on a Dask cluster, whose
+    workers run in folders of their own (a relative dataset path named nothing there, or
+    another folder); as they are on this machine, where messages show them as given."""
+    spec = scheduler.spec if isinstance(scheduler, Scheduler) else (scheduler or "local")
+    if spec in NAMES:
+        return list(paths)
+    return [Path(p).absolute() if isinstance(p, Path) else os.path.abspath(p) for p in paths]
 
 
 def batches(items: Sequence, size: int) -> list[list]:

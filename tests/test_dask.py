@@ -176,6 +176,31 @@ def test_a_worker_killed_mid_run_changes_nothing(cluster, datasets, tmp_path):
     assert results(tmp_path / "cluster" / "report.json") == results(tmp_path / "serial" / "report.json")
 
 
+def test_relative_dataset_paths_name_the_same_folders_on_the_workers(cluster, datasets, tmp_path):
+    """The workers run in a folder of their own: the paths a user types relative to the shell's
+    folder reach them absolute (they said "not a dataset folder", or walked no page)."""
+    address, _, root = cluster
+    assert all(d.parent != root for d in datasets)
+    names = [d.name for d in datasets]
+    cwd = datasets[0].parent
+    assert all(d.parent == cwd for d in datasets)
+
+    def hw(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "hwnoise.cli", *args, "--scheduler", address], env=ENV,
+                              cwd=cwd, capture_output=True, text=True, timeout=300)
+
+    features = hw("features", *names)
+    assert features.returncode == 0 and " 0 failed" in features.stderr, features.stderr
+    assert all(f"{d.name}: 6 pages" in features.stderr for d in datasets)
+    train = hw("train", *names, "--preset", "thesis", "--protocol", "cv", "-k", "3", "--no-tree", "--out",
+               str(tmp_path / "m"))
+    assert train.returncode == 0, train.stderr
+    evaluate = hw("evaluate", *names, "--methods", "cetd", "--protocol", "cv", "-k", "3", "--no-figures",
+                  "--out", str(tmp_path / "e"))
+    assert evaluate.returncode == 0, evaluate.stderr
+    assert len(results(tmp_path / "e" / "report.json")) == len(datasets)
+
+
 def test_an_unreachable_scheduler_is_one_clear_error(datasets, tmp_path):
     env = {**ENV, "HWNOISE_DASK_TIMEOUT": "1"}
     res = subprocess.run([sys.executable, "-m", "hwnoise.cli", "evaluate", str(datasets[0]), "--out",

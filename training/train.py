@@ -414,7 +414,9 @@ def train(inputs, model: dict | None = None, options: TrainOptions | None = None
     if weka is not None:
         return weka
     options = replace(options, protocol=options.protocol or "pages", k=5 if options.k is None else options.k)
-    given = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+    from hwnoise.scheduler import for_workers
+
+    given = for_workers(options.scheduler, [inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)
     spec, feats, data, desc = _plan_rows(given, model, options)
     _check_protocol(options, desc, data, ", ".join(desc["sources"]))
     fitted, fitted_on, scored = _fit(given, spec, feats, data, desc, options)

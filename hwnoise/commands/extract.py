@@ -320,17 +320,18 @@ def _extract_warc(args: argparse.Namespace) -> int:
     from hwnoise.features.importers.warc import warc_files
     from hwnoise.outputs import output_stream
     from hwnoise.progress import info
-    from hwnoise.scheduler import Scheduler
+    from hwnoise.scheduler import Scheduler, for_workers
 
     model = load_model(args.model, allow_pickle=args.allow_pickle)
-    files = [str(p) for p in warc_files(args.warc)]
+    spec = getattr(args, "scheduler", "local") or "local"
+    files = [str(p) for p in for_workers(spec, warc_files(args.warc))]
     total: dict[str, int] = {}
 
     def emit(_i: int, result: tuple) -> None:
         for k, v in result[1].items():
             total[k] = total.get(k, 0) + v
 
-    with Scheduler(getattr(args, "scheduler", "local") or "local") as sched:
+    with Scheduler(spec) as sched:
         handle = sched.share(model) if len(files) > 1 else model
         results = sched.map(_warc_lines, files, handle, args.charset, args.query, _records_mode(args),
                             on_result=emit, small=len(files) < 2, desc="extract", unit="file")

@@ -96,8 +96,10 @@ def _datasets(targets: list[Path], args) -> int:
     """``features.parquet`` of every dataset in ``targets``, one after the other."""
     from hwnoise.features.build import build_features
 
-    datasets = [_dataset(t) for t in targets]  # all checked before the first is walked
+    from hwnoise.scheduler import for_workers
+
     spec = getattr(args, "scheduler", "local") or "local"
+    datasets = [_dataset(t) for t in for_workers(spec, targets)]  # all checked before the first is walked
     if spec in ("local", "sync"):  # this machine's process pool (or none)
         for ds in datasets:
             workers = 1 if spec == "sync" else (args.workers or os.cpu_count() or 1)

@@ -58,8 +58,9 @@ def run(args) -> int:
     if spec in ("local", "sync"):
         summary = render_dataset(args.dataset, workers=1 if spec == "sync" else args.workers, **opts)
     else:
-        from hwnoise.scheduler import Scheduler
+        from hwnoise.scheduler import Scheduler, for_workers
 
         with Scheduler(spec, args.workers) as sched:
-            summary = render_dataset(args.dataset, workers=args.workers, scheduler=sched, **opts)
+            summary = render_dataset(for_workers(sched, [args.dataset])[0], workers=args.workers,
+                                     scheduler=sched, **opts)
     return 0 if summary["failed"] == 0 or summary["rendered"] > 0 else 1
