@@ -43,6 +43,7 @@ import pyarrow as pa
 
 from hwnoise.dataset import Dataset
 from hwnoise.decode import sniff_html
+from hwnoise.errors import HwnoiseError
 from hwnoise.features import native
 from hwnoise.features.columns import CONTENT, LABEL
 from hwnoise.features.labels import page_label_column, page_labels
@@ -688,6 +689,7 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
             batcher = _Batcher(tmp, columns, schema, ds.name)
             page_keys = _walk_pages(batcher, jobs, site_of, render_by_page, tally, pbar,
                                     query_terms=query_terms, workers=max(1, int(workers)), scheduler=scheduler)
+            _check_walked(ds, tally, out)
             batcher.finish(page_keys, tally.pages)
         (tmp / _OWNER).unlink()  # the table's folder holds its parts only
         _move_into_place(tmp, out)
@@ -699,6 +701,15 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
             pbar.close()
     info(_summary(ds, tally, render_by_page is not None, out))
     return out
+
+
+def _check_walked(ds: Dataset, tally: _Tally, out: Path) -> None:
+    """A dataset none of whose pages could be walked is an error, its table left as it was: an
+    empty table in its place told a script nothing (exit status 0) and lost a good one."""
+    if tally.pages == 0 and tally.failures:
+        was = "left as it was" if out.exists() else "not written"
+        raise HwnoiseError(f"features {ds.name}: none of its {len(tally.failures)} page(s) could be walked "
+                           f"(the first: {tally.failures[0]}); {out} {was}")
 
 
 def _page_plan(ds: Dataset, arrow: bool) -> tuple[list[tuple], dict[str, str]]:

@@ -560,3 +560,18 @@ def test_the_features_command_ends_without_teardown_and_keeps_its_output(tmp_pat
     out = run("features", str(page))
     assert out.returncode == 0 and "teardown" in out.stderr and out.stdout.startswith("node,parent")
     assert main(["features", str(ds.path), "--no-progress", "--workers", "1"]) == 0  # returns
+
+
+def test_a_dataset_none_of_whose_pages_walk_is_an_error_and_keeps_its_table(tmp_path, capsys):
+    ds = make_dataset(tmp_path)
+    assert main(["features", str(ds.path), "--no-progress"]) == 0
+    before = pd.read_parquet(ds.features_path)
+    for page in ds.path.glob("pages/*.html"):
+        page.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64)  # a crawl that fetched images
+    capsys.readouterr()
+    assert main(["features", str(ds.path), "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert f"hwnoise: error: features {ds.name}: none of its 4 page(s) could be walked (the first: " in err
+    assert "not HTML (a PNG image)" in err and "features.parquet left as it was" in err
+    pd.testing.assert_frame_equal(pd.read_parquet(ds.features_path), before)
+    assert not list(ds.path.glob(".features.parquet.*"))
