@@ -29,6 +29,8 @@ from hwnoise.progress import bar, info
 NAMES = ("local", "threads", "sync")
 #: seconds to wait for a distributed scheduler to answer (HWNOISE_DASK_TIMEOUT overrides)
 CONNECT_TIMEOUT = 10.0
+#: seconds between checks that the Dask client is still connected while its tasks run
+DASK_POLL = 2.0
 #: times a distributed task is retried when it raises (a dead worker's tasks are rerun anyway)
 RETRIES = 2
 
@@ -168,12 +170,8 @@ class Scheduler:
     def _submit(self, fn: Callable, items: list, args: tuple) -> tuple[list, Iterator[tuple[int, Any]]]:
         """Submit: every task to the cluster or the pool; the futures and their (index, result) as they finish."""
         if self.distributed:
-            from distributed import as_completed as dask_completed
-
             futures = [self.client.submit(fn, item, *args, pure=False, retries=RETRIES) for item in items]
-            index = {f.key: i for i, f in enumerate(futures)}
-            finished = dask_completed(futures, with_results=True, loop=self.client.loop)
-            return futures, ((index[f.key], result) for f, result in finished)
+            return futures, self._dask_finished(futures)
         from concurrent.futures import as_completed
 
         pool = self._executor()
@@ -181,6 +179,50 @@ class Scheduler:
         self._procs = _processes(pool, {})  # to tell how a worker died (_run_all)
         index = {id(f): i for i, f in enumerate(futures)}
         return futures, ((index[id(f)], f.result()) for f in as_completed(futures))
+
+    def _dask_finished(self, futures: list) -> Iterator[tuple[int, Any]]:
+        """(index, result) of the Dask tasks as they finish. Waited for a few seconds at a time,
+        the client's state checked in between: when the scheduler goes away mid-run, the client
+        may close without cancelling the tasks, and Dask's ``as_completed`` then waits for ever
+        (or gives a cancelled task's exception as if it were its result)."""
+        from distributed import wait
+
+        index = {f.key: i for i, f in enumerate(futures)}
+        pending = set(futures)
+        while pending:
+            try:
+                with self.client.as_current():  # wait() takes the current client (not made the default)
+                    done, pending = wait(pending, timeout=DASK_POLL, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                if self.client.status not in ("running", "connecting"):
+                    self._lost(f"its client is {self.client.status}")
+                continue
+            except Exception:  # noqa: BLE001 - FuturesCancelledError, or a closed client's
+                cancelled = [f for f in pending if f.status == "cancelled"]
+                if cancelled or self.client.status not in ("running", "connecting"):
+                    self._lost(f"{len(cancelled)} task(s) cancelled" if cancelled else
+                               f"its client is {self.client.status}")
+                raise
+            for f in sorted(done, key=lambda f: index[f.key]):
+                yield index[f.key], self._dask_result(f)
+
+    def _dask_result(self, future: Any) -> Any:
+        """A finished Dask task's result; its own exception when it failed; a task cancelled
+        because the scheduler went away is one clear error."""
+        import asyncio
+
+        if future.status == "error":
+            return future.result()  # raises the task's exception, with its traceback
+        if future.status == "finished":
+            try:
+                return future.result()
+            except (OSError, asyncio.CancelledError) as exc:  # the task finished; fetching its result failed
+                self._lost(f"fetching a result: {type(exc).__name__}")
+        self._lost(f"its tasks were {future.status}")
+
+    def _lost(self, why: str) -> None:
+        raise SchedulerError(f"lost the Dask scheduler at {self.spec} mid-run ({why}); "
+                             "start it again ('dask scheduler') with its workers and run the command again")
 
     def _collect(self, futures: list, done: Iterator[tuple[int, Any]], out: list,
                  on_result: Callable | None, pbar: Any) -> None:
@@ -204,11 +246,27 @@ class Scheduler:
             pbar.update(1)
 
 
+def _no_closed_connections(record: Any) -> bool:
+    """A logging filter: False for a record of a connection the scheduler closed. Once it is
+    gone, the client logs its tries to reconnect, with tracebacks, on stderr, above the one
+    line that says what happened (``Scheduler._lost``)."""
+    import asyncio
+
+    exc = record.exc_info[1] if record.exc_info else None
+    if isinstance(exc, (OSError, asyncio.CancelledError)):  # CommClosedError and tornado's are OSErrors
+        return False
+    return not str(record.msg).startswith("Failed to reconnect to scheduler")
+
+
 def _connect(address: str):
     try:
         from distributed import Client
     except ImportError:
         raise SchedulerError(f"--scheduler {address} needs Dask distributed: pip install 'hwnoise[dask]'") from None
+    import logging
+
+    for name in ("tornado.application", "distributed.client"):
+        logging.getLogger(name).addFilter(_no_closed_connections)
     try:
         timeout = float(os.environ.get("HWNOISE_DASK_TIMEOUT") or CONNECT_TIMEOUT)
         return Client(address, timeout=timeout, set_as_default=False)

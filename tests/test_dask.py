@@ -201,6 +201,56 @@ def test_relative_dataset_paths_name_the_same_folders_on_the_workers(cluster, da
     assert len(results(tmp_path / "e" / "report.json")) == len(datasets)
 
 
+def _fails(x: int) -> int:
+    raise ValueError(f"task {x} failed on its own")
+
+
+def test_a_task_that_fails_on_the_cluster_raises_its_own_error(cluster):
+    """Its own exception, not the scheduler-lost error (``Scheduler._dask_result``)."""
+    address, _, _ = cluster
+    with Scheduler(address) as sched, pytest.raises(ValueError, match=r"task \d failed on its own"):
+        sched.map(_fails, [1, 2])
+
+
+def test_losing_the_scheduler_mid_run_is_one_clear_error(tmp_path):
+    from test_evaluate import make_dataset
+
+    ds = make_dataset(tmp_path, "books.example", pages=1500)
+    sched_file = tmp_path / "scheduler.json"
+    procs = [_start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                     "--scheduler-file", str(sched_file)], tmp_path / "scheduler.log")]
+    try:
+        end, address = time.monotonic() + 60, None
+        while address is None and time.monotonic() < end:
+            time.sleep(0.1)
+            try:
+                address = json.loads(sched_file.read_text())["address"]
+            except (OSError, ValueError, KeyError):
+                pass
+        procs.append(_worker(address, "only", tmp_path / "only.log"))
+        watcher = Client(address, timeout=30, set_as_default=False)
+        _wait_workers(watcher, {"only"})
+        run = subprocess.Popen([sys.executable, "-m", "hwnoise.cli", "features", str(ds), "--scheduler", address],
+                               env=ENV, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        killed = False
+        while run.poll() is None and not killed:
+            if any(watcher.processing().values()):
+                os.killpg(procs[0].pid, signal.SIGKILL)   # the scheduler, mid-run
+                killed = True
+            else:
+                time.sleep(0.005)
+        watcher.close(timeout=5)
+        _, err = run.communicate(timeout=180)
+    finally:
+        for p in reversed(procs):
+            _stop(p)
+    assert killed, "the run ended before the scheduler could be killed"
+    err = err.decode()
+    assert run.returncode == 1 and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1].startswith(f"hwnoise: error: lost the Dask scheduler at {address} mid-run (")
+    assert not (ds / "features.parquet").exists() and not list(ds.glob(".features.parquet.*"))
+
+
 def test_an_unreachable_scheduler_is_one_clear_error(datasets, tmp_path):
     env = {**ENV, "HWNOISE_DASK_TIMEOUT": "1"}
     res = subprocess.run([sys.executable, "-m", "hwnoise.cli", "evaluate", str(datasets[0]), "--out",
