@@ -227,7 +227,7 @@ def data_lines_from_text(text: str) -> list[str]:
 
 
 def test_fast_reader_agrees_with_liac_arff(tmp_path):
-    """Plain dense data goes through pandas' parser; a comment line forces liac-arff: same table."""
+    """Plain dense data goes through the fast reader; a quoted value forces liac-arff: same table."""
     rng = np.random.RandomState(0)
     df = pd.DataFrame({"page": rng.choice(["a1", "b2", "c3"], 200), "ctd": rng.exponential(9, 200),
                        "density_sum": rng.randint(0, 5, 200), "query_score": rng.rand(200),
@@ -236,7 +236,7 @@ def test_fast_reader_agrees_with_liac_arff(tmp_path):
     df.loc[3, "ctd"], df.loc[4, "ctd"], df.loc[5, "ctd"] = math.inf, -math.inf, math.nan
     fast = write_arff(df, tmp_path / "fast.arff", page=True)
     slow = tmp_path / "slow.arff"
-    slow.write_text(fast.read_text(encoding="utf-8") + "% a comment line\n", encoding="utf-8")
+    slow.write_text(fast.read_text(encoding="utf-8").replace(",S\n", ",'S'\n"), encoding="utf-8")
     a, b = read_arff(fast), read_arff(slow)
     pd.testing.assert_frame_equal(a, b)
     np.testing.assert_array_equal(a["ctd"].to_numpy(), df["ctd"].to_numpy())
@@ -255,12 +255,36 @@ def test_plain_rows_with_spaces_after_commas(tmp_path):
 
 
 def test_percent_in_a_malformed_row_is_an_error_not_a_traceback(tmp_path):
-    """'1,x%c' (a row cut short by a comment): liac-arff's message carries the row, and its '%'
-    broke liac-arff's own '... line %d' % line formatting (TypeError, a traceback)."""
+    """"1,'x%c'" (a row short of a value, a '%' in a quoted value): liac-arff's message carries
+    the row, and its '%' broke liac-arff's own '... line %d' % line formatting (TypeError, a
+    traceback)."""
     path = tmp_path / "pct.arff"
     path.write_text("@relation r\n@attribute a numeric\n@attribute b {x,y}\n@attribute class {S,N}\n@data\n"
-                    "1,x%c\n2,y,N\n", encoding="utf-8")
-    with pytest.raises(ArffError, match=rf"{path}:6: .*1,x%c"):
+                    "1,'x%c'\n2,y,N\n", encoding="utf-8")
+    with pytest.raises(ArffError, match=rf"{path}:6: .*1,'x%c'"):
+        read_arff(path)
+
+
+COMMENTED = ("@relation r % the relation\n@attribute a numeric % a number\n@attribute s string\n"
+             "@attribute class {S,N}%no space\n@data % rows follow\n"
+             "1,x,S % a note\n2,y,N%note\n% between\n  % indented\n3,'a % b',S\n4,\"c\\%d\",N  %tail\n")
+
+
+def test_comments_after_values_are_cut_as_weka_cuts_them(tmp_path):
+    """Weka reads a '%' outside quotes as a comment to the end of the line, after a row's values
+    ('1,x,S % a note') as after a declaration; liac-arff refused both ("Invalid layout", "Bad
+    @RELATION format"). A '%' in a quoted value stays; an error names its line after '@data % ...'
+    (it was line 0)."""
+    path = tmp_path / "commented.arff"
+    path.write_text(COMMENTED, encoding="utf-8")
+    df = read_arff(path)
+    assert df["a"].tolist() == [1.0, 2.0, 3.0, 4.0] and df["s"].tolist() == ["x", "y", "a % b", "c%d"]
+    assert df["label"].tolist() == ["S", "N", "S", "N"]
+    path.write_text(COMMENTED.replace("2,y,N%note", "two,y,N%note"), encoding="utf-8")
+    with pytest.raises(ArffError, match=f"{path}:7: 'two' is not a number"):
+        read_arff(path)
+    path.write_text(COMMENTED.replace("1,x,S % a note", "1,x % S"), encoding="utf-8")
+    with pytest.raises(ArffError, match=f"{path}:6: "):   # Weka: "premature end of line"
         read_arff(path)
 
 
@@ -301,22 +325,21 @@ def test_integer_attributes_keep_their_values_on_the_slow_reader(tmp_path):
         read_arff(bad)
 
 
-@pytest.mark.parametrize("comment", ["", "% the slow reader\n"])
-def test_numbers_are_read_with_javas_grammar(tmp_path, comment):
+@pytest.mark.parametrize("q", ["", "'"])  # a quoted class: the slow reader
+def test_numbers_are_read_with_javas_grammar(tmp_path, q):
     """Weka reads numbers with Java's Double.valueOf: '1d', '2.5f' and '0x1p4' are numbers (hwnoise
     refused them), 'inf', 'nan', 'INF', '1_000' and fullwidth digits are not (hwnoise read them,
     through Python's float), and '-0' is -0.0 (pandas gave 0)."""
-    head = "@relation r\n@attribute a numeric\n@attribute class {S,N}\n@data\n" + comment
+    head = "@relation r\n@attribute a numeric\n@attribute class {S,N}\n@data\n"
     path = tmp_path / "java.arff"
-    path.write_text(head + "1d,S\n2.5f,N\n0x1p4,S\n0x1.8p1D,N\n-0,S\n+3,N\n.5,S\nNaN,N\n-Infinity,S\n1e5,N\n",
+    path.write_text(head + f"1d,{q}S{q}\n2.5f,N\n0x1p4,S\n0x1.8p1D,N\n-0,S\n+3,N\n.5,S\nNaN,N\n-Infinity,S\n1e5,N\n",
                     encoding="utf-8")
     a = read_arff(path)["a"].to_numpy()
     np.testing.assert_array_equal(a, [1.0, 2.5, 16.0, 3.0, -0.0, 3.0, 0.5, np.nan, -np.inf, 1e5])
     assert math.copysign(1, a[4]) == -1
-    line = 7 if comment else 6
     for bad in ["inf", "nan", "INF", "infinity", "1_000", "\uff11\uff12", "0x10"]:
-        path.write_text(head + "1,S\n" + bad + ",N\n", encoding="utf-8")
-        with pytest.raises(ArffError, match=f"{path}:{line}: .* is not a number"):
+        path.write_text(head + f"1,{q}S{q}\n" + bad + ",N\n", encoding="utf-8")
+        with pytest.raises(ArffError, match=f"{path}:6: .* is not a number"):
             read_arff(path)
 
 
@@ -344,6 +367,16 @@ def test_awkward_attribute_names_are_written_quoted_and_escaped(tmp_path):
     assert "@ATTRIBUTE 'it\\'s' NUMERIC\n" in text and "@ATTRIBUTE 'a\\\\b c' NUMERIC\n" in text
     assert "@ATTRIBUTE 'a\\tb' NUMERIC\n" in text and "@ATTRIBUTE 'a\\nb' NUMERIC\n" in text
     assert list(read_arff(path).columns) == AWKWARD_NAMES + ["label"]
+
+
+@pytest.mark.weka
+@needs_weka
+def test_weka_reads_comments_after_values_as_hwnoise_does(tmp_path):
+    path = tmp_path / "commented.arff"
+    path.write_text(COMMENTED, encoding="utf-8")
+    out = weka("weka.filters.AllFilter", "-i", str(path))
+    assert_weka_ok(out)
+    assert data_lines_from_text(out) == ["1,x,S", "2,y,N", "3,'a \\% b',S", "4,'c\\%d',N"]
 
 
 @pytest.mark.weka

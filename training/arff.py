@@ -265,7 +265,7 @@ def load_arff(path: str | os.PathLike) -> ArffTable:
         raise ArffError(f"{path}: is a folder, not an ARFF file") from None
     except UnicodeDecodeError:
         text = path.read_bytes().decode("latin-1")
-    text = _weka_header(path, text)
+    text = _weka_header(path, _without_comments(text))
     obj, tokens = _fast_tokens(path, text)
     if tokens is None:
         obj = _liac_decode(path, text)
@@ -483,6 +483,28 @@ def _weka_header(path: Path, text: str) -> str:
 
 
 _PLAIN_DATA = re.compile(r"[\"'{}%\\]")
+
+
+#: a line holding a '%' (a comment, or a '%' in a quoted value)
+_LINE_WITH_PERCENT = re.compile(r"^[^\n%]*%[^\n]*", re.M)
+#: a line's text up to its first '%' outside quotes, read as Weka's tokenizer reads it: a quote
+#: opens a quoted value anywhere, a backslash escapes the next character in it, a line ends it
+_BEFORE_COMMENT = re.compile(r"""(?:[^'"%\n]+|'(?:[^'\\\n]|\\.)*'?|"(?:[^"\\\n]|\\.)*"?)*""")
+
+
+def _cut_comment(m: re.Match) -> str:
+    line = m.group()
+    end = _BEFORE_COMMENT.match(line).end()
+    return line[:end]
+
+
+def _without_comments(text: str) -> str:
+    """The text with every comment cut, lines where they were: Weka reads a '%' outside quotes as
+    the start of a comment to the end of the line, on a data row (``1,2,S % a note``) as in the
+    header; liac-arff takes only whole comment lines and refused the row as "Invalid layout"."""
+    if "%" not in text:
+        return text
+    return _LINE_WITH_PERCENT.sub(_cut_comment, text)
 
 
 #: stands for the values of an empty nominal declaration ``{}`` while liac-arff (which needs a
