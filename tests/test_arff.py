@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from hwnoise.errors import HwnoiseError
-from hwnoise.training.arff import ArffError, read_arff, write_arff
+from hwnoise.training.arff import MAX_LINE_BYTES, ArffError, read_arff, write_arff
 
 WEKA_JAR = Path("/usr/share/java/weka.jar")
 AWKWARD_PAGES = ["p1", "it's \"quoted\"", "{brace}", "?", "ünïcödé 中文 ☃", "a,b %c", "True", "",
@@ -414,3 +414,21 @@ def test_a_tab_after_the_declaration_keywords_is_read_as_weka_reads_it(tmp_path)
     df = read_arff(path)
     assert list(df.columns) == ["a", "b c", "label"] and df["a"].tolist() == [1.0, 2.0]
     assert df["label"].tolist() == ["S", "N"]
+
+
+def test_a_gigantic_line_is_refused_naming_it(tmp_path):
+    """A line without end (a 1 GB line, no newline) was read whole, then split and matched, and
+    a line of 64 MiB of digits was read as a row (Infinity): refused now once the line passes
+    MAX_LINE_BYTES, naming it (CRLF line ends counted as one)."""
+    path = tmp_path / "huge.arff"
+    with open(path, "wb") as fh:
+        fh.write(b"@relation r\r\n@attribute a numeric\r\n@attribute class {S,N}\r\n@data\r\n1,S\r\n")
+        block = b"1" * (1 << 20)
+        for _ in range(MAX_LINE_BYTES >> 20):
+            fh.write(block)
+        fh.write(b",S")
+    try:
+        with pytest.raises(ArffError, match=rf"{path}:6: a line longer than {MAX_LINE_BYTES >> 20} MiB"):
+            read_arff(path)
+    finally:
+        path.unlink()

@@ -209,6 +209,11 @@ def write_arff(df: pd.DataFrame, path: str | os.PathLike | IO[str] | None,
 _NUMERIC_TYPES = ("NUMERIC", "REAL", "INTEGER")
 #: tokens per block of the fast data reader: bounds its memory (about 100 bytes a token)
 _BLOCK_TOKENS = 1_000_000
+#: the longest line an ARFF file may have: a row of a million numbers is some 10 MiB
+MAX_LINE_BYTES = 64 << 20
+#: bytes read at a time (at most MAX_LINE_BYTES: a line inside one chunk is never too long)
+_READ_CHUNK = 8 << 20
+_LINE_END = re.compile(rb"[\r\n]")
 
 
 @dataclass
@@ -257,14 +262,7 @@ def load_arff(path: str | os.PathLike) -> ArffTable:
     straight from the tokens (no per-column assignment), so a file with a million attributes
     costs about its size in memory. Raises ArffError naming the file and line when malformed."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise ArffError(f"{path}: no such ARFF file") from None
-    except IsADirectoryError:
-        raise ArffError(f"{path}: is a folder, not an ARFF file") from None
-    except UnicodeDecodeError:
-        text = path.read_bytes().decode("latin-1")
+    text = _read_text(path)
     text = _weka_header(path, _without_comments(text))
     obj, tokens = _fast_tokens(path, text)
     if tokens is None:
@@ -282,6 +280,38 @@ def load_arff(path: str | os.PathLike) -> ArffTable:
         raise ArffError(f"{path}: no nominal class attribute (Weka's J48 needs one: the last "
                         f"attribute, e.g. '@attribute {CLASS_ATTRIBUTE} {{S,N}}')")
     return _table(path, text, obj, attributes, class_name, blocks)
+
+
+def _read_text(path: Path) -> str:
+    """The file as text (UTF-8, its line ends made ``\\n``, else latin-1), read in chunks and
+    refused, naming the line, as soon as a line passes ``MAX_LINE_BYTES``: a file of one
+    gigantic line (no newline) was held whole, then split and matched by regexes."""
+    data = bytearray()
+    line_start = 0                                   # where the line being read began
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(_READ_CHUNK):
+                base = len(data)
+                data += chunk
+                first = _LINE_END.search(chunk)
+                end = base + first.start() if first else len(data)
+                if end - line_start > MAX_LINE_BYTES:
+                    breaks = (data.count(b"\n", 0, line_start) + data.count(b"\r", 0, line_start)
+                              - data.count(b"\r\n", 0, line_start))
+                    raise ArffError(f"{path}:{breaks + 1}: a line longer than {MAX_LINE_BYTES >> 20} MiB, the "
+                                    "most hwnoise reads (is this an ARFF file, a newline after each row?)")
+                if first:
+                    line_start = base + max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) + 1
+    except FileNotFoundError:
+        raise ArffError(f"{path}: no such ARFF file") from None
+    except IsADirectoryError:
+        raise ArffError(f"{path}: is a folder, not an ARFF file") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+    del data
+    return re.sub(r"\r\n?", "\n", text) if "\r" in text else text
 
 
 def _table(path: Path, text: str, obj: dict, attributes, class_name: str, blocks) -> ArffTable:
