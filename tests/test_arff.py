@@ -432,3 +432,13 @@ def test_a_gigantic_line_is_refused_naming_it(tmp_path):
             read_arff(path)
     finally:
         path.unlink()
+
+
+def test_a_latin1_file_with_cr_line_ends_is_read(tmp_path):
+    """Line ends are made '\\n' on both decodings: a latin-1 file with CR line ends (read as Weka
+    reads it) was one line, "Bad @RELATION format", where the same file in UTF-8 was read."""
+    path = tmp_path / "mac.arff"
+    path.write_bytes("@relation r\r@attribute 'caf\xe9' numeric\r@attribute class {S,N}\r@data\r1,S\r2,N\r"
+                     .encode("latin-1"))
+    df = read_arff(path)
+    assert list(df.columns) == ["caf\xe9", "label"] and df["label"].tolist() == ["S", "N"]

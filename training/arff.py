@@ -283,7 +283,7 @@ def load_arff(path: str | os.PathLike) -> ArffTable:
 
 
 def _read_text(path: Path) -> str:
-    """The file as text (UTF-8, its line ends made ``\\n``, else latin-1), read in chunks and
+    """The file as text (UTF-8, else latin-1; line ends made ``\\n``), read in chunks and
     refused, naming the line, as soon as a line passes ``MAX_LINE_BYTES``: a file of one
     gigantic line (no newline) was held whole, then split and matched by regexes."""
     data = bytearray()
@@ -309,7 +309,7 @@ def _read_text(path: Path) -> str:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        return data.decode("latin-1")
+        text = data.decode("latin-1")
     del data
     return re.sub(r"\r\n?", "\n", text) if "\r" in text else text
 
