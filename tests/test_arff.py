@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from hwnoise.errors import HwnoiseError
-from hwnoise.training.arff import MAX_LINE_BYTES, ArffError, read_arff, write_arff
+from hwnoise.training.arff import MAX_LINE_BYTES, ArffError, load_arff, read_arff, write_arff
 
 WEKA_JAR = Path("/usr/share/java/weka.jar")
 AWKWARD_PAGES = ["p1", "it's \"quoted\"", "{brace}", "?", "ünïcödé 中文 ☃", "a,b %c", "True", "",
@@ -442,3 +442,42 @@ def test_a_latin1_file_with_cr_line_ends_is_read(tmp_path):
                      .encode("latin-1"))
     df = read_arff(path)
     assert list(df.columns) == ["caf\xe9", "label"] and df["label"].tolist() == ["S", "N"]
+
+
+WEIGHTED = ("@relation r\n@attribute a numeric\n@attribute b {x,y}\n@attribute class {S,N}\n@data\n"
+            "1,x,S,{2}\n2,y,N {0.5} % a note\n\n{0 3,2 N},{3}\n{0 4, 1 y, 2 S}\n5,x,S{NaN}\n6,'y',N, { 0x1p1 }\n")
+
+
+def test_instance_weights_are_read_as_weka_reads_them(tmp_path):
+    """Weka 3.6 reads '{w}' after a row's values (dense or sparse, after a comma, a space or
+    nothing) as its instance weight, with Double.parseDouble ({NaN} is no weight); hwnoise refused
+    such a row as malformed. The J48 path takes the weights; read_arff (the path of the other
+    classifiers and protocols, which would train as if every row weighed 1) refuses them naming
+    the first weighted line."""
+    path = tmp_path / "weighted.arff"
+    path.write_text(WEIGHTED, encoding="utf-8")
+    t = load_arff(path)
+    assert t.X.tolist() == [[1, 0], [2, 1], [3, 0], [4, 1], [5, 0], [6, 1]] and t.y.tolist() == [0, 1, 1, 0, 0, 1]
+    assert t.weights.tolist() == [2, 0.5, 3, 1, 1, 2] and t.weighted_line == 6
+    with pytest.raises(ArffError, match=f"{path}:6: instance weights"):
+        read_arff(path)
+    plain = tmp_path / "ones.arff"
+    plain.write_text(WEIGHTED.replace("{2}", "{1}").replace("{0.5}", "").replace(",{3}", "")
+                     .replace("{ 0x1p1 }", "{1.0}"), encoding="utf-8")
+    assert load_arff(plain).weights is None and read_arff(plain)["a"].tolist() == [1, 2, 3, 4, 5, 6]
+    for bad, why in [("{abc}", "is not a number"), ("{-1}", "negative"), ("{Infinity}", "infinite"),
+                     ("{0}", "weight 0"), ("{}", "is not a number")]:
+        path.write_text(WEIGHTED.replace("{0.5}", bad), encoding="utf-8")
+        with pytest.raises(ArffError, match=f"{path}:7: instance weight .*{why}"):
+            load_arff(path)
+
+
+@pytest.mark.weka
+@needs_weka
+def test_weka_reads_instance_weights_as_hwnoise_does(tmp_path):
+    path = tmp_path / "weighted.arff"
+    path.write_text(WEIGHTED, encoding="utf-8")
+    out = weka("weka.filters.AllFilter", "-i", str(path))
+    assert_weka_ok(out)
+    assert data_lines_from_text(out) == ["1,x,S,{2}", "2,y,N,{0.5}", "{0 3,2 N},{3}", "{0 4,1 y}", "5,x,S",
+                                         "6,y,N,{2}"]

@@ -58,6 +58,20 @@ def mixed_arff(seed: int, path: Path, n: int | None = None) -> Path:
     return path
 
 
+def weighted_arff(seed: int, path: Path) -> Path:
+    """mixed_arff's file, each row given an instance weight of 0.1 to 3 (two decimals, or a
+    whole number on odd seeds) after a comma, a space or nothing, seeded."""
+    lines = mixed_arff(seed, path).read_text(encoding="utf-8").split("\n")
+    rng = np.random.default_rng(seed + 1000)
+    start = lines.index("@data") + 1
+    for i in range(start, len(lines)):
+        if lines[i]:
+            w = int(rng.integers(1, 4)) if seed % 2 else round(float(rng.uniform(0.1, 3)), 2)
+            lines[i] += [",", " ", ""][int(rng.integers(0, 3))] + "{%s}" % w
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
 def weka_j48(path: Path, *options: str) -> str:
     out = subprocess.run(["java", "-cp", str(WEKA_JAR), "weka.classifiers.trees.J48", "-t", str(path),
                           *options], capture_output=True, text=True, check=True).stdout
@@ -336,3 +350,18 @@ def test_odd_nominal_declarations_give_weka_s_tree(declared, tmp_path):
     expected = weka_tree(weka_j48(path, "-no-cv", "-M", "1"))
     assert "v = a: S (4.0)" in expected
     assert run_arff(path, params={"min_num_obj": 1}, cv=False).tree == expected.rstrip("\n")
+
+
+@pytest.mark.weka
+@needs_weka
+@pytest.mark.parametrize("seed", [3, 7, 10, 13])
+def test_instance_weights_give_weka_s_tree_and_cross_validation(seed, tmp_path, capsys):
+    """Rows weighted '{w}' (Weka 3.6 reads them; hwnoise refused the file as malformed): J48's
+    tree sums the weights (leaf counts such as '(7.35/2.1)') and its cross-validation counts
+    them, here as Weka prints both."""
+    path = weighted_arff(seed, tmp_path / f"w{seed}.arff")
+    expected = weka_j48(path)
+    assert main(["train", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert weka_tree(expected) in out
+    assert weka_cv(expected) in out

@@ -12,6 +12,7 @@ a million rows export in seconds. What Weka 3.6.14 needs and Python does not giv
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -221,7 +222,9 @@ class ArffTable:
     """An ARFF file as numpy arrays, as Weka holds it: every numeric and nominal attribute but
     the class is a column of ``X`` (numbers; nominal values as their declared index; NaN for
     ``?``), the class is ``y`` (index into ``classes``, -1 for ``?``), and string attributes
-    (such as hwnoise's ``page``) are kept aside in ``strings``."""
+    (such as hwnoise's ``page``) are kept aside in ``strings``. ``weights`` are the rows'
+    instance weights (``1,2,S,{0.5}``), None when every row weighs 1; ``weighted_line`` is the
+    file line of the first row weighing otherwise."""
     relation: str
     attributes: list[tuple[str, object]]
     names: list[str]
@@ -232,6 +235,8 @@ class ArffTable:
     y: np.ndarray
     strings: dict[str, np.ndarray]
     source: str = ""
+    weights: np.ndarray | None = None
+    weighted_line: int = 0
 
     @property
     def labelled(self) -> np.ndarray:
@@ -264,6 +269,7 @@ def load_arff(path: str | os.PathLike) -> ArffTable:
     path = Path(path)
     text = _read_text(path)
     text = _weka_header(path, _without_comments(text))
+    text, weights = _instance_weights(path, text)
     obj, tokens = _fast_tokens(path, text)
     if tokens is None:
         obj = _liac_decode(path, text)
@@ -279,7 +285,59 @@ def load_arff(path: str | os.PathLike) -> ArffTable:
     if class_name is None:
         raise ArffError(f"{path}: no nominal class attribute (Weka's J48 needs one: the last "
                         f"attribute, e.g. '@attribute {CLASS_ATTRIBUTE} {{S,N}}')")
-    return _table(path, text, obj, attributes, class_name, blocks)
+    t = _table(path, text, obj, attributes, class_name, blocks)
+    if weights is not None:
+        t.weights, t.weighted_line = weights
+    return t
+
+
+#: a row's instance weight: '{w}' after its values (Weka 3.6: '1,2,S,{0.5}', '{0 1,2 S} {3}');
+#: a line that is one brace group is a sparse row
+_WEIGHT = re.compile(r"^([^\n]*[^\s,])[ \t,]*\{([^{}\n]*)\}[ \t]*$", re.M)
+
+
+def _instance_weights(path: Path, text: str) -> tuple[str, tuple[np.ndarray, int] | None]:
+    """The text with each row's instance weight ``{w}`` taken off, and the weights (one a row)
+    with the line of the first row weighing other than 1; None when every row weighs 1. A weight
+    is read with Java's Double.parseDouble, NaN as 1 (as Weka reads them); a negative, infinite
+    or zero one is refused naming its line."""
+    m = _DATA_LINE.search(text)
+    if m is None or not _WEIGHT.search(text, m.end()):
+        return text, None
+    base = text.count("\n", 0, m.end()) + 1
+    lines = text[m.end() + 1:].split("\n")
+    weights: list[float] = []
+    first = 0
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        w = 1.0
+        found = _WEIGHT.match(line) if line.rstrip().endswith("}") else None
+        if found:
+            lines[i] = found.group(1)
+            w = _instance_weight(path, base + i + 1, found.group(2).strip())
+        if w != 1.0 and not first:
+            first = base + i + 1
+        weights.append(w)
+    text = text[:m.end() + 1] + "\n".join(lines)
+    return text, ((np.asarray(weights), first) if first else None)
+
+
+def _instance_weight(path: Path, line: int, token: str) -> float:
+    try:
+        w = _java_double(token)
+    except ValueError:
+        raise ArffError(f"{path}:{line}: instance weight {{{token}}} is not a number") from None
+    if w != w:
+        return 1.0                                   # Weka: a weight of NaN is no weight
+    if w < 0 or w == math.inf:
+        raise ArffError(f"{path}:{line}: instance weight {{{token}}} is negative or infinite "
+                        "(J48 takes weights above 0)")
+    if w == 0:  # C45Classifier leaves such rows out; J48 keeps them among its candidate cuts
+        raise ArffError(f"{path}:{line}: instance weight {{{token}}}: a row of weight 0 is not taken "
+                        "(Weka's J48 counts it among its split points, hwnoise's leaves it out: the "
+                        "trees could differ); remove the row")
+    return w
 
 
 def _read_text(path: Path) -> str:
@@ -443,8 +501,13 @@ def read_arff(path: str | os.PathLike) -> pd.DataFrame:
 
     The class is the last attribute when nominal (as Weka), else one named ``result``,
     ``class`` or ``label``, else the last nominal attribute; any set of class values.
-    Sparse rows are read too. Raises ArffError naming the file and line on malformed input."""
+    Sparse rows are read too. Raises ArffError naming the file and line on malformed input,
+    and on instance weights, which only J48 on the file itself takes (:mod:`.arff_train`)."""
     t = load_arff(path)
+    if t.weights is not None:
+        raise ArffError(f"{path}:{t.weighted_line}: instance weights ('{{w}}' after a row) are taken by "
+                        "J48 on this file alone (hwnoise train FILE.arff with j48 and no --test, --features "
+                        "or --protocol but weka-cv); this would train as if every row weighed 1")
     return table_frame(t)
 
 

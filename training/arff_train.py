@@ -4,9 +4,10 @@ Why: a Weka user checks hwnoise against Weka on their own files. With no options
 without hwnoise's ``page`` attribute gets what J48 prints by default: the tree trained on every
 row, then stratified 10-fold cross-validation with Weka's own fold assignment
 (:func:`hwnoise.training.protocols.weka_cv_folds`) and its summary and confusion matrix
-(:class:`hwnoise.training.weka_eval.WekaEvaluation`). Nominal attributes, any class set and
-rows of missing class are taken as J48 takes them. The table stays numpy from file to tree
-(no DataFrame), so files with 100k+ attributes train in bounded memory.
+(:class:`hwnoise.training.weka_eval.WekaEvaluation`). Nominal attributes, any class set, rows
+of missing class and instance weights (``{w}`` after a row) are taken as J48 takes them. The
+table stays numpy from file to tree (no DataFrame), so files with 100k+ attributes train in
+bounded memory.
 """
 from __future__ import annotations
 
@@ -70,7 +71,8 @@ def _fit(t: ArffTable, rows: np.ndarray, params: dict) -> C45Classifier:
     if not lab.any():
         raise HwnoiseError(f"{t.source}: no rows with a known class to train on")
     X = t.X[rows]
-    return C45Classifier(**params).fit(X[lab], _labels(t)[rows][lab], class_order=t.classes,
+    w = None if t.weights is None else t.weights[rows][lab]
+    return C45Classifier(**params).fit(X[lab], _labels(t)[rows][lab], sample_weight=w, class_order=t.classes,
                                        nominal=t.nominal, X_unlabelled=X[~lab])
 
 
@@ -97,12 +99,13 @@ def run_arff(table: ArffTable | str | os.PathLike, *, classifier: str = "j48", p
     ev = None
     if cv:
         ev = WekaEvaluation(t.classes)
+        w = t.weights
         for train, test in weka_cv_folds(t.y, folds, seed):
-            ev.set_priors(t.y[train])
+            ev.set_priors(t.y[train], None if w is None else w[train])
             if not (t.y[train] >= 0).any():
                 continue
             m = _fit(t, train, p)
-            ev.add(m.predict_proba(t.X[test]), t.y[test])
+            ev.add(m.predict_proba(t.X[test]), t.y[test], None if w is None else w[test])
     return ArffRun(table=t, clf=clf, tree=tree, evaluation=ev, folds=folds, seed=seed, params=p)
 
 
@@ -118,6 +121,8 @@ def noise_model(run: ArffRun, classifier: str = "j48"):
     digest = hashlib.sha256()
     digest.update(np.ascontiguousarray(t.X[lab]).tobytes())
     digest.update(t.y[lab].tobytes())
+    if t.weights is not None:
+        digest.update(t.weights[lab].tobytes())
     model.train_hash = "sha256:" + digest.hexdigest()
     model.train_rows = int(lab.sum())
     model.protocol = "weka-cv" if run.evaluation is not None else None
