@@ -135,7 +135,7 @@ MALFORMED = {
     "too few values": ("@relation r\n@attribute a numeric\n@attribute b numeric\n@attribute result {S,N}\n"
                        "@data\n1,2,S\n3,N\n", 7),
     "unknown class value": ("@relation r\n@attribute a numeric\n@attribute result {S,N}\n@data\n1,S\n1,X\n", 6),
-    "bad type": ("@relation r\n@attribute a numeric\n@attribute b date\n@attribute result {S,N}\n@data\n", 3),
+    "bad type": ("@relation r\n@attribute a numeric\n@attribute b datetime\n@attribute result {S,N}\n@data\n", 3),
     "value not declared": ("@relation r\n@attribute a {x,y}\n@attribute result {S,N}\n@data\nx,S\nz,N\n", 6),
     "not a number": ("@relation r\n@attribute a numeric\n@attribute result {S,N}\n@data\n1,S\n\n2x,N\n", 7),
 }
@@ -481,3 +481,44 @@ def test_weka_reads_instance_weights_as_hwnoise_does(tmp_path):
     assert_weka_ok(out)
     assert data_lines_from_text(out) == ["1,x,S,{2}", "2,y,N,{0.5}", "{0 3,2 N},{3}", "{0 4,1 y}", "5,x,S",
                                          "6,y,N,{2}"]
+
+
+DATED = ("@relation r\n@attribute iso date\n@attribute day date 'dd.MM.yyyy HH:mm'\n"
+         "@attribute packed DATE yyyyMMdd % a bare pattern\n@attribute class {S,N}\n@data\n"
+         "2020-01-05T10:20:30,'05.01.2020 23:59',20200105,S\n"
+         "'2020-10-25T02:30:00 and more',' 25.10.2020  1:30',2020015,N\n"
+         "?,'31.12.1999 00:00',19000101,S\n")
+
+
+def test_date_attributes_are_read_as_weka_reads_them(tmp_path, berlin):
+    """Weka reads a date attribute (default format yyyy-MM-dd'T'HH:mm:ss, or a SimpleDateFormat
+    pattern) as milliseconds since the epoch, the date in the local time zone; hwnoise refused
+    the file ('Bad @ATTRIBUTE type'). The figures are Weka 3.6.14's with TZ=Europe/Berlin: an
+    hour the clocks repeat is its later instant, text after the date is ignored, spaces before a
+    number skipped, and 'yyyyMMdd' reads four digits, two, then the rest ('2020015')."""
+    path = tmp_path / "dated.arff"
+    path.write_text(DATED, encoding="utf-8")
+    t = load_arff(path)
+    assert t.names == ["iso", "day", "packed"]
+    X = t.X.tolist()
+    assert X[0] == [1578216030000, 1578265140000, 1578178800000]
+    assert X[1] == [1603589400000, 1603582200000, 1578178800000]
+    assert math.isnan(X[2][0]) and X[2][1:] == [946594800000, -2208992400000]
+    assert read_arff(path)["day"].tolist()[0] == 1578265140000
+    for row, why in [("2020-02-30T00:00:00,'05.01.2020 23:59',20200105,S", "'2020-02-30T00:00:00' .* no such date"),
+                     ("2020-03-29T02:30:00,'05.01.2020 23:59',20200105,S", "clocks skip"),  # Weka refuses it
+                     ("2020-01-05T10:20:30,'05.01.20 23:59',20200105,S", "'05.01.20 23:59' .* year outside"),
+                     ("2020-01-05T10:20:30,'05.01.1850 23:59',20200105,S", "year outside 1900"),
+                     ("2020-01-05T10:20:30,'5 Jan 2020',20200105,S", "'5 Jan 2020' is not a date of attribute 'day' "
+                      "\\(format 'dd.MM.yyyy HH:mm'\\): not in that format")]:
+        path.write_text(DATED.replace("?,'31.12.1999 00:00',19000101,S", row), encoding="utf-8")
+        with pytest.raises(ArffError, match=f"{path}:9: .*{why}"):
+            load_arff(path)
+    path.write_text(DATED.replace("dd.MM.yyyy", "dd.MM.yy").replace("31.12.1999", "31.12.99"), encoding="utf-8")
+    with pytest.raises(ArffError, match=f"{path}:9: '31.12.99 00:00' .* two-digit year"):
+        load_arff(path)                      # 'yy' reads '2020' as 2020, '99' by today's date
+    for pattern, what in [("'EEE, d MMM yyyy'", "'EEE' \\(day name\\)"), ("'dd MMM yyyy'", "'MMM' \\(month name\\)"),
+                          ("'yyyy-MM-dd Z'", "'Z' \\(time zone\\)")]:
+        path.write_text(DATED.replace("'dd.MM.yyyy HH:mm'", pattern), encoding="utf-8")
+        with pytest.raises(ArffError, match=f"{path}:3: date attribute 'day': pattern .*{what} is not read"):
+            load_arff(path)

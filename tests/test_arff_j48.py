@@ -365,3 +365,35 @@ def test_instance_weights_give_weka_s_tree_and_cross_validation(seed, tmp_path, 
     out = capsys.readouterr().out
     assert weka_tree(expected) in out
     assert weka_cv(expected) in out
+
+
+def dated_arff(seed: int, path: Path, n: int = 150) -> Path:
+    """Two date attributes (a pattern with minutes, a bare day pattern) and a number, the class
+    a cut on each date give or take noise, seeded."""
+    from datetime import datetime, timedelta
+
+    rng = np.random.default_rng(seed)
+    start = datetime(2019, 6, 1)
+    when = [start + timedelta(minutes=int(m)) for m in rng.integers(0, 600 * 24 * 60, n)]
+    day = [start + timedelta(days=int(d)) for d in rng.integers(0, 900, n)]
+    x = rng.normal(size=n)
+    lines = ["@relation dates", "@attribute when date 'yyyy-MM-dd HH:mm'", "@attribute day date yyyy-MM-dd",
+             "@attribute x numeric", "@attribute class {S,N}", "@data"]
+    for w, d, v in zip(when, day, x):
+        noise = rng.random() < 0.1
+        y = "S" if ((w < datetime(2020, 3, 29, 2)) ^ noise) or (d > datetime(2021, 6, 1) and v > 0) else "N"
+        lines.append(f"'{w:%Y-%m-%d %H:%M}',{d:%Y-%m-%d},{v:.3f},{y}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.weka
+@needs_weka
+@pytest.mark.parametrize("seed", [0, 2])
+def test_date_attributes_give_weka_s_tree(seed, tmp_path, berlin):
+    """Date attributes (hwnoise refused them) split as Weka splits them: on their milliseconds
+    since the epoch in the local time zone, here Europe/Berlin for Java and hwnoise alike."""
+    path = dated_arff(seed, tmp_path / f"d{seed}.arff")
+    expected = weka_tree(weka_j48(path, "-no-cv"))
+    assert "when <= 15" in expected and "day <= 16" in expected
+    assert run_arff(path, cv=False).tree == expected.rstrip("\n")

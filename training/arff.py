@@ -17,6 +17,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Iterable
 
@@ -373,9 +374,9 @@ def _read_text(path: Path) -> str:
 
 
 def _table(path: Path, text: str, obj: dict, attributes, class_name: str, blocks) -> ArffTable:
-    kinds = [("class" if n == class_name else "numeric" if t in _NUMERIC_TYPES
+    kinds = [("class" if n == class_name else "numeric" if t in _NUMERIC_TYPES else "date" if t == "DATE"
               else "nominal" if isinstance(t, list) else "string") for n, t in attributes]
-    feat_idx = [j for j, k in enumerate(kinds) if k in ("numeric", "nominal")]
+    feat_idx = [j for j, k in enumerate(kinds) if k in ("numeric", "nominal", "date")]
     feat_pos = {j: i for i, j in enumerate(feat_idx)}
     n = sum(b.shape[0] for b in blocks)
     X = np.empty((n, len(feat_idx)), dtype=np.float64)
@@ -394,6 +395,8 @@ def _table(path: Path, text: str, obj: dict, attributes, class_name: str, blocks
         rows = slice(start, start + block.shape[0])
         if num_cols:
             X[rows, [feat_pos[j] for j in num_cols]] = _numbers(path, text, block[:, num_cols], start)
+        for j in (j for j in feat_idx if kinds[j] == "date"):
+            X[rows, feat_pos[j]] = _dates(path, text, block[:, j], obj["dates"][j], attributes[j][0], start)
         for values, cols in groups.items():
             codes = _codes(path, text, block[:, cols], values, start).astype(np.float64)
             codes[codes < 0] = np.nan
@@ -471,6 +474,105 @@ def _numbers(path: Path, text: str, tok: np.ndarray, start: int) -> np.ndarray:
         raise ArffError(f"{path}:{_first_bad_line(text, r)}: {vals[bad]!r} is not a number (numeric "
                         "attribute)")
     return out.reshape(tok.shape)
+
+
+#: Weka's date format when the declaration gives none (ISO 8601, local time)
+_DATE_DEFAULT = "yyyy-MM-dd'T'HH:mm:ss"
+#: ``date`` and its optional format, quoted or one word (which a quote or brace ends), after an
+#: attribute's name; Weka ignores what follows on the line
+_DATE_TYPE = re.compile(r"""(?i)date(?=\s|$)(?:\s+('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s'",{}]+))?""")
+#: the SimpleDateFormat letters read here (numbers only); the others are refused by name
+_DATE_LETTERS = {"y": "year", "M": "month", "d": "day of the month", "H": "hour 0-23", "m": "minute",
+                 "s": "second", "S": "millisecond"}
+_JAVA_LETTERS = {"G": "era", "Y": "week year", "w": "week of the year", "W": "week of the month",
+                 "D": "day of the year", "F": "day of the week in the month", "E": "day name",
+                 "u": "day number of the week", "a": "am/pm", "k": "hour 1-24", "K": "hour 0-11",
+                 "h": "hour 1-12", "z": "time zone", "Z": "time zone", "X": "time zone",
+                 "L": "standalone month"}
+#: the years whose dates hwnoise reads as Java does: Java's zone tables begin in 1900, its
+#: calendar is Julian before 1582, Python's datetime ends in 9999
+_DATE_YEARS = (1900, 9999)
+
+
+@dataclass(frozen=True)
+class _DateFormat:
+    """A date attribute's format as Java's SimpleDateFormat parses it (lenient off): a regex over
+    the value's start (Java ignores what follows) and the field of each group."""
+    pattern: str
+    regex: re.Pattern
+    fields: tuple[tuple[str, int], ...]
+
+
+#: a pattern's parts: a quote (''), quoted text ('o''clock'), a run of one letter, another character
+_PATTERN_PART = re.compile(r"''|'((?:[^']|'')*)'|([A-Za-z])\2*|(.)", re.S)
+
+
+def _date_format(pattern: str) -> _DateFormat:
+    """Compile a SimpleDateFormat pattern: a number field skips spaces and tabs before it and reads
+    the digits there, exactly as many as its letters when another field follows it at once
+    ('yyyyMMdd'); literals ('-', 'T' quoted) match exactly. ValueError names a letter not read."""
+    runs = list(_PATTERN_PART.finditer(pattern))
+    parts: list[str] = []
+    fields: list[tuple[str, int]] = []
+    for k, run in enumerate(runs):
+        quoted, letter, other = run.groups()
+        if letter is None:
+            if other == "'":
+                raise ValueError(f"pattern {pattern!r}: a quote is not closed")
+            parts.append(re.escape(other if other is not None else
+                                   "'" if quoted is None else quoted.replace("''", "'")))
+            continue
+        n = len(run.group())
+        if letter not in _DATE_LETTERS or (letter == "M" and n > 2):
+            what = "month name" if letter == "M" else _JAVA_LETTERS.get(letter, "not a Java pattern letter")
+            raise ValueError(f"pattern {pattern!r}: {run.group()!r} ({what}) is not read by hwnoise (it "
+                             "reads the numbers y, M, MM, d, H, m, s, S and literals)")
+        abutting = k + 1 < len(runs) and runs[k + 1].group(2) is not None
+        parts.append(r"[ \t]*+(?=.{%d})([0-9]{1,%d}+)" % (n, n) if abutting else r"[ \t]*+([0-9]++)")
+        fields.append((letter, n))
+    return _DateFormat(pattern, re.compile("".join(parts), re.S), tuple(fields))
+
+
+def _java_date(fmt: _DateFormat, value: str) -> float:
+    """``value`` in ``fmt`` as Weka's ``Attribute.parseDate`` reads it: milliseconds since the
+    epoch, the date and time in the local time zone (an hour the clocks repeat is its later
+    instant, as in Java). ValueError says why Java would not read it (not in the format, a month
+    13, a February 30th, an hour the clocks skip) or hwnoise does not (see ``_DATE_YEARS``)."""
+    m = fmt.regex.match(value)
+    if m is None:
+        raise ValueError("not in that format")
+    f = {"y": 1970, "M": 1, "d": 1, "H": 0, "m": 0, "s": 0, "S": 0}
+    for (letter, count), digits in zip(fmt.fields, m.groups()):
+        if letter == "y" and count <= 2 and len(digits) == 2:
+            raise ValueError("a two-digit year, which Java reads within 80 years of today's date")
+        f[letter] = int(digits)
+    if not _DATE_YEARS[0] <= f["y"] <= _DATE_YEARS[1]:
+        raise ValueError(f"a year outside {_DATE_YEARS[0]}-{_DATE_YEARS[1]}, which hwnoise does not read")
+    try:
+        if f["S"] > 999:
+            raise ValueError
+        when = datetime(f["y"], f["M"], f["d"], f["H"], f["m"], f["s"], fold=1)
+    except ValueError:
+        raise ValueError("no such date or time (Java refuses it)") from None
+    seconds = when.timestamp()
+    if datetime.fromtimestamp(seconds) != when:
+        raise ValueError("an hour the clocks skip in the local time zone (Java refuses it)")
+    return float(int(seconds) * 1000 + f["S"])
+
+
+def _dates(path: Path, text: str, col: np.ndarray, fmt: _DateFormat, name: str, start: int) -> np.ndarray:
+    """A date attribute's tokens (None missing) as Weka's numbers, each distinct value read once."""
+    codes, uniques = pd.factorize(pd.Series(col, dtype=object), use_na_sentinel=True)
+    values = np.empty(len(uniques) + 1)
+    values[-1] = np.nan
+    for i, v in enumerate(uniques.tolist()):
+        try:
+            values[i] = _java_date(fmt, str(v))
+        except ValueError as exc:
+            r = start + int(np.flatnonzero(codes == i)[0])
+            raise ArffError(f"{path}:{_first_bad_line(text, r)}: {v!r} is not a date of attribute {name!r} "
+                            f"(format {fmt.pattern!r}): {exc}") from None
+    return values[codes]
 
 
 def _is_float(s: str) -> bool:
@@ -612,14 +714,35 @@ class _DuplicateValue(liac.ArffException):
                         "duplicate labels)").replace("%", "%%") + ", at line %d."
 
 
+class _Refused(liac.ArffException):
+    def __init__(self, message: str):
+        super().__init__()
+        self.message = message.replace("%", "%%") + ", at line %d."
+
+
 class _Decoder(liac.ArffDecoder):
     """liac-arff's decoder, with the nominal declarations Weka 3.6 takes and liac-arff does not:
     an empty ``{}`` (all values missing), and duplicate values refused as Weka refuses them; a
-    quoted attribute name is unescaped as Weka unescapes it (``'it\\'s'`` is ``it's``)."""
+    quoted attribute name is unescaped as Weka unescapes it (``'it\\'s'`` is ``it's``); a date
+    attribute is read as a string and its format kept in ``dates`` (attribute index: format)."""
+
+    def __init__(self):
+        super().__init__()
+        self.dates: dict[int, _DateFormat] = {}
 
     def _decode_attribute(self, s):
+        m = liac._RE_ATTRIBUTE.match(s.split(" ", 1)[1].strip()) if " " in s else None
+        date = _DATE_TYPE.match(m.group(2)) if m else None
+        if date:  # read as a string, its values made numbers by _table (liac-arff has no dates)
+            name = liac._unquote(m.group(1)) if m.group(1)[:1] in ("'", '"') else m.group(1)
+            pattern = date.group(1) or _DATE_DEFAULT
+            try:
+                self.dates[len(self._conversors)] = _date_format(liac._unquote(pattern) or pattern)
+            except ValueError as exc:
+                raise _Refused(f"date attribute {name!r}: {exc}") from None
+            return name, "STRING"
         name, type_ = super()._decode_attribute(s)
-        raw, declared = liac._RE_ATTRIBUTE.match(s.split(" ", 1)[1].strip()).groups()
+        raw, declared = m.groups()
         if raw[:1] in ("'", '"'):  # liac-arff strips the quotes of a name but keeps its escapes
             name = liac._unquote(raw)
         if isinstance(type_, list):
@@ -658,7 +781,9 @@ def _liac_decode(path: Path, text: str) -> dict:
             if t in _NUMERIC_TYPES:
                 dec._conversors[j] = str
         obj["data"] = list(obj["data"])
-        obj["attributes"] = [(n, [] if t == [_NO_VALUES] else t) for n, t in obj["attributes"]]
+        obj["attributes"] = [(n, [] if t == [_NO_VALUES] else "DATE" if j in dec.dates else t)
+                             for j, (n, t) in enumerate(obj["attributes"])]
+        obj["dates"] = dec.dates
         return obj
     except liac.ArffException as exc:
         line = exc.line if exc.line != -1 else dec._current_line  # raised while reading the rows
