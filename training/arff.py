@@ -303,8 +303,8 @@ def _instance_weights(path: Path, text: str) -> tuple[str, tuple[np.ndarray, int
     is read with Java's Double.parseDouble, NaN as 1 (as Weka reads them); a negative, infinite
     or zero one is refused naming its line."""
     m = _DATA_LINE.search(text)
-    if m is None or not _WEIGHT.search(text, m.end()):
-        return text, None
+    if m is None or text.find("{", m.end()) < 0 or not _WEIGHT.search(text, m.end()):
+        return text, None  # no brace after @data (a dense file without weights: most): no regex
     base = text.count("\n", 0, m.end()) + 1
     lines = text[m.end() + 1:].split("\n")
     weights: list[float] = []
