@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 
 def parse_json(text: str | bytes, where: str, error: type[Exception], *, at_line: bool = False) -> Any:
@@ -34,3 +37,18 @@ def read_json_file(path: str | os.PathLike, error: type[Exception]) -> Any:
     except OSError as exc:
         raise error(f"{path}: cannot read it: {exc.strerror or exc}") from None
     return parse_json(data, str(path), error)
+
+
+def whole_numbers(values: Any, what: str) -> "np.ndarray":
+    """A JSON list of whole numbers (node indices) as an int64 array; a ``ValueError`` naming
+    ``what`` for anything else: a string, a fraction (numpy would cut 1.5 to 1 without a word),
+    NaN, 1e400, a number past int64 (an ``OverflowError`` in numpy)."""
+    import numpy as np
+
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{what} must hold whole numbers") from None
+    if not np.isfinite(arr).all() or (arr != np.trunc(arr)).any() or (np.abs(arr) >= 2.0 ** 62).any():
+        raise ValueError(f"{what} must hold whole numbers")
+    return arr.astype(np.int64)

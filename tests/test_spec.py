@@ -509,6 +509,49 @@ def test_mutated_model_json_is_one_clear_error(dataset, tmp_path, capsys):
         assert key in err[0], (name, err[0])
 
 
+#: A saved J48 tree damaged: each was a traceback (an index past int64 or 1e400), or loaded and
+#: labelled pages from nonsense (a split at NaN sends every row one way; NaN or negative class
+#: counts; a fraction of an index silently cut to a whole one).
+J48_MUTATIONS = {
+    "a son numbered 1e30": lambda t: t["children"][0].__setitem__(1, 10 ** 30),
+    "a feature numbered 1e400": lambda t: t["feature"].__setitem__(0, float("inf")),
+    "a feature numbered 0.5": lambda t: t["feature"].__setitem__(0, 0.5),
+    "a split at NaN": lambda t: t["threshold"].__setitem__(0, float("nan")),
+    "a split at Infinity": lambda t: t["threshold"].__setitem__(0, float("inf")),
+    "NaN class counts": lambda t: t["value"][0].__setitem__(0, float("nan")),
+    "negative class counts": lambda t: t["value"][-1].__setitem__(0, -5.0),
+    "an infinite total": lambda t: t["total"].__setitem__(0, float("inf")),
+}
+
+
+@pytest.fixture(scope="module")
+def saved_trees(dataset, tmp_path_factory) -> dict:
+    """model.json of the thesis preset with a J48 tree, trained once."""
+    from hwnoise.api import train
+
+    out = {}
+    for classifier in ("j48",):
+        where = tmp_path_factory.mktemp(classifier)
+        train([dataset], preset="thesis", classifier=classifier, out=where)
+        out[classifier] = json.loads((where / "model.json").read_text())
+    return out
+
+
+@pytest.mark.parametrize("classifier,name", [("j48", n) for n in J48_MUTATIONS])
+def test_a_damaged_tree_in_model_json_is_one_line_naming_the_file(saved_trees, tmp_path, capsys, classifier, name):
+    meta = json.loads(json.dumps(saved_trees[classifier]))
+    meta.pop("joblib")
+    J48_MUTATIONS[name](meta["tree"])
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(meta), encoding="utf-8")
+    page = tmp_path / "p.html"
+    page.write_text(article(1, "x.example")[0], encoding="utf-8")
+    capsys.readouterr()
+    assert main(["extract", str(page), "--model", str(path)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"hwnoise: error: {path}: cannot rebuild"), err
+
+
 def test_a_stacked_extractor_not_installed_names_the_extra(monkeypatch, capsys, dataset, tmp_path):
     monkeypatch.setitem(external.PACKAGES, "resiliparse", "hwnoise_no_such_package")
     assert main(["train", str(dataset), "--stack", "resiliparse", "--preset", "thesis",

@@ -43,6 +43,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from hwnoise.errors import HwnoiseError
+from hwnoise.jsontext import whole_numbers
 
 SMALL = 1e-6          # weka.core.Utils.SMALL: every gr/sm/eq comparison of J48 uses it
 _LN2 = math.log(2.0)
@@ -1346,22 +1347,23 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
         try:
             clf = cls(**data["params"])
             clf._load_arrays(data)
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise C45Error(f"malformed {FORMAT} tree: {exc}") from None
         clf._check_lengths()
         clf._check_links()
         clf._check_nominal_branches()
+        clf._check_numbers()
         return clf
 
     def _load_arrays(self, data: dict[str, Any]) -> None:
         """The fitted attributes from a saved tree's lists (KeyError, TypeError, ValueError if bad)."""
         self.classes_ = np.asarray(data["classes"])
-        self.n_features_in_ = int(data["n_features_in"])
+        self.n_features_in_ = int(whole_numbers(data["n_features_in"], "n_features_in"))
         if data.get("feature_names_in"):
             self.feature_names_in_ = np.asarray(data["feature_names_in"], dtype=object)
         self._set_children(_read_children(data))
-        self.feature_ = np.asarray(data["feature"], dtype=np.intp)
-        self.kind_ = np.asarray(data.get("kind") or [NUMERIC] * len(self.feature_), dtype=np.intp)
+        self.feature_ = whole_numbers(data["feature"], "feature").astype(np.intp)
+        self.kind_ = whole_numbers(data.get("kind") or [NUMERIC] * len(self.feature_), "kind").astype(np.intp)
         cats = data.get("categories")
         self.categories_ = [None if c is None else [str(v) for v in c] for c in cats] \
             if cats is not None else [None] * self.n_features_in_
@@ -1403,6 +1405,16 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
                 or not np.isin(self.kind_, (NUMERIC, NOMINAL, NOMINAL_BINARY)).all():
             raise C45Error(f"malformed {FORMAT} tree: children or features out of range")
 
+    def _check_numbers(self) -> None:
+        """Check a loaded tree's numbers: a finite cut at every numeric split (a NaN sends every
+        row one way), finite class counts that are not negative."""
+        numeric = (self.children_left_ >= 0) & (self.kind_ == NUMERIC)
+        if not np.isfinite(self.threshold_[numeric]).all():
+            raise C45Error(f"malformed {FORMAT} tree: a numeric split at a threshold that is not a finite number")
+        counts = [self.value_] + [getattr(self, a) for a in ("total_", "bag_value_", "bag_total_") if hasattr(self, a)]
+        if not all(np.isfinite(c).all() and (c >= 0).all() for c in counts):
+            raise C45Error(f"malformed {FORMAT} tree: class counts must be finite numbers, not negative")
+
     def _check_nominal_branches(self) -> None:
         """Check a loaded tree's nominal splits have a branch per value (binary ones: two)."""
         inner = self.children_left_ >= 0
@@ -1418,10 +1430,10 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
 def _read_children(data: dict[str, Any]) -> np.ndarray:
     """A saved tree's children table (old binary trees: children_left/right), checked against those."""
     if data.get("children") is not None:
-        children = np.asarray(data["children"], dtype=np.intp)
+        children = whole_numbers(data["children"], "children").astype(np.intp)
     else:                    # a binary tree written before multiway splits
-        children = np.column_stack([np.asarray(data["children_left"], dtype=np.intp),
-                                    np.asarray(data["children_right"], dtype=np.intp)])
+        children = np.column_stack([whole_numbers(data["children_left"], "children_left").astype(np.intp),
+                                    whole_numbers(data["children_right"], "children_right").astype(np.intp)])
     if children.ndim != 2 or children.shape[1] < 2:
         raise ValueError("children must be a table with at least two columns")
     for key, col in (("children_left", 0), ("children_right", 1)):

@@ -570,7 +570,7 @@ class NoiseModel:
         try:
             est_cls = getattr(importlib.import_module(module_name), cls_name)
             estimator = est_cls.from_dict(meta["tree"])
-        except (ImportError, AttributeError, KeyError, TypeError, ValueError, HwnoiseError) as exc:
+        except (ImportError, AttributeError, KeyError, TypeError, ValueError, OverflowError, HwnoiseError) as exc:
             raise ModelError(f"{json_path}: cannot rebuild the {cls_name} tree ({exc})") from None
         model = cls.__new__(cls)
         model.classifier_name = meta["classifier"].get("name", cls_name)
