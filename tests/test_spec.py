@@ -509,6 +509,11 @@ def test_mutated_model_json_is_one_clear_error(dataset, tmp_path, capsys):
         assert key in err[0], (name, err[0])
 
 
+def _first_split(tree: dict) -> int:
+    """The first inner node of a saved gb tree (its left child is not 0)."""
+    return next(i for i, leaf in enumerate(tree["leaf"]) if not leaf)
+
+
 #: A saved J48 tree damaged: each was a traceback (an index past int64 or 1e400), or loaded and
 #: labelled pages from nonsense (a split at NaN sends every row one way; NaN or negative class
 #: counts; a fraction of an index silently cut to a whole one).
@@ -522,26 +527,34 @@ J48_MUTATIONS = {
     "negative class counts": lambda t: t["value"][-1].__setitem__(0, -5.0),
     "an infinite total": lambda t: t["total"].__setitem__(0, float("inf")),
 }
+#: The same for a gb tree (an infinite split is scikit-learn's own, for missing values).
+GB_MUTATIONS = {
+    "a gb split at NaN": lambda t: t["threshold"].__setitem__(_first_split(t), float("nan")),
+    "a gb child numbered 1.5": lambda t: t["left"].__setitem__(_first_split(t), _first_split(t) + 1.5),
+}
 
 
 @pytest.fixture(scope="module")
 def saved_trees(dataset, tmp_path_factory) -> dict:
-    """model.json of the thesis preset with a J48 tree, trained once."""
+    """model.json of the thesis preset with a J48 tree and with gb trees, trained once."""
     from hwnoise.api import train
 
     out = {}
-    for classifier in ("j48",):
+    for classifier in ("j48", "gb"):
         where = tmp_path_factory.mktemp(classifier)
         train([dataset], preset="thesis", classifier=classifier, out=where)
         out[classifier] = json.loads((where / "model.json").read_text())
     return out
 
 
-@pytest.mark.parametrize("classifier,name", [("j48", n) for n in J48_MUTATIONS])
+@pytest.mark.parametrize("classifier,name", [("j48", n) for n in J48_MUTATIONS] + [("gb", n) for n in GB_MUTATIONS])
 def test_a_damaged_tree_in_model_json_is_one_line_naming_the_file(saved_trees, tmp_path, capsys, classifier, name):
     meta = json.loads(json.dumps(saved_trees[classifier]))
     meta.pop("joblib")
-    J48_MUTATIONS[name](meta["tree"])
+    if classifier == "j48":
+        J48_MUTATIONS[name](meta["tree"])
+    else:
+        GB_MUTATIONS[name](meta["tree"]["trees"][0])
     path = tmp_path / "model.json"
     path.write_text(json.dumps(meta), encoding="utf-8")
     page = tmp_path / "p.html"

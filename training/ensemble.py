@@ -22,6 +22,7 @@ import numpy as np
 
 from hwnoise import native
 from hwnoise.errors import HwnoiseError
+from hwnoise.jsontext import whole_numbers
 
 __all__ = ["ForestEnsemble", "MeanEnsemble", "TreeEnsemble", "json_form"]
 
@@ -56,20 +57,22 @@ def _tree_from_dict(t, i: int, n_features: int) -> dict[str, np.ndarray]:
     if n == 0 or any(len(t[k]) != n for k in _FIELDS):
         raise ValueError(f"tree {i}: arrays of different lengths")
     try:
-        arr = {"feature": np.asarray(t["feature"], dtype=np.int64),
+        arr = {"feature": whole_numbers(t["feature"], "feature"),
                "threshold": np.asarray(t["threshold"], dtype=np.float64),
                "missing_left": np.asarray(t["missing_left"], dtype=np.int64).astype(bool),
-               "left": np.asarray(t["left"], dtype=np.int64), "right": np.asarray(t["right"], dtype=np.int64),
+               "left": whole_numbers(t["left"], "left"), "right": whole_numbers(t["right"], "right"),
                "leaf": np.asarray(t["leaf"], dtype=np.int64).astype(bool),
                "value": np.asarray(t["value"], dtype=np.float64)}
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"tree {i}: non-numeric entries") from None
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"tree {i}: non-numeric entries ({exc})") from None
     inner = ~arr["leaf"]
     if (inner.any() and ((arr["feature"][inner] < 0).any() or (arr["feature"][inner] >= n_features).any()
                          or (arr["left"][inner] <= np.flatnonzero(inner)).any()
                          or (arr["right"][inner] <= np.flatnonzero(inner)).any()
                          or (arr["left"][inner] >= n).any() or (arr["right"][inner] >= n).any())):
         raise ValueError(f"tree {i}: a split names a feature or child out of range")
+    if np.isnan(arr["threshold"][inner]).any():  # every row would go right (+-inf are scikit-learn's own)
+        raise ValueError(f"tree {i}: a split at a threshold that is not a number")
     if not np.isfinite(arr["value"]).all():
         raise ValueError(f"tree {i}: leaf values must be finite")
     return arr
