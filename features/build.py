@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from hwnoise.dataset import Dataset
+from hwnoise.dataset import UNOWNED_AGE, Dataset, running
 from hwnoise.decode import sniff_html
 from hwnoise.errors import HwnoiseError
 from hwnoise.features import native
@@ -816,9 +816,6 @@ def _summary(ds: Dataset, tally: _Tally, rendered: bool, out: Path) -> str:
 
 #: The file in a run's work folder that names its process (``host pid``).
 _OWNER = "owner"
-#: A work folder that names no owner (made before runs named theirs, or this instant) is a
-#: leftover once it is this many seconds old.
-_UNOWNED_AGE = 3600
 
 
 def _work_folder(ds: Dataset) -> Path:
@@ -839,30 +836,15 @@ def _clear_leftovers(ds: Dataset) -> None:
     for folder in ds.path.glob(".features.parquet.*.tmp"):
         try:
             host, pid = (folder / _OWNER).read_text().split()
-            alive = host != socket.gethostname() or _running(int(pid))
+            alive = host != socket.gethostname() or running(int(pid))
         except (OSError, ValueError):  # made before runs named their owner, or just now
-            alive = time.time() - folder.stat().st_mtime < _UNOWNED_AGE
+            alive = time.time() - folder.stat().st_mtime < UNOWNED_AGE
         if alive:
             continue
         size = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
         shutil.rmtree(folder, ignore_errors=True)
         info(f"hwnoise: features: removed {folder.name}, the work folder of a run that was killed "
              f"({size / 1e6:.1f} MB)")
-
-
-def _running(pid: int) -> bool:
-    """Whether process ``pid`` runs (one of another user counts; a zombie, killed and not yet
-    reaped by its parent, does not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):  # no /proc (not Linux): it exists
-        return True
 
 
 def _move_into_place(tmp: Path, out: Path) -> None:

@@ -22,10 +22,13 @@ a time, so a run killed midway leaves every file readable.
 from __future__ import annotations
 
 import datetime as _dt
+import glob
 import json
 import os
 import re
+import socket
 import tempfile
+import time
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -66,11 +69,65 @@ def _file_mode(path: Path) -> int:
         return 0o666 & ~_UMASK
 
 
+#: A temp file or work folder that names no owner (made before names held one) is a leftover
+#: once it is this many seconds old.
+UNOWNED_AGE = 3600
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` runs (one of another user counts; a zombie, killed and not yet
+    reaped by its parent, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):  # no /proc (not Linux): it exists
+        return True
+
+
+def _temp_prefix(path: Path) -> str:
+    """The start of ``atomic_write_bytes``'s temp names for ``path``: ``.NAME.PID@HOST.``, so
+    that a leftover names the process that made it (``clear_stale_temps``)."""
+    return f".{path.name}.{os.getpid()}@{socket.gethostname()}."
+
+
+def clear_stale_temps(path: str | os.PathLike) -> list[Path]:
+    """Remove the temp files ``atomic_write_bytes`` left beside ``path`` when its process was
+    killed outright (SIGKILL, out of memory: no ``finally`` ran), and return them. Only names of
+    its own pattern (``.NAME.PID@HOST.XXXXXXXX.tmp``), and only when that process of this
+    machine no longer runs; a name without an owner (written before names held one) only
+    when it is older than ``UNOWNED_AGE``."""
+    path = Path(path)
+    own = re.compile(re.escape(f".{path.name}.") + r"(?:(\d+)@([^/]+)\.)?[A-Za-z0-9_]{8}\.tmp")
+    removed = []
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        m = own.fullmatch(tmp.name)
+        if m is None or not tmp.is_file() or tmp.is_symlink():
+            continue
+        try:
+            if m.group(1) is not None:
+                stale = m.group(2) == socket.gethostname() and not running(int(m.group(1)))
+            else:
+                stale = time.time() - tmp.stat().st_mtime > UNOWNED_AGE
+            if stale:
+                tmp.unlink()
+                removed.append(tmp)
+        except OSError:  # gone meanwhile, or not ours to remove
+            continue
+    return removed
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temp file in the same folder and a rename."""
+    """Write ``data`` to ``path`` through a temp file in the same folder and a rename; the temp
+    file's name holds this process's id (``clear_stale_temps`` removes it if the process is
+    killed before the rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_temp_prefix(path), suffix=".tmp")
     try:
         os.fchmod(fd, _file_mode(path))  # mkstemp makes 0600: as open() would, or the file's own
         with os.fdopen(fd, "wb") as fh:

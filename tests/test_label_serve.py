@@ -531,3 +531,45 @@ def test_a_page_elsewhere_cannot_post_even_with_the_token(crawl, tmp_path):
         srv.server_close()
         evil.shutdown()
         evil.server_close()
+
+
+def test_a_save_killed_before_its_rename_leaves_no_temp_file_after_the_next_start(crawl, capsys):
+    """A save killed outright (SIGKILL, out of memory) left ``.labels.parquet.*.tmp`` beside the
+    labels for good; the next start removes the temp files of writers that are gone, and only
+    those: not one of a process that runs, nor one of the old naming until it is an hour old."""
+    import signal
+    import socket
+    import time
+
+    before = crawl.read_labels()
+    # a real process saving the labels, stopped between its temp file and the rename, then killed
+    child = subprocess.Popen(
+        [sys.executable, "-c",
+         "import os, sys, time\n"
+         "from hwnoise.dataset import Dataset\n"
+         "def stuck(*a):\n"
+         "    print('renaming', flush=True); time.sleep(3600)\n"
+         "os.replace = stuck\n"
+         "ds = Dataset(sys.argv[1]); ds.write_labels(ds.read_labels())\n", str(crawl.path)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "renaming\n"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=60)
+    left = list(crawl.path.glob(".labels.parquet.*.tmp"))
+    assert len(left) == 1 and f".{child.pid}@" in left[0].name
+    live = crawl.path / f".labels.parquet.{os.getpid()}@{socket.gethostname()}.abcd1234.tmp"
+    old_style, fresh = crawl.path / ".labels.parquet.oldname1.tmp", crawl.path / ".labels.parquet.freshnm1.tmp"
+    for f in (live, old_style, fresh):
+        f.write_bytes(b"half a parquet file")
+    os.utime(old_style, (time.time() - 7200, time.time() - 7200))
+    not_ours = crawl.path / ".labels.parquet.notes.tmp"  # not the writer's pattern (8 characters)
+    not_ours.write_text("mine")
+    os.utime(not_ours, (time.time() - 7200, time.time() - 7200))
+    capsys.readouterr()
+    with _served(crawl):
+        pass
+    assert sorted(crawl.path.glob(".labels.parquet.*.tmp")) == sorted([live, fresh, not_ours])
+    assert f"removed {left[0].name}, left by a save that was killed" in capsys.readouterr().err
+    assert crawl.read_labels().equals(before)

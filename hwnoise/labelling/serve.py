@@ -145,8 +145,14 @@ class LabelStore:
     """The dataset's labels in memory (auto rows + a person's rows), saved at every change."""
 
     def __init__(self, ds: Dataset) -> None:
+        from hwnoise.dataset import clear_stale_temps
+        from hwnoise.progress import info
+
         self.ds = ds
         self.lock = threading.RLock()
+        for tmp in clear_stale_temps(ds.labels_path):  # a save that was killed before its rename
+            info(f"hwnoise label: removed {tmp.name}, left by a save that was killed; "
+                 f"{ds.labels_path.name} holds the labels saved before it")
         self.pages = list(ds.pages())
         self.by_id = {p.id: p for p in self.pages}
         table = ds.read_labels()
