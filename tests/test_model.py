@@ -120,6 +120,9 @@ def test_classifier_without_json_form_keeps_metadata_only(tmp_path):
 def test_load_errors_name_the_file(tmp_path):
     with pytest.raises(ModelError, match="no such model"):
         NoiseModel.load(tmp_path / "absent.joblib")
+    # a model.json that is not there said it "holds the metadata only and None is missing"
+    with pytest.raises(ModelError, match=r"absent.json: no such model file or folder$"):
+        NoiseModel.load(tmp_path / "absent.json")
     (tmp_path / "empty").mkdir()
     with pytest.raises(ModelError, match="no model.json"):
         NoiseModel.load(tmp_path / "empty")

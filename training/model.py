@@ -525,6 +525,8 @@ class NoiseModel:
         if str(path) in SHIPPED and not Path(path).exists():
             path = shipped_model_path(str(path))
         path = Path(path)
+        if not path.exists():
+            raise ModelError(f"{path}: no such model file or folder")
         if path.is_dir():
             json_path, joblib_path = path / MODEL_JSON, path / MODEL_JOBLIB
             if not json_path.exists() and not joblib_path.exists():
@@ -532,10 +534,8 @@ class NoiseModel:
             prefer_json = True
         elif path.suffix.lower() == ".json":
             json_path, joblib_path, prefer_json = path, None, True
-        elif path.exists():
-            json_path, joblib_path, prefer_json = path.parent / MODEL_JSON, path, False
         else:
-            raise ModelError(f"{path}: no such model file or folder")
+            json_path, joblib_path, prefer_json = path.parent / MODEL_JSON, path, False
         meta = _read_meta(json_path) if json_path.exists() else None
         if meta is not None and joblib_path is None:
             joblib_path = json_path.parent / str((meta.get("joblib") or {}).get("file") or MODEL_JOBLIB)
