@@ -105,6 +105,17 @@ def test_signed_joblib_loads_and_foreign_pickle_needs_the_flag(tmp_path, monkeyp
         NoiseModel.load(other / "model.joblib")
 
 
+def test_a_joblib_file_that_is_no_pickle_or_cut_short_is_one_error_naming_it(tmp_path):
+    # with --allow-pickle, a damaged model.joblib was a traceback (KeyError, UnpicklingError,
+    # "EOF: reading array data") instead of a line naming the file
+    whole = (fitted().save(tmp_path / "m") / "model.joblib").read_bytes()
+    for name, blob in (("text.joblib", b"{}\n"), ("cut.joblib", whole[: len(whole) // 2]),
+                       ("head.joblib", whole[:100]), ("empty.joblib", b"")):
+        (tmp_path / name).write_bytes(blob)
+        with pytest.raises(ModelError, match=rf"^{tmp_path / name}: not an hwnoise model file "):
+            NoiseModel.load(tmp_path / name, allow_pickle=True)
+
+
 def test_classifier_without_json_form_keeps_metadata_only(tmp_path):
     model = fitted("logreg")
     out = model.save(tmp_path / "logreg")

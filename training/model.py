@@ -556,7 +556,12 @@ class NoiseModel:
                 "source, pass --allow-pickle (allow_pickle=True)")
         import joblib
 
-        model = joblib.load(io.BytesIO(blob))
+        try:
+            model = joblib.load(io.BytesIO(blob))
+        except Exception as exc:  # noqa: BLE001 - unpickling other bytes raises anything
+            raise ModelError(f"{joblib_path}: not an hwnoise model file (not a whole joblib pickle: "
+                             f"{type(exc).__name__}: {' '.join(str(exc).split())[:120]}); give the model.json or "
+                             "model.joblib 'hwnoise train --out' wrote") from None
         if not isinstance(model, NoiseModel):
             raise ModelError(f"{joblib_path}: holds a {type(model).__name__}, not an hwnoise model")
         return model
