@@ -371,7 +371,21 @@ def test_dataset_mode_skips_and_counts_pages_that_are_not_html(tmp_path, capsys)
     assert "3 pages" in err and "1 failed (1 not HTML)" in err and "PNG" in err
     import pandas as pd
 
+    from hwnoise.dataset import Dataset
+
     assert pd.read_parquet(ds / "features.parquet")["page"].nunique() == 3
+    # extract from the dataset folder: the PNG was "extracted" as a page with no text (exit 0,
+    # and the hint that pages built by scripts give none)
+    for argv in ([], ["--records"], ["--workers", "2"]):
+        code, out, err = run(capsys, "extract", str(ds), *argv)
+        assert code == 1 and "Traceback" not in err, err
+        skipped = [ln for ln in err.splitlines() if ln.startswith("hwnoise: extract: skipped")]
+        assert len(skipped) == 1 and ".html: not an HTML page (a PNG image" in skipped[0], err
+        assert "1 skipped" in err and "built by its scripts" not in err
+        extracted = {json.loads(ln)["page"] for ln in out.splitlines()}
+        if not argv:  # a line a page: every page but the PNG
+            (png,) = {p.id for p in Dataset(ds).pages()} - extracted
+        assert f"/pages/{png}.html: not an HTML page" in skipped[0] and png not in extracted
 
 
 def _weka_model(tmp_path, attributes: list[str], classes: str = "N,S"):

@@ -131,6 +131,7 @@ def _one(unit: tuple, query: str | None, charset: str | None, records: str | Non
     """``(name, url, out, error, missing)`` for one unit (run in a worker or in-process): ``out``
     is the page's content text, or with ``records`` (``_records_mode``) its records as
     ``record_json`` dicts."""
+    from hwnoise.decode import require_html
     from hwnoise.errors import HwnoiseError
     from hwnoise.extractors.model import extract_html, extract_page, extract_records, page_predictions
     from hwnoise.extractors.records import records_json
@@ -141,6 +142,10 @@ def _one(unit: tuple, query: str | None, charset: str | None, records: str | Non
             from hwnoise.dataset import Dataset
 
             page = Dataset(src[1]).page(src[2])
+            try:  # skipped as the features stage skips it, not walked into a page of no text
+                require_html(page.read_html(), str(page.html_path))
+            except HwnoiseError as exc:
+                return name, url, None, str(exc), []
             if not records:
                 return name, url, extract_page(_MODEL, page, _CACHE, query=query), None, []
             walk, labels, proba, recs = page_predictions(_MODEL, page, _CACHE, query, proba=True, records=True)
