@@ -577,6 +577,10 @@ class NoiseModel:
             estimator = est_cls.from_dict(meta["tree"])
         except (ImportError, AttributeError, KeyError, TypeError, ValueError, OverflowError, HwnoiseError) as exc:
             raise ModelError(f"{json_path}: cannot rebuild the {cls_name} tree ({exc})") from None
+        width = getattr(estimator, "n_features_in_", None)
+        if width is not None and width != len(meta["features"]):
+            raise _bad(json_path, "features", f"lists {len(meta['features'])} features and the "
+                       f"{cls_name} tree splits on {width}")
         model = cls.__new__(cls)
         model.classifier_name = meta["classifier"].get("name", cls_name)
         model.estimator = estimator
