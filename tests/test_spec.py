@@ -649,6 +649,21 @@ def test_the_shipped_general_model_loads_and_extracts_a_bare_page(tmp_path, caps
     assert "Copyright" not in capsys.readouterr().out
 
 
+def test_no_model_given_is_the_shipped_one_whatever_the_current_folder_holds(tmp_path, capsys, monkeypatch):
+    # a folder named general (or a file named records) where extract ran stood for the default
+    # model: "general: no model.json or model.joblib in this folder", "records: not signed"
+    page = tmp_path / "bare.html"
+    page.write_text(article(5, "bare.example")[0], encoding="utf-8")
+    (tmp_path / "general").mkdir()
+    (tmp_path / "records").write_text("my notes on the records\n")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["extract", "bare.html"]) == 0
+    assert "Story 5 about" in capsys.readouterr().out
+    assert main(["extract", "bare.html", "--records", "--workers", "2"]) == 0
+    assert "(model records)" in capsys.readouterr().err
+
+
 def test_the_shipped_model_extracts_a_page_built_by_its_scripts(tmp_path, capsys):
     """A forum page that holds its thread in <noscript> (Discourse's pages for clients without
     scripts): the walk shows it as a browser with scripting off would, so the text comes out."""

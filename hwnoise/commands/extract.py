@@ -178,10 +178,11 @@ def run(args: argparse.Namespace) -> int:
     from hwnoise.progress import bar, info
 
     _check_args(args)
+    args.model_path = _model_path(args)
     args.model = args.model or ("records" if args.records else "general")
     if args.warc:
         return _extract_warc(args)
-    _init(args.model, args.allow_pickle)
+    _init(args.model_path, args.allow_pickle)
     units = _units(args)
     jsonl = args.jsonl or len(units) != 1
     workers = (os.cpu_count() or 1) if args.workers == 0 else args.workers
@@ -202,6 +203,17 @@ def run(args: argparse.Namespace) -> int:
             _write(out, args, jsonl, name, url, text, tally)
     _summary(args, len(units), tally, missing_seen)
     return 1 if tally["failed"] else 0
+
+
+def _model_path(args: argparse.Namespace) -> str:
+    """What to load: the model ``--model`` names, or without it the shipped model's own file
+    (``general``, or ``records`` with --records), never a file or folder of that name that the
+    current folder happens to hold."""
+    if args.model:
+        return args.model
+    from hwnoise.training.model import shipped_model_path
+
+    return str(shipped_model_path("records" if args.records else "general"))
 
 
 def _check_args(args: argparse.Namespace) -> None:
@@ -232,7 +244,7 @@ def _results(units: list, args: argparse.Namespace, workers: int):
         return
     from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_init, initargs=(args.model, args.allow_pickle))
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_init, initargs=(args.model_path, args.allow_pickle))
     try:
         yield pool.map(_one, units, [args.query] * len(units), [args.charset] * len(units), [mode] * len(units),
                        chunksize=max(1, min(16, len(units) // (4 * workers) or 1)))
@@ -327,7 +339,7 @@ def _extract_warc(args: argparse.Namespace) -> int:
     from hwnoise.progress import info
     from hwnoise.scheduler import Scheduler, for_workers
 
-    model = load_model(args.model, allow_pickle=args.allow_pickle)
+    model = load_model(args.model_path, allow_pickle=args.allow_pickle)
     spec = getattr(args, "scheduler", "local") or "local"
     files = [str(p) for p in for_workers(spec, warc_files(args.warc))]
     total: dict[str, int] = {}
