@@ -601,6 +601,11 @@ def test_extract_is_a_batch_tool(dataset, tmp_path, capsys):
                           input=files[0].read_bytes(), capture_output=True)
     assert proc.returncode == 0
     assert json.loads(proc.stdout) == {"page": "-", "url": "", "text": lines[0]["text"]}
+    # '-' twice: the second read an empty standard input and was skipped as "an empty file"
+    proc = subprocess.run([sys.executable, "-m", "hwnoise.cli", "extract", "-", str(files[1]), "-", "-m", str(out)],
+                          input=files[0].read_text(encoding="utf-8"), capture_output=True, text=True)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr == "hwnoise: error: '-' (the page on standard input) is given 2 times; give it once\n"
 
 
 def test_python_api_trains_saves_loads_and_extracts(dataset, tmp_path):

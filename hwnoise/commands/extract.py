@@ -227,6 +227,8 @@ def _check_args(args: argparse.Namespace) -> None:
     if not args.warc and not args.pages:
         raise HwnoiseError("nothing to extract: give PAGE.html files, dataset folders, '-' for "
                            "standard input, or --warc FILE")
+    if args.pages.count("-") > 1:  # standard input holds one page: a second '-' would read nothing
+        raise HwnoiseError(f"'-' (the page on standard input) is given {args.pages.count('-')} times; give it once")
     if not args.warc and args.workers < 0:
         raise HwnoiseError(f"--workers must be 0 (one per core) or more, not {args.workers}")
     if args.out:
