@@ -116,6 +116,29 @@ def test_a_joblib_file_that_is_no_pickle_or_cut_short_is_one_error_naming_it(tmp
             NoiseModel.load(tmp_path / name, allow_pickle=True)
 
 
+def test_a_model_json_of_gigabytes_is_refused_before_it_is_read(tmp_path):
+    # the size was checked after the whole file was read and decoded: a 1 GB file took 2 GB of
+    # memory to be refused (a larger one, all the machine had)
+    import subprocess
+    import sys
+
+    from peak_memory import PEAK_KB
+
+    huge = tmp_path / "huge" / "model.json"
+    huge.parent.mkdir()
+    with open(huge, "wb") as f:  # sparse: no disk used
+        f.write(b'{"format": "hwnoise-model", "x": "')
+        f.truncate(600_000_000)
+    code = (PEAK_KB + "import sys\nfrom hwnoise.training.model import ModelError, NoiseModel\n"
+            "try:\n    NoiseModel.load(sys.argv[1])\nexcept ModelError as exc:\n    print(exc)\n"
+            "print(peak_kb() // 1024)\n")
+    out = subprocess.run([sys.executable, "-c", code, str(huge.parent)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    said, peak_mb = out.stdout.splitlines()
+    assert said.startswith(f"{huge}: 600000000 bytes, more than a model file holds")
+    assert int(peak_mb) < 400
+
+
 def test_classifier_without_json_form_keeps_metadata_only(tmp_path):
     model = fitted("logreg")
     out = model.save(tmp_path / "logreg")

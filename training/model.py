@@ -612,14 +612,18 @@ class NoiseModel:
 
 def _read_meta(json_path: Path) -> dict:
     try:
+        size = json_path.stat().st_size
+    except OSError as exc:
+        raise ModelError(f"{json_path}: cannot read ({exc.strerror})") from None
+    if size > MAX_JSON_BYTES:  # before reading: the text of a huge file would fill the memory
+        raise ModelError(f"{json_path}: {size} bytes, more than a model file holds "
+                         f"({MAX_JSON_BYTES}); not an hwnoise model")
+    try:
         text = json_path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise ModelError(f"{json_path}: not a model file (not UTF-8 text)") from None
     except OSError as exc:
         raise ModelError(f"{json_path}: cannot read ({exc.strerror})") from None
-    if len(text) > MAX_JSON_BYTES:
-        raise ModelError(f"{json_path}: {len(text)} characters, more than a model file holds "
-                         f"({MAX_JSON_BYTES}); not an hwnoise model")
     depth = _max_depth(text)
     if depth > MAX_JSON_DEPTH:
         raise ModelError(f"{json_path}: JSON nested {depth} deep (a model file nests at most "
