@@ -116,6 +116,17 @@ def test_a_joblib_file_that_is_no_pickle_or_cut_short_is_one_error_naming_it(tmp
             NoiseModel.load(tmp_path / name, allow_pickle=True)
 
 
+def test_a_file_that_is_no_model_at_all_is_not_offered_to_the_unpickler(tmp_path):
+    # a page given as the model (arguments swapped) was "not signed by this hwnoise
+    # installation ... if you trust its source, pass --allow-pickle": advice to unpickle an HTML file
+    page = tmp_path / "page.html"
+    page.write_text("<html><body><p>Oak chair</p></body></html>")
+    for allow in (False, True):
+        with pytest.raises(ModelError, match=rf"^{page}: not an hwnoise model file") as caught:
+            NoiseModel.load(page, allow_pickle=allow)
+        assert "--allow-pickle" not in str(caught.value)
+
+
 def test_a_model_json_of_gigabytes_is_refused_before_it_is_read(tmp_path):
     # the size was checked after the whole file was read and decoded: a 1 GB file took 2 GB of
     # memory to be refused (a larger one, all the machine had)

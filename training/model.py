@@ -544,6 +544,9 @@ class NoiseModel:
         if joblib_path is None or not joblib_path.exists():
             raise ModelError(f"{json_path}: holds the metadata only and {joblib_path} is missing")
         blob = joblib_path.read_bytes()
+        if not blob.startswith(_JOBLIB_STARTS):  # a page, a text: no reason to offer --allow-pickle
+            raise ModelError(f"{joblib_path}: not an hwnoise model file (neither the model.json nor the "
+                             "model.joblib 'hwnoise train --out' writes)")
         signed = False
         if meta is not None and Path(str((meta.get("joblib") or {}).get("file", ""))).name == joblib_path.name:
             expected = (meta.get("joblib") or {}).get("hmac_sha256")
@@ -635,6 +638,9 @@ def _read_meta(json_path: Path) -> dict:
     return meta
 
 
+#: How a joblib file starts: a pickle (protocol 2 or later), or one of joblib's compressors
+#: (zlib, gzip, bz2, xz, lzma, lz4).
+_JOBLIB_STARTS = (b"\x80", b"x", b"\x1f\x8b", b"BZh", b"\xfd7zXZ", b"]\x00\x00", b"\x04\x22\x4d\x18")
 MAX_JSON_BYTES = 200_000_000
 MAX_JSON_DEPTH = 64
 
