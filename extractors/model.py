@@ -379,7 +379,22 @@ def load_model(path: str | Path = "general", *, allow_pickle: bool = False) -> "
     model = NoiseModel.load(path, allow_pickle=allow_pickle)
     check_stack(stack_names(model.features))
     check_page_model(model, str(path))
+    _check_regions(model, str(path))
     return model
+
+
+def _check_regions(model: "NoiseModel", where: str) -> None:
+    """The region scorer a model carries (model.json's ``regions``) rebuilt now, so that a damaged
+    one is one line naming the file when the model is loaded, not a line naming no file when
+    ``--records`` first needs it (and text extraction ignoring it without a word)."""
+    from hwnoise.errors import HwnoiseError
+    from hwnoise.extractors.regions import scorer_of
+    from hwnoise.training.model import ModelError
+
+    try:
+        scorer_of(model)
+    except HwnoiseError as exc:
+        raise ModelError(f"{where}: key 'regions': {exc}") from None
 
 
 def check_page_model(model: "NoiseModel", where: str = "the model") -> None:

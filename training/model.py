@@ -603,13 +603,6 @@ class NoiseModel:
         for key in ("data_hash", "command", "cross_site", "regions"):  # what the shipped model records
             if key in meta:
                 setattr(model, key, meta[key])
-        if getattr(model, "regions", None) is not None:  # checked now, not when --records first needs it
-            from hwnoise.extractors.regions import scorer_of
-
-            try:
-                scorer_of(model)
-            except HwnoiseError as exc:
-                raise ModelError(f"{json_path}: key 'regions': {exc}") from None
         return model
 
 
