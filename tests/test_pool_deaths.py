@@ -115,3 +115,26 @@ def test_features_with_a_worker_killed_mid_run_writes_the_table_of_a_one_process
     assert not list(ds.glob(".features.parquet.*"))
     assert sorted(p.name for p in (ds / "features.parquet").iterdir()) == \
         sorted(p.name for p in (ds / "features.parquet").glob("part-*.parquet"))
+
+
+def test_extract_with_a_worker_killed_mid_run_writes_what_one_process_writes(tmp_path):
+    ds = _dataset(tmp_path, pages=150)
+    pages = sorted(str(p) for p in (ds / "pages").glob("*.html"))
+    env = {**os.environ, "HWNOISE_PROGRESS": "0"}
+    cmd = [sys.executable, "-m", "hwnoise.cli", "extract", *pages, "--jsonl"]
+    one = subprocess.run([*cmd, "--workers", "1"], env=env, check=True, capture_output=True).stdout
+    run = subprocess.Popen([*cmd, "--workers", "2"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    victim = None
+    while run.poll() is None and victim is None:
+        kids = subprocess.run(["pgrep", "-P", str(run.pid)], capture_output=True, text=True).stdout.split()
+        if kids:
+            victim = int(kids[0])
+            os.kill(victim, signal.SIGSTOP)
+            os.kill(victim, signal.SIGKILL)
+        else:
+            time.sleep(0.01)
+    out, err = run.communicate(timeout=300)
+    assert victim is not None, "the run ended before its pool started"
+    assert run.returncode == 0, err.decode()
+    assert "a worker process died of SIGKILL" in err.decode()
+    assert out == one and len(out.splitlines()) == 150

@@ -244,14 +244,34 @@ def _results(units: list, args: argparse.Namespace, workers: int):
     if workers == 1:
         yield (_one(u, args.query, args.charset, mode) for u in units)
         return
-    from concurrent.futures import ProcessPoolExecutor
+    from hwnoise.scheduler import pool_imap
 
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_init, initargs=(args.model_path, args.allow_pickle))
+    size = max(1, min(16, len(units) // (4 * workers) or 1))
+    chunks = [(units[k:k + size], args.query, args.charset, mode) for k in range(0, len(units), size)]
+    done = pool_imap(_many, chunks, workers=workers, window=4 * workers, alone=_units_alone, lost=_unit_lost,
+                     initializer=_init, initargs=(args.model_path, args.allow_pickle))
     try:
-        yield pool.map(_one, units, [args.query] * len(units), [args.charset] * len(units), [mode] * len(units),
-                       chunksize=max(1, min(16, len(units) // (4 * workers) or 1)))
+        yield (result for results in done for result in results)
     finally:
-        pool.shutdown(cancel_futures=True)
+        done.close()  # its pool shut down now, on an error or an interrupt too
+
+
+def _many(units: list, query: str | None, charset: str | None, records: str | None) -> list[tuple]:
+    """``_one`` over a few units (one task of the local pool)."""
+    return [_one(u, query, charset, records) for u in units]
+
+
+def _units_alone(chunk: tuple) -> list[tuple]:
+    """A task of ``_many`` whose worker died, as one task a unit."""
+    units, *rest = chunk
+    return [([u], *rest) for u in units]
+
+
+def _unit_lost(piece: tuple, why: str) -> list[tuple]:
+    """The result of a page whose extraction kills its process on its own: a skipped page."""
+    name, url, _src = piece[0][0]
+    return [(name, url, None, f"{name}: the process extracting it {why} (the page alone, after a worker "
+                              "of the pool died)", [])]
 
 
 def _write(out, args: argparse.Namespace, jsonl: bool, name: str, url: str, text, tally: dict) -> None:
