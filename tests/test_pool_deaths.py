@@ -90,40 +90,10 @@ def _dataset(root: Path, pages: int) -> Path:
     return make_dataset(root, "books.example", pages=pages)
 
 
-def test_features_with_a_worker_killed_mid_run_writes_the_table_of_a_one_process_run(tmp_path):
-    ds = _dataset(tmp_path, pages=600)
-    env = {**os.environ, "HWNOISE_PROGRESS": "0"}
-    cmd = [sys.executable, "-m", "hwnoise.cli", "features", str(ds)]
-    subprocess.run([*cmd, "--workers", "1"], env=env, check=True, capture_output=True)
-    one = pq.read_table(ds / "features.parquet")
-    run = subprocess.Popen([*cmd, "--workers", "2"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    victim = None
-    while run.poll() is None and victim is None:  # the first worker of the pool, as soon as it is there
-        kids = subprocess.run(["pgrep", "-P", str(run.pid)], capture_output=True, text=True).stdout.split()
-        if kids:
-            victim = int(kids[0])
-            os.kill(victim, signal.SIGSTOP)  # holds its tasks until it is killed
-            os.kill(victim, signal.SIGKILL)
-        else:
-            time.sleep(0.01)
-    _, err = run.communicate(timeout=300)
-    assert victim is not None, "the run ended before its pool started"
-    assert run.returncode == 0, err.decode()
-    assert "a worker process died of SIGKILL" in err.decode()
-    assert "600 pages" in err.decode() and " 0 failed" in err.decode()
-    assert pq.read_table(ds / "features.parquet").equals(one)
-    assert not list(ds.glob(".features.parquet.*"))
-    assert sorted(p.name for p in (ds / "features.parquet").iterdir()) == \
-        sorted(p.name for p in (ds / "features.parquet").glob("part-*.parquet"))
-
-
-def test_extract_with_a_worker_killed_mid_run_writes_what_one_process_writes(tmp_path):
-    ds = _dataset(tmp_path, pages=150)
-    pages = sorted(str(p) for p in (ds / "pages").glob("*.html"))
-    env = {**os.environ, "HWNOISE_PROGRESS": "0"}
-    cmd = [sys.executable, "-m", "hwnoise.cli", "extract", *pages, "--jsonl"]
-    one = subprocess.run([*cmd, "--workers", "1"], env=env, check=True, capture_output=True).stdout
-    run = subprocess.Popen([*cmd, "--workers", "2"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def _killing_a_worker(cmd: list[str], env: dict) -> tuple[bytes, bytes]:
+    """Run ``cmd`` and kill the first worker of its pool as soon as it is there (stopped first, so
+    that it holds its tasks); its stdout and stderr once it ended well, having said so."""
+    run = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     victim = None
     while run.poll() is None and victim is None:
         kids = subprocess.run(["pgrep", "-P", str(run.pid)], capture_output=True, text=True).stdout.split()
@@ -137,4 +107,28 @@ def test_extract_with_a_worker_killed_mid_run_writes_what_one_process_writes(tmp
     assert victim is not None, "the run ended before its pool started"
     assert run.returncode == 0, err.decode()
     assert "a worker process died of SIGKILL" in err.decode()
+    return out, err
+
+
+def test_features_with_a_worker_killed_mid_run_writes_the_table_of_a_one_process_run(tmp_path):
+    ds = _dataset(tmp_path, pages=600)
+    env = {**os.environ, "HWNOISE_PROGRESS": "0"}
+    cmd = [sys.executable, "-m", "hwnoise.cli", "features", str(ds)]
+    subprocess.run([*cmd, "--workers", "1"], env=env, check=True, capture_output=True)
+    one = pq.read_table(ds / "features.parquet")
+    _, err = _killing_a_worker([*cmd, "--workers", "2"], env)
+    assert "600 pages" in err.decode() and " 0 failed" in err.decode()
+    assert pq.read_table(ds / "features.parquet").equals(one)
+    assert not list(ds.glob(".features.parquet.*"))
+    assert sorted(p.name for p in (ds / "features.parquet").iterdir()) == \
+        sorted(p.name for p in (ds / "features.parquet").glob("part-*.parquet"))
+
+
+def test_extract_with_a_worker_killed_mid_run_writes_what_one_process_writes(tmp_path):
+    ds = _dataset(tmp_path, pages=150)
+    pages = sorted(str(p) for p in (ds / "pages").glob("*.html"))
+    env = {**os.environ, "HWNOISE_PROGRESS": "0"}
+    cmd = [sys.executable, "-m", "hwnoise.cli", "extract", *pages, "--jsonl"]
+    one = subprocess.run([*cmd, "--workers", "1"], env=env, check=True, capture_output=True).stdout
+    out, _ = _killing_a_worker([*cmd, "--workers", "2"], env)
     assert out == one and len(out.splitlines()) == 150
