@@ -160,3 +160,70 @@ def test_big9_row_that_leads_out_of_its_folder_is_refused(tmp_path):
             import_dataset("big9", src, out, progress=False)
         assert not any(b"SECRET" in p.read_bytes() for p in out.rglob("*") if p.is_file())
         shutil.rmtree(tmp_path / "w")
+
+
+L3S_UUID = "0a0a0a0a-1111-2222-3333-444444444444"
+
+
+def tiny_source(fmt: str, root: Path) -> tuple[Path, Path, Path]:
+    """A source folder of ``fmt`` in its upstream layout with one page and its gold; returns
+    (SRC, the page file, the gold file)."""
+    page_gold = {
+        "cleaneval": ("cleaneval-dev/input/1.html", "cleaneval-dev/GoldStandard/1-cleaned.txt",
+                      b'<text id="http://a.example/1">' + PAGE + b"</text>", b"URL: http://a.example/1\n<p>Inside page text"),
+        "dragnet": ("HTML/1.html", "Corrected/1.html.corrected.txt", PAGE, b"Inside page text"),
+        "l3s": (f"original/{L3S_UUID}.html", f"annotated/{L3S_UUID}.html", PAGE,
+                b'<html><body><span class="x-nc-sel2">Inside page text</span></body></html>'),
+        "readability": ("test/test-pages/a/source.html", "test/test-pages/a/expected.html", PAGE,
+                        b"<div><p>Inside page text</p></div>"),
+        "swde": ("book/book-shop(1)/0001.htm", "groundtruth/book/book-shop-title.txt",
+                 b'\xef\xbb\xbf<base href="http://shop.example/1"/>\r\n' + PAGE,
+                 b"\xef\xbb\xbfbook\tshop\ttitle\r\n1\t1\t1\t1\r\n0001\t1\tInside page\r\n"),
+        "nexteval": ("html/1.html", "groundTruth/1.json", PAGE, b'[["/body[1]/div[1]/p[1]"]]'),
+    }
+    page_rel, gold_rel, page, gold = page_gold[fmt]
+    for rel, data in ((page_rel, page), (gold_rel, gold)):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    if fmt == "l3s":
+        (root / "url-mapping.txt").write_text(f"<urn:uuid:{L3S_UUID}>\thttp://a.example/1\n")
+    return root, root / page_rel, root / gold_rel
+
+
+SECRET_PAGE = b"<html><body><p>SECRET outside words</p></body></html>"
+TINY_FORMATS = ["cleaneval", "dragnet", "l3s", "readability", "swde", "nexteval"]
+
+
+@pytest.mark.parametrize("which", ["page", "gold", "folder"])
+@pytest.mark.parametrize("fmt", TINY_FORMATS)
+def test_a_page_or_gold_that_is_a_symlink_out_of_src_is_refused(tmp_path, capsys, fmt, which):
+    """A page or gold file (or the page's folder) that is a symlink out of SRC copied the file it
+    points to into the dataset (a folder handed over could carry ~/.ssh into it); it is refused
+    in one line naming it, before anything is written, as wcxb's and plain's are."""
+    src, page, gold = tiny_source(fmt, tmp_path / "src")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = page if which == "page" else gold
+    if which == "folder":
+        shutil.move(page.parent, outside / "moved")
+        os.symlink(outside / "moved", page.parent)
+    else:
+        (outside / target.name).write_bytes(SECRET_PAGE if target is page else
+                                            gold.read_bytes().replace(b"Inside", b"SECRET"))
+        target.unlink()
+        os.symlink(outside / target.name, target)
+    out = tmp_path / "out"
+    code = main(["import", fmt, str(src), "--into", str(out), "-q"])
+    err = capsys.readouterr().err
+    assert code == 1 and "symlink out of" in err and "Traceback" not in err, err
+    assert (page.name if which != "gold" else gold.name) in err
+    assert not any(p.is_file() for p in out.rglob("*")) if out.exists() else True
+
+
+@pytest.mark.parametrize("fmt", TINY_FORMATS)
+def test_tiny_sources_import(tmp_path, fmt):
+    """The tiny sources the hostile tests damage are read whole: one page with its gold."""
+    src, _page, _gold = tiny_source(fmt, tmp_path / "src")
+    paths = import_dataset(fmt, src, tmp_path / "out", progress=False)
+    pages = [p for path in paths for p in Dataset(path).pages()]
+    assert len(pages) == 1 and "Inside page" in pages[0].read_gold()

@@ -24,14 +24,14 @@ from itertools import islice
 from pathlib import Path
 from urllib.parse import quote
 
-from hwnoise.dataset import Dataset, page_id, site_of
+from hwnoise.dataset import Dataset, is_within, page_id, site_of
 from hwnoise.decode import utf16_without_bom
 from hwnoise.errors import HwnoiseError
 from hwnoise.progress import info
 from hwnoise.text import tokenize
 
 __all__ = ["FORMATS", "import_dataset", "ImportFormatError", "SourcePage", "decode_text",
-           "source_url", "canonical_url", "simple_query"]
+           "source_url", "canonical_url", "simple_query", "inside"]
 
 #: The formats ``hwnoise import`` reads, one module each.
 FORMATS = ["big9", "cleaneval", "dragnet", "l3s", "readability", "wcxb", "swde", "plain", "nexteval"]
@@ -98,6 +98,17 @@ def read_records(path: Path) -> list | None:
         return read_records_file(path)
     except DatasetError as exc:
         raise ImportFormatError(str(exc)) from None
+
+
+def inside(path: Path, src: Path) -> Path:
+    """``path``, when it lies inside ``src`` with symlinks followed; else an ImportFormatError
+    naming it: a page or gold file that is a symlink out of SRC (or under a symlinked folder)
+    must not copy a file from elsewhere into a dataset. Called while the pages are listed, so
+    that nothing is written before the refusal."""
+    if not is_within(path, src):
+        raise ImportFormatError(f"{path}: a symlink out of {src}; refused (copy the file into {src} "
+                                "to import it)")
+    return path
 
 
 def source_url(fmt: str, relpath: str) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from hwnoise.dataset import site_of
-from hwnoise.features.importers import ImportFormatError, SourcePage, decode_text
+from hwnoise.features.importers import ImportFormatError, SourcePage, decode_text, inside
 from hwnoise.text import collapse_space
 
 _SETS = (  # folder, input folder, gold name pattern
@@ -55,7 +55,8 @@ def pages(src: Path) -> Iterator[SourcePage]:
         found = True
         files = sorted(in_dir.glob("*.html"), key=lambda p: (int(p.stem) if p.stem.isdigit() else 10**9, p.stem))
         for path in files:
-            gold_path = src / folder / "GoldStandard" / gold_pattern.format(n=path.stem)
+            gold_path = inside(src / folder / "GoldStandard" / gold_pattern.format(n=path.stem), src)
+            inside(path, src)
             head = header(path.read_bytes()[:4096])
             url = head.get("id", "").strip()
             yield SourcePage(

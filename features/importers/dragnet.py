@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from hwnoise.dataset import site_of
-from hwnoise.features.importers import ImportFormatError, SourcePage, canonical_url, decode_text
+from hwnoise.features.importers import ImportFormatError, SourcePage, canonical_url, decode_text, inside
 
 _DELIM_RE = re.compile(r"^(?:!@.*COMMENTS.*|.*%\^&.*COMMENTS)\s*$", re.M)
 
@@ -31,8 +31,8 @@ def pages(src: Path) -> Iterator[SourcePage]:
     if not html_dir.is_dir():
         raise ImportFormatError(f"{html_dir}: missing; a dragnet folder has HTML/ and Corrected/")
     for path in sorted(html_dir.glob("*.html")):
-        gold_path = src / "Corrected" / f"{path.name}.corrected.txt"
-        url = canonical_url(path.read_bytes())
+        gold_path = inside(src / "Corrected" / f"{path.name}.corrected.txt", src)
+        url = canonical_url(inside(path, src).read_bytes())
         yield SourcePage(
             unit="dragnet",
             source=f"HTML/{path.name}",

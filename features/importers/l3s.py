@@ -19,7 +19,7 @@ import numpy as np
 from lxml import etree
 
 from hwnoise.dataset import site_of
-from hwnoise.features.importers import ImportFormatError, SourcePage
+from hwnoise.features.importers import ImportFormatError, SourcePage, inside
 from hwnoise.text import collapse_space, tokenize
 
 #: The labels whose text is gold: 1 headline, 2 full text.
@@ -144,10 +144,12 @@ def pages(src: Path) -> Iterator[SourcePage]:
     folder = find_folder(src)
     prefix = folder.relative_to(src).as_posix()
     prefix = "" if prefix == "." else prefix + "/"
+    inside(folder / "url-mapping.txt", src)
     urls = url_mapping(folder)
     for path in sorted((folder / "original").glob("*.html")):
         uuid = path.stem
-        annotated = folder / "annotated" / path.name
+        inside(path, src)
+        annotated = inside(folder / "annotated" / path.name, src)
         url = urls.get(uuid, "")
         yield SourcePage(
             unit="l3s",

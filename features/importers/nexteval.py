@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from hwnoise.features.importers import ImportFormatError, SourcePage, read_records
+from hwnoise.features.importers import ImportFormatError, SourcePage, inside, read_records
 
 NOTES = ("NEXT-EVAL (arXiv 2505.17125) listing pages; gold records as XPaths in records/ID.json "
          "(node gold: each record element and its subtree is content); gold text = the records' "
@@ -33,7 +33,8 @@ def pages(src: Path) -> Iterator[SourcePage]:
     if not files:
         raise ImportFormatError(f"{html_dir}: no N.html pages")
     for path in files:
-        truth = truth_dir / f"{path.stem}.json"
+        inside(path, src)
+        truth = inside(truth_dir / f"{path.stem}.json", src)
         if not truth.is_file():
             raise ImportFormatError(f"{truth}: missing; every html/N.html needs groundTruth/N.json")
         yield SourcePage(

@@ -16,7 +16,7 @@ import lxml.html
 from lxml import etree
 
 from hwnoise.dataset import site_of
-from hwnoise.features.importers import ImportFormatError, SourcePage, canonical_url
+from hwnoise.features.importers import ImportFormatError, SourcePage, canonical_url, inside
 from hwnoise.text import collapse_space
 
 #: Elements that start a new line of text.
@@ -81,8 +81,8 @@ def pages(src: Path) -> Iterator[SourcePage]:
     prefix = base.relative_to(src).as_posix()
     prefix = "" if prefix == "." else prefix + "/"
     for folder in sorted(p.parent for p in base.glob("*/source.html")):
-        source = folder / "source.html"
-        expected = folder / "expected.html"
+        source = inside(folder / "source.html", src)
+        expected = inside(folder / "expected.html", src)
         url = canonical_url(source.read_bytes())
         yield SourcePage(
             unit="readability",

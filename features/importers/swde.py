@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from hwnoise.dataset import site_of
-from hwnoise.features.importers import ImportFormatError, SourcePage
+from hwnoise.features.importers import ImportFormatError, SourcePage, inside
 from hwnoise.text import collapse_space
 
 ATTRIBUTES = ("title", "author", "isbn_13", "publisher", "publication_date")
@@ -57,12 +57,12 @@ def pages(src: Path) -> Iterator[SourcePage]:
         for attr in ATTRIBUTES:
             path = root / "groundtruth" / vertical / f"{vertical}-{site}-{attr}.txt"
             if path.is_file():
-                truth[attr] = read_truth(path)
+                truth[attr] = read_truth(inside(path, src))
         if not truth:
             raise ImportFormatError(f"{root / 'groundtruth' / vertical}: no ground truth for {site}")
         for path in sorted(site_dir.glob("*.htm")):
             pid = path.stem
-            head = path.read_bytes()[:2048]
+            head = inside(path, src).read_bytes()[:2048]
             mm = _BASE_RE.search(head)
             url = mm.group(1).decode("utf-8", errors="replace") if mm else ""
             values = {attr: t[pid] for attr, t in truth.items() if pid in t}

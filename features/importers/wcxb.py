@@ -12,8 +12,8 @@ import gzip
 from collections.abc import Iterator
 from pathlib import Path
 
-from hwnoise.dataset import is_safe_id, is_within, site_of
-from hwnoise.features.importers import ImportFormatError, SourcePage
+from hwnoise.dataset import is_safe_id, site_of
+from hwnoise.features.importers import ImportFormatError, SourcePage, inside
 from hwnoise.jsontext import parse_json
 
 
@@ -76,17 +76,13 @@ def pages(src: Path) -> Iterator[SourcePage]:
     truths = {}
     for row in rows:
         split, fid = row.get("split") or "dev", row["file_id"]
-        truth_path = src / split / "ground-truth" / f"{fid}.json"
-        if not is_within(truth_path, src):
-            raise ImportFormatError(f"{truth_path}: a symlink out of {src}; refused")
+        truth_path = inside(src / split / "ground-truth" / f"{fid}.json", src)
         truths[(split, fid)] = read_truth(truth_path)
     rows.sort(key=lambda r: (page_type(truths[(r.get("split") or "dev", r["file_id"])]), r["file_id"]))
     for row in rows:
         split, fid = row.get("split") or "dev", row["file_id"]
         truth = truths[(split, fid)]
-        html_path = src / split / "html" / f"{fid}.html.gz"
-        if not is_within(html_path, src):
-            raise ImportFormatError(f"{html_path}: a symlink out of {src}; refused")
+        html_path = inside(src / split / "html" / f"{fid}.html.gz", src)
         ptype = page_type(truth)
         url = truth.get("url") or row.get("url") or ""
         yield SourcePage(
