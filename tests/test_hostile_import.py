@@ -227,3 +227,24 @@ def test_tiny_sources_import(tmp_path, fmt):
     paths = import_dataset(fmt, src, tmp_path / "out", progress=False)
     pages = [p for path in paths for p in Dataset(path).pages()]
     assert len(pages) == 1 and "Inside page" in pages[0].read_gold()
+
+
+@pytest.mark.parametrize("truth, says", [
+    ({"ground_truth": ["Inside page text"]}, "ground_truth is a list, not an object"),
+    ({"ground_truth": {"main_content": 5}}, "ground_truth.main_content is a number, not text"),
+    ({"ground_truth": {"main_content": "x", "with": "Inside"}}, "ground_truth.with is text, not a list of text"),
+    ({"url": ["https://a.example/1"], "ground_truth": {"main_content": "x"}}, "url is a list, not text"),
+    ({"_internal": "listing", "ground_truth": {"main_content": "x"}}, "_internal is text, not an object"),
+    ({"_internal": {"page_type": {"primary": 3}}, "ground_truth": {"main_content": "x"}},
+     "_internal.page_type.primary is a number, not text"),
+])
+def test_wcxb_ground_truth_of_the_wrong_json_types_is_one_line(tmp_path, capsys, truth, says):
+    """A ground truth whose keys have the wrong JSON type (a hand edit) was an AttributeError or
+    TypeError traceback, with the pages before it half written, or (main_content a number)
+    silently a page without gold; it is one line naming the file and the key."""
+    src = wcxb_folder(tmp_path / "src", "0001")
+    (src / "dev" / "ground-truth" / "0001.json").write_text(json.dumps(truth))
+    code = main(["import", "wcxb", str(src), "--into", str(tmp_path / "out"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 1 and "0001.json: " + says in err and "Traceback" not in err, err
+    assert not list((tmp_path / "out").rglob("*.html"))

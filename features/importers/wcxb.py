@@ -28,7 +28,44 @@ def read_truth(path: Path) -> dict:
     if not isinstance(truth, dict):
         raise ImportFormatError(f"{path}: not a JSON object (WCXB ground truth: an object with "
                                 "ground_truth.main_content)")
+    _check_types(truth, path)
     return truth
+
+
+#: The keys of a ground truth that are read, and the JSON type each must have when present and
+#: not null: a wrong one (a hand edit, another tool's output) would be a traceback, or a
+#: main_content that is a number silently no gold.
+_TYPES = {("url",): str, ("ground_truth",): dict, ("ground_truth", "main_content"): str,
+          ("ground_truth", "with"): list, ("ground_truth", "without"): list,
+          ("_internal",): dict, ("_internal", "page_type"): dict, ("_internal", "page_type", "primary"): str}
+_TYPE_NAMES = {str: "text", dict: "an object", list: "a list"}
+
+
+def _check_types(truth: dict, path: Path) -> None:
+    """Refuse a ground truth whose keys read have another JSON type than ``_TYPES`` says."""
+    for keys, want in _TYPES.items():
+        value = truth
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is None:
+            continue
+        if not isinstance(value, want):
+            got = _json_type(value)
+        elif want is list and not all(isinstance(x, str) for x in value):
+            got = "a list holding more than text"
+        else:
+            continue
+        raise ImportFormatError(f"{path}: {'.'.join(keys)} is {got}, not {_TYPE_NAMES[want]}"
+                                f"{' of text' if want is list else ''} (WCXB ground truth); mend or "
+                                "restore the file")
+
+
+def _json_type(value: object) -> str:
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return _TYPE_NAMES.get(type(value), type(value).__name__)
 
 
 def main_content(truth: dict) -> str | None:
