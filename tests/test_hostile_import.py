@@ -248,3 +248,14 @@ def test_wcxb_ground_truth_of_the_wrong_json_types_is_one_line(tmp_path, capsys,
     err = capsys.readouterr().err
     assert code == 1 and "0001.json: " + says in err and "Traceback" not in err, err
     assert not list((tmp_path / "out").rglob("*.html"))
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "utf-16"])
+def test_wcxb_subset_tsv_not_in_utf8_is_one_line(tmp_path, capsys, encoding):
+    """A subset.tsv saved as latin-1 (a domain with an accent) or UTF-16 (Windows "Unicode") was
+    a UnicodeDecodeError traceback; it is one line naming the file, as big9's pages.tsv is."""
+    src = wcxb_folder(tmp_path / "src", "0001")
+    (src / "subset.tsv").write_bytes("split\tfile_id\tdomain\ndev\t0001\tcaf\xe9.example\n".encode(encoding))
+    code = main(["import", "wcxb", str(src), "--into", str(tmp_path / "out"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 1 and "subset.tsv: not UTF-8 text" in err and "Traceback" not in err, err

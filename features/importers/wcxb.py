@@ -90,8 +90,12 @@ def _rows(src: Path) -> list[dict]:
     """subset.tsv rows, or (without it) one row per file of dev/html."""
     tsv = src / "subset.tsv"
     if tsv.is_file():
-        with open(tsv, encoding="utf-8", newline="") as fh:
-            rows = list(csv.DictReader(fh, delimiter="\t"))
+        try:
+            with open(tsv, encoding="utf-8", newline="") as fh:
+                rows = list(csv.DictReader(fh, delimiter="\t"))
+        except UnicodeDecodeError as exc:
+            raise ImportFormatError(f"{tsv}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                                    "save it as UTF-8") from None
         for line, row in enumerate(rows, 2):
             # the ids become paths: a "../" or an absolute path would read files outside SRC
             for key in ("split", "file_id"):
