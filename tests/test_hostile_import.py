@@ -259,3 +259,18 @@ def test_wcxb_subset_tsv_not_in_utf8_is_one_line(tmp_path, capsys, encoding):
     code = main(["import", "wcxb", str(src), "--into", str(tmp_path / "out"), "-q"])
     err = capsys.readouterr().err
     assert code == 1 and "subset.tsv: not UTF-8 text" in err and "Traceback" not in err, err
+
+
+def test_wcxb_page_listed_twice_in_subset_tsv_is_refused(tmp_path, capsys):
+    """A subset.tsv row pasted twice imported the page twice, the second copy under an ID of its
+    own (its URL given a #source fragment): a duplicate in every fold. It is refused naming both
+    lines; without the row, the page is imported once."""
+    src = wcxb_folder(tmp_path / "src", "0001")
+    rows = (src / "subset.tsv").read_text()
+    (src / "subset.tsv").write_text(rows + rows.splitlines()[1] + "\n")
+    code = main(["import", "wcxb", str(src), "--into", str(tmp_path / "out"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 1 and "subset.tsv:3: page dev/0001 again (first on line 2)" in err, err
+    (src / "subset.tsv").write_text(rows)
+    paths = import_dataset("wcxb", src, tmp_path / "out", progress=False)
+    assert [len(Dataset(p).submissions()) for p in paths] == [1]

@@ -105,9 +105,22 @@ def _rows(src: Path) -> list[dict]:
                 if value is not None and value != "" and not is_safe_id(value):
                     raise ImportFormatError(f"{tsv}:{line}: {key} {value[:80]!r} is not a plain file name "
                                             "(letters, digits, '._-'); refused")
+        _check_once(rows, tsv)
         return rows
-    return [{"split": "dev", "file_id": p.name.split(".")[0]}
+    return [{"split": "dev", "file_id": p.name[:-len(".html.gz")]}
             for p in sorted((src / "dev" / "html").glob("*.html.gz"))]
+
+
+def _check_once(rows: list[dict], tsv: Path) -> None:
+    """Refuse a page listed twice in subset.tsv (a row pasted twice): it would be imported twice,
+    the second copy under an ID of its own."""
+    first: dict[tuple[str, str], int] = {}
+    for line, row in enumerate(rows, 2):
+        key = (row.get("split") or "dev", row["file_id"])
+        if key in first:
+            raise ImportFormatError(f"{tsv}:{line}: page {key[0]}/{key[1]} again (first on line "
+                                    f"{first[key]}); drop one of the rows")
+        first[key] = line
 
 
 def pages(src: Path) -> Iterator[SourcePage]:
