@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import zlib
 from pathlib import Path
 
 import pytest
@@ -274,3 +275,24 @@ def test_wcxb_page_listed_twice_in_subset_tsv_is_refused(tmp_path, capsys):
     (src / "subset.tsv").write_text(rows)
     paths = import_dataset("wcxb", src, tmp_path / "out", progress=False)
     assert [len(Dataset(p).submissions()) for p in paths] == [1]
+
+
+def test_wcxb_page_that_inflates_past_the_limit_is_refused(tmp_path, capsys):
+    """A dev/html/ID.html.gz of a few hundred KB that inflates past pagefiles.MAX_INFLATED (a zip
+    bomb, or a file that is no page) was inflated whole into memory and written as the page;
+    it is refused naming it, as plain refuses it (one reader of page files for both), and the
+    page before it is kept."""
+    from hwnoise.pagefiles import MAX_INFLATED
+
+    src = wcxb_folder(tmp_path / "src", "0001")
+    (src / "dev" / "ground-truth" / "0002.json").write_text(json.dumps({"ground_truth": {"main_content": "x"}}))
+    z = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    block = b"<p>" + b" " * (1 << 20)
+    bomb = b"".join(z.compress(block) for _ in range((MAX_INFLATED >> 20) + 2)) + z.flush()
+    (src / "dev" / "html" / "0002.html.gz").write_bytes(bomb)
+    (src / "subset.tsv").write_text("split\tfile_id\tdomain\ndev\t0001\ta.example\ndev\t0002\ta.example\n")
+    code = main(["import", "wcxb", str(src), "--into", str(tmp_path / "out"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 1 and "0002.html.gz: inflates to more than" in err and "Traceback" not in err, err
+    pages = list((tmp_path / "out").rglob("pages/*.html"))
+    assert len(pages) == 1 and pages[0].stat().st_size == len(PAGE)

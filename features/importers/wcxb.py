@@ -1,20 +1,21 @@
 """WCXB v1.0, dev split subset: one dataset per page type.
 
-Pages are ``dev/html/NNNN.html.gz`` (gunzipped, bytes otherwise unchanged; all UTF-8). Gold is
-``ground_truth.main_content``; a page whose main_content is missing, null or empty has no gold
-(README: mostly SPAs and empty shells). The page type is ``_internal.page_type.primary`` of
+Pages are ``dev/html/NNNN.html.gz`` (inflated by ``pagefiles.read_page_file``, as plain's are,
+within its size limit; bytes otherwise unchanged; all UTF-8). Gold is ``ground_truth.main_content``;
+a page whose main_content is missing, null or empty has no gold (README: mostly SPAs and empty
+shells). The page type is ``_internal.page_type.primary`` of
 the ground truth (``subset.tsv``'s ``page_type``); the site is ``subset.tsv``'s domain.
 """
 from __future__ import annotations
 
 import csv
-import gzip
 from collections.abc import Iterator
 from pathlib import Path
 
 from hwnoise.dataset import is_safe_id, site_of
 from hwnoise.features.importers import ImportFormatError, SourcePage, inside
 from hwnoise.jsontext import parse_json
+from hwnoise.pagefiles import read_page_file
 
 
 def read_truth(path: Path) -> dict:
@@ -78,14 +79,6 @@ def page_type(truth: dict) -> str:
     return (((truth.get("_internal") or {}).get("page_type") or {}).get("primary")) or "unknown"
 
 
-def _gunzip(path: Path) -> bytes:
-    try:
-        with gzip.open(path, "rb") as fh:
-            return fh.read()
-    except (OSError, EOFError) as exc:
-        raise ImportFormatError(f"{path}: not a readable gzip file ({exc})") from None
-
-
 def _rows(src: Path) -> list[dict]:
     """subset.tsv rows, or (without it) one row per file of dev/html."""
     tsv = src / "subset.tsv"
@@ -144,7 +137,7 @@ def pages(src: Path) -> Iterator[SourcePage]:
             source=f"{split}/html/{fid}.html.gz",
             url=url,
             site=row.get("domain") or site_of(url) or f"wcxb-{fid}",
-            read_html=(lambda p=html_path: _gunzip(p)),
+            read_html=(lambda p=html_path: read_page_file(p)),
             read_gold=(lambda t=truth: main_content(t)),
             extra={"file_id": fid, "split": split, "page_type": ptype, "charset": "utf-8",
                    "with": (truth.get("ground_truth") or {}).get("with") or [],
