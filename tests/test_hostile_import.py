@@ -188,6 +188,10 @@ def tiny_source(fmt: str, root: Path) -> tuple[Path, Path, Path]:
         (root / rel).write_bytes(data)
     if fmt == "l3s":
         (root / "url-mapping.txt").write_text(f"<urn:uuid:{L3S_UUID}>\thttp://a.example/1\n")
+    if fmt == "swde":
+        for attr in ("author", "isbn_13", "publisher", "publication_date"):
+            (root / f"groundtruth/book/book-shop-{attr}.txt").write_bytes(
+                f"book\tshop\t{attr}\r\n1\t1\t1\t1\r\n0001\t0\t<NULL>\r\n".encode())
     return root, root / page_rel, root / gold_rel
 
 
@@ -296,3 +300,43 @@ def test_wcxb_page_that_inflates_past_the_limit_is_refused(tmp_path, capsys):
     assert code == 1 and "0002.html.gz: inflates to more than" in err and "Traceback" not in err, err
     pages = list((tmp_path / "out").rglob("pages/*.html"))
     assert len(pages) == 1 and pages[0].stat().st_size == len(PAGE)
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda t: t[:-8], "book-shop-title.txt:4: the last line has no line end"),
+    (lambda t: t.replace(b"0002\t1\t", b"0002\t2\t"), "book-shop-title.txt:4: page 0002 says 2 value(s) and has 1"),
+    (lambda t: t.replace(b"0002\t", b"0001\t"), "book-shop-title.txt:4: page 0001 again (first on line 3)"),
+    (lambda t: t[:t.index(b"0002")], "book-shop-title.txt: no row for page 0002 (book/book-shop(1)/0002.htm)"),
+    (None, "book-shop-title.txt: missing, beside the other ground truth of shop"),
+])
+def test_swde_ground_truth_cut_short_or_mistyped_is_one_line(tmp_path, capsys, edit, says):
+    """A ground-truth file cut short (mid-value, or before a page's row), a row whose count is not
+    its number of values, a page given twice, or an attribute's file missing gave pages a cut
+    title, another page's title, or none, silently (and since a page's ID holds its title, a
+    rerun once mended added each page again); each is one line naming the file (and line), and
+    nothing is written."""
+    src, page, gold = tiny_source("swde", tmp_path / "src")
+    (page.parent / "0002.htm").write_bytes(page.read_bytes().replace(b"shop.example/1", b"shop.example/2"))
+    for attr in ("title", "author", "isbn_13", "publisher", "publication_date"):
+        f = src / f"groundtruth/book/book-shop-{attr}.txt"
+        f.write_bytes(f.read_bytes() + (b"0002\t1\tSecond book\r\n" if attr == "title" else b"0002\t0\t<NULL>\r\n"))
+    if edit is None:
+        gold.unlink()
+    else:
+        gold.write_bytes(edit(gold.read_bytes()))
+    code = main(["import", "swde", str(src), "--into", str(tmp_path / "out"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 1 and says in err and "Traceback" not in err, err
+    assert not list((tmp_path / "out").rglob("*.html"))
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "utf-16"])
+def test_swde_ground_truth_in_another_encoding_is_read(tmp_path, encoding):
+    """A ground-truth file saved as cp1252 gave values with U+FFFD for each accented letter
+    (decoded as UTF-8, errors replaced), and one in UTF-16 was refused as 'expected PAGE_ID...'
+    on line 3; both are decoded as gold files are (decode_text)."""
+    src, _page, gold = tiny_source("swde", tmp_path / "src")
+    gold.write_bytes("book\tshop\ttitle\r\n1\t1\t1\t1\r\n0001\t1\tCaf\u00e9 Cr\u00e8me\r\n".encode(encoding))
+    paths = import_dataset("swde", src, tmp_path / "out", progress=False)
+    (page,) = Dataset(paths[0]).pages()
+    assert page.read_gold() == "Caf\u00e9 Cr\u00e8me"

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from hwnoise.dataset import site_of
-from hwnoise.features.importers import ImportFormatError, SourcePage, inside
+from hwnoise.features.importers import ImportFormatError, SourcePage, decode_text, inside
 from hwnoise.text import collapse_space
 
 ATTRIBUTES = ("title", "author", "isbn_13", "publisher", "publication_date")
@@ -26,17 +26,34 @@ _SITE_RE = re.compile(r"^(?P<vertical>[a-z]+)-(?P<site>[^(]+)\(\d+\)$")
 
 
 def read_truth(path: Path) -> dict[str, list[str]]:
-    """Page ID -> values of one ground-truth file (entities decoded, ``<NULL>`` dropped)."""
-    text = path.read_bytes().decode("utf-8-sig", errors="replace")
+    """Page ID -> values of one ground-truth file (entities decoded, ``<NULL>`` dropped).
+
+    Decoded as gold files are (``decode_text``: UTF-8, UTF-16, else cp1252). A file cut short
+    or edited wrong would give pages a cut value, or another page's, or none, silently: a
+    last line without its line end, a row whose count is not its number of values (upstream:
+    ``0437<TAB>0<TAB><NULL>``), and a page given twice are refused naming the line.
+    """
+    lines = decode_text(path.read_bytes()).split("\n")
+    if lines[-1].strip():
+        raise ImportFormatError(f"{path}:{len(lines)}: the last line has no line end: the file is cut "
+                                "short? Restore it (or end the line, if it is whole)")
     out: dict[str, list[str]] = {}
-    for n, line in enumerate(text.splitlines(), 1):
+    first: dict[str, int] = {}
+    for n, line in enumerate(lines, 1):
         if n <= 2 or not line.strip():
             continue
         cells = line.split("\t")
-        if len(cells) < 2 or not cells[0].strip().isdigit():
+        if len(cells) < 2 or not cells[0].strip().isdigit() or not cells[1].strip().isdigit():
             raise ImportFormatError(f"{path}:{n}: expected 'PAGE_ID<TAB>COUNT<TAB>VALUE...'")
-        values = [collapse_space(_html.unescape(v)) for v in cells[2:] if v.strip() != NULL]
-        out[cells[0].strip()] = [v for v in values if v]
+        pid, count, given = cells[0].strip(), int(cells[1]), cells[2:]
+        values = [v for v in given if v.strip() != NULL]
+        if count not in (len(values), len(given)):
+            raise ImportFormatError(f"{path}:{n}: page {pid} says {count} value(s) and has {len(values)}; "
+                                    "the row is cut short or mistyped")
+        if pid in first:
+            raise ImportFormatError(f"{path}:{n}: page {pid} again (first on line {first[pid]}); one row a page")
+        first[pid] = n
+        out[pid] = [v for v in (collapse_space(_html.unescape(v)) for v in values) if v]
     return out
 
 
@@ -53,19 +70,28 @@ def pages(src: Path) -> Iterator[SourcePage]:
     for site_dir in site_dirs:
         m = _SITE_RE.match(site_dir.name)
         vertical, site = m.group("vertical"), m.group("site")
-        truth = {}
+        truth, truth_files = {}, {}
         for attr in ATTRIBUTES:
             path = root / "groundtruth" / vertical / f"{vertical}-{site}-{attr}.txt"
             if path.is_file():
                 truth[attr] = read_truth(inside(path, src))
+                truth_files[attr] = path
         if not truth:
             raise ImportFormatError(f"{root / 'groundtruth' / vertical}: no ground truth for {site}")
+        absent = [attr for attr in ATTRIBUTES if attr not in truth]
+        if absent:  # its values would silently be missing from every page's gold
+            raise ImportFormatError(f"{root / 'groundtruth' / vertical / f'{vertical}-{site}-{absent[0]}.txt'}: "
+                                    f"missing, beside the other ground truth of {site}; restore it")
         for path in sorted(site_dir.glob("*.htm")):
             pid = path.stem
             head = inside(path, src).read_bytes()[:2048]
             mm = _BASE_RE.search(head)
             url = mm.group(1).decode("utf-8", errors="replace") if mm else ""
-            values = {attr: t[pid] for attr, t in truth.items() if pid in t}
+            missing = next((attr for attr, t in truth.items() if pid not in t), None)
+            if missing:
+                raise ImportFormatError(f"{truth_files[missing]}: no row for page {pid} ({path.relative_to(src)}); "
+                                        "every page of the site has one, <NULL> when it has no value")
+            values = {attr: t[pid] for attr, t in truth.items()}
             fields = [{"name": "title", "value": v, "label": "Title"} for v in values.get("title", [])]
             fields += [{"name": "author", "value": v, "label": "Author"} for v in values.get("author", [])]
             yield SourcePage(
