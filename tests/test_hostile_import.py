@@ -340,3 +340,23 @@ def test_swde_ground_truth_in_another_encoding_is_read(tmp_path, encoding):
     paths = import_dataset("swde", src, tmp_path / "out", progress=False)
     (page,) = Dataset(paths[0]).pages()
     assert page.read_gold() == "Caf\u00e9 Cr\u00e8me"
+
+
+@pytest.mark.parametrize("mapping, says", [
+    (f"<urn:uuid:{L3S_UUID}>\thttp://a.exa", "url-mapping.txt:2: the last line has no line end"),
+    ("", f"url-mapping.txt: no URL for {L3S_UUID} (original/{L3S_UUID}.html)"),
+    (f"<urn:uuid:{L3S_UUID}>\thttp://a.example/1\n<urn:uuid:{L3S_UUID}>\thttp://b.example/\n",
+     f"url-mapping.txt:3: {L3S_UUID} again (first on line 2)"),
+])
+def test_l3s_url_mapping_cut_short_or_doubled_is_one_line(tmp_path, capsys, mapping, says):
+    """A url-mapping.txt cut short (mid-URL, or before a page's line) or giving a page twice
+    imported the page under a cut URL, a 'source:' stand-in, or the later URL, silently; the
+    page ID being made from the URL, a rerun once mended added the page a second time. Each is
+    one line naming the file (and line), before anything is written."""
+    src, _page, _gold = tiny_source("l3s", tmp_path / "src")
+    (src / "url-mapping.txt").write_text("<urn:uuid:ffffffff-0000-0000-0000-000000000000>\thttp://c.example/\n"
+                                         + mapping)
+    code = main(["import", "l3s", str(src), "--into", str(tmp_path / "out"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 1 and says in err and "Traceback" not in err, err
+    assert not list((tmp_path / "out").rglob("*.html"))

@@ -19,7 +19,7 @@ import numpy as np
 from lxml import etree
 
 from hwnoise.dataset import site_of
-from hwnoise.features.importers import ImportFormatError, SourcePage, inside
+from hwnoise.features.importers import ImportFormatError, SourcePage, decode_text, inside
 from hwnoise.text import collapse_space, tokenize
 
 #: The labels whose text is gold: 1 headline, 2 full text.
@@ -116,19 +116,33 @@ def labelled_words(annotated: bytes) -> tuple[list[str], np.ndarray]:
     return words, np.array(flags, dtype=bool)
 
 
-def url_mapping(folder: Path) -> dict[str, str]:
-    """UUID -> URL from ``url-mapping.txt`` ({} when the file is absent)."""
+def url_mapping(folder: Path) -> dict[str, str] | None:
+    """UUID -> URL from ``url-mapping.txt`` (None when the file is absent).
+
+    A page's ID is made from its URL, so a URL cut short or missing would import the page under
+    another ID (and a rerun once mended would add it again): a last line without its line end
+    and a UUID given twice are refused naming the line.
+    """
     path = folder / "url-mapping.txt"
-    out: dict[str, str] = {}
     if not path.is_file():
-        return out
-    for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        return None
+    lines = decode_text(path.read_bytes()).split("\n")
+    if lines[-1].strip():
+        raise ImportFormatError(f"{path}:{len(lines)}: the last line has no line end: the file is cut "
+                                "short? Restore it (or end the line, if it is whole)")
+    out: dict[str, str] = {}
+    first: dict[str, int] = {}
+    for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         key, sep, url = line.partition("\t")
         if not sep:
             raise ImportFormatError(f"{path}:{n}: expected '<urn:uuid:UUID>\\tURL'")
-        out[key.strip().removeprefix("<urn:uuid:").removesuffix(">")] = url.strip()
+        uuid = key.strip().removeprefix("<urn:uuid:").removesuffix(">")
+        if uuid in first:
+            raise ImportFormatError(f"{path}:{n}: {uuid} again (first on line {first[uuid]}); one URL a page")
+        first[uuid] = n
+        out[uuid] = url.strip()
     return out
 
 
@@ -150,7 +164,10 @@ def pages(src: Path) -> Iterator[SourcePage]:
         uuid = path.stem
         inside(path, src)
         annotated = inside(folder / "annotated" / path.name, src)
-        url = urls.get(uuid, "")
+        if urls is not None and not urls.get(uuid):
+            raise ImportFormatError(f"{folder / 'url-mapping.txt'}: no URL for {uuid} ({prefix}original/{path.name}); "
+                                    "the file lists every page: restore it")
+        url = (urls or {}).get(uuid, "")
         yield SourcePage(
             unit="l3s",
             source=f"{prefix}original/{path.name}",
