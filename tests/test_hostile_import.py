@@ -360,3 +360,27 @@ def test_l3s_url_mapping_cut_short_or_doubled_is_one_line(tmp_path, capsys, mapp
     err = capsys.readouterr().err
     assert code == 1 and says in err and "Traceback" not in err, err
     assert not list((tmp_path / "out").rglob("*.html"))
+
+
+@pytest.mark.parametrize("cut", [0, 40])
+def test_l3s_annotated_page_cut_short_is_refused(tmp_path, capsys, cut):
+    """An annotated page cut short (or empty) gave the page less gold than the annotators marked,
+    or none, silently; it is one line naming the file, the page before it kept, and a rerun once
+    it is restored adds only the page that was missing."""
+    src, page, gold = tiny_source("l3s", tmp_path / "src")
+    second = "1b1b1b1b-1111-2222-3333-444444444444"
+    (src / "original" / f"{second}.html").write_bytes(PAGE.replace(b"Inside", b"Second"))
+    whole = gold.read_bytes().replace(b"Inside", b"Second")
+    (src / "annotated" / f"{second}.html").write_bytes(whole[:cut])
+    with open(src / "url-mapping.txt", "a") as fh:
+        fh.write(f"<urn:uuid:{second}>\thttp://a.example/2\n")
+    out = tmp_path / "out"
+    code = main(["import", "l3s", str(src), "--into", str(out), "-q"])
+    err = capsys.readouterr().err
+    assert code == 1 and f"{second}.html: does not end with </html>" in err and "Traceback" not in err, err
+    assert [s["uuid"] for s in Dataset(out / "l3s").submissions()] == [L3S_UUID]
+    (src / "annotated" / f"{second}.html").write_bytes(whole)
+    assert main(["import", "l3s", str(src), "--into", str(out), "-q"]) == 0
+    subs = Dataset(out / "l3s").submissions()
+    assert [s["uuid"] for s in subs] == [L3S_UUID, second]
+    assert Dataset(out / "l3s").gold_file(subs[1]["id"]).read_text() == "Second page text"

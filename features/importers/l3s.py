@@ -104,6 +104,19 @@ def gold_text(annotated: bytes) -> str:
     return "\n".join(gold_blocks(annotated))
 
 
+def read_gold(annotated: Path) -> str | None:
+    """The gold text of ``annotated/UUID.html`` (None when absent). Every annotated page the
+    tool wrote ends with ``</html>``: one that does not is cut short (a copy broken off, or
+    empty), and would give silently less gold or none; it is refused naming the file."""
+    if not annotated.is_file():
+        return None
+    data = annotated.read_bytes()
+    if not data.rstrip().lower().endswith(b"</html>"):
+        raise ImportFormatError(f"{annotated}: does not end with </html> as every annotated page does; "
+                                "the copy is cut short? Restore it")
+    return gold_text(data)
+
+
 def labelled_words(annotated: bytes) -> tuple[list[str], np.ndarray]:
     """The annotated page's words (the one tokeniser) and, per word, whether it is content
     (inside an ``x-nc-sel1``/``x-nc-sel2`` span)."""
@@ -174,7 +187,7 @@ def pages(src: Path) -> Iterator[SourcePage]:
             url=url,
             site=site_of(url) or f"l3s-{uuid}",
             read_html=path.read_bytes,
-            read_gold=(lambda a=annotated: gold_text(a.read_bytes()) if a.is_file() else None),
+            read_gold=(lambda a=annotated: read_gold(a)),
             extra={"uuid": uuid, "annotated": f"{prefix}annotated/{path.name}", "charset": "utf-8"},
             unit_meta={"notes": "L3S-GN1 sample; gold is the text of x-nc-sel1 (headline) and "
                                 "x-nc-sel2 (full text) spans of annotated/, innermost label winning"},
