@@ -112,7 +112,8 @@ def fetch_one(fetcher: Fetcher, sub: dict) -> tuple[dict, bytes | None]:
     record: dict[str, Any] = {"submission": sub["id"], "url": sub["url"], "method": sub.get("method", "GET"),
                               "fields": sub.get("fields") or []}
     try:
-        res = fetcher.fetch(sub["url"], sub.get("method", "GET"), sub.get("fields"), sub.get("enctype"))
+        res = fetcher.fetch(sub["url"], sub.get("method", "GET"), sub.get("fields"), sub.get("enctype"),
+                            sub.get("charset"))
     except FetchError as exc:
         record.update(final_url=exc.final_url, redirects=exc.redirects, status=exc.status,
                       headers=exc.headers, http_charset=None, encoding=None, encoding_source=None,
@@ -155,7 +156,7 @@ def _normalized(sub: dict) -> dict:
     if not sub.get("action"):
         raise HwnoiseError(f"submission {sub.get('id', '')!r} has neither 'url' nor 'action'")
     built = make_submission(sub.get("method", "GET"), sub["action"], sub.get("fields") or [],
-                            enctype=sub.get("enctype"))
+                            enctype=sub.get("enctype"), charset=sub.get("charset"))
     return {**sub, **built}
 
 

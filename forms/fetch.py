@@ -49,6 +49,8 @@ from hwnoise import __version__
 from hwnoise.decode import charset_of, content_type, sniff_html
 from hwnoise.errors import HwnoiseError
 
+from .submissions import encoded_fields, form_body
+
 DEFAULT_USER_AGENT = f"hwnoise/{__version__} (hidden-web research crawler; robots.txt token hwnoise)"
 ROBOTS_TOKEN = "hwnoise"
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
@@ -583,11 +585,12 @@ class Fetcher:
 
     # public entry point
     def fetch(self, url: str, method: str = "GET", fields: list[dict] | None = None,
-              enctype: str | None = None) -> FetchResult:
-        """Fetch ``url`` (GET, or POST with ``fields`` as the form body); retries, redirects,
-        robots.txt, address and body checks included. Raises FetchError naming the URL."""
+              enctype: str | None = None, charset: str | None = None) -> FetchResult:
+        """Fetch ``url`` (GET, or POST with ``fields`` as the form body, encoded in ``charset``:
+        the form's encoding, UTF-8 by default); retries, redirects, robots.txt, address and body
+        checks included. Raises FetchError naming the URL."""
         method = method.upper()
-        data = [(str(f.get("name", "")), str(f.get("value", ""))) for f in fields or []] if method == "POST" else None
+        data = encoded_fields(fields, charset) if method == "POST" else None
         return self._exchange_with_redirects(method, url, data, enctype, content_check=True,
                                              max_bytes=self.settings.max_bytes, robots=True)
 
@@ -688,13 +691,12 @@ class Fetcher:
                            http_charset=charset_of(headers.get("content-type")))
 
     def _request_kwargs(self, data: list | None, enctype: str | None) -> dict[str, Any]:
-        """requests' arguments: the timeouts, no redirects, a streamed body, the fields (multipart or not)."""
+        """requests' arguments: the timeouts, no redirects, a streamed body, the fields
+        (``encoded_fields``: multipart or not)."""
         kwargs: dict[str, Any] = {"timeout": self.settings.timeout, "allow_redirects": False, "stream": True}
         if data is not None:
-            if (enctype or "").lower().startswith("multipart/"):
-                kwargs["files"] = [(name, (None, value)) for name, value in data]
-            else:
-                kwargs["data"] = data
+            body, ctype = form_body(data, enctype)
+            kwargs["data"], kwargs["headers"] = body, {"Content-Type": ctype}
         return kwargs
 
     def _send(self, sess: requests.Session, method: str, url: str, kwargs: dict[str, Any], clock: _PageClock,

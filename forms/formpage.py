@@ -57,6 +57,7 @@ class Form:
     method: str = "GET"
     enctype: str = "application/x-www-form-urlencoded"
     fields: list[FormField] = field(default_factory=list)
+    charset: str = "utf-8"         # the encoding names and values are sent in (page's or accept-charset)
 
     def field(self, name: str) -> FormField | None:
         return next((f for f in self.fields if f.name == name), None)
@@ -144,24 +145,30 @@ def _visible_label(control, root, labels_for: dict[str, Any]) -> str | None:
     return None
 
 
-def _load(html_or_url: str | bytes, base_url: str | None, **fetch_kw: Any) -> tuple[bytes | str, str | None]:
-    """The page's HTML and its URL: fetched (http/https), read from a file, or given."""
+def _load(html_or_url: str | bytes, base_url: str | None, **fetch_kw: Any) -> tuple[str, str | None, str]:
+    """The page's HTML, its URL and its encoding (as a browser decodes it): fetched
+    (http/https), read from a file, or given (text given is taken as UTF-8)."""
     if isinstance(html_or_url, bytes):
-        return html_or_url, base_url
+        return _decoded(html_or_url, None, base_url)
     text = str(html_or_url)
     if urlsplit(text.strip()).scheme.lower() in ("http", "https") and "<" not in text:
-        from hwnoise.decode import decode_html
-
         from .fetch import Fetcher, FetchSettings
 
         settings = FetchSettings(**{"delay": 0, **fetch_kw})
         with Fetcher(settings) as fetcher:
             res = fetcher.fetch(text.strip())
-        html, _ = decode_html(res.body, res.http_charset)
-        return html, res.final_url
+        return _decoded(res.body, res.http_charset, res.final_url)
     if "<" not in text and len(text) < 4096 and os.path.isfile(text):
-        return Path(text).read_bytes(), base_url or Path(text).resolve().as_uri()
-    return text, base_url
+        return _decoded(Path(text).read_bytes(), None, base_url or Path(text).resolve().as_uri())
+    return text, base_url, "utf-8"
+
+
+def _decoded(body: bytes, http_charset: str | None, url: str | None) -> tuple[str, str | None, str]:
+    """A page's bytes decoded as a browser decodes them: ``(html, url, encoding)``."""
+    from hwnoise.decode import decode_html
+
+    html, encoding = decode_html(body, http_charset)
+    return html, url, encoding
 
 
 def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_index: int | None = None,
@@ -174,11 +181,7 @@ def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_ind
     """
     where = html_or_url if isinstance(html_or_url, str) and len(html_or_url) < 300 and "<" not in html_or_url \
         else (base_url or "the HTML given")
-    html, page_url = _load(html_or_url, base_url, **fetch_kw)
-    if isinstance(html, bytes):
-        from hwnoise.decode import decode_html
-
-        html, _ = decode_html(html)
+    html, page_url, encoding = _load(html_or_url, base_url, **fetch_kw)
     try:
         root = lxml.html.document_fromstring(html or "<html></html>")
     except Exception as exc:  # noqa: BLE001 - lxml's errors vary
@@ -196,7 +199,18 @@ def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_ind
     method = method if method in ("GET", "POST") else "GET"
     enctype = (form_el.get("enctype") or "application/x-www-form-urlencoded").strip().lower()
     return Form(page_url=page_url, action=action, method=method, enctype=enctype,
-                fields=_form_fields(root, form_el))
+                fields=_form_fields(root, form_el), charset=_form_charset(form_el, encoding))
+
+
+def _form_charset(form_el, page_encoding: str) -> str:
+    """The encoding a browser submits the form in: the first encoding ``accept-charset`` names
+    that a browser knows, else the page's own."""
+    from hwnoise.decode import normalize_label
+
+    for label in (form_el.get("accept-charset") or "").split():
+        if normalize_label(label):
+            return normalize_label(label)
+    return page_encoding
 
 
 def _pick_form(root, form_index: int | None, where: str):
@@ -342,7 +356,7 @@ def submissions_from_form(form: Form, values: list[dict]) -> list[dict]:
                     later = set(order[order.index(name) + 1:])
                     at = next((i for i, x in enumerate(sent) if x["name"] in later), len(sent))
                 sent[at:at] = new
-        out.append(make_submission(form.method, form.action, sent, enctype=form.enctype,
+        out.append(make_submission(form.method, form.action, sent, enctype=form.enctype, charset=form.charset,
                                    **({"form": form.page_url} if form.page_url else {})))
     return out
 

@@ -61,5 +61,6 @@ def probe_submissions(subs: Sequence[dict], per_action: int = 2) -> list[dict]:
         for k in range(per_action):
             word = nonsense_word(f"{method} {action}", k)
             filled = [{**f, "value": word} if f.get("name") in names else dict(f) for f in fields]
-            out.append(make_submission(method, first["action"], filled, enctype=first.get("enctype")))
+            out.append(make_submission(method, first["action"], filled, enctype=first.get("enctype"),
+                                       charset=first.get("charset")))
     return out

@@ -3,15 +3,19 @@
 A submission is ``{method, action, url, fields: [{name, value, label}]}``: ``action`` is
 where the form sends its data, ``url`` the URL fetched (the action with the query string
 for GET), ``fields`` the names and values sent, each with the label a person sees where it
-is known (None otherwise).
+is known (None otherwise). ``charset``, when the form's encoding is not UTF-8, is the encoding
+its names and values are sent in, as a browser sends them (``&#N;`` for a character the
+encoding lacks).
 """
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from hwnoise.decode import form_codec, normalize_label
 from hwnoise.errors import HwnoiseError
 from hwnoise.jsontext import parse_json
 
@@ -39,17 +43,40 @@ def strip_query(url: str) -> str:
     return urlunsplit((p.scheme, p.netloc, p.path, "", ""))
 
 
+def encoded_fields(fields: list[dict] | None, charset: str | None = None) -> list[tuple[bytes, bytes]]:
+    """``[(name, value)]`` as bytes in ``charset`` (a ``normalize_label`` name; None: UTF-8),
+    each character the encoding lacks as ``&#N;``, as a browser encodes a form's entries."""
+    codec = form_codec(charset)
+    return [(str(f.get("name", "")).encode(codec, "xmlcharrefreplace"),
+             ("" if f.get("value") is None else str(f["value"])).encode(codec, "xmlcharrefreplace"))
+            for f in fields or ()]
+
+
+def form_body(pairs: list[tuple[bytes, bytes]], enctype: str | None = None) -> tuple[bytes, str]:
+    """The body a browser POSTs for a form's encoded entries (``encoded_fields``) and its
+    Content-Type: multipart/form-data for a multipart enctype, else urlencoded."""
+    if (enctype or "").strip().lower().startswith("multipart/"):
+        boundary = "----hwnoise" + secrets.token_hex(12)
+        quote_name = {ord("\n"): b"%0A", ord("\r"): b"%0D", ord('"'): b"%22"}
+        parts = [b'--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n%s\r\n'
+                 % (boundary.encode(), b"".join(quote_name.get(c, bytes((c,))) for c in name), value)
+                 for name, value in pairs]
+        return b"".join(parts) + b"--%s--\r\n" % boundary.encode(), f"multipart/form-data; boundary={boundary}"
+    return urlencode(pairs).encode("ascii"), "application/x-www-form-urlencoded"
+
+
 def make_submission(method: str, action: str, fields: list[dict], *, enctype: str | None = None,
-                    **extra: Any) -> dict:
+                    charset: str | None = None, **extra: Any) -> dict:
     """A submission dict; for GET the URL is the action with the fields as its query string
-    (the action's own query replaced, as browsers do)."""
+    (the action's own query replaced, as browsers do), encoded in ``charset`` (the form's
+    encoding, kept in the submission unless it is UTF-8)."""
     method = method.upper()
     fields = [{"name": str(f["name"]), "value": "" if f.get("value") is None else str(f["value"]),
                "label": f.get("label"), **{k: v for k, v in f.items() if k not in ("name", "value", "label")}}
               for f in fields]
     if method == "GET":
         base = strip_query(action)
-        query = urlencode([(f["name"], f["value"]) for f in fields])
+        query = urlencode(encoded_fields(fields, charset))
         url = f"{base}?{query}" if query else base
         action = base
     else:
@@ -57,6 +84,8 @@ def make_submission(method: str, action: str, fields: list[dict], *, enctype: st
     sub = {"method": method, "action": action, "url": url, "fields": fields}
     if enctype and method == "POST" and enctype.lower() != "application/x-www-form-urlencoded":
         sub["enctype"] = enctype
+    if form_codec(charset) != "utf-8":
+        sub["charset"] = charset
     sub.update(extra)
     return sub
 
@@ -111,6 +140,10 @@ def submission_from_json(obj: Any, where: str) -> dict:
     enctype = obj.get("enctype")
     if enctype is not None and not isinstance(enctype, str):
         raise SubmissionsError(f"{where}: 'enctype' must be a string such as \"multipart/form-data\"")
+    charset = obj.get("charset")
+    if charset is not None and (not isinstance(charset, str) or normalize_label(charset) is None):
+        raise SubmissionsError(f"{where}: 'charset' {charset!r} is no encoding a browser knows "
+                               "(e.g. \"windows-1252\", \"shift_jis\")")
     for key in ("id", "site"):
         if obj.get(key) is not None and not isinstance(obj[key], (str, int)):
             raise SubmissionsError(f"{where}: {key!r} must be a string")
@@ -119,7 +152,8 @@ def submission_from_json(obj: Any, where: str) -> dict:
     extra = {k: obj[k] for k in ("id", "site", "form") if obj.get(k) not in (None, "")}
     if method == "GET" and not fields and "fields" not in obj:
         return {**submission_from_url(action), **extra}
-    return make_submission(method, action, fields, enctype=enctype, **extra)
+    return make_submission(method, action, fields, enctype=enctype,
+                           charset=normalize_label(charset) if charset else None, **extra)
 
 
 def _read_lines(path: Path, fmt: str) -> list[dict]:

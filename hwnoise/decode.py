@@ -25,7 +25,7 @@ import codecs
 import re
 
 __all__ = ["decode_html", "own_utf8", "sniff_encoding", "normalize_label", "SOURCES", "looks_like_html",
-           "sniff_html", "DETECT_PREFIX", "content_type", "charset_of", "utf16_without_bom"]
+           "sniff_html", "DETECT_PREFIX", "content_type", "charset_of", "utf16_without_bom", "form_codec"]
 
 #: Where an encoding came from (``sniff_encoding``'s second value).
 SOURCES = ("bom", "http", "meta", "utf8-valid", "utf16-sniffed", "detected", "fallback")
@@ -103,6 +103,16 @@ def normalize_label(label: str | None) -> str | None:
 
 def _codec(encoding: str) -> str:
     return _CODEC.get(encoding, encoding)
+
+
+def form_codec(encoding: str | None) -> str:
+    """The Python codec a browser encodes a form's names and values with, for a form or page in
+    ``encoding`` (a ``normalize_label`` name): the HTML standard's output encoding, UTF-8 for
+    UTF-16 or no encoding; for GBK Python's gbk, which has none of GB18030's four-byte forms
+    (a browser's GBK encoder writes those as ``&#N;``, as for any character the encoding lacks)."""
+    if not encoding or encoding.startswith("utf-16"):
+        return "utf-8"
+    return "gbk" if encoding == "gbk" else _codec(encoding)
 
 
 def _strict_utf8(data: bytes) -> str | None:

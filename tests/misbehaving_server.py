@@ -40,6 +40,7 @@ Routes (path part of the URL; ``key`` in the query string keeps per-test counter
 - ``/private/...``       a page robots.txt disallows
 - ``/form`` ``/post-form``  a search form (GET; POST multipart-free), ``/search`` its results
 - ``/form-action?action=A``  a one-field search form whose action is A
+- ``/served/NAME``       ``server.pages[NAME]``: ``(content type, body bytes)`` a test put there
 
 ``TRAVERSING_IDS`` are submission ids that would leave the dataset folder (``hostile_lines``
 makes JSON lines of them pointing at this server).
@@ -339,6 +340,9 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/form-action":  # a search form whose action is ``action``, as given
             return self._send(200, f'<html><body><form action="{html.escape(q["action"])}">'
                                    '<input name="q"></form></body></html>'.encode())
+        if path.startswith("/served/") and path[len("/served/"):] in owner.pages:
+            ctype, page = owner.pages[path[len("/served/"):]]
+            return self._send(200, page, ctype)
         if path in ("/form", "/post-form"):
             return self._send(200, FORM_PAGE.format(method="get" if path == "/form" else "post").encode())
         if path == "/search":
@@ -363,6 +367,7 @@ class MisbehavingServer:
     def __init__(self) -> None:
         self.robots: str | None = DEFAULT_ROBOTS
         self.log: list[tuple] = []
+        self.pages: dict[str, tuple[str, bytes]] = {}
         self.counters: Counter = Counter()
         self.connections = 0
         self._httpd = _Server(("127.0.0.1", 0), _Handler)

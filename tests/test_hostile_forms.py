@@ -1,0 +1,120 @@
+"""Hostile search-form pages served from 127.0.0.1: ``hwnoise collect --form`` sends what a
+browser sends for them (the expected requests are Chromium's, checked against Chromium itself
+by ``test_chromium_sends_the_same``), or stops in one line naming the page."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from hwnoise.cli import main
+
+CHROMIUM = "/usr/bin/chromium"
+
+#: name -> (page HTML, its bytes' encoding, Content-Type, value set, the request Chromium sends:
+#: "METHOD path?query" and the body)
+CASES = {
+    "windows-1252 GET": (
+        '<html><head><meta charset="windows-1252"></head><body><form action="/page">'
+        '<input name="q"><input type="hidden" name="z" value="café €"></form></body></html>',
+        "cp1252", "text/html", {"q": "naïve 日本"},
+        "GET /page?q=na%EFve+%26%2326085%3B%26%2326412%3B&z=caf%E9+%80", b""),
+    "windows-1252 POST": (
+        '<html><head><meta charset="windows-1252"></head><body><form action="/page" method="post">'
+        '<input name="q"><input type="hidden" name="z" value="café €"></form></body></html>',
+        "cp1252", "text/html", {"q": "naïve 日本"},
+        "POST /page", b"q=na%EFve+%26%2326085%3B%26%2326412%3B&z=caf%E9+%80"),
+    "Shift_JIS from the header": (
+        '<html><body><form action="/page"><input name="名前"><input type="hidden" name="z" value="é"></form>'
+        "</body></html>",
+        "shift_jis", "text/html; charset=Shift_JIS", {"名前": "日本語"},
+        "GET /page?%96%BC%91O=%93%FA%96%7B%8C%EA&z=%26%23233%3B", b""),
+    "accept-charset": (
+        '<html><head><meta charset="utf-8"></head><body><form action="/page" accept-charset="x-bogus ISO-8859-1">'
+        '<input name="q"></form></body></html>',
+        "utf-8", "text/html", {"q": "café ☃"},
+        "GET /page?q=caf%E9+%26%239731%3B", b""),
+    "multipart in windows-1252": (
+        '<html><head><meta charset="windows-1252"></head><body>'
+        '<form action="/page" method="post" enctype="multipart/form-data"><input name="q"></form></body></html>',
+        "cp1252", "text/html", {"q": "café"},
+        "POST /page", b'Content-Disposition: form-data; name="q"\r\n\r\ncaf\xe9\r\n'),
+}
+
+
+def _collect(srv, tmp_path: Path, capsys, name: str, values: dict) -> tuple[int, str]:
+    """``hwnoise collect --form`` on the page served as ``name`` with one value set."""
+    (tmp_path / "v.jsonl").write_text(json.dumps(values) + "\n", encoding="utf-8")
+    code = main(["collect", "--form", srv.url(f"/served/{name}"), "--values", str(tmp_path / "v.jsonl"),
+                 "--into", str(tmp_path / "ds"), "-q", "--allow-private", "--delay", "0", "--probes", "0"])
+    return code, capsys.readouterr().err
+
+
+def _serve(srv, case: str) -> str:
+    html, encoding, ctype, *_ = CASES[case]
+    name = case.replace(" ", "-")
+    srv.pages[name] = (ctype, html.encode(encoding, "xmlcharrefreplace"))
+    return name
+
+
+def _sent(srv, before: int) -> tuple[str, bytes]:
+    """The request the form's submission made after ``before`` log entries: its line and body."""
+    (entry,) = [e for e in srv.log[before:] if e[2].startswith("/page")]
+    _, method, path, body, _ = entry
+    return f"{method} {path}", body
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_form_is_sent_as_chromium_sends_it(srv, tmp_path, capsys, case):
+    *_, values, line, body = CASES[case]
+    before = len(srv.log)
+    code, err = _collect(srv, tmp_path, capsys, _serve(srv, case), values)
+    assert code == 0, err
+    got_line, got_body = _sent(srv, before)
+    assert got_line == line
+    assert body in got_body if line.startswith("POST") and b"form-data" in body else got_body == body
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed")
+def test_chromium_sends_the_same(srv):
+    """The expectations above are what Chromium sends: each page loaded, its text fields filled,
+    the form submitted with its default button."""
+    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
+    from playwright.sync_api import sync_playwright
+
+    fill = """([values]) => { const f = document.forms[0];
+        for (const [k, v] of Object.entries(values)) f.elements[k].value = v;
+        f.requestSubmit(Array.from(f.elements).find(e => e.type === 'submit' && !e.disabled) || null); }"""
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            for case, (*_, values, line, body) in CASES.items():
+                page = browser.new_page()
+                page.goto(srv.url(f"/served/{_serve(srv, case)}"))
+                before = len(srv.log)
+                with page.expect_navigation():
+                    page.evaluate(fill, [values])
+                got_line, got_body = _sent(srv, before)
+                assert (case, got_line) == (case, line)
+                if b"form-data" in body:
+                    assert body in got_body, case
+                else:
+                    assert (case, got_body) == (case, body)
+                page.close()
+        finally:
+            browser.close()
+
+
+def test_the_submission_keeps_the_forms_encoding(srv, tmp_path, capsys):
+    # submissions.jsonl keeps the encoding, so a rerun from it (or a probe) sends the same bytes
+    code, err = _collect(srv, tmp_path, capsys, _serve(srv, "windows-1252 POST"), {"q": "é"})
+    assert code == 0, err
+    (sub,) = [json.loads(x) for x in (tmp_path / "ds" / "submissions.jsonl").read_text().splitlines()]
+    assert sub["charset"] == "windows-1252"
+    before = len(srv.log)
+    assert main(["collect", str(tmp_path / "ds" / "submissions.jsonl"), "--into", str(tmp_path / "again"),
+                 "-q", "--allow-private", "--delay", "0", "--probes", "0"]) == 0
+    assert _sent(srv, before)[1] == b"q=%E9&z=caf%E9+%80"
+    assert urlsplit(sub["url"]).path == "/page"
