@@ -183,7 +183,10 @@ def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_ind
         else (base_url or "the HTML given")
     html, page_url, encoding = _load(html_or_url, base_url, **fetch_kw)
     try:
-        root = lxml.html.document_fromstring(html or "<html></html>")
+        # the decoded text handed to libxml2 as UTF-8 bytes: lxml refuses a str that starts with an
+        # XML declaration naming an encoding (XHTML pages), which a browser reads as any other page
+        root = lxml.html.document_fromstring((html or "<html></html>").encode("utf-8", "replace"),
+                                             parser=lxml.html.HTMLParser(encoding="utf-8"))
     except Exception as exc:  # noqa: BLE001 - lxml's errors vary
         raise FormError(f"{where}: not readable as HTML ({exc})") from None
     form_el = _pick_form(root, form_index, where)

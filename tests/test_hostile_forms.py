@@ -41,6 +41,12 @@ CASES = {
         '<form action="/page" method="post" enctype="multipart/form-data"><input name="q"></form></body></html>',
         "cp1252", "text/html", {"q": "café"},
         "POST /page", b'Content-Disposition: form-data; name="q"\r\n\r\ncaf\xe9\r\n'),
+    "XHTML with an XML declaration": (
+        '<?xml version="1.0" encoding="ISO-8859-1"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" '
+        '"http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd">\n<html xmlns="http://www.w3.org/1999/xhtml"><body>'
+        '<form action="/page"><input name="q" /><input type="hidden" name="z" value="café" /></form></body></html>',
+        "cp1252", "text/html", {"q": "tea"},
+        "GET /page?q=tea&z=caf%E9", b""),
 }
 
 
