@@ -191,8 +191,10 @@ def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_ind
         raise FormError(f"{where}: not readable as HTML ({exc})") from None
     form_el = _pick_form(root, form_index, where)
     action = (form_el.get("action") or "").strip()
+    base = _document_base(root, page_url)
     try:
-        action = urljoin(page_url or "", action) if page_url else action
+        # an empty action is the page itself, whatever its <base href> says
+        action = (urljoin(base, action) if action else page_url or "") if base else action
     except ValueError as exc:  # action="http://[::1/s"
         raise FormError(f"{where}: the form's action {action!r} is not a URL ({exc})") from None
     if not action:
@@ -203,6 +205,18 @@ def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_ind
     enctype = (form_el.get("enctype") or "application/x-www-form-urlencoded").strip().lower()
     return Form(page_url=page_url, action=action, method=method, enctype=enctype,
                 fields=_form_fields(root, form_el), charset=_form_charset(form_el, encoding))
+
+
+def _document_base(root, page_url: str | None) -> str | None:
+    """The URL the page's links resolve against: its first ``<base href>`` (resolved against
+    the page URL), else the page URL."""
+    base = next((b for b in root.iter("base") if b.get("href") is not None), None)
+    if base is None:
+        return page_url
+    try:
+        return urljoin(page_url or "", base.get("href").strip()) or page_url
+    except ValueError:  # a <base href> that is no URL is ignored, as browsers ignore it
+        return page_url
 
 
 def _form_charset(form_el, page_encoding: str) -> str:

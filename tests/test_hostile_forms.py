@@ -4,12 +4,14 @@ by ``test_chromium_sends_the_same``), or stops in one line naming the page."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
 from hwnoise.cli import main
+from hwnoise.forms.formpage import read_form
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -47,6 +49,10 @@ CASES = {
         '<form action="/page"><input name="q" /><input type="hidden" name="z" value="café" /></form></body></html>',
         "cp1252", "text/html", {"q": "tea"},
         "GET /page?q=tea&z=caf%E9", b""),
+    "<base href>": (
+        '<html><head><base href="/"></head><body><form action="page"><input name="q"></form></body></html>',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea", b""),
 }
 
 
@@ -60,7 +66,7 @@ def _collect(srv, tmp_path: Path, capsys, name: str, values: dict) -> tuple[int,
 
 def _serve(srv, case: str) -> str:
     html, encoding, ctype, *_ = CASES[case]
-    name = case.replace(" ", "-")
+    name = re.sub(r"[^A-Za-z0-9]+", "-", case)
     srv.pages[name] = (ctype, html.encode(encoding, "xmlcharrefreplace"))
     return name
 
@@ -124,3 +130,12 @@ def test_the_submission_keeps_the_forms_encoding(srv, tmp_path, capsys):
                  "-q", "--allow-private", "--delay", "0", "--probes", "0"]) == 0
     assert _sent(srv, before)[1] == b"q=%E9&z=caf%E9+%80"
     assert urlsplit(sub["url"]).path == "/page"
+
+
+def test_an_empty_action_is_the_page_itself_whatever_base_says():
+    html = '<html><head><base href="http://cdn.example/static/"></head><body><form><input name=q></form></body></html>'
+    assert read_form(html, base_url="http://shop.example/search?x=1").action == "http://shop.example/search?x=1"
+    html = html.replace("<form>", '<form action="s">')
+    assert read_form(html, base_url="http://shop.example/search").action == "http://cdn.example/static/s"
+    bad = '<base href="http://[::1/">' + html   # a <base href> that is no URL is ignored
+    assert read_form(bad, base_url="http://shop.example/search").action == "http://shop.example/s"
