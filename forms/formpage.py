@@ -190,7 +190,15 @@ def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_ind
     except Exception as exc:  # noqa: BLE001 - lxml's errors vary
         raise FormError(f"{where}: not readable as HTML ({exc})") from None
     form_el = _pick_form(root, form_index, where)
-    action = (form_el.get("action") or "").strip()
+    button = _pressed_button(root, form_el)
+    # the button's formaction, formmethod and formenctype stand for the form's, as in a browser
+    submitter = button if button is not None else form_el
+
+    def attr(name: str) -> str | None:
+        own = submitter.get("form" + name) if submitter is not form_el else None
+        return own if own is not None else form_el.get(name)
+
+    action = (attr("action") or "").strip()
     base = _document_base(root, page_url)
     try:
         # an empty action is the page itself, whatever its <base href> says
@@ -200,11 +208,11 @@ def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_ind
     if not action:
         raise FormError(f"{where}: the form has no action and no page URL is known to resolve it against "
                         "(pass base_url)")
-    method = (form_el.get("method") or "GET").strip().upper()
+    method = (attr("method") or "GET").strip().upper()
     method = method if method in ("GET", "POST") else "GET"
-    enctype = (form_el.get("enctype") or "application/x-www-form-urlencoded").strip().lower()
+    enctype = (attr("enctype") or "application/x-www-form-urlencoded").strip().lower()
     return Form(page_url=page_url, action=action, method=method, enctype=enctype,
-                fields=_form_fields(root, form_el), charset=_form_charset(form_el, encoding))
+                fields=_form_fields(root, form_el, button), charset=_form_charset(form_el, encoding))
 
 
 def _document_base(root, page_url: str | None) -> str | None:
@@ -243,33 +251,34 @@ def _pick_form(root, form_index: int | None, where: str):
     return forms[form_index]
 
 
-def _form_fields(root, form_el) -> list[FormField]:
+def _form_fields(root, form_el, pressed=None) -> list[FormField]:
     """The fields a submission of the form sends, in document order: a group per radio or
-    checkbox name, the default button alone among the submit buttons."""
+    checkbox name; of the submit buttons, only ``pressed`` (``_pressed_button``) sends its
+    value, the others are fields a value set may name."""
     labels_for = {}
     for lab in root.iter("label"):
         if lab.get("for"):
             labels_for.setdefault(lab.get("for"), lab)
     fields: list[FormField] = []
     by_name: dict[str, FormField] = {}
-    submit_taken = False
     for el in _controls(root, form_el):
         name = el.get("name")
         if not name or el.get("disabled") is not None:
             continue
         tag = el.tag
-        kind = (el.get("type") or "text").strip().lower() if tag == "input" else tag
-        if tag == "button":
-            kind = (el.get("type") or "submit").strip().lower()
+        kind = _button_type(el) or ((el.get("type") or "text").strip().lower() if tag == "input" else tag)
+        if kind == "image" and el is pressed:
+            # a click on an image button sends where it was clicked; Enter sends 0, 0
+            fields += [FormField(f"{name}.{xy}", "image", "0", None, defaults=["0"]) for xy in "xy"]
+            continue
         if kind in _NOT_SENT:
             continue
         label = None if kind == "hidden" else _visible_label(el, root, labels_for)
         if kind == "submit":
-            value = el.get("value") if tag == "input" else (el.get("value") or _text(el))
-            label = label or value
-            # only the default button goes with an implicit (Enter-key) submission
-            fields.append(FormField(name, "submit", value or "", label, defaults=[] if submit_taken else [value or ""]))
-            submit_taken = True
+            # an input without a value sends its default caption; a button only its value attribute
+            value = el.get("value", "Submit") if tag == "input" else el.get("value", "")
+            label = label or (value if tag == "input" else _text(el)) or value
+            fields.append(FormField(name, "submit", value, label, defaults=[value] if el is pressed else []))
         elif kind in ("radio", "checkbox"):
             group = by_name.get(name)
             if group is None or group.type != kind:
@@ -282,6 +291,24 @@ def _form_fields(root, form_el) -> list[FormField]:
             fields.append(f)
             by_name.setdefault(name, f)
     return fields
+
+
+def _button_type(el) -> str | None:
+    """"submit" or "image" for a control that submits its form (a ``<button>`` of no or an
+    unknown type is one), "button"/"reset" for a button that does not, None for any other."""
+    kind = (el.get("type") or "").strip().lower()
+    if el.tag == "button":
+        return kind if kind in ("button", "reset") else "submit"
+    if el.tag == "input" and kind in ("submit", "image", "button", "reset"):
+        return kind
+    return None
+
+
+def _pressed_button(root, form_el):
+    """The button a person submits the form with: its first submit button that is not
+    disabled (the default button, which Enter presses), named or not; None if it has none."""
+    return next((el for el in _controls(root, form_el)
+                 if _button_type(el) in ("submit", "image") and el.get("disabled") is None), None)
 
 
 def _add_choice(group: FormField, el, root, labels_for: dict) -> None:

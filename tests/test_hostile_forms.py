@@ -53,6 +53,31 @@ CASES = {
         '<html><head><base href="/"></head><body><form action="page"><input name="q"></form></body></html>',
         "utf-8", "text/html", {"q": "tea"},
         "GET /page?q=tea", b""),
+    "the default button: unnamed, then named": (
+        '<form action="/page"><input name="q"><input type="submit" value="Search">'
+        '<input type="submit" name="export" value="CSV"></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea", b""),
+    "the default button: its formaction and formmethod, no value": (
+        '<form action="/nowhere"><input name="q"><button name="go" formaction="/page" formmethod="POST">Find'
+        '</button><input type="submit" name="other" value="x" formaction="/elsewhere"></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "POST /page", b"q=tea&go="),
+    "the default button: an image": (
+        '<form action="/page"><input name="q"><input type="image" name="img" src="/image">'
+        '<button type="bogus" name="b" value="1">B</button></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&img.x=0&img.y=0", b""),
+    "the default button: a button of an unknown type, a submit input without value": (
+        '<form action="/page"><input name="q"><button type="bogus" name="b" value="1">B</button>'
+        '<input type="submit" name="s"></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&b=1", b""),
+    "a submit input without value": (
+        '<form action="/page"><input name="q"><input type="submit" name="s" disabled><input type="submit" name="t">'
+        '</form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&t=Submit", b""),
 }
 
 
@@ -96,9 +121,14 @@ def test_chromium_sends_the_same(srv):
     pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
     from playwright.sync_api import sync_playwright
 
+    # Enter in the first text field (implicit submission: the default button is pressed); a form
+    # whose default button is disabled is submitted by a click on its first enabled button
     fill = """([values]) => { const f = document.forms[0];
         for (const [k, v] of Object.entries(values)) f.elements[k].value = v;
-        f.requestSubmit(Array.from(f.elements).find(e => e.type === 'submit' && !e.disabled) || null); }"""
+        const first = Array.from(f.elements).find(e => e.type === 'submit' || e.type === 'image');
+        if (first && first.disabled) {
+            f.requestSubmit(Array.from(f.elements).find(e => e.type === 'submit' && !e.disabled)); return false; }
+        f.querySelector('input:not([type]), input[type=text]').focus(); return true; }"""
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
@@ -107,7 +137,8 @@ def test_chromium_sends_the_same(srv):
                 page.goto(srv.url(f"/served/{_serve(srv, case)}"))
                 before = len(srv.log)
                 with page.expect_navigation():
-                    page.evaluate(fill, [values])
+                    if page.evaluate(fill, [values]):
+                        page.keyboard.press("Enter")
                 got_line, got_body = _sent(srv, before)
                 assert (case, got_line) == (case, line)
                 if b"form-data" in body:
