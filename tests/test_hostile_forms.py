@@ -170,3 +170,16 @@ def test_an_empty_action_is_the_page_itself_whatever_base_says():
     assert read_form(html, base_url="http://shop.example/search").action == "http://cdn.example/static/s"
     bad = '<base href="http://[::1/">' + html   # a <base href> that is no URL is ignored
     assert read_form(bad, base_url="http://shop.example/search").action == "http://shop.example/s"
+
+
+def test_the_form_page_is_fetched_with_the_commands_limits(srv, tmp_path, capsys):
+    # --max-bytes (and the other fetch options) held for the result pages only: a form page over
+    # 10 MiB was refused with 'raise --max-bytes' however much it was raised
+    srv.pages["big"] = ("text/html", b"<html><body>" + b"<p>notes</p>" * 1_000_000
+                        + b'<form action="/page"><input name="q"></form></body></html>')
+    (tmp_path / "v.jsonl").write_text('{"q": "tea"}\n')
+    argv = ["collect", "--form", srv.url("/served/big"), "--values", str(tmp_path / "v.jsonl"), "-q",
+            "--allow-private", "--delay", "0", "--probes", "0"]
+    assert main([*argv, "--into", str(tmp_path / "a"), "--max-bytes", "1000"]) == 1
+    assert "exceeds the maximum of 1000 bytes" in capsys.readouterr().err
+    assert main([*argv, "--into", str(tmp_path / "b"), "--max-bytes", str(20 * 1024 * 1024)]) == 0

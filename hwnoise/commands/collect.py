@@ -114,7 +114,8 @@ def _form_submissions(args: argparse.Namespace, allow: bool | list[str]) -> list
     from hwnoise.forms.formpage import read_form, read_values, submissions_from_form, unknown_fields
 
     form = read_form(args.form, form_index=args.form_index, allow_private=allow or False,
-                     user_agent=args.user_agent, timeout=tuple(args.timeout), robots=not args.no_robots)
+                     user_agent=args.user_agent, timeout=tuple(args.timeout), robots=not args.no_robots,
+                     max_bytes=args.max_bytes, page_timeout=args.page_timeout, retries=args.retries)
     values = read_values(args.values)
     unknown = unknown_fields(form, values)
     if unknown:
