@@ -160,6 +160,9 @@ def _load(html_or_url: str | bytes, base_url: str | None, **fetch_kw: Any) -> tu
         return _decoded(res.body, res.http_charset, res.final_url)
     if "<" not in text and len(text) < 4096 and os.path.isfile(text):
         return _decoded(Path(text).read_bytes(), None, base_url or Path(text).resolve().as_uri())
+    if "<" not in text and text.strip():  # no markup: a path or URL mistyped, not a page without forms
+        what = "a folder" if os.path.isdir(text) else "no such file"
+        raise FormError(f"{text}: {what}, and not an http or https URL of a form page")
     return text, base_url, "utf-8"
 
 

@@ -183,3 +183,15 @@ def test_the_form_page_is_fetched_with_the_commands_limits(srv, tmp_path, capsys
     assert main([*argv, "--into", str(tmp_path / "a"), "--max-bytes", "1000"]) == 1
     assert "exceeds the maximum of 1000 bytes" in capsys.readouterr().err
     assert main([*argv, "--into", str(tmp_path / "b"), "--max-bytes", str(20 * 1024 * 1024)]) == 0
+
+
+@pytest.mark.parametrize("form", ["missing/search.html", "ftp://shop.example/search", "."])
+def test_a_form_page_that_is_no_file_or_url_is_named_so(tmp_path, capsys, monkeypatch, form):
+    # a mistyped path was read as HTML text: 'no <form> on the page'
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "v.jsonl").write_text('{"q": "tea"}\n')
+    assert main(["collect", "--form", form, "--values", "v.jsonl", "--into", "ds", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"hwnoise: error: {form}: ") and err.count("\n") == 1
+    assert ("a folder" if form == "." else "no such file") in err and "not an http or https URL" in err
+    assert not (tmp_path / "ds").exists()
