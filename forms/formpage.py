@@ -266,7 +266,7 @@ def _form_fields(root, form_el, pressed=None) -> list[FormField]:
     by_name: dict[str, FormField] = {}
     for el in _controls(root, form_el):
         name = el.get("name")
-        if not name or el.get("disabled") is not None:
+        if not name or _disabled(el):
             continue
         tag = el.tag
         kind = _button_type(el) or ((el.get("type") or "text").strip().lower() if tag == "input" else tag)
@@ -311,7 +311,26 @@ def _pressed_button(root, form_el):
     """The button a person submits the form with: its first submit button that is not
     disabled (the default button, which Enter presses), named or not; None if it has none."""
     return next((el for el in _controls(root, form_el)
-                 if _button_type(el) in ("submit", "image") and el.get("disabled") is None), None)
+                 if _button_type(el) in ("submit", "image") and not _disabled(el)), None)
+
+
+def _disabled(el) -> bool:
+    """Whether a control is disabled: by its own attribute, or by a disabled ``<fieldset>``
+    around it (except inside that fieldset's first ``<legend>``); an option also by its
+    disabled ``<optgroup>``."""
+    if el.get("disabled") is not None:
+        return True
+    if el.tag == "option":
+        parent = el.getparent()
+        return parent is not None and parent.tag == "optgroup" and parent.get("disabled") is not None
+    child = el
+    for anc in el.iterancestors():
+        if anc.tag == "fieldset" and anc.get("disabled") is not None:
+            legend = next((c for c in anc if c.tag == "legend"), None)
+            if legend is None or child is not legend:
+                return True
+        child = anc
+    return False
 
 
 def _add_choice(group: FormField, el, root, labels_for: dict) -> None:
@@ -337,9 +356,14 @@ def _value_field(el, name: str, kind: str, label: str | None) -> FormField:
         values = [o.get("value") if o.get("value") is not None else _text(o) for o in opts]
         texts = [_text(o) for o in opts]
         multiple = el.get("multiple") is not None
-        chosen = [v for o, v in zip(opts, values) if o.get("selected") is not None and o.get("disabled") is None]
+        selected = [i for i, o in enumerate(opts) if o.get("selected") is not None]
         if not multiple:
-            chosen = chosen[-1:] or [v for o, v in zip(opts, values) if o.get("disabled") is None][:1]
+            # one selected option at most (the last); a drop-down (no size over 1) with none
+            # selected shows its first enabled option, a list box shows none
+            drop_down = not (el.get("size") or "").strip().isdigit() or int(el.get("size").strip()) <= 1
+            first = [i for i, o in enumerate(opts) if not _disabled(o)][:1] if drop_down else []
+            selected = selected[-1:] or first
+        chosen = [values[i] for i in selected if not _disabled(opts[i])]  # a disabled option is not sent
         return FormField(name, "select", chosen[0] if chosen else None, label, values, texts, multiple, chosen)
     if el.tag == "textarea":
         value = el.text or ""

@@ -78,6 +78,17 @@ CASES = {
         '</form>',
         "utf-8", "text/html", {"q": "tea"},
         "GET /page?q=tea&t=Submit", b""),
+    "a disabled fieldset": (
+        '<form action="/page"><input name="q"><fieldset disabled><legend><input name="kept" value="1"></legend>'
+        '<input name="off" value="2"><select name="s"><option>a</option></select></fieldset><input type="submit"></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&kept=1", b""),
+    "selects: a disabled optgroup, a list box, a disabled selected option": (
+        '<form action="/page"><input name="q"><select name="a"><optgroup label="old" disabled><option>x</option>'
+        '</optgroup><option>y</option></select><select name="b" size="3"><option>m</option></select>'
+        '<select name="c"><option selected disabled>Pick one</option><option>z</option></select></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&a=y", b""),
 }
 
 
