@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -455,6 +457,20 @@ def _option_value(f: FormField, v: str) -> str:
     return v
 
 
+def _check_value_set(obj: dict, where: str) -> dict:
+    """``obj`` when each value is one a form field takes (a string, a number, null, or a list of
+    them for a field sent once per item); else a FormError naming ``where`` and the field."""
+    def plain(v: object) -> bool:
+        return v is None or isinstance(v, str) or (isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                   and math.isfinite(v))
+
+    for key, value in obj.items():
+        if not (plain(value) or (isinstance(value, list) and all(plain(v) for v in value))):
+            raise FormError(f"{where}: the value of {key!r} is {json.dumps(value)[:80]}; a field takes a string "
+                            "or a number (or a list of them, sent once each)")
+    return obj
+
+
 def read_values(path: str | os.PathLike) -> list[dict]:
     """Value sets from JSON lines (``{field: value}`` a line), a JSON array, or CSV with a
     header (an empty cell leaves that field at the form's default)."""
@@ -467,6 +483,8 @@ def read_values(path: str | os.PathLike) -> list[dict]:
         items = parse_json(head, str(path), FormError)
         if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
             raise FormError(f"{path}: the JSON array must hold objects of {{field: value}}")
+        for i, obj in enumerate(items):
+            _check_value_set(obj, f"{path}: item {i}")
         return items
     if head.startswith("{"):
         out = []
@@ -476,7 +494,7 @@ def read_values(path: str | os.PathLike) -> list[dict]:
             obj = parse_json(line, f"{path}:{n}", FormError, at_line=True)
             if not isinstance(obj, dict):
                 raise FormError(f"{path}:{n}: expected an object of {{field: value}}")
-            out.append(obj)
+            out.append(_check_value_set(obj, f"{path}:{n}"))
         return out
     reader = csv.reader(io.StringIO(text))
     rows = list(reader)

@@ -206,3 +206,17 @@ def test_a_form_page_that_is_no_file_or_url_is_named_so(tmp_path, capsys, monkey
     assert err.startswith(f"hwnoise: error: {form}: ") and err.count("\n") == 1
     assert ("a folder" if form == "." else "no such file") in err and "not an http or https URL" in err
     assert not (tmp_path / "ds").exists()
+
+
+@pytest.mark.parametrize("line,field", [('{"q": {"x": 1}}', "'q'"), ('{"q": true}', "'q'"), ('{"q": NaN}', "'q'"),
+                                        ('{"q": ["a", ["b"]]}', "'q'"), ('{"q": "a", "n": Infinity}', "'n'")])
+def test_a_value_no_field_takes_is_named(srv, tmp_path, capsys, line, field):
+    # was sent as Python wrote it: q=%7B%27x%27%3A+1%7D ("{'x': 1}"), q=True, q=nan
+    srv.pages["plain"] = ("text/html", b'<form action="/page"><input name="q"><input name="n"></form>')
+    (tmp_path / "v.jsonl").write_text('{"q": "fine"}\n' + line + "\n")
+    before = len(srv.log)
+    assert main(["collect", "--form", srv.url("/served/plain"), "--values", str(tmp_path / "v.jsonl"), "-q",
+                 "--into", str(tmp_path / "ds"), "--allow-private", "--delay", "0", "--probes", "0"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"hwnoise: error: {tmp_path / 'v.jsonl'}:2: the value of {field} is ") and err.count("\n") == 1
+    assert not [e for e in srv.log[before:] if e[2].startswith("/page")]
