@@ -446,6 +446,23 @@ def unknown_fields(form: Form, values: list[dict]) -> list[str]:
     return list(dict.fromkeys(str(k) for vs in values for k in vs if _named(form, k) is None))
 
 
+def unchoosable_values(form: Form, values: list[dict]) -> list[str]:
+    """What ``values`` sets a select or a radio group to that none of its options is (by value
+    or by text): ``["value set N: 'v' for 'name' (options: ...)"]``. A browser cannot send it."""
+    out = []
+    for n, vs in enumerate(values, 1):
+        for key, value in vs.items():
+            f = _named(form, key)
+            if f is None or f.type not in ("select", "radio") or not f.options:
+                continue
+            for v in (value if isinstance(value, list) else [value]):
+                v = "" if v is None else str(v)
+                if v not in f.options and v.casefold() not in {t.casefold() for t in f.option_labels}:
+                    shown = ", ".join(repr(o) for o in f.options[:8]) + (", ..." if len(f.options) > 8 else "")
+                    out.append(f"value set {n}: {v!r} for {f.name!r} is none of its options ({shown})")
+    return out
+
+
 def _option_value(f: FormField, v: str) -> str:
     """A select's value for ``v``: ``v`` itself when it is an option's value, else the value of
     the option whose text is ``v`` (users write what they see)."""

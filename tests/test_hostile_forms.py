@@ -220,3 +220,23 @@ def test_a_value_no_field_takes_is_named(srv, tmp_path, capsys, line, field):
     err = capsys.readouterr().err
     assert err.startswith(f"hwnoise: error: {tmp_path / 'v.jsonl'}:2: the value of {field} is ") and err.count("\n") == 1
     assert not [e for e in srv.log[before:] if e[2].startswith("/page")]
+
+
+def test_a_value_that_is_no_option_is_named(srv, tmp_path, capsys):
+    # was sent as given (cat=Fiction for a select whose options are 1 and 2), which no browser can
+    srv.pages["select"] = ("text/html", b'<form action="/page"><input name="q"><select name="cat">'
+                           b'<option value="1">Novels</option><option value="2">Poetry</option></select>'
+                           b'<input type="radio" name="r" value="a"></form>')
+    (tmp_path / "v.jsonl").write_text('{"q": "x", "cat": "novels"}\n{"cat": "2", "r": "a"}\n{"cat": "Fiction"}\n')
+    argv = ["collect", "--form", srv.url("/served/select"), "--values", str(tmp_path / "v.jsonl"), "-q",
+            "--allow-private", "--delay", "0", "--probes", "0"]
+    before = len(srv.log)
+    assert main([*argv, "--into", str(tmp_path / "ds")]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"hwnoise: error: {tmp_path / 'v.jsonl'}: value set 3: 'Fiction' for 'cat' is none of its options "
+                   "('1', '2'); use an option's value or its text\n")
+    assert not [e for e in srv.log[before:] if e[2].startswith("/page")]
+    (tmp_path / "v.jsonl").write_text('{"q": "x", "cat": "novels"}\n{"cat": "2", "r": "a"}\n')
+    assert main([*argv, "--into", str(tmp_path / "ok")]) == 0
+    assert sorted(e[2] for e in srv.log[before:] if e[2].startswith("/page")) == ["/page?q=&cat=2&r=a",
+                                                                                 "/page?q=x&cat=1"]

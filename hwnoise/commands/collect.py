@@ -111,12 +111,17 @@ def _form_submissions(args: argparse.Namespace, allow: bool | list[str]) -> list
         raise HwnoiseError("--form and --values go together: the form page and the value sets to submit")
     if args.submissions:
         raise HwnoiseError("give either SUBMISSIONS or --form/--values, not both")
-    from hwnoise.forms.formpage import read_form, read_values, submissions_from_form, unknown_fields
+    from hwnoise.forms.formpage import (read_form, read_values, submissions_from_form, unchoosable_values,
+                                        unknown_fields)
 
     form = read_form(args.form, form_index=args.form_index, allow_private=allow or False,
                      user_agent=args.user_agent, timeout=tuple(args.timeout), robots=not args.no_robots,
                      max_bytes=args.max_bytes, page_timeout=args.page_timeout, retries=args.retries)
     values = read_values(args.values)
+    unchoosable = unchoosable_values(form, values)
+    if unchoosable:  # a browser cannot send it; the site may answer it with an error page or everything
+        more = f" (and {len(unchoosable) - 1} more)" if len(unchoosable) > 1 else ""
+        raise HwnoiseError(f"{args.values}: {unchoosable[0]}{more}; use an option's value or its text")
     unknown = unknown_fields(form, values)
     if unknown:
         info(f"hwnoise: warning: {args.values} names {', '.join(map(repr, unknown))}, which the form has "
