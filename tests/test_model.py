@@ -150,6 +150,28 @@ def test_a_model_json_of_gigabytes_is_refused_before_it_is_read(tmp_path):
     assert int(peak_mb) < 400
 
 
+def test_a_big_file_that_is_no_model_is_refused_before_it_is_read(tmp_path):
+    # given as --model by mistake (a crawl's WARC, a disk image): it was read whole before its
+    # first bytes told it is no model
+    import subprocess
+    import sys
+
+    from peak_memory import PEAK_KB
+
+    big = tmp_path / "crawl.warc"
+    with open(big, "wb") as f:  # sparse: no disk used
+        f.write(b"WARC/1.0\r\n")
+        f.truncate(600_000_000)
+    code = (PEAK_KB + "import sys\nfrom hwnoise.training.model import ModelError, NoiseModel\n"
+            "try:\n    NoiseModel.load(sys.argv[1])\nexcept ModelError as exc:\n    print(exc)\n"
+            "print(peak_kb() // 1024)\n")
+    out = subprocess.run([sys.executable, "-c", code, str(big)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    said, peak_mb = out.stdout.splitlines()
+    assert said.startswith(f"{big}: not an hwnoise model file")
+    assert int(peak_mb) < 400
+
+
 def test_classifier_without_json_form_keeps_metadata_only(tmp_path):
     model = fitted("logreg")
     out = model.save(tmp_path / "logreg")

@@ -543,10 +543,12 @@ class NoiseModel:
             return cls._from_meta(meta, json_path)
         if joblib_path is None or not joblib_path.exists():
             raise ModelError(f"{json_path}: holds the metadata only and {joblib_path} is missing")
-        blob = joblib_path.read_bytes()
-        if not blob.startswith(_JOBLIB_STARTS):  # a page, a text: no reason to offer --allow-pickle
+        with open(joblib_path, "rb") as fh:  # its first bytes, before the whole file is read
+            head = fh.read(8)
+        if not head.startswith(_JOBLIB_STARTS):  # a page, a text: no reason to offer --allow-pickle
             raise ModelError(f"{joblib_path}: not an hwnoise model file (neither the model.json nor the "
                              "model.joblib 'hwnoise train --out' writes)")
+        blob = joblib_path.read_bytes()
         signed = False
         if meta is not None and Path(str((meta.get("joblib") or {}).get("file", ""))).name == joblib_path.name:
             expected = (meta.get("joblib") or {}).get("hmac_sha256")
