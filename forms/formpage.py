@@ -457,7 +457,7 @@ def unchoosable_values(form: Form, values: list[dict]) -> list[str]:
                 continue
             for v in (value if isinstance(value, list) else [value]):
                 v = "" if v is None else str(v)
-                if v not in f.options and v.casefold() not in {t.casefold() for t in f.option_labels}:
+                if _option_value(f, v) not in f.options:  # neither an option's value nor its text
                     shown = ", ".join(repr(o) for o in f.options[:8]) + (", ..." if len(f.options) > 8 else "")
                     out.append(f"value set {n}: {v!r} for {f.name!r} is none of its options ({shown})")
     return out
