@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hwnoise.dataset import atomic_write_text
+from hwnoise.text import markdown_text
 from hwnoise.training.metrics import CONFUSION
 
 
@@ -38,10 +39,13 @@ def _mean(values: Sequence[Any]) -> float | None:
 
 def format_table(rows: Sequence[Sequence[Any]], header: Sequence[str], *, markdown: bool = False,
                  digits: int = 3) -> str:
-    """A table as aligned text for the terminal, or as a Markdown table."""
+    """A table as aligned text for the terminal, or as a Markdown table (its cells escaped:
+    ``markdown_text``)."""
     cells = [[_fmt(c, digits) for c in row] for row in rows]
     head = [str(h) for h in header]
     if markdown:
+        cells = [[markdown_text(c) for c in r] for r in cells]
+        head = [markdown_text(h) for h in head]
         lines = ["| " + " | ".join(head) + " |",
                  "|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|"]
         lines += ["| " + " | ".join(r) + " |" for r in cells]
@@ -120,8 +124,8 @@ def markdown_report(report: dict, figures: Sequence[str] = ()) -> str:
     failed = [r for r in report.get("results", []) if r.get("failures")]
     if failed:
         out += ["## Failures", "", "Pages a method could not handle score as empty output.", ""]
-        out += [f"- {r['dataset']} / {r['method']}: {r['failures']} pages "
-                f"(last: {r.get('last_error', '')})" for r in failed]
+        out += [f"- {markdown_text(r['dataset'])} / {markdown_text(r['method'])}: {r['failures']} pages "
+                f"(last: {markdown_text(r.get('last_error', ''))})" for r in failed]
         out.append("")
     figs = [Path(f).name for f in figures]
     if figs:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from markdown_tables import markdown_tables
 
 from hwnoise.dataset import Dataset
 from hwnoise.evaluate import evaluate, value_recall
@@ -314,3 +315,39 @@ def test_a_given_model_with_sitelevel_gets_the_dataset_table_built(datasets, tmp
     assert Dataset(bare).has_features()
     assert got["results"][0]["text_f1"] == want["results"][0]["text_f1"]
     assert got["results"][0]["CC"] == want["results"][0]["CC"]
+
+
+#: dataset names a user's folders may carry: each once broke report.md's tables or turned into markup
+HOSTILE_NAMES = ["a b|c*d`e`", "<script>alert(1)</script>", "new\nline", "ü中文☃ " + "x" * 300,
+                 "&amp; [link](http://x) _em_ ~s~ $x$", "back\\slash|"]
+
+
+def hostile_copies(datasets: list[Path], root: Path) -> list[Path]:
+    """A copy of the first dataset under each of ``HOSTILE_NAMES`` (its name in dataset.json)."""
+    import shutil
+
+    copies = []
+    for i, name in enumerate(HOSTILE_NAMES):
+        path = shutil.copytree(datasets[0], root / f"copy{i}")
+        meta = json.loads((path / "dataset.json").read_text(encoding="utf-8"))
+        (path / "dataset.json").write_text(json.dumps({**meta, "name": name}), encoding="utf-8")
+        copies.append(path)
+    return copies
+
+
+def test_report_md_tables_hold_any_dataset_name(datasets, tmp_path):
+    """A '|' in a dataset's name split its report.md row into more cells than the header, a
+    newline cut the row in two, and '<script>', backticks or '*' went in as markup; every cell
+    is now literal text (``hwnoise.text.markdown_text``) and each row has the header's cells."""
+    out = tmp_path / "report"
+    report = evaluate(hostile_copies(datasets, tmp_path), methods=["alltext"], out=out, figures=False)
+    assert [r["dataset"] for r in json.loads((out / "report.json").read_text())["results"]] == HOSTILE_NAMES
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "<script>" not in md
+    tables = markdown_tables(md)
+    assert len(tables) >= 4
+    for table in tables:
+        assert {len(row) for row in table} == {len(table[0])}, table
+        names = [row[0] for row in table[2:] if row[0] not in ("mean", "total")]
+        assert names == [n.replace("\n", "\\n") for n in HOSTILE_NAMES]
+    assert report["results"][0]["dataset"] == HOSTILE_NAMES[0]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from feature_tables import table_dataset
+from markdown_tables import markdown_tables
 from hwnoise.api import train
 from hwnoise.cli import main
 from hwnoise.dataset import Dataset
@@ -58,6 +59,17 @@ def test_train_datasets_writes_model_arff_and_reports(two_datasets, tmp_path, ca
     assert model.tree_text().strip() in printed  # the printed tree is the one trained on all data
     arff = read_arff(out / "train.arff")
     assert len(arff) == model.train_rows and "page" in arff.columns
+
+
+def test_train_report_md_keeps_a_row_per_dataset_whatever_its_name(tmp_path):
+    """A dataset named 'a|b' (or holding a newline) split its report.md row into more cells than
+    the header, or in two; the names are now literal cells."""
+    names = ["a|b `c`", "new\nline <i>"]
+    paths = [make_dataset(tmp_path / f"d{i}", n, i, ["s1.com", "s2.com"]).path for i, n in enumerate(names)]
+    train(paths, preset="thesis", out=tmp_path / "out")
+    table, = markdown_tables((tmp_path / "out" / "report.md").read_text(encoding="utf-8"))
+    assert {len(row) for row in table} == {13}
+    assert [row[0] for row in table[2:]] == ["a|b `c`", "new\\nline <i>", "all"]
 
 
 @pytest.mark.parametrize("protocol", ["thesis", "cv", "cross-site"])

@@ -21,6 +21,7 @@ from hwnoise.dataset import Dataset, DatasetError, atomic_write_text, now_iso, w
 from hwnoise.errors import HwnoiseError
 from hwnoise.features.columns import CLASSES, LABEL
 from hwnoise.progress import info
+from hwnoise.text import markdown_text
 from hwnoise.training.arff import PAGE_ATTRIBUTE, feature_columns, read_arff, write_arff
 from hwnoise.training.metrics import node_scores, scores_from_confusion
 from hwnoise.training.model import NoiseModel, check_features, resolve_features, usable_features
@@ -681,7 +682,8 @@ def report_markdown(report: dict, title: str = "Node-level scores") -> str:
         if r.get("classifier"):
             method = f"{method} ({r['classifier']})"
         lines.append(
-            f"| {r['dataset']} | {r.get('protocol', '')} | {method} | {r.get('pages', '')} | {r.get('nodes', '')} "
+            f"| {markdown_text(r['dataset'])} | {markdown_text(r.get('protocol', ''))} | {markdown_text(method)} "
+            f"| {r.get('pages', '')} | {r.get('nodes', '')} "
             f"| {_pct(r.get('precision'))} | {_pct(r.get('recall'))} | {_pct(r.get('f1'))} "
             f"| {_pct(r.get('content_f1'))} | {r.get('RR', '')} | {r.get('RC', '')} | {r.get('CC', '')} "
             f"| {r.get('CR', '')} |")
