@@ -277,8 +277,9 @@ def _bar_figure(report: dict, kind: str, path: Path) -> Path | None:
     for i, (label, vals) in enumerate(series):
         ax.bar(x - 0.4 + width * (i + 0.5), np.nan_to_num(vals), width, label=label)
     ax.set_xticks(x)
+    # parse_math off: a name such as 'a $\frac$ b' is text, not TeX that matplotlib refuses
     ax.set_xticklabels(datasets, rotation=60 if len(datasets) > 6 else 0, ha="right" if len(datasets) > 6 else "center",
-                       fontsize=8)
+                       fontsize=8, parse_math=False)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel(kind.capitalize())
     ax.set_title(f"{kind.capitalize()} per dataset and method", pad=28)

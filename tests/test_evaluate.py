@@ -322,12 +322,12 @@ HOSTILE_NAMES = ["a b|c*d`e`", "<script>alert(1)</script>", "new\nline", "ü中�
                  "&amp; [link](http://x) _em_ ~s~ $x$", "back\\slash|"]
 
 
-def hostile_copies(datasets: list[Path], root: Path) -> list[Path]:
-    """A copy of the first dataset under each of ``HOSTILE_NAMES`` (its name in dataset.json)."""
+def hostile_copies(datasets: list[Path], root: Path, names: list[str] = HOSTILE_NAMES) -> list[Path]:
+    """A copy of the first dataset under each of ``names`` (its name in dataset.json)."""
     import shutil
 
     copies = []
-    for i, name in enumerate(HOSTILE_NAMES):
+    for i, name in enumerate(names):
         path = shutil.copytree(datasets[0], root / f"copy{i}")
         meta = json.loads((path / "dataset.json").read_text(encoding="utf-8"))
         (path / "dataset.json").write_text(json.dumps({**meta, "name": name}), encoding="utf-8")
@@ -351,3 +351,15 @@ def test_report_md_tables_hold_any_dataset_name(datasets, tmp_path):
         names = [row[0] for row in table[2:] if row[0] not in ("mean", "total")]
         assert names == [n.replace("\n", "\\n") for n in HOSTILE_NAMES]
     assert report["results"][0]["dataset"] == HOSTILE_NAMES[0]
+
+
+def test_figures_take_dataset_names_as_text_not_tex(datasets, tmp_path):
+    """A dataset named 'a $\\frac$ b' or '$x^$' stopped evaluate at its figures with matplotlib's
+    TeX parser's ValueError (report.md and report.json unwritten); names are drawn as text."""
+    out = tmp_path / "report"
+    evaluate(hostile_copies(datasets, tmp_path, ["a $\\frac$ b", "$x^$", "price $5 and $6"]), methods=["alltext"],
+             out=out)
+    assert json.loads((out / "report.json").read_text())["outputs"] == [
+        "pages.csv", "precision.png", "recall.png", "confusion-alltext.png", "report.md", "report.json"]
+    for png in ("precision.png", "recall.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
