@@ -12,11 +12,19 @@ imports no stage.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["train", "load_model", "extract", "extract_records", "ModelSpec"]
+from hwnoise.errors import HwnoiseError
+
+__all__ = ["train", "load_model", "extract", "extract_records", "ModelSpec", "ArgumentError"]
+
+
+class ArgumentError(HwnoiseError, TypeError):
+    """An argument of the Python API of a kind it cannot use, named with what to pass instead
+    (a ``TypeError`` too, as Python's own for a wrong type)."""
 
 
 def train(inputs: str | Path | Sequence[str | Path], **options: Any) -> dict:
@@ -32,7 +40,7 @@ def train(inputs: str | Path | Sequence[str | Path], **options: Any) -> dict:
 
     options.setdefault("stacker", run_extractor)
     options.setdefault("region_fitter", model_region_scorer)
-    return _train(inputs, *TrainOptions.split(options))
+    return _train(_inputs(inputs), *TrainOptions.split(options))
 
 
 def load_model(path: str | Path = "general", *, allow_pickle: bool = False):
@@ -40,6 +48,9 @@ def load_model(path: str | Path = "general", *, allow_pickle: bool = False):
     ``"records"`` (the shipped models)."""
     from hwnoise.extractors.model import load_model as _load
 
+    if not isinstance(path, (str, os.PathLike)):
+        raise ArgumentError(f"load_model: path is {_kind(path)}; give a saved model's folder or model.json "
+                            "(a str or pathlib.Path), or 'general' / 'records'")
     return _load(path, allow_pickle=allow_pickle)
 
 
@@ -49,7 +60,7 @@ def extract(model: Any = "general", html: bytes | str = b"", *, query: str | Non
     saved model's path, or "general"); ``query`` is the search that found the page."""
     from hwnoise.extractors.model import extract_with_model
 
-    return extract_with_model(_page_model(model), _html(html), http_charset=http_charset, query=query)
+    return extract_with_model(_page_model(model), _html(html), **_page_options(query, http_charset))
 
 
 def extract_records(model: Any = "records", html: bytes | str = b"", *, query: str | None = None,
@@ -60,28 +71,88 @@ def extract_records(model: Any = "records", html: bytes | str = b"", *, query: s
     page hides; ``hidden=False`` leaves those out)."""
     from hwnoise.extractors.model import extract_records as _records
 
-    return _records(_page_model(model), _html(html), http_charset=http_charset, query=query, page=page,
+    return _records(_page_model(model), _html(html), **_page_options(query, http_charset), page=page,
                     hidden=hidden)
+
+
+def _kind(value: Any) -> str:
+    """What ``value`` is, for a message: 'None', 'bytes', 'an int', 'a DataFrame'."""
+    name = type(value).__name__
+    if value is None or isinstance(value, bytes):
+        return str(value) if value is None else "bytes"
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def _inputs(inputs: Any) -> list[str | os.PathLike]:
+    """``train``'s dataset folders or ARFF file as a list of paths (a glob's generator too); an
+    ``ArgumentError`` for anything else (bytes or a table were iterated into 'no such dataset
+    folder' per byte or column, None or a number were a TypeError from inside)."""
+    if isinstance(inputs, (str, os.PathLike)):
+        return [inputs]
+    what = ("train: inputs is {}; give dataset folders (a str or pathlib.Path, or a list of them) or "
+            "one ARFF file")
+    table = hasattr(inputs, "columns")
+    if table or isinstance(inputs, (bytes, bytearray, Mapping)) or not isinstance(inputs, Iterable):
+        hint = "; a feature table is read from a dataset folder or an ARFF file (write_arff)" if table else ""
+        raise ArgumentError(what.format(_kind(inputs)) + hint)
+    paths = list(inputs)
+    bad = [p for p in paths if not isinstance(p, (str, os.PathLike))]
+    if bad:
+        raise ArgumentError(what.format(f"a list holding {_kind(bad[0])}"))
+    return paths
 
 
 def _page_model(model: Any):
     """``model`` loaded when it is a path or a shipped model's name; a ``ModelError`` when it
-    cannot label a page's nodes (``extractors.model.check_page_model``)."""
-    if not hasattr(model, "predict"):
+    cannot label a page's nodes (``extractors.model.check_page_model``), an ``ArgumentError``
+    when it is no hwnoise model (another library's classifier, None, bytes)."""
+    from hwnoise.training.model import NoiseModel
+
+    if isinstance(model, (str, os.PathLike)):
         return load_model(model)
+    if not isinstance(model, NoiseModel):
+        raise ArgumentError(f"model is {_kind(model)}, not an hwnoise model; give one from load_model() or "
+                            "train()['model'], a saved model's folder, or 'general' / 'records'")
     from hwnoise.extractors.model import check_page_model
 
     check_page_model(model)
     return model
 
 
-def _html(html: bytes | str) -> bytes | str:
+def _html(html: Any) -> bytes | str:
     """``html``, or a ``HwnoiseError`` saying why it is no HTML page (an image, a PDF, an empty
-    body: what ``hwnoise extract`` refuses too, rather than text made of its bytes)."""
+    body: what ``hwnoise extract`` refuses too, rather than text made of its bytes); an
+    ``ArgumentError`` for what is not one page's bytes or text (a path, a list of pages, None)."""
     from hwnoise.decode import require_html
 
+    if isinstance(html, (bytearray, memoryview)):
+        html = bytes(html)
+    if isinstance(html, os.PathLike) or (isinstance(html, str) and _names_a_file(html)):
+        raise ArgumentError(f"html is the path {os.fspath(html)!r}, not a page; give the page's bytes: "
+                            f"pathlib.Path({os.fspath(html)!r}).read_bytes()")
+    if not isinstance(html, (bytes, str)):
+        many = " (one page a call)" if isinstance(html, (list, tuple)) else ""
+        raise ArgumentError(f"html is {_kind(html)}{many}; give one page's HTML as bytes (as received) or str")
     require_html(html.encode("utf-8", "surrogatepass") if isinstance(html, str) else html, "the page")
     return html
+
+
+def _names_a_file(text: str) -> bool:
+    """Whether ``text`` is a file's name rather than a page (short, one line, no markup)."""
+    return len(text) < 4096 and "<" not in text and "\n" not in text and os.path.isfile(text)
+
+
+def _page_options(query: Any, http_charset: Any) -> dict[str, Any]:
+    """``query`` (a str, or search terms as a list of str) and ``http_charset`` (a str) checked,
+    as ``extract_html``'s keywords: a number was a TypeError or AttributeError from inside."""
+    terms_ok = isinstance(query, (list, tuple)) and all(isinstance(t, str) for t in query)
+    if query is not None and not isinstance(query, str) and not terms_ok:
+        raise ArgumentError(f"query is {_kind(query)}; give the search that found the page as a str "
+                            "(or its terms as a list of str)")
+    if http_charset is not None and not isinstance(http_charset, str):
+        raise ArgumentError(f"http_charset is {_kind(http_charset)}; give the charset of the page's "
+                            "Content-Type header as a str (e.g. 'utf-8'), or None")
+    return {"query": query, "http_charset": http_charset}
 
 
 def __getattr__(name: str):

@@ -641,6 +641,50 @@ def test_python_api_refuses_what_is_no_html_page_and_a_model_that_labels_no_page
         extract(foreign, "<p>The oak chair costs forty euros.</p>")
 
 
+def test_python_api_names_an_argument_of_the_wrong_kind_and_what_to_pass(dataset, tmp_path):
+    """A notebook user's slips were TypeErrors and AttributeErrors from deep inside ('PosixPath'
+    object is not subscriptable, 'DecisionTreeClassifier' object has no attribute 'estimator',
+    'int' object has no attribute 'strip'), or, for train on bytes or a DataFrame, 'no such
+    dataset folder' for each byte or column; each is one ArgumentError (a HwnoiseError and a
+    TypeError) naming the argument and what to pass."""
+    import pandas as pd
+    from sklearn.tree import DecisionTreeClassifier
+
+    from hwnoise import extract, extract_records, load_model, train
+    from hwnoise.api import ArgumentError
+    from hwnoise.errors import HwnoiseError
+
+    html = "<p>The oak chair costs forty euros.</p>"
+    page = tmp_path / "page.html"
+    page.write_text(html, encoding="utf-8")
+    cases = [
+        (lambda: extract("general", page), r"html is the path '.*page.html', not a page; .*read_bytes\(\)"),
+        (lambda: extract("general", str(page)), r"html is the path '.*page.html', not a page"),
+        (lambda: extract("general", None), r"html is None; give one page's HTML as bytes"),
+        (lambda: extract("general", [html, html]), r"html is a list \(one page a call\)"),
+        (lambda: extract_records("records", pd.DataFrame({"a": [1]})), r"html is a DataFrame"),
+        (lambda: extract(None, html), r"model is None, not an hwnoise model; give one from load_model\(\)"),
+        (lambda: extract(html.encode(), html), r"model is bytes, not an hwnoise model"),
+        (lambda: extract(DecisionTreeClassifier().fit([[0], [1]], ["S", "N"]), html),
+         r"model is a DecisionTreeClassifier, not an hwnoise model"),
+        (lambda: extract("general", html, query=5), r"query is an int; give the search .* as a str"),
+        (lambda: extract("general", html, http_charset=8), r"http_charset is an int; give the charset"),
+        (lambda: load_model(None), r"load_model: path is None; give a saved model's folder"),
+        (lambda: train(None, preset="thesis"), r"train: inputs is None; give dataset folders"),
+        (lambda: train(str(dataset).encode(), preset="thesis"), r"train: inputs is bytes"),
+        (lambda: train(pd.DataFrame({"ctd": [1.0]}), preset="thesis"), r"inputs is a DataFrame; .*write_arff"),
+        (lambda: train([dataset, 3], preset="thesis"), r"inputs is a list holding an int"),
+    ]
+    for call, message in cases:
+        with pytest.raises(ArgumentError, match=message) as caught:
+            call()
+        assert isinstance(caught.value, HwnoiseError) and isinstance(caught.value, TypeError)
+    # what was accepted still is: bytes, str, a bytearray or memoryview of the page, a glob's paths
+    text = extract("general", html.encode())
+    assert text == extract("general", html) == extract("general", memoryview(html.encode()))
+    assert train(dataset.parent.glob(dataset.name), preset="thesis")["results"][0]["nodes"] > 0
+
+
 def test_the_shipped_general_model_loads_and_extracts_a_bare_page(tmp_path, capsys):
     from hwnoise.extractors.model import load_model
 
