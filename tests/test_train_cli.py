@@ -72,6 +72,19 @@ def test_train_report_md_keeps_a_row_per_dataset_whatever_its_name(tmp_path):
     assert [row[0] for row in table[2:]] == ["a|b `c`", "new\\nline <i>", "all"]
 
 
+def test_api_train_checks_out_before_fitting(two_datasets, tmp_path):
+    """train(..., out=FILE) fitted and scored every fold, then ended in a FileExistsError
+    traceback; out is checked first, as hwnoise train --out is, one line naming it."""
+    from hwnoise.errors import HwnoiseError
+
+    taken = tmp_path / "notes.txt"
+    taken.write_text("mine", encoding="utf-8")
+    for out, why in ((taken, "exists and is not a folder"), (taken / "m", "cannot write there")):
+        with pytest.raises(HwnoiseError, match=f"out {out}: {why}"):
+            train(list(two_datasets), preset="thesis", out=out)
+    assert taken.read_text(encoding="utf-8") == "mine"
+
+
 @pytest.mark.parametrize("protocol", ["thesis", "cv", "cross-site"])
 def test_other_protocols(two_datasets, protocol):
     result = train(list(two_datasets), protocol=protocol, seed=3, preset="thesis")

@@ -20,6 +20,7 @@ from hwnoise import __version__
 from hwnoise.dataset import Dataset, DatasetError, atomic_write_text, now_iso, write_json
 from hwnoise.errors import HwnoiseError
 from hwnoise.features.columns import CLASSES, LABEL
+from hwnoise.outputs import check_out_dir
 from hwnoise.progress import info
 from hwnoise.text import markdown_text
 from hwnoise.training.arff import PAGE_ATTRIBUTE, feature_columns, read_arff, write_arff
@@ -411,6 +412,8 @@ def train(inputs, model: dict | None = None, options: TrainOptions | None = None
     user's file) ``weka-cv``, J48's own default evaluation (see :mod:`.arff_train`)."""
     model = _model_options(model)
     options = TrainOptions() if options is None else options
+    if options.out is not None:  # before the fits: a folder that cannot be written loses none of them
+        check_out_dir(options.out, "out")
     weka = None if _custom(model) else _weka_run(inputs, model, options)
     if weka is not None:
         return weka
