@@ -634,11 +634,26 @@ def _check_args(datasets: list[Dataset], opts: EvalOptions) -> tuple[list[str], 
         check_page_model(model)
     if model is not None:
         _warn_unknown(model.features)
+        _refuse_model_options(opts.method_options, model, opts.model)
     if opts.score_only is not None:
         unknown = set(opts.score_only) - {ds.name for ds in datasets}
         if unknown:
             raise EvaluateError(f"--score-only names no dataset given: {', '.join(sorted(unknown))}")
     return methods, model
+
+
+def _refuse_model_options(method_options: dict | None, model: Any, given: Any) -> None:
+    """An ``EvaluateError`` for model options beside a given model: it is scored as it was trained
+    (its spec), and a preset, threshold or classifier asked for beside it was ignored without a
+    word, the report showing the given model's figures as if they were those options'."""
+    asked = {k: v for k, v in ((method_options or {}).get("model") or {}).items() if v is not None}
+    if asked:
+        spec = getattr(model, "spec", None)
+        trained = f" (preset {spec.preset})" if getattr(spec, "preset", None) else ""
+        named = given if isinstance(given, (str, Path)) else "the given model"
+        raise EvaluateError(f"model options {', '.join(f'{k} {v}' for k, v in asked.items())} do not apply to "
+                            f"--model {named}, which is scored as it was trained{trained}; drop them, or "
+                            "drop --model to train a model of those options on each split")
 
 
 def _check_features(features: Any) -> None:

@@ -363,3 +363,27 @@ def test_figures_take_dataset_names_as_text_not_tex(datasets, tmp_path):
         "pages.csv", "precision.png", "recall.png", "confusion-alltext.png", "report.md", "report.json"]
     for png in ("precision.png", "recall.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_model_options_beside_a_given_model_are_refused_not_ignored(datasets, tmp_path, capsys):
+    """evaluate --model M --preset general --threshold 0.9 (or --method-option model.threshold=0.4)
+    scored M as it was trained and wrote its figures, the options dropped without a word; they
+    are now refused before any work, named, and nothing is written."""
+    from hwnoise.cli import main
+    from hwnoise.evaluate import EvaluateError
+
+    model = tmp_path / "m"
+    assert main(["train", str(datasets[0]), "--preset", "thesis", "--out", str(model)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "ev"
+    for extra, named in ((["--preset", "general", "--threshold", "0.9"], "preset general, threshold 0.9"),
+                         (["--method-option", "model.threshold=0.4"], "threshold 0.4")):
+        assert main(["evaluate", str(datasets[0]), "--model", str(model), "--methods", "model",
+                     "--out", str(out), *extra]) == 1
+        err = capsys.readouterr().err
+        assert f"model options {named} do not apply to --model {model}" in err and "(preset thesis)" in err
+        assert not (out / "report.json").exists()
+    with pytest.raises(EvaluateError, match="model options classifier gb do not apply"):
+        evaluate(datasets[:1], methods=["model"], model=model, method_options={"model": {"classifier": "gb"}})
+    assert main(["evaluate", str(datasets[0]), "--model", str(model), "--methods", "model", "--out", str(out),
+                 "--no-figures"]) == 0

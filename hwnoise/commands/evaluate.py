@@ -75,9 +75,11 @@ def run(args: argparse.Namespace) -> int:
 
     options: dict[str, dict] = {}
     given = parse_method_options(getattr(args, "method_option", None))
+    opts = model_options(args)
     if not args.model:  # the learned model's spec: the preset (default auto) and fields over it
-        opts = model_options(args)
         opts["preset"] = opts["preset"] or "auto"
+        options["model"] = opts
+    elif any(v is not None for v in opts.values()):  # refused beside --model (evaluate names them)
         options["model"] = opts
     check_out_dir(args.out, "-o/--out")
     methods = [m for m in args.methods.split(",") if m]
