@@ -370,11 +370,25 @@ class Page:
         return list(self.submission.get("fields") or [])
 
 
+def _utf8_path(path: Path) -> Path:
+    """``path``, or a ``DatasetError`` when it is not UTF-8 (a Linux file name may hold any bytes,
+    which Python gives as surrogates): dataset.json, the feature table (pyarrow takes UTF-8 paths
+    only) and the reports could not name it, and each stage failed with a traceback of its own."""
+    raw = os.fsencode(path)
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{raw.decode('utf-8', 'backslashreplace')}: the folder's path is not UTF-8 "
+                           f"(byte 0x{raw[exc.start]:02x}, from another encoding); rename it with UTF-8 "
+                           "characters") from None
+    return path
+
+
 class Dataset:
     """A dataset folder. ``Dataset.create`` makes one, ``Dataset(path)`` opens one."""
 
     def __init__(self, path: str | os.PathLike):
-        self.path = Path(path)
+        self.path = _utf8_path(Path(path))
         if not (self.path / "dataset.json").is_file():
             raise DatasetError(
                 f"{self.path}: not a dataset folder (no dataset.json). Make one with "
@@ -392,7 +406,7 @@ class Dataset:
     def create(cls, path: str | os.PathLike, name: str | None = None, source: str = "",
                notes: str = "", **meta: Any) -> "Dataset":
         """Create (or reopen, keeping its contents) the dataset folder at ``path``."""
-        path = Path(path)
+        path = _utf8_path(Path(path))
         if path.exists() and not path.is_dir():
             raise DatasetError(f"{path}: exists and is not a folder; give a new or a dataset folder")
         try:

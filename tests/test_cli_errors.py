@@ -146,6 +146,23 @@ def test_evaluate_announces_and_links_only_what_it_wrote(dataset, tmp_path, caps
     assert "png" not in err.lower() and "figures" not in err
 
 
+def test_a_dataset_folder_whose_name_is_not_utf8_is_one_line(dataset, tmp_path, capsys):
+    """A folder named in latin-1 (b'caf\\xe9'): evaluate ended in a UnicodeEncodeError traceback
+    from pandas, train said 'run hwnoise features again' (which failed the same way), and import
+    --into such a folder left pages/ and gold/ without a dataset.json behind a traceback; each is
+    one line naming the folder and the byte, and import writes nothing."""
+    latin = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9"))
+    os.rename(dataset, latin)
+    for argv in (["evaluate", str(latin), "--methods", "alltext", "--out", str(tmp_path / "report")],
+                 ["train", str(latin), "--preset", "thesis"],
+                 ["import", "plain", str(tmp_path / "src"), "--into", str(latin / "more"), "-q"]):
+        code, out, err = run(capsys, *argv)
+        assert code == 1 and out == ""
+        line = one_error_line(err)
+        assert "caf\\xe9" in line and "is not UTF-8 (byte 0xe9" in line and "rename it" in line
+    assert not (tmp_path / "report").exists() and not (latin / "more").exists()
+
+
 # -- features and training on bad input ----------------------------------------------------------
 
 def test_features_no_training_row_has_are_named_in_a_warning(dataset, tmp_path, capsys):
