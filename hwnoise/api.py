@@ -17,14 +17,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hwnoise.errors import HwnoiseError
+from hwnoise.errors import ArgumentError, kind_of
 
 __all__ = ["train", "load_model", "extract", "extract_records", "ModelSpec", "ArgumentError"]
-
-
-class ArgumentError(HwnoiseError, TypeError):
-    """An argument of the Python API of a kind it cannot use, named with what to pass instead
-    (a ``TypeError`` too, as Python's own for a wrong type)."""
 
 
 def train(inputs: str | Path | Sequence[str | Path], **options: Any) -> dict:
@@ -49,7 +44,7 @@ def load_model(path: str | Path = "general", *, allow_pickle: bool = False):
     from hwnoise.extractors.model import load_model as _load
 
     if not isinstance(path, (str, os.PathLike)):
-        raise ArgumentError(f"load_model: path is {_kind(path)}; give a saved model's folder or model.json "
+        raise ArgumentError(f"load_model: path is {kind_of(path)}; give a saved model's folder or model.json "
                             "(a str or pathlib.Path), or 'general' / 'records'")
     return _load(path, allow_pickle=allow_pickle)
 
@@ -75,14 +70,6 @@ def extract_records(model: Any = "records", html: bytes | str = b"", *, query: s
                     hidden=hidden)
 
 
-def _kind(value: Any) -> str:
-    """What ``value`` is, for a message: 'None', 'bytes', 'an int', 'a DataFrame'."""
-    name = type(value).__name__
-    if value is None or isinstance(value, bytes):
-        return str(value) if value is None else "bytes"
-    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
-
-
 def _inputs(inputs: Any) -> list[str | os.PathLike]:
     """``train``'s dataset folders or ARFF file as a list of paths (a glob's generator too); an
     ``ArgumentError`` for anything else (bytes or a table were iterated into 'no such dataset
@@ -94,11 +81,11 @@ def _inputs(inputs: Any) -> list[str | os.PathLike]:
     table = hasattr(inputs, "columns")
     if table or isinstance(inputs, (bytes, bytearray, Mapping)) or not isinstance(inputs, Iterable):
         hint = "; a feature table is read from a dataset folder or an ARFF file (write_arff)" if table else ""
-        raise ArgumentError(what.format(_kind(inputs)) + hint)
+        raise ArgumentError(what.format(kind_of(inputs)) + hint)
     paths = list(inputs)
     bad = [p for p in paths if not isinstance(p, (str, os.PathLike))]
     if bad:
-        raise ArgumentError(what.format(f"a list holding {_kind(bad[0])}"))
+        raise ArgumentError(what.format(f"a list holding {kind_of(bad[0])}"))
     return paths
 
 
@@ -111,7 +98,7 @@ def _page_model(model: Any):
     if isinstance(model, (str, os.PathLike)):
         return load_model(model)
     if not isinstance(model, NoiseModel):
-        raise ArgumentError(f"model is {_kind(model)}, not an hwnoise model; give one from load_model() or "
+        raise ArgumentError(f"model is {kind_of(model)}, not an hwnoise model; give one from load_model() or "
                             "train()['model'], a saved model's folder, or 'general' / 'records'")
     from hwnoise.extractors.model import check_page_model
 
@@ -132,7 +119,7 @@ def _html(html: Any) -> bytes | str:
                             f"pathlib.Path({os.fspath(html)!r}).read_bytes()")
     if not isinstance(html, (bytes, str)):
         many = " (one page a call)" if isinstance(html, (list, tuple)) else ""
-        raise ArgumentError(f"html is {_kind(html)}{many}; give one page's HTML as bytes (as received) or str")
+        raise ArgumentError(f"html is {kind_of(html)}{many}; give one page's HTML as bytes (as received) or str")
     require_html(html.encode("utf-8", "surrogatepass") if isinstance(html, str) else html, "the page")
     return html
 
@@ -147,10 +134,10 @@ def _page_options(query: Any, http_charset: Any) -> dict[str, Any]:
     as ``extract_html``'s keywords: a number was a TypeError or AttributeError from inside."""
     terms_ok = isinstance(query, (list, tuple)) and all(isinstance(t, str) for t in query)
     if query is not None and not isinstance(query, str) and not terms_ok:
-        raise ArgumentError(f"query is {_kind(query)}; give the search that found the page as a str "
+        raise ArgumentError(f"query is {kind_of(query)}; give the search that found the page as a str "
                             "(or its terms as a list of str)")
     if http_charset is not None and not isinstance(http_charset, str):
-        raise ArgumentError(f"http_charset is {_kind(http_charset)}; give the charset of the page's "
+        raise ArgumentError(f"http_charset is {kind_of(http_charset)}; give the charset of the page's "
                             "Content-Type header as a str (e.g. 'utf-8'), or None")
     return {"query": query, "http_charset": http_charset}
 

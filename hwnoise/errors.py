@@ -1,6 +1,21 @@
 """The base of every error hwnoise reports to a user as one line (no traceback)."""
 from __future__ import annotations
 
+from typing import Any
+
 
 class HwnoiseError(Exception):
     """An error with a message that names the problem (file, line, URL) and what to do."""
+
+
+class ArgumentError(HwnoiseError, TypeError):
+    """An argument of the Python API of a kind it cannot use, named with what to pass instead
+    (a ``TypeError`` too, as Python's own for a wrong type)."""
+
+
+def kind_of(value: Any) -> str:
+    """What ``value`` is, for an ``ArgumentError``: 'None', 'bytes', 'an int', 'a DataFrame'."""
+    name = type(value).__name__
+    if value is None or isinstance(value, bytes):
+        return str(value) if value is None else "bytes"
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"

@@ -85,6 +85,24 @@ def test_api_train_checks_out_before_fitting(two_datasets, tmp_path):
     assert taken.read_text(encoding="utf-8") == "mine"
 
 
+@pytest.mark.parametrize("option, message", [
+    ({"seed": "1"}, r"train: seed is a str \('1'\); give a whole number"),
+    ({"seed": None}, r"train: seed is None; give a whole number"),
+    ({"protocol": "cv", "k": "3"}, r"train: k is a str \('3'\); give a whole number of folds"),
+    ({"train_share": "0.5"}, r"train: train_share is a str"),
+    ({"test": 5}, r"train: test is an int \(5\); give an ARFF file or dataset folder"),
+    ({"all_pages": "no"}, r"train: all_pages is a str \('no'\); give True or False"),
+])
+def test_api_train_names_a_run_option_of_the_wrong_kind(two_datasets, option, message):
+    """seed='1' was a numpy casting TypeError after the rows were read, k='3' and
+    train_share='0.5' comparison TypeErrors, seed=None unseeded splits (another score each run),
+    all_pages='no' (a true string) a model fitted on every page: each is named at once."""
+    from hwnoise.errors import ArgumentError
+
+    with pytest.raises(ArgumentError, match=message):
+        train(list(two_datasets), preset="thesis", **option)
+
+
 @pytest.mark.parametrize("protocol", ["thesis", "cv", "cross-site"])
 def test_other_protocols(two_datasets, protocol):
     result = train(list(two_datasets), protocol=protocol, seed=3, preset="thesis")

@@ -7,6 +7,7 @@ model trained on everything, as Weka's ``-t``/``-T``). Scores are reported per d
 """
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
@@ -18,7 +19,7 @@ import pandas as pd
 
 from hwnoise import __version__
 from hwnoise.dataset import Dataset, DatasetError, atomic_write_text, now_iso, write_json
-from hwnoise.errors import HwnoiseError
+from hwnoise.errors import ArgumentError, HwnoiseError, kind_of
 from hwnoise.features.columns import CLASSES, LABEL
 from hwnoise.outputs import check_out_dir
 from hwnoise.progress import info
@@ -338,6 +339,22 @@ def _unexpected(names, allowed) -> None:
             raise TypeError(f"train() got an unexpected keyword argument {name!r}")
 
 
+_PATH = (str, os.PathLike)
+#: TrainOptions' fields checked at construction: the kinds each takes and what to give instead.
+_OPTION_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "protocol": ((str, type(None)), f"one of {', '.join(PROTOCOLS)}"),
+    "test": ((*_PATH, type(None)), "an ARFF file or dataset folder (a str or pathlib.Path)"),
+    "seed": ((numbers.Integral,), "a whole number"),
+    "k": ((numbers.Integral, type(None)), "a whole number of folds"),
+    "train_share": ((numbers.Real,), "a number between 0 and 1"),
+    "out": ((*_PATH, type(None)), "a folder (a str or pathlib.Path)"),
+    "all_pages": ((bool, np.bool_), "True or False"),
+    "verbose": ((bool, np.bool_), "True or False"),
+    "progress": ((bool, np.bool_), "True or False"),
+    "workers": ((numbers.Integral, type(None)), "a whole number of workers"),
+}
+
+
 @dataclass(frozen=True, kw_only=True)
 class TrainOptions:
     """How a training run goes (not what model: that is the model options' dict)."""
@@ -364,6 +381,16 @@ class TrainOptions:
     #: and the region scorer's fitter (``hwnoise.extractors.region_fit.model_region_scorer``).
     stacker: Callable | None = None
     region_fitter: Callable | None = None
+
+    def __post_init__(self) -> None:
+        """Each option of its kind, as an ``ArgumentError`` naming it: seed='1' was a numpy
+        casting TypeError after the rows were read, k='3' a comparison TypeError, and
+        all_pages='no' (a true string) fitted the saved model on every page, silently."""
+        for name, (kinds, what) in _OPTION_KINDS.items():
+            value = getattr(self, name)
+            if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+                shown = "" if value is None else f" ({value!r:.40})"
+                raise ArgumentError(f"train: {name} is {kind_of(value)}{shown}; give {what}")
 
     @classmethod
     def split(cls, kwargs: dict[str, Any]) -> tuple[dict[str, Any], TrainOptions]:
