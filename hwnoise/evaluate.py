@@ -632,6 +632,8 @@ def _check_args(datasets: list[Dataset], opts: EvalOptions) -> tuple[list[str], 
         from hwnoise.extractors.model import check_page_model
 
         check_page_model(model)
+    for name, options in (opts.method_options or {}).items():
+        _check_finite(options, f"method option {name}")
     if model is not None:
         _warn_unknown(model.features)
         _refuse_model_options(opts.method_options, model, opts.model)
@@ -640,6 +642,20 @@ def _check_args(datasets: list[Dataset], opts: EvalOptions) -> tuple[list[str], 
         if unknown:
             raise EvaluateError(f"--score-only names no dataset given: {', '.join(sorted(unknown))}")
     return methods, model
+
+
+def _check_finite(value: Any, where: str) -> None:
+    """An ``EvaluateError`` for a NaN or infinite number in a method's options (``webstemmer.t=NaN``
+    ran with every comparison false and wrote its figures, and report.json then held ``NaN``,
+    which no strict JSON reader takes)."""
+    if isinstance(value, dict):
+        for key, v in value.items():
+            _check_finite(v, f"{where}.{key}")
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _check_finite(v, where)
+    elif isinstance(value, float) and not np.isfinite(value):
+        raise EvaluateError(f"{where} is {value}: give a finite number")
 
 
 def _refuse_model_options(method_options: dict | None, model: Any, given: Any) -> None:

@@ -387,3 +387,19 @@ def test_model_options_beside_a_given_model_are_refused_not_ignored(datasets, tm
         evaluate(datasets[:1], methods=["model"], model=model, method_options={"model": {"classifier": "gb"}})
     assert main(["evaluate", str(datasets[0]), "--model", str(model), "--methods", "model", "--out", str(out),
                  "--no-figures"]) == 0
+
+
+def test_a_nan_or_infinite_method_option_is_refused_before_any_work(datasets, tmp_path, capsys):
+    """--method-option webstemmer.t=NaN ran webstemmer with every comparison false, wrote its
+    figures as if scored, and report.json held 'NaN', which strict JSON readers (jq, a browser's
+    JSON.parse) refuse; a NaN or infinite option is one line naming it, and nothing is written."""
+    from hwnoise.cli import main
+    from hwnoise.evaluate import EvaluateError
+
+    out = tmp_path / "ev"
+    assert main(["evaluate", str(datasets[0]), "--methods", "alltext,webstemmer", "--method-option",
+                 "webstemmer.t=NaN", "--no-figures", "--out", str(out)]) == 1
+    assert "method option webstemmer.t is nan: give a finite number" in capsys.readouterr().err
+    assert not out.exists()
+    with pytest.raises(EvaluateError, match=r"method option model.params.max_depth is inf"):
+        evaluate(datasets[:1], methods=["model"], method_options={"model": {"params": {"max_depth": float("inf")}}})
