@@ -370,6 +370,21 @@ class Page:
         return list(self.submission.get("fields") or [])
 
 
+#: A dataset folder's own parts, read back as the dataset (records/*.json says its gold has
+#: records): no output of a command goes into them.
+DATASET_PARTS = ("pages", "gold", "records", "probes", "features.parquet", "labels.parquet")
+
+
+def dataset_part(path: str | os.PathLike) -> tuple[Path, str] | None:
+    """``(dataset folder, part)`` when ``path`` is or lies inside one of a dataset folder's
+    ``DATASET_PARTS``, else None."""
+    p = Path(path).resolve()
+    for child, parent in zip((p, *p.parents), p.parents):
+        if child.name in DATASET_PARTS and (parent / "dataset.json").is_file():
+            return parent, child.name
+    return None
+
+
 def _utf8_path(path: Path) -> Path:
     """``path``, or a ``DatasetError`` when it is not UTF-8 (a Linux file name may hold any bytes,
     which Python gives as surrogates): dataset.json, the feature table (pyarrow takes UTF-8 paths

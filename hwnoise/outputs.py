@@ -19,10 +19,12 @@ from hwnoise.errors import HwnoiseError
 
 
 def check_out_dir(path: str | os.PathLike, option: str) -> Path:
-    """Raise one line unless files can be written in folder ``path`` (made if missing)."""
+    """Raise one line unless files can be written in folder ``path`` (made if missing) and it
+    is no part of a dataset folder (``dataset_part``)."""
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise HwnoiseError(f"{option} {p}: exists and is not a folder; give a folder")
+    _refuse_dataset_part(p, option)
     missing = [q for q in (p, *p.parents) if not q.exists()]  # deepest first
     try:
         p.mkdir(parents=True, exist_ok=True)
@@ -46,12 +48,25 @@ def check_out_file(path: str | os.PathLike, option: str) -> Path:
     p = Path(path)
     if p.is_dir():
         raise HwnoiseError(f"{option} {p}: is a folder; give a file name")
+    _refuse_dataset_part(p.parent, option, p)
     try:
         check_out_dir(p.parent, option)
     except HwnoiseError:
         raise HwnoiseError(f"{option} {p}: cannot write there (its folder {p.parent} cannot be "
                            "written); give a file you can write") from None
     return p
+
+
+def _refuse_dataset_part(folder: Path, option: str, given: Path | None = None) -> None:
+    """One line when ``folder`` is inside a dataset's own parts (its pages/, gold/, records/...):
+    a report.json written into records/ made the dataset's gold look like records, and what
+    else a run writes there is read back as the dataset's."""
+    from hwnoise.dataset import dataset_part
+
+    inside = dataset_part(folder)
+    if inside is not None:
+        raise HwnoiseError(f"{option} {given or folder}: inside the {inside[1]} of the dataset {inside[0]}, "
+                           "which hwnoise reads as the dataset's own; give a place outside it")
 
 
 @contextlib.contextmanager

@@ -163,6 +163,27 @@ def test_a_dataset_folder_whose_name_is_not_utf8_is_one_line(dataset, tmp_path, 
     assert not (tmp_path / "report").exists() and not (latin / "more").exists()
 
 
+def test_output_places_inside_a_datasets_own_parts_are_refused(dataset, tmp_path, capsys):
+    """evaluate --out DATASET/records wrote report.json there, and the dataset's gold then looked
+    like data records (has_records: the auto preset picks 'records' for it); train, export-arff
+    and import wrote into pages/, gold/ or features.parquet/ as well. Each is one line before any
+    work; the dataset folder itself stays a place a report may go."""
+    from hwnoise.dataset import Dataset
+
+    for argv in (["evaluate", str(dataset), "--methods", "alltext", "--no-figures", "--out", str(dataset / "records")],
+                 ["train", str(dataset), "--preset", "thesis", "--out", str(dataset / "gold" / "model")],
+                 ["export-arff", str(dataset), "-o", str(dataset / "features.parquet" / "x.arff")],
+                 ["import", "plain", str(tmp_path / "src"), "--into", str(dataset / "pages"), "-q"]):
+        code, out, err = run(capsys, *argv)
+        assert code == 1 and out == "", err
+        assert f"of the dataset {dataset.resolve()}, which hwnoise reads as the dataset's own" in one_error_line(err)
+    assert not Dataset(dataset).has_records() and not (dataset / "gold" / "model").exists()
+    assert sorted(p.name for p in (dataset / "pages").iterdir()) == [f"{p.stem}.html" for p in
+                                                                     sorted((dataset / "gold").iterdir())]
+    code, _, err = run(capsys, "evaluate", str(dataset), "--methods", "alltext", "--no-figures", "--out", str(dataset))
+    assert code == 0, err
+
+
 # -- features and training on bad input ----------------------------------------------------------
 
 def test_features_no_training_row_has_are_named_in_a_warning(dataset, tmp_path, capsys):
