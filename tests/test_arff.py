@@ -97,6 +97,17 @@ def test_write_refuses_missing_columns_and_declares_other_labels(tmp_path):
     assert "@ATTRIBUTE result {maybe, no, yes}" in path.read_text(encoding="utf-8")
 
 
+def test_a_negative_zero_in_a_column_of_whole_numbers_keeps_its_sign(tmp_path):
+    """A column of whole numbers is written as integers ("3", not "3.0"), and -0.0 was written
+    "0": Weka (and read_arff) read +0.0. Such a column is written as floats; a column without
+    -0.0 keeps its integers."""
+    df = pd.DataFrame({"ctd": [-0.0, 1.0, 2.0], "matches": [0.0, 1.0, 2.0], "label": ["S", "N", "S"]})
+    path = write_arff(df, tmp_path / "zero.arff", features=["ctd", "matches"])
+    assert data_lines(path) == ["-0.0,0,S", "1.0,1,N", "2.0,2,S"]
+    back = read_arff(path)["ctd"].to_numpy()
+    assert np.signbit(back).tolist() == [True, False, False] and back.tolist() == [0.0, 1.0, 2.0]
+
+
 # -- reading files users bring ------------------------------------------------------------------
 
 USER_ARFF = """% made in Weka by hand

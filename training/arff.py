@@ -62,7 +62,8 @@ def _numeric_tokens(col: pd.Series, name: str) -> list[str]:
         raise ArffError(f"column {name!r} is not numeric ({exc}); give it as a nominal "
                         "feature or leave it out of --features") from None
     finite = np.isfinite(arr)
-    if finite.all() and (np.floor(arr) == arr).all() and (np.abs(arr) < 2**53).all():
+    whole = finite.all() and (np.floor(arr) == arr).all() and (np.abs(arr) < 2**53).all()
+    if whole and not np.signbit(arr[arr == 0]).any():  # -0.0 as "0" would lose its sign
         return list(map(str, arr.astype(np.int64).tolist()))  # counts: "3", not "3.0"
     tokens = list(map(repr, arr.tolist()))  # float repr: the shortest string that round-trips
     for i in np.flatnonzero(~finite).tolist():
