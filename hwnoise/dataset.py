@@ -370,6 +370,21 @@ class Page:
         return list(self.submission.get("fields") or [])
 
 
+def check_distinct(datasets: Iterable["Dataset"]) -> None:
+    """A ``DatasetError`` for a dataset folder given twice, or two of one name: reports, tables
+    and splits key datasets by name, and such a pair was pooled into one dataset (each page of
+    a folder given twice scored twice) and printed twice."""
+    seen: dict[str, Dataset] = {}
+    for ds in datasets:
+        first = seen.setdefault(ds.name, ds)
+        if first is ds:
+            continue
+        if first.path.resolve() == ds.path.resolve():
+            raise DatasetError(f"{ds.path}: given twice; give each dataset once")
+        raise DatasetError(f"{ds.path}: named {ds.name!r}, as {first.path} is (the name in its dataset.json); "
+                           "datasets are told apart by name: rename one ('name' in dataset.json)")
+
+
 #: A dataset folder's own parts, read back as the dataset (records/*.json says its gold has
 #: records): no output of a command goes into them.
 DATASET_PARTS = ("pages", "gold", "records", "probes", "features.parquet", "labels.parquet")

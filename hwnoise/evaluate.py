@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from hwnoise import __version__
-from hwnoise.dataset import Dataset, Page, atomic_write_text, now_iso, write_json
+from hwnoise.dataset import Dataset, Page, atomic_write_text, check_distinct, now_iso, write_json
 from hwnoise.errors import HwnoiseError
 from hwnoise.features.columns import needs_dataset_features
 from hwnoise.progress import info
@@ -106,7 +106,9 @@ class _Tally:
 def _open(dirs: Sequence[str | Path]) -> list[Dataset]:
     if not dirs:
         raise EvaluateError("give at least one dataset folder to evaluate")
-    return [Dataset(d) for d in dirs]
+    datasets = [Dataset(d) for d in dirs]
+    check_distinct(datasets)
+    return datasets
 
 
 def _page_table(pages: list[Page]) -> pd.DataFrame:

@@ -403,3 +403,23 @@ def test_a_nan_or_infinite_method_option_is_refused_before_any_work(datasets, tm
     assert not out.exists()
     with pytest.raises(EvaluateError, match=r"method option model.params.max_depth is inf"):
         evaluate(datasets[:1], methods=["model"], method_options={"model": {"params": {"max_depth": float("inf")}}})
+
+
+def test_a_dataset_given_twice_or_two_of_one_name_are_refused(datasets, tmp_path, capsys):
+    """evaluate D D scored each page of D twice under one row (68 pages of 34) printed twice, and
+    two crawls named alike (run1/books, run2/books) were pooled into one dataset's figures; train
+    pooled them too. Each is one line naming the folders before any work."""
+    import shutil
+
+    from hwnoise.cli import main
+
+    twin = shutil.copytree(datasets[0], tmp_path / "run2" / "books")
+    for argv, message in (
+            (["evaluate", str(datasets[0]), str(datasets[0]) + "/", "--methods", "alltext"],
+             f"{datasets[0]}: given twice; give each dataset once"),
+            (["evaluate", str(datasets[0]), str(twin), "--methods", "alltext"],
+             f"{twin}: named 'books', as {datasets[0]} is"),
+            (["train", str(datasets[0]), str(twin), "--preset", "thesis"], f"{twin}: named 'books', as {datasets[0]} is")):
+        assert main(argv) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and message in err, err

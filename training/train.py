@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from hwnoise import __version__
-from hwnoise.dataset import Dataset, DatasetError, atomic_write_text, now_iso, write_json
+from hwnoise.dataset import Dataset, DatasetError, atomic_write_text, check_distinct, now_iso, write_json
 from hwnoise.errors import ArgumentError, HwnoiseError, kind_of
 from hwnoise.features.columns import CLASSES, LABEL
 from hwnoise.outputs import check_out_dir
@@ -135,11 +135,13 @@ def load_inputs(inputs: str | os.PathLike | Sequence[str | os.PathLike], *,
         df["dataset"] = paths[0].stem
         return df, {"kind": "arff", "names": [paths[0].stem], "query": [], "sources": [str(paths[0])],
                     "columns": list(df.columns)}
+    missing = next((p for p in paths if not p.exists()), None)
+    if missing is not None:
+        raise DatasetError(f"{missing}: no such dataset folder or ARFF file")
+    check_distinct(Dataset(p) for p in paths)
     frames, query, names, have = [], [], [], {}
     seen_terms: set[tuple[str, str]] = set()
     for p in paths:
-        if not p.exists():
-            raise DatasetError(f"{p}: no such dataset folder or ARFF file")
         df, q, cols = _dataset_table(p, features, text, columns)
         have.update(dict.fromkeys([*cols, "dataset", "site"]))
         frames.append(df)
