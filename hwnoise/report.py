@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hwnoise.dataset import atomic_write_text
-from hwnoise.text import markdown_text
+from hwnoise.text import markdown_text, printable
 from hwnoise.training.metrics import CONFUSION
 
 
@@ -39,10 +39,10 @@ def _mean(values: Sequence[Any]) -> float | None:
 
 def format_table(rows: Sequence[Sequence[Any]], header: Sequence[str], *, markdown: bool = False,
                  digits: int = 3) -> str:
-    """A table as aligned text for the terminal, or as a Markdown table (its cells escaped:
-    ``markdown_text``)."""
-    cells = [[_fmt(c, digits) for c in row] for row in rows]
-    head = [str(h) for h in header]
+    """A table as aligned text for the terminal (its cells ``printable``), or as a Markdown table
+    (its cells ``markdown_text``)."""
+    cells = [[printable(_fmt(c, digits)) for c in row] for row in rows]
+    head = [printable(h) for h in header]
     if markdown:
         cells = [[markdown_text(c) for c in r] for r in cells]
         head = [markdown_text(h) for h in head]

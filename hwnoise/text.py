@@ -90,8 +90,14 @@ def markdown_text(value: object) -> str:
     read (``|``, ``*``, ``<``, ``&``...) backslash-escaped, and line breaks and other control
     characters as their escapes (``\\n``), so a dataset named ``a|b`` or ``<b>x`` neither
     breaks a report.md table row nor turns into markup."""
-    text = _MARKDOWN_SPECIAL.sub(r"\\\1", str(value))
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    return printable(_MARKDOWN_SPECIAL.sub(r"\\\1", str(value)))
+
+
+def printable(value: object) -> str:
+    """``value`` with its line breaks and other control characters written as their escapes
+    (``\\n``, ``\\x1b``): a name printed in a table stays on its row, and an escape sequence in a
+    dataset's name does not drive the terminal (recolour it, retitle it, return the carriage)."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(value))
 
 
 def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:

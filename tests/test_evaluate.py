@@ -423,3 +423,18 @@ def test_a_dataset_given_twice_or_two_of_one_name_are_refused(datasets, tmp_path
         assert main(argv) == 1
         out, err = capsys.readouterr()
         assert out == "" and message in err, err
+
+
+def test_the_printed_table_holds_a_dataset_name_with_control_characters_as_text(datasets, tmp_path, capsys):
+    """A dataset named with a terminal escape sequence ('\\x1b]0;...\\x07' retitles the terminal,
+    '\\x1b[31m' recolours it) or a newline went to the terminal raw with evaluate's table; each
+    control character is printed as its escape, and the row stays one line."""
+    from hwnoise.cli import main
+
+    name = "evil\x1b]0;pwned\x07\x1b[31mRED\x1b[0m\rOK\nline"
+    copy, = hostile_copies(datasets, tmp_path, [name])
+    assert main(["evaluate", str(copy), "--methods", "alltext", "--no-figures", "--out", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    assert not any(c in out for c in "\x1b\x07\r")
+    row, = [line for line in out.splitlines() if "alltext" in line]
+    assert row.startswith("evil\\x1b]0;pwned\\x07\\x1b[31mRED\\x1b[0m\\rOK\\nline  alltext")

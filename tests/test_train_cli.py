@@ -85,6 +85,14 @@ def test_api_train_checks_out_before_fitting(two_datasets, tmp_path):
     assert taken.read_text(encoding="utf-8") == "mine"
 
 
+def test_train_prints_a_dataset_name_with_control_characters_as_text(tmp_path):
+    """'=== NAME: model ...' printed a dataset's terminal escape sequence raw (recolouring the
+    terminal); it is printed as its escapes."""
+    path = make_dataset(tmp_path / "d", "red\x1b[31m\rname", 1, ["s1.com", "s2.com"]).path
+    text = format_result(train([path], preset="thesis"))
+    assert "\x1b" not in text and "\r" not in text and "=== red\\x1b[31m\\rname: model" in text
+
+
 @pytest.mark.parametrize("option, message", [
     ({"seed": "1"}, r"train: seed is a str \('1'\); give a whole number"),
     ({"seed": None}, r"train: seed is None; give a whole number"),

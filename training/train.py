@@ -23,7 +23,7 @@ from hwnoise.errors import ArgumentError, HwnoiseError, kind_of
 from hwnoise.features.columns import CLASSES, LABEL
 from hwnoise.outputs import check_out_dir
 from hwnoise.progress import info
-from hwnoise.text import markdown_text
+from hwnoise.text import markdown_text, printable
 from hwnoise.training.arff import PAGE_ATTRIBUTE, feature_columns, read_arff, write_arff
 from hwnoise.training.metrics import node_scores, scores_from_confusion
 from hwnoise.training.model import NoiseModel, check_features, resolve_features, usable_features
@@ -744,7 +744,7 @@ def format_result(result: dict, *, tree: bool = True) -> str:
     for rec in records:
         pages = f"{rec['pages']} pages, " if "pages" in rec else ""
         parts.append(
-            f"=== {rec['dataset']}: {rec.get('method', 'model')} ({rec.get('classifier', '')}), "
+            f"=== {printable(rec['dataset'])}: {rec.get('method', 'model')} ({rec.get('classifier', '')}), "
             f"protocol {rec['protocol']}, {pages}{rec['nodes']} test nodes ===\n\n"
             + confusion_text(rec) + "\n"
             f"Weighted Avg.  precision {rec['precision']:.3f}  recall {rec['recall']:.3f}  "
