@@ -1,4 +1,5 @@
-"""Checks that an output place (``-o``/``--out``/``--into``) can be written, made before the work.
+"""Checks that an output place (``-o``/``--out``/``--into``) can be written, made before the work;
+and names written into outputs as text (``markdown_text``, ``printable``).
 
 A long run that only finds out at its end that it cannot write would lose its work; so each
 command checks its output folder or file first, by trying (permissions alone do not tell: root
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -89,3 +91,23 @@ def output_stream(path: str | os.PathLike | None, option: str = "-o/--out") -> I
             raise
     os.replace(part, final)
 
+
+#: what Markdown (and the HTML it passes through) reads in inline text: a table cell's end,
+#: code, emphasis, links, tags, entities, strike-through, maths
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&$])")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def markdown_text(value: object) -> str:
+    """``value`` as literal Markdown inline text (a table cell, a list item): what Markdown would
+    read (``|``, ``*``, ``<``, ``&``...) backslash-escaped, and line breaks and other control
+    characters as their escapes (``\\n``), so a dataset named ``a|b`` or ``<b>x`` neither
+    breaks a report.md table row nor turns into markup."""
+    return printable(_MARKDOWN_SPECIAL.sub(r"\\\1", str(value)))
+
+
+def printable(value: object) -> str:
+    """``value`` with its line breaks and other control characters written as their escapes
+    (``\\n``, ``\\x1b``): a name printed in a table stays on its row, and an escape sequence in a
+    dataset's name does not drive the terminal (recolour it, retitle it, return the carriage)."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(value))

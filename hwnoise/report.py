@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hwnoise.dataset import atomic_write_text
-from hwnoise.text import markdown_text, printable
+from hwnoise.outputs import markdown_text, printable
 from hwnoise.training.metrics import CONFUSION
 
 

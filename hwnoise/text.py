@@ -18,10 +18,6 @@ from hwnoise import native
 WORD_RE = re.compile(r"\w+(?:['\u2019]\w+)*")
 _WORD_OR_NUL = re.compile(WORD_RE.pattern + "|\x00")
 _SPACE_RE = re.compile(r"\s+")
-#: what Markdown (and the HTML it passes through) reads in inline text: a table cell's end,
-#: code, emphasis, links, tags, entities, strike-through, maths
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&$])")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def words(text: str) -> list[str]:
@@ -83,21 +79,6 @@ def tokenize(text: str) -> list[str]:
 def collapse_space(text: str) -> str:
     """Strip ``text`` and collapse its inner whitespace runs to one space (CETD's C counts this)."""
     return _SPACE_RE.sub(" ", text).strip()
-
-
-def markdown_text(value: object) -> str:
-    """``value`` as literal Markdown inline text (a table cell, a list item): what Markdown would
-    read (``|``, ``*``, ``<``, ``&``...) backslash-escaped, and line breaks and other control
-    characters as their escapes (``\\n``), so a dataset named ``a|b`` or ``<b>x`` neither
-    breaks a report.md table row nor turns into markup."""
-    return printable(_MARKDOWN_SPECIAL.sub(r"\\\1", str(value)))
-
-
-def printable(value: object) -> str:
-    """``value`` with its line breaks and other control characters written as their escapes
-    (``\\n``, ``\\x1b``): a name printed in a table stays on its row, and an escape sequence in a
-    dataset's name does not drive the terminal (recolour it, retitle it, return the carriage)."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(value))
 
 
 def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:

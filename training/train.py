@@ -23,7 +23,7 @@ from hwnoise.errors import ArgumentError, HwnoiseError, kind_of
 from hwnoise.features.columns import CLASSES, LABEL
 from hwnoise.outputs import check_out_dir
 from hwnoise.progress import info
-from hwnoise.text import markdown_text, printable
+from hwnoise.outputs import markdown_text, printable
 from hwnoise.training.arff import PAGE_ATTRIBUTE, feature_columns, read_arff, write_arff
 from hwnoise.training.metrics import node_scores, scores_from_confusion
 from hwnoise.training.model import NoiseModel, check_features, resolve_features, usable_features
