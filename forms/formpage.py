@@ -25,6 +25,7 @@ from hwnoise.errors import HwnoiseError
 from hwnoise.jsontext import parse_json
 from hwnoise.text import collapse_space
 
+from .owners import CONTROLS, OWNER, mark_owners
 from .submissions import make_submission
 
 
@@ -190,7 +191,9 @@ def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_ind
     try:
         # the decoded text handed to libxml2 as UTF-8 bytes: lxml refuses a str that starts with an
         # XML declaration naming an encoding (XHTML pages), which a browser reads as any other page
-        root = lxml.html.document_fromstring((html or "<html></html>").encode("utf-8", "replace"),
+        # each form and control marked with the form a browser gives it (owners.py): libxml2's tree
+        # ends a form where a browser does not
+        root = lxml.html.document_fromstring(mark_owners(html or "<html></html>").encode("utf-8", "replace"),
                                              parser=lxml.html.HTMLParser(encoding="utf-8"))
     except Exception as exc:  # noqa: BLE001 - lxml's errors vary
         raise FormError(f"{where}: not readable as HTML ({exc})") from None
@@ -245,7 +248,7 @@ def _form_charset(form_el, page_encoding: str) -> str:
 
 def _pick_form(root, form_index: int | None, where: str):
     """The form ``form_index`` names, by default the one with the most named controls."""
-    forms = root.xpath("//form")
+    forms = [f for f in root.iter("form") if f.get(OWNER) != "x"]  # not one in a <template>
     if not forms:
         raise FormError(f"{where}: no <form> on the page")
     if form_index is None:
@@ -376,15 +379,21 @@ def _value_field(el, name: str, kind: str, label: str | None) -> FormField:
 
 
 def _controls(root, form_el) -> list:
-    """The form's controls in document order, including those outside it with form="id"."""
-    fid = form_el.get("id")
+    """The form's controls in document order: those a browser's parser gives it (``owners``), and
+    those anywhere with form="ID" where the page's first element of that ID is the form."""
+    fid, mark = form_el.get("id"), form_el.get(OWNER)
+    ours = "c" + mark[1:] if mark else None
+    first_of_id = root.get_element_by_id(fid, None) if fid else None  # the first of that ID
     out = []
-    for el in root.iter("input", "select", "textarea", "button"):
-        owner = el.get("form")
-        if owner:
-            if fid and owner == fid:
+    for el in root.iter(*CONTROLS):
+        ref = el.get("form")
+        if ref is not None:  # form="" or an ID no form has first: no form's (Chromium)
+            if ref and ref == fid and first_of_id is form_el:
                 out.append(el)
-        elif form_el in el.iterancestors():
+        elif el.get(OWNER) is not None:
+            if el.get(OWNER) == ours:
+                out.append(el)
+        elif form_el in el.iterancestors():  # a control the scan of the tags did not see
             out.append(el)
     return out
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
-__all__ = ["MAX_DEPTH", "flatten_deep", "tags"]
+__all__ = ["MAX_DEPTH", "VOID", "Nesting", "flatten_deep", "tags"]
 
 #: Deepest nesting kept (Chromium's kMaximumHTMLParserDOMTreeDepth).
 MAX_DEPTH = 512
@@ -26,8 +26,9 @@ _ATTR_STOP_RE = re.compile(r"[>\"']")
 # is the tag; where it does not but a name starts, ``_TagScan`` decides (a shorter name may give one)
 _TAG_RE = re.compile(r"<(/?)([A-Za-z][^\s/>]*+)(?:[^>\"']++|\"[^\"]*+\"|'[^']*+')*+>")
 _TAG_START_RE = re.compile(r"</?[A-Za-z]")
-_VOID = frozenset("area base br col embed hr img input keygen link meta param source track wbr "
-                  "basefont bgsound frame image isindex".split())
+#: elements that have no content and no end tag (a start tag opens nothing)
+VOID = frozenset("area base br col embed hr img input keygen link meta param source track wbr "
+                 "basefont bgsound frame image isindex".split())
 _RAW = frozenset("script style textarea title xmp iframe noembed noframes plaintext".split())
 _CLOSES_P = frozenset("address article aside blockquote center details dialog dir div dl "
                       "fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr "
@@ -50,7 +51,7 @@ def flatten_deep(text: str, limit: int = MAX_DEPTH) -> str:
     implied end tags (p, li, dt/dd, td/th, tr, option); each removed tag becomes
     one space so that words on both sides stay apart.
     """
-    nesting = _Nesting(limit)
+    nesting = Nesting(limit)
     out: list[str] = []
     last = 0
     for start, stop, name, end, void in tags(text):
@@ -88,7 +89,7 @@ def tags(text: str):
             continue
         stop, close, a, j = tag
         name = text[a:j].lower()
-        void = not close and (name in _VOID or text[j:stop - 1].rstrip().endswith("/"))
+        void = not close and (name in VOID or text[j:stop - 1].rstrip().endswith("/"))
         yield s, stop, name, close, void
         pos = stop
         if name in _RAW and not close and not void:  # its text up to its end tag is not markup
@@ -162,7 +163,7 @@ class _TagScan:
         return c if c >= 0 else j - 1 if text.startswith("</", j - 1) and j - 1 > s else j
 
 
-class _Nesting:
+class Nesting:
     """``flatten_deep``'s estimate of the open elements: (name, kept) of each, and how many are kept."""
 
     __slots__ = ("stack", "kept", "limit")
@@ -193,7 +194,7 @@ class _Nesting:
         """Start-tag step: close what the opening ``name`` ends by HTML's implied end tags."""
         stack = self.stack
         if name in _CLOSES_P and stack and stack[-1][0] == "p":
-            self.kept -= stack.pop()[1]
+            self._close_from(len(stack) - 1)
         rule = _IMPLIED.get(name)
         if rule:
             closes, bounds = rule

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from hwnoise.cli import main
-from hwnoise.forms.formpage import read_form
+from hwnoise.forms.formpage import FormError, read_form
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -89,6 +89,49 @@ CASES = {
         '<select name="c"><option selected disabled>Pick one</option><option>z</option></select></form>',
         "utf-8", "text/html", {"q": "tea"},
         "GET /page?q=tea&a=y", b""),
+    # the form a control belongs to is the one a browser's parser points at (its form element
+    # pointer), not the one libxml2 ends at an enclosing end tag or a nested <form>
+    "a form ended by its div's end tag": (
+        '<div><form action="/page"><input name="q"></div><input name="r" value="R"><input type="submit"></form>'
+        '<input name="after" value="A">',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&r=R", b""),
+    "a form inside a form": (
+        '<form action="/page"><input name="q"><form action="/other"><input name="inner" value="I">'
+        '<input type="submit"></form><input name="after" value="A">',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&inner=I", b""),
+    "a form across table cells": (
+        '<table><tr><td><form action="/page"><input name="q"></td><td><input name="r" value="R">'
+        '<input type="submit"></form></td></tr></table><input name="after" value="A">',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&r=R", b""),
+    "a form directly in a table": (
+        '<table><form action="/page"><input type="hidden" name="h" value="H"><tr><td><input name="q"></td>'
+        '<td><input type="submit"></td></tr></table><input name="after" value="A"></form>'
+        '<input name="later" value="L">',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?h=H&q=tea&after=A", b""),
+    "</form> inside a div: the div stays in the form": (
+        '<form action="/page"><div><input name="q"></form><input name="r" value="R"><input type="submit"></div>'
+        '<input name="z" value="Z">',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&r=R", b""),
+    "</form> ends the list item around it, not the list": (
+        '<form action="/page"><ul><li><input name="q"></form><li><input name="r" value="R"><input type="submit">'
+        '</ul><input name="z" value="Z">',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&r=R", b""),
+    "</form> in a select: the form stays open, the pointer is cleared": (
+        '<form action="/page"><input name="q"><select name="s"><option>a</form></select><input name="r" value="R">'
+        '<input type="submit"><form action="/other"><input name="o" value="O"></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&s=a&r=R", b""),
+    "a template, form=\"\", form= an ID a div has first": (
+        '<div id="f"></div><form id="f" action="/page"><input name="q"><template><input name="t" value="T">'
+        '</template></form><input name="e" form="f" value="E"><input name="e2" form="" value="E">',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea", b""),
 }
 
 
@@ -132,14 +175,14 @@ def test_chromium_sends_the_same(srv):
     pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
     from playwright.sync_api import sync_playwright
 
-    # Enter in the first text field (implicit submission: the default button is pressed); a form
+    # Enter in the first field filled (implicit submission: the default button is pressed); a form
     # whose default button is disabled is submitted by a click on its first enabled button
     fill = """([values]) => { const f = document.forms[0];
         for (const [k, v] of Object.entries(values)) f.elements[k].value = v;
         const first = Array.from(f.elements).find(e => e.type === 'submit' || e.type === 'image');
         if (first && first.disabled) {
             f.requestSubmit(Array.from(f.elements).find(e => e.type === 'submit' && !e.disabled)); return false; }
-        f.querySelector('input:not([type]), input[type=text]').focus(); return true; }"""
+        f.elements.namedItem(Object.keys(values)[0]).focus(); return true; }"""
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
@@ -181,6 +224,17 @@ def test_an_empty_action_is_the_page_itself_whatever_base_says():
     assert read_form(html, base_url="http://shop.example/search").action == "http://cdn.example/static/s"
     bad = '<base href="http://[::1/">' + html   # a <base href> that is no URL is ignored
     assert read_form(bad, base_url="http://shop.example/search").action == "http://shop.example/s"
+
+
+def test_a_form_inside_a_form_is_no_form_of_the_page():
+    # a browser ignores the inner <form> tag (document.forms has /a and /c): --form-index 1 was /b
+    html = ('<form action="/a"><input name="q"><form action="/b"><input name="r"></form>'
+            '<form action="/c"><input name="s"></form>')
+    form = read_form(html, base_url="http://shop.example/", form_index=1)
+    assert (form.action, [f.name for f in form.fields]) == ("http://shop.example/c", ["s"])
+    assert [f.name for f in read_form(html, base_url="http://shop.example/", form_index=0).fields] == ["q", "r"]
+    with pytest.raises(FormError, match="form index 2 out of range; the page has 2 form"):
+        read_form(html, base_url="http://shop.example/", form_index=2)
 
 
 def test_the_form_page_is_fetched_with_the_commands_limits(srv, tmp_path, capsys):
