@@ -80,7 +80,7 @@ from hwnoise.features.limits import cap_markup, utf8_within_caps
 from hwnoise.features.measures import (TAG_VOCABULARY, Utf8Column, composite_text_density, query_scores,
                                        subtree_last, tree_measures)
 from hwnoise.features.streamed import place_streamed, streamed_id, xml_text
-from hwnoise.markup import MAX_DEPTH, flatten_deep
+from hwnoise.markup import MAX_DEPTH, flatten_deep, stopped_too_deep
 from hwnoise.text import normalize, tokenize
 from hwnoise.text import words as text_words
 
@@ -393,8 +393,7 @@ def parse_html(text: str | None, utf8: bytes | None = None) -> tuple[etree._Elem
         root = etree.fromstring(data, parser) if data and not data.isspace() else None
     except (etree.XMLSyntaxError, ValueError):
         root = None
-    last = parser.error_log.last_error  # the depth error is fatal, so it is the last one
-    too_deep = last is not None and "Excessive depth" in last.message
+    too_deep = stopped_too_deep(parser)
     if root is None:
         root = etree.fromstring(_EMPTY, parser)
     _merge_stray_roots(root)

@@ -23,6 +23,7 @@ import lxml.html
 
 from hwnoise.errors import HwnoiseError
 from hwnoise.jsontext import parse_json
+from hwnoise.markup import MAX_DEPTH, flatten_deep, stopped_too_deep
 from hwnoise.text import collapse_space
 
 from .owners import CONTROLS, OWNER, mark_owners
@@ -188,16 +189,12 @@ def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_ind
     where = html_or_url if isinstance(html_or_url, str) and len(html_or_url) < 300 and "<" not in html_or_url \
         else (base_url or "the HTML given")
     html, page_url, encoding = _load(html_or_url, base_url, **fetch_kw)
-    try:
-        # the decoded text handed to libxml2 as UTF-8 bytes: lxml refuses a str that starts with an
-        # XML declaration naming an encoding (XHTML pages), which a browser reads as any other page
-        # each form and control marked with the form a browser gives it (owners.py): libxml2's tree
-        # ends a form where a browser does not
-        root = lxml.html.document_fromstring(mark_owners(html or "<html></html>").encode("utf-8", "replace"),
-                                             parser=lxml.html.HTMLParser(encoding="utf-8"))
-    except Exception as exc:  # noqa: BLE001 - lxml's errors vary
-        raise FormError(f"{where}: not readable as HTML ({exc})") from None
-    form_el = _pick_form(root, form_index, where)
+    root, flattened = _parse(html, where)
+    form_el = _pick_form(root, form_index, where, flattened)
+    depth = sum(1 for _ in form_el.iterancestors()) + 1
+    if depth > MAX_DEPTH:
+        raise FormError(f"{where}: the form is nested {depth} levels deep, past the {MAX_DEPTH} a browser builds "
+                        "(Chromium sends few or none of its fields from there)")
     button = _pressed_button(root, form_el)
     # the button's formaction, formmethod and formenctype stand for the form's, as in a browser
     submitter = button if button is not None else form_el
@@ -223,6 +220,26 @@ def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_ind
                 fields=_form_fields(root, form_el, button), charset=_form_charset(form_el, encoding))
 
 
+def _parse(html: str, where: str):
+    """The page's tree, each form and control marked with the form a browser gives it
+    (``owners``: libxml2's tree ends a form where a browser does not), and whether the page was
+    flattened: libxml2 reads 2,048 levels (``huge_tree``), and a page nested deeper, which it
+    stops reading there, is read again flattened to the 512 levels Chromium builds
+    (``flatten_deep``), as the features walk reads it."""
+    text = mark_owners(html or "<html></html>")
+    for flattened in (False, True):
+        parser = lxml.html.HTMLParser(encoding="utf-8", huge_tree=True)
+        try:
+            # the decoded text handed to libxml2 as UTF-8 bytes: lxml refuses a str that starts with an
+            # XML declaration naming an encoding (XHTML pages), which a browser reads as any other page
+            root = lxml.html.document_fromstring(text.encode("utf-8", "replace"), parser=parser)
+        except Exception as exc:  # noqa: BLE001 - lxml's errors vary
+            raise FormError(f"{where}: not readable as HTML ({exc})") from None
+        if flattened or not stopped_too_deep(parser):
+            return root, flattened
+        text = flatten_deep(text, MAX_DEPTH)
+
+
 def _document_base(root, page_url: str | None) -> str | None:
     """The URL the page's links resolve against: its first ``<base href>`` (resolved against
     the page URL), else the page URL."""
@@ -246,9 +263,12 @@ def _form_charset(form_el, page_encoding: str) -> str:
     return page_encoding
 
 
-def _pick_form(root, form_index: int | None, where: str):
+def _pick_form(root, form_index: int | None, where: str, flattened: bool = False):
     """The form ``form_index`` names, by default the one with the most named controls."""
     forms = [f for f in root.iter("form") if f.get(OWNER) != "x"]  # not one in a <template>
+    if not forms and flattened:
+        raise FormError(f"{where}: no <form> within the {MAX_DEPTH} levels of nesting a browser builds (the page "
+                        "nests deeper; Chromium sends none of the fields of a form that deep)")
     if not forms:
         raise FormError(f"{where}: no <form> on the page")
     if form_index is None:

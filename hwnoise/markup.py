@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
-__all__ = ["MAX_DEPTH", "VOID", "Nesting", "flatten_deep", "tags"]
+__all__ = ["MAX_DEPTH", "VOID", "Nesting", "flatten_deep", "stopped_too_deep", "tags"]
 
 #: Deepest nesting kept (Chromium's kMaximumHTMLParserDOMTreeDepth).
 MAX_DEPTH = 512
@@ -42,6 +42,13 @@ _IMPLIED = {  # tag -> (tags it closes when open, tags that bound the search)
     "tr": ({"tr", "td", "th"}, {"table", "thead", "tbody", "tfoot"}),
     "option": ({"option"}, {"select", "datalist", "optgroup"}),
 }
+
+
+def stopped_too_deep(parser) -> bool:
+    """Whether libxml2 stopped reading the page it just parsed at its depth limit (2,048 levels
+    with ``huge_tree``), dropping all that follows; ``flatten_deep`` the page and parse again then."""
+    last = parser.error_log.last_error  # the depth error is fatal, so it is the last one
+    return last is not None and "Excessive depth" in last.message
 
 
 def flatten_deep(text: str, limit: int = MAX_DEPTH) -> str:

@@ -132,6 +132,24 @@ CASES = {
         '</template></form><input name="e" form="f" value="E"><input name="e2" form="" value="E">',
         "utf-8", "text/html", {"q": "tea"},
         "GET /page?q=tea", b""),
+    # nested past libxml2's default limit (256 levels) or its huge_tree limit (2,048), which drop the rest
+    "a form 300 levels deep": (
+        "<div>" * 297 + '<form action="/page"><input name="q"><select name="s"><option>a</select></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&s=a", b""),
+    "a form after 3,000 levels closed again": (
+        "<div>" * 3000 + "x" + "</div>" * 3000 + '<form action="/page"><input name="q"><select name="s"><option>a'
+        "</select></form>",
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&s=a", b""),
+}
+
+#: forms nested past the 512 levels Chromium builds: name -> (page HTML, the one-line error)
+TOO_DEEP = {
+    "600 levels": ("<div>" * 600 + '<form action="/page"><input name="q"></form>',
+                   "the form is nested 603 levels deep, past the 512 a browser builds"),
+    "3,000 levels": ("<b>" * 3000 + '<form action="/page"><input name="q"></form>',
+                     "no <form> within the 512 levels of nesting a browser builds (the page nests deeper"),
 }
 
 
@@ -199,6 +217,41 @@ def test_chromium_sends_the_same(srv):
                     assert body in got_body, case
                 else:
                     assert (case, got_body) == (case, body)
+                page.close()
+        finally:
+            browser.close()
+
+
+@pytest.mark.parametrize("case", list(TOO_DEEP))
+def test_a_form_nested_deeper_than_a_browser_builds_is_named_so(srv, tmp_path, capsys, case):
+    # was 'no <form> on the page' (libxml2 dropped all below its limit)
+    html, message = TOO_DEEP[case]
+    srv.pages["deep"] = ("text/html", html.encode())
+    before = len(srv.log)
+    code, err = _collect(srv, tmp_path, capsys, "deep", {"q": "tea"})
+    assert code == 1
+    assert err.startswith(f"hwnoise: error: {srv.url('/served/deep')}: {message}") and err.count("\n") == 1
+    assert not [e for e in srv.log[before:] if e[2].startswith("/page")]
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed")
+def test_chromium_sends_no_field_of_a_form_nested_too_deep(srv):
+    """What the error above says: Chromium submits such a form without any of its fields."""
+    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            for case, (html, _) in TOO_DEEP.items():
+                srv.pages["deep"] = ("text/html", html.encode())
+                page = browser.new_page()
+                page.goto(srv.url("/served/deep"))
+                before = len(srv.log)
+                with page.expect_navigation():
+                    page.evaluate("() => { document.querySelector('input').value = 'tea'; "
+                                  "document.forms[0].requestSubmit(); }")
+                assert (case, _sent(srv, before)) == (case, ("GET /page?", b""))
                 page.close()
         finally:
             browser.close()
