@@ -34,6 +34,8 @@ class FormError(HwnoiseError):
     """A form page or a values file cannot be used; the message names the page or file."""
 
 
+#: the encodings a browser submits a form in (an enctype it does not know is the first)
+ENCTYPES = ("application/x-www-form-urlencoded", "multipart/form-data", "text/plain")
 #: input types that are never sent, or that a value set cannot fill
 _NOT_SENT = {"reset", "button", "image", "file"}
 
@@ -213,9 +215,11 @@ def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_ind
     if not action:
         raise FormError(f"{where}: the form has no action and no page URL is known to resolve it against "
                         "(pass base_url)")
-    method = (attr("method") or "GET").strip().upper()
-    method = method if method in ("GET", "POST") else "GET"
-    enctype = (attr("enctype") or "application/x-www-form-urlencoded").strip().lower()
+    method = _keyword(attr("method"), ("get", "post", "dialog"), "get").upper()
+    if method == "DIALOG":
+        raise FormError(f"{where}: the form's method is dialog: a browser closes the dialog it is in and sends "
+                        "no request")
+    enctype = _keyword(attr("enctype"), ENCTYPES, ENCTYPES[0])
     return Form(page_url=page_url, action=action, method=method, enctype=enctype,
                 fields=_form_fields(root, form_el, button), charset=_form_charset(form_el, encoding))
 
@@ -238,6 +242,13 @@ def _parse(html: str, where: str):
         if flattened or not stopped_too_deep(parser):
             return root, flattened
         text = flatten_deep(text, MAX_DEPTH)
+
+
+def _keyword(value: str | None, keywords: tuple[str, ...], default: str) -> str:
+    """The state of an enumerated attribute (method, enctype) as a browser reads it: its value
+    when one of ``keywords`` in any case, else ``default``; not trimmed (method=" post " is GET)."""
+    value = (value or "").lower() if (value or "").isascii() else ""
+    return value if value in keywords else default
 
 
 def _document_base(root, page_url: str | None) -> str | None:

@@ -54,8 +54,12 @@ def encoded_fields(fields: list[dict] | None, charset: str | None = None) -> lis
 
 def form_body(pairs: list[tuple[bytes, bytes]], enctype: str | None = None) -> tuple[bytes, str]:
     """The body a browser POSTs for a form's encoded entries (``encoded_fields``) and its
-    Content-Type: multipart/form-data for a multipart enctype, else urlencoded."""
-    if (enctype or "").strip().lower().startswith("multipart/"):
+    Content-Type: multipart/form-data, text/plain (a line ``name=value`` an entry, as is), else
+    urlencoded (a browser sends any other enctype, multipart/mixed too, urlencoded)."""
+    kind = (enctype or "").split(";")[0].strip().lower()
+    if kind == "text/plain":
+        return b"".join(b"%s=%s\r\n" % pair for pair in pairs), "text/plain"
+    if kind == "multipart/form-data":
         boundary = "----hwnoise" + secrets.token_hex(12)
         quote_name = {ord("\n"): b"%0A", ord("\r"): b"%0D", ord('"'): b"%22"}
         parts = [b'--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n%s\r\n'

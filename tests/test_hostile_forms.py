@@ -142,6 +142,25 @@ CASES = {
         "</select></form>",
         "utf-8", "text/html", {"q": "tea"},
         "GET /page?q=tea&s=a", b""),
+    # method and enctype are keywords in any case, not trimmed; an enctype a browser does not know
+    # is urlencoded
+    "method=' PoSt ' is no keyword: GET": (
+        '<form action="/page" method=" PoSt "><input name="q"></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea", b""),
+    "text/plain in windows-1252": (
+        '<html><head><meta charset="windows-1252"></head><body><form action="/page" method="POST" '
+        'enctype="TEXT/PLAIN"><input name="q"><input type="hidden" name="z" value="a=b ☃"></form></body></html>',
+        "cp1252", "text/html", {"q": "té"},
+        "POST /page", b"q=t\xe9\r\nz=a=b &#9731;\r\n"),
+    "multipart/mixed is urlencoded": (
+        '<form action="/page" method="post" enctype="multipart/mixed"><input name="q"></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "POST /page", b"q=tea"),
+    "enctype=' multipart/form-data' is urlencoded": (
+        '<form action="/page" method="post" enctype=" multipart/form-data"><input name="q"></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "POST /page", b"q=tea"),
 }
 
 #: forms nested past the 512 levels Chromium builds: name -> (page HTML, the one-line error)
@@ -255,6 +274,19 @@ def test_chromium_sends_no_field_of_a_form_nested_too_deep(srv):
                 page.close()
         finally:
             browser.close()
+
+
+@pytest.mark.parametrize("form", ['<form action="/page" method="Dialog"><input name="q"></form>',
+                                  '<form action="/page"><input name="q"><button formmethod="dialog">OK</button></form>'])
+def test_a_dialog_form_is_refused(srv, tmp_path, capsys, form):
+    # was sent as GET; a browser submitting it closes its <dialog> and sends nothing
+    srv.pages["dialog"] = ("text/html", form.encode())
+    before = len(srv.log)
+    code, err = _collect(srv, tmp_path, capsys, "dialog", {"q": "tea"})
+    assert code == 1
+    assert err == (f"hwnoise: error: {srv.url('/served/dialog')}: the form's method is dialog: a browser closes the "
+                   "dialog it is in and sends no request\n")
+    assert not [e for e in srv.log[before:] if e[2].startswith("/page")]
 
 
 def test_the_submission_keeps_the_forms_encoding(srv, tmp_path, capsys):
