@@ -36,6 +36,10 @@ class FormError(HwnoiseError):
 
 #: the encodings a browser submits a form in (an enctype it does not know is the first)
 ENCTYPES = ("application/x-www-form-urlencoded", "multipart/form-data", "text/plain")
+#: the types of <input> a browser knows (any other, " hidden" too, is a text field)
+_INPUT_TYPES = ("hidden", "text", "search", "tel", "url", "email", "password", "date", "month", "week", "time",
+                "datetime-local", "number", "range", "color", "checkbox", "radio", "file", "submit", "image",
+                "reset", "button")
 #: input types that are never sent, or that a value set cannot fill
 _NOT_SENT = {"reset", "button", "image", "file"}
 
@@ -305,7 +309,7 @@ def _form_fields(root, form_el, pressed=None) -> list[FormField]:
         if not name or _disabled(el):
             continue
         tag = el.tag
-        kind = _button_type(el) or ((el.get("type") or "text").strip().lower() if tag == "input" else tag)
+        kind = _button_type(el) or (_keyword(el.get("type"), _INPUT_TYPES, "text") if tag == "input" else tag)
         if kind == "image" and el is pressed:
             # a click on an image button sends where it was clicked; Enter sends 0, 0
             fields += [FormField(f"{name}.{xy}", "image", "0", None, defaults=["0"]) for xy in "xy"]
@@ -335,7 +339,7 @@ def _form_fields(root, form_el, pressed=None) -> list[FormField]:
 def _button_type(el) -> str | None:
     """"submit" or "image" for a control that submits its form (a ``<button>`` of no or an
     unknown type is one), "button"/"reset" for a button that does not, None for any other."""
-    kind = (el.get("type") or "").strip().lower()
+    kind = _keyword(el.get("type"), _INPUT_TYPES, "")
     if el.tag == "button":
         return kind if kind in ("button", "reset") else "submit"
     if el.tag == "input" and kind in ("submit", "image", "button", "reset"):

@@ -161,6 +161,11 @@ CASES = {
         '<form action="/page" method="post" enctype=" multipart/form-data"><input name="q"></form>',
         "utf-8", "text/html", {"q": "tea"},
         "POST /page", b"q=tea"),
+    "a type is a keyword in any case, not trimmed": (
+        '<form action="/page"><input name="q"><input type=" checkbox" name="c" value="1">'
+        '<input type="HIDDEN" name="h" value="2"><button type=" reset" name="b" value="B">Go</button></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&c=1&h=2&b=B", b""),
 }
 
 #: forms nested past the 512 levels Chromium builds: name -> (page HTML, the one-line error)
