@@ -14,6 +14,7 @@ import io
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,9 @@ ENCTYPES = ("application/x-www-form-urlencoded", "multipart/form-data", "text/pl
 _INPUT_TYPES = ("hidden", "text", "search", "tel", "url", "email", "password", "date", "month", "week", "time",
                 "datetime-local", "number", "range", "color", "checkbox", "radio", "file", "submit", "image",
                 "reset", "button")
+#: input types whose value is one line (a browser strips the line breaks a page or a script gives it)
+_ONE_LINE = frozenset({"text", "search", "tel", "url", "email", "password"})
+_LINE_BREAK_RE = re.compile(r"\r\n?|\n")
 #: input types that are never sent, or that a value set cannot fill
 _NOT_SENT = {"reset", "button", "image", "file"}
 
@@ -409,8 +413,22 @@ def _value_field(el, name: str, kind: str, label: str | None) -> FormField:
         value = el.text or ""
         value = value[1:] if value.startswith("\n") else value
         return FormField(name, "textarea", value, label, defaults=[value])
-    value = el.get("value", "")
+    value = _sanitized(kind, el.get("value", ""))
     return FormField(name, kind, value, label, defaults=[value])
+
+
+def _sanitized(kind: str, value: str) -> str:
+    """An input's value as a browser keeps it (HTML's value sanitization): a one-line field
+    loses its line breaks (a url or email field its outer whitespace too), any other is as given."""
+    if kind not in _ONE_LINE:
+        return value
+    value = value.replace("\r", "").replace("\n", "")
+    return value.strip(" \t\n\f\r") if kind in ("url", "email") else value
+
+
+def _crlf(text: str) -> str:
+    """``text`` with each line break (CR, LF or CRLF) a CRLF, as a browser sends names and values."""
+    return _LINE_BREAK_RE.sub("\r\n", text)
 
 
 def _controls(root, form_el) -> list:
@@ -458,6 +476,8 @@ def submissions_from_form(form: Form, values: list[dict]) -> list[dict]:
             items = ["" if v is None else str(v) for v in items]
             if f and f.type == "select" and f.options:
                 items = [_option_value(f, v) for v in items]
+            if f:
+                items = [_sanitized(f.type, v) for v in items]
             new = [{"name": name, "value": v, "label": f.label if f else None, "type": f.type if f else "text"}
                    for v in items]
             positions = [i for i, x in enumerate(sent) if x["name"] == name]
@@ -473,6 +493,9 @@ def submissions_from_form(form: Form, values: list[dict]) -> list[dict]:
                     later = set(order[order.index(name) + 1:])
                     at = next((i for i, x in enumerate(sent) if x["name"] in later), len(sent))
                 sent[at:at] = new
+        # line breaks sent as CRLF (a textarea's, a hidden field's), in names too, as browsers send them
+        sent = [{**x, "name": _crlf(x["name"]), "value": _crlf("" if x["value"] is None else x["value"])}
+                for x in sent]
         out.append(make_submission(form.method, form.action, sent, enctype=form.enctype, charset=form.charset,
                                    **({"form": form.page_url} if form.page_url else {})))
     return out

@@ -166,6 +166,23 @@ CASES = {
         '<input type="HIDDEN" name="h" value="2"><button type=" reset" name="b" value="B">Go</button></form>',
         "utf-8", "text/html", {"q": "tea"},
         "GET /page?q=tea&c=1&h=2&b=B", b""),
+    # line breaks go as CRLF (in names too); a one-line field has none (an email field no outer spaces)
+    "line breaks": (
+        '<form action="/page"><input name="q"><textarea name="t">a\r\nb\rc\nd</textarea>'
+        '<input type="hidden" name="h" value="x&#10;y&#13;z"><input type="hidden" name="a&#10;b" value="1">'
+        '<input type="email" name="e" value=" a@b.c "><input type="submit"></form>',
+        "utf-8", "text/html", {"q": "l1\nl2"},
+        "GET /page?q=l1l2&t=a%0D%0Ab%0D%0Ac%0D%0Ad&h=x%0D%0Ay%0D%0Az&a%0D%0Ab=1&e=a%40b.c", b""),
+    "line breaks in multipart": (
+        '<form action="/page" method="post" enctype="multipart/form-data"><input name="q">'
+        '<textarea name="t">a\rb\nc</textarea></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "POST /page", b'Content-Disposition: form-data; name="t"\r\n\r\na\r\nb\r\nc\r\n'),
+    "line breaks in text/plain": (
+        '<form action="/page" method="post" enctype="text/plain"><input name="q"><textarea name="t">x\ny</textarea>'
+        '</form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "POST /page", b"q=tea\r\nt=x\r\ny\r\n"),
 }
 
 #: forms nested past the 512 levels Chromium builds: name -> (page HTML, the one-line error)
