@@ -22,6 +22,7 @@ from urllib.parse import urljoin, urlsplit
 
 import lxml.html
 
+from hwnoise.decode import form_charset_name
 from hwnoise.errors import HwnoiseError
 from hwnoise.jsontext import parse_json
 from hwnoise.markup import MAX_DEPTH, flatten_deep, stopped_too_deep
@@ -228,8 +229,13 @@ def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_ind
         raise FormError(f"{where}: the form's method is dialog: a browser closes the dialog it is in and sends "
                         "no request")
     enctype = _keyword(attr("enctype"), ENCTYPES, ENCTYPES[0])
-    return Form(page_url=page_url, action=action, method=method, enctype=enctype,
-                fields=_form_fields(root, form_el, button), charset=_form_charset(form_el, encoding))
+    charset = _form_charset(form_el, encoding)
+    fields = _form_fields(root, form_el, button)
+    for f in fields:  # a hidden _charset_ field sends the form's encoding, whatever its value
+        if f.type == "hidden" and f.name.isascii() and f.name.lower() == "_charset_":
+            f.value = form_charset_name(charset)
+            f.defaults = [f.value]
+    return Form(page_url=page_url, action=action, method=method, enctype=enctype, fields=fields, charset=charset)
 
 
 def _parse(html: str, where: str):

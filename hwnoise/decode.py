@@ -25,7 +25,8 @@ import codecs
 import re
 
 __all__ = ["decode_html", "own_utf8", "sniff_encoding", "normalize_label", "SOURCES", "looks_like_html",
-           "sniff_html", "DETECT_PREFIX", "content_type", "charset_of", "utf16_without_bom", "form_codec"]
+           "sniff_html", "DETECT_PREFIX", "content_type", "charset_of", "utf16_without_bom", "form_codec",
+           "form_charset_name"]
 
 #: Where an encoding came from (``sniff_encoding``'s second value).
 SOURCES = ("bom", "http", "meta", "utf8-valid", "utf16-sniffed", "detected", "fallback")
@@ -113,6 +114,27 @@ def form_codec(encoding: str | None) -> str:
     if not encoding or encoding.startswith("utf-16"):
         return "utf-8"
     return "gbk" if encoding == "gbk" else _codec(encoding)
+
+
+#: the Encoding Standard's name of each encoding whose ``normalize_label`` name differs from it
+#: (the windows-* encodings and gb18030 keep theirs; ISO-8859-N is made from iso8859-N)
+_STANDARD_NAMES = {
+    "utf-8": "UTF-8", "cp866": "IBM866", "koi8-r": "KOI8-R", "koi8-u": "KOI8-U", "mac-roman": "macintosh",
+    "mac-cyrillic": "x-mac-cyrillic", "cp874": "windows-874", "gbk": "GBK", "big5": "Big5", "big5hkscs": "Big5",
+    "euc_jp": "EUC-JP", "iso2022_jp": "ISO-2022-JP", "shift_jis": "Shift_JIS", "euc-kr": "EUC-KR",
+    "euc_kr": "EUC-KR",
+}
+
+
+def form_charset_name(encoding: str | None) -> str:
+    """The name a browser gives a form's encoding (a ``normalize_label`` name) where a hidden
+    ``_charset_`` field sends it: the Encoding Standard's name of the encoding the form is sent
+    in ("windows-1252", "Shift_JIS", "ISO-8859-2"; UTF-8 for UTF-16, as ``form_codec``)."""
+    if not encoding or encoding.startswith("utf-16"):
+        return "UTF-8"
+    if encoding.startswith("iso8859-"):
+        return "ISO-8859-" + encoding[len("iso8859-"):]
+    return _STANDARD_NAMES.get(encoding, encoding)
 
 
 def _strict_utf8(data: bytes) -> str | None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from hwnoise.decode import decode_html, normalize_label, sniff_encoding
+from hwnoise.decode import decode_html, form_charset_name, normalize_label, sniff_encoding
 
 QUOTED = "\u201cquoted\u201d café"
 
@@ -228,3 +228,14 @@ def test_own_utf8_answers_only_when_decode_html_gives_the_bytes_utf8():
     assert own_utf8('<meta charset="windows-1252"><p>caf\u00e9</p>'.encode()) == "utf-8"
     assert own_utf8(b"<p>x</p>") == "windows-1252"
     assert own_utf8(b"<meta charset=iso-2022-jp><p>x</p>") is None
+
+
+# what Chromium 156 sent as a hidden _charset_ field of a form with accept-charset=LABEL
+@pytest.mark.parametrize("label,name", [
+    ("shift_jis", "Shift_JIS"), ("euc-kr", "EUC-KR"), ("gb2312", "GBK"), ("gb18030", "gb18030"), ("big5", "Big5"),
+    ("euc-jp", "EUC-JP"), ("iso-2022-jp", "ISO-2022-JP"), ("koi8-r", "KOI8-R"), ("koi8-u", "KOI8-U"),
+    ("ibm866", "IBM866"), ("macintosh", "macintosh"), ("windows-874", "windows-874"), ("tis-620", "windows-874"),
+    ("iso-8859-8", "ISO-8859-8"), ("iso-8859-15", "ISO-8859-15"), ("utf-8", "UTF-8"), ("utf-16", "UTF-8"),
+    ("iso-8859-1", "windows-1252")])
+def test_the_name_a_forms_charset_field_sends(label, name):
+    assert form_charset_name(normalize_label(label)) == name

@@ -183,6 +183,18 @@ CASES = {
         '</form>',
         "utf-8", "text/html", {"q": "tea"},
         "POST /page", b"q=tea\r\nt=x\r\ny\r\n"),
+    # a hidden _charset_ field (in any case) sends the name of the form's encoding
+    "_charset_ in windows-1252": (
+        '<html><head><meta charset="windows-1252"></head><body><form action="/page"><input name="q">'
+        '<input type="hidden" name="_charset_"><input type="hidden" name="_CHARSET_" value="keep">'
+        '<input name="_charset_" value="text"><input type="submit"></form></body></html>',
+        "cp1252", "text/html", {"q": "tea"},
+        "GET /page?q=tea&_charset_=windows-1252&_CHARSET_=windows-1252&_charset_=text", b""),
+    "_charset_ from accept-charset": (
+        '<form action="/page" accept-charset="shift_jis"><input name="q"><input type="hidden" name="_charset_">'
+        '</form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&_charset_=Shift_JIS", b""),
 }
 
 #: forms nested past the 512 levels Chromium builds: name -> (page HTML, the one-line error)
