@@ -127,49 +127,45 @@ def test_a_file_that_is_no_model_at_all_is_not_offered_to_the_unpickler(tmp_path
         assert "--allow-pickle" not in str(caught.value)
 
 
-def test_a_model_json_of_gigabytes_is_refused_before_it_is_read(tmp_path):
-    # the size was checked after the whole file was read and decoded: a 1 GB file took 2 GB of
-    # memory to be refused (a larger one, all the machine had)
+def _load_in_a_child(path) -> tuple[str, int]:
+    """``NoiseModel.load(path)`` in a process of its own: the error it said, and its peak MB."""
     import subprocess
     import sys
 
     from peak_memory import PEAK_KB
 
+    code = (PEAK_KB + "import sys\nfrom hwnoise.training.model import ModelError, NoiseModel\n"
+            "try:\n    NoiseModel.load(sys.argv[1])\nexcept ModelError as exc:\n    print(exc)\n"
+            "print(peak_kb() // 1024)\n")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    said, peak_mb = out.stdout.splitlines()
+    return said, int(peak_mb)
+
+
+def test_a_model_json_of_gigabytes_is_refused_before_it_is_read(tmp_path):
+    # the size was checked after the whole file was read and decoded: a 1 GB file took 2 GB of
+    # memory to be refused (a larger one, all the machine had)
     huge = tmp_path / "huge" / "model.json"
     huge.parent.mkdir()
     with open(huge, "wb") as f:  # sparse: no disk used
         f.write(b'{"format": "hwnoise-model", "x": "')
         f.truncate(600_000_000)
-    code = (PEAK_KB + "import sys\nfrom hwnoise.training.model import ModelError, NoiseModel\n"
-            "try:\n    NoiseModel.load(sys.argv[1])\nexcept ModelError as exc:\n    print(exc)\n"
-            "print(peak_kb() // 1024)\n")
-    out = subprocess.run([sys.executable, "-c", code, str(huge.parent)], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-2000:]
-    said, peak_mb = out.stdout.splitlines()
+    said, peak_mb = _load_in_a_child(huge.parent)
     assert said.startswith(f"{huge}: 600000000 bytes, more than a model file holds")
-    assert int(peak_mb) < 400
+    assert peak_mb < 400
 
 
 def test_a_big_file_that_is_no_model_is_refused_before_it_is_read(tmp_path):
     # given as --model by mistake (a crawl's WARC, a disk image): it was read whole before its
     # first bytes told it is no model
-    import subprocess
-    import sys
-
-    from peak_memory import PEAK_KB
-
     big = tmp_path / "crawl.warc"
     with open(big, "wb") as f:  # sparse: no disk used
         f.write(b"WARC/1.0\r\n")
         f.truncate(600_000_000)
-    code = (PEAK_KB + "import sys\nfrom hwnoise.training.model import ModelError, NoiseModel\n"
-            "try:\n    NoiseModel.load(sys.argv[1])\nexcept ModelError as exc:\n    print(exc)\n"
-            "print(peak_kb() // 1024)\n")
-    out = subprocess.run([sys.executable, "-c", code, str(big)], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-2000:]
-    said, peak_mb = out.stdout.splitlines()
+    said, peak_mb = _load_in_a_child(big)
     assert said.startswith(f"{big}: not an hwnoise model file")
-    assert int(peak_mb) < 400
+    assert peak_mb < 400
 
 
 def test_classifier_without_json_form_keeps_metadata_only(tmp_path):
