@@ -69,7 +69,7 @@ class _Writer:
                 self.dataset.write_page(sub["id"], body)
             self.dataset.append_journal(record)
             if self.warc is not None and body is not None:
-                self.warc.add(record, body)
+                self.warc.add(record, body, sub)
 
 
 def repair_torn_tail(path) -> bool:

@@ -23,11 +23,13 @@ import os
 import threading
 from http import HTTPStatus
 from pathlib import Path
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 from hwnoise import __version__
 from hwnoise.dataset import Dataset
 from hwnoise.errors import HwnoiseError
+
+from .submissions import encoded_fields, form_body
 
 #: response headers left out of the record: the payload is stored decoded and de-chunked
 _DROPPED = {"content-encoding", "transfer-encoding", "content-length", "connection", "keep-alive"}
@@ -78,8 +80,11 @@ def _target(url: str) -> str:
     return requote_uri((parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
 
 
-def record_set(journal: dict, body: bytes, *, user_agent: str | None = None) -> bytes:
-    """The gzipped WARC records of one fetched page (redirect hops, then the page), as bytes."""
+def record_set(journal: dict, body: bytes, *, user_agent: str | None = None,
+               submission: dict | None = None) -> bytes:
+    """The gzipped WARC records of one fetched page (redirect hops, then the page), as bytes; a
+    POST's request body encoded as it was sent, in the ``submission``'s charset and enctype
+    (a multipart body with a boundary of its own: the one sent is not kept)."""
     _, StatusAndHeaders, WARCWriter = _warcio()
     out = io.BytesIO()
     writer = WARCWriter(out, gzip=True, warc_version="1.1")
@@ -88,17 +93,16 @@ def record_set(journal: dict, body: bytes, *, user_agent: str | None = None) -> 
     method = (journal.get("method") or "GET").upper()
     fields = journal.get("fields") or []
     exchanges: list[tuple[str, str, bytes, int, list, bytes]] = []  # method, url, req body, status, headers, body
+    form = form_body(encoded_fields(fields, (submission or {}).get("charset")), (submission or {}).get("enctype"))
     for hop in journal.get("redirects") or []:
-        req_body = urlencode([(f.get("name", ""), f.get("value", "")) for f in fields]).encode() \
-            if method == "POST" else b""
+        req_body = form[0] if method == "POST" else b""
         exchanges.append((method, hop["url"], req_body, int(hop["status"]),
                           [("Location", hop.get("location", "")), ("Content-Length", "0")], b""))
         if hop["status"] == 303 or (hop["status"] in (301, 302) and method == "POST"):
             method = "GET"
     headers = [(k, v) for k, v in (journal.get("headers") or {}).items() if k.lower() not in _DROPPED]
     headers.append(("Content-Length", str(len(body))))
-    req_body = urlencode([(f.get("name", ""), f.get("value", "")) for f in fields]).encode() \
-        if method == "POST" else b""
+    req_body = form[0] if method == "POST" else b""
     exchanges.append((method, journal.get("final_url") or journal["url"], req_body,
                       int(journal.get("status") or 200), headers, body))
     total = 2 * len(exchanges)
@@ -107,7 +111,7 @@ def record_set(journal: dict, body: bytes, *, user_agent: str | None = None) -> 
         req_headers = [("Host", host), ("User-Agent", user_agent or "hwnoise"),
                        ("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5")]
         if rbody:
-            req_headers += [("Content-Type", "application/x-www-form-urlencoded"),
+            req_headers += [("Content-Type", form[1]),
                             ("Content-Length", str(len(rbody)))]
         extra = {SUBMISSION: sid}
         if date:
@@ -199,13 +203,13 @@ class WarcLog:
             fh.flush()
             os.fsync(fh.fileno())
 
-    def add(self, journal: dict, body: bytes) -> bool:
+    def add(self, journal: dict, body: bytes, submission: dict | None = None) -> bool:
         """Append the page's record set unless the WARC has it; return whether it was written."""
         sid = journal["submission"]
         with self.lock:
             if sid in self.done:
                 return False
-            self._append(record_set(journal, body, user_agent=self.user_agent))
+            self._append(record_set(journal, body, user_agent=self.user_agent, submission=submission))
             self.done.add(sid)
             self.written += 1
             return True
@@ -213,7 +217,8 @@ class WarcLog:
     def backfill(self, dataset: Dataset, is_done) -> int:
         """Write the pages done in the journal but missing from the WARC; return how many."""
         count = 0
+        subs = {s["id"]: s for s in dataset.submissions()}
         for sid, rec in dataset.journal().items():
             if sid not in self.done and is_done(dataset, rec):
-                count += self.add(rec, dataset.page_path(sid).read_bytes())
+                count += self.add(rec, dataset.page_path(sid).read_bytes(), subs.get(sid))
         return count

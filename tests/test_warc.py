@@ -76,6 +76,12 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, body, ctype)
         return self._send(404, b"<html>not here</html>", "text/html")
 
+    def do_POST(self) -> None:
+        """A search answered by POST: the request's body and Content-Type kept in ``posted``."""
+        data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.server.posted.append((self.headers.get("Content-Type"), data))  # type: ignore[attr-defined]
+        return self._send(200, b"<html><body><p>results</p></body></html>", "text/html; charset=utf-8")
+
     def _send(self, status: int, body: bytes, ctype: str, headers: dict | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", ctype)
@@ -89,7 +95,7 @@ class _Handler(BaseHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def server():
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    httpd.hits, httpd.sent = [], {}  # type: ignore[attr-defined]
+    httpd.hits, httpd.sent, httpd.posted = [], {}, []  # type: ignore[attr-defined]
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     yield httpd
@@ -408,3 +414,28 @@ def test_a_folder_named_like_a_warc_inside_a_warc_folder_is_walked_not_opened(tm
     assert warc_files([src]) == [src / "old.warc" / "a.warc.gz"]
     [folder], counts = import_warc([src], tmp_path / "out", progress=False)
     assert counts["imported"] == 1 and len(Dataset(folder).submissions()) == 1
+
+
+def test_a_post_goes_into_the_warc_encoded_as_it_was_sent(server, tmp_path):
+    # the request record's body was rebuilt as UTF-8 urlencoded whatever the form's charset and
+    # enctype: a windows-1252 form's 'café' went in as caf%C3%A9 (sent: caf%E9), a multipart
+    # body as urlencoded under an urlencoded Content-Type
+    subs = [{"method": "POST", "action": url(server, "/post-a"), "charset": "windows-1252",
+             "fields": [{"name": "q", "value": "café"}, {"name": "n", "value": "1"}]},
+            {"method": "POST", "action": url(server, "/post-b"), "enctype": "multipart/form-data",
+             "fields": [{"name": "q", "value": "tea"}]}]
+    (tmp_path / "subs.jsonl").write_text("".join(json.dumps(s) + "\n" for s in subs), encoding="utf-8")
+    warc = tmp_path / "crawl.warc.gz"
+    server.posted.clear()
+    collect_cli(str(tmp_path / "subs.jsonl"), "--into", str(tmp_path / "ds"), "--warc", str(warc), "--probes", "0")
+    sent = server.posted[-2:]
+    with open(warc, "rb") as fh:
+        reqs = {rec.rec_headers.get_header("WARC-Target-URI").rsplit("/", 1)[1]:
+                (rec.http_headers.get_header("Content-Type"), rec.content_stream().read())
+                for rec in ArchiveIterator(fh) if rec.rec_type == "request"}
+    by_path = {("post-a" if b"caf" in body else "post-b"): (ctype, body) for ctype, body in sent}
+    assert reqs["post-a"] == by_path["post-a"] == ("application/x-www-form-urlencoded", b"q=caf%E9&n=1")
+    ctype, body = reqs["post-b"]
+    assert ctype.startswith("multipart/form-data; boundary=") and by_path["post-b"][0].startswith(ctype[:30])
+    boundary = ctype.split("boundary=", 1)[1].encode()
+    assert body == b'--%s\r\nContent-Disposition: form-data; name="q"\r\n\r\ntea\r\n--%s--\r\n' % (boundary, boundary)
