@@ -25,7 +25,7 @@ import codecs
 import re
 
 __all__ = ["decode_html", "own_utf8", "sniff_encoding", "normalize_label", "SOURCES", "looks_like_html",
-           "sniff_html", "DETECT_PREFIX", "content_type", "charset_of", "utf16_without_bom", "form_codec",
+           "sniff_html", "DETECT_PREFIX", "content_type", "charset_of", "utf16_without_bom", "decode_text", "form_codec",
            "form_charset_name"]
 
 #: Where an encoding came from (``sniff_encoding``'s second value).
@@ -211,6 +211,30 @@ def utf16_without_bom(data: bytes) -> str | None:
         if zeros.count(0) >= 0.3 * n and other.count(0) <= 0.02 * n:
             return enc
     return None
+
+
+#: The byte-order marks of UTF-16 and UTF-32 (Windows Notepad's "Unicode" is UTF-16 LE with
+#: one), UTF-32's first: its little-endian mark begins with UTF-16's.
+_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+              (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def decode_text(data: bytes) -> str:
+    """Decode a text file a person gives (a gold or query file, a ``--values`` file): UTF-16 or
+    UTF-32 by its byte-order mark, else UTF-16 by its NUL bytes (saved without a mark:
+    ``utf16_without_bom``, as a page is sniffed), else UTF-8 (a BOM dropped), else cp1252 (what
+    Excel and Notepad save by default on Windows); CRLF and CR become LF."""
+    wide = next((c for bom, c in _WIDE_BOMS if data.startswith(bom)), None) or utf16_without_bom(data)
+    if wide:
+        text = data.decode(wide, errors="replace")
+    else:
+        if data.startswith(codecs.BOM_UTF8):
+            data = data[3:]
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = data.decode("cp1252", errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _sniff(data: bytes, http_charset: str | None) -> tuple[str, str, str | None]:

@@ -15,7 +15,6 @@ URL gets the source file as a fragment.
 """
 from __future__ import annotations
 
-import codecs
 import importlib
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -25,7 +24,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from hwnoise.dataset import Dataset, is_within, page_id, site_of
-from hwnoise.decode import utf16_without_bom
+from hwnoise.decode import decode_text
 from hwnoise.errors import HwnoiseError
 from hwnoise.progress import info
 from hwnoise.text import tokenize
@@ -65,29 +64,6 @@ class SourcePage:
 
 
 # -- helpers shared by the format modules ---------------------------------------------------
-
-#: The byte-order marks of UTF-16 and UTF-32 (Windows Notepad's "Unicode" is UTF-16 LE with
-#: one), UTF-32's first: its little-endian mark begins with UTF-16's.
-_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-              (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-
-
-def decode_text(data: bytes) -> str:
-    """Decode a gold (or query) file: UTF-16 or UTF-32 by its byte-order mark, else UTF-16 by
-    its NUL bytes (saved without a mark: ``decode.utf16_without_bom``, as a page is sniffed), else
-    UTF-8 (a BOM dropped), else cp1252; CRLF and CR become LF."""
-    wide = next((c for bom, c in _WIDE_BOMS if data.startswith(bom)), None) or utf16_without_bom(data)
-    if wide:
-        text = data.decode(wide, errors="replace")
-    else:
-        if data.startswith(codecs.BOM_UTF8):
-            data = data[3:]
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            text = data.decode("cp1252", errors="replace")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
 
 def read_records(path: Path) -> list | None:
     """A source's gold records file (``records/NAME.json``, NEXT-EVAL's ``groundTruth/N.json``):
