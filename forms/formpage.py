@@ -563,11 +563,15 @@ def _check_value_set(obj: dict, where: str) -> dict:
 
 def read_values(path: str | os.PathLike) -> list[dict]:
     """Value sets from JSON lines (``{field: value}`` a line), a JSON array, or CSV with a
-    header (an empty cell leaves that field at the form's default)."""
+    header (an empty cell leaves that field at the form's default). Decoded as a text file a
+    person gives (``decode.decode_text``: a CSV Excel saved in cp1252, or in UTF-16, is read as
+    written; it was decoded as UTF-8 with its accented letters replaced by U+FFFD and sent)."""
+    from hwnoise.decode import decode_text
+
     path = Path(path)
     if not path.is_file():
         raise FormError(f"{path}: no such values file")
-    text = path.read_text(encoding="utf-8-sig", errors="replace")
+    text = decode_text(path.read_bytes())
     head = text.lstrip()
     if head.startswith("["):
         items = parse_json(head, str(path), FormError)
@@ -586,8 +590,12 @@ def read_values(path: str | os.PathLike) -> list[dict]:
                 raise FormError(f"{path}:{n}: expected an object of {{field: value}}")
             out.append(_check_value_set(obj, f"{path}:{n}"))
         return out
-    reader = csv.reader(io.StringIO(text))
-    rows = list(reader)
+    reader = csv.reader(io.StringIO(text), strict=True)
+    try:
+        rows = list(reader)
+    except csv.Error as exc:  # a quote never closed took the rest of the file into one cell
+        why = "; a quote opened and never closed runs to the end of the file" if "end of data" in str(exc) else ""
+        raise FormError(f"{path}:{reader.line_num}: not CSV ({exc}){why}") from None
     rows_n = [(n, r) for n, r in enumerate(rows, 1) if any(c.strip() for c in r)]
     if not rows_n:
         return []
@@ -595,6 +603,9 @@ def read_values(path: str | os.PathLike) -> list[dict]:
     header = [h.strip() for h in header]
     if not all(header):
         raise FormError(f"{path}:1: the CSV header has an empty column name")
+    twice = next((h for i, h in enumerate(header) if h in header[:i]), None)
+    if twice is not None:  # the later column's values silently replaced the earlier's
+        raise FormError(f"{path}:1: the CSV header names the column {twice!r} twice; give each field one column")
     out = []
     for n, row in body:
         if len(row) != len(header):

@@ -144,3 +144,26 @@ def test_read_values_jsonl_and_csv(tmp_path):
     badj.write_text('{"q": 1}\n{"q": \n')
     with pytest.raises(FormError, match=r"bad.jsonl:2: not valid JSON"):
         read_values(badj)
+
+
+def test_a_values_file_saved_by_excel_or_notepad_is_read_as_written(tmp_path):
+    # decoded as UTF-8 with errors replaced: 'café' in a cp1252 CSV (Excel's default on Windows)
+    # was sent to the form as 'caf\ufffd'
+    want = [{"q": "café", "cat": "livres à lire"}]
+    for name, data in (("cp1252.csv", "q,cat\r\ncafé,livres à lire\r\n".encode("cp1252")),
+                       ("utf16.csv", "q,cat\r\ncafé,livres à lire\r\n".encode("utf-16")),
+                       ("bom.csv", "\ufeffq,cat\ncafé,livres à lire\n".encode("utf-8")),
+                       ("cp1252.jsonl", '{"q": "café", "cat": "livres à lire"}\n'.encode("cp1252"))):
+        (tmp_path / name).write_bytes(data)
+        assert read_values(tmp_path / name) == want, name
+
+
+def test_a_csv_values_file_that_would_lose_values_is_named(tmp_path):
+    twice = tmp_path / "twice.csv"
+    twice.write_text("q,cat,q\ndune,sf,emma\n")  # the first q's values were silently dropped
+    with pytest.raises(FormError, match=r"twice.csv:1: the CSV header names the column 'q' twice"):
+        read_values(twice)
+    quote = tmp_path / "quote.csv"
+    quote.write_text('q,cat\n"dune,sf\nemma,novel\n')  # one cell held the rest of the file
+    with pytest.raises(FormError, match=r"quote.csv:\d+: not CSV .*a quote opened and never closed"):
+        read_values(quote)
