@@ -30,7 +30,6 @@ import shutil
 import socket
 import sys
 import tempfile
-import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -41,7 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from hwnoise.dataset import UNOWNED_AGE, Dataset, running
+from hwnoise.dataset import Dataset, left_by_a_dead_run
 from hwnoise.decode import sniff_html
 from hwnoise.errors import HwnoiseError
 from hwnoise.features import native
@@ -836,10 +835,10 @@ def _clear_leftovers(ds: Dataset) -> None:
     for folder in ds.path.glob(".features.parquet.*.tmp"):
         try:
             host, pid = (folder / _OWNER).read_text().split()
-            alive = host != socket.gethostname() or running(int(pid))
+            owner = (host, int(pid))
         except (OSError, ValueError):  # made before runs named their owner, or just now
-            alive = time.time() - folder.stat().st_mtime < UNOWNED_AGE
-        if alive:
+            owner = (None, None)
+        if not left_by_a_dead_run(*owner, folder):
             continue
         size = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
         shutil.rmtree(folder, ignore_errors=True)

@@ -89,6 +89,16 @@ def running(pid: int) -> bool:
         return True
 
 
+def left_by_a_dead_run(host: str | None, pid: int | None, path: Path) -> bool:
+    """Whether a temp file or work folder at ``path`` that names its owner ``host`` and ``pid``
+    (None when it names none) is a killed run's leftover: its owner is a process of this machine
+    that no longer runs; one that names no owner (made before names held one, or this instant)
+    once it is ``UNOWNED_AGE`` old. Another machine's is never removed from here."""
+    if pid is not None:
+        return host == socket.gethostname() and not running(pid)
+    return time.time() - path.stat().st_mtime > UNOWNED_AGE
+
+
 def _temp_prefix(path: Path) -> str:
     """The start of ``atomic_write_bytes``'s temp names for ``path``: ``.NAME.PID@HOST.``, so
     that a leftover names the process that made it (``clear_stale_temps``)."""
@@ -109,11 +119,7 @@ def clear_stale_temps(path: str | os.PathLike) -> list[Path]:
         if m is None or not tmp.is_file() or tmp.is_symlink():
             continue
         try:
-            if m.group(1) is not None:
-                stale = m.group(2) == socket.gethostname() and not running(int(m.group(1)))
-            else:
-                stale = time.time() - tmp.stat().st_mtime > UNOWNED_AGE
-            if stale:
+            if left_by_a_dead_run(m.group(2), None if m.group(1) is None else int(m.group(1)), tmp):
                 tmp.unlink()
                 removed.append(tmp)
         except OSError:  # gone meanwhile, or not ours to remove
