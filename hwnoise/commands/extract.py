@@ -131,7 +131,7 @@ def _one(unit: tuple, query: str | None, charset: str | None, records: str | Non
     """``(name, url, out, error, missing)`` for one unit (run in a worker or in-process): ``out``
     is the page's content text, or with ``records`` (``_records_mode``) its records as
     ``record_json`` dicts."""
-    from hwnoise.decode import require_html
+    from hwnoise.decode import SNIFF_PREFIX, require_html
     from hwnoise.errors import HwnoiseError
     from hwnoise.extractors.model import extract_html, extract_page, extract_records, page_predictions
     from hwnoise.extractors.records import records_json
@@ -143,7 +143,8 @@ def _one(unit: tuple, query: str | None, charset: str | None, records: str | Non
 
             page = Dataset(src[1]).page(src[2])
             try:  # skipped as the features stage skips it, not walked into a page of no text
-                require_html(page.read_html(), str(page.html_path))
+                with open(page.html_path, "rb") as fh:  # the prefix sniffing reads, not the page twice
+                    require_html(fh.read(SNIFF_PREFIX), str(page.html_path))
             except HwnoiseError as exc:
                 return name, url, None, str(exc), []
             if not records:
