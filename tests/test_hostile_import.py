@@ -384,3 +384,73 @@ def test_l3s_annotated_page_cut_short_is_refused(tmp_path, capsys, cut):
     subs = Dataset(out / "l3s").submissions()
     assert [s["uuid"] for s in subs] == [L3S_UUID, second]
     assert Dataset(out / "l3s").gold_file(subs[1]["id"]).read_text() == "Second page text"
+
+
+def _second_page(fmt: str, src: Path, page: Path, gold: Path) -> tuple[Path, Path]:
+    """Another page and gold file beside ``tiny_source``'s, named as ``fmt`` names them (not
+    written); for l3s its URL is added to url-mapping.txt."""
+    if fmt == "l3s":
+        second = "1b1b1b1b-1111-2222-3333-444444444444"
+        with open(src / "url-mapping.txt", "a") as fh:
+            fh.write(f"<urn:uuid:{second}>\thttp://a.example/2\n")
+        return page.with_name(f"{second}.html"), gold.with_name(f"{second}.html")
+    if fmt == "readability":
+        return page.parent.with_name("b") / page.name, gold.parent.with_name("b") / gold.name
+    return page.with_name(page.name.replace("1", "2", 1)), gold.with_name(gold.name.replace("1", "2", 1))
+
+
+def _import_says(tmp_path, capsys, fmt: str, src: Path) -> tuple[str, dict]:
+    """``hwnoise import`` of ``src`` (must succeed): its stderr, and its dataset.json."""
+    out = tmp_path / "out"
+    code = main(["import", fmt, str(src), "--into", str(out), "-q"])
+    err = capsys.readouterr().err
+    assert code == 0 and "Traceback" not in err, err
+    return err, json.loads((out / fmt / "dataset.json").read_text())
+
+
+@pytest.mark.parametrize("fmt", ["cleaneval", "dragnet", "l3s", "nexteval", "readability"])
+def test_gold_file_without_its_page_is_reported(tmp_path, capsys, fmt):
+    """A gold file whose page is gone (a damaged copy) was ignored without a word; it is said on
+    stderr and in the summary, counted and named in dataset.json, and the other pages imported."""
+    src, page, gold = tiny_source(fmt, tmp_path / "src")
+    _page2, gold2 = _second_page(fmt, src, page, gold)
+    gold2.parent.mkdir(parents=True, exist_ok=True)
+    gold2.write_bytes(gold.read_bytes())
+    err, meta = _import_says(tmp_path, capsys, fmt, src)
+    rel = gold2.relative_to(src).as_posix()
+    assert f"1 gold file(s) naming no page, not imported: {rel}" in err, err
+    assert "1 pages, 1 with gold" in err and "1 gold file(s) naming no page" in err.splitlines()[-1], err
+    assert meta["counts"]["gold_orphans"] == 1 and meta["import_problems"] == {"gold_orphans": [rel]}
+    assert meta["counts"]["pages"] == 1
+
+
+@pytest.mark.parametrize("fmt", ["cleaneval", "dragnet", "l3s", "readability", "big9"])
+def test_page_without_its_gold_file_is_reported(tmp_path, capsys, fmt):
+    """A page whose gold file is missing was imported without gold and without a word; it is
+    still imported, and the missing gold file is said on stderr, counted and named in
+    dataset.json; a rerun once the file is restored clears the report."""
+    if fmt == "big9":
+        src = big9_folder(tmp_path / "src", "big5-05\tamd (1).htm\tamd (1).txt\tForbes\t2005\tamd\t\t\t\n")
+        gold, whole = src / "big5-05" / "gold" / "amd (1).txt", b"Inside page text"
+        out_name = "big9-forbes-2005"
+    else:
+        src, page, gold = tiny_source(fmt, tmp_path / "src")
+        whole = gold.read_bytes()
+        page2, gold = _second_page(fmt, src, page, gold)
+        page2.parent.mkdir(parents=True, exist_ok=True)
+        page2.write_bytes(PAGE.replace(b"Inside", b"Second"))
+        out_name = fmt
+    out = tmp_path / "out"
+    code = main(["import", fmt, str(src), "--into", str(out), "-q"])
+    err = capsys.readouterr().err
+    meta = json.loads((out / out_name / "dataset.json").read_text())
+    rel = gold.relative_to(src).as_posix()
+    assert code == 0 and f"1 page(s) imported without gold: their gold file is missing: {rel}" in err, err
+    assert "their gold file is missing" in err.splitlines()[-1], err
+    assert meta["counts"]["gold_missing"] == 1 and meta["import_problems"] == {"gold_missing": [rel]}
+    gold.parent.mkdir(parents=True, exist_ok=True)
+    gold.write_bytes(whole)
+    assert main(["import", fmt, str(src), "--into", str(out), "-q"]) == 0
+    assert "missing" not in capsys.readouterr().err
+    meta = json.loads((out / out_name / "dataset.json").read_text())
+    assert "gold_missing" not in meta["counts"] and "import_problems" not in meta

@@ -61,6 +61,7 @@ class SourcePage:
     unit_meta: dict = field(default_factory=dict)   # notes and more keys for dataset.json
     read_records: Callable[[], list | None] | None = None  # gold records: lists of XPaths
     query: str | None = None         # the search terms that found the page (a "q" field)
+    gold_source: str | None = None   # its gold file, relative to SRC, where the source gives one a page
 
 
 # -- helpers shared by the format modules ---------------------------------------------------
@@ -162,10 +163,19 @@ class _Unit:
         self.written = 0
         self.records = dict.fromkeys(RECORD_COUNTS, 0)  # over the pages with gold records
         self.record_pages = 0
+        self.problems: dict[str, list[str]] = {kind: [] for kind in PROBLEMS}  # source files, per kind
 
 
 #: What the submission of a page with gold records holds about them (``features.record_gold``).
 RECORD_COUNTS = ("records", "xpaths", "unresolved", "hidden")
+
+#: What an import leaves out or imports short of the source, by kind: each is said on stderr and
+#: written into ``dataset.json`` (its count in ``counts``, its files in ``import_problems``), so
+#: that a damaged copy of a dataset is never imported short without a word.
+PROBLEMS = {
+    "gold_missing": "page(s) imported without gold: their gold file is missing",
+    "gold_orphans": "gold file(s) naming no page, not imported",
+}
 
 
 def _unit_dir(into: Path, unit: str) -> Path:
@@ -190,26 +200,47 @@ def import_dataset(fmt: str, src: str | Path, into: str | Path, *, limit: int | 
     into = Path(into)
     if limit is not None and limit < 1:
         raise ImportFormatError(f"--limit must be at least 1, not {limit}")
-    pages = _listed_pages(mod, fmt, src, limit=limit, progress=progress, query=query)
+    listed = _listed_pages(mod, src, limit=limit, query=query)
+    orphans = _orphans(mod, src, listed) if limit is None else []
+    pages: Iterable[SourcePage] = listed
+    if progress:
+        from hwnoise.progress import progress as _progress
+
+        pages = _progress(listed, desc=f"import {fmt}", total=len(listed), unit="page")
     units = _write_pages(fmt, src, into, pages, query)
+    for unit in units.values():  # the formats that list gold files give one dataset folder
+        unit.problems["gold_orphans"] = orphans
+    if orphans and not units:
+        _say_problem(fmt, "gold_orphans", orphans)
     return [_finish_unit(unit) for unit in units.values()]
 
 
-def _listed_pages(mod, fmt: str, src: Path, *, limit: int | None, progress: bool,
-                  query: str | None) -> Iterable[SourcePage]:
+def _listed_pages(mod, src: Path, *, limit: int | None, query: str | None) -> list[SourcePage]:
     """The pages to import, listed first (lazy readers only) to give the progress bar its total;
     a ``query`` without a word is refused."""
     listed: Iterator[SourcePage] = mod.pages(src)
     if limit is not None:
         listed = islice(listed, limit)
-    pages: Iterable[SourcePage] = list(listed)
-    if progress:
-        from hwnoise.progress import progress as _progress
-
-        pages = _progress(pages, desc=f"import {fmt}", total=len(pages), unit="page")
+    pages = list(listed)
     if query is not None and not tokenize(query):
         raise ImportFormatError(f"--query {query!r} holds no word; give the search terms, e.g. --query \"oak chair\"")
     return pages
+
+
+def _orphans(mod, src: Path, pages: list[SourcePage]) -> list[str]:
+    """The gold files of the source (``mod.gold_files``, for the formats whose gold is one file a
+    page) that no page listed reads: a page lost from a damaged copy, or a misnamed file."""
+    gold_files = getattr(mod, "gold_files", None)
+    if gold_files is None:
+        return []
+    read = {sp.gold_source for sp in pages}
+    return sorted(g for g in gold_files(src) if g not in read)
+
+
+def _say_problem(name: str, kind: str, files: list[str]) -> None:
+    """One line on stderr for what an import left out or short (``PROBLEMS``), naming the files."""
+    shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+    info(f"hwnoise: import {name}: {len(files)} {PROBLEMS[kind]}: {shown}")
 
 
 def _write_pages(fmt: str, src: Path, into: Path, pages: Iterable[SourcePage],
@@ -245,15 +276,20 @@ def _finish_unit(unit: _Unit) -> Path:
         info(f"{ds.name}: {unit.record_pages} page(s) with gold records, {r['records']} records, "
              f"{r['unresolved']} of {r['xpaths']} XPaths unresolved "
              f"({r['unresolved'] / max(r['xpaths'], 1):.1%}; {r['hidden']} name hidden elements)")
+    problems = {kind: files for kind, files in unit.problems.items() if files}
+    for kind, files in problems.items():
+        _say_problem(ds.name, kind, files)
     query_writer = _write_query(ds)
     gold = list((ds.path / "gold").glob("*.txt"))
+    ds.meta.pop("import_problems", None)  # a rerun's own, or none
     ds.update_meta(counts={
         "pages": sum(1 for _ in (ds.path / "pages").glob("*.html")),
         "gold": len(gold),
         "gold_empty": sum(1 for g in gold if g.stat().st_size == 0),
         "submissions": len(ds.submissions()),
         "imported_last_run": unit.written,
-    }, query_written_by=query_writer)
+        **{kind: len(files) for kind, files in problems.items()},
+    }, query_written_by=query_writer, **({"import_problems": problems} if problems else {}))
     return ds.path
 
 
@@ -283,6 +319,8 @@ def _write_page(fmt: str, unit: _Unit, sp: SourcePage) -> None:
         unit.ds.write_records(pid, records)
     if gold is not None:
         unit.ds.write_gold(pid, gold)
+    elif sp.gold_source is not None:
+        unit.problems["gold_missing"].append(sp.gold_source)
     fields = list(sp.fields)
     if sp.query and not any(f.get("name") == "q" for f in fields):  # after the ID: IDs stay stable
         fields.append({"name": "q", "value": sp.query, "label": "Search"})

@@ -63,6 +63,7 @@ def pages(src: Path) -> Iterator[SourcePage]:
             site=row["site"],
             read_html=html_path.read_bytes,
             read_gold=(lambda p=gold_path: decode_text(p.read_bytes()) if p and p.is_file() else None),
+            gold_source=f"{row['folder']}/gold/{row['gold_file']}" if gold_path else None,
             fields=[{"name": "q", "value": query, "label": "Search"}],
             extra={"year": int(row["year"]), "query": query,
                    "wayback_ts": row.get("wayback_ts", ""), "site_rule": row.get("site_rule", "")},

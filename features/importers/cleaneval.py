@@ -66,6 +66,7 @@ def pages(src: Path) -> Iterator[SourcePage]:
                 site=site_of(url) or f"cleaneval-{path.stem}",
                 read_html=path.read_bytes,
                 read_gold=(lambda g=gold_path: gold_text(g.read_bytes()) if g.is_file() else None),
+                gold_source=f"{folder}/GoldStandard/{gold_path.name}",
                 extra={"set": folder.split("-")[1], "number": path.stem,
                        "crawler_encoding": head.get("encoding", "")},
                 unit_meta={"notes": "CleanEval 2007 English: dev set and a sample of the final set; "
@@ -74,3 +75,9 @@ def pages(src: Path) -> Iterator[SourcePage]:
             )
     if not found:
         raise ImportFormatError(f"{src}: no cleaneval-dev/input or cleaneval-final/finalrun-input folder")
+
+
+def gold_files(src: Path) -> list[str]:
+    """Every gold file of the source, relative to ``src`` (to find those that name no page)."""
+    return [f"{folder}/GoldStandard/{g.name}" for folder, _inputs, _pattern in _SETS
+            for g in sorted((src / folder / "GoldStandard").glob("*.txt"))]

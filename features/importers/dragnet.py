@@ -40,7 +40,13 @@ def pages(src: Path) -> Iterator[SourcePage]:
             site=site_of(url) or f"dragnet-{path.stem}",
             read_html=path.read_bytes,
             read_gold=(lambda g=gold_path: split_gold(g.read_bytes())[0] if g.is_file() else None),
+            gold_source=f"Corrected/{gold_path.name}",
             extra={"root": path.stem},
             unit_meta={"notes": "Dragnet (Moz 2012) test-split sample; gold is the text before the "
                                 "comments delimiter; site from rel=canonical/og:url where given"},
         )
+
+
+def gold_files(src: Path) -> list[str]:
+    """Every gold file of the source, relative to ``src`` (to find those that name no page)."""
+    return [f"Corrected/{g.name}" for g in sorted((src / "Corrected").glob("*.txt"))]

@@ -167,10 +167,21 @@ def find_folder(src: Path) -> Path:
     raise ImportFormatError(f"{src}: no original/ and annotated/ folders (L3S-GN1 layout)")
 
 
+def _prefix(folder: Path, src: Path) -> str:
+    """``folder`` relative to ``src`` as the start of a source path ("" for SRC itself)."""
+    prefix = folder.relative_to(src).as_posix()
+    return "" if prefix == "." else prefix + "/"
+
+
+def gold_files(src: Path) -> list[str]:
+    """Every annotated page of the source, relative to ``src`` (to find those that name no page)."""
+    folder = find_folder(src)
+    return [f"{_prefix(folder, src)}annotated/{a.name}" for a in sorted((folder / "annotated").glob("*.html"))]
+
+
 def pages(src: Path) -> Iterator[SourcePage]:
     folder = find_folder(src)
-    prefix = folder.relative_to(src).as_posix()
-    prefix = "" if prefix == "." else prefix + "/"
+    prefix = _prefix(folder, src)
     inside(folder / "url-mapping.txt", src)
     urls = url_mapping(folder)
     for path in sorted((folder / "original").glob("*.html")):
@@ -188,6 +199,7 @@ def pages(src: Path) -> Iterator[SourcePage]:
             site=site_of(url) or f"l3s-{uuid}",
             read_html=path.read_bytes,
             read_gold=(lambda a=annotated: read_gold(a)),
+            gold_source=f"{prefix}annotated/{path.name}",
             extra={"uuid": uuid, "annotated": f"{prefix}annotated/{path.name}", "charset": "utf-8"},
             unit_meta={"notes": "L3S-GN1 sample; gold is the text of x-nc-sel1 (headline) and "
                                 "x-nc-sel2 (full text) spans of annotated/, innermost label winning"},

@@ -45,6 +45,12 @@ def pages(src: Path) -> Iterator[SourcePage]:
             read_html=path.read_bytes,
             read_gold=lambda: None,  # the writer makes it from the records
             read_records=(lambda t=truth: read_records(t)),
+            gold_source=f"groundTruth/{truth.name}",
             extra={"name": path.stem},
             unit_meta={"notes": NOTES},
         )
+
+
+def gold_files(src: Path) -> list[str]:
+    """Every ground-truth file of the source, relative to ``src`` (to find those that name no page)."""
+    return [f"groundTruth/{g.name}" for g in sorted((src / "groundTruth").glob("*.json"))]

@@ -73,13 +73,24 @@ def site_from_name(name: str) -> str:
     return re.sub(r"-\d+$", "", name)
 
 
-def pages(src: Path) -> Iterator[SourcePage]:
+def _base(src: Path) -> tuple[Path, str]:
+    """The folder of the test pages, and it relative to ``src`` as the start of a source path."""
     base = next((c for c in (src / "test" / "test-pages", src / "test-pages", src) if c.is_dir()
                  and any(c.glob("*/source.html"))), None)
     if base is None:
         raise ImportFormatError(f"{src}: no test/test-pages/<name>/source.html (Readability layout)")
     prefix = base.relative_to(src).as_posix()
-    prefix = "" if prefix == "." else prefix + "/"
+    return base, "" if prefix == "." else prefix + "/"
+
+
+def gold_files(src: Path) -> list[str]:
+    """Every expected.html of the source, relative to ``src`` (to find those that name no page)."""
+    base, prefix = _base(src)
+    return [f"{prefix}{e.parent.name}/expected.html" for e in sorted(base.glob("*/expected.html"))]
+
+
+def pages(src: Path) -> Iterator[SourcePage]:
+    base, prefix = _base(src)
     for folder in sorted(p.parent for p in base.glob("*/source.html")):
         source = inside(folder / "source.html", src)
         expected = inside(folder / "expected.html", src)
@@ -91,6 +102,7 @@ def pages(src: Path) -> Iterator[SourcePage]:
             site=site_of(url) or site_from_name(folder.name),
             read_html=source.read_bytes,
             read_gold=(lambda e=expected: block_text(e.read_bytes()) if e.is_file() else None),
+            gold_source=f"{prefix}{folder.name}/expected.html",
             extra={"name": folder.name, "charset": "utf-8"},
             unit_meta={"notes": "Mozilla Readability test pages; gold is the text of expected.html "
                                 "(Readability.js's output, not a human's), blocks kept apart"},

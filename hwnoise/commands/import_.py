@@ -65,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
         paths = import_dataset(args.format, args.src[0], args.into, limit=args.limit, progress=not args.quiet,
                                query=args.query)
     pages = gold = 0
+    problems: dict[str, int] = {}
     from hwnoise.dataset import Dataset
+    from hwnoise.features.importers import PROBLEMS
 
     for path in paths:
         print(path, flush=True)
@@ -77,6 +79,9 @@ def run(args: argparse.Namespace) -> int:
         counts = json.loads((path / "dataset.json").read_text(encoding="utf-8")).get("counts", {})
         pages += counts.get("pages", 0)
         gold += counts.get("gold", 0)
+        for kind in PROBLEMS:
+            problems[kind] = problems.get(kind, 0) + counts.get(kind, 0)
+    said = "".join(f"; {n} {PROBLEMS[kind]} (said above)" for kind, n in problems.items() if n)
     info(f"hwnoise import {args.format}: {len(paths)} dataset folder(s), {pages} pages, "
-         f"{gold} with gold, in {time.perf_counter() - start:.1f} s")
+         f"{gold} with gold, in {time.perf_counter() - start:.1f} s{said}")
     return 0
