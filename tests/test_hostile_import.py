@@ -16,6 +16,7 @@ import pytest
 from hwnoise.cli import main
 from hwnoise.dataset import Dataset
 from hwnoise.features.importers import ImportFormatError, import_dataset
+from hwnoise.features.importers import l3s as l3s_format
 
 PAGE = b"<html><body><div><p>Inside page text that is long enough to count.</p></div></body></html>"
 
@@ -454,3 +455,17 @@ def test_page_without_its_gold_file_is_reported(tmp_path, capsys, fmt):
     assert "missing" not in capsys.readouterr().err
     meta = json.loads((out / out_name / "dataset.json").read_text())
     assert "gold_missing" not in meta["counts"] and "import_problems" not in meta
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-8-sig"])
+def test_l3s_annotated_page_in_utf16_is_read(tmp_path, encoding):
+    """An annotated page saved as UTF-16 (with or without a byte-order mark) was parsed as UTF-8:
+    no span was found, so the page got an empty gold (or was refused as cut short); it is decoded
+    as a text file a person gives is (``decode.decode_text``), and its gold is the spans' text."""
+    src, _page, gold = tiny_source("l3s", tmp_path / "src")
+    gold.write_bytes(gold.read_bytes().decode("utf-8").replace(">I", ">Caf\u00e9 I").encode(encoding))
+    paths = import_dataset("l3s", src, tmp_path / "out", progress=False)
+    [page] = Dataset(paths[0]).pages()
+    assert page.read_gold() == "Caf\u00e9 Inside page text"
+    words, content = l3s_format.labelled_words(gold.read_bytes())  # what the label agreement reads
+    assert words == ["café", "inside", "page", "text"] and content.all()

@@ -6,7 +6,8 @@ text node takes the label of its innermost labelled span (so nested spans count 
 once, and a ``sel0`` span inside a ``sel2`` span is not content). Gold is the text under
 ``x-nc-sel1`` (headline) and ``x-nc-sel2`` (full text), one block per innermost span, blocks
 kept apart on lines of their own. URLs come from ``url-mapping.txt``. Files are UTF-8 or ASCII
-whatever their ``<meta>`` says, so the submission records ``charset: utf-8``.
+whatever their ``<meta>`` says, so the submission records ``charset: utf-8``; an annotated page
+saved again as UTF-16 (an editor's "Unicode") is read by ``decode_text``.
 """
 from __future__ import annotations
 
@@ -42,11 +43,12 @@ def labelled_chunks(annotated: bytes) -> list[tuple[int, int, str]]:
 
     ``label`` is the number of the innermost ``x-nc-selN`` span around the text (-1 outside
     every span), ``span`` an ordinal of that span (-1 outside). One iterative pass (no
-    recursion limit); script, style and the head are left out.
+    recursion limit); script, style and the head are left out. The page is decoded as a text
+    file (``decode_text``): UTF-8 as the tool wrote it, or UTF-16 where a copy was saved so.
     """
     parser = lxml.html.HTMLParser(encoding="utf-8", huge_tree=True, remove_comments=False)
     try:
-        root = lxml.html.document_fromstring(annotated, parser=parser)
+        root = lxml.html.document_fromstring(decode_text(annotated).encode("utf-8"), parser=parser)
     except (etree.ParserError, ValueError):
         return []
     stack: list[tuple[int, int]] = [(-1, -1)]
@@ -111,7 +113,7 @@ def read_gold(annotated: Path) -> str | None:
     if not annotated.is_file():
         return None
     data = annotated.read_bytes()
-    if not data.rstrip().lower().endswith(b"</html>"):
+    if not decode_text(data).rstrip().lower().endswith("</html>"):
         raise ImportFormatError(f"{annotated}: does not end with </html> as every annotated page does; "
                                 "the copy is cut short? Restore it")
     return gold_text(data)
