@@ -469,3 +469,29 @@ def test_l3s_annotated_page_in_utf16_is_read(tmp_path, encoding):
     assert page.read_gold() == "Caf\u00e9 Inside page text"
     words, content = l3s_format.labelled_words(gold.read_bytes())  # what the label agreement reads
     assert words == ["café", "inside", "page", "text"] and content.all()
+
+
+@pytest.mark.parametrize("fmt, data, why", [
+    ("dragnet", b"", "an empty file"),
+    ("dragnet", b"\x89PNG\r\n\x1a\n" + bytes(range(256)), "a PNG image"),
+    ("l3s", b"\x00\x01\x02 some binary bytes \xff\xfe\x03", "binary data"),
+    ("readability", b"  \r\n\t", "an empty file"),
+    ("cleaneval", b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj", "a PDF document"),
+    ("nexteval", b"just words, no markup at all", "text without HTML markup"),
+], ids=["empty", "png", "binary", "blank", "pdf", "text"])
+def test_page_that_is_no_html_is_skipped_and_named(tmp_path, capsys, fmt, data, why):
+    """An empty page, an image, a PDF or binary bytes saved as a page was imported as it was (a
+    page the features stage then skips, gold and all); it is skipped by the features stage's
+    rule (``decode.sniff_html``), said on stderr and in the summary, and counted and named in
+    dataset.json; the other pages are imported."""
+    src, page, gold = tiny_source(fmt, tmp_path / "src")
+    page2, gold2 = _second_page(fmt, src, page, gold)
+    for path, content in ((page2, data), (gold2, gold.read_bytes())):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+    err, meta = _import_says(tmp_path, capsys, fmt, src)
+    named = f"{page2.relative_to(src).as_posix()} ({why})"
+    assert f"1 page(s) skipped as not HTML: {named}" in err, err
+    assert "1 pages, 1 with gold" in err and "skipped as not HTML" in err.splitlines()[-1], err
+    assert meta["counts"]["not_html"] == 1 and meta["import_problems"] == {"not_html": [named]}
+    assert [s["source"] for s in Dataset(tmp_path / "out" / fmt).submissions()] == [page.relative_to(src).as_posix()]

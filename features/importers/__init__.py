@@ -24,7 +24,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from hwnoise.dataset import Dataset, is_within, page_id, site_of
-from hwnoise.decode import decode_text
+from hwnoise.decode import decode_text, sniff_html
 from hwnoise.errors import HwnoiseError
 from hwnoise.progress import info
 from hwnoise.text import tokenize
@@ -175,6 +175,7 @@ RECORD_COUNTS = ("records", "xpaths", "unresolved", "hidden")
 PROBLEMS = {
     "gold_missing": "page(s) imported without gold: their gold file is missing",
     "gold_orphans": "gold file(s) naming no page, not imported",
+    "not_html": "page(s) skipped as not HTML",  # the features stage's rule: decode.sniff_html
 }
 
 
@@ -294,18 +295,24 @@ def _finish_unit(unit: _Unit) -> Path:
 
 
 def _write_page(fmt: str, unit: _Unit, sp: SourcePage) -> None:
-    """Write one page: bytes, gold, then its submission (so a listed page always has bytes)."""
+    """Write one page: bytes, gold, then its submission (so a listed page always has bytes). A
+    page that is no HTML (empty, an image, binary bytes: ``sniff_html``, which the features stage
+    skips by) is not written but noted, with why, in the unit's problems."""
+    try:
+        html = sp.read_html()
+        why = sniff_html(html)
+        gold = sp.read_gold() if why is None else None
+    except OSError as exc:
+        raise ImportFormatError(f"{exc.filename or sp.source}: cannot read: {exc.strerror}") from None
+    if why is not None:
+        unit.problems["not_html"].append(f"{sp.source} ({why})")
+        return
     url = sp.url or source_url(fmt, sp.source)
     pid = page_id(sp.method, url, sp.fields)
     if pid in unit.ids:  # a URL given twice by the source: tell the pages apart
         url = f"{url}#source={quote(sp.source)}"
         pid = page_id(sp.method, url, sp.fields)
     unit.ids.add(pid)
-    try:
-        html = sp.read_html()
-        gold = sp.read_gold()
-    except OSError as exc:
-        raise ImportFormatError(f"{exc.filename or sp.source}: cannot read: {exc.strerror}") from None
     try:
         records = sp.read_records() if sp.read_records is not None else None
     except OSError as exc:
