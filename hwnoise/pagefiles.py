@@ -8,13 +8,14 @@ is recognised by its bytes (gzip's magic number), not by its name, and is inflat
 """
 from __future__ import annotations
 
+import gzip
 import zlib
 from pathlib import Path
 
 from hwnoise.errors import HwnoiseError
 
 __all__ = ["PAGE_SUFFIXES", "MAX_INFLATED", "PageFileError", "is_page_file", "page_name",
-           "page_files", "read_page_file"]
+           "page_files", "read_page_file", "read_page_head"]
 
 #: File name endings of pages (each also with ``.gz`` after it).
 PAGE_SUFFIXES = (".html", ".htm", ".xhtml")
@@ -85,3 +86,20 @@ def read_page_file(path: Path | str) -> bytes:
     if data.startswith(_GZIP_MAGIC):
         data = _inflate(data, path)
     return data
+
+
+def read_page_head(path: Path | str, size: int) -> bytes:
+    """``read_page_file(path)[:size]``, reading (and inflating) no more of the file than that
+    needs: a look at a page's start (its URL) while pages are listed must not read each whole.
+    Gzip data that does not inflate cleanly that far is left to ``read_page_file``'s rules."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(size)
+            if not head.startswith(_GZIP_MAGIC):
+                return head
+            fh.seek(0)
+            with gzip.GzipFile(fileobj=fh) as gz:
+                return gz.read(size)
+    except (OSError, EOFError, zlib.error):
+        return read_page_file(path)[:size]  # its error, or what it makes of a damaged file

@@ -30,7 +30,7 @@ from hwnoise.progress import info
 from hwnoise.text import tokenize
 
 __all__ = ["FORMATS", "import_dataset", "ImportFormatError", "SourcePage", "decode_text",
-           "source_url", "canonical_url", "simple_query", "inside"]
+           "source_url", "canonical_url", "file_head", "simple_query", "inside"]
 
 #: The formats ``hwnoise import`` reads, one module each.
 FORMATS = ["big9", "cleaneval", "dragnet", "l3s", "readability", "wcxb", "swde", "plain", "nexteval"]
@@ -95,9 +95,18 @@ def source_url(fmt: str, relpath: str) -> str:
 
 _TAG_RE = re.compile(rb"<(link|meta)\b([^>]*)>", re.I)
 _ATTR_RE = re.compile(rb"""([\w:-]+)\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)""")
+#: How much of a page's start ``canonical_url`` looks at.
+CANONICAL_PREFIX = 300_000
 
 
-def canonical_url(data: bytes, limit: int = 300_000) -> str:
+def file_head(path: Path, size: int = CANONICAL_PREFIX) -> bytes:
+    """The first ``size`` bytes of a source file: what listing a page reads of it (its URL),
+    so that a big corpus is not read whole twice (each page is read whole when written)."""
+    with open(path, "rb") as fh:
+        return fh.read(size)
+
+
+def canonical_url(data: bytes, limit: int = CANONICAL_PREFIX) -> str:
     """The page's ``<link rel=canonical>`` or ``og:url`` (absolute http(s) only), or ""."""
     found = {}
     for m in _TAG_RE.finditer(data[:limit]):

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from hwnoise.dataset import site_of
-from hwnoise.features.importers import ImportFormatError, SourcePage, decode_text, inside
+from hwnoise.features.importers import ImportFormatError, SourcePage, decode_text, file_head, inside
 from hwnoise.text import collapse_space
 
 _SETS = (  # folder, input folder, gold name pattern
@@ -57,7 +57,7 @@ def pages(src: Path) -> Iterator[SourcePage]:
         for path in files:
             gold_path = inside(src / folder / "GoldStandard" / gold_pattern.format(n=path.stem), src)
             inside(path, src)
-            head = header(path.read_bytes()[:4096])
+            head = header(file_head(path, 4096))
             url = head.get("id", "").strip()
             yield SourcePage(
                 unit="cleaneval",

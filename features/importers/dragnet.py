@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from hwnoise.dataset import site_of
-from hwnoise.features.importers import ImportFormatError, SourcePage, canonical_url, decode_text, inside
+from hwnoise.features.importers import (ImportFormatError, SourcePage, canonical_url, decode_text, file_head,
+                                       inside)
 
 _DELIM_RE = re.compile(r"^(?:!@.*COMMENTS.*|.*%\^&.*COMMENTS)\s*$", re.M)
 
@@ -32,7 +33,7 @@ def pages(src: Path) -> Iterator[SourcePage]:
         raise ImportFormatError(f"{html_dir}: missing; a dragnet folder has HTML/ and Corrected/")
     for path in sorted(html_dir.glob("*.html")):
         gold_path = inside(src / "Corrected" / f"{path.name}.corrected.txt", src)
-        url = canonical_url(inside(path, src).read_bytes())
+        url = canonical_url(file_head(inside(path, src)))
         yield SourcePage(
             unit="dragnet",
             source=f"HTML/{path.name}",

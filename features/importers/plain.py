@@ -20,9 +20,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from hwnoise.dataset import is_within, site_of
-from hwnoise.pagefiles import PageFileError, page_files, page_name, read_page_file
+from hwnoise.pagefiles import PageFileError, page_files, page_name, read_page_file, read_page_head
 from hwnoise.progress import info
-from hwnoise.features.importers import ImportFormatError, SourcePage, canonical_url, decode_text, read_records
+from hwnoise.features.importers import (CANONICAL_PREFIX, ImportFormatError, SourcePage, canonical_url, decode_text,
+                                       read_records)
 
 
 def pages(src: Path) -> Iterator[SourcePage]:
@@ -44,7 +45,7 @@ def pages(src: Path) -> Iterator[SourcePage]:
         query_file = src / "query" / f"{stem}.txt"
         query = " ".join(decode_text(query_file.read_bytes()).split()) if query_file.is_file() else None
         try:
-            url = canonical_url(read_page_file(path))
+            url = canonical_url(read_page_head(path, CANONICAL_PREFIX))
         except PageFileError:  # said by read_html, when its turn comes: the pages before it are written
             url = ""
         yield SourcePage(

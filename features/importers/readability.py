@@ -16,7 +16,7 @@ import lxml.html
 from lxml import etree
 
 from hwnoise.dataset import site_of
-from hwnoise.features.importers import ImportFormatError, SourcePage, canonical_url, inside
+from hwnoise.features.importers import ImportFormatError, SourcePage, canonical_url, file_head, inside
 from hwnoise.text import collapse_space
 
 #: Elements that start a new line of text.
@@ -94,7 +94,7 @@ def pages(src: Path) -> Iterator[SourcePage]:
     for folder in sorted(p.parent for p in base.glob("*/source.html")):
         source = inside(folder / "source.html", src)
         expected = inside(folder / "expected.html", src)
-        url = canonical_url(source.read_bytes())
+        url = canonical_url(file_head(source))
         yield SourcePage(
             unit="readability",
             source=f"{prefix}{folder.name}/source.html",

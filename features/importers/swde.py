@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from hwnoise.dataset import site_of
-from hwnoise.features.importers import ImportFormatError, SourcePage, decode_text, inside
+from hwnoise.features.importers import ImportFormatError, SourcePage, decode_text, file_head, inside
 from hwnoise.text import collapse_space
 
 ATTRIBUTES = ("title", "author", "isbn_13", "publisher", "publication_date")
@@ -84,7 +84,7 @@ def pages(src: Path) -> Iterator[SourcePage]:
                                     f"missing, beside the other ground truth of {site}; restore it")
         for path in sorted(site_dir.glob("*.htm")):
             pid = path.stem
-            head = inside(path, src).read_bytes()[:2048]
+            head = file_head(inside(path, src), 2048)
             mm = _BASE_RE.search(head)
             url = mm.group(1).decode("utf-8", errors="replace") if mm else ""
             missing = next((attr for attr, t in truth.items() if pid not in t), None)
