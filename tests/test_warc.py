@@ -439,3 +439,25 @@ def test_a_post_goes_into_the_warc_encoded_as_it_was_sent(server, tmp_path):
     assert ctype.startswith("multipart/form-data; boundary=") and by_path["post-b"][0].startswith(ctype[:30])
     boundary = ctype.split("boundary=", 1)[1].encode()
     assert body == b'--%s\r\nContent-Disposition: form-data; name="q"\r\n\r\ntea\r\n--%s--\r\n' % (boundary, boundary)
+
+
+def test_a_warc_response_declared_html_that_is_no_html_is_skipped(tmp_path):
+    """A 200 response declared text/html whose body is empty, an image or binary bytes (a soft
+    error, a misconfigured server) was imported as a page, to be skipped only by the features
+    stage; it is skipped and counted as not HTML by that stage's rule (``decode.sniff_html``),
+    as an undeclared body that is no page is."""
+    bodies = {"https://a.example/ok": (b"<html><body><p>fine</p></body></html>", "text/html"),
+              "https://a.example/empty": (b"", "text/html; charset=utf-8"),
+              "https://a.example/blank": (b"\r\n  \n", "text/html"),
+              "https://a.example/img": (b"\x89PNG\r\n\x1a\n" + bytes(64), "text/html"),
+              "https://a.example/none": (b"\x00\x01binary", ""),
+              "https://a.example/typeless": (b"<!DOCTYPE html><html><body>no type</body></html>", "")}
+    with open(tmp_path / "a.warc", "wb") as fh:
+        w = WARCWriter(fh, gzip=False)
+        for u, (body, ctype) in bodies.items():
+            headers = [("Content-Length", str(len(body)))] + ([("Content-Type", ctype)] if ctype else [])
+            w.write_record(w.create_warc_record(u, "response", payload=io.BytesIO(body), length=len(body),
+                           http_headers=StatusAndHeaders("200 OK", headers, protocol="HTTP/1.1")))
+    [folder], counts = import_warc([tmp_path / "a.warc"], tmp_path / "out", progress=False)
+    assert counts["imported"] == 2 and counts["skipped_type"] == 4, counts
+    assert sorted(p.url for p in Dataset(folder).pages()) == ["https://a.example/ok", "https://a.example/typeless"]

@@ -7,8 +7,9 @@ HTTP payload as received (de-chunked and content-decoded by warcio, never re-enc
 submission is the GET submission of its URL (the query string's parameters are the fields, so
 the domain query comes from the result URLs, as ``hwnoise collect urls.txt`` would make it), and
 its journal line keeps the status, headers, charset and where in which WARC it was found.
-Other records, non-200 responses and non-HTML payloads are skipped and counted; a page already
-imported (same ID) is not written twice.
+Other records, non-200 responses and payloads that are not HTML (by their Content-Type, or by
+their bytes: ``decode.sniff_html``, as the features stage decides) are skipped and counted; a
+page already imported (same ID) is not written twice.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from hwnoise.dataset import Dataset, now_iso, page_id, site_of
-from hwnoise.decode import charset_of, content_type
+from hwnoise.decode import charset_of, content_type, sniff_html
 from hwnoise.errors import HwnoiseError
 from hwnoise.forms.submissions import submission_from_url
 from hwnoise.progress import info
@@ -53,11 +54,13 @@ def _imported(ds: Dataset, rec: dict | None) -> bool:
 
 
 def _is_html(ctype: str, payload: bytes) -> bool:
+    """Whether a response is an HTML page: declared as one (or not declared at all), and its bytes
+    one by the rule the features stage skips pages by (``sniff_html``): an empty body or an image
+    sent as text/html is none."""
     ctype = content_type(ctype)[0] or ctype.split(";")[0].strip().lower()
-    if ctype:
-        return ctype in HTML_TYPES
-    head = payload[:1024].lstrip().lower()
-    return head.startswith((b"<!doctype html", b"<html"))
+    if ctype and ctype not in HTML_TYPES:
+        return False
+    return sniff_html(payload) is None
 
 
 def html_responses(path: Path, counts: dict) -> Iterator[tuple[dict, bytes]]:
