@@ -17,7 +17,7 @@ settings object (:class:`FetchSettings`) and able to switch itself off:
 - :class:`BodyPolicy` — a maximum body size (streamed and cut off), a time limit on the whole
   response (``page_timeout``: a body trickled a byte at a time is cut), and a content-type
   check (a response without one is sniffed as browsers do: ``hwnoise.decode.sniff_html``); an
-  answer that has no page (204, 205, 304) is refused.
+  answer that has no page (204, 205, 304) or part of one (206: no range is asked) is refused.
 
 :class:`Fetcher` ties them together; ``Fetcher.fetch`` returns a :class:`FetchResult` or
 raises :class:`FetchError` (naming the URL, and carrying what was learnt: status, headers,
@@ -710,6 +710,8 @@ class Fetcher:
                 status = resp.status_code
                 if content_check and status in NO_PAGE_STATUSES:
                     raise self._no_page(url, status, headers)
+                if content_check and status == 206:
+                    raise self._partial(url, headers)
                 if content_check and status < 300:
                     self._check_type(url, status, headers)
                 # read even a redirect's or an error's (bounded) body, so the connection is reused
@@ -744,6 +746,12 @@ class Fetcher:
         why = ", though the request was not conditional" if status == 304 else ""
         return BodyError(url, f"HTTP {status} {http.HTTPStatus(status).phrase}{why}: the server answered with "
                               "no page; not kept", status=status, headers=headers)
+
+    def _partial(self, url: str, headers: dict) -> BodyError:
+        """The error of a 206 (hwnoise asks no range): part of a page, kept before as the whole one."""
+        got = headers.get("content-range")
+        return BodyError(url, f"HTTP 206 Partial Content{f' ({got})' if got else ''}: the server sent part of a "
+                              "page, though no range was asked; not kept", status=206, headers=headers)
 
     def _check_type(self, url: str, status: int, headers: dict) -> None:
         given = headers.get("content-type", "")

@@ -25,6 +25,8 @@ Routes (path part of the URL; ``key`` in the query string keeps per-test counter
 - ``/transfer-coded?te=CODINGS``  a gzip-compressed page under ``Transfer-Encoding: CODINGS``
                          (default ``gzip, chunked``; chunked if CODINGS names chunked), kept alive
 - ``/no-page?code=204``  an answer with no body (204, 205, 304...), labelled ``text/html``
+- ``/partial``           a 206 Partial Content: the first 100 bytes of a page, with their Content-Range
+                         (though no range was asked)
 - ``/redirect-raw?to=URL&enc=E``  a 302 whose Location is the bytes of URL in encoding E
                          (default utf-8)
 - ``/cut-short?enc=gzip|deflate|br``  the first half of a compressed page, Content-Length honest
@@ -276,6 +278,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.end_headers()
             return
+        if path == "/partial":  # a range nobody asked for: a cache or a server that answers ranges anyway
+            page = result_page([], " (whole)" + " padding" * 50)
+            return self._send(206, page[:100], headers={"Content-Range": f"bytes 0-99/{len(page)}"})
         if path == "/redirect-raw":  # a Location of raw bytes: ``to`` encoded as ``enc``
             location = q["to"].encode(q.get("enc", "utf-8")).decode("latin-1")
             return self._send(302, b"", headers={"Location": location})

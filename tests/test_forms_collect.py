@@ -306,3 +306,20 @@ def test_an_answer_without_a_page_is_a_failure_not_an_empty_page(srv, tmp_path):
     assert srv.hits("/no-page") == n
     assert collect(read_submissions(tmp_path / "urls.txt"), ds, **FAST, probes=0, retry_failed=True)["failed"] == 4
     assert srv.hits("/no-page") == n + 3
+
+
+def test_a_partial_content_answer_is_a_failure_not_a_page(srv, tmp_path, capsys):
+    # a 206 to a request that asked no range (a cache or server answering ranges anyway) holds part
+    # of a page: it was kept as the page (100 bytes of it), journaled a success. Now a failure naming
+    # the URL, the status and the range, in the journal and in the run's report
+    url = srv.url("/partial")
+    (tmp_path / "urls.txt").write_text(url + "\n")
+    ds = Dataset.create(tmp_path / "ds")
+    summary = collect(read_submissions(tmp_path / "urls.txt"), ds, **{**FAST, "progress": True}, probes=0)
+    assert summary == {"fetched": 0, "failed": 1, "skipped": 0, "failed_before": 0}
+    rec = journal_lines(ds)[0]
+    assert rec["status"] == 206 and rec["bytes"] is None and rec["sha256"] is None
+    assert rec["error"].startswith(f"{url}: HTTP 206 Partial Content") and "bytes 0-99/" in rec["error"]
+    assert list(ds.pages()) == []
+    assert_journal_agrees_with_files(ds)
+    assert f"failed: {url}: HTTP 206 Partial Content" in capsys.readouterr().err
