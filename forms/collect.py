@@ -25,7 +25,8 @@ from hwnoise.dataset import Dataset, now_iso, page_id
 from hwnoise.errors import HwnoiseError
 from hwnoise.progress import bar, info
 
-from .fetch import DEFAULT_MAX_BYTES, DEFAULT_PAGE_TIMEOUT, Fetcher, FetchError, FetchSettings
+from .fetch import (DEFAULT_MAX_BYTES, DEFAULT_PAGE_TIMEOUT, NOT_A_PAGE_STATUSES, Fetcher, FetchError,
+                    FetchSettings)
 from .query import write_domain_query
 from .submissions import make_submission
 
@@ -45,7 +46,7 @@ def _encoding(body: bytes, http_charset: str | None) -> tuple[str | None, str | 
 
 def is_done(dataset: Dataset, record: dict | None) -> bool:
     """Whether a journal line is a success whose page is on disk with the size it records."""
-    if not record or record.get("error") or not record.get("sha256"):
+    if not record or record.get("error") or not record.get("sha256") or kept_without_a_page(record):
         return False
     path = dataset.page_path(record["submission"])
     try:
@@ -53,6 +54,12 @@ def is_done(dataset: Dataset, record: dict | None) -> bool:
     except FileNotFoundError:
         return False
     return record.get("bytes") is None or size == record["bytes"]
+
+
+def kept_without_a_page(record: dict | None) -> bool:
+    """Whether a journal line is a success an older run made of an answer with no whole page (204,
+    205, 304, 206: failures since); the body it kept is no page."""
+    return bool(record) and not record.get("error") and record.get("status") in NOT_A_PAGE_STATUSES
 
 
 class _Writer:
@@ -212,6 +219,7 @@ def _plan(submissions: Iterable[dict], dataset: Dataset, retry_failed: bool,
              f"(e.g. {str(mapped[0]['given_id'])[:60]!r}); their pages are stored as pages/SAFE_ID.html, "
              "the id given kept as given_id in submissions.jsonl")
     journal = dataset.journal()
+    _drop_kept_without_a_page(dataset, unique, journal)
     pending, skipped, failed_before = [], 0, 0
     for sub in unique:
         rec = journal.get(sub["id"])
@@ -223,6 +231,19 @@ def _plan(submissions: Iterable[dict], dataset: Dataset, retry_failed: bool,
         else:
             pending.append(sub)
     return unique, pending, skipped, failed_before
+
+
+def _drop_kept_without_a_page(dataset: Dataset, subs: list[dict], journal: dict[str, dict]) -> None:
+    """Remove the files an older run kept from answers without a whole page (``kept_without_a_page``),
+    so that they are no pages while they are fetched again (and fail, said so)."""
+    stale = [s for s in subs if kept_without_a_page(journal.get(s["id"]))]
+    for sub in stale:
+        dataset.page_path(sub["id"]).unlink(missing_ok=True)
+    if stale:
+        codes = sorted({journal[s["id"]]["status"] for s in stale})
+        info(f"hwnoise: collect: {len(stale)} page(s) an earlier run kept from answers without a whole page "
+             f"(HTTP {', '.join(map(str, codes))}; e.g. {stale[0]['url']}) are no pages: their files removed, "
+             "fetched again")
 
 
 def _warc_log(warc: str, settings: FetchSettings, dataset: Dataset):

@@ -323,3 +323,34 @@ def test_a_partial_content_answer_is_a_failure_not_a_page(srv, tmp_path, capsys)
     assert list(ds.pages()) == []
     assert_journal_agrees_with_files(ds)
     assert f"failed: {url}: HTTP 206 Partial Content" in capsys.readouterr().err
+
+
+def test_a_page_an_older_run_kept_from_an_answer_without_one_is_fetched_again(srv, tmp_path, capsys):
+    # runs before 204, 205, 304 and 206 were failures journaled them successes and kept their bodies
+    # (empty, or part of a page) as pages: a resumed run skipped them as done, --retry-failed too,
+    # and they stayed in the dataset as pages. Now they are fetched again (and fail, said so), their
+    # files no longer pages
+    urls = [srv.url("/no-page?code=204&k=old"), srv.url("/partial?k=old"), srv.url("/page?q=kept")]
+    (tmp_path / "urls.txt").write_text("\n".join(urls) + "\n")
+    ds = Dataset.create(tmp_path / "ds")
+    collect(read_submissions(tmp_path / "urls.txt"), ds, **FAST, probes=0)
+    lines = journal_lines(ds)
+    for rec, body in zip(lines[:2], (b"", b"<!DOCTYPE html><html><head><meta charset")):  # as an older run left them
+        rec.update(error=None, bytes=len(body), sha256=hashlib.sha256(body).hexdigest())
+        ds.write_page(rec["submission"], body)
+    ds.journal_path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    kept = (ds.path / "pages" / f"{lines[2]['submission']}.html").read_bytes()
+    capsys.readouterr()
+    n = len(srv.log)
+    assert collect(read_submissions(tmp_path / "urls.txt"), ds, **{**FAST, "progress": True}, probes=0) == \
+        {"fetched": 0, "failed": 2, "skipped": 1, "failed_before": 0}
+    assert sorted(e[2] for e in srv.log[n:] if e[2] != "/robots.txt") == sorted(u[len(srv.url("")):] for u in urls[:2])
+    err = capsys.readouterr().err
+    assert "2 page(s) an earlier run kept from answers without a whole page (HTTP 204, 206;" in err
+    assert f"failed: {urls[0]}: HTTP 204 No Content" in err and f"failed: {urls[1]}: HTTP 206" in err
+    assert [p.id for p in ds.pages()] == [lines[2]["submission"]]
+    assert ds.page(lines[2]["submission"]).read_html() == kept
+    assert_journal_agrees_with_files(ds)
+    n = len(srv.log)
+    assert collect(read_submissions(tmp_path / "urls.txt"), ds, **FAST, probes=0)["failed_before"] == 2
+    assert len(srv.log) == n
