@@ -61,6 +61,23 @@ _WHATWG = {
     **dict.fromkeys(["utf-16", "utf-16le", "unicode", "ucs-2", "csunicode", "iso-10646-ucs-2",
                      "unicodefeff"], "utf-16le"),
     **dict.fromkeys(["utf-16be", "unicodefffe"], "utf-16be"),
+    # the Encoding Standard's labels Python's codec registry does not know (or not as browsers do)
+    **{f"iso8859{n}": f"iso8859-{n}" for n in (2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15)},
+    **dict.fromkeys(["csiso88596e", "csiso88596i", "iso-8859-6-e", "iso-8859-6-i"], "iso8859-6"),
+    **dict.fromkeys(["sun_eu_greek"], "iso8859-7"),
+    **dict.fromkeys(["csiso88598e", "iso-8859-8-e", "visual"], "iso8859-8"),
+    **dict.fromkeys(["csiso88598i", "iso-8859-8-i", "logical"], "iso-8859-8-i"),
+    **dict.fromkeys(["csisolatin9"], "iso8859-15"),
+    **dict.fromkeys(["koi", "koi8"], "koi8-r"),
+    **dict.fromkeys(["koi8-ru"], "koi8-u"),
+    **dict.fromkeys(["csmacintosh", "mac", "x-mac-roman"], "mac-roman"),
+    **dict.fromkeys(["x-mac-cyrillic", "x-mac-ukrainian"], "mac-cyrillic"),
+    **dict.fromkeys(["iso885911"], "windows-874"),
+    **{f"x-cp125{n}": f"windows-125{n}" for n in (0, 1, 3, 5, 6, 7, 8)},
+    **dict.fromkeys(["csisolatin5", "iso88599", "iso_8859-9", "iso_8859-9:1989"], "windows-1254"),
+    **dict.fromkeys(["csiso58gb231280", "gb_2312"], "gbk"),
+    **dict.fromkeys(["cseucpkdfmtjapanese", "x-euc-jp"], "euc_jp"),
+    **dict.fromkeys(["cseuckr", "iso-ir-149", "ksc_5601"], "euc-kr"),
 }
 
 #: Python codec names of the encodings the WHATWG Encoding Standard (so a browser) implements;
@@ -75,6 +92,7 @@ _BROWSER_CODECS = frozenset(codecs.lookup(n).name for n in (
 _CODEC = {
     "gbk": "gb18030", "euc-kr": "cp949", "shift_jis": "cp932", "big5": "big5hkscs",
     "windows-1252": "cp1252", "windows-1254": "cp1254", "windows-874": "cp874",
+    "iso-8859-8-i": "iso8859_8",  # ISO-8859-8's bytes, its text in logical order
 }
 
 _META_RE = re.compile(
@@ -122,7 +140,7 @@ _STANDARD_NAMES = {
     "utf-8": "UTF-8", "cp866": "IBM866", "koi8-r": "KOI8-R", "koi8-u": "KOI8-U", "mac-roman": "macintosh",
     "mac-cyrillic": "x-mac-cyrillic", "cp874": "windows-874", "gbk": "GBK", "big5": "Big5", "big5hkscs": "Big5",
     "euc_jp": "EUC-JP", "iso2022_jp": "ISO-2022-JP", "shift_jis": "Shift_JIS", "euc-kr": "EUC-KR",
-    "euc_kr": "EUC-KR",
+    "euc_kr": "EUC-KR", "iso-8859-8-i": "ISO-8859-8-I",
 }
 
 

@@ -190,6 +190,12 @@ CASES = {
         '<input name="_charset_" value="text"><input type="submit"></form></body></html>',
         "cp1252", "text/html", {"q": "tea"},
         "GET /page?q=tea&_charset_=windows-1252&_CHARSET_=windows-1252&_charset_=text", b""),
+    # a label of the Encoding Standard Python's codecs do not know (x-mac-cyrillic: macCyrillic)
+    "x-mac-cyrillic": (
+        '<html><head><meta charset="x-mac-cyrillic"></head><body><form action="/page"><input name="q">'
+        '<input type="hidden" name="z" value="ёж"><input type="hidden" name="_charset_"></form></body></html>',
+        "mac_cyrillic", "text/html", {"q": "Привет € 日"},
+        "GET /page?q=%8F%F0%E8%E2%E5%F2+%FF+%26%2326085%3B&z=%DE%E6&_charset_=x-mac-cyrillic", b""),
     "_charset_ from accept-charset": (
         '<form action="/page" accept-charset="shift_jis"><input name="q"><input type="hidden" name="_charset_">'
         '</form>',
