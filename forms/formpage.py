@@ -160,13 +160,20 @@ def _visible_label(control, root, labels_for: dict[str, Any]) -> str | None:
     return None
 
 
+def _is_url(text: str) -> bool:
+    """Whether a form page given as text is an http(s) URL: one word, a '<' in it or not (a URL may
+    hold one, which is sent as %3C, as a browser sends it); HTML given as text is not one word."""
+    word = text.strip()
+    return urlsplit(word).scheme.lower() in ("http", "https") and not any(c.isspace() for c in word)
+
+
 def _load(html_or_url: str | bytes, base_url: str | None, **fetch_kw: Any) -> tuple[str, str | None, str]:
     """The page's HTML, its URL and its encoding (as a browser decodes it): fetched
     (http/https), read from a file, or given (text given is taken as UTF-8)."""
     if isinstance(html_or_url, bytes):
         return _decoded(html_or_url, None, base_url)
     text = str(html_or_url)
-    if urlsplit(text.strip()).scheme.lower() in ("http", "https") and "<" not in text:
+    if _is_url(text):
         from .fetch import Fetcher, FetchSettings
 
         settings = FetchSettings(**{"delay": 0, **fetch_kw})
@@ -197,8 +204,8 @@ def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_ind
     ``form_index`` picks the form (0 = the first); by default the form with the most named
     controls is taken (the advanced search rather than the header's quick-search box).
     """
-    where = html_or_url if isinstance(html_or_url, str) and len(html_or_url) < 300 and "<" not in html_or_url \
-        else (base_url or "the HTML given")
+    given = html_or_url if isinstance(html_or_url, str) else ""
+    where = given if _is_url(given) or len(given) < 300 and "<" not in given else (base_url or "the HTML given")
     html, page_url, encoding = _load(html_or_url, base_url, **fetch_kw)
     root, flattened = _parse(html, where)
     form_el = _pick_form(root, form_index, where, flattened)

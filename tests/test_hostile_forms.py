@@ -419,3 +419,23 @@ def test_a_value_that_is_no_option_is_named(srv, tmp_path, capsys):
     assert main([*argv, "--into", str(tmp_path / "ok")]) == 0
     assert sorted(e[2] for e in srv.log[before:] if e[2].startswith("/page")) == ["/page?q=&cat=2&r=a",
                                                                                  "/page?q=x&cat=1"]
+
+
+def test_a_form_page_url_holding_a_raw_angle_bracket_is_fetched(srv, tmp_path, capsys):
+    # a URL with '<' in it (copied from a site's own links: ?ref=<home>) was read as HTML text:
+    # 'no <form> on the page' without a request, or, holding '<form', a form of the URL's text
+    srv.pages["plain"] = ("text/html", b'<form action="/page"><input name="q"></form>')
+    (tmp_path / "v.jsonl").write_text('{"q": "tea"}\n')
+    for i, tail in enumerate(["?ref=<home>", "?x=<form>"]):
+        before = len(srv.log)
+        assert main(["collect", "--form", srv.url("/served/plain" + tail), "--values", str(tmp_path / "v.jsonl"),
+                     "-q", "--into", str(tmp_path / f"ds{i}"), "--allow-private", "--delay", "0",
+                     "--probes", "0"]) == 0, capsys.readouterr().err
+        sent = [e[2] for e in srv.log[before:] if e[2] != "/robots.txt"]
+        assert sent == ["/served/plain" + tail.replace("<", "%3C").replace(">", "%3E"), "/page?q=tea"]
+    # a URL that is no page is named in the error, as is a long one (a page's form with 'the HTML given')
+    srv.pages["plain"] = ("text/html", b"<p>no form here</p>")
+    for url in (srv.url("/served/plain?ref=<home>"), srv.url("/served/plain?" + "k=v&" * 100)):
+        with pytest.raises(FormError, match="no <form> on the page") as caught:
+            read_form(url, allow_private=True)
+        assert str(caught.value).startswith(url + ": ")
