@@ -297,7 +297,11 @@ def _form_charset(form_el, page_encoding: str) -> str:
 
 def _pick_form(root, form_index: int | None, where: str, flattened: bool = False):
     """The form ``form_index`` names, by default the one with the most named controls."""
-    forms = [f for f in root.iter("form") if f.get(OWNER) != "x"]  # not one in a <template>
+    forms = [f for f in root.iter("form") if f.get(OWNER) not in ("x", "n")]  # not in a <template>, <noscript>
+    hidden = sum(1 for f in root.iter("form") if f.get(OWNER) == "n")
+    if not forms and hidden:
+        raise FormError(f"{where}: no <form> on the page with scripting on (as a browser shows it); its {hidden} "
+                        "form(s) are inside <noscript>, shown only with scripting off")
     if not forms and flattened:
         raise FormError(f"{where}: no <form> within the {MAX_DEPTH} levels of nesting a browser builds (the page "
                         "nests deeper; Chromium sends none of the fields of a form that deep)")
@@ -453,6 +457,8 @@ def _controls(root, form_el) -> list:
     out = []
     for el in root.iter(*CONTROLS):
         ref = el.get("form")
+        if el.get(OWNER) in ("x", "n"):  # in a <template> or <noscript>: no form's, whatever its form=
+            continue
         if ref is not None:  # form="" or an ID no form has first: no form's (Chromium)
             if ref and ref == fid and first_of_id is form_el:
                 out.append(el)

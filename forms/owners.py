@@ -14,7 +14,9 @@ ends a form at an enclosing element's end tag or at a nested ``<form>``, and kee
 open elements and marks each ``<form>`` and control start tag with ``OWNER``; a ``<form>`` start
 tag the browser ignores is removed. The marks, read back from the lxml tree: ``f<i>`` the page's
 i-th form, ``c<i>`` a control of form i, ``c`` a control of no form, ``x`` a form or control no
-browser submits (inside ``<template>``, or an SVG/MathML element of that name).
+browser submits (inside ``<template>``, or an SVG/MathML element of that name), ``n`` one inside
+``<noscript>``: with scripting on, as in the browser a user fills a form in, its content is text
+up to ``</noscript>`` (libxml2 parses it, as a browser with scripting off does).
 """
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ _FOREIGN = frozenset({"svg", "math"})
 class _FormParser(Nesting):
     """The open elements, each as ``(name, the form it lies in or None)``, and the form pointer."""
 
-    __slots__ = ("pointer", "forms", "template", "foreign")
+    __slots__ = ("pointer", "forms", "template", "foreign", "noscript")
 
     def __init__(self) -> None:
         super().__init__(sys.maxsize)
@@ -49,11 +51,18 @@ class _FormParser(Nesting):
         self.forms = 0
         self.template = 0  # <template> elements open (their content is no part of the page)
         self.foreign = 0   # <svg> and <math> elements open (a <form> there is no HTML form)
+        self.noscript = False  # inside <noscript>: text with scripting on, no tags until </noscript>
 
     def mark(self, name: str, end: bool, void: bool) -> str | None:
         """Tag step: the mark of a form or control start tag ("" removes the tag), else None."""
+        if self.noscript:
+            self.noscript = not (end and name == "noscript")
+            if not self.noscript:
+                self._end(name)
+            return "n" if not end and (name in CONTROLS or name == "form") else None
         if name in ("html", "head", "body"):
             return None
+        self.noscript = name == "noscript" and not end and not self.foreign
         inert = self.template or self.foreign
         if end:
             if name == "form" and not inert:

@@ -132,6 +132,19 @@ CASES = {
         '</template></form><input name="e" form="f" value="E"><input name="e2" form="" value="E">',
         "utf-8", "text/html", {"q": "tea"},
         "GET /page?q=tea", b""),
+    # with scripting on, as in the browser a user fills the form in, <noscript> holds text: its
+    # fields are no fields of the form, a form in it no form of the page
+    "a field in <noscript>": (
+        '<form action="/page" id="f"><input name="q"><noscript><input type="hidden" name="nojs" value="1">'
+        '<select name="s"><option>a</select></noscript><input type="submit"></form>'
+        '<noscript><input name="by-id" form="f" value="1"></noscript><template><input name="t" form="f"></template>',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea", b""),
+    "a form in <noscript> beside the scripted one": (
+        '<noscript><form action="/basic"><input name="q"><input name="b" value="B"></form></noscript>'
+        '<form action="/page"><input name="q"><input type="submit"></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea", b""),
     # nested past libxml2's default limit (256 levels) or its huge_tree limit (2,048), which drop the rest
     "a form 300 levels deep": (
         "<div>" * 297 + '<form action="/page"><input name="q"><select name="s"><option>a</select></form>',
@@ -439,3 +452,38 @@ def test_a_form_page_url_holding_a_raw_angle_bracket_is_fetched(srv, tmp_path, c
         with pytest.raises(FormError, match="no <form> on the page") as caught:
             read_form(url, allow_private=True)
         assert str(caught.value).startswith(url + ": ")
+
+
+def test_a_page_whose_only_form_is_in_noscript_is_named_so(srv, tmp_path, capsys):
+    # it was read and submitted: the form of the scripts-off view, which the user's browser never shows
+    srv.pages["noscript"] = ("text/html", b'<div id="app"></div><noscript><form action="/page"><input name="q">'
+                             b'</form></noscript>')
+    (tmp_path / "v.jsonl").write_text('{"q": "tea"}\n')
+    url = srv.url("/served/noscript")
+    before = len(srv.log)
+    assert main(["collect", "--form", url, "--values", str(tmp_path / "v.jsonl"), "-q", "--into",
+                 str(tmp_path / "ds"), "--allow-private", "--delay", "0", "--probes", "0"]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"hwnoise: error: {url}: no <form> on the page with scripting on (as a browser shows it); its "
+                   "1 form(s) are inside <noscript>, shown only with scripting off\n")
+    assert not [e for e in srv.log[before:] if e[2].startswith("/page")]
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed")
+def test_chromium_shows_no_form_of_a_noscript_only_page(srv):
+    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
+    from playwright.sync_api import sync_playwright
+
+    srv.pages["noscript"] = ("text/html", b'<noscript><form action="/page"><input name="q"></form></noscript>')
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            counts = []
+            for scripts in (True, False):
+                page = browser.new_page(java_script_enabled=scripts)
+                page.goto(srv.url("/served/noscript"))
+                counts.append(page.locator("form").count())
+                page.close()
+        finally:
+            browser.close()
+    assert counts == [0, 1]  # scripting on: none (what hwnoise reads); off: the form
