@@ -172,7 +172,7 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
             max_bytes: int = DEFAULT_MAX_BYTES, retries: int = 3, backoff: float = 0.5,
             max_redirects: int = 10, retry_failed: bool = False, workers: int = 4, robots: bool = True,
             progress: bool = True, warc: str | None = None,
-            page_timeout: float = DEFAULT_PAGE_TIMEOUT, probes: int = 2) -> dict:
+            page_timeout: float = DEFAULT_PAGE_TIMEOUT, probes: int = 2, cookies: Iterable | None = None) -> dict:
     """Fetch the result page of every submission into ``dataset``; return
     ``{fetched, failed, skipped, failed_before}`` for this run.
 
@@ -184,6 +184,7 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
     ``hwnoise.dataset.safe_id`` names (the given id kept as ``given_id``). ``probes``: after
     the pages, that many probes per form action (``hwnoise.forms.probe``: the site's answer
     to a search nothing matches), fetched once and kept in ``probes/``, never as pages.
+    ``cookies``: sent as a browser would from the start (the form page's: ``Form.cookies``).
     """
     unique, pending, skipped, failed_before = _plan(submissions, dataset, retry_failed, progress)
     settings = FetchSettings(user_agent=user_agent, delay=delay, timeout=timeout, max_bytes=max_bytes,
@@ -192,7 +193,7 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
                              allow_private=allow_private, robots=robots)
     writer = _Writer(dataset, _warc_log(warc, settings, dataset) if warc else None)
     stop = threading.Event()
-    with Fetcher(settings) as fetcher:
+    with Fetcher(settings, cookies=cookies) as fetcher:
         counts, errors = _fetch_all(fetcher, writer, pending, workers, stop, progress)
         probed = _probe(fetcher, dataset, unique, probes) if probes > 0 and not stop.is_set() else 0
     write_domain_query(dataset)

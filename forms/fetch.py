@@ -14,6 +14,8 @@ settings object (:class:`FetchSettings`) and able to switch itself off:
   timeouts, 429 and 5xx, honouring ``Retry-After`` (seconds or an HTTP date).
 - :class:`RedirectPolicy` — redirects followed by hand within a limit, every hop
   recorded and checked.
+- one cookie jar for the crawl (``Fetcher.cookies``): a session cookie a site sets (on its form
+  page: ``Form.cookies``) goes with the next requests, as a browser's does.
 - :class:`BodyPolicy` — a maximum body size (streamed and cut off), a time limit on the whole
   response (``page_timeout``: a body trickled a byte at a time is cut), and a content-type
   check (a response without one is sniffed as browsers do: ``hwnoise.decode.sniff_html``); an
@@ -549,7 +551,8 @@ class RobotsPolicy:
 class Fetcher:
     """Fetch pages politely and safely. Thread-safe: use one Fetcher for a whole crawl."""
 
-    def __init__(self, settings: FetchSettings | None = None, **kw: Any):
+    def __init__(self, settings: FetchSettings | None = None, *, cookies: Iterable | None = None, **kw: Any):
+        """``cookies``: a cookie jar (or cookies) to start from, e.g. those of the form page."""
         self.settings = settings or FetchSettings(**kw)
         s = self.settings
         self.address = AddressPolicy(s.allow_private)
@@ -558,6 +561,10 @@ class Fetcher:
         self.robots = RobotsPolicy(self, s.robots)
         self._sessions: dict[str, requests.Session] = {}
         self._guard = threading.Lock()
+        #: one cookie jar for every host's session, as a browser has (cookies go by their domain)
+        self.cookies = requests.cookies.RequestsCookieJar()
+        for cookie in cookies or ():
+            self.cookies.set_cookie(cookie)
 
     # sessions: one per host, so keep-alive connections are reused
     def session(self, host: str) -> requests.Session:
@@ -565,6 +572,7 @@ class Fetcher:
             sess = self._sessions.get(host)
             if sess is None:
                 sess = _Session()
+                sess.cookies = self.cookies
                 sess.headers["User-Agent"] = self.settings.user_agent  # type: ignore[assignment]
                 sess.headers["Accept"] = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
                 adapter = _guarded_adapter(self.address)

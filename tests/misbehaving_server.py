@@ -42,6 +42,9 @@ Routes (path part of the URL; ``key`` in the query string keeps per-test counter
 - ``/private/...``       a page robots.txt disallows
 - ``/form`` ``/post-form``  a search form (GET; POST multipart-free), ``/search`` its results
 - ``/form-action?action=A``  a one-field search form whose action is A
+- ``/session-form``      a search form that sets a session cookie (``sid``, one per visit), as
+                         session-based search sites do; ``/session-search`` its results, answered
+                         only with that cookie (without it: a 302 back to the form, as such sites do)
 - ``/served/NAME``       ``server.pages[NAME]``: ``(content type, body bytes)`` a test put there
 
 ``TRAVERSING_IDS`` are submission ids that would leave the dataset folder (``hostile_lines``
@@ -345,6 +348,18 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/form-action":  # a search form whose action is ``action``, as given
             return self._send(200, f'<html><body><form action="{html.escape(q["action"])}">'
                                    '<input name="q"></form></body></html>'.encode())
+        if path == "/session-form":
+            sid = f"s{self._count('session', key)}"
+            with self.server.lock:
+                owner.sessions.add(sid)
+            return self._send(200, b'<form action="/session-search"><input name="q"></form>',
+                              headers={"Set-Cookie": f"sid={sid}; Path=/; HttpOnly"})
+        if path == "/session-search":
+            cookies = dict(c.strip().partition("=")[::2] for c in (self.headers.get("Cookie") or "").split(";")
+                           if "=" in c)
+            if cookies.get("sid") not in owner.sessions:
+                return self._send(302, b"", headers={"Location": "/session-form?expired=1"})
+            return self._send(200, result_page(parse_qsl(parts.query), f" (session {cookies['sid']})"))
         if path.startswith("/served/") and path[len("/served/"):] in owner.pages:
             ctype, page = owner.pages[path[len("/served/"):]]
             return self._send(200, page, ctype)
@@ -373,6 +388,7 @@ class MisbehavingServer:
         self.robots: str | None = DEFAULT_ROBOTS
         self.log: list[tuple] = []
         self.pages: dict[str, tuple[str, bytes]] = {}
+        self.sessions: set[str] = set()
         self.counters: Counter = Counter()
         self.connections = 0
         self._httpd = _Server(("127.0.0.1", 0), _Handler)

@@ -354,3 +354,24 @@ def test_a_page_an_older_run_kept_from_an_answer_without_one_is_fetched_again(sr
     n = len(srv.log)
     assert collect(read_submissions(tmp_path / "urls.txt"), ds, **FAST, probes=0)["failed_before"] == 2
     assert len(srv.log) == n
+
+
+def test_a_form_whose_site_needs_the_session_cookie_of_its_page(srv, tmp_path):
+    # the form page's Set-Cookie was dropped (it was fetched apart from the submissions): a site that
+    # answers a search only in the session its form page opened redirected each one back to the
+    # form, and the form page was kept as every result page. The page's cookies go with the
+    # submissions (and the probes), as a browser's would; a rerun reads the form, and its cookie, again
+    values = tmp_path / "values.csv"
+    values.write_text("q\nmojito\nnegroni\n")
+    argv = ("--form", srv.url("/session-form"), "--values", str(values), "--into", str(tmp_path / "ds"),
+            "--allow-private", "--delay", "0", "--probes", "1")
+    res = run_cli(*argv)
+    assert res.returncode == 0, res.stderr
+    assert "2 fetched, 0 failed" in res.stderr
+    ds = Dataset(tmp_path / "ds")
+    pages = [ds.page(s["id"]).read_html().decode() for s in ds.submissions()]
+    assert "<b>q</b> mojito" in pages[0] and "<b>q</b> negroni" in pages[1]
+    assert all("(session s" in p for p in pages) and not srv.hits("/session-form?expired")
+    assert [(r["status"], r["redirects"]) for r in journal_lines(ds)] == [(200, []), (200, [])]
+    ((probe, body),) = ds.probes()
+    assert probe["status"] == 200 and b"(session s" in body

@@ -76,20 +76,22 @@ def run(args: argparse.Namespace) -> int:
     from hwnoise.progress import info
 
     allow: bool | list[str] = True if args.allow_private else list(args.allow_network)
-    subs, source = _submissions(args, allow)
+    subs, source, cookies = _submissions(args, allow)
     ds = _open_dataset(args.into, source)
-    summary = _fetch(args, subs, ds, allow)
+    summary = _fetch(args, subs, ds, allow, cookies)
     if args.quiet:
         info(f"collect: {summary['fetched']} fetched, {summary['failed']} failed, {summary['skipped']} skipped")
     return _exit_status(ds, subs)
 
 
-def _submissions(args: argparse.Namespace, allow: bool | list[str]) -> tuple[list[dict], str]:
-    """Read step: the submissions (from SUBMISSIONS, or the form and its value sets) and their source."""
+def _submissions(args: argparse.Namespace, allow: bool | list[str]) -> tuple[list[dict], str, list]:
+    """Read step: the submissions (from SUBMISSIONS, or the form and its value sets), their source
+    and the cookies to send them with (the form page's)."""
     from hwnoise.errors import HwnoiseError
 
+    cookies: list = []
     if args.form or args.values:
-        subs, source = _form_submissions(args, allow), "form"
+        (subs, cookies), source = _form_submissions(args, allow), "form"
     elif args.submissions:
         from hwnoise.forms.submissions import read_submissions
 
@@ -99,11 +101,12 @@ def _submissions(args: argparse.Namespace, allow: bool | list[str]) -> tuple[lis
         raise HwnoiseError("nothing to collect: give a SUBMISSIONS file, or --form PAGE_URL --values FILE")
     if not subs:
         raise HwnoiseError(f"{args.submissions or args.values}: no submissions found")
-    return subs, source
+    return subs, source, cookies
 
 
-def _form_submissions(args: argparse.Namespace, allow: bool | list[str]) -> list[dict]:
-    """Read step for --form/--values: the form page filled with each value set (unknown names warned of)."""
+def _form_submissions(args: argparse.Namespace, allow: bool | list[str]) -> tuple[list[dict], list]:
+    """Read step for --form/--values: the form page filled with each value set (unknown names warned
+    of), and the cookies the form page set."""
     from hwnoise.errors import HwnoiseError
     from hwnoise.progress import info
 
@@ -127,7 +130,7 @@ def _form_submissions(args: argparse.Namespace, allow: bool | list[str]) -> list
         info(f"hwnoise: warning: {args.values} names {', '.join(map(repr, unknown))}, which the form has "
              f"no field of (by name or label; its fields: {', '.join(repr(f.name) for f in form.fields)}); "
              "sent as given: check the spelling")
-    return submissions_from_form(form, values)
+    return submissions_from_form(form, values), form.cookies
 
 
 def _open_dataset(into: str, source: str) -> Dataset:
@@ -139,15 +142,17 @@ def _open_dataset(into: str, source: str) -> Dataset:
     return Dataset(into) if (Path(into) / "dataset.json").is_file() else Dataset.create(into, source=source)
 
 
-def _fetch(args: argparse.Namespace, subs: list[dict], ds: Dataset, allow: bool | list[str]) -> dict:
-    """Fetch step: every submission into the dataset, with the command's options; the summary counts."""
+def _fetch(args: argparse.Namespace, subs: list[dict], ds: Dataset, allow: bool | list[str],
+           cookies: list) -> dict:
+    """Fetch step: every submission into the dataset, with the command's options (and the form
+    page's cookies); the summary counts."""
     from hwnoise.forms.collect import collect
 
     return collect(subs, ds, allow_private=allow or False, delay=args.delay, user_agent=args.user_agent,
                    timeout=tuple(args.timeout), max_bytes=args.max_bytes, retries=args.retries,
                    page_timeout=args.page_timeout,
                    retry_failed=args.retry_failed, workers=args.workers, robots=not args.no_robots,
-                   progress=not args.quiet, warc=args.warc, probes=args.probes)
+                   progress=not args.quiet, warc=args.warc, probes=args.probes, cookies=cookies)
 
 
 def _exit_status(ds: Dataset, subs: list[dict]) -> int:
