@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from hwnoise.dataset import Dataset, left_by_a_dead_run
+from hwnoise.dataset import Dataset, kept_without_a_page, left_by_a_dead_run
 from hwnoise.decode import sniff_html
 from hwnoise.errors import HwnoiseError
 from hwnoise.features import native
@@ -679,8 +679,11 @@ def build_features(dataset: Dataset | str | os.PathLike, *, workers: int = 1,
     ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     columns, schema, render_by_page = _render_plan(ds)
     query_terms = ds.query_terms()  # a query.json that cannot be read fails here, before any output
-    jobs, site_of = _page_plan(ds, arrow=render_by_page is None)
+    jobs, site_of, skipped = _page_plan(ds, arrow=render_by_page is None)
     out, tally = ds.features_path, _Tally()
+    for error in skipped:
+        tally.failures.append(error)
+        print(f"hwnoise: features: skipped {error}", file=sys.stderr, flush=True)
     tmp = _work_folder(ds)
     pbar = bar(total=len(jobs), desc=f"features {ds.name}", unit="page") if progress else None
     try:
@@ -711,15 +714,22 @@ def _check_walked(ds: Dataset, tally: _Tally, out: Path) -> None:
                            f"(the first: {tally.failures[0]}); {out} {was}")
 
 
-def _page_plan(ds: Dataset, arrow: bool) -> tuple[list[tuple], dict[str, str]]:
-    """Step (plan): a ``_page_job`` job per page (with its stored labels, from hwnoise label)
-    and each page's site; ``arrow``: the pages come back as columns ready for Arrow."""
-    pages = list(ds.pages())
+def _page_plan(ds: Dataset, arrow: bool) -> tuple[list[tuple], dict[str, str], list[str]]:
+    """Step (plan): a ``_page_job`` job per page (with its stored labels, from hwnoise label),
+    each page's site, and why the files an older collect kept from answers without a whole
+    page are skipped; ``arrow``: the pages come back as columns ready for Arrow."""
+    pages, skipped = [], []
+    for p in ds.pages():
+        if kept_without_a_page(p.fetch):
+            skipped.append(f"{p.html_path}: journaled from an HTTP {p.fetch['status']} answer, which holds no whole "
+                           "page (an older hwnoise collect kept it; run it again to fetch the page again)")
+        else:
+            pages.append(p)
     stored = (dict(tuple(ds.read_labels().groupby("page", sort=False)))  # hwnoise label's
               if ds.labels_path.exists() else {})
     jobs = [(p.id, str(p.html_path), str(p.gold_path), p.http_charset, own_terms(p.fields),
              stored.get(p.id), arrow) for p in pages]
-    return jobs, {p.id: p.site for p in pages}
+    return jobs, {p.id: p.site for p in pages}, skipped
 
 
 def _walk_pages(batcher: _Batcher, jobs: list[tuple], site_of: dict[str, str], render_by_page: dict | None,

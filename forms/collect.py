@@ -21,12 +21,11 @@ from urllib.parse import urlsplit
 
 import requests
 
-from hwnoise.dataset import Dataset, now_iso, page_id
+from hwnoise.dataset import Dataset, kept_without_a_page, now_iso, page_id
 from hwnoise.errors import HwnoiseError
 from hwnoise.progress import bar, info
 
-from .fetch import (DEFAULT_MAX_BYTES, DEFAULT_PAGE_TIMEOUT, NOT_A_PAGE_STATUSES, Fetcher, FetchError,
-                    FetchSettings)
+from .fetch import DEFAULT_MAX_BYTES, DEFAULT_PAGE_TIMEOUT, Fetcher, FetchError, FetchSettings
 from .query import write_domain_query
 from .submissions import make_submission
 
@@ -54,12 +53,6 @@ def is_done(dataset: Dataset, record: dict | None) -> bool:
     except FileNotFoundError:
         return False
     return record.get("bytes") is None or size == record["bytes"]
-
-
-def kept_without_a_page(record: dict | None) -> bool:
-    """Whether a journal line is a success an older run made of an answer with no whole page (204,
-    205, 304, 206: failures since); the body it kept is no page."""
-    return bool(record) and not record.get("error") and record.get("status") in NOT_A_PAGE_STATUSES
 
 
 class _Writer:

@@ -64,8 +64,6 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 #: answers that carry no page, whatever their Content-Type says (hwnoise asks nothing conditional: a
 #: 304 too is no page)
 NO_PAGE_STATUSES = frozenset({204, 205, 304})
-#: answers that carry no whole page: those, and a 206 (hwnoise asks no range)
-NOT_A_PAGE_STATUSES = NO_PAGE_STATUSES | {206}
 
 
 class FetchError(HwnoiseError):

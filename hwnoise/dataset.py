@@ -46,6 +46,17 @@ class DatasetError(HwnoiseError):
     """A dataset folder is missing, or one of its files cannot be read."""
 
 
+#: statuses of answers without a whole page (204, 205, 304 carry none; a 206, to a request that
+#: asked no range, a part), which ``hwnoise collect`` journals as failures
+NO_WHOLE_PAGE_STATUSES = frozenset({204, 205, 206, 304})
+
+
+def kept_without_a_page(record: dict | None) -> bool:
+    """Whether a journal line is a success an older run made of an answer without a whole page
+    (``NO_WHOLE_PAGE_STATUSES``, failures since): the body it kept is no page."""
+    return bool(record) and not record.get("error") and record.get("status") in NO_WHOLE_PAGE_STATUSES
+
+
 def now_iso() -> str:
     """The current UTC time, ISO 8601 with seconds."""
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")

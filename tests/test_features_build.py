@@ -575,3 +575,23 @@ def test_a_dataset_none_of_whose_pages_walk_is_an_error_and_keeps_its_table(tmp_
     assert "not HTML (a PNG image)" in err and "features.parquet left as it was" in err
     pd.testing.assert_frame_equal(pd.read_parquet(ds.features_path), before)
     assert not list(ds.path.glob(".features.parquet.*"))
+
+
+def test_a_page_journaled_from_an_answer_without_a_whole_page_is_reported_and_skipped(tmp_path, capsys):
+    # a run before 204, 205, 304 and 206 were failures journaled them successes with their bodies:
+    # a 206's part of a page was walked and labelled as a whole page without a word (a 204's empty
+    # file was skipped as 'an empty file', not saying why)
+    ds = make_dataset(tmp_path, n=2)
+    part = TEMPLATE.format(q="Part", items="<li>first</li>").encode()[:120]
+    for status, body in ((206, part), (204, b"")):
+        sub = ds.add_submission({"method": "GET", "url": f"http://shop.example/s{status}", "fields": []})
+        ds.write_page(sub["id"], body)
+        ds.append_journal({"submission": sub["id"], "url": sub["url"], "status": status, "bytes": len(body),
+                           "sha256": "0" * 64, "error": None})
+    build_features(ds, progress=False)
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if "skipped" in ln]
+    assert len(lines) == 2 and "2 failed" in err
+    for ln, status in zip(lines, (206, 204)):
+        assert f"HTTP {status}" in ln and "no whole page" in ln and "hwnoise collect" in ln
+    assert ds.read_features(columns=["page"])["page"].nunique() == 2
