@@ -7,6 +7,7 @@ written is lost and nothing is announced that was not written.
 """
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import os
@@ -97,6 +98,22 @@ def test_bad_option_values_print_one_line_and_exit_2(capsys, argv, names):
     assert err.count("\n") == 1 and "usage:" not in err
     line = one_error_line(err)
     assert all(n in line for n in names) and "--help" in line
+
+
+def _subcommands() -> list[str]:
+    from hwnoise.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return sorted(sub.choices)
+
+
+@pytest.mark.parametrize("command", _subcommands())
+def test_help_text_has_no_format_escapes_left(capsys, command):
+    """Every subcommand's --help as a user reads it: train's said 'pooled random 66%% node split'
+    (a description is %-formatted only when it holds %(prog)s, so its '%%' was printed as is)."""
+    code, out, _ = run(capsys, command, "--help")
+    assert code == 0 and f"usage: hwnoise {command}" in out
+    assert "%%" not in out and "%(" not in out
 
 
 def test_label_serve_on_a_port_in_use_is_one_line(dataset, capsys):
