@@ -62,7 +62,7 @@ from hwnoise.features.media import VIEWPORT  # the screen pages are laid out for
 from hwnoise.features.walk import walk_page
 
 __all__ = ["render_dataset", "render_page", "tagged_html", "Browser",
-           "RenderError", "RENDER_COLUMNS", "VIEWPORT", "CHROMIUM", "chromium_available",
+           "RenderError", "RENDER_COLUMNS", "VIEWPORT", "CHROMIUM", "check_browser", "chromium_available",
            "read_render", "render_path", "page_render"]
 
 #: Debian's Chromium.
@@ -105,13 +105,32 @@ class RenderError(HwnoiseError):
     """The browser cannot be used, or a page could not be rendered (names the page)."""
 
 
-def chromium_available() -> bool:
-    """True when the Chromium executable and Playwright are both there."""
+_NO_PLAYWRIGHT = ("the rendered mode needs Playwright for Python: pip install 'hwnoise[render]' "
+                  "(never 'playwright install': hwnoise uses Debian's chromium)")
+
+
+def _no_chromium() -> str:
+    return (f"{CHROMIUM}: no Chromium there; install Debian's 'chromium' package "
+            "(apt-get install -y chromium) or set HWNOISE_CHROMIUM")
+
+
+def check_browser() -> None:
+    """A ``RenderError`` when this machine cannot render: no Chromium at ``CHROMIUM``, or no
+    Playwright. Asked before any page, since every page would fail alike and be recorded as
+    failed (a rerun after the install then rendered none of them)."""
     if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        return False
+        raise RenderError(_no_chromium())
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
+        raise RenderError(_NO_PLAYWRIGHT) from None
+
+
+def chromium_available() -> bool:
+    """True when the Chromium executable and Playwright are both there."""
+    try:
+        check_browser()
+    except RenderError:
         return False
     return True
 
@@ -165,9 +184,7 @@ def _playwright_acquire():
         try:
             from playwright.sync_api import sync_playwright
         except ImportError:
-            raise RenderError("the rendered mode needs Playwright for Python: "
-                              "pip install 'hwnoise[render]' (never 'playwright install': "
-                              "hwnoise uses Debian's chromium)") from None
+            raise RenderError(_NO_PLAYWRIGHT) from None
         cm = sync_playwright()
         _PW["pw"], _PW["cm"] = cm.__enter__(), cm
     _PW["users"] += 1
@@ -275,8 +292,7 @@ class Browser:
 
     def _start(self) -> None:
         if not os.path.isfile(CHROMIUM):
-            raise RenderError(f"{CHROMIUM}: no Chromium there; install Debian's 'chromium' package "
-                              "(apt-get install -y chromium) or set HWNOISE_CHROMIUM")
+            raise RenderError(_no_chromium())
         pw = self._playwright()
         self._profile = tempfile.mkdtemp(prefix="hwnoise-chromium-")
         args = [CHROMIUM, *_FLAGS, f"--user-data-dir={self._profile}",
@@ -675,6 +691,8 @@ def render_dataset(dataset: Dataset | str | os.PathLike, *, workers: int = 2, sc
     out = render_path(ds)
     failed_log = ds.path / "render_failed.jsonl"
     jobs, skipped = _plan_jobs(ds, out, failed_log, retry_failed=retry_failed, force=force)
+    if jobs and (scheduler is None or scheduler.inline):  # a cluster's workers need them, not this machine
+        check_browser()
     started = time.monotonic()
     collect = _Collector(out, failed_log, skipped, len(jobs), f"render {ds.name}", progress)
     try:

@@ -320,6 +320,35 @@ def _dataset(tmp_path: Path, pages: dict[str, str]) -> Dataset:
     return ds
 
 
+_WITHOUT_PLAYWRIGHT = ("import sys; sys.modules['playwright'] = None; "  # as if it were not installed
+                       "from hwnoise.cli import main; sys.exit(main(sys.argv[1:]))")
+
+
+@pytest.mark.parametrize("missing", ["chromium", "playwright"])
+def test_render_without_a_browser_is_one_line_and_records_no_page_as_failed(tmp_path, missing):
+    """Without Chromium or Playwright every page was 'failed' (one line each) and written to
+    render_failed.jsonl, so that the rerun after the install rendered none: '0 rendered, 0 failed,
+    2 already done'. It is one line before any page, and the rerun renders them."""
+    import subprocess
+    import sys
+
+    ds = _dataset(tmp_path, {"plain": VARIED["plain"], "tables": VARIED["tables"]})
+    env = {**os.environ, "HWNOISE_PROGRESS": "0"}
+    if missing == "chromium":
+        env["HWNOISE_CHROMIUM"] = str(tmp_path / "no-chromium")
+        argv = [sys.executable, "-m", "hwnoise.cli"]
+    else:
+        argv = [sys.executable, "-c", _WITHOUT_PLAYWRIGHT]
+    res = subprocess.run([*argv, "render", str(ds.path), "--workers", "1"], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 1 and res.stdout == ""
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith("hwnoise: error: ")
+    assert ("no-chromium: no Chromium there" if missing == "chromium" else "pip install 'hwnoise[render]'") in res.stderr
+    assert not (ds.path / "render_failed.jsonl").exists() and not (ds.path / "render.parquet").exists()
+    if chromium_available():  # installed now: the rerun renders every page
+        assert render_dataset(ds, workers=1, progress=False)["rendered"] == 2
+
+
 @needs_chromium
 def test_a_page_that_never_finishes_is_recorded_and_the_run_goes_on(tmp_path):
     pages = {"a": VARIED["plain"],
