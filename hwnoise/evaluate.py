@@ -593,6 +593,7 @@ def evaluate(dataset_dirs: Sequence[str | Path], options: EvalOptions | None = N
     opts = (options or EvalOptions()).with_keywords(keywords)
     datasets = _open(for_workers(opts.scheduler, dataset_dirs))
     methods, model = _check_args(datasets, opts)
+    _check_some_gold(datasets)
     options_of = dict(opts.method_options or {})
     _check_features(options_of.get("model", {}).get("features") if "model" in methods and model is None else None)
     proto_name = "given" if model is not None else opts.protocol
@@ -734,13 +735,25 @@ def _report(datasets: list, methods: list[str], tallies: dict, skipped: dict, no
     if notes:
         report["notes"] = notes
     if not any(k in r for r in results for k in ("f1", "text_f1", "value_recall")):
-        names = ", ".join(ds.name for ds in datasets)
-        why = f" ({'; '.join(notes)})" if notes else ""
-        raise EvaluateError(f"nothing to score: no test page of {names} has gold (gold/ID.txt) or "
-                            f"could be read{why}; give datasets with gold text and pages the model "
-                            "was not trained on, or label pages without gold with 'hwnoise extract'; "
-                            "nothing was written")
+        raise _nothing_to_score(datasets, f" ({'; '.join(notes)})" if notes else "")
     return report
+
+
+def _nothing_to_score(datasets: list[Dataset], why: str = "") -> EvaluateError:
+    """The one line for an evaluation that scored (or would score) no page."""
+    names = ", ".join(ds.name for ds in datasets)
+    return EvaluateError(f"nothing to score: no test page of {names} has gold (gold/ID.txt) or "
+                         f"could be read{why}; give datasets with gold text and pages the model "
+                         "was not trained on, or label pages without gold with 'hwnoise extract'; "
+                         "nothing was written")
+
+
+def _check_some_gold(datasets: list[Dataset]) -> None:
+    """``_nothing_to_score`` before any work when no page of the datasets has gold text: a crawl
+    of one's own was fitted first, and the fit's 'the training pages have no labelled rows'
+    named no dataset (or, with labels.parquet, every fold was fitted to score nothing)."""
+    if not any(page.gold_path.exists() for ds in datasets for page in ds.pages()):
+        raise _nothing_to_score(datasets)
 
 
 def _thesis_folds(pages: list[Page], seed: int, train_share: float, splits) -> list:

@@ -140,14 +140,18 @@ def test_real_process_exit_codes(tmp_path):
 
 # -- evaluate without gold -------------------------------------------------------------------
 
-def test_evaluate_without_gold_says_nothing_to_score_and_writes_nothing(tmp_path, capsys):
+@pytest.mark.parametrize("methods", [["--methods", "cetd"], []])
+def test_evaluate_without_gold_says_nothing_to_score_and_writes_nothing(tmp_path, capsys, methods):
+    """With the default methods (model first) a crawl without gold was fitted first, and the
+    line was the fit's 'model: the training pages have no labelled rows', naming no dataset."""
     src = plain_source(tmp_path / "src", gold=False)
     code, out, _ = run(capsys, "import", "plain", str(src), "--into", str(tmp_path / "ds"), "-q")
     assert code == 0
     report = tmp_path / "report"
-    code, out, err = run(capsys, "evaluate", out.strip(), "--methods", "cetd", "--out", str(report))
+    code, out, err = run(capsys, "evaluate", out.strip(), *methods, "--out", str(report))
     assert code == 1 and out == ""
-    assert "nothing to score" in one_error_line(err)
+    line = one_error_line(err)
+    assert "nothing to score" in line and "of src has" in line
     assert not report.exists() or list(report.iterdir()) == []
 
 
