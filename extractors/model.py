@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from hwnoise.training.model import NoiseModel
     from hwnoise.training.spec import ModelSpec
 
-__all__ = ["ModelMethod", "run_extractor", "check_stack", "extract_html", "extract_page", "extract_records", "page_predictions", "label_with_model",
+__all__ = ["ModelMethod", "run_extractor", "check_stack", "extract_html", "extract_page", "extract_records", "records_html", "page_predictions", "label_with_model",
            "label_with_proba", "predict_labels", "load_model", "check_page_model", "training_rows", "make", "text_from_labels", "query_for"]
 
 _TEXT_CACHE: "OrderedDict[tuple[str, str], str]" = OrderedDict()
@@ -329,17 +329,26 @@ def extract_with_model(model: "NoiseModel", html: bytes | str, *, http_charset: 
     return extract_html(model, html, http_charset=http_charset, query=query)[0]
 
 
+def records_html(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
+                 query: str | Sequence[str] | None = None, page: str = "page",
+                 hidden: bool = True) -> tuple[list[dict], list[str]]:
+    """The data records of a bare page (``extract_records``) and the model features it could not
+    give, as ``extract_html`` gives them beside the text."""
+    from hwnoise.extractors.records import records_json
+
+    walk, labels, proba, missing, recs = _label(model, html, http_charset=http_charset, query=query,
+                                                proba=True, records=True)
+    return records_json(page, html, walk, labels, proba, http_charset=http_charset, records=recs,
+                        hidden=hidden), missing
+
+
 def extract_records(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
                     query: str | Sequence[str] | None = None, page: str = "page",
                     hidden: bool = True) -> list[dict]:
     """The data records of one bare page with a trained model, as the JSON objects ``extract
     --records`` writes (``page`` names the page in them; ``hidden``: with the records the page
     hides, ``records.with_hidden``)."""
-    from hwnoise.extractors.records import records_json
-
-    walk, labels, proba, _, recs = _label(model, html, http_charset=http_charset, query=query, proba=True,
-                                          records=True)
-    return records_json(page, html, walk, labels, proba, http_charset=http_charset, records=recs, hidden=hidden)
+    return records_html(model, html, http_charset=http_charset, query=query, page=page, hidden=hidden)[0]
 
 
 def page_predictions(model: "NoiseModel", page: "Page", cache: FeatureCache | None = None,

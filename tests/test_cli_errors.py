@@ -448,9 +448,10 @@ def test_dataset_mode_skips_and_counts_pages_that_are_not_html(tmp_path, capsys)
 
 
 def _weka_model(tmp_path, attributes: list[str], classes: str = "N,S"):
-    """A model trained on a Weka user's ARFF file of ``attributes`` (two numbers each row)."""
+    """A model trained on a Weka user's ARFF file of ``attributes`` (two or more numbers a row)."""
     a, b = classes.split(",")
-    rows = "".join(f"{i % 7},{(i * 3) % 5},{a if i % 7 > 3 else b}\n" for i in range(40))
+    rows = "".join(f"{i % 7},{(i * 3) % 5}," + "".join(f"{(i * k) % 3}," for k in range(2, len(attributes)))
+                   + f"{a if i % 7 > 3 else b}\n" for i in range(40))
     arff = tmp_path / "weka.arff"
     arff.write_text("@relation w\n" + "".join(f"@attribute {n} numeric\n" for n in attributes)
                     + f"@attribute class {{{classes}}}\n@data\n" + rows)
@@ -496,6 +497,37 @@ def test_extract_warns_of_the_features_of_a_model_hwnoise_does_not_compute(tmp_p
     assert main(["extract", str(page), "--model", str(model)]) == 0
     err = capsys.readouterr().err
     assert "'petal' are none hwnoise computes" in err and "need a dataset" not in err
+
+
+def _warc_of(page: Path, tmp_path: Path) -> Path:
+    """A WARC file holding ``page`` as one 200 HTML response."""
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    path = tmp_path / "crawl.warc.gz"
+    with open(path, "wb") as fh:
+        writer = WARCWriter(fh, gzip=True)
+        http = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8")], protocol="HTTP/1.1")
+        writer.write_record(writer.create_warc_record("http://example.test/p", "response",
+                                                      payload=io.BytesIO(page.read_bytes()), http_headers=http))
+    return path
+
+
+@pytest.mark.parametrize("mode", [[], ["--records"], ["--warc"], ["--warc", "--records"]])
+def test_extract_names_the_features_pages_cannot_give_in_every_mode(tmp_path, capsys, mode):
+    """The warning came with the text of page files only: --records and --warc labelled every page
+    with sitelevel (a dataset's feature) and 'petal' missing without a word."""
+    model = _weka_model(tmp_path, ["ctd", "sitelevel", "petal"])
+    page = _oak_page(tmp_path)
+    pages = ["--warc", str(_warc_of(page, tmp_path))] if "--warc" in mode else [str(page)]
+    capsys.readouterr()
+    code = main(["extract", "--model", str(model), *[a for a in mode if a != "--warc"], *pages])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "the model's feature(s) sitelevel need a dataset" in err
+    assert "the model's feature(s) 'petal' are none hwnoise computes" in err
 
 
 def test_evaluate_names_the_features_of_a_model_hwnoise_does_not_compute(tmp_path, capsys, dataset):

@@ -133,7 +133,7 @@ def _one(unit: tuple, query: str | None, charset: str | None, records: str | Non
     ``record_json`` dicts."""
     from hwnoise.decode import SNIFF_PREFIX, require_html
     from hwnoise.errors import HwnoiseError
-    from hwnoise.extractors.model import extract_html, extract_page, extract_records, page_predictions
+    from hwnoise.extractors.model import extract_html, extract_page, page_predictions, records_html
     from hwnoise.extractors.records import records_json
 
     name, url, src = unit
@@ -160,8 +160,9 @@ def _one(unit: tuple, query: str | None, charset: str | None, records: str | Non
         if not records:
             text, missing = extract_html(_MODEL, data, http_charset=charset, query=query)
             return name, url, text, None, missing
-        return name, url, extract_records(_MODEL, data, http_charset=charset, query=query, page=name,
-                                          hidden=records != "shown"), None, []
+        found, missing = records_html(_MODEL, data, http_charset=charset, query=query, page=name,
+                                      hidden=records != "shown")
+        return name, url, found, None, missing
     except HwnoiseError:
         raise
     except Exception as exc:  # noqa: BLE001 - one page failing never stops the batch
@@ -293,10 +294,25 @@ def _write(out, args: argparse.Namespace, jsonl: bool, name: str, url: str, text
 
 def _summary(args: argparse.Namespace, n_units: int, tally: dict, missing_seen: set[str]) -> None:
     """The run's last lines on stderr."""
-    from hwnoise.features.columns import needs_dataset_features
     from hwnoise.progress import info
 
     failed = tally["failed"]
+    _warn_missing(missing_seen)
+    if args.records:
+        info(f"hwnoise extract --records: {_records_found(tally['records'], tally['hidden'])} in "
+             f"{n_units - failed} page(s)" + (f", {failed} skipped" if failed else "") + f" (model {args.model})")
+    elif n_units > 1 or failed:
+        info(f"hwnoise extract: {n_units - failed} page(s) extracted, {failed} skipped"
+             + (f", {tally['empty']} with no text" if tally["empty"] else ""))
+    if tally["empty"]:
+        info(NO_TEXT_HINT)
+
+
+def _warn_missing(missing_seen: set[str]) -> None:
+    """Name the model's features the pages could not give (taken as missing values)."""
+    from hwnoise.features.columns import needs_dataset_features
+    from hwnoise.progress import info
+
     dataset_level = sorted(f for f in missing_seen if needs_dataset_features([f]))
     unknown = sorted(missing_seen - set(dataset_level))
     if dataset_level:
@@ -306,14 +322,6 @@ def _summary(args: argparse.Namespace, n_units: int, tally: dict, missing_seen: 
     if unknown:
         info(f"hwnoise: extract: the model's feature(s) {', '.join(map(repr, unknown))} are none hwnoise "
              "computes from a page (a model trained on another tool's ARFF file?): taken as missing")
-    if args.records:
-        info(f"hwnoise extract --records: {_records_found(tally['records'], tally['hidden'])} in "
-             f"{n_units - failed} page(s)" + (f", {failed} skipped" if failed else "") + f" (model {args.model})")
-    elif n_units > 1 or failed:
-        info(f"hwnoise extract: {n_units - failed} page(s) extracted, {failed} skipped"
-             + (f", {tally['empty']} with no text" if tally["empty"] else ""))
-    if tally["empty"]:
-        info(NO_TEXT_HINT)
 
 
 def _hidden(records: list[dict]) -> int:
@@ -327,31 +335,34 @@ def _records_found(n: int, hidden: int) -> str:
 
 
 def _warc_lines(path: str, model, charset: str | None, query: str | None,
-                records: str | None = None) -> tuple[list[str], dict]:
-    """The JSON lines of one WARC file, and the counts of what was read (one scheduler task):
-    one a response with its text, or with ``records`` one a data record of each response."""
+                records: str | None = None) -> tuple[list[str], dict, set[str]]:
+    """The JSON lines of one WARC file, the counts of what was read and the model features its
+    pages could not give (one scheduler task): one line a response with its text, or with
+    ``records`` one a data record of each response."""
     import json
 
-    from hwnoise.extractors.model import extract_records, extract_with_model
+    from hwnoise.extractors.model import extract_html, records_html
     from hwnoise.features.importers.warc import html_responses
 
     counts = {"records": 0, "responses": 0, "not_response": 0, "skipped_status": 0, "skipped_type": 0,
               "skipped_url": 0, "pages": 0, "data_records": 0, "hidden_records": 0}
-    lines = []
+    lines: list[str] = []
+    missing_seen: set[str] = set()
     for rec, payload in html_responses(Path(path), counts):
         counts["pages"] += 1
         enc = charset or rec["http_charset"]
         where = {"url": rec["url"], "warc": rec["warc"], "offset": rec["warc_offset"]}
         if records:
-            found = extract_records(model, payload, http_charset=enc, query=query, page=rec["url"],
-                                    hidden=records != "shown")
+            found, missing = records_html(model, payload, http_charset=enc, query=query, page=rec["url"],
+                                          hidden=records != "shown")
             counts["data_records"] += len(found)
             counts["hidden_records"] += _hidden(found)
             lines.extend(json.dumps({**where, **r}, ensure_ascii=False) for r in found)
-            continue
-        text = extract_with_model(model, payload, http_charset=enc, query=query)
-        lines.append(json.dumps({**where, "text": text}, ensure_ascii=False))
-    return lines, counts
+        else:
+            text, missing = extract_html(model, payload, http_charset=enc, query=query)
+            lines.append(json.dumps({**where, "text": text}, ensure_ascii=False))
+        missing_seen.update(missing)
+    return lines, counts, missing_seen
 
 
 def _extract_warc(args: argparse.Namespace) -> int:
@@ -375,11 +386,14 @@ def _extract_warc(args: argparse.Namespace) -> int:
         handle = sched.share(model) if len(files) > 1 else model
         results = sched.map(_warc_lines, files, handle, args.charset, args.query, _records_mode(args),
                             on_result=emit, small=len(files) < 2, desc="extract", unit="file")
+    missing_seen: set[str] = set()
     with output_stream(args.out) as out:
-        for lines, _ in results:
+        for lines, _, missing in results:
+            missing_seen.update(missing)
             for line in lines:
                 out.write(line + "\n")
         out.flush()
+    _warn_missing(missing_seen)
     found = (_records_found(total.get("data_records", 0), total.get("hidden_records", 0)) + " in ") \
         if args.records else ""
     info(f"hwnoise extract: {found}{total.get('pages', 0)} pages from {total.get('responses', 0)} responses "
