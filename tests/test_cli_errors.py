@@ -116,6 +116,13 @@ def test_help_text_has_no_format_escapes_left(capsys, command):
     assert "%%" not in out and "%(" not in out
 
 
+def test_evaluate_help_says_where_the_report_goes_by_default(capsys):
+    """'--out OUT  output folder': a run without it wrote ./hwnoise-evaluation, which only the
+    run's last line told."""
+    code, out, _ = run(capsys, "evaluate", "--help")
+    assert code == 0 and "(default: ./hwnoise-evaluation)" in " ".join(out.split())
+
+
 def test_label_serve_on_a_port_in_use_is_one_line(dataset, capsys):
     import socket
 

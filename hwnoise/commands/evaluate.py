@@ -36,7 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="score only these datasets' pages; the others only serve as training pages")
     p.add_argument("--folds", "-k", type=int, default=5, help="folds of cv and cross-site (default 5)")
     p.add_argument("--seed", type=int, default=1, help="seed of the split (default 1)")
-    p.add_argument("--out", "-o", default="hwnoise-evaluation", help="output folder")
+    p.add_argument("--out", "-o", default="hwnoise-evaluation",
+                   help="output folder (default: ./hwnoise-evaluation)")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     from hwnoise.scheduler import add_argument
 
