@@ -230,12 +230,14 @@ class MSS(PageMethod):
         self._browser = None
 
     def _render(self, page: "Page") -> pd.DataFrame | None:
-        from hwnoise.features.render import Browser, page_render
+        from hwnoise.features.render import Browser, NoBrowserError, page_render
 
         if self._browser is None and self.render_missing:
             self._browser = Browser(scripts=self.scripts, timeout=self.timeout)
         try:
             return page_render(page, browser=self._browser, render_missing=self.render_missing)
+        except NoBrowserError:
+            raise  # no browser here: every page would be read with default styles, and scored
         except Exception as exc:  # noqa: BLE001 - a page the browser cannot take: default styles
             self.failures += 1
             self.last_error = f"{page.html_path}: {exc}"

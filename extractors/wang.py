@@ -253,6 +253,8 @@ class Wang(PageMethod):
 
     def fit(self, pages: Sequence["Page"]) -> "Wang":
         """Train both SVMs on the pages with gold (or on the ``train_on`` datasets)."""
+        from hwnoise.features.render import NoBrowserError
+
         if self.train_on:
             from hwnoise.dataset import Dataset
 
@@ -265,6 +267,8 @@ class Wang(PageMethod):
                 continue
             try:
                 walk, nodes = self._nodes(page)
+            except NoBrowserError:
+                raise  # no browser here: no page can be rendered, which is no page's fault
             except Exception as exc:  # noqa: BLE001 - a page that cannot be rendered is skipped
                 self.failures += 1
                 self.last_error = f"{page.html_path}: {exc}"

@@ -62,7 +62,7 @@ from hwnoise.features.media import VIEWPORT  # the screen pages are laid out for
 from hwnoise.features.walk import walk_page
 
 __all__ = ["render_dataset", "render_page", "tagged_html", "Browser",
-           "RenderError", "RENDER_COLUMNS", "VIEWPORT", "CHROMIUM", "check_browser", "chromium_available",
+           "RenderError", "NoBrowserError", "RENDER_COLUMNS", "VIEWPORT", "CHROMIUM", "check_browser", "chromium_available",
            "read_render", "render_path", "page_render"]
 
 #: Debian's Chromium.
@@ -105,6 +105,11 @@ class RenderError(HwnoiseError):
     """The browser cannot be used, or a page could not be rendered (names the page)."""
 
 
+class NoBrowserError(RenderError):
+    """No Chromium or no Playwright here: no page can be rendered on this machine, so a method
+    that renders pages stops on it rather than count every page as one the browser failed."""
+
+
 _NO_PLAYWRIGHT = ("the rendered mode needs Playwright for Python: pip install 'hwnoise[render]' "
                   "(never 'playwright install': hwnoise uses Debian's chromium)")
 
@@ -119,11 +124,11 @@ def check_browser() -> None:
     Playwright. Asked before any page, since every page would fail alike and be recorded as
     failed (a rerun after the install then rendered none of them)."""
     if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        raise RenderError(_no_chromium())
+        raise NoBrowserError(_no_chromium())
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        raise RenderError(_NO_PLAYWRIGHT) from None
+        raise NoBrowserError(_NO_PLAYWRIGHT) from None
 
 
 def chromium_available() -> bool:
@@ -184,7 +189,7 @@ def _playwright_acquire():
         try:
             from playwright.sync_api import sync_playwright
         except ImportError:
-            raise RenderError(_NO_PLAYWRIGHT) from None
+            raise NoBrowserError(_NO_PLAYWRIGHT) from None
         cm = sync_playwright()
         _PW["pw"], _PW["cm"] = cm.__enter__(), cm
     _PW["users"] += 1
@@ -292,7 +297,7 @@ class Browser:
 
     def _start(self) -> None:
         if not os.path.isfile(CHROMIUM):
-            raise RenderError(_no_chromium())
+            raise NoBrowserError(_no_chromium())
         pw = self._playwright()
         self._profile = tempfile.mkdtemp(prefix="hwnoise-chromium-")
         args = [CHROMIUM, *_FLAGS, f"--user-data-dir={self._profile}",

@@ -100,3 +100,35 @@ def test_a_rendered_pages_body_is_found(tmp_path):
     method = make(render_missing=False)
     text = method.extract(ds.page(sub["id"]))
     assert text_scores(text, gold)["f1"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("method", ["mss", "wang"])
+@pytest.mark.parametrize("missing", ["chromium", "playwright"])
+def test_a_method_that_renders_stops_in_one_line_without_a_browser(tmp_path, method, missing):
+    """Without Chromium or Playwright, mss read every page with default styles and its figures went
+    into the report as mss's (exit 0, no word), and wang said 'no training page with gold text
+    and a rendered body'; both stop naming what to install, as cetd-render does."""
+    import os
+    import subprocess
+    import sys
+
+    ds = Dataset.create(tmp_path / "ds", name="ds", source="test")
+    for i in range(4):
+        sub = ds.add_submission({"url": f"http://news.test/rivers{i}", "fields": []})
+        ds.write_page(sub["id"], PAGE.replace("Tuesday", f"day {i}").encode())
+        ds.write_gold(sub["id"], f"Rivers rise after a week of rain\nRivers across the valley rose on day {i}")
+    env = {**os.environ, "HWNOISE_PROGRESS": "0"}
+    if missing == "chromium":
+        env["HWNOISE_CHROMIUM"] = str(tmp_path / "no-chromium")
+        argv = [sys.executable, "-m", "hwnoise.cli"]
+    else:  # as if Playwright were not installed
+        argv = [sys.executable, "-c", "import sys; sys.modules['playwright'] = None; "
+                "from hwnoise.cli import main; sys.exit(main(sys.argv[1:]))"]
+    res = subprocess.run([*argv, "evaluate", str(ds.path), "--methods", method, "--scheduler", "sync",
+                          "--out", str(tmp_path / "report")], env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 1 and res.stdout == ""
+    errors = [ln for ln in res.stderr.splitlines() if ln.startswith("hwnoise: error: ")]
+    assert len(errors) == 1 and "Traceback" not in res.stderr, res.stderr
+    assert ("no-chromium: no Chromium there" if missing == "chromium" else "pip install 'hwnoise[render]'") in errors[0]
+    assert not (tmp_path / "report" / "report.json").exists()
