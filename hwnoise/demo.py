@@ -72,8 +72,9 @@ def _submit_form(site: DemoSite, out: Path, submissions: int, seed: int, progres
     ds = Dataset.create(out / "dataset", name="demo", source="demo",
                         notes=f"hwnoise demo site, seed {seed}; {len(subs)} form submissions over HTTP")
     summary = collect(subs, ds, allow_private=True, delay=0, progress=progress)
-    info(f"collected: {summary.get('fetched', 0)} fetched, {summary.get('failed', 0)} failed, "
-         f"{summary.get('skipped', 0)} already there")
+    if not progress:  # else collect said it, in its own line
+        info(f"collected: {summary.get('fetched', 0)} fetched, {summary.get('failed', 0)} failed, "
+             f"{summary.get('skipped', 0)} already there")
     return ds
 
 

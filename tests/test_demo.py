@@ -59,3 +59,17 @@ def test_demo_compares_methods_at_text_level_on_the_same_pages(demo_run):
     # per-site learning beats the page-level baseline on the site it was trained for
     assert text["model"]["text_f1"] > text["cetd"]["text_f1"]
     assert (out / "evaluation" / "report.md").exists()
+
+
+@pytest.mark.parametrize("quiet", [[], ["--quiet"]])
+def test_demo_says_once_what_it_collected(tmp_path, quiet):
+    """Without --quiet the demo said it twice: collect's 'collect: 10 fetched, 0 failed, 0 skipped
+    ...' and its own 'collected: 10 fetched, 0 failed, 0 already there'."""
+    import os
+
+    res = subprocess.run([sys.executable, "-m", "hwnoise.cli", "demo", "--submissions", "10", "--out",
+                          str(tmp_path / "demo"), *quiet], capture_output=True, text=True,
+                         env={**os.environ, "HWNOISE_PROGRESS": "0"})
+    assert res.returncode == 0, res.stderr[-3000:]
+    said = [ln for ln in res.stderr.splitlines() if re.match(r"collect(ed)?: \d+ fetched", ln)]
+    assert len(said) == 1 and "10 fetched, 0 failed" in said[0], res.stderr
