@@ -120,13 +120,15 @@ def _no_chromium() -> str:
 
 
 def check_browser() -> None:
-    """A ``RenderError`` when this machine cannot render: no Chromium at ``CHROMIUM``, or no
+    """A ``NoBrowserError`` when this machine cannot render: no Chromium at ``CHROMIUM``, or no
     Playwright. Asked before any page, since every page would fail alike and be recorded as
     failed (a rerun after the install then rendered none of them)."""
+    import importlib
+
     if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
         raise NoBrowserError(_no_chromium())
     try:
-        import playwright.sync_api  # noqa: F401
+        importlib.import_module("playwright.sync_api")
     except ImportError:
         raise NoBrowserError(_NO_PLAYWRIGHT) from None
 
