@@ -261,6 +261,17 @@ def test_features_of_several_datasets_in_one_call(tmp_path, capsys):
     assert [len(p) for p in pages] == [2, 3]
 
 
+@pytest.mark.parametrize("option", [["--query", "oak chair"], ["--charset", "windows-1252"]])
+def test_features_refuses_one_pages_options_with_a_dataset(dataset, capsys, option):
+    """--query and --charset with a dataset folder were dropped without a word: the table was
+    written with the dataset's query.json and each page's own charset."""
+    code, out, err = run(capsys, "features", str(dataset), *option, "--no-progress")
+    assert code == 1 and out == ""
+    line = one_error_line(err)
+    assert f"{option[0]} go with one page (PAGE.html)" in line and "query.json" in line
+    assert not (dataset / "features.parquet").exists()
+
+
 @pytest.mark.parametrize("query", ['{"term": "x"}', '["book", "author"]', '[{"kind": "value"}]'])
 def test_features_refuses_a_query_json_of_the_wrong_shape(dataset, capsys, query):
     (dataset / "query.json").write_text(query, encoding="utf-8")

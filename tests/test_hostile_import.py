@@ -80,7 +80,7 @@ def test_features_never_reads_a_page_outside_the_dataset(tmp_path, capsys):
     (tmp_path / "w" / "stolen.html").write_bytes(b"<html><body><p>STOLEN outside words</p></body></html>")
     ds.submissions_path.write_text(json.dumps({"id": "good", "url": "http://a.example/1"}) + "\n"
                                    + json.dumps({"id": "../../stolen", "url": "http://a.example/2"}) + "\n")
-    assert main(["features", str(ds.path), "--query", "inside"]) == 0
+    assert main(["features", str(ds.path)]) == 0
     feats = ds.read_features()
     assert set(feats["page"].astype(str)) == {"good"}
 

@@ -92,12 +92,23 @@ def _dataset(target: Path) -> Dataset:
     return ds
 
 
+def _refuse_page_options(args) -> None:
+    """--query and --charset are one page's: with dataset folders they were dropped without a word
+    (the pages walked with the dataset's query.json and each page's own charset)."""
+    given = [name for name, value in (("--query", args.query), ("--charset", args.charset)) if value]
+    if given:
+        raise HwnoiseError(f"{' and '.join(given)} go with one page (PAGE.html), not with dataset folders: "
+                           "a dataset's pages are walked with its query.json (write the terms there) "
+                           "and each with the charset it was sent with")
+
+
 def _datasets(targets: list[Path], args) -> int:
     """``features.parquet`` of every dataset in ``targets``, one after the other."""
     from hwnoise.features.build import build_features
 
     from hwnoise.scheduler import for_workers
 
+    _refuse_page_options(args)
     spec = getattr(args, "scheduler", "local") or "local"
     datasets = [_dataset(t) for t in for_workers(spec, targets)]  # all checked before the first is walked
     if spec in ("local", "sync"):  # this machine's process pool (or none)
