@@ -137,6 +137,14 @@ def test_arff_in_export_and_weka_style_train_test(two_datasets, tmp_path, capsys
     err = capsys.readouterr().err
     assert "hwnoise: error:" in err and "thesis" in err and "--test" in err
 
+    # a protocol or folds beside --test were dropped without a word: the test file's scores
+    # were printed as if cv had been asked for and run
+    for extra in (["--protocol", "cv"], ["-k", "3"]):
+        assert main(["train", str(plain), "--test", str(test), *extra]) == 1
+        out_text, err = capsys.readouterr()
+        assert out_text == "" and err.count("\n") == 1
+        assert f"{' '.join(extra)} split the input for scoring, and --test {test}" in err
+
     out = tmp_path / "tt"
     assert main(["train", str(plain), "--test", str(test), "--out", str(out)]) == 0
     rec = json.loads((out / "report.json").read_text())["results"][0]

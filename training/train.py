@@ -441,6 +441,7 @@ def train(inputs, model: dict | None = None, options: TrainOptions | None = None
     user's file) ``weka-cv``, J48's own default evaluation (see :mod:`.arff_train`)."""
     model = _model_options(model)
     options = TrainOptions() if options is None else options
+    _check_test_alone(options)
     if options.out is not None:  # before the fits: a folder that cannot be written loses none of them
         check_out_dir(options.out, "out")
     weka = None if _custom(model) else _weka_run(inputs, model, options)
@@ -548,6 +549,19 @@ def _warn_empty(feats: list[str], df: pd.DataFrame, what: str) -> None:
             if set(empty) & set(RENDER_FEATURES) else "")
     info(f"hwnoise: train: warning: {what}: no training row has a value of {', '.join(empty)}, so the "
          f"model cannot use them{hint}")
+
+
+def _check_test_alone(options: TrainOptions) -> None:
+    """A ``ProtocolError`` for a protocol or folds beside ``test``: the scores come from the test
+    file, and ``--test T --protocol cv -k 3`` printed them without a word that cv was not run."""
+    if options.test is None:
+        return
+    given = [f"--protocol {options.protocol}" if options.protocol is not None else "",
+             f"-k {options.k}" if options.k is not None else ""]
+    given = [g for g in given if g]
+    if given:
+        raise ProtocolError(f"{' and '.join(given)} split the input for scoring, and --test {options.test} "
+                            "scores the model fitted on all of it instead: give one or the other")
 
 
 def _check_protocol(options: TrainOptions, desc: dict, data: pd.DataFrame, what: str) -> None:
