@@ -123,6 +123,20 @@ def test_evaluate_help_says_where_the_report_goes_by_default(capsys):
     assert code == 0 and "(default: ./hwnoise-evaluation)" in " ".join(out.split())
 
 
+@pytest.mark.parametrize("argv", [["train", "--preset", "thesis"], ["train", "--protocol", "thesis"],
+                                  ["evaluate", "--methods", "cetd"], ["evaluate", "--protocol", "thesis"]])
+def test_folds_given_to_a_protocol_without_folds_are_refused(dataset, tmp_path, capsys, argv):
+    """-k with the pages or thesis protocol was dropped without a word, and the pages (or node)
+    split scored as if the folds had been run."""
+    command, *rest = argv
+    out = tmp_path / "out"
+    code, stdout, err = run(capsys, command, str(dataset), *rest, "-k", "3", "--out", str(out))
+    assert code == 1 and stdout == ""
+    protocol = rest[1] if rest[0] == "--protocol" else "pages"
+    assert f"-k 3 is the number of folds of cv and cross-site; --protocol {protocol} has none" in one_error_line(err)
+    assert not out.exists() or list(out.iterdir()) == []
+
+
 def test_label_serve_on_a_port_in_use_is_one_line(dataset, capsys):
     import socket
 

@@ -447,6 +447,7 @@ def train(inputs, model: dict | None = None, options: TrainOptions | None = None
     weka = None if _custom(model) else _weka_run(inputs, model, options)
     if weka is not None:
         return weka
+    _check_folds(options)
     options = replace(options, protocol=options.protocol or "pages", k=5 if options.k is None else options.k)
     from hwnoise.scheduler import for_workers
 
@@ -562,6 +563,15 @@ def _check_test_alone(options: TrainOptions) -> None:
     if given:
         raise ProtocolError(f"{' and '.join(given)} split the input for scoring, and --test {options.test} "
                             "scores the model fitted on all of it instead: give one or the other")
+
+
+def _check_folds(options: TrainOptions) -> None:
+    """A ``ProtocolError`` for folds given to a protocol that has none (pages, thesis): ``-k 3``
+    was dropped without a word and the pages split scored."""
+    protocol = options.protocol or "pages"
+    if options.k is not None and protocol in ("pages", "thesis"):
+        raise ProtocolError(f"-k {options.k} is the number of folds of cv and cross-site; --protocol "
+                            f"{protocol} has none: give --protocol cv or cross-site, or drop -k")
 
 
 def _check_protocol(options: TrainOptions, desc: dict, data: pd.DataFrame, what: str) -> None:

@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "model.threshold=0.4); VALUE is read as JSON when it parses, else as a string")
     p.add_argument("--score-only", default=None, metavar="NAME,...",
                    help="score only these datasets' pages; the others only serve as training pages")
-    p.add_argument("--folds", "-k", type=int, default=5, help="folds of cv and cross-site (default 5)")
+    p.add_argument("--folds", "-k", type=int, default=None, help="folds of cv and cross-site (default 5)")
     p.add_argument("--seed", type=int, default=1, help="seed of the split (default 1)")
     p.add_argument("--out", "-o", default="hwnoise-evaluation",
                    help="output folder (default: ./hwnoise-evaluation)")
@@ -85,14 +85,19 @@ def run(args: argparse.Namespace) -> int:
     check_out_dir(args.out, "-o/--out")
     methods = [m for m in args.methods.split(",") if m]
     unused = sorted(set(given) - set(methods))
-    if unused:
-        from hwnoise.errors import HwnoiseError
+    from hwnoise.errors import HwnoiseError
 
+    if unused:
         raise HwnoiseError(f"--method-option names {', '.join(unused)}, not among --methods {args.methods}")
+    if args.folds is not None and (args.model or args.protocol not in ("cv", "cross-site")):
+        split = "--model, which is scored on every page it was not trained on," if args.model else \
+            f"--protocol {args.protocol}"
+        raise HwnoiseError(f"-k {args.folds} is the number of folds of cv and cross-site; {split} has none: "
+                           "give --protocol cv or cross-site, or drop -k")
     for name, opts in given.items():  # explicit --method-option wins over the shorthands
         options.setdefault(name, {}).update(opts)
     report = evaluate(args.datasets, methods=args.methods.split(","), protocol=args.protocol,
-                      seed=args.seed, out=args.out, model=args.model, k=args.folds,
+                      seed=args.seed, out=args.out, model=args.model, k=5 if args.folds is None else args.folds,
                       method_options=options, allow_pickle=args.allow_pickle,
                       figures=not args.no_figures,
                       score_only=args.score_only.split(",") if args.score_only else None,
