@@ -531,6 +531,14 @@ def test_extract_warns_of_the_features_of_a_model_hwnoise_does_not_compute(tmp_p
     assert "'petal' are none hwnoise computes" in err and "need a dataset" not in err
 
 
+def test_extract_refuses_charset_with_a_dataset_folder(dataset, capsys):
+    """--charset with a dataset folder was dropped without a word: its pages were read with the
+    charset each was sent with, and the text printed as if the option had applied."""
+    code, out, err = run(capsys, "extract", str(dataset), "--charset", "windows-1252")
+    assert code == 1 and out == ""
+    assert f"--charset goes with page files, '-' and --warc, not with dataset folders ({dataset})" in one_error_line(err)
+
+
 def _warc_of(page: Path, tmp_path: Path) -> Path:
     """A WARC file holding ``page`` as one 200 HTML response."""
     import io

@@ -231,6 +231,10 @@ def _check_args(args: argparse.Namespace) -> None:
                            "standard input, or --warc FILE")
     if args.pages.count("-") > 1:  # standard input holds one page: a second '-' would read nothing
         raise HwnoiseError(f"'-' (the page on standard input) is given {args.pages.count('-')} times; give it once")
+    datasets = [p for p in args.pages if p != "-" and (Path(p) / "dataset.json").is_file()]
+    if args.charset and datasets:  # a dataset's page is read with its own (journal.jsonl): dropped
+        raise HwnoiseError(f"--charset goes with page files, '-' and --warc, not with dataset folders "
+                           f"({datasets[0]}): a dataset's pages are read with the charset each was sent with")
     if not args.warc and args.workers < 0:
         raise HwnoiseError(f"--workers must be 0 (one per core) or more, not {args.workers}")
     if args.out:
