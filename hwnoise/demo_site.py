@@ -31,6 +31,7 @@ import itertools
 import json
 import random
 import sqlite3
+import sys
 import threading
 import zlib
 from collections.abc import Mapping
@@ -686,7 +687,11 @@ class DemoSite:
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        try:
+            self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        except OSError as exc:  # the port taken, or one below 1024 without the right
+            raise DemoSiteError(f"127.0.0.1:{port}: cannot serve the demo site there ({exc.strerror or exc}); "
+                                "give another port, or 0 for a free one") from None
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="hwnoise-demo-site",
                                         daemon=True)
@@ -713,7 +718,6 @@ class DemoSite:
 def main(argv: list[str] | None = None) -> int:
     """``python -m hwnoise.demo_site``: serve the site until Ctrl-C, or write the vocabulary."""
     import argparse
-    import time
 
     ap = argparse.ArgumentParser(prog="python -m hwnoise.demo_site", description=main.__doc__)
     ap.add_argument("--seed", type=int, default=0)
@@ -725,14 +729,36 @@ def main(argv: list[str] | None = None) -> int:
     if args.write_vocabulary:
         print(write_vocabulary(args.write_vocabulary, args.seed))
         return 0
-    with DemoSite(args.seed, args.records) as site:
-        print(f"demo site at {site.form_url} (Ctrl-C stops it)", flush=True)
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
+    serve(args.seed, args.records, args.port)
     return 0
+
+
+def serve(seed: int = 0, records: int = 3000, port: int = 0) -> None:
+    """Serve the site on 127.0.0.1 until Ctrl-C (or SIGTERM), its form page's URL on stdout, so
+    that ``hwnoise collect --form URL`` can be tried on it from another shell."""
+    import signal
+    import time
+
+    def _stop(signum, frame):  # SIGTERM ends it as Ctrl-C does: the server closed, exit 0
+        raise KeyboardInterrupt
+
+    site = DemoSite(seed, records)
+    previous = signal.signal(signal.SIGTERM, _stop)
+    try:
+        site.start(port)
+        print(site.form_url, flush=True)
+        words = "\\n".join(site.vocab["words"][:3])  # common words of its catalogue
+        print(f"demo site at {site.form_url} (seed {seed}, {records} records); Ctrl-C stops it. "
+              f"Collect from it in another shell:\n  printf 'q\\n{words}\\n' > values.csv\n"
+              f"  hwnoise collect --form {site.form_url} --values values.csv --allow-private "
+              "--delay 0 --into demo-crawl", file=sys.stderr, flush=True)
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        site.stop()
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from hwnoise.commands._types import number
+from hwnoise.commands._types import number, port
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,10 +22,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the site's data and the splits (default 0)")
     p.add_argument("--classifier", default="j48", help="classifier name (default j48; see 'hwnoise train --help')")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    p.add_argument("--serve", action="store_true",
+                   help="only serve the demo site on 127.0.0.1 until Ctrl-C, its form page's URL on stdout, "
+                        "to try 'hwnoise collect --form URL' on it from another shell (the site of --seed)")
+    p.add_argument("--port", type=port, default=0,
+                   help="with --serve: the port (default: a free one)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.serve:
+        from hwnoise.demo_site import serve
+
+        serve(args.seed, port=args.port)
+        return 0
+    if args.port:
+        from hwnoise.errors import ArgumentError
+
+        raise ArgumentError("--port goes with --serve (the demo itself serves its site on a free port)")
     from hwnoise.demo import run_demo, summary_lines
     from hwnoise.outputs import check_out_dir
     from hwnoise.progress import info
