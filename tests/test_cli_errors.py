@@ -632,3 +632,13 @@ def test_features_hwnoise_does_not_compute_are_one_line_before_the_work(dataset,
     line = one_error_line(err)
     assert code == 1 and ("--features matchs (no such column)" in line or "--features matchs: no feature" in line)
     assert not (tmp_path / "o").exists()
+
+
+def test_import_without_a_query_says_how_to_give_one(tmp_path, capsys):
+    # a source that gives no query: the warning names import's own --query, not only query.json
+    src = plain_source(tmp_path / "src", n=2)
+    code, _, err = run(capsys, "import", "plain", str(src), "--into", str(tmp_path / "ds"), "-q")
+    assert code == 0 and "has no terms" in err and "--query" in err
+    code, _, err = run(capsys, "import", "plain", str(src), "--into", str(tmp_path / "ds2"), "-q",
+                       "--query", "oak chair")
+    assert code == 0 and "has no terms" not in err

@@ -74,8 +74,9 @@ def run(args: argparse.Namespace) -> int:
         ds = Dataset(path)
         if not ds.query_terms():
             info(f"hwnoise: warning: {ds.query_path} has no terms (the source gives no query): "
-                 "QueryScore and matches will be zero on every node; write the form's labels and "
-                 'values there as [{"term": ..., "kind": ...}] before \'hwnoise features\'')
+                 "QueryScore and matches will be zero on every node; import again with --query "
+                 "\"the search terms\", or write the form's labels and values there as "
+                 '[{"term": ..., "kind": ...}] before \'hwnoise features\'')
         counts = json.loads((path / "dataset.json").read_text(encoding="utf-8")).get("counts", {})
         pages += counts.get("pages", 0)
         gold += counts.get("gold", 0)
