@@ -7,7 +7,8 @@ blow up, as browsers cope with such pages rather than stall.
   ``>`` count as any other, and the search is one linear scan (no position tried twice).
 - ``MAX_TEXT_RUN`` characters between two ``<``: one text node of tens of megabytes costs the
   walk tens of times its size (its words, their offsets). The run is cut to its first
-  ``MAX_TEXT_RUN`` characters (still far longer than any other node of a result page).
+  ``MAX_TEXT_RUN`` characters (still far longer than any other node of a result page); a tag
+  cut in a quoted attribute value gets the value's closing quote.
 
 - ``MAX_PAGE_CHARS`` characters per page (32 MiB; ``collect --max-bytes`` keeps 10 MiB by
   default, the largest page of the shared datasets is 2.1 MB): the walk costs some 25 times a
@@ -73,10 +74,29 @@ def _cap_attributes(text: str, limit: int) -> str:
 _LONG_RUNS: dict[int, tuple[re.Pattern, re.Pattern]] = {}
 
 
-def _cut(text: str, pattern: re.Pattern, limit: int) -> str:
+_VALUE_OPENS = re.compile(r"""=\s*(["'])""")
+
+
+def _open_quote(body: str, cut: int) -> str:
+    """The quote that a tag ``body`` cut at ``cut`` leaves open while the whole body closes it
+    ('' when none): the cut must close it too, or the value would run on over the page's next
+    tags. A value that holds the tag's ``>`` (open at the body's end) is left to run on."""
+    pos = 0
+    while (m := _VALUE_OPENS.search(body, pos, cut)) is not None:
+        pos = body.find(m.group(1), m.end()) + 1
+        if not pos:
+            return ""  # open to the body's end: the value goes on past this '>', as before the cut
+        if pos > cut:
+            return m.group(1)
+    return ""
+
+
+def _cut(text: str, pattern: re.Pattern, limit: int, close=None) -> str:
+    """``text`` with each ``pattern`` match's group 1 cut to its first ``limit`` characters,
+    followed by ``close(group 1, limit)`` when ``close`` is given."""
     out, last = [], 0
     for m in pattern.finditer(text):
-        out += [text[last:m.start(1) + limit]]
+        out += [text[last:m.start(1) + limit] + (close(m.group(1), limit) if close else "")]
         last = m.end(1)
     if not out:
         return text
@@ -91,9 +111,9 @@ def _cap_runs(text: str, limit: int) -> str:
         return text
     pats = _LONG_RUNS.get(limit) or _LONG_RUNS.setdefault(limit, (
         re.compile(r">([^<]{%d}[^<]*)" % (limit + 1)), re.compile(r"<([^>]{%d}[^>]*)" % (limit + 1))))
-    capped = _cut(">" + text, pats[0], limit)  # the ">" stands for the start: a run may open the page
-    capped = _cut(capped, pats[1], limit)
-    return text if len(capped) == len(text) + 1 else capped[1:]
+    marked = ">" + text  # the ">" stands for the start: a run may open the page
+    capped = _cut(_cut(marked, pats[0], limit), pats[1], limit, _open_quote)  # a cut value keeps its quote
+    return text if capped is marked else capped[1:]
 
 
 def _cap_length(text: str, limit: int) -> str:

@@ -88,3 +88,20 @@ def test_a_page_nested_too_deep_with_tag_starts_without_end_is_flattened_in_one_
     # the longest name that gives a tag, else a shorter one up to a quote in it (as before)
     assert flatten_deep('<div><a"b c"d>x<i>y</i>', 1) == "<div> x y "  # <a "b c" d>
     assert flatten_deep("<div><x=\"</a'>y", 1) == "<div><x=\"</a'>y"  # no tag: x="... and a' never close
+
+
+def test_a_cut_attribute_value_keeps_its_closing_quote(monkeypatch):
+    """A class value longer than the run cap was cut with its quote left open: the value ran on
+    over the page's next tags, the rest of the page became attributes of the element (past the
+    attribute cap, which had already run: a 1 MB class name before 131,000 class words parsed in
+    45 s) and the text of both elements was lost. The cut closes the quote now."""
+    monkeypatch.setattr(limits, "MAX_TEXT_RUN", 20_000)
+    words = " ".join(f"k{i}" for i in range(3 * MAX_ATTRIBUTES))
+    html = f"<html><body><div class='{'c' * 30_000}'>first</div><div class='{words}'>second</div></body></html>"
+    root, _ = parse_html(html)
+    assert max(len(el.attrib) for el in root.iter()) <= MAX_ATTRIBUTES
+    texts = walk_page(html, []).rows["text"].tolist()
+    assert "first" in texts and "second" in texts
+    # a value holding the tag's '>' still runs on to its own quote, as it did before the cut
+    cut = cap_text("<p title='" + "v" * 50 + ">x</p>'>y</p>", max_text_run=20)
+    assert cut == "<p title='" + "v" * 11 + ">x</p>'>y</p>"
