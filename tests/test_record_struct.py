@@ -144,3 +144,34 @@ def test_tag_string_and_distance_are_mdrs():
     assert tag_distance(a, b) == 1 / 2.5      # one insertion over a mean length of 2.5
     assert tag_distance(a, a) == 0.0 and tag_distance("", "") == 0.0
     assert tag_distance(a, tag_string(["tr", "td"], code)) == 3 / 2.5
+
+
+def test_two_giant_lists_side_by_side_are_not_compared_tag_by_tag(monkeypatch):
+    """Two big same-tag siblings of unlike shape (two result lists side by side) had their whole
+    tag strings compared by edit distance, in the product of their lengths (200,000 results a
+    side: 25 s in record_struct, 73 s in MDR); past ``MAX_COMPARED`` tags they are unlike without
+    it, and the work stays in proportion to the page (counted here as the lengths compared)."""
+    from hwnoise.extractors.mdr import mdr_records
+    from hwnoise.features import record_struct as rs
+
+    work, levenshtein = [], rs.Levenshtein
+
+    class Counting:
+        @staticmethod
+        def distance(a, b, **kw):
+            work.append(len(a) * len(b))
+            return levenshtein.distance(a, b, **kw)
+
+    n = rs.MAX_COMPARED  # items a side: each side's tag string is 2 or 3 times longer
+    html = ("<html><body><div><div>" + "<p><b>x</b> a</p>" * n + "</div><div>"
+            + "<p><i>y</i><i>z</i></p>" * n + "</div></div></body></html>")
+    walk = walk_page(html.encode())
+    monkeypatch.setattr(rs, "Levenshtein", Counting)
+    cols = record_struct(walk)
+    mdr = mdr_records(walk)
+    monkeypatch.undo()
+    rows = len(walk.rows)
+    assert sum(work) < 2_000 * rows  # MDR compares up to 10 items to 10 (5e7); was 1.25e9, the product
+    sides = walk.rows.index[walk.rows["xpath"].isin(["/html/body/div[1]/div[1]", "/html/body/div[1]/div[2]"])]
+    assert (cols.loc[sides, "rs_alike_dist"] == 1.0).all()     # unlike, as the edit distance said
+    assert len(mdr) == 2 * n                                   # each list's items, as before
