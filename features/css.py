@@ -389,13 +389,19 @@ class PageStyle:
         self.sheets = sheets
 
 
-def page_style(root: etree._Element, source=None) -> PageStyle:
+class TooDeep(Exception):
+    """``page_style`` was given a ``deeper`` test that the tree passes, before any XPath ran."""
+
+
+def page_style(root: etree._Element, source=None, deeper=None) -> PageStyle:
     """Read the page's style sheets (``<style>`` outside ``<noscript>``) for hiding rules.
     ``source``: the page's text, a callable that returns it, or None (then the tree is read).
 
     Simple selectors are returned parsed, for ``match_rows``; the few others
     (attribute selectors, ``:not``, ...) are run through cssselect here. The
     ``hidden`` attribute and inline styles are checked by the walk itself.
+    ``deeper``: a test of the tree, asked before those XPaths run (their cost grows with the
+    tree's depth, a descendant selector's as its cube); ``TooDeep`` is raised when it holds.
     """
     hidden: set = set()
     sheets = tuple(_style_sheets(root))
@@ -406,6 +412,8 @@ def page_style(root: etree._Element, source=None) -> PageStyle:
         if len(complex_) > _PREFILTER:
             classes, ids = _names_in(root, source)
             complex_ = [s for s in complex_ if _could_match(s, classes, ids)]
+        if complex_ and deeper is not None and deeper(root):
+            raise TooDeep
         _run_xpaths(root, [_xpath_of(s) for s in complex_[:_MAX_COMPLEX]], hidden)
     return PageStyle(_keep_page(root, hidden), list(simple), sheets)
 

@@ -75,7 +75,7 @@ from lxml import etree
 
 from hwnoise.decode import decode_html, own_utf8
 from hwnoise.features import native
-from hwnoise.features.css import DROP_TAGS, SCRIPTING_OFF_DROP, hidden_rows, hides, page_style
+from hwnoise.features.css import DROP_TAGS, SCRIPTING_OFF_DROP, TooDeep, hidden_rows, hides, page_style
 from hwnoise.features.limits import cap_markup, utf8_within_caps
 from hwnoise.features.measures import (TAG_VOCABULARY, Utf8Column, composite_text_density, query_scores,
                                        subtree_last, tree_measures)
@@ -755,9 +755,14 @@ def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charse
                     and "\ufffd" not in text):
                 utf8 = html  # valid UTF-8 as received: parse the bytes themselves
     root, too_deep = parse_html(text, utf8)
-    visit, scripting_off, streamed = _view(root, text if text is not None else utf8.decode, keep_tree)
-    depths = visit[2]
-    flat = None
+    visit, flat = None, None
+    if not too_deep:
+        try:
+            visit, scripting_off, streamed = _view(root, text if text is not None else utf8.decode, keep_tree,
+                                                   deeper=_deeper_than_chromium)
+        except TooDeep:  # its style sheets' XPaths are left for the flattened tree
+            too_deep = True
+    depths = visit[2] if visit is not None else ()
     if too_deep or (len(depths) and (depths.max() if isinstance(depths, np.ndarray) else max(depths)) > MAX_DEPTH):
         flat = flatten_deep(text if text is not None else utf8.decode("utf-8"), MAX_DEPTH)
         root, _ = parse_html(flat)
@@ -772,6 +777,20 @@ def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charse
     elif visit[9]:
         walk.classes, walk.ids = visit[9], visit[10]
     return walk
+
+
+#: True on an element with a descendant more than ``MAX_DEPTH`` levels below it (one libxml2
+#: XPath: each level's children read once).
+_BELOW_MAX_DEPTH = etree.XPath("boolean(" + "/".join(["*"] * (MAX_DEPTH + 1)) + ")")
+
+
+def _deeper_than_chromium(root: etree._Element) -> bool:
+    """Whether the body holds an element deeper than ``MAX_DEPTH``, where Chromium's parser stops
+    nesting. Asked by ``page_style`` before it reads style sheets by XPath: such a tree is
+    flattened first, as the walk's view of it is (a descendant selector costs the cube of the
+    depth: 30 of them on 1,000 nested divs took a minute, on 2,000 more than four)."""
+    body = root.find("body")
+    return bool(_BELOW_MAX_DEPTH(body if body is not None else root))
 
 
 def _undecoded(html: bytes, http_charset: str | None) -> str | None:
@@ -791,20 +810,20 @@ NOSCRIPT_SHOWN = 2000
 NOSCRIPT_RATIO = 5
 
 
-def _view(root: etree._Element, source, keep: bool = False) -> tuple[tuple, bool, int]:
+def _view(root: etree._Element, source, keep: bool = False, deeper=None) -> tuple[tuple, bool, int]:
     """``(visit, scripting off, segments placed)``: what ``_shown`` shows, or for a page that
     shows (next to) nothing but holds its text in ``<noscript>`` what a browser with scripting
     off shows. A page whose visit skipped parts streamed out of order (React's, Marko's) has them put
-    in place (``features.streamed``) and is visited again."""
+    in place (``features.streamed``) and is visited again. ``deeper`` as ``css.page_style``'s."""
     seen: list = []
-    visit = _shown(root, source, keep, seen=seen)
+    visit = _shown(root, source, keep, seen=seen, deeper=deeper)
     placed = place_streamed(root) if seen else 0
     if placed:
-        visit = _shown(root, source, keep)
+        visit = _shown(root, source, keep, deeper=deeper)
     seg_len = visit[13]
     shown = int(seg_len.sum()) if seg_len is not None else sum(map(len, visit[5]))
     if shown < NOSCRIPT_SHOWN and _noscript_chars(root) > NOSCRIPT_RATIO * shown:
-        return _shown(root, source, keep, drop=SCRIPTING_OFF_DROP), True, placed
+        return _shown(root, source, keep, drop=SCRIPTING_OFF_DROP, deeper=deeper), True, placed
     return visit, False, placed
 
 
@@ -817,10 +836,10 @@ def _noscript_chars(root: etree._Element) -> int:
 
 
 def _shown(root: etree._Element, source, keep: bool = False, drop: frozenset = DROP_TAGS,
-           seen: list | None = None) -> tuple:
+           seen: list | None = None, deeper=None) -> tuple:
     """Visit what a browser shows: skip hidden elements (and the ``drop`` tags), then drop rows
-    a style sheet hides; ``seen`` as ``_visit``'s."""
-    style = page_style(root, source)
+    a style sheet hides; ``seen`` as ``_visit``'s, ``deeper`` as ``css.page_style``'s."""
+    style = page_style(root, source, deeper=deeper)
     visit = _visit(root, style.elements, attrs=bool(style.simple), keep=keep, drop=drop, seen=seen)
     if style.simple:
         rows = hidden_rows(style, visit[0], visit[1], visit[9], visit[10], factor=visit[14])

@@ -105,3 +105,30 @@ def test_a_cut_attribute_value_keeps_its_closing_quote(monkeypatch):
     # a value holding the tag's '>' still runs on to its own quote, as it did before the cut
     cut = cap_text("<p title='" + "v" * 50 + ">x</p>'>y</p>", max_text_run=20)
     assert cut == "<p title='" + "v" * 11 + ">x</p>'>y</p>"
+
+
+def test_style_sheets_are_read_on_the_tree_flattened_to_chromiums_depth(monkeypatch):
+    """A page nested deeper than ``MAX_DEPTH`` (closed properly, so within libxml2's 2,048 levels)
+    had its style sheets' selectors run on the deep tree first, then again once flattened: 30
+    descendant selectors cost the cube of the depth (1,000 levels a minute, 2,000 more than four).
+    The tree is flattened before its styles are read; what they hide is the same."""
+    from hwnoise.features import css
+    from hwnoise.features.walk import MAX_DEPTH
+
+    depths = []
+    run_xpaths = css._run_xpaths
+
+    def deepest(root, xpaths, hidden):
+        depths.append(max(sum(1 for _ in el.iterancestors()) for el in root.iter()))
+        return run_xpaths(root, xpaths, hidden)
+
+    monkeypatch.setattr(css, "_run_xpaths", deepest)
+    deep = MAX_DEPTH + 300
+    html = ("<html><head><style>div div span[title] { display: none }</style></head><body>"
+            + "<div><div><span title=t>hidden words</span></div>" + "<div>" * deep + "<em>deep words</em>"
+            + "</div>" * deep + "</div>"
+            + "<p>after the divs</p></body></html>")
+    texts = walk_page(html.encode(), []).rows["text"].tolist()
+    assert depths and max(depths) <= MAX_DEPTH + 2          # html, body, then at most MAX_DEPTH levels
+    assert "hidden words" not in " ".join(texts)
+    assert "deep words" in " ".join(texts) and "after the divs" in texts
