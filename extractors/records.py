@@ -256,10 +256,10 @@ def _containers(cand: np.ndarray, roots: np.ndarray, parent, chars, last, is_rec
     container = np.zeros(n, dtype=bool)
     # content roots at the level of their alike siblings (a div root inside a repeated li: the li)
     rec_roots = np.asarray([level(int(r), parent, chars, last, is_rec) for r in roots], dtype=np.int64)
-    rec_roots = rec_roots[is_rec[rec_roots]] if len(rec_roots) else rec_roots
+    rec_roots = np.sort(rec_roots[is_rec[rec_roots]]) if len(rec_roots) else rec_roots
     for i in np.flatnonzero(cand):
         container[i] = any(box[c] >= min_region * chars[i] for c in chain_members(int(i), parent, chars, last))
-        inner = rec_roots[(rec_roots > i) & (rec_roots <= last[i])]
+        inner = rec_roots[np.searchsorted(rec_roots, i, "right"):np.searchsorted(rec_roots, last[i], "right")]
         if len(inner) >= 2 and np.bincount(gid[inner]).max() >= 2:
             container[i] = True
     return container
