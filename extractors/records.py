@@ -259,7 +259,7 @@ def _containers(cand: np.ndarray, roots: np.ndarray, parent, chars, last, is_rec
     rec_roots = np.sort(rec_roots[is_rec[rec_roots]]) if len(rec_roots) else rec_roots
     for i in np.flatnonzero(cand):
         container[i] = any(box[c] >= min_region * chars[i] for c in chain_members(int(i), parent, chars, last))
-        inner = rec_roots[np.searchsorted(rec_roots, i, "right"):np.searchsorted(rec_roots, last[i], "right")]
+        inner = _between(rec_roots, i + 1, last[i])
         if len(inner) >= 2 and np.bincount(gid[inner]).max() >= 2:
             container[i] = True
     return container
@@ -414,12 +414,17 @@ def candidate_rows(walk, labels, *, options: GroupingOptions | None = None) -> l
         if options.level_rule in ("outer", "article"):
             records = [[_level(rec[0], parent, t.chars, last, groups[1], content, options.level_rule, tags)]
                        if len(rec) == 1 else rec for rec in records]
-        starts = np.asarray([r for rec in snapped for r in rec], dtype=np.int64)
-        records = [rec for rec in records
-                   if not any(((starts >= r) & (starts <= last[r])).any() for r in rec)]
+        starts = np.sort(np.asarray([r for rec in snapped for r in rec], dtype=np.int64))
+        records = [rec for rec in records if not any(len(_between(starts, r, last[r])) for r in rec)]
         records = [list(x) for x in dict.fromkeys(tuple(r) for r in records)]
     records.extend(snapped)
     return sorted(records)
+
+
+def _between(rows: np.ndarray, first: int, end: int) -> np.ndarray:
+    """The sorted ``rows`` from ``first`` to ``end`` (a subtree's rows), by bisection: looking at
+    each would make grouping a long list quadratic."""
+    return rows[np.searchsorted(rows, first):np.searchsorted(rows, end, "right")]
 
 
 def _table_rows(walk, records: list[list[int]]) -> list[list[int]]:
