@@ -18,7 +18,8 @@ from hwnoise.commands._types import charset_label
 
 
 #: Said on stderr when pages gave no text: the usual cause, and what to do.
-NO_TEXT_HINT = ("hwnoise: extract: a page that gives no text is often built by its scripts, and "
+NO_TEXT_HINT = ("hwnoise: extract: a page that gives no text is a search that found nothing, or often a page "
+                "built by its scripts, and "
                 "hwnoise runs none (it reads <noscript>, as a browser without scripts would, and places "
                 "what React and Marko stream out of order); save such pages from a browser after they loaded, or "
                 "fetch the site's version for clients without scripts")
