@@ -16,11 +16,11 @@ records the page as failed when they disagree, so a misjoin can never be written
 row with ``display`` "" and NaN numbers.
 
 Safety: no request leaves the machine. The page's stored bytes, decoded and tagged,
-are written into an ``about:blank`` page (``set_content``: no navigation, so relative
-URLs lead nowhere); every request the page then makes (images, style sheets,
-frames, fetches) is refused inside the browser (DevTools ``Network.setBlockedURLs``
-with ``*``) and logged; as a second guard the browser's proxy is a closed port on
-127.0.0.1 with loopback not bypassed. ``<meta http-equiv=refresh>`` is removed and a
+are written into a fresh ``about:blank`` document, one per page (``set_content``: no
+navigation, so relative URLs lead nowhere; no timer or change of a page's scripts outlives
+it); every request the page then makes (images, style sheets, frames, fetches) is refused
+inside the browser (DevTools ``Network.setBlockedURLs`` with ``*``) and logged; as a second
+guard the browser's proxy is a closed port on 127.0.0.1 with loopback not bypassed. ``<meta http-equiv=refresh>`` is removed and a
 page that navigates away anyway is recorded as failed. Scripts are off unless
 ``scripts=True``. The page keeps its own doctype (none: quirks mode, as it was).
 
@@ -372,6 +372,18 @@ class Browser:
         self.close()
 
     # one page
+    def _load(self, html: str):
+        """Load ``html`` into a new document and wait for its load event; returns the page.
+
+        ``about:blank`` comes first: ``set_content`` writes into the document there is, so the last
+        page's timers and what its scripts changed in the window would go on in this one.
+        """
+        if self._browser is None:
+            self._start()
+        self._page.goto("about:blank", timeout=self.timeout * 1000)
+        self._page.set_content(html, wait_until="load", timeout=self.timeout * 1000)
+        return self._page
+
     def render(self, html: str, n: int) -> tuple[list[list], list[str]]:
         """Load ``html`` (tagged by ``tagged_html``) and read nodes ``0..n-1``.
 
@@ -396,8 +408,7 @@ class Browser:
         timer.daemon = True
         timer.start()
         try:
-            page = self._page
-            page.set_content(html, wait_until="load", timeout=self.timeout * 1000)
+            page = self._load(html)
             raw = page.evaluate(_COLLECT_JS)
             if page.url != "about:blank":
                 raise _Navigated(page.url)
@@ -421,18 +432,12 @@ class Browser:
     def dom(self, html: str) -> str:
         """Load ``html`` as ``render`` does (no network) and return the document as Chromium then
         holds it (``outerHTML``): with ``scripts=True``, after the page's inline scripts ran."""
-        if self._browser is None:
-            self._start()
-        self._page.set_content(html, wait_until="load", timeout=self.timeout * 1000)
-        return self._page.evaluate("document.documentElement.outerHTML")
+        return self._load(html).evaluate("document.documentElement.outerHTML")
 
     def shown_text(self, html: str) -> str:
         """Load ``html`` as ``dom`` does and return the text Chromium shows: the body's
         ``innerText`` (what CSS hides left out), "" without a body."""
-        if self._browser is None:
-            self._start()
-        self._page.set_content(html, wait_until="load", timeout=self.timeout * 1000)
-        return self._page.evaluate("document.body ? document.body.innerText : ''")
+        return self._load(html).evaluate("document.body ? document.body.innerText : ''")
 
     def screenshot(self, html: str, path: str | os.PathLike, *, width: int = 1000,
                    height: int = 700) -> Path:
@@ -440,9 +445,8 @@ class Browser:
         ``width`` x ``height`` CSS px (for figures)."""
         if self._browser is None:
             self._start()
-        page = self._page
-        page.set_viewport_size({"width": width, "height": height})
-        page.set_content(html, wait_until="load", timeout=self.timeout * 1000)
+        self._page.set_viewport_size({"width": width, "height": height})
+        page = self._load(html)
         page.screenshot(path=str(path), full_page=False)
         page.set_viewport_size({"width": VIEWPORT[0], "height": VIEWPORT[1]})
         return Path(path)

@@ -469,3 +469,21 @@ def test_a_render_worker_killed_midway_leaves_no_chromium_running(tmp_path):
     assert [t[0] for t in failed] == [loop_id] and "render worker died" in failed[0][2]
     assert [t[0] for t in taken if t[2] is None] == [j[0] for j in jobs if j[0] != loop_id]
     assert pool.browsers == {}  # the second worker ended its own browser
+
+
+@needs_chromium
+def test_a_pages_scripts_end_with_it_and_never_touch_the_next_page():
+    """With scripts on, one browser renders page after page: a page's timers, and what it changed
+    in the window (a patched ``getBoundingClientRect``), went on in the next pages' documents and
+    hid their paragraphs (rows recorded display none, dropped as hidden) or moved their boxes."""
+    hostile = """<html><body><p>first</p><script>
+      setInterval(() => { for (const e of document.querySelectorAll('p')) e.style.display = 'none' }, 1);
+      Element.prototype.getBoundingClientRect = () => ({left: 5, top: 5, width: 0, height: 0});
+    </script></body></html>"""
+    plain = "<html><body><p>second page</p></body></html>"
+    with Browser(scripts=True, timeout=30) as b:
+        alone = render_page(plain, browser=b)
+        assert render_page(hostile, browser=b).set_index("tag").loc["p", "display"] == "none"
+        after = render_page(plain, browser=b)
+    pd.testing.assert_frame_equal(after, alone)
+    assert after.set_index("tag").loc["p", "display"] == "block" and after["width"].gt(0).all()
