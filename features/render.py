@@ -459,8 +459,8 @@ def _rows_of(raw: list[list], n: int) -> list[list]:
         k = int(r[0])
         if 0 <= k < n and out[k] is None:
             out[k] = r
-    missing = [k, "", "", np.nan, np.nan, np.nan, "", np.nan, np.nan, np.nan, np.nan]
-    return [r if r is not None else [k, *missing[1:]] for k, r in enumerate(out)]
+    missing = ["", "", np.nan, np.nan, np.nan, "", np.nan, np.nan, np.nan, np.nan]
+    return [r if r is not None else [k, *missing] for k, r in enumerate(out)]
 
 
 def _frame(page_id: str, tags: list[str], rows: list[list]) -> pd.DataFrame:

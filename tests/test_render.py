@@ -487,3 +487,15 @@ def test_a_pages_scripts_end_with_it_and_never_touch_the_next_page():
         after = render_page(plain, browser=b)
     pd.testing.assert_frame_equal(after, alone)
     assert after.set_index("tag").loc["p", "display"] == "block" and after["width"].gt(0).all()
+
+
+@needs_chromium
+def test_a_page_whose_scripts_remove_every_element_keeps_its_rows_as_lost():
+    """A node the browser lost keeps its row (display "", no box); a page whose scripts removed
+    its whole document ended in 'UnboundLocalError: cannot access local variable k'."""
+    wipe = "<html><body><p>gone</p><script>document.documentElement.remove()</script></body></html>"
+    with Browser(scripts=True, timeout=30) as b:
+        r = render_page(wipe, browser=b)
+    rows = walk_page(wipe).rows
+    assert r["node"].tolist() == rows["node"].tolist() and r["tag"].tolist() == rows["tag"].tolist()
+    assert r["display"].eq("").all() and r["width"].isna().all()
