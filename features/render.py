@@ -98,7 +98,7 @@ _COLLECT_JS = """() => {
 
 
 class _Navigated(Exception):
-    pass
+    """The page left the document it was written into: ``to URL``, or ``it reloaded itself``."""
 
 
 class RenderError(HwnoiseError):
@@ -288,6 +288,7 @@ class Browser:
         self._page = None
         self._refused: list[str] = []
         self._asked: list[str] = []
+        self._navigations = 0  # of the main frame since the page was written (a reload stays at about:blank)
         self.requests: list[str] = []
         self.started = 0
 
@@ -339,6 +340,7 @@ class Browser:
             cdp.send("Network.setBlockedURLs", {"urls": ["*"]})  # refused inside the browser
             self._page.on("requestfailed", lambda req: self._refused.append(req.url))
             self._page.on("request", lambda req: self._asked.append(req.url))
+            self._page.on("framenavigated", self._navigated)
         except Exception as exc:  # noqa: BLE001 - never leave a browser behind
             self._kill()
             raise RenderError(f"cannot open a page in {CHROMIUM}: {type(exc).__name__}: {exc}") from None
@@ -381,8 +383,29 @@ class Browser:
         if self._browser is None:
             self._start()
         self._page.goto("about:blank", timeout=self.timeout * 1000)
+        self._navigations = 0
         self._page.set_content(html, wait_until="load", timeout=self.timeout * 1000)
         return self._page
+
+    def _navigated(self, frame) -> None:
+        """Count a navigation of the main frame (Playwright's ``framenavigated``)."""
+        if self._page is not None and frame == self._page.main_frame:
+            self._navigations += 1
+
+    def _left(self, page) -> str | None:
+        """How the page left the document it was written into, or None when it did not."""
+        if page.url != "about:blank":
+            return f"to {page.url}"
+        return "it reloaded itself" if self._navigations else None
+
+    def _left_after_error(self) -> str | None:
+        """``_left`` once the events a failed call left unread are read (a navigation destroys the
+        document being read before Playwright reports it); None when the page cannot tell."""
+        try:
+            self._page.wait_for_timeout(100)
+        except Exception:  # noqa: BLE001 - the browser or its page is gone
+            return None
+        return self._left(self._page)
 
     def render(self, html: str, n: int) -> tuple[list[list], list[str]]:
         """Load ``html`` (tagged by ``tagged_html``) and read nodes ``0..n-1``.
@@ -410,13 +433,16 @@ class Browser:
         try:
             page = self._load(html)
             raw = page.evaluate(_COLLECT_JS)
-            if page.url != "about:blank":
-                raise _Navigated(page.url)
+            if self._left(page):
+                raise _Navigated(self._left(page))
         except _Navigated as exc:
             self._kill()
-            raise RenderError(f"the page navigated away (to {exc})") from None
+            raise RenderError(f"the page navigated away ({exc})") from None
         except Exception as exc:  # noqa: BLE001 - a timeout or a crash: the browser is not reused
+            left = None if killed.is_set() else self._left_after_error()
             self._kill()
+            if left:  # the document went while it was read
+                raise RenderError(f"the page navigated away ({left})") from None
             if "Timeout" in type(exc).__name__ or killed.is_set():
                 raise RenderError(f"over the {self.timeout:g} s time limit") from None
             msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""

@@ -14,8 +14,8 @@ import pytest
 from lxml import etree
 
 from hwnoise.dataset import Dataset
-from hwnoise.features.render import (RENDER_COLUMNS, Browser, chromium_available, read_render,
-                                     render_dataset, render_page, tagged_html)
+from hwnoise.features.render import (RENDER_COLUMNS, Browser, RenderError, chromium_available,
+                                     read_render, render_dataset, render_page, tagged_html)
 from hwnoise.features.elements import shown_elements
 from hwnoise.features.rendered import RENDER_FEATURES, apply_render, rendered_walk
 from hwnoise.features.walk import walk_page
@@ -499,3 +499,15 @@ def test_a_page_whose_scripts_remove_every_element_keeps_its_rows_as_lost():
     rows = walk_page(wipe).rows
     assert r["node"].tolist() == rows["node"].tolist() and r["tag"].tolist() == rows["tag"].tolist()
     assert r["display"].eq("").all() and r["width"].isna().all()
+
+
+@needs_chromium
+@pytest.mark.parametrize("script", ["location.reload()", "addEventListener('load', () => location.reload())"])
+def test_a_page_that_reloads_itself_is_refused_as_navigated_and_the_browser_goes_on(script):
+    """A reload stays at about:blank, so the URL check missed it: the page was stored with every
+    row lost (or ended in a cryptic error); it is a navigation, and the next page renders."""
+    html = f"<html><body><p>once</p><script>{script}</script></body></html>"
+    with Browser(scripts=True, timeout=30) as b:
+        with pytest.raises(RenderError, match=r"^the page navigated away \(it reloaded itself\)$"):
+            render_page(html, browser=b)
+        assert render_page(VARIED["plain"], browser=b)["display"].ne("").all()
