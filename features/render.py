@@ -374,14 +374,22 @@ class Browser:
         self.close()
 
     # one page
+    def _ready(self) -> None:
+        """A live browser for the next page: started when there is none, and started afresh when the
+        one there died after its last page (the OOM killer, or the time limit's kill landing as a
+        read returned), which would fail the next page with 'TargetClosedError'."""
+        if self._proc is not None and self._proc.poll() is not None:
+            self._kill()
+        if self._browser is None:
+            self._start()
+
     def _load(self, html: str):
         """Load ``html`` into a new document and wait for its load event; returns the page.
 
         ``about:blank`` comes first: ``set_content`` writes into the document there is, so the last
         page's timers and what its scripts changed in the window would go on in this one.
         """
-        if self._browser is None:
-            self._start()
+        self._ready()
         self._page.goto("about:blank", timeout=self.timeout * 1000)
         self._navigations = 0
         self._page.set_content(html, wait_until="load", timeout=self.timeout * 1000)
@@ -413,8 +421,7 @@ class Browser:
         Returns ``(rows, refused_urls)``; raises RenderError on a timeout or a crash
         (the browser is then dead and the next call starts a new one).
         """
-        if self._browser is None:
-            self._start()
+        self._ready()
         self._refused, self._asked = [], []
         killed = threading.Event()
 
@@ -449,6 +456,9 @@ class Browser:
             raise RenderError(f"browser failed: {type(exc).__name__}: {msg[:200]}") from None
         finally:
             timer.cancel()
+        if killed.is_set():  # the kill came as the read returned: over the limit all the same
+            self._kill()
+            raise RenderError(f"over the {self.timeout:g} s time limit")
         # every request the page made was refused; log them (asked but not failed: blocked too)
         refused = list(dict.fromkeys(self._refused + self._asked))
         self.requests.extend(refused)
@@ -469,8 +479,7 @@ class Browser:
                    height: int = 700) -> Path:
         """Load ``html`` as ``render`` does (no network) and save a PNG of its top
         ``width`` x ``height`` CSS px (for figures)."""
-        if self._browser is None:
-            self._start()
+        self._ready()
         self._page.set_viewport_size({"width": width, "height": height})
         page = self._load(html)
         page.screenshot(path=str(path), full_page=False)

@@ -427,6 +427,16 @@ def test_a_page_taken_by_a_worker_killed_before_it_said_so_is_recorded_and_the_r
     assert all(t[1] is not None and len(t[1]) for t in taken if t[0] != lost[0])
 
 
+def _wait_until(done, bound: float = 120.0) -> None:
+    """Wait for ``done()``; ``bound`` seconds only stop a hang."""
+    import time
+
+    deadline = time.monotonic() + bound
+    while not done():
+        assert time.monotonic() < deadline, "waited too long"
+        time.sleep(0.05)
+
+
 def _group_alive(pgid: int) -> bool:
     """Whether any process of group ``pgid`` is alive (zombies are not)."""
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -511,3 +521,19 @@ def test_a_page_that_reloads_itself_is_refused_as_navigated_and_the_browser_goes
         with pytest.raises(RenderError, match=r"^the page navigated away \(it reloaded itself\)$"):
             render_page(html, browser=b)
         assert render_page(VARIED["plain"], browser=b)["display"].ne("").all()
+
+
+@needs_chromium
+def test_a_browser_killed_between_pages_is_replaced_for_the_next_page(tmp_path):
+    """Chromium killed after a page was read (the OOM killer, or the time limit's kill landing as the
+    read returned): the next page went to the dead browser and was recorded as failed ('browser
+    failed: TargetClosedError'); a fresh browser renders it."""
+    import signal
+
+    starts = []
+    with Browser(timeout=30, on_start=lambda pid, profile: starts.append((pid, profile))) as b:
+        first = render_page(VARIED["plain"], browser=b)
+        os.killpg(starts[0][0], signal.SIGKILL)
+        _wait_until(lambda: b._proc.poll() is not None)  # dead, its threads too (then it is reaped)
+        assert render_page(VARIED["plain"], browser=b).equals(first)
+        assert len(starts) == 2 and not _group_alive(starts[0][0]) and not Path(starts[0][1]).exists()
