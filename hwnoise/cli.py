@@ -8,9 +8,12 @@ go to stderr.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
+import signal
 import sys
+import threading
 
 from hwnoise import __version__
 
@@ -56,6 +59,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, stopping the command as Ctrl-C does (every ``except KeyboardInterrupt`` and
+    ``finally`` on the way runs)."""
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """While the command runs, SIGTERM (kill, timeout, a batch system ending the job) stops this
+    process as Ctrl-C does: without it the process died at once, and what it had started lived on
+    (render's Chromium, in a session of its own, and its workers) while the rows it held were lost.
+    A process forked meanwhile keeps the default (it dies)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    me = os.getpid()
+
+    def stop(signum, frame) -> None:
+        if os.getpid() != me:  # a forked worker: die as it would have
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        raise _Terminated()
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -63,10 +96,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        code = int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        print("hwnoise: interrupted; what was written so far is kept.", file=sys.stderr)
-        return 130
+        with _sigterm_as_interrupt():
+            code = int(args.func(args) or 0)
+    except KeyboardInterrupt as exc:
+        how = "terminated (SIGTERM)" if isinstance(exc, _Terminated) else "interrupted"
+        print(f"hwnoise: {how}; what was written so far is kept.", file=sys.stderr)
+        return 128 + signal.SIGTERM if isinstance(exc, _Terminated) else 130
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - the CLI turns every known failure into one line

@@ -537,3 +537,66 @@ def test_a_browser_killed_between_pages_is_replaced_for_the_next_page(tmp_path):
         _wait_until(lambda: b._proc.poll() is not None)  # dead, its threads too (then it is reaped)
         assert render_page(VARIED["plain"], browser=b).equals(first)
         assert len(starts) == 2 and not _group_alive(starts[0][0]) and not Path(starts[0][1]).exists()
+
+
+def _processes_naming(folder: Path) -> list[int]:
+    """The live processes whose command line names ``folder``: a run's own, its workers (forked,
+    the same command line) and its Chromium processes (their profile is in it)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().split(b"\0")
+            state = (cmdline.parent / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != b"Z" and any(str(folder).encode() in a for a in argv):
+            found.append(int(cmdline.parent.name))
+    return found
+
+
+@needs_chromium
+@pytest.mark.parametrize("sig, workers", [("SIGINT", 1), ("SIGTERM", 1), ("SIGTERM", 2)])
+def test_a_render_stopped_by_a_signal_ends_its_browsers_and_keeps_its_rows(sig, workers):
+    """``hwnoise render`` stopped mid-run: Ctrl-C ended its browsers and kept the rows rendered;
+    SIGTERM (kill, timeout, a batch system) killed it at once: its Chromium (a session of its own)
+    went on running the page's endless script, its profile stayed, the rows rendered were lost, and
+    with --workers 2 the workers went on rendering without it."""
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+
+    home = Path(tempfile.mkdtemp(prefix="hw-", dir="/tmp"))  # short: a socket path has at most 107 bytes
+    pages = {f"p{i}": (VARIED["plain"] if i % 3 != 2 else
+                       "<html><body><p>hang</p><script>while (true) {}</script></body></html>")
+             for i in range(9)}
+    ds = _dataset(home, pages)
+    order = [p.id for p in ds.pages()]
+    loops = {p.id for p in ds.pages() if b"while" in p.read_html()}
+    with (home / "stderr").open("w") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "hwnoise.cli", "render", str(ds.path), "--scripts",
+                                 "--timeout", "3", "--workers", str(workers), "--no-progress"],
+                                env={**os.environ, "TMPDIR": str(home)}, stderr=stderr)
+    failed_log = ds.path / "render_failed.jsonl"
+    try:
+        _wait_until(lambda: failed_log.exists() and failed_log.read_text().strip() or proc.poll() is not None)
+        failed = [json.loads(line)["page"] for line in failed_log.read_text().splitlines()]
+        assert proc.poll() is None  # mid-run
+        proc.send_signal(getattr(signal, sig))
+        proc.wait(timeout=300)
+        _wait_until(lambda: not _processes_naming(home), bound=60)
+    finally:
+        for pid in _processes_naming(home):  # what the run left, when the test fails
+            os.kill(pid, 9)
+        proc.kill()
+    err = (home / "stderr").read_text()
+    assert proc.returncode == (130 if sig == "SIGINT" else 143), err[-2000:]
+    how = "interrupted" if sig == "SIGINT" else "terminated (SIGTERM)"
+    assert f"hwnoise: {how}; what was written so far is kept." in err
+    assert sorted(p.name for p in home.iterdir()) == ["ds", "stderr"]
+    done = set(read_render(ds)["page"])
+    if workers == 1:  # every page before the first one that failed was rendered, and is kept
+        assert set(order[:order.index(failed[0])]) - loops <= done and done.isdisjoint(loops)
+    assert done
+    shutil.rmtree(home)
