@@ -171,22 +171,37 @@ def make(**options) -> CETD:
 
 class CETDRendered(CETD):
     """CETD on what the browser shows (``cetd-render``): the walk without the elements
-    ``hwnoise render`` found hidden, measures recomputed; hidden elements are noise."""
+    ``hwnoise render`` found hidden, measures recomputed; hidden elements are noise. A page that
+    render.parquet lacks is rendered here (unless not ``render_missing``), in one browser kept for
+    the run, with ``scripts`` and ``timeout`` as ``hwnoise render`` takes them."""
 
     name = "cetd-render"
 
+    def __init__(self, *, render_missing: bool = True, scripts: bool = False, timeout: float = 15.0):
+        super().__init__()
+        self.render_missing = render_missing
+        self.scripts = scripts
+        self.timeout = timeout
+        self._browser = None
+
     def node_labels(self, page, walk) -> np.ndarray:
-        from hwnoise.features.render import page_render
+        from hwnoise.features.render import Browser, page_render
         from hwnoise.features.rendered import rendered_walk
 
-        shown, kept = rendered_walk(walk, page_render(page))
+        if self._browser is None and self.render_missing:
+            self._browser = Browser(scripts=self.scripts, timeout=self.timeout)
+        render = page_render(page, browser=self._browser, render_missing=self.render_missing)
+        shown, kept = rendered_walk(walk, render)
         labels = np.full(len(walk.rows), NOISE, dtype=object)
         labels[kept] = cetd_labels(shown)
         return labels
 
+    def close(self) -> None:
+        if self._browser is not None:
+            self._browser.close()
+            self._browser = None
+
 
 def make_rendered(**options) -> CETDRendered:
-    """The ``cetd-render`` method (renders a page itself when render.parquet lacks it)."""
-    if options:
-        raise TypeError(f"cetd-render takes no options (got {', '.join(options)})")
-    return CETDRendered()
+    """The ``cetd-render`` method (options: render_missing, scripts, timeout)."""
+    return CETDRendered(**options)

@@ -600,3 +600,27 @@ def test_a_render_stopped_by_a_signal_ends_its_browsers_and_keeps_its_rows(sig, 
         assert set(order[:order.index(failed[0])]) - loops <= done and done.isdisjoint(loops)
     assert done
     shutil.rmtree(home)
+
+
+@needs_chromium
+def test_cetd_render_renders_the_pages_render_parquet_lacks_in_one_browser_of_its_options(tmp_path):
+    """cetd-render took no options: a page missing from render.parquet was rendered in a Chromium
+    started for it alone, under a fixed 15 s limit; it takes render_missing, scripts and timeout
+    as mss does, and one browser renders every page it lacks."""
+    from hwnoise.extractors.cetd import make_rendered
+    from hwnoise.features.columns import NOISE
+
+    ds = _dataset(tmp_path, {"hidden": HIDDEN_PAGE, "plain": VARIED["plain"], "tables": VARIED["tables"]})
+    method = make_rendered(timeout=60)
+    try:
+        for page in ds.pages():
+            walk = walk_page(page.read_html(), http_charset=page.http_charset, keep_tree=True)
+            labels = method.node_labels(page, walk)
+            assert len(labels) == len(walk.rows)
+            if b"newsletter" in page.read_html():  # what only the browser hides is noise
+                promo = walk.rows.index[walk.rows["text"].str.contains("newsletter")][0]
+                assert labels[promo] == NOISE
+        assert method._browser.started == 1 and method._browser.timeout == 60
+    finally:
+        method.close()
+    assert make_rendered(render_missing=False).node_labels(page, walk) is not None
