@@ -288,7 +288,9 @@ class Browser:
         self._page = None
         self._refused: list[str] = []
         self._asked: list[str] = []
-        self._navigations = 0  # of the main frame since the page was written (a reload stays at about:blank)
+        #: navigations of the main frame since the page was written (a reload stays at about:blank);
+        #: None before, while about:blank loads
+        self._navigations: int | None = None
         self.requests: list[str] = []
         self.started = 0
 
@@ -390,6 +392,7 @@ class Browser:
         page's timers and what its scripts changed in the window would go on in this one.
         """
         self._ready()
+        self._navigations = None
         self._page.goto("about:blank", timeout=self.timeout * 1000)
         self._navigations = 0
         self._page.set_content(html, wait_until="load", timeout=self.timeout * 1000)
@@ -397,7 +400,7 @@ class Browser:
 
     def _navigated(self, frame) -> None:
         """Count a navigation of the main frame (Playwright's ``framenavigated``)."""
-        if self._page is not None and frame == self._page.main_frame:
+        if self._navigations is not None and self._page is not None and frame == self._page.main_frame:
             self._navigations += 1
 
     def _left(self, page) -> str | None:
@@ -446,12 +449,13 @@ class Browser:
             self._kill()
             raise RenderError(f"the page navigated away ({exc})") from None
         except Exception as exc:  # noqa: BLE001 - a timeout or a crash: the browser is not reused
-            left = None if killed.is_set() else self._left_after_error()
+            timed_out = "Timeout" in type(exc).__name__ or killed.is_set()
+            left = None if timed_out else self._left_after_error()
             self._kill()
+            if timed_out:
+                raise RenderError(f"over the {self.timeout:g} s time limit") from None
             if left:  # the document went while it was read
                 raise RenderError(f"the page navigated away ({left})") from None
-            if "Timeout" in type(exc).__name__ or killed.is_set():
-                raise RenderError(f"over the {self.timeout:g} s time limit") from None
             msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             raise RenderError(f"browser failed: {type(exc).__name__}: {msg[:200]}") from None
         finally:

@@ -624,3 +624,13 @@ def test_cetd_render_renders_the_pages_render_parquet_lacks_in_one_browser_of_it
     finally:
         method.close()
     assert make_rendered(render_missing=False).node_labels(page, walk) is not None
+
+
+@needs_chromium
+def test_a_page_over_the_time_limit_is_said_to_be_so_not_to_have_navigated():
+    """A limit reached while the blank document before the page loaded: the late news of that
+    load was taken for the page reloading itself ('the page navigated away (it reloaded itself)')."""
+    with Browser(timeout=0.001) as b:
+        for _ in range(2):
+            with pytest.raises(RenderError, match=r"^over the 0.001 s time limit$"):
+                render_page(VARIED["plain"], browser=b)
