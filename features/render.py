@@ -55,14 +55,15 @@ import pandas as pd
 from lxml import etree
 
 from hwnoise.dataset import Dataset, append_jsonl, now_iso, read_jsonl
-from hwnoise.errors import HwnoiseError
+from hwnoise.errors import HwnoiseError, PageError
 from hwnoise.features.elements import shown_elements
 from hwnoise.features.media import VIEWPORT  # the screen pages are laid out for (seed 002 §4.2:
 #                                              1366x768); the walk answers media queries for it
 from hwnoise.features.walk import walk_page
 
 __all__ = ["render_dataset", "render_page", "tagged_html", "Browser",
-           "RenderError", "NoBrowserError", "RENDER_COLUMNS", "VIEWPORT", "CHROMIUM", "check_browser", "chromium_available",
+           "RenderError", "NoBrowserError", "PageRenderError", "RENDER_COLUMNS", "VIEWPORT", "CHROMIUM",
+           "check_browser", "chromium_available",
            "read_render", "render_path", "page_render"]
 
 #: Debian's Chromium.
@@ -131,6 +132,11 @@ def check_browser() -> None:
         importlib.import_module("playwright.sync_api")
     except ImportError:
         raise NoBrowserError(_NO_PLAYWRIGHT) from None
+
+
+class PageRenderError(RenderError, PageError):
+    """A page the browser could not render (over the time limit, navigated away, crashed the
+    browser); the browser itself works, and the next page gets a fresh one."""
 
 
 def chromium_available() -> bool:
@@ -447,22 +453,22 @@ class Browser:
                 raise _Navigated(self._left(page))
         except _Navigated as exc:
             self._kill()
-            raise RenderError(f"the page navigated away ({exc})") from None
+            raise PageRenderError(f"the page navigated away ({exc})") from None
         except Exception as exc:  # noqa: BLE001 - a timeout or a crash: the browser is not reused
             timed_out = "Timeout" in type(exc).__name__ or killed.is_set()
             left = None if timed_out else self._left_after_error()
             self._kill()
             if timed_out:
-                raise RenderError(f"over the {self.timeout:g} s time limit") from None
+                raise PageRenderError(f"over the {self.timeout:g} s time limit") from None
             if left:  # the document went while it was read
-                raise RenderError(f"the page navigated away ({left})") from None
+                raise PageRenderError(f"the page navigated away ({left})") from None
             msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            raise RenderError(f"browser failed: {type(exc).__name__}: {msg[:200]}") from None
+            raise PageRenderError(f"browser failed: {type(exc).__name__}: {msg[:200]}") from None
         finally:
             timer.cancel()
         if killed.is_set():  # the kill came as the read returned: over the limit all the same
             self._kill()
-            raise RenderError(f"over the {self.timeout:g} s time limit")
+            raise PageRenderError(f"over the {self.timeout:g} s time limit")
         # every request the page made was refused; log them (asked but not failed: blocked too)
         refused = list(dict.fromkeys(self._refused + self._asked))
         self.requests.extend(refused)

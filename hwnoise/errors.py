@@ -8,6 +8,11 @@ class HwnoiseError(Exception):
     """An error with a message that names the problem (file, line, URL) and what to do."""
 
 
+class PageError(HwnoiseError):
+    """One page could not be handled (the message says why): a run over many pages counts it and
+    goes on, where another ``HwnoiseError`` (a tool missing, a bad option) stops the run."""
+
+
 class ArgumentError(HwnoiseError, TypeError):
     """An argument of the Python API of a kind it cannot use, named with what to pass instead
     (a ``TypeError`` too, as Python's own for a wrong type)."""

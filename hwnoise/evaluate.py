@@ -31,7 +31,7 @@ import pandas as pd
 
 from hwnoise import __version__
 from hwnoise.dataset import Dataset, Page, atomic_write_text, check_distinct, now_iso, write_json
-from hwnoise.errors import HwnoiseError
+from hwnoise.errors import HwnoiseError, PageError
 from hwnoise.features.columns import needs_dataset_features
 from hwnoise.progress import info
 from hwnoise.scheduler import Scheduler, batches, for_workers
@@ -196,9 +196,9 @@ def _run_method(method: Any, page: Page, gold: _PageGold, tally: _Tally) -> _Out
             if getattr(method, "failures", 0) > before:
                 tally.failures += 1
                 tally.errors.append(f"{page.id}: {getattr(method, 'last_error', '')}")
-    except HwnoiseError:
-        raise
     except Exception as exc:  # noqa: BLE001 - one method failing on one page is counted
+        if isinstance(exc, HwnoiseError) and not isinstance(exc, PageError):
+            raise  # a tool missing, an option refused: the run stops
         tally.failures += 1
         tally.errors.append(f"{page.id}: {type(exc).__name__}: {exc}"[:300])
         out = _Output()

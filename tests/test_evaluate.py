@@ -438,3 +438,23 @@ def test_the_printed_table_holds_a_dataset_name_with_control_characters_as_text(
     assert not any(c in out for c in "\x1b\x07\r")
     row, = [line for line in out.splitlines() if "alltext" in line]
     assert row.startswith("evil\\x1b]0;pwned\\x07\\x1b[31mRED\\x1b[0m\\rOK\\nline  alltext")
+
+
+def test_a_page_the_browser_cannot_render_is_counted_and_the_evaluation_goes_on(datasets, tmp_path, capsys):
+    """A page cetd-render had to render and the browser could not (over its time limit) ended the
+    whole evaluation in 'hwnoise: error: over the 0.001 s time limit', naming no page, with no
+    report; it is the method's failure on that page, named, and the other methods are scored."""
+    from hwnoise.cli import main
+    from hwnoise.features.render import chromium_available
+
+    if not chromium_available():
+        pytest.skip("needs /usr/bin/chromium and playwright")
+    out = tmp_path / "ev"
+    assert main(["evaluate", str(datasets[0]), "--methods", "cetd,cetd-render", "--no-figures", "--out", str(out),
+                 "--method-option", "cetd-render.timeout=0.001"]) == 0, capsys.readouterr().err
+    got = {r["method"]: r for r in json.loads((out / "report.json").read_text())["results"]}
+    pages = {p.id for p in Dataset(datasets[0]).pages()}
+    assert got["cetd"].get("failures", 0) == 0 and got["cetd"]["text_f1"] > 0
+    assert got["cetd-render"]["failures"] == got["cetd-render"]["pages"] == got["cetd"]["pages"]
+    page, error = got["cetd-render"]["last_error"].split(": ", 1)
+    assert page in pages and error == "PageRenderError: over the 0.001 s time limit"
