@@ -159,7 +159,17 @@ def read_render(dataset: Dataset | str | os.PathLike, pages: list[str] | None = 
     if not path.exists():
         return None
     filters = [("page", "in", list(pages))] if pages is not None else None
-    return pd.read_parquet(path, filters=filters)
+    return _read_rows(path, filters=filters)
+
+
+def _read_rows(path: Path, **options) -> pd.DataFrame:
+    """``render.parquet`` read (``pd.read_parquet``'s ``options``); a file that cannot be read (a
+    copy cut short, a disk that failed, not Parquet) is one line naming it and what to do."""
+    try:
+        return pd.read_parquet(path, **options)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is one clear line
+        raise RenderError(f"{path}: cannot read the rendered rows ({type(exc).__name__}: {exc}); "
+                          f"remove it and run 'hwnoise render {path.parent}' again") from None
 
 
 # -- the page tagged with the walker's rows -----------------------------------------------------
@@ -597,7 +607,7 @@ def _render_batch(jobs: list[tuple], scripts: bool, timeout: float, check: bool)
 def _done_pages(path: Path) -> set[str]:
     if not path.exists():
         return set()
-    return set(pd.read_parquet(path, columns=["page"])["page"].unique())
+    return set(_read_rows(path, columns=["page"])["page"].unique())
 
 
 def _merge(path: Path, frames: list[pd.DataFrame]) -> None:
@@ -606,7 +616,7 @@ def _merge(path: Path, frames: list[pd.DataFrame]) -> None:
         return
     new = pd.concat(frames, ignore_index=True)
     if path.exists():
-        old = pd.read_parquet(path)
+        old = _read_rows(path)
         old = old[~old["page"].isin(set(new["page"]))]
         new = pd.concat([old, new], ignore_index=True)
     fd, tmp = tempfile.mkstemp(prefix=".render-", suffix=".parquet", dir=path.parent)
@@ -627,7 +637,8 @@ def _plan_jobs(ds: Dataset, out: Path, failed_log: Path, *, retry_failed: bool,
                force: bool) -> tuple[list[tuple], int]:
     """The pages to render, as jobs ``(page id, file, charset)``, and how many are skipped:
     rendered already, or failed before and not to be retried."""
-    done = set() if force else _done_pages(out)
+    done = _done_pages(out)  # read with force too: a file that cannot be merged into is said now
+    done = set() if force else done
     failed_before = {r.get("page") for r in read_jsonl(failed_log)} if failed_log.exists() else set()
     jobs, skipped = [], 0
     for page in ds.pages():
@@ -919,7 +930,7 @@ def page_render(page, *, browser: Browser | None = None, render_missing: bool = 
         stamp = path.stat().st_mtime_ns
         got = _CACHE.get(key)
         if got is None or got[0] != stamp:
-            df = pd.read_parquet(path)
+            df = _read_rows(path)
             got = (stamp, {p: g.reset_index(drop=True) for p, g in df.groupby("page", sort=False)})
             _CACHE.clear()
             _CACHE[key] = got

@@ -634,3 +634,21 @@ def test_a_page_over_the_time_limit_is_said_to_be_so_not_to_have_navigated():
         for _ in range(2):
             with pytest.raises(RenderError, match=r"^over the 0.001 s time limit$"):
                 render_page(VARIED["plain"], browser=b)
+
+
+@pytest.mark.parametrize("command", [["render"], ["render", "--force"], ["features"]])
+def test_a_render_parquet_that_cannot_be_read_is_one_line_naming_it(tmp_path, capsys, command):
+    """A render.parquet cut short or not Parquet ended 'hwnoise render' and 'hwnoise features' in a
+    pyarrow traceback ('Parquet magic bytes not found in footer'); 'render --force' would only have
+    said so when merging, its pages rendered and lost. One line names the file, before any work."""
+    from hwnoise.cli import main
+
+    ds = _dataset(tmp_path, {"a": VARIED["plain"]})
+    (ds.path / "render.parquet").write_bytes(b"PAR1 cut short")
+    before = sorted(p.name for p in ds.path.iterdir())
+    assert main([command[0], str(ds.path), *command[1:], "--no-progress"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()  # features warns of the query first
+    assert [line for line in err if "error" in line] == err[-1:]
+    assert err[-1].startswith(f"hwnoise: error: {ds.path / 'render.parquet'}: cannot read the rendered rows (")
+    assert err[-1].endswith(f"remove it and run 'hwnoise render {ds.path}' again")
+    assert sorted(p.name for p in ds.path.iterdir()) == before
