@@ -592,6 +592,8 @@ def _worker(tasks, results, scripts: bool, timeout: float, check: bool) -> None:
                 break
             results.put(("start", job[0], os.getpid()))
             results.put(("done", *_job(browser, job, check)))
+    except KeyboardInterrupt:  # Ctrl-C reaches every process of the terminal's group; the run says it
+        pass
     finally:
         browser.close()
         results.put(("exit", None, os.getpid()))

@@ -427,13 +427,13 @@ def test_a_page_taken_by_a_worker_killed_before_it_said_so_is_recorded_and_the_r
     assert all(t[1] is not None and len(t[1]) for t in taken if t[0] != lost[0])
 
 
-def _wait_until(done, bound: float = 120.0) -> None:
-    """Wait for ``done()``; ``bound`` seconds only stop a hang."""
+def _wait_until(done, bound: float = 120.0, what=lambda: "") -> None:
+    """Wait for ``done()``; ``bound`` seconds only stop a hang (``what()`` then says what is left)."""
     import time
 
     deadline = time.monotonic() + bound
     while not done():
-        assert time.monotonic() < deadline, "waited too long"
+        assert time.monotonic() < deadline, f"waited too long {what()}"
         time.sleep(0.05)
 
 
@@ -555,12 +555,14 @@ def _processes_naming(folder: Path) -> list[int]:
 
 
 @needs_chromium
-@pytest.mark.parametrize("sig, workers", [("SIGINT", 1), ("SIGTERM", 1), ("SIGTERM", 2)])
-def test_a_render_stopped_by_a_signal_ends_its_browsers_and_keeps_its_rows(sig, workers):
+@pytest.mark.parametrize("sig, workers, group", [("SIGINT", 1, False), ("SIGTERM", 1, False), ("SIGTERM", 2, False),
+                                                 ("SIGINT", 2, True)])
+def test_a_render_stopped_by_a_signal_ends_its_browsers_and_keeps_its_rows(sig, workers, group):
     """``hwnoise render`` stopped mid-run: Ctrl-C ended its browsers and kept the rows rendered;
     SIGTERM (kill, timeout, a batch system) killed it at once: its Chromium (a session of its own)
     went on running the page's endless script, its profile stayed, the rows rendered were lost, and
-    with --workers 2 the workers went on rendering without it."""
+    with --workers 2 the workers went on rendering without it. Ctrl-C in a terminal (SIGINT to the
+    process group, ``group``) printed each worker's KeyboardInterrupt traceback."""
     import shutil
     import signal
     import subprocess
@@ -577,15 +579,19 @@ def test_a_render_stopped_by_a_signal_ends_its_browsers_and_keeps_its_rows(sig, 
     with (home / "stderr").open("w") as stderr:
         proc = subprocess.Popen([sys.executable, "-m", "hwnoise.cli", "render", str(ds.path), "--scripts",
                                  "--timeout", "3", "--workers", str(workers), "--no-progress"],
-                                env={**os.environ, "TMPDIR": str(home)}, stderr=stderr)
+                                env={**os.environ, "TMPDIR": str(home)}, stderr=stderr, start_new_session=group)
     failed_log = ds.path / "render_failed.jsonl"
     try:
         _wait_until(lambda: failed_log.exists() and failed_log.read_text().strip() or proc.poll() is not None)
         failed = [json.loads(line)["page"] for line in failed_log.read_text().splitlines()]
         assert proc.poll() is None  # mid-run
-        proc.send_signal(getattr(signal, sig))
+        if group:
+            os.killpg(proc.pid, getattr(signal, sig))
+        else:
+            proc.send_signal(getattr(signal, sig))
         proc.wait(timeout=300)
-        _wait_until(lambda: not _processes_naming(home), bound=60)
+        _wait_until(lambda: not _processes_naming(home), bound=60,
+                    what=lambda: [Path(f"/proc/{pid}/cmdline").read_bytes()[:300] for pid in _processes_naming(home)])
     finally:
         for pid in _processes_naming(home):  # what the run left, when the test fails
             os.kill(pid, 9)
@@ -593,7 +599,7 @@ def test_a_render_stopped_by_a_signal_ends_its_browsers_and_keeps_its_rows(sig, 
     err = (home / "stderr").read_text()
     assert proc.returncode == (130 if sig == "SIGINT" else 143), err[-2000:]
     how = "interrupted" if sig == "SIGINT" else "terminated (SIGTERM)"
-    assert f"hwnoise: {how}; what was written so far is kept." in err
+    assert f"hwnoise: {how}; what was written so far is kept." in err and "Traceback" not in err
     assert sorted(p.name for p in home.iterdir()) == ["ds", "stderr"]
     done = set(read_render(ds)["page"])
     if workers == 1:  # every page before the first one that failed was rendered, and is kept
@@ -652,3 +658,4 @@ def test_a_render_parquet_that_cannot_be_read_is_one_line_naming_it(tmp_path, ca
     assert err[-1].startswith(f"hwnoise: error: {ds.path / 'render.parquet'}: cannot read the rendered rows (")
     assert err[-1].endswith(f"remove it and run 'hwnoise render {ds.path}' again")
     assert sorted(p.name for p in ds.path.iterdir()) == before
+
