@@ -265,6 +265,20 @@ def _still_chromium(pid: int, profile: str) -> bool:
     return state == [b"Z"] or f"--user-data-dir={profile}".encode() in cmdline.split(b"\0")
 
 
+def _started_with(profile: str) -> list[int]:
+    """The processes running with the Chromium profile folder ``profile`` (Chromium and its
+    children all name it), found in /proc."""
+    flag = f"--user-data-dir={profile}".encode()
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if flag in cmdline.read_bytes().split(b"\0"):
+                found.append(int(cmdline.parent.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
 def end_orphan(pid: int, profile: str) -> None:
     """End the Chromium (``pid``, ``profile``) of a process that died without ending it (a render
     worker killed by a signal or the OOM killer: its Chromium runs in a session of its own)."""
@@ -374,6 +388,12 @@ class Browser:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
+        elif self._profile:  # started but never held: Ctrl-C came inside subprocess.Popen
+            for pid in _started_with(self._profile):
+                try:
+                    _kill_group(os.getpgid(pid))
+                except ProcessLookupError:
+                    pass
         if self._profile:
             _remove_profile(self._profile)
             self._profile = None
