@@ -486,6 +486,18 @@ MUTATIONS = {
     "a feature list one long": (lambda m: m["features"].append("ctd_parent"), "features"),
     # a damaged region scorer was found only when --records used it, in a line naming no file
     "a region scorer of another shape": (lambda m: m.update(regions={"threshold": "x"}), "regions"),
+    # categories for a number feature read every page's numbers as unseen categories (missing),
+    # and each page was labelled from that alone; a category twice was a ValueError per page
+    "categories for a number feature": (lambda m: m.update(categories={"ctd": ["1", "2"]}), "categories"),
+    "categories named twice": (lambda m: (m["features"].__setitem__(0, "colour"),
+                                          m.update(categories={"colour": ["red", "red"]})), "categories"),
+    "categories of a feature the model lacks": (lambda m: m.update(categories={"colour": ["red"]}), "categories"),
+    "categories a list": (lambda m: m.update(categories=[]), "categories"),
+    # the class or a key as a feature: a traceback-free error on evaluate that named no file
+    "the class as a feature": (lambda m: m["features"].__setitem__(0, "label"), "features"),
+    "a query term of kind 5": (lambda m: m["query"].append({"term": "x", "kind": 5}), "query"),
+    "scores of strings": (lambda m: m.update(scores=["0.9"]), "scores"),
+    "protocol 5": (lambda m: m.update(protocol=5), "protocol"),
 }
 
 

@@ -97,12 +97,15 @@ def resolve_features(spec: str | list[str] | tuple[str, ...] | None,
     return list(seen)
 
 
+#: Columns of a feature table that are never features: its keys and the class.
+NOT_FEATURES = ("dataset", "site", "page", "node", "parent", C.LABEL)
+
+
 def usable_features(df: pd.DataFrame) -> list[str]:
     """The columns of ``df`` that can be features: numeric, boolean or categorical (an ARFF
     nominal attribute), never the keys (dataset, site, page, node, parent) nor the class; a
     free-text column (text, xpath, a string tag) is none."""
-    keys = {"dataset", "site", "page", "node", "parent", C.LABEL}
-    return [c for c in df.columns if c not in keys and (
+    return [c for c in df.columns if c not in NOT_FEATURES and (
         pd.api.types.is_numeric_dtype(df[c].dtype) or pd.api.types.is_bool_dtype(df[c].dtype)
         or isinstance(df[c].dtype, pd.CategoricalDtype))]
 
@@ -680,13 +683,18 @@ def check_meta(meta: dict, json_path: Path) -> None:
     if not isinstance(clf, dict) or not isinstance(clf.get("class"), str) \
             or not isinstance(clf.get("name", ""), str) or not isinstance(clf.get("params", {}), dict):
         raise _bad(json_path, "classifier", "must be an object with a 'class' string and 'params' object")
-    cats = meta.get("categories") or {}
-    if not isinstance(cats, dict) or not all(
-            isinstance(k, str) and isinstance(v, list) and all(isinstance(x, str) for x in v) for k, v in cats.items()):
-        raise _bad(json_path, "categories", "must map feature names to lists of strings")
+    not_features = [f for f in feats if f in NOT_FEATURES]
+    if not_features:
+        raise _bad(json_path, "features", f"{not_features[0]!r} is a key or the class of a feature table, "
+                   "not a feature")
+    _check_categories(meta, feats, json_path)
     query = meta.get("query") or []
-    if not isinstance(query, list) or not all(isinstance(t, dict) and isinstance(t.get("term"), str) for t in query):
+    if not isinstance(query, list) or not all(isinstance(t, dict) and isinstance(t.get("term"), str)
+                                              and isinstance(t.get("kind", ""), str) for t in query):
         raise _bad(json_path, "query", "must be a list of {\"term\": ..., \"kind\": ...} objects")
+    for key in ("hwnoise", "created", "protocol", "train_hash"):
+        if meta.get(key) is not None and not isinstance(meta.get(key), str):
+            raise _bad(json_path, key, f"must be a string or null, not {meta.get(key)!r}")
     thr = meta.get("threshold")
     if thr is not None:
         if isinstance(thr, bool) or not isinstance(thr, (int, float)) or not math.isfinite(thr) or not 0 <= thr <= 1:
@@ -695,8 +703,9 @@ def check_meta(meta: dict, json_path: Path) -> None:
         v = meta.get(key)
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
             raise _bad(json_path, key, f"must be a non-negative integer, not {v!r}")
-    if meta.get("scores") is not None and not isinstance(meta.get("scores"), list):
-        raise _bad(json_path, "scores", "must be a list")
+    scores = meta.get("scores")
+    if scores is not None and not (isinstance(scores, list) and all(isinstance(r, dict) for r in scores)):
+        raise _bad(json_path, "scores", "must be a list of objects")
     on = meta.get("trained_on")
     if on is not None and not (isinstance(on, dict) and all(
             isinstance(k, str) and isinstance(v, list) and all(isinstance(x, str) for x in v) for k, v in on.items())):
@@ -712,6 +721,27 @@ def check_meta(meta: dict, json_path: Path) -> None:
             ModelSpec.from_dict(meta["spec"], where="spec")
         except SpecError as exc:
             raise ModelError(f"{json_path}: {exc}") from None
+
+
+def _check_categories(meta: dict, feats: list[str], json_path: Path) -> None:
+    """``categories``: distinct strings for each of the model's nominal features; none for a
+    feature hwnoise computes as a number (its values would all be read as unseen categories,
+    i.e. missing, and every node labelled from that)."""
+    from hwnoise.features.assembly import unknown_features
+
+    cats = meta.get("categories")
+    cats = {} if cats is None else cats
+    if not isinstance(cats, dict) or not all(
+            isinstance(k, str) and isinstance(v, list) and all(isinstance(x, str) for x in v) for k, v in cats.items()):
+        raise _bad(json_path, "categories", "must map feature names to lists of strings")
+    numbers = set(feats) - set(unknown_features(feats)) - set(C.KEYS)
+    for f, values in cats.items():
+        if f not in feats:
+            raise _bad(json_path, "categories", f"names {f!r}, which is none of the model's features")
+        if f in numbers:
+            raise _bad(json_path, "categories", f"given for {f!r}, a feature hwnoise computes as a number")
+        if len(set(values)) != len(values):
+            raise _bad(json_path, "categories", f"lists a category of {f!r} twice")
 
 
 def _spec_of(meta: dict, json_path: Path):
