@@ -100,6 +100,9 @@ def test_train_prints_a_dataset_name_with_control_characters_as_text(tmp_path):
     ({"train_share": "0.5"}, r"train: train_share is a str"),
     ({"test": 5}, r"train: test is an int \(5\); give an ARFF file or dataset folder"),
     ({"all_pages": "no"}, r"train: all_pages is a str \('no'\); give True or False"),
+    # an AttributeError ('int' object has no attribute 'inline') once the rows were read
+    ({"scheduler": 5}, r"train: scheduler is an int \(5\); give local, threads, sync, a Dask scheduler's address"),
+    ({"scheduler": ["sync"]}, r"train: scheduler is a list"),
 ])
 def test_api_train_names_a_run_option_of_the_wrong_kind(two_datasets, option, message):
     """seed='1' was a numpy casting TypeError after the rows were read, k='3' and
@@ -266,3 +269,12 @@ def test_real_big9_pages_end_to_end_and_weka_train_test(tmp_path, capsys):
     weka_acc = float(re.search(r"Error on test data ===\s+Correctly Classified Instances\s+\d+\s+([\d.]+)",
                                out)[1])
     assert 100 * (rec["RR"] + rec["CC"]) / rec["nodes"] == pytest.approx(weka_acc, abs=0.5)
+
+
+def test_api_train_names_an_unknown_scheduler_before_reading_the_inputs(tmp_path):
+    """scheduler='bogus' was found once every row was read (with stacked extractors, after every
+    page was assembled); it is named first, as --scheduler is."""
+    from hwnoise.scheduler import SchedulerError
+
+    with pytest.raises(SchedulerError, match="'bogus': use local, threads, sync"):
+        train([tmp_path / "not-read-yet"], preset="thesis", scheduler="bogus")

@@ -23,6 +23,7 @@ from hwnoise.errors import ArgumentError, HwnoiseError, kind_of
 from hwnoise.features.columns import CLASSES, LABEL
 from hwnoise.outputs import check_out_dir
 from hwnoise.progress import info
+from hwnoise.scheduler import Scheduler, check_spec
 from hwnoise.outputs import markdown_text, printable
 from hwnoise.training.arff import PAGE_ATTRIBUTE, feature_columns, read_arff, write_arff
 from hwnoise.training.metrics import node_scores, scores_from_confusion
@@ -354,6 +355,8 @@ _OPTION_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "verbose": ((bool, np.bool_), "True or False"),
     "progress": ((bool, np.bool_), "True or False"),
     "workers": ((numbers.Integral, type(None)), "a whole number of workers"),
+    "scheduler": ((str, Scheduler, type(None)), "local, threads, sync, a Dask scheduler's address "
+                  "(tcp://HOST:PORT) or a hwnoise.scheduler.Scheduler"),
 }
 
 
@@ -393,6 +396,8 @@ class TrainOptions:
             if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
                 shown = "" if value is None else f" ({value!r:.40})"
                 raise ArgumentError(f"train: {name} is {kind_of(value)}{shown}; give {what}")
+        if isinstance(self.scheduler, str):  # a name it does not know: before the rows are read
+            check_spec(self.scheduler)
 
     @classmethod
     def split(cls, kwargs: dict[str, Any]) -> tuple[dict[str, Any], TrainOptions]:
