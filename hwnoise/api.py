@@ -24,9 +24,10 @@ __all__ = ["train", "load_model", "extract", "extract_records", "ModelSpec", "Ar
 
 def train(inputs: str | Path | Sequence[str | Path], **options: Any) -> dict:
     """``hwnoise train`` as a function (``hwnoise.training.train.train`` with the stacked
-    extractors wired in): model options (``preset``, ``classifier``, ``features``, ``stack``,
-    ``context``, ``page_context``, ``threshold``, ``params``, ``content_from``, ``union``,
-    ``union_gate``, ``regions``) and the run's (``TrainOptions``: ``protocol``, ``out``,
+    extractors wired in): model options (``preset``, or ``spec``: a whole ``ModelSpec``, as
+    ``load_model(...).spec``; then ``classifier``, ``features``, ``stack``, ``context``,
+    ``page_context``, ``threshold``, ``params``, ``content_from``, ``union``, ``union_gate``,
+    ``regions`` over it) and the run's (``TrainOptions``: ``protocol``, ``out``,
     ``all_pages``...). Returns the report with the fitted ``model``."""
     from hwnoise.extractors.model import run_extractor
     from hwnoise.extractors.region_fit import model_region_scorer

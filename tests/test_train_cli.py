@@ -278,3 +278,25 @@ def test_api_train_names_an_unknown_scheduler_before_reading_the_inputs(tmp_path
 
     with pytest.raises(SchedulerError, match="'bogus': use local, threads, sync"):
         train([tmp_path / "not-read-yet"], preset="thesis", scheduler="bogus")
+
+
+def test_api_train_takes_a_whole_spec(two_datasets, tmp_path):
+    """train(spec=ModelSpec(...)) was a TypeError (an unexpected keyword); a spec object, or
+    model.json's "spec" dict, is the model trained, its fields taken as they are (threshold=None
+    stays the classifier's own call, not the auto preset's inner threshold) and single options
+    over it; beside a preset or of another kind it is named."""
+    from hwnoise.api import ModelSpec, load_model
+    from hwnoise.errors import ArgumentError
+
+    spec = ModelSpec(features=["ctd", "query_score"], classifier="j48", params={"min_num_obj": 5})
+    result = train(list(two_datasets), spec=spec, out=tmp_path / "m")
+    assert result["spec"] == spec and result["features"] == ["ctd", "query_score"]
+    assert result["model"].threshold is None and result["model"].classifier_name == "j48"
+    saved = json.loads((tmp_path / "m" / "model.json").read_text(encoding="utf-8"))["spec"]
+    again = train(list(two_datasets), spec=saved, features=["ctd"])
+    assert again["spec"] == ModelSpec(features=["ctd"], classifier="j48", params={"min_num_obj": 5})
+    assert train(list(two_datasets), spec=load_model(tmp_path / "m").spec)["tree"] == result["tree"]
+    with pytest.raises(ArgumentError, match="train: spec is an int; give a hwnoise.ModelSpec"):
+        train(list(two_datasets), spec=5)
+    with pytest.raises(ArgumentError, match="train: spec and preset 'site' both given"):
+        train(list(two_datasets), spec=spec, preset="site")

@@ -257,10 +257,11 @@ def _assembled(df: pd.DataFrame, desc: dict, features: list[str], stacker, show:
     return df
 
 
-#: The model options (what model: a preset, then single fields over it), in the order the spec
-#: reads them; ``hwnoise.commands._model_options.model_options`` builds their dict from the CLI.
-MODEL_OPTIONS = ("preset", "classifier", "features", "stack", "context", "page_context", "threshold",
-                 "params", "content_from", "union", "union_gate", "regions")
+#: The model options (what model: a preset or a whole ``spec``, then single fields over it), in the
+#: order the spec reads them; ``hwnoise.commands._model_options.model_options`` builds their dict
+#: from the CLI.
+MODEL_OPTIONS = ("spec", "preset", "classifier", "features", "stack", "context", "page_context",
+                 "threshold", "params", "content_from", "union", "union_gate", "regions")
 #: The model options whose None says "none": not given, they are AS_PRESET.
 _AS_PRESET_OPTIONS = ("union", "union_gate", "regions")
 
@@ -276,7 +277,10 @@ def model_spec(options: dict | None, *, n_sites: int, arff: bool = False, record
     # not given is AS_PRESET)
     opts = {k: v for k, v in (options or {}).items()
             if v is not AS_PRESET and (v is not None or k in _AS_PRESET_OPTIONS)}
+    given = opts.pop("spec", None)
     preset = opts.pop("preset", None)
+    if given is not None:  # a whole spec stands for the preset (its own "auto" resolved as one)
+        return resolve_preset(given, n_sites, opts, records=records)
     if arff and preset is None:  # a user's ARFF: J48 unless told otherwise, its own attributes
         return ModelSpec.from_dict({"classifier": "j48", **opts}, where="option")
     return resolve_preset(preset_spec(preset), n_sites, opts, records=records)
@@ -410,17 +414,39 @@ class TrainOptions:
 
 
 def _model_options(model: dict | None) -> dict[str, Any]:
-    """Plan: every model option in ``MODEL_OPTIONS``' order, those not given None (or AS_PRESET)."""
+    """Plan: every model option in ``MODEL_OPTIONS``' order, those not given None (or AS_PRESET),
+    ``spec`` checked (``_given_spec``)."""
     model = model or {}
     _unexpected(model, MODEL_OPTIONS)
-    return {k: model.get(k, AS_PRESET if k in _AS_PRESET_OPTIONS else None) for k in MODEL_OPTIONS}
+    options = {k: model.get(k, AS_PRESET if k in _AS_PRESET_OPTIONS else None) for k in MODEL_OPTIONS}
+    options["spec"] = _given_spec(options["spec"], options["preset"])
+    return options
+
+
+def _given_spec(spec: Any, preset: Any) -> Any:
+    """``spec`` (a ModelSpec, or a dict of its fields as model.json's "spec" holds) as a ModelSpec
+    checked field by field (a SpecError naming the field), or None; an ArgumentError for anything
+    else, or beside a ``preset`` (the spec holds its own)."""
+    from hwnoise.training.spec import ModelSpec
+
+    if spec is None:
+        return None
+    if preset is not None:
+        raise ArgumentError(f"train: spec and preset {preset!r:.40} both given; give one (a spec names its "
+                            "own preset, or none)")
+    if isinstance(spec, ModelSpec):
+        spec = spec.to_dict()
+    elif not isinstance(spec, dict):
+        raise ArgumentError(f"train: spec is {kind_of(spec)}; give a hwnoise.ModelSpec (or a dict of its "
+                            "fields, as model.json's \"spec\")")
+    return ModelSpec.from_dict(spec, where="train: spec")
 
 
 def _custom(model: dict) -> bool:
     """Whether a model option beyond classifier, features and params is given (then J48 -t's
     path, ``_weka_run``, is not taken)."""
-    return (model["preset"] not in (None, "auto") or bool(model["stack"]) or bool(model["context"])
-            or bool(model["page_context"]) or model["threshold"] is not None
+    return (model["spec"] is not None or model["preset"] not in (None, "auto") or bool(model["stack"])
+            or bool(model["context"]) or bool(model["page_context"]) or model["threshold"] is not None
             or model["content_from"] is not None or any(model[k] is not AS_PRESET for k in _AS_PRESET_OPTIONS))
 
 
@@ -517,7 +543,7 @@ def _plan_rows(given: list, model: dict, options: TrainOptions) -> tuple[Any, li
     arff = desc["kind"] == "arff"
     n_sites = int(df["site"].nunique()) if "site" in df.columns else 1
     spec = model_spec(model, n_sites=n_sites, arff=arff, records=bool(desc.get("records")))
-    if model.get("features") is None and arff:
+    if model.get("features") is None and model.get("spec") is None and arff:
         feats = feature_columns(df)  # a user's ARFF: every attribute but page and the class
         spec.features = list(feats)
     else:
