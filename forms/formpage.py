@@ -26,6 +26,7 @@ from hwnoise.decode import form_charset_name
 from hwnoise.errors import HwnoiseError
 from hwnoise.jsontext import parse_json
 from hwnoise.markup import MAX_DEPTH, flatten_deep, stopped_too_deep
+from hwnoise.pagefiles import names_a_file
 from hwnoise.text import collapse_space
 
 from .owners import CONTROLS, OWNER, mark_owners
@@ -184,7 +185,7 @@ def _load(html_or_url: str | bytes, base_url: str | None,
             res = fetcher.fetch(text.strip())
             cookies = list(fetcher.cookies)
         return (*_decoded(res.body, res.http_charset, res.final_url), cookies)
-    if "<" not in text and len(text) < 4096 and os.path.isfile(text):
+    if names_a_file(text):
         return (*_decoded(Path(text).read_bytes(), None, base_url or Path(text).resolve().as_uri()), [])
     if "<" not in text and text.strip():  # no markup: a path or URL mistyped, not a page without forms
         what = "a folder" if os.path.isdir(text) else "no such file"

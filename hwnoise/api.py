@@ -112,10 +112,11 @@ def _html(html: Any) -> bytes | str:
     body: what ``hwnoise extract`` refuses too, rather than text made of its bytes); an
     ``ArgumentError`` for what is not one page's bytes or text (a path, a list of pages, None)."""
     from hwnoise.decode import require_html
+    from hwnoise.pagefiles import names_a_file
 
     if isinstance(html, (bytearray, memoryview)):
         html = bytes(html)
-    if isinstance(html, os.PathLike) or (isinstance(html, str) and _names_a_file(html)):
+    if isinstance(html, os.PathLike) or (isinstance(html, str) and names_a_file(html)):
         raise ArgumentError(f"html is the path {os.fspath(html)!r}, not a page; give the page's bytes: "
                             f"pathlib.Path({os.fspath(html)!r}).read_bytes()")
     if not isinstance(html, (bytes, str)):
@@ -123,11 +124,6 @@ def _html(html: Any) -> bytes | str:
         raise ArgumentError(f"html is {kind_of(html)}{many}; give one page's HTML as bytes (as received) or str")
     require_html(html.encode("utf-8", "surrogatepass") if isinstance(html, str) else html, "the page")
     return html
-
-
-def _names_a_file(text: str) -> bool:
-    """Whether ``text`` is a file's name rather than a page (short, one line, no markup)."""
-    return len(text) < 4096 and "<" not in text and "\n" not in text and os.path.isfile(text)
 
 
 def _page_options(query: Any, http_charset: Any) -> dict[str, Any]:

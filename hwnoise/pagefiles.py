@@ -9,13 +9,14 @@ is recognised by its bytes (gzip's magic number), not by its name, and is inflat
 from __future__ import annotations
 
 import gzip
+import os
 import zlib
 from pathlib import Path
 
 from hwnoise.errors import HwnoiseError
 
 __all__ = ["PAGE_SUFFIXES", "MAX_INFLATED", "PageFileError", "is_page_file", "page_name",
-           "page_files", "read_page_file", "read_page_head"]
+           "page_files", "read_page_file", "read_page_head", "names_a_file"]
 
 #: File name endings of pages (each also with ``.gz`` after it).
 PAGE_SUFFIXES = (".html", ".htm", ".xhtml")
@@ -74,6 +75,12 @@ def _inflate(data: bytes, where: Path | str) -> bytes:
         if data and not data.startswith(_GZIP_MAGIC):
             break  # trailing junk after the last member, as gzip(1) ignores it
     return b"".join(out)
+
+
+def names_a_file(text: str) -> bool:
+    """Whether ``text``, given where a page's HTML or its file may be, names a file rather than
+    being the page: short (under PATH_MAX), one line, no markup, and a file that exists."""
+    return len(text) < 4096 and "<" not in text and "\n" not in text and os.path.isfile(text)
 
 
 def read_page_file(path: Path | str) -> bytes:

@@ -120,6 +120,15 @@ def test_read_form_over_http_and_its_safety():
             read_form(srv.url("/form"))          # loopback refused by default
 
 
+def test_read_form_reads_a_page_file_and_names_a_mistyped_one(tmp_path):
+    page = tmp_path / "search.html"
+    page.write_bytes('<form action="s"><input name="q" value="caf\u00e9"></form>'.encode("cp1252"))
+    form = read_form(str(page))  # the file's bytes, decoded as a browser decodes them
+    assert form.action == (tmp_path / "s").as_uri() and form.field("q").value == "caf\u00e9"
+    with pytest.raises(FormError, match="absent.html: no such file, and not an http or https URL"):
+        read_form(str(tmp_path / "absent.html"))
+
+
 def test_form_errors_are_clear(tmp_path):
     with pytest.raises(FormError, match="no <form>"):
         read_form("<html><body><p>nothing</p></body></html>", base_url="http://x.example/")
