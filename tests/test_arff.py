@@ -476,8 +476,10 @@ def test_instance_weights_are_read_as_weka_reads_them(tmp_path):
     plain.write_text(WEIGHTED.replace("{2}", "{1}").replace("{0.5}", "").replace(",{3}", "")
                      .replace("{ 0x1p1 }", "{1.0}"), encoding="utf-8")
     assert load_arff(plain).weights is None and read_arff(plain)["a"].tolist() == [1, 2, 3, 4, 5, 6]
+    path.write_text(WEIGHTED.replace("{0.5}", "{0}"), encoding="utf-8")  # refused before: Weka takes it
+    assert load_arff(path).weights.tolist() == [2, 0, 3, 1, 1, 2]
     for bad, why in [("{abc}", "is not a number"), ("{-1}", "negative"), ("{Infinity}", "infinite"),
-                     ("{0}", "weight 0"), ("{}", "is not a number")]:
+                     ("{}", "is not a number")]:
         path.write_text(WEIGHTED.replace("{0.5}", bad), encoding="utf-8")
         with pytest.raises(ArffError, match=f"{path}:7: instance weight .*{why}"):
             load_arff(path)

@@ -301,8 +301,9 @@ _WEIGHT = re.compile(r"^([^\n]*[^\s,])[ \t,]*\{([^{}\n]*)\}[ \t]*$", re.M)
 def _instance_weights(path: Path, text: str) -> tuple[str, tuple[np.ndarray, int] | None]:
     """The text with each row's instance weight ``{w}`` taken off, and the weights (one a row)
     with the line of the first row weighing other than 1; None when every row weighs 1. A weight
-    is read with Java's Double.parseDouble, NaN as 1 (as Weka reads them); a negative, infinite
-    or zero one is refused naming its line."""
+    is read with Java's Double.parseDouble, NaN as 1 (as Weka reads them), 0 as 0 (J48 keeps such
+    a row among its split points and counts); a negative or infinite one is refused naming its
+    line."""
     m = _DATA_LINE.search(text)
     if m is None or text.find("{", m.end()) < 0 or not _WEIGHT.search(text, m.end()):
         return text, None  # no brace after @data (a dense file without weights: most): no regex
@@ -335,10 +336,6 @@ def _instance_weight(path: Path, line: int, token: str) -> float:
     if w < 0 or w == math.inf:
         raise ArffError(f"{path}:{line}: instance weight {{{token}}} is negative or infinite "
                         "(J48 takes weights above 0)")
-    if w == 0:  # C45Classifier leaves such rows out; J48 keeps them among its candidate cuts
-        raise ArffError(f"{path}:{line}: instance weight {{{token}}}: a row of weight 0 is not taken "
-                        "(Weka's J48 counts it among its split points, hwnoise's leaves it out: the "
-                        "trees could differ); remove the row")
     return w
 
 

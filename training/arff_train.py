@@ -73,7 +73,7 @@ def _fit(t: ArffTable, rows: np.ndarray, params: dict) -> C45Classifier:
     X = t.X[rows]
     w = None if t.weights is None else t.weights[rows][lab]
     return C45Classifier(**params).fit(X[lab], _labels(t)[rows][lab], sample_weight=w, class_order=t.classes,
-                                       nominal=t.nominal, X_unlabelled=X[~lab])
+                                       nominal=t.nominal, X_unlabelled=X[~lab], empty_ok=True)
 
 
 def j48_params(classifier: str = "j48", params: dict | None = None) -> dict:

@@ -1067,16 +1067,6 @@ def _with_unlabelled(X: np.ndarray, X_unlabelled) -> np.ndarray:
     return np.vstack([X, Xu]) if Xu.size else X
 
 
-def _drop_zero_weights(X: np.ndarray, yi: np.ndarray, w: np.ndarray, X_all: np.ndarray,
-                       has_unlabelled: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Leave out rows of weight 0 (J48 keeps them), from ``X_all`` too if no unlabelled rows."""
-    keep = w > 0
-    if keep.all():
-        return X, yi, w, X_all
-    X, yi, w = X[keep], yi[keep], w[keep]
-    return X, yi, w, (X_all if has_unlabelled else X)
-
-
 class C45Classifier(ClassifierMixin, BaseEstimator):
     """Weka J48's C4.5 (release 8) decision tree on numeric features; NaN = missing value.
 
@@ -1114,30 +1104,36 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y, sample_weight=None, class_order: Sequence | None = None,
             nominal: dict[int, Sequence[str]] | None = None,
-            X_unlabelled=None) -> "C45Classifier":
+            X_unlabelled=None, empty_ok: bool = False) -> "C45Classifier":
         """Grow (and unless ``unpruned``, prune) the tree on X (n_samples, n_features), y.
 
         ``nominal`` maps a feature index to its declared values: that column holds value codes
         (0..len-1, NaN missing) and is split one branch per value as J48 does (``= v``/``!= v``
         with ``binary_splits``). ``X_unlabelled`` are rows whose class is missing: J48 drops
         them before growing but still places numeric split points among their values and counts
-        them in its many-valued-attribute test, so they are given here to do the same."""
-        X, y, w = self._fit_inputs(X, y, sample_weight)
+        them in its many-valued-attribute test, so they are given here to do the same. Rows of
+        weight 0 are kept among the split points, as J48 keeps them; with ``empty_ok``, weights
+        that are all 0 (a fold of Weka's cross-validation whose rows weigh nothing) give J48's
+        tree of one leaf of no class rather than scikit-learn's ValueError."""
+        X, y, w = self._fit_inputs(X, y, sample_weight, empty_ok)
         n_values, categories = _nominal_columns(X, nominal)
         X_all = _with_unlabelled(X, X_unlabelled)
         yi = self._class_codes(y, class_order)
-        X, yi, w, X_all = _drop_zero_weights(X, yi, w, X_all, X_unlabelled is not None)
         root = self._grow(X, yi, w, n_values, X_all)
         self.categories_ = categories
         self._store(root, len(self.classes_))
         return self
 
-    def _fit_inputs(self, X, y, sample_weight) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _fit_inputs(self, X, y, sample_weight,
+                    empty_ok: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Check the parameters, the data (validate_data records the features) and the weights."""
         self._check_params()
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
         check_classification_targets(y)
-        w = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if empty_ok and sample_weight is not None and not np.any(sample_weight):
+            w = np.zeros(len(X))  # J48's fold of no weight: scikit-learn refuses it
+        else:
+            w = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if np.any(w < 0):
             raise ValueError("sample weights must not be negative")
         return X, y, w

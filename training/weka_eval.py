@@ -124,8 +124,9 @@ class WekaEvaluation:
     def summary_text(self) -> str:
         """Evaluation.toSummaryString's lines (the classification ones)."""
         n = self.with_class
-        mae = self.sum_abs / n if n else math.nan
-        rmse = math.sqrt(self.sum_sqr / n) if n else math.nan
+        scored = n - self.unclassified  # Weka's errors are over the classified rows (0/0: NaN)
+        mae = self.sum_abs / scored if scored else math.nan
+        rmse = math.sqrt(self.sum_sqr / scored) if scored else math.nan
         prior_mae = self.sum_prior_abs / n if n else math.nan
         prior_rmse = math.sqrt(self.sum_prior_sqr / n) if n else math.nan
         pct = (lambda x: 100 * x / n) if n else (lambda x: math.nan)
@@ -133,7 +134,7 @@ class WekaEvaluation:
         def num(v: float) -> str:
             return double_to_string_width(v, 12, 4)
 
-        lines = [
+        lines = [] if not n else [  # Weka prints the rates only when some weight had a class
             "Correctly Classified Instances     " + num(self.correct) + "     " + num(pct(self.correct)) + " %",
             "Incorrectly Classified Instances   " + num(self.incorrect) + "     " + num(pct(self.incorrect)) + " %",
             "Kappa statistic                    " + num(self.kappa()),
@@ -142,7 +143,7 @@ class WekaEvaluation:
             "Relative absolute error            " + num(100 * mae / prior_mae if prior_mae else math.nan) + " %",
             "Root relative squared error        " + num(100 * rmse / prior_rmse if prior_rmse else math.nan) + " %",
         ]
-        if self.unclassified > 0:
+        if n and self.unclassified > 0:
             lines.append("UnClassified Instances             " + num(self.unclassified) + "     "
                          + num(pct(self.unclassified)) + " %")
         lines.append("Total Number of Instances          " + num(n))
