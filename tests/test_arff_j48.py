@@ -6,6 +6,7 @@ jar); a stored file with Weka's own output (data/arff/mixed.*) is compared witho
 """
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -398,6 +399,41 @@ def test_rows_of_weight_0_give_weka_s_tree_and_cross_validation(seed, share, tmp
     assert main(["train", str(path)]) == 0
     out = capsys.readouterr().out
     assert weka_tree(expected) in out
+    assert weka_cv(expected) in out
+
+
+def huge_arff(seed: int, path: Path, scale: float, divide: int = 1) -> Path:
+    """Numeric attributes of normal values times ``scale`` (kept within +-1.7e308), then divided
+    by ``divide``, two classes a linear cut gives or takes noise, seeded."""
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(30, 200)), int(rng.integers(1, 4))
+    X = rng.normal(size=(n, m))
+    y = np.where(X @ rng.normal(size=m) + 0.5 * rng.normal(size=n) > 0, "a", "b")
+    with np.errstate(over="ignore"):
+        V = np.clip(X * scale, -1.7e308, 1.7e308) / divide
+    lines = ["@relation h"] + [f"@attribute x{j} numeric" for j in range(m)] + ["@attribute class {a,b}", "@data"]
+    lines += [",".join([*map(repr, V[i].tolist()), y[i]]) for i in range(n)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.weka
+@needs_weka
+@pytest.mark.parametrize("seed,scale", [(0, 1e300), (1, 6e307), (3, 1.5e308), (7, 1.5e308)])
+def test_numbers_near_the_double_limit_give_weka_s_tree(seed, scale, tmp_path, capsys):
+    """Values near 1.8e308: where J48's midpoint (a + b) / 2 of two neighbours overflows to
+    infinity (seeds 3 and 7), Weka 3.6 moves the cut to the largest value, sends every row left and
+    recurses until a StackOverflowError, and hwnoise until a RecursionError traceback; the
+    midpoint is now taken without the overflow, which gives the tree (cuts 16 times as large) and
+    the cross-validation Weka gives for the same file divided by 16 (exact in binary)."""
+    path = huge_arff(seed, tmp_path / f"h{seed}.arff", scale)
+    small = huge_arff(seed, tmp_path / f"s{seed}.arff", scale, divide=16)
+    expected = weka_j48(small)
+    assert main(["train", str(path)]) == 0
+    out = capsys.readouterr().out
+    cut = re.compile(r"(<=|>) (-?[0-9.]+(?:E-?[0-9]+)?)")
+    scaled = cut.sub(lambda m: f"{m.group(1)} {16 * float(m.group(2))!r}", weka_tree(expected))
+    assert cut.sub(lambda m: f"{m.group(1)} {float(m.group(2))!r}", out).count(scaled) == 1
     assert weka_cv(expected) in out
 
 

@@ -489,12 +489,22 @@ def _best_cut(gain: np.ndarray, n_cand: int, sum_w: float, mdl: bool) -> tuple[i
     return best, info_gain
 
 
+def _midpoints(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """C45Split's cut between neighbours ``lo`` < ``hi``: ``(lo + hi) / 2``, ``lo`` when that rounds
+    to ``hi`` (and when ``hi`` is infinite, as in Java). Where the sum of two finite values
+    overflows (both near 1.8e308) Java's midpoint is infinite, setSplitPoint moves it to the
+    largest value, every row goes left and J48 recurses until its stack overflows; here it is
+    ``lo / 2 + hi / 2``, the same midpoint without the overflow."""
+    lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        point = (hi + lo) / 2
+        point = np.where(np.isinf(point) & np.isfinite(lo) & np.isfinite(hi), lo / 2 + hi / 2, point)
+    return np.where(point == hi, lo, point)
+
+
 def _midpoint(xs: np.ndarray, i: int) -> float:
-    """The split point before position i: its neighbours' midpoint, the lower one if it rounds up."""
-    point = (xs[i] + xs[i - 1]) / 2
-    if point == xs[i]:
-        point = xs[i - 1]
-    return float(point)
+    """The split point before position i (``_midpoints``)."""
+    return float(_midpoints(xs[i - 1], xs[i]))
 
 
 def _cut_ratio(info_gain: float, ws: np.ndarray, i: int, sum_w: float) -> tuple[float, np.ndarray]:
@@ -588,8 +598,7 @@ def _batch_numeric_splits(V: np.ndarray, yi: np.ndarray, n_classes: int, table: 
         return []
     cut = idx[keep] + 1                                    # position of the first right value
     lo, hi = xs[keep, cut - 1], xs[keep, cut]
-    point = (hi + lo) / 2
-    point = np.where(point == hi, lo, point)
+    point = _midpoints(lo, hi)
     out = []
     for n_, f in enumerate(keep.tolist()):
         lc = left[:, f, cut[n_] - 1].astype(np.float64)
@@ -655,8 +664,10 @@ class _Node:
 
 
 def _goes_left(x: np.ndarray, thr: float) -> np.ndarray:
-    """C45Split.whichSubset: Utils.smOrEq(value, splitPoint)."""
-    return (x - thr < SMALL) | (x <= thr)
+    """C45Split.whichSubset: Utils.smOrEq(value, splitPoint) (a difference past 1.8e308 is
+    infinite, as in Java)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return (x - thr < SMALL) | (x <= thr)
 
 
 def _branch(kind: int, x: np.ndarray, thr: float) -> np.ndarray:
@@ -1128,7 +1139,8 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
                     empty_ok: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Check the parameters, the data (validate_data records the features) and the weights."""
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
+        with np.errstate(over="ignore", invalid="ignore"):  # its finiteness test sums X: 1e308s overflow
+            X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
         check_classification_targets(y)
         if empty_ok and sample_weight is not None and not np.any(sample_weight):
             w = np.zeros(len(X))  # J48's fold of no weight: scikit-learn refuses it
@@ -1249,7 +1261,8 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities as J48's distributionForInstance gives them (no Laplace)."""
         check_is_fitted(self, "value_")
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
+        with np.errstate(over="ignore", invalid="ignore"):
+            X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
         old = sys.getrecursionlimit()
         sys.setrecursionlimit(max(old, 10000))
         try:
