@@ -300,3 +300,18 @@ def test_api_train_takes_a_whole_spec(two_datasets, tmp_path):
         train(list(two_datasets), spec=5)
     with pytest.raises(ArgumentError, match="train: spec and preset 'site' both given"):
         train(list(two_datasets), spec=spec, preset="site")
+
+
+def test_a_classifier_that_needs_both_classes_on_rows_of_one_is_one_line(tmp_path, capsys):
+    """--classifier logreg on a dataset whose gold marks no content (every row S) ended in a
+    46-line ValueError traceback from scikit-learn; it is one line saying what is missing."""
+    import pandas as pd
+
+    ds = make_dataset(tmp_path / "noise", "noise", 1, ["s1.com", "s2.com"])
+    pd.read_parquet(ds.features_path).assign(label="S").to_parquet(ds.features_path)
+    assert main(["train", str(ds.path), "--preset", "thesis", "--classifier", "logreg"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["hwnoise: error: classifier logreg: every training row is S (noise), and it needs rows of "
+                   "both classes; give pages whose gold has content and noise, or choose j48, cart, rf or gb, "
+                   "which fit one class"]
+    assert main(["train", str(ds.path), "--preset", "thesis"]) == 0  # J48: a leaf of S, as Weka's

@@ -136,6 +136,13 @@ def threads():
     return threadpool_limits(limits=n)
 
 
+def _one_class(classifier: str, label: str) -> str:
+    """Why a classifier that needs both classes could not fit rows all labelled ``label``."""
+    name = {C.NOISE: "S (noise)", C.CONTENT: "N (content)"}.get(label, repr(label))
+    return (f"classifier {classifier}: every training row is {name}, and it needs rows of both classes; "
+            "give pages whose gold has content and noise, or choose j48, cart, rf or gb, which fit one class")
+
+
 def _allows_nan(est) -> bool:
     if getattr(est, "allows_nan", False):  # hwnoise's own JSON estimators
         return True
@@ -320,7 +327,12 @@ class NoiseModel:
             g = np.asarray(groups() if callable(groups) else groups)
             kwargs["groups"] = g if pick is None else g[pick]
         with threads():
-            self.estimator.fit(X, y, **kwargs)
+            try:
+                self.estimator.fit(X, y, **kwargs)
+            except ValueError:
+                if len(set(y)) > 1:
+                    raise
+                raise HwnoiseError(_one_class(self.classifier_name, str(y[0]))) from None
         digest = hashlib.sha256()
         digest.update(json.dumps(self.features).encode())
         step = max(1, (1 << 20) // max(1, X.shape[1]))   # row blocks: no row-major copy of X
