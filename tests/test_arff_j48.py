@@ -437,6 +437,29 @@ def test_numbers_near_the_double_limit_give_weka_s_tree(seed, scale, tmp_path, c
     assert weka_cv(expected) in out
 
 
+@pytest.mark.weka
+@needs_weka
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_infinite_values_give_weka_s_tree_and_cross_validation(seed, tmp_path, capsys):
+    """'Infinity' (or 1e400, which Java reads as infinity) in a J48 file ended train in a
+    ValueError traceback ('Input X contains infinity'); J48 takes it as a value above every
+    other, and so does hwnoise now."""
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(30, 200)), int(rng.integers(1, 4))
+    X = rng.normal(size=(n, m))
+    y = np.where(X @ rng.normal(size=m) + 0.5 * rng.normal(size=n) > 0, "a", "b")
+    lines = ["@relation h"] + [f"@attribute x{j} numeric" for j in range(m)] + ["@attribute class {a,b}", "@data"]
+    lines += [",".join([*("Infinity" if rng.random() < 0.05 else repr(float(v)) for v in X[i]), y[i]])
+              for i in range(n)]
+    path = tmp_path / f"inf{seed}.arff"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    expected = weka_j48(path)
+    assert main(["train", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert weka_tree(expected) in out
+    assert weka_cv(expected) in out
+
+
 def dated_arff(seed: int, path: Path, n: int = 150) -> Path:
     """Two date attributes (a pattern with minutes, a bare day pattern) and a number, the class
     a cut on each date give or take noise, seeded."""

@@ -1079,7 +1079,8 @@ def _with_unlabelled(X: np.ndarray, X_unlabelled) -> np.ndarray:
 
 
 class C45Classifier(ClassifierMixin, BaseEstimator):
-    """Weka J48's C4.5 (release 8) decision tree on numeric features; NaN = missing value.
+    """Weka J48's C4.5 (release 8) decision tree on numeric features; NaN = missing value, +-inf a
+    value (as J48 reads Infinity or 1e400).
 
     Parameters follow J48's options: ``confidence`` (-C), ``min_num_obj`` (-M), ``unpruned``
     (-U), ``subtree_raising`` (off = -S), ``collapse_tree`` (Weka 3.6 always collapses),
@@ -1139,8 +1140,8 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
                     empty_ok: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Check the parameters, the data (validate_data records the features) and the weights."""
         self._check_params()
-        with np.errstate(over="ignore", invalid="ignore"):  # its finiteness test sums X: 1e308s overflow
-            X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
+        with np.errstate(over="ignore", invalid="ignore"):  # NaN is missing, +-inf a value, as in J48
+            X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False)
         check_classification_targets(y)
         if empty_ok and sample_weight is not None and not np.any(sample_weight):
             w = np.zeros(len(X))  # J48's fold of no weight: scikit-learn refuses it
@@ -1262,7 +1263,7 @@ class C45Classifier(ClassifierMixin, BaseEstimator):
         """Class probabilities as J48's distributionForInstance gives them (no Laplace)."""
         check_is_fitted(self, "value_")
         with np.errstate(over="ignore", invalid="ignore"):
-            X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
+            X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=False)
         old = sys.getrecursionlimit()
         sys.setrecursionlimit(max(old, 10000))
         try:
