@@ -428,6 +428,15 @@ def fit_fold(fold: Fold, settings: EvalSettings) -> tuple[dict[str, Any], dict |
     return built, test_nodes, lines
 
 
+def _close(methods: dict[str, Any]) -> None:
+    """End what a method holds for its pages (the browser of the rendered ones) with the batch:
+    it would outlive the run otherwise, Chromium until exit and Playwright's driver in the process."""
+    for method in methods.values():
+        close = getattr(method, "close", None)
+        if close is not None:
+            close()
+
+
 def score_batch(refs: Sequence[tuple[str, str]], methods: dict[str, Any],
                 test_nodes: dict | None) -> dict:
     """Score every method on a batch of test pages; a JSON-able partial result
@@ -435,11 +444,14 @@ def score_batch(refs: Sequence[tuple[str, str]], methods: dict[str, Any],
     tallies: dict[tuple[str, str], _Tally] = defaultdict(_Tally)
     rows: list[dict] = []
     skipped: dict[str, int] = defaultdict(int)
-    for page in load_pages(refs):
-        per = {name: tallies[(page.dataset.name, name)] for name in methods}
-        mask = None if test_nodes is None else test_nodes.get(page.id)  # None: every node, as before
-        if not _score_page(page, methods, per, is_value_gold(page.dataset), mask, rows):
-            skipped[page.dataset.name] += 1
+    try:
+        for page in load_pages(refs):
+            per = {name: tallies[(page.dataset.name, name)] for name in methods}
+            mask = None if test_nodes is None else test_nodes.get(page.id)  # None: every node, as before
+            if not _score_page(page, methods, per, is_value_gold(page.dataset), mask, rows):
+                skipped[page.dataset.name] += 1
+    finally:
+        _close(methods)
     out: dict[str, Any] = {"tallies": {}, "rows": rows, "skipped": dict(skipped)}
     for (ds, name), t in tallies.items():
         out["tallies"].setdefault(ds, {})[name] = {

@@ -458,3 +458,8 @@ def test_a_page_the_browser_cannot_render_is_counted_and_the_evaluation_goes_on(
     assert got["cetd-render"]["failures"] == got["cetd-render"]["pages"] == got["cetd"]["pages"]
     page, error = got["cetd-render"]["last_error"].split(": ", 1)
     assert page in pages and error == "PageRenderError: over the 0.001 s time limit"
+    # the method's browser ended with the run: no Chromium of it left, nor Playwright's driver
+    # in this process (a Playwright started after it here refused to run in its asyncio loop)
+    from hwnoise.features import render
+
+    assert render._PW["pw"] is None and not list(render._LIVE)
