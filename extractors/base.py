@@ -136,3 +136,28 @@ class WalkMethod(PageMethod):
     def extract(self, page: "Page", walk: "PageWalk | None" = None) -> str:
         walk = walk if walk is not None else walk_of(page)
         return text_from_labels(walk, self.node_labels(page, walk))
+
+
+class RendersPages:
+    """A method that reads what the browser shows: ``rendered(page)`` is the page's rows of
+    render.parquet, or, with ``render_missing``, the page rendered here in one browser kept for
+    the method's pages (``scripts`` and ``timeout`` as ``hwnoise render`` takes them), which
+    ``close`` ends (evaluate closes it with each batch of pages)."""
+
+    render_missing: bool = True
+    scripts: bool = False
+    timeout: float = 15.0
+    _browser = None
+
+    def rendered(self, page: "Page"):
+        from hwnoise.features.render import Browser, page_render
+
+        if self._browser is None and self.render_missing:
+            self._browser = Browser(scripts=self.scripts, timeout=self.timeout)
+        return page_render(page, browser=self._browser, render_missing=self.render_missing)
+
+    def close(self) -> None:
+        if self._browser is not None:
+            self._browser.close()
+            self._browser = None
+

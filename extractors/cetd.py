@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hwnoise.extractors.base import WalkMethod, text_from_labels
+from hwnoise.extractors.base import RendersPages, WalkMethod, text_from_labels
 from hwnoise.features.columns import CONTENT, NOISE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -169,7 +169,7 @@ def make(**options) -> CETD:
     return CETD()
 
 
-class CETDRendered(CETD):
+class CETDRendered(RendersPages, CETD):
     """CETD on what the browser shows (``cetd-render``): the walk without the elements
     ``hwnoise render`` found hidden, measures recomputed; hidden elements are noise. A page that
     render.parquet lacks is rendered here (unless not ``render_missing``), in one browser kept for
@@ -182,24 +182,14 @@ class CETDRendered(CETD):
         self.render_missing = render_missing
         self.scripts = scripts
         self.timeout = timeout
-        self._browser = None
 
     def node_labels(self, page, walk) -> np.ndarray:
-        from hwnoise.features.render import Browser, page_render
         from hwnoise.features.rendered import rendered_walk
 
-        if self._browser is None and self.render_missing:
-            self._browser = Browser(scripts=self.scripts, timeout=self.timeout)
-        render = page_render(page, browser=self._browser, render_missing=self.render_missing)
-        shown, kept = rendered_walk(walk, render)
+        shown, kept = rendered_walk(walk, self.rendered(page))
         labels = np.full(len(walk.rows), NOISE, dtype=object)
         labels[kept] = cetd_labels(shown)
         return labels
-
-    def close(self) -> None:
-        if self._browser is not None:
-            self._browser.close()
-            self._browser = None
 
 
 def make_rendered(**options) -> CETDRendered:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from hwnoise.extractors.base import PageMethod
+from hwnoise.extractors.base import PageMethod, RendersPages
 from hwnoise.features.columns import CONTENT, NOISE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -214,7 +214,7 @@ def mss_select(segments: list[dict], **thresholds) -> list[dict]:
     return segments[start:end]
 
 
-class MSS(PageMethod):
+class MSS(RendersPages, PageMethod):
     """``mss``: Luo et al. (2009) on the rendered page; page-level, labels walker nodes."""
 
     name = "mss"
@@ -227,15 +227,12 @@ class MSS(PageMethod):
         self.scripts = scripts
         self.timeout = timeout
         self.thresholds = {"min_size": min_size, "min_color": min_color, "max_link": max_link}
-        self._browser = None
 
     def _render(self, page: "Page") -> pd.DataFrame | None:
-        from hwnoise.features.render import Browser, NoBrowserError, page_render
+        from hwnoise.features.render import NoBrowserError
 
-        if self._browser is None and self.render_missing:
-            self._browser = Browser(scripts=self.scripts, timeout=self.timeout)
         try:
-            return page_render(page, browser=self._browser, render_missing=self.render_missing)
+            return self.rendered(page)
         except NoBrowserError:
             raise  # no browser here: every page would be read with default styles, and scored
         except Exception as exc:  # noqa: BLE001 - a page the browser cannot take: default styles
@@ -257,11 +254,6 @@ class MSS(PageMethod):
             idx = [k for k in s["nodes"] if k < len(labels)]
             labels[idx] = CONTENT
         return labels
-
-    def close(self) -> None:
-        if self._browser is not None:
-            self._browser.close()
-            self._browser = None
 
 
 def make(**options) -> MSS:

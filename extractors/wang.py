@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from hwnoise.extractors.base import ExtractorError, PageMethod
+from hwnoise.extractors.base import ExtractorError, PageMethod, RendersPages
 from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.text import tokenize
 
@@ -220,7 +220,7 @@ def _svm(seed: int):
                                                class_weight="balanced", random_state=seed))
 
 
-class Wang(PageMethod):
+class Wang(RendersPages, PageMethod):
     """``wang``: title and body nodes by RBF SVMs on rendered boxes (trains on gold pages)."""
 
     name = "wang"
@@ -236,18 +236,14 @@ class Wang(PageMethod):
         self.seed = seed
         self.render_missing = render_missing
         self.timeout = timeout
-        self._browser = None
         self.body_model_ = None
         self.title_model_ = None
 
     # the rendered page
     def _nodes(self, page: "Page", walk: "PageWalk | None" = None) -> tuple["PageWalk", pd.DataFrame]:
-        from hwnoise.features.render import Browser, page_render
         from hwnoise.features.walk import walk_page
 
-        if self._browser is None and self.render_missing:
-            self._browser = Browser(timeout=self.timeout)
-        render = page_render(page, browser=self._browser, render_missing=self.render_missing)
+        render = self.rendered(page)
         walk = walk if walk is not None else walk_page(page.read_html(), http_charset=page.http_charset)
         return walk, page_nodes(walk, render)
 
@@ -341,11 +337,6 @@ class Wang(PageMethod):
     def node_labels(self, page: "Page", walk: "PageWalk") -> np.ndarray:
         _, nodes, title, body = self.predict_nodes(page, walk)
         return np.where(self._content(nodes, title, body), CONTENT, NOISE).astype(object)
-
-    def close(self) -> None:
-        if self._browser is not None:
-            self._browser.close()
-            self._browser = None
 
 
 def make(**options) -> Wang:
