@@ -89,7 +89,12 @@ def test_demo_serve_on_a_port_in_use_says_so_in_one_line():
         taken.listen()
         port = taken.getsockname()[1]
         proc = _serve("--port", str(port))
-        out, err = proc.communicate(timeout=120)
+        try:
+            out, err = proc.communicate(timeout=120)
+        finally:  # serving after all (the port not taken): never left running
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     assert proc.returncode == 1 and out == ""
     assert f"127.0.0.1:{port}: cannot serve the demo site" in err and "Traceback" not in err
 
