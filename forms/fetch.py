@@ -27,6 +27,7 @@ redirects).
 """
 from __future__ import annotations
 
+import email.parser
 import email.utils
 import functools
 import http.client
@@ -230,7 +231,7 @@ class _FinalResponse(http.client.HTTPResponse):
             version, status, reason = super()._read_status()
             if status == 101 or not 100 <= status < 200:
                 return version, status, reason
-            http.client.parse_headers(self.fp)  # the interim response's headers, skipped
+            _header_lines(self.fp)  # the interim response's headers, skipped
 
     def begin(self, *args: Any, **kwargs: Any) -> None:
         if self.headers is None and _begin_reads_fp():
@@ -246,31 +247,62 @@ class _FinalResponse(http.client.HTTPResponse):
         version, status, reason = self._read_status()
         lines = _browser_header_lines(_header_lines(wire))
         self.fp = io.BytesIO(b"".join([f"{version} {status} {reason.strip()}\r\n".encode("latin-1"),
-                                       *lines, b"\r\n"]))
+                                       *_framing_lines(lines), b"\r\n"]))
         try:
             super().begin(*args, **kwargs)
         finally:
             self.fp = wire
+        # all the lines, read as parse_headers reads them, without its limits (100 lines of 64 KiB)
+        text = b"".join([*lines, b"\r\n"]).decode("iso-8859-1")
+        self.headers = self.msg = email.parser.Parser(_class=http.client.HTTPMessage).parsestr(text)
 
 
 #: a header name as browsers take it (RFC 9110's token)
 _TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-#: the limits http.client reads header lines with
-_MAX_HEADER_LINE, _MAX_HEADERS = 65536, 100
+#: the most bytes of header lines read, as Chromium reads them: any number of lines, of any length,
+#: within 256 KiB in all (its kMaxHeaderBufSize; beyond, ERR_RESPONSE_HEADERS_TOO_BIG). http.client
+#: refused more than 100 lines or a line over 64 KiB, which browsers read.
+MAX_HEADER_BYTES = 256 * 1024
+#: the headers http.client's ``begin`` frames the body with (the first of each is the one it reads)
+_FRAMING = frozenset({b"transfer-encoding", b"content-length", b"connection", b"keep-alive", b"proxy-connection"})
+
+
+class HeadersTooBig(http.client.HTTPException):
+    """The header lines of an answer exceed ``MAX_HEADER_BYTES``: no browser reads them."""
 
 
 def _header_lines(fp: Any) -> list[bytes]:
-    """The header lines read off ``fp``, up to the empty line that ends them (not included)."""
+    """The header lines read off ``fp``, up to the empty line that ends them (not included);
+    HeadersTooBig past ``MAX_HEADER_BYTES``."""
     lines: list[bytes] = []
+    left = MAX_HEADER_BYTES
     while True:
-        line = fp.readline(_MAX_HEADER_LINE + 1)
-        if len(line) > _MAX_HEADER_LINE:
-            raise http.client.LineTooLong("header line")
+        line = fp.readline(left + 1)
+        left -= len(line)
+        if left < 0:
+            raise HeadersTooBig(f"response headers over {MAX_HEADER_BYTES // 1024} KiB")
         if line in (b"\r\n", b"\n", b""):
             return lines
         lines.append(line)
-        if len(lines) > _MAX_HEADERS:
-            raise http.client.HTTPException(f"got more than {_MAX_HEADERS} headers")
+
+
+def _framing_lines(lines: list[bytes]) -> list[bytes]:
+    """The first line of each header ``begin`` frames the body with (with its folded lines):
+    the few lines ``begin`` needs, within http.client's limits, for the same framing."""
+    kept: list[bytes] = []
+    seen: set[bytes] = set()
+    keeping = False
+    for line in lines:
+        if line[:1] in (b" ", b"\t"):
+            if keeping:
+                kept[-1] += line
+            continue
+        name = line.partition(b":")[0].lower()
+        keeping = name in _FRAMING and name not in seen
+        if keeping:
+            seen.add(name)
+            kept.append(line)
+    return kept
 
 
 def _browser_header_lines(lines: list[bytes]) -> list[bytes]:
@@ -737,9 +769,12 @@ class Fetcher:
         except requests.exceptions.InvalidHeader as exc:  # Content-Length given twice, unequal
             raise BodyError(url, f"the length of the answer is not known ({exc}); not kept",
                             status=status, headers=headers) from None
-        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError):
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
             if clock.expired:
                 raise self._page_timeout(url, status, headers) from None
+            if _wrapped(exc, HeadersTooBig):  # the same server sends the same headers: no retry
+                raise BodyError(url, f"the response headers exceed {MAX_HEADER_BYTES // 1024} KiB, the most a "
+                                     "browser reads (Chromium: ERR_RESPONSE_HEADERS_TOO_BIG); not kept") from None
             raise
         return status, headers, body
 
@@ -854,6 +889,20 @@ def _decoded_whole(resp: requests.Response) -> bool:
         if ended is False:
             return False
     return True
+
+
+def _wrapped(exc: BaseException, kind: type) -> bool:
+    """Whether ``exc`` is, or wraps (in its args, as urllib3 and requests wrap), an error of ``kind``."""
+    seen: set[int] = set()
+    todo: list[object] = [exc]
+    while todo:
+        inner = todo.pop()
+        if isinstance(inner, kind):
+            return True
+        if isinstance(inner, BaseException) and id(inner) not in seen:
+            seen.add(id(inner))
+            todo.extend(inner.args)
+    return False
 
 
 def _decoding_reason(exc: Exception) -> str:

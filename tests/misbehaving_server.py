@@ -22,6 +22,8 @@ Routes (path part of the URL; ``key`` in the query string keeps per-test counter
 - ``/odd-header?line=L&frame=length|chunked&close=1``  a page whose headers hold the line L (default
                          ``Garbage line here``, no colon) before its Content-Type and its framing
                          (Content-Length, or chunked); kept alive unless ``close``
+- ``/many-headers?n=N&line=L``  a page (kept alive) after N headers ``X-Hn: v`` and one header
+                         ``X-Long`` of L bytes (default 0: none)
 - ``/transfer-coded?te=CODINGS``  a gzip-compressed page under ``Transfer-Encoding: CODINGS``
                          (default ``gzip, chunked``; chunked if CODINGS names chunked), kept alive
 - ``/no-page?code=204``  an answer with no body (204, 205, 304...), labelled ``text/html``
@@ -267,6 +269,14 @@ class _Handler(BaseHTTPRequestHandler):
                              + b"\r\nContent-Type: text/html; charset=utf-8\r\n" + framing
                              + (b"Connection: close\r\n" if q.get("close") else b"") + b"\r\n" + body)
             self.close_connection = bool(q.get("close"))
+            return
+        if path == "/many-headers":  # more header lines, or a longer one, than http.client reads
+            page = result_page([], " (many headers)")
+            lines = b"".join(b"X-H%d: v\r\n" % i for i in range(int(q.get("n", 0))))
+            if int(q.get("line", 0)):
+                lines += b"X-Long: %s\r\n" % (b"a" * int(q["line"]))
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n%sContent-Length: %d"
+                             b"\r\n\r\n%s" % (lines, len(page), page))
             return
         if path == "/transfer-coded":  # a transfer coding no browser decodes
             te = q.get("te", "gzip, chunked")

@@ -352,3 +352,45 @@ def test_a_transfer_coding_browsers_do_not_decode_is_one_clear_failure(srv):
                 f.fetch(srv.url(f"/transfer-coded?te={te}"))
             assert err.value.status == 200 and err.value.attempts == 1
         assert b"<b>after</b> te" in f.fetch(srv.url("/page?after=te")).body    # the next page unharmed
+
+
+#: answers whose headers Chromium reads (more than 100 lines; a line over 64 KiB), and one it refuses
+#: (ERR_RESPONSE_HEADERS_TOO_BIG: over 256 KiB), as checked by test_chromium_reads_the_same_headers
+READ_HEADERS, REFUSED_HEADERS = ("/many-headers?n=101", "/many-headers?n=5000", "/many-headers?line=100000"), \
+    "/many-headers?n=100&line=270000"
+
+
+def test_headers_a_browser_reads_are_read_and_more_is_one_clear_failure(srv):
+    # http.client refused more than 100 header lines, or one over 64 KiB, and the fetch was
+    # retried ('connection error: ...got more than 100 headers'); Chromium reads any number of
+    # lines within 256 KiB in all
+    with fetcher(retries=2) as f:
+        for path in READ_HEADERS:
+            res = f.fetch(srv.url(path))
+            assert res.status == 200 and res.http_charset == "utf-8" and b"(many headers)" in res.body
+            assert res.body.endswith(b"</html>") and res.attempts == 1
+        assert res.headers["x-long"] == "a" * 100000
+        assert f.fetch(srv.url("/many-headers?n=5000")).headers["x-h4999"] == "v"
+        since = len(srv.log)
+        with pytest.raises(BodyError, match=r"/many-headers\?n=100&line=270000: the response headers exceed "
+                                            r"256 KiB, the most a browser reads .*; not kept$") as err:
+            f.fetch(srv.url(REFUSED_HEADERS))
+        assert err.value.attempts == 1 and len(requests_to(srv, "/many-headers", since)) == 1   # not retried
+        assert b"<b>after</b> h" in f.fetch(srv.url("/page?after=h")).body    # the next page unharmed
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/usr/bin/chromium"), reason="no /usr/bin/chromium")
+def test_chromium_reads_the_same_headers(srv):
+    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
+    from playwright.sync_api import Error, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            for path in READ_HEADERS:
+                assert page.goto(srv.url(path)).status == 200 and "(many headers)" in page.content()
+            with pytest.raises(Error, match="ERR_RESPONSE_HEADERS_TOO_BIG"):
+                page.goto(srv.url(REFUSED_HEADERS))
+        finally:
+            browser.close()
