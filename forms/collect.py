@@ -25,7 +25,7 @@ from hwnoise.dataset import Dataset, kept_without_a_page, now_iso, page_id
 from hwnoise.errors import HwnoiseError
 from hwnoise.progress import bar, info
 
-from .fetch import DEFAULT_MAX_BYTES, DEFAULT_PAGE_TIMEOUT, Fetcher, FetchError, FetchSettings
+from .fetch import DEFAULT_MAX_BYTES, DEFAULT_MAX_RETRY_AFTER, DEFAULT_PAGE_TIMEOUT, Fetcher, FetchError, FetchSettings
 from .query import write_domain_query
 from .submissions import make_submission
 
@@ -163,7 +163,7 @@ def _normalized(sub: dict) -> dict:
 def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: bool | Iterable[str] = False,
             delay: float = 1.0, user_agent: str | None = None, timeout: float | tuple[float, float] = (5, 30),
             max_bytes: int = DEFAULT_MAX_BYTES, retries: int = 3, backoff: float = 0.5,
-            max_redirects: int = 10, retry_failed: bool = False, workers: int = 4, robots: bool = True,
+            max_retry_after: float = DEFAULT_MAX_RETRY_AFTER, max_redirects: int = 10, retry_failed: bool = False, workers: int = 4, robots: bool = True,
             progress: bool = True, warc: str | None = None,
             page_timeout: float = DEFAULT_PAGE_TIMEOUT, probes: int = 2, cookies: Iterable | None = None) -> dict:
     """Fetch the result page of every submission into ``dataset``; return
@@ -173,7 +173,8 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
     retried (those are also counted in ``failed_before``). Writes the domain query at the end.
     ``warc``: also append what was fetched to this WARC file (see ``hwnoise.forms.warc``).
     ``page_timeout``: most seconds one response may take in all (a trickled body is cut and
-    journaled as a failure). Submission ids that are not safe file names are stored under
+    journaled as a failure). ``max_retry_after``: the longest Retry-After waited for (an answer
+    asking longer is a failure). Submission ids that are not safe file names are stored under
     ``hwnoise.dataset.safe_id`` names (the given id kept as ``given_id``). ``probes``: after
     the pages, that many probes per form action (``hwnoise.forms.probe``: the site's answer
     to a search nothing matches), fetched once and kept in ``probes/``, never as pages.
@@ -182,7 +183,8 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
     unique, pending, skipped, failed_before = _plan(submissions, dataset, retry_failed, progress)
     settings = FetchSettings(user_agent=user_agent, delay=delay, timeout=timeout, max_bytes=max_bytes,
                              page_timeout=page_timeout,
-                             retries=retries, backoff=backoff, max_redirects=max_redirects,
+                             retries=retries, backoff=backoff, max_retry_after=max_retry_after,
+                             max_redirects=max_redirects,
                              allow_private=allow_private, robots=robots)
     writer = _Writer(dataset, _warc_log(warc, settings, dataset) if warc else None)
     stop = threading.Event()

@@ -59,6 +59,8 @@ ROBOTS_TOKEN = "hwnoise"
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 #: Seconds one response (headers and body) may take in all, however slowly it trickles.
 DEFAULT_PAGE_TIMEOUT = 120.0
+#: The longest Retry-After waited for before a retry; an answer asking longer fails at once.
+DEFAULT_MAX_RETRY_AFTER = 120.0
 HTML_TYPES = ("text/html", "application/xhtml+xml", "application/xml", "text/xml", "text/plain")
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 507, 508, 509, 520, 521, 522, 523, 524})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -112,7 +114,7 @@ class FetchSettings:
     max_bytes: int = DEFAULT_MAX_BYTES
     retries: int = 3
     backoff: float = 0.5
-    max_retry_after: float = 120.0
+    max_retry_after: float = DEFAULT_MAX_RETRY_AFTER
     max_redirects: int = 10
     allow_private: bool | Iterable[str] = False
     robots: bool = True
@@ -698,7 +700,8 @@ class Fetcher:
             if self.retry.retryable_status(res.status):
                 wait = self.retry.wait_for(attempt, res.headers)
                 if attempt > self.retry.retries or wait > self.retry.max_retry_after:
-                    why = (f"Retry-After {wait:.0f} s exceeds the limit of {self.retry.max_retry_after:.0f} s"
+                    why = (f"Retry-After {wait:.0f} s exceeds the limit of {self.retry.max_retry_after:g} s "
+                           "(raise --max-retry-after)"
                            if attempt <= self.retry.retries else f"after {attempt} attempts")
                     raise FetchError(url, f"HTTP {res.status} ({why})", status=res.status,
                                      headers=res.headers, attempts=attempt)

@@ -55,6 +55,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    default=120.0, metavar="SECONDS",
                    help="most seconds one response may take in all, however slowly it comes (default 120)")
     p.add_argument("--retries", type=number(int, 0, "must be 0 or more"), default=3, help="retries on connection errors, 429 and 5xx (default 3)")
+    p.add_argument("--max-retry-after", type=number(float, 0, "must be 0 or more seconds"), default=120.0,
+                   metavar="SECONDS", help="longest Retry-After (of a 429 or 5xx) waited for before a retry; "
+                   "an answer asking longer is a failure (default 120)")
     p.add_argument("--max-bytes", type=number(int, 1, "must be 1 or more bytes"), default=10 * 1024 * 1024,
                    help="largest page body kept, in bytes (default 10 MiB)")
     p.add_argument("--retry-failed", action="store_true", help="fetch again what failed in earlier runs")
@@ -119,7 +122,8 @@ def _form_submissions(args: argparse.Namespace, allow: bool | list[str]) -> tupl
 
     form = read_form(args.form, form_index=args.form_index, allow_private=allow or False,
                      user_agent=args.user_agent, timeout=tuple(args.timeout), robots=not args.no_robots,
-                     max_bytes=args.max_bytes, page_timeout=args.page_timeout, retries=args.retries)
+                     max_bytes=args.max_bytes, page_timeout=args.page_timeout, retries=args.retries,
+                     max_retry_after=args.max_retry_after)
     values = read_values(args.values)
     unchoosable = unchoosable_values(form, values)
     if unchoosable:  # a browser cannot send it; the site may answer it with an error page or everything
@@ -150,7 +154,7 @@ def _fetch(args: argparse.Namespace, subs: list[dict], ds: Dataset, allow: bool 
 
     return collect(subs, ds, allow_private=allow or False, delay=args.delay, user_agent=args.user_agent,
                    timeout=tuple(args.timeout), max_bytes=args.max_bytes, retries=args.retries,
-                   page_timeout=args.page_timeout,
+                   page_timeout=args.page_timeout, max_retry_after=args.max_retry_after,
                    retry_failed=args.retry_failed, workers=args.workers, robots=not args.no_robots,
                    progress=not args.quiet, warc=args.warc, probes=args.probes, cookies=cookies)
 
