@@ -425,6 +425,27 @@ def test_gold_file_without_its_page_is_reported(tmp_path, capsys, fmt):
     assert meta["counts"]["pages"] == 1
 
 
+def test_big9_gold_file_no_row_names_is_reported(tmp_path, capsys):
+    """big9 left a gold file that no pages.tsv row names out without a word (the other formats
+    report it): one beside a page whose row gives no gold file goes in that page's dataset's
+    report; one beside no page is said for the import. The pages are imported as before."""
+    src = big9_folder(tmp_path / "src", "big5-05\tamd (1).htm\tamd (1).txt\tForbes\t2005\tamd\t\t\t\n"
+                                        "big5-05\tbbc (1).htm\t\tBBC\t2005\tbbc\t\t\t\n")
+    (src / "big5-05" / "html" / "bbc (1).htm").write_bytes(PAGE)
+    (src / "big5-05" / "gold").mkdir()
+    for name in ("amd (1).txt", "bbc (1).txt", "zzz (9).txt"):
+        (src / "big5-05" / "gold" / name).write_bytes(b"Inside page text")
+    out = tmp_path / "out"
+    assert main(["import", "big9", str(src), "--into", str(out), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "import big9: 1 gold file(s) naming no page, not imported: big5-05/gold/zzz (9).txt" in err, err
+    assert "big9-bbc-2005: 1 gold file(s) naming no page, not imported: big5-05/gold/bbc (1).txt" in err, err
+    bbc = json.loads((out / "big9-bbc-2005" / "dataset.json").read_text())
+    assert bbc["counts"]["gold_orphans"] == 1 and bbc["import_problems"] == {"gold_orphans": ["big5-05/gold/bbc (1).txt"]}
+    forbes = json.loads((out / "big9-forbes-2005" / "dataset.json").read_text())
+    assert "import_problems" not in forbes and forbes["counts"]["gold"] == 1 and bbc["counts"]["pages"] == 1
+
+
 @pytest.mark.parametrize("fmt", ["cleaneval", "dragnet", "l3s", "readability", "big9"])
 def test_page_without_its_gold_file_is_reported(tmp_path, capsys, fmt):
     """A page whose gold file is missing was imported without gold and without a word; it is

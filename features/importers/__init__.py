@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
 from hwnoise.dataset import Dataset, is_within, page_id, site_of
@@ -211,17 +211,18 @@ def import_dataset(fmt: str, src: str | Path, into: str | Path, *, limit: int | 
     if limit is not None and limit < 1:
         raise ImportFormatError(f"--limit must be at least 1, not {limit}")
     listed = _listed_pages(mod, src, limit=limit, query=query)
-    orphans = _orphans(mod, src, listed) if limit is None else []
+    orphans = _orphans(mod, src, listed) if limit is None else {}
     pages: Iterable[SourcePage] = listed
     if progress:
         from hwnoise.progress import progress as _progress
 
         pages = _progress(listed, desc=f"import {fmt}", total=len(listed), unit="page")
     units = _write_pages(fmt, src, into, pages, query)
-    for unit in units.values():  # the formats that list gold files give one dataset folder
-        unit.problems["gold_orphans"] = orphans
-    if orphans and not units:
-        _say_problem(fmt, "gold_orphans", orphans)
+    for name, unit in units.items():
+        unit.problems["gold_orphans"] = orphans.pop(name, [])
+    unplaced = sorted(g for files in orphans.values() for g in files)
+    if unplaced:  # no page, nor a dataset folder, to go with: said for the import
+        _say_problem(fmt, "gold_orphans", unplaced)
     return [_finish_unit(unit) for unit in units.values()]
 
 
@@ -237,14 +238,29 @@ def _listed_pages(mod, src: Path, *, limit: int | None, query: str | None) -> li
     return pages
 
 
-def _orphans(mod, src: Path, pages: list[SourcePage]) -> list[str]:
+def _orphans(mod, src: Path, pages: list[SourcePage]) -> dict[str | None, list[str]]:
     """The gold files of the source (``mod.gold_files``, for the formats whose gold is one file a
-    page) that no page listed reads: a page lost from a damaged copy, or a misnamed file."""
+    page) that no page listed reads (a page lost from a damaged copy, or a misnamed file), by the
+    unit they go with: the one unit of a one-dataset source, else the unit of the page of the same
+    name beside them (big9: ``F/gold/X.txt`` and ``F/html/X.htm``), else None."""
     gold_files = getattr(mod, "gold_files", None)
     if gold_files is None:
-        return []
+        return {}
     read = {sp.gold_source for sp in pages}
-    return sorted(g for g in gold_files(src) if g not in read)
+    units = {sp.unit for sp in pages}
+    namesakes = {_namesake(sp.source): sp.unit for sp in pages}
+    found: dict[str | None, list[str]] = {}
+    for gold in sorted(g for g in gold_files(src) if g not in read):
+        unit = next(iter(units)) if len(units) == 1 else namesakes.get(_namesake(gold))
+        found.setdefault(unit, []).append(gold)
+    return found
+
+
+def _namesake(relpath: str) -> tuple[str, str]:
+    """What pairs a page file with its gold file where a source names them alike: the folder
+    above their own (``html/``, ``gold/``) and the file's stem."""
+    path = PurePosixPath(relpath)
+    return str(path.parent.parent), path.stem
 
 
 def _say_problem(name: str, kind: str, files: list[str]) -> None:

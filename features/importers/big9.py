@@ -3,7 +3,9 @@
 ``pages.tsv`` gives each page's site, year, query and (for about half) its URL. The query
 is the keyword at the start of the file name; it is recorded as the search-form submission
 that found the page: ``fields=[{name: "q", value: KEYWORD, label: "Search"}]``. Gold is the
-gold file, UTF-8 else cp1252 (README: most are cp1252, ``pope.txt`` is UTF-8).
+gold file, UTF-8 else cp1252 (README: most are cp1252, ``pope.txt`` is UTF-8). A gold file no
+row names is reported (``gold_orphans``): in the dataset of the page of its name (``X.htm`` beside
+``X.txt``), else for the import as a whole.
 """
 from __future__ import annotations
 
@@ -71,3 +73,9 @@ def pages(src: Path) -> Iterator[SourcePage]:
                                 "of its file name, recorded as a search-form submission (field q)",
                        "site": row["site"], "year": int(row["year"])},
         )
+
+
+def gold_files(src: Path) -> list[str]:
+    """Every gold file of the source (``FOLDER/gold/*.txt``), relative to ``src``: to find those
+    that no pages.tsv row names."""
+    return [g.relative_to(src).as_posix() for g in sorted(src.glob("*/gold/*.txt"))]
