@@ -553,3 +553,29 @@ def test_listing_pages_holds_only_their_start(tmp_path, fmt):
     assert sp.read_html() == (big if fmt.startswith("plain") else page.read_bytes())
     if fmt != "cleaneval" and fmt != "swde":
         assert sp.url == "http://big.example/1"
+
+
+def test_a_source_of_no_html_page_leaves_no_empty_dataset(tmp_path, capsys):
+    """When every page of a source was skipped as not HTML, a dataset folder was still written,
+    holding no page, only the report (listed as imported; the next stages have nothing to read in
+    it); the report is said on stderr, with one line that no folder was written. A folder an
+    earlier import wrote is left as it was."""
+    src, page, _gold = tiny_source("dragnet", tmp_path / "src")
+    whole = page.read_bytes()
+    page.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    out = tmp_path / "out"
+    assert main(["import", "dragnet", str(src), "--into", str(out), "-q"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "" and not (out / "dragnet").exists()
+    named = f"{page.relative_to(src).as_posix()} (a PNG image)"
+    assert f"import dragnet: 1 page(s) skipped as not HTML: {named}" in captured.err, captured.err
+    assert "import dragnet: no page imported (each was skipped, as said above); no dataset folder written" \
+        in captured.err and "0 dataset folder(s), 0 pages" in captured.err.splitlines()[-1]
+    page.write_bytes(whole)
+    assert main(["import", "dragnet", str(src), "--into", str(out), "-q"]) == 0
+    before = (out / "dragnet" / "dataset.json").read_bytes()
+    page.write_bytes(b"")
+    capsys.readouterr()
+    assert main(["import", "dragnet", str(src), "--into", str(out), "-q"]) == 0
+    assert f"{out / 'dragnet'} left as it was" in capsys.readouterr().err
+    assert (out / "dragnet" / "dataset.json").read_bytes() == before and len(Dataset(out / "dragnet").page_ids()) == 1

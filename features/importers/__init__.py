@@ -164,15 +164,29 @@ def _module(fmt: str):
 
 
 class _Unit:
-    """A dataset folder being written, with the IDs and URLs this run gave out."""
+    """A dataset folder being written, with the IDs and URLs this run gave out. The folder is
+    created (or reopened) at the first page written: a unit whose every page is skipped leaves
+    none, rather than a dataset without pages that the next stages refuse."""
 
-    def __init__(self, ds: Dataset):
-        self.ds = ds
+    def __init__(self, name: str, path: Path, open_ds: Callable[[], Dataset]):
+        self.name, self.path = name, path
+        self._open_ds = open_ds
+        self._ds: Dataset | None = None
         self.ids: set[str] = set()
         self.written = 0
         self.records = dict.fromkeys(RECORD_COUNTS, 0)  # over the pages with gold records
         self.record_pages = 0
         self.problems: dict[str, list[str]] = {kind: [] for kind in PROBLEMS}  # source files, per kind
+
+    @property
+    def ds(self) -> Dataset:
+        if self._ds is None:
+            self._ds = self._open_ds()
+        return self._ds
+
+    @property
+    def opened(self) -> bool:
+        return self._ds is not None
 
 
 #: What the submission of a page with gold records holds about them (``features.record_gold``).
@@ -223,7 +237,7 @@ def import_dataset(fmt: str, src: str | Path, into: str | Path, *, limit: int | 
     unplaced = sorted(g for files in orphans.values() for g in files)
     if unplaced:  # no page, nor a dataset folder, to go with: said for the import
         _say_problem(fmt, "gold_orphans", unplaced)
-    return [_finish_unit(unit) for unit in units.values()]
+    return [path for path in map(_finish_unit, units.values()) if path is not None]
 
 
 def _listed_pages(mod, src: Path, *, limit: int | None, query: str | None) -> list[SourcePage]:
@@ -271,7 +285,7 @@ def _say_problem(name: str, kind: str, files: list[str]) -> None:
 
 def _write_pages(fmt: str, src: Path, into: Path, pages: Iterable[SourcePage],
                  query: str | None) -> dict[str, _Unit]:
-    """Each page written into its unit's dataset folder (opened at the unit's first page), with
+    """Each page written into its unit's dataset folder (opened at its first page written), with
     ``query`` as its query when it has none of its own; the units in the order first written."""
     units: dict[str, _Unit] = {}
     for sp in pages:
@@ -285,17 +299,26 @@ def _write_pages(fmt: str, src: Path, into: Path, pages: Iterable[SourcePage],
 
 
 def _open_unit(fmt: str, src: Path, into: Path, sp: SourcePage) -> _Unit:
-    """The dataset folder of ``sp``'s unit, created (or reopened) with the unit's metadata."""
+    """The unit of ``sp``, its dataset folder created (or reopened) with the unit's metadata when
+    its first page is written."""
     meta = dict(sp.unit_meta)
     notes = meta.pop("notes", "")
-    ds = Dataset.create(_unit_dir(into, sp.unit), name=sp.unit, source=str(src.resolve()),
-                        notes=notes, format=fmt, **meta)
-    return _Unit(ds)
+    path = _unit_dir(into, sp.unit)
+    return _Unit(sp.unit, path, lambda: Dataset.create(path, name=sp.unit, source=str(src.resolve()),
+                                                       notes=notes, format=fmt, **meta))
 
 
-def _finish_unit(unit: _Unit) -> Path:
+def _finish_unit(unit: _Unit) -> Path | None:
     """One unit finished: its gold records' totals said, its domain query written, its counts
-    put in ``dataset.json``; returns its folder."""
+    put in ``dataset.json``; returns its folder (None when no page of it was written: what
+    was skipped is said, and no folder is left holding only that report)."""
+    if not unit.opened:
+        for kind, files in unit.problems.items():
+            if files:
+                _say_problem(unit.name, kind, files)
+        before = f"{unit.path} left as it was" if unit.path.exists() else "no dataset folder written"
+        info(f"hwnoise: import {unit.name}: no page imported (each was skipped, as said above); {before}")
+        return None
     ds = unit.ds
     if unit.record_pages:
         r = unit.records
