@@ -40,7 +40,7 @@ __all__ = ["STACK_PREFIX", "CONTEXT_PREFIXES", "CONTEXT_BASE", "Stacker", "Featu
            "Assembled", "assemble", "assemble_page", "assemble_html", "stack_share", "stack_names",
            "context_features", "add_context", "page_context_names", "add_page_context",
            "walk_dataset_page", "labelled_rows", "walk_nodes", "record_struct_names",
-           "add_record_struct", "unknown_features"]
+           "add_record_struct", "unknown_features", "stale_columns", "check_table_columns"]
 
 STACK_PREFIX = "stack_"
 #: Context features: a column's value at the parent and at the grandparent of each node.
@@ -106,6 +106,35 @@ def unknown_features(features: Sequence[str]) -> list[str]:
         return base in known or (base.startswith(STACK_PREFIX) and len(base) > len(STACK_PREFIX))
 
     return [f for f in features if not computed(f)]
+
+
+def stale_columns(features: Sequence[str], have: Sequence[str]) -> list[str]:
+    """The columns a feature table of columns ``have`` lacks and ``features`` read (directly or
+    as parent/grandparent context) that hwnoise's features stage always stores (the walk's
+    columns and the dataset-level ones; the rendered ones only after ``hwnoise render``): a
+    table without one was written by an older hwnoise."""
+    from hwnoise.features.columns import DATASET_FEATURES
+    from hwnoise.features.walk import ROW_COLUMNS
+
+    stored = set(ROW_COLUMNS) | set(DATASET_FEATURES)
+    bases = (next((f[len(p):] for p in CONTEXT_PREFIXES if f.startswith(p)), f) for f in features)
+    return [b for b in dict.fromkeys(bases) if b in stored and b not in set(have)]
+
+
+def check_table_columns(ds, features: Sequence[str], have: Sequence[str] | None = None) -> None:
+    """A ``DatasetError`` naming ``ds``'s feature table, the columns ``features`` need that it
+    lacks (``stale_columns``; ``have``: its columns, read from its schema when not given) and the
+    fix, rather than a model that takes them as missing on every row."""
+    from hwnoise.dataset import DatasetError
+
+    if have is None:
+        if not ds.has_features():
+            return
+        have = ds.feature_schema().names
+    lacking = stale_columns(features, have)
+    if lacking:
+        raise DatasetError(f"{ds.features_path}: no column {', '.join(lacking)}, which the model needs "
+                           f"(a table written by an older hwnoise); run 'hwnoise features {ds.path}' again")
 
 
 def stack_share(walk: "PageWalk", text: str) -> np.ndarray:
@@ -404,6 +433,8 @@ def assemble_page(page: "Page", features: Sequence[str], *, stacker: Stacker | N
     if walk is None:  # the class/id columns read the kept tree's elements: no second walk
         walk = walk_dataset_page(page, keep_tree=bool(page_context_names(features)))
     stored = cache.page_rows(page) if cache is not None else None
+    if stored is not None:
+        check_table_columns(page.dataset, features, stored.columns)
     if stored is None or walk_nodes(stored, walk) is None:
         stored = labelled_rows(page, walk)
     html = page.read_html() if (stack_names(features) or page_context_names(features)) else None

@@ -650,6 +650,10 @@ def _check_args(datasets: list[Dataset], opts: EvalOptions) -> tuple[list[str], 
     for name, options in (opts.method_options or {}).items():
         _check_finite(options, f"method option {name}")
     if model is not None:
+        from hwnoise.features.assembly import check_table_columns
+
+        for ds in datasets:  # before any work, as a trained model's first page would
+            check_table_columns(ds, model.features)
         _warn_unknown(model.features)
         _refuse_model_options(opts.method_options, model, opts.model)
     if opts.score_only is not None:

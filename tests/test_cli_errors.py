@@ -642,3 +642,44 @@ def test_import_without_a_query_says_how_to_give_one(tmp_path, capsys):
     code, _, err = run(capsys, "import", "plain", str(src), "--into", str(tmp_path / "ds2"), "-q",
                        "--query", "oak chair")
     assert code == 0 and "has no terms" not in err
+
+
+def _drop_stored_column(dataset: Path, column: str) -> None:
+    """``dataset``'s features.parquet as an older hwnoise wrote it: without ``column``."""
+    import pandas as pd
+
+    for part in (dataset / "features.parquet").glob("part-*.parquet"):
+        pd.read_parquet(part).drop(columns=[column]).to_parquet(part)
+
+
+@pytest.mark.parametrize("argv", [
+    ["train", "--preset", "thesis", "--protocol", "thesis"],
+    ["train", "--preset", "site", "--protocol", "thesis"],
+    ["train", "--preset", "thesis", "--features", "ctd,distance"],
+    ["export-arff"],
+    ["evaluate", "--methods", "model"],
+    ["evaluate", "--methods", "model", "--model", "MODEL"],
+])
+def test_a_feature_table_without_a_column_the_model_needs_says_to_build_it_again(dataset, tmp_path, capsys, argv):
+    # a features.parquet from an older hwnoise, without 'distance': train --preset thesis and
+    # export-arff named an option never given ('--features distance (no such column)'), train
+    # --preset site and evaluate took it as missing on every row and went on
+    assert run(capsys, "features", str(dataset), "--no-progress")[0] == 0
+    model = tmp_path / "m"
+    assert run(capsys, "train", str(dataset), "--preset", "thesis", "--out", str(model))[0] == 0
+    _drop_stored_column(dataset, "distance")
+    argv = [str(model) if a == "MODEL" else a for a in argv]
+    out = ["-o", str(tmp_path / "o")] if argv[0] in ("evaluate", "export-arff") else []
+    code, _, err = run(capsys, argv[0], str(dataset), *argv[1:], *out)
+    line = one_error_line(err)
+    assert code == 1 and f"{dataset / 'features.parquet'}: no column distance," in line
+    assert f"run 'hwnoise features {dataset}' again" in line and "--features" not in line
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("command", ["train", "export-arff"])
+def test_a_features_name_no_hwnoise_computes_is_the_features_error_on_an_old_table_too(dataset, capsys, command):
+    assert run(capsys, "features", str(dataset), "--no-progress")[0] == 0
+    _drop_stored_column(dataset, "distance")
+    code, _, err = run(capsys, command, str(dataset), "--features", "nonesuch,distance")
+    assert code == 1 and "--features nonesuch (no such column)" in one_error_line(err)

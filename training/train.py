@@ -551,11 +551,14 @@ def _plan_rows(given: list, model: dict, options: TrainOptions) -> tuple[Any, li
         if feats != resolve_features(spec.features):
             spec.features = list(feats)
         feats = spec.columns()
-        from hwnoise.features.assembly import page_context_names, stack_names, unknown_features
+        from hwnoise.features.assembly import (check_table_columns, page_context_names, stack_names,
+                                               unknown_features)
 
         absent = [f for f in unknown_features(feats) if f not in (desc["columns"] or ())]
         if not arff and absent:  # rebuilt page by page, it would be missing everywhere
             check_features(absent, _with_schema(df.iloc[:0, :0], desc), what)
+        for ds in ([] if arff else map(Dataset, desc["sources"])):
+            check_table_columns(ds, feats, _schema_names(ds))
         if stack_names(feats) or page_context_names(feats):
             df = df.iloc[:0]  # rebuilt page by page from the pages and their stored rows
         elif not arff:

@@ -24,6 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hwnoise.dataset import Dataset
+    from hwnoise.features.assembly import check_table_columns, unknown_features
     from hwnoise.outputs import check_out_file
     from hwnoise.progress import info
     from hwnoise.training.arff import write_arff
@@ -34,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
         check_out_file(args.out, "-o/--out")
     df, desc = load_inputs([args.dataset], features=args.features or "thesis")
     feats = resolve_features(args.features, list(df.columns))
+    check_features(unknown_features(feats), df, ", ".join(desc["sources"]))  # an --features name first
+    check_table_columns(Dataset(args.dataset), feats, list(df.columns))
     check_features(feats, df, ", ".join(desc["sources"]))
     relation = args.relation or "-".join(desc["names"]) or "hwnoise"
     write_arff(df, args.out, features=feats, page=args.page, relation=relation)
