@@ -653,28 +653,32 @@ def _drop_stored_column(dataset: Path, column: str) -> None:
 
 
 @pytest.mark.parametrize("argv", [
-    ["train", "--preset", "thesis", "--protocol", "thesis"],
-    ["train", "--preset", "site", "--protocol", "thesis"],
-    ["train", "--preset", "thesis", "--features", "ctd,distance"],
-    ["export-arff"],
-    ["evaluate", "--methods", "model"],
-    ["evaluate", "--methods", "model", "--model", "MODEL"],
+    ["train", "DATASET", "--preset", "thesis", "--protocol", "thesis"],
+    ["train", "DATASET", "--preset", "site", "--protocol", "thesis"],
+    ["train", "DATASET", "--preset", "thesis", "--features", "ctd,distance"],
+    ["train", "GOOD", "--preset", "thesis", "--test", "DATASET"],
+    ["export-arff", "DATASET", "-o", "OUT"],
+    ["evaluate", "DATASET", "--methods", "model", "-o", "OUT"],
+    ["evaluate", "DATASET", "--methods", "model", "--model", "MODEL", "-o", "OUT"],
 ])
 def test_a_feature_table_without_a_column_the_model_needs_says_to_build_it_again(dataset, tmp_path, capsys, argv):
     # a features.parquet from an older hwnoise, without 'distance': train --preset thesis and
     # export-arff named an option never given ('--features distance (no such column)'), train
-    # --preset site and evaluate took it as missing on every row and went on
+    # --preset site and evaluate took it as missing on every row and went on, train --test named
+    # it only after the fit
+    import shutil
+
     assert run(capsys, "features", str(dataset), "--no-progress")[0] == 0
-    model = tmp_path / "m"
+    model, good, out = tmp_path / "m", tmp_path / "good", tmp_path / "o"
     assert run(capsys, "train", str(dataset), "--preset", "thesis", "--out", str(model))[0] == 0
+    shutil.copytree(dataset, good)
     _drop_stored_column(dataset, "distance")
-    argv = [str(model) if a == "MODEL" else a for a in argv]
-    out = ["-o", str(tmp_path / "o")] if argv[0] in ("evaluate", "export-arff") else []
-    code, _, err = run(capsys, argv[0], str(dataset), *argv[1:], *out)
+    names = {"DATASET": dataset, "GOOD": good, "MODEL": model, "OUT": out}
+    code, _, err = run(capsys, *[str(names.get(a, a)) for a in argv])
     line = one_error_line(err)
     assert code == 1 and f"{dataset / 'features.parquet'}: no column distance," in line
     assert f"run 'hwnoise features {dataset}' again" in line and "--features" not in line
-    assert not (tmp_path / "o").exists()
+    assert not out.exists() and "fitted" not in err
 
 
 @pytest.mark.parametrize("command", ["train", "export-arff"])

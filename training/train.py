@@ -559,6 +559,8 @@ def _plan_rows(given: list, model: dict, options: TrainOptions) -> tuple[Any, li
             check_features(absent, _with_schema(df.iloc[:0, :0], desc), what)
         for ds in ([] if arff else map(Dataset, desc["sources"])):
             check_table_columns(ds, feats, _schema_names(ds))
+        if options.test is not None and not _is_arff(Path(options.test)) and Path(options.test).is_dir():
+            check_table_columns(Dataset(options.test), feats)  # before the fit, not after it
         if stack_names(feats) or page_context_names(feats):
             df = df.iloc[:0]  # rebuilt page by page from the pages and their stored rows
         elif not arff:
