@@ -608,6 +608,8 @@ def evaluate(dataset_dirs: Sequence[str | Path], options: EvalOptions | None = N
     _check_some_gold(datasets)
     options_of = dict(opts.method_options or {})
     _check_features(options_of.get("model", {}).get("features") if "model" in methods and model is None else None)
+    if "model" in methods:
+        _check_tables(datasets, _make_methods(["model"], model, options_of)["model"].features)
     proto_name = "given" if model is not None else opts.protocol
     sched_own = not isinstance(opts.scheduler, Scheduler)
     sched = Scheduler(opts.scheduler or "local", opts.workers) if sched_own else opts.scheduler
@@ -650,10 +652,6 @@ def _check_args(datasets: list[Dataset], opts: EvalOptions) -> tuple[list[str], 
     for name, options in (opts.method_options or {}).items():
         _check_finite(options, f"method option {name}")
     if model is not None:
-        from hwnoise.features.assembly import check_table_columns
-
-        for ds in datasets:  # before any work, as a trained model's first page would
-            check_table_columns(ds, model.features)
         _warn_unknown(model.features)
         _refuse_model_options(opts.method_options, model, opts.model)
     if opts.score_only is not None:
@@ -705,6 +703,16 @@ def _check_features(features: Any) -> None:
         raise EvaluateError(f"--features {', '.join(unknown)}: no feature hwnoise computes; give a set "
                             f"(thesis, extended, page, records, rendered) or names such as "
                             f"{', '.join(ALL_FEATURES)}")
+
+
+def _check_tables(datasets: list[Dataset], features: Sequence[str]) -> None:
+    """Each dataset's feature table has the stored columns the model reads (a given model's
+    features, or a trained spec's; an "auto" one is known only from the training pages, whose
+    assembly checks them then): one line naming the table that lacks one, before any work."""
+    from hwnoise.features.assembly import check_table_columns
+
+    for ds in datasets:
+        check_table_columns(ds, features)
 
 
 def _warn_unknown(features: Sequence[str]) -> None:

@@ -687,3 +687,23 @@ def test_a_features_name_no_hwnoise_computes_is_the_features_error_on_an_old_tab
     _drop_stored_column(dataset, "distance")
     code, _, err = run(capsys, command, str(dataset), "--features", "nonesuch,distance")
     assert code == 1 and "--features nonesuch (no such column)" in one_error_line(err)
+
+
+def test_evaluate_names_an_old_feature_table_before_fitting_on_the_datasets_before_it(dataset, tmp_path, capsys,
+                                                                                   monkeypatch):
+    # the stale table of the second dataset was found once the first dataset's model was fitted
+    import shutil
+
+    from hwnoise.training.model import NoiseModel
+
+    assert run(capsys, "features", str(dataset), "--no-progress")[0] == 0
+    good = tmp_path / "good"
+    shutil.copytree(dataset, good)
+    (good / "dataset.json").write_text(json.dumps({**json.loads((good / "dataset.json").read_text()), "name": "good"}))
+    _drop_stored_column(dataset, "distance")
+    fits = []
+    real_fit = NoiseModel.fit
+    monkeypatch.setattr(NoiseModel, "fit", lambda self, *a, **k: fits.append(1) or real_fit(self, *a, **k))
+    code, _, err = run(capsys, "evaluate", str(good), str(dataset), "--methods", "model", "--preset", "thesis",
+                       "-o", str(tmp_path / "o"))
+    assert code == 1 and "no column distance" in one_error_line(err) and not fits
