@@ -660,12 +660,13 @@ def _drop_stored_column(dataset: Path, column: str) -> None:
     ["export-arff", "DATASET", "-o", "OUT"],
     ["evaluate", "DATASET", "--methods", "model", "-o", "OUT"],
     ["evaluate", "DATASET", "--methods", "model", "--model", "MODEL", "-o", "OUT"],
+    ["extract", "DATASET", "--model", "MODEL", "-o", "OUT"],
 ])
 def test_a_feature_table_without_a_column_the_model_needs_says_to_build_it_again(dataset, tmp_path, capsys, argv):
     # a features.parquet from an older hwnoise, without 'distance': train --preset thesis and
     # export-arff named an option never given ('--features distance (no such column)'), train
     # --preset site and evaluate took it as missing on every row and went on, train --test named
-    # it only after the fit
+    # it only after the fit, extract from the dataset took it as missing
     import shutil
 
     assert run(capsys, "features", str(dataset), "--no-progress")[0] == 0
