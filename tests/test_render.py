@@ -499,6 +499,37 @@ def test_a_pages_scripts_end_with_it_and_never_touch_the_next_page():
     assert after.set_index("tag").loc["p", "display"] == "block" and after["width"].gt(0).all()
 
 
+#: a page whose scripts make the browser report, for #odd, the numbers JSON cannot carry
+ODD_NUMBERS = """<html><body><p id="odd">odd</p><p>plain</p><script>
+  const style = getComputedStyle, box = Element.prototype.getBoundingClientRect;
+  window.getComputedStyle = e => e.id !== 'odd' ? style(e) : {display: 'block', visibility: 'visible',
+    opacity: '-0', fontSize: 'large', fontWeight: '700', color: 'rgb(1, 2, 3)'};
+  Element.prototype.getBoundingClientRect = function () {
+    return this.id !== 'odd' ? box.call(this) : {left: -Infinity, top: Infinity, width: -0, height: NaN};
+  };
+</script></body></html>"""
+
+
+@needs_chromium
+def test_numbers_json_cannot_carry_reach_the_rows_as_the_browser_gave_them():
+    """The rows come from the browser as one JSON string; NaN, +-Infinity and -0 stay what they
+    were (JSON.stringify alone makes them null and 0: a lost box, an opacity of 0)."""
+    with Browser(scripts=True, timeout=30) as b:
+        r = render_page(ODD_NUMBERS, browser=b)
+    rows = walk_page(ODD_NUMBERS).rows
+    assert r["node"].tolist() == rows["node"].tolist() and r["tag"].tolist() == rows["tag"].tolist()
+    odd = r.loc[rows.index[rows["text"].str.strip() == "odd"][0]]
+    assert odd["display"] == "block" and odd["color"] == "rgb(1, 2, 3)" and odd["font_weight"] == 700
+    assert odd["opacity"] == 0 and np.signbit(odd["opacity"])
+    assert np.isnan(odd["font_size"]) and np.isnan(odd["height"])
+    assert odd["x"] == -np.inf and odd["y"] == np.inf
+    assert odd["width"] == 0 and np.signbit(odd["width"])
+    plain = r[(r["tag"] == "p") & (r.index != odd.name)].iloc[0]
+    assert plain["opacity"] == 1 and plain["font_size"] == 16 and plain["height"] > 0
+    assert not np.signbit(plain["x"]) and plain["width"] > 0
+    assert list(r.dtypes) == [object, np.int64, object, object, object] + [np.float64] * 3 + [object] + [np.float64] * 4
+
+
 @needs_chromium
 def test_a_page_whose_scripts_remove_every_element_keeps_its_rows_as_lost():
     """A node the browser lost keeps its row (display "", no box); a page whose scripts removed
