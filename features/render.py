@@ -306,6 +306,20 @@ def _remove_singleton(profile: Path) -> None:
         shutil.rmtree(target, ignore_errors=True)
 
 
+def _artifacts_in(pw, profile: str) -> dict[str, str]:
+    """``connect_over_cdp``'s option that puts Playwright's artifacts folder in the profile (Playwright
+    1.61 and later), so that it goes with the profile: the driver otherwise makes
+    ``$TMPDIR/playwright-artifacts-*`` and removes it as it closes, which it never does when SIGTERM
+    to the process group (a batch system ending ``hwnoise render``) ends it."""
+    import inspect
+
+    if "artifacts_dir" not in inspect.signature(pw.chromium.connect_over_cdp).parameters:
+        return {}
+    folder = Path(profile) / "playwright-artifacts"
+    folder.mkdir(exist_ok=True)
+    return {"artifacts_dir": str(folder)}
+
+
 class Browser:
     """One headless Chromium that this process starts, drives and kills (its process group).
 
@@ -364,7 +378,8 @@ class Browser:
             self._kill()
             raise RenderError(f"{CHROMIUM} did not start (no DevTools port within 30 s)")
         try:
-            self._browser = pw.chromium.connect_over_cdp(f"http://127.0.0.1:{port}", timeout=30_000)
+            self._browser = pw.chromium.connect_over_cdp(f"http://127.0.0.1:{port}", timeout=30_000,
+                                                         **_artifacts_in(pw, self._profile))
         except Exception as exc:  # noqa: BLE001 - never leave a browser behind
             self._kill()
             raise RenderError(f"cannot connect to {CHROMIUM}: {type(exc).__name__}: {exc}") from None

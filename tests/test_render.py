@@ -587,13 +587,15 @@ def _processes_naming(folder: Path) -> list[int]:
 
 @needs_chromium
 @pytest.mark.parametrize("sig, workers, group", [("SIGINT", 1, False), ("SIGTERM", 1, False), ("SIGTERM", 2, False),
-                                                 ("SIGINT", 2, True)])
+                                                 ("SIGINT", 2, True), ("SIGTERM", 2, True)])
 def test_a_render_stopped_by_a_signal_ends_its_browsers_and_keeps_its_rows(sig, workers, group):
     """``hwnoise render`` stopped mid-run: Ctrl-C ended its browsers and kept the rows rendered;
     SIGTERM (kill, timeout, a batch system) killed it at once: its Chromium (a session of its own)
     went on running the page's endless script, its profile stayed, the rows rendered were lost, and
     with --workers 2 the workers went on rendering without it. Ctrl-C in a terminal (SIGINT to the
-    process group, ``group``) printed each worker's KeyboardInterrupt traceback."""
+    process group, ``group``) printed each worker's KeyboardInterrupt traceback. SIGTERM to the
+    process group left a ``playwright-artifacts-*`` folder in TMPDIR (Playwright's driver, ended by
+    it, never removed its folder)."""
     import shutil
     import signal
     import subprocess
