@@ -328,10 +328,12 @@ class Browser:
     fresh browser. ``requests`` logs every request a page made, all refused (URLs).
     """
 
-    def __init__(self, *, scripts: bool = False, timeout: float = 15.0, on_start=None):
+    def __init__(self, *, scripts: bool = False, timeout: float = 15.0, on_start=None,
+                 profiles: str | None = None):
         self.scripts = scripts
         self.timeout = float(timeout)
         self.on_start = on_start  # called with (Chromium's pid, its profile folder) at each start
+        self.profiles = profiles  # the folder its profile folders go in (None: TMPDIR)
         self._pw = None
         self._proc: subprocess.Popen | None = None
         self._profile: str | None = None
@@ -356,7 +358,7 @@ class Browser:
         if not os.path.isfile(CHROMIUM):
             raise NoBrowserError(_no_chromium())
         pw = self._playwright()
-        self._profile = tempfile.mkdtemp(prefix="hwnoise-chromium-")
+        self._profile = tempfile.mkdtemp(prefix="hwnoise-chromium-", dir=self.profiles)
         args = [CHROMIUM, *_FLAGS, f"--user-data-dir={self._profile}",
                 f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}", "about:blank"]
         self._proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -632,12 +634,13 @@ def _job(browser: Browser, job: tuple, check: bool) -> tuple[str, pd.DataFrame |
     return pid, _frame(pid, tags, rows), None, len(refused)
 
 
-def _worker(tasks, results, scripts: bool, timeout: float, check: bool) -> None:
-    """A worker process: render pages from ``tasks`` until None, one browser at a time."""
+def _worker(tasks, results, scripts: bool, timeout: float, check: bool, profiles: str) -> None:
+    """A worker process: render pages from ``tasks`` until None, one browser at a time, its
+    profiles in the run's folder ``profiles``."""
     _PW.update(cm=None, pw=None, users=0)  # a forked child never shares its parent's driver
     me = os.getpid()
     # each Chromium told to the parent, which ends it should this process be killed
-    browser = Browser(scripts=scripts, timeout=timeout,
+    browser = Browser(scripts=scripts, timeout=timeout, profiles=profiles,
                       on_start=lambda pid, profile: results.put(("browser", (pid, profile), me)))
     try:
         while True:
@@ -841,7 +844,10 @@ class _Workers:
         self.tasks, self.results = self.ctx.Queue(), self.ctx.Queue()
         for job in jobs:
             self.tasks.put(job)
-        self.args = (self.tasks, self.results, scripts, timeout, check)
+        #: the run's folder of the workers' Chromium profiles: what a worker killed before it told
+        #: of its browser (SIGTERM to the process group) started is found by it and ended
+        self.profiles = tempfile.mkdtemp(prefix="hwnoise-render-")
+        self.args = (self.tasks, self.results, scripts, timeout, check, self.profiles)
         self.take = take
         self.procs: dict[int, Any] = {}
         self.spawned = 0.0  # when the last worker was started (time.monotonic)
@@ -957,6 +963,23 @@ class _Workers:
                 self._handle(msg)
         for worker in list(self.browsers):
             self._end_browser(worker)
+        _end_profiles(self.profiles)
+
+
+def _end_profiles(folder: str) -> None:
+    """End every Chromium running with a profile in ``folder`` (the workers' of a run, also those
+    no worker lived to tell of) and remove the folder with their profiles."""
+    for profile in Path(folder).glob("hwnoise-chromium-*"):
+        deadline = time.monotonic() + 10
+        while (left := _started_with(str(profile))) and time.monotonic() < deadline:
+            for pid in left:  # gone before its profile is removed, so that it writes there no more
+                try:
+                    _kill_group(os.getpgid(pid))
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.05)
+        _remove_profile(str(profile))
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _run_parallel(jobs: list[tuple], workers: int, scripts: bool, timeout: float, check: bool,
