@@ -40,8 +40,13 @@ def test_default_output_folders_run_in_the_checkout_are_ignored(folder):
 
 
 def _serve(*argv: str) -> subprocess.Popen:
+    import signal
+
+    # SIGINT as a terminal gives it: a run started in the background (nohup, CI) ignores it, and a
+    # child would inherit that and never see the Ctrl-C the test sends
     return subprocess.Popen([sys.executable, "-m", "hwnoise.cli", "demo", "--serve", *argv],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 @pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])

@@ -612,7 +612,9 @@ def test_a_render_stopped_by_a_signal_ends_its_browsers_and_keeps_its_rows(sig, 
     with (home / "stderr").open("w") as stderr:
         proc = subprocess.Popen([sys.executable, "-m", "hwnoise.cli", "render", str(ds.path), "--scripts",
                                  "--timeout", "3", "--workers", str(workers), "--no-progress"],
-                                env={**os.environ, "TMPDIR": str(home)}, stderr=stderr, start_new_session=group)
+                                env={**os.environ, "TMPDIR": str(home)}, stderr=stderr, start_new_session=group,
+                                # SIGINT as a terminal gives it, even when this run ignores it (nohup, CI)
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     failed_log = ds.path / "render_failed.jsonl"
     try:
         _wait_until(lambda: failed_log.exists() and failed_log.read_text().strip() or proc.poll() is not None)
