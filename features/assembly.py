@@ -40,7 +40,7 @@ __all__ = ["STACK_PREFIX", "CONTEXT_PREFIXES", "CONTEXT_BASE", "Stacker", "Featu
            "Assembled", "assemble", "assemble_page", "assemble_html", "stack_share", "stack_names",
            "context_features", "add_context", "page_context_names", "add_page_context",
            "walk_dataset_page", "labelled_rows", "walk_nodes", "record_struct_names",
-           "add_record_struct", "unknown_features", "stale_columns", "check_table_columns"]
+           "add_record_struct", "unknown_features", "context_base", "stale_columns", "check_table_columns"]
 
 STACK_PREFIX = "stack_"
 #: Context features: a column's value at the parent and at the grandparent of each node.
@@ -88,6 +88,12 @@ def context_features(base: Sequence[str]) -> list[str]:
     return [prefix + f for f in base for prefix in CONTEXT_PREFIXES]
 
 
+def context_base(name: str) -> str:
+    """The column a parent/grandparent context feature is computed from (``ctx_parent_X``: ``X``);
+    ``name`` itself for any other feature."""
+    return next((name[len(p):] for p in CONTEXT_PREFIXES if name.startswith(p)), name)
+
+
 def unknown_features(features: Sequence[str]) -> list[str]:
     """The ``features`` that no stage of hwnoise computes (neither the walk, the dataset's table,
     ``hwnoise render``, the record structure, the page context, a stacked extractor nor a
@@ -102,7 +108,7 @@ def unknown_features(features: Sequence[str]) -> list[str]:
     known = {*ALL_FEATURES, *ROW_COLUMNS, *RENDER_FEATURES, *RECORD_FEATURES, *CONTEXT_FEATURES} - {"text", "xpath"}
 
     def computed(name: str) -> bool:
-        base = next((name[len(p):] for p in CONTEXT_PREFIXES if name.startswith(p)), name)
+        base = context_base(name)
         return base in known or (base.startswith(STACK_PREFIX) and len(base) > len(STACK_PREFIX))
 
     return [f for f in features if not computed(f)]
@@ -116,9 +122,8 @@ def stale_columns(features: Sequence[str], have: Sequence[str]) -> list[str]:
     from hwnoise.features.columns import DATASET_FEATURES
     from hwnoise.features.walk import ROW_COLUMNS
 
-    stored = set(ROW_COLUMNS) | set(DATASET_FEATURES)
-    bases = (next((f[len(p):] for p in CONTEXT_PREFIXES if f.startswith(p)), f) for f in features)
-    return [b for b in dict.fromkeys(bases) if b in stored and b not in set(have)]
+    stored = (set(ROW_COLUMNS) | set(DATASET_FEATURES)) - set(have)
+    return [b for b in dict.fromkeys(map(context_base, features)) if b in stored]
 
 
 def check_table_columns(ds, features: Sequence[str], have: Sequence[str] | None = None) -> None:
@@ -178,13 +183,12 @@ def add_context(rows: pd.DataFrame, features: Sequence[str]) -> pd.DataFrame:
     up2 = np.where(up >= 0, up[np.maximum(up, 0)], -1)
     cols = {}
     for f in wanted:
-        prefix = next(p for p in CONTEXT_PREFIXES if f.startswith(p))
-        base = f[len(prefix):]
+        base = context_base(f)
         if base not in rows.columns:
             cols[f] = np.nan
             continue
         vals = np.append(pd.to_numeric(rows[base], errors="coerce").to_numpy(dtype=float), np.nan)
-        cols[f] = vals[up] if prefix == "ctx_parent_" else vals[up2]  # index -1: the NaN at the end
+        cols[f] = vals[up] if f.startswith("ctx_parent_") else vals[up2]  # index -1: the NaN at the end
     return rows.assign(**cols)
 
 

@@ -287,6 +287,18 @@ def _started_with(profile: str) -> list[int]:
     return found
 
 
+def _end_started_with(profile: str) -> bool:
+    """SIGKILL to the process group of every process running with ``profile`` (``_started_with``);
+    whether there was one."""
+    found = _started_with(profile)
+    for pid in found:
+        try:
+            _kill_group(os.getpgid(pid))
+        except ProcessLookupError:
+            pass
+    return bool(found)
+
+
 def end_orphan(pid: int, profile: str) -> None:
     """End the Chromium (``pid``, ``profile``) of a process that died without ending it (a render
     worker killed by a signal or the OOM killer: its Chromium runs in a session of its own)."""
@@ -414,11 +426,7 @@ class Browser:
             except subprocess.TimeoutExpired:
                 pass
         elif self._profile:  # started but never held: Ctrl-C came inside subprocess.Popen
-            for pid in _started_with(self._profile):
-                try:
-                    _kill_group(os.getpgid(pid))
-                except ProcessLookupError:
-                    pass
+            _end_started_with(self._profile)
         if self._profile:
             _remove_profile(self._profile)
             self._profile = None
@@ -971,13 +979,8 @@ def _end_profiles(folder: str) -> None:
     no worker lived to tell of) and remove the folder with their profiles."""
     for profile in Path(folder).glob("hwnoise-chromium-*"):
         deadline = time.monotonic() + 10
-        while (left := _started_with(str(profile))) and time.monotonic() < deadline:
-            for pid in left:  # gone before its profile is removed, so that it writes there no more
-                try:
-                    _kill_group(os.getpgid(pid))
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.05)
+        while _end_started_with(str(profile)) and time.monotonic() < deadline:
+            time.sleep(0.05)  # gone before its profile is removed, so that it writes there no more
         _remove_profile(str(profile))
     shutil.rmtree(folder, ignore_errors=True)
 

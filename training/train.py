@@ -107,9 +107,9 @@ def fit_columns(features) -> list[str]:
 def table_columns(features) -> list[str]:
     """The stored columns a fit on ``features`` reads from a feature table: ``fit_columns`` and
     the columns its context features are computed from (``ctx_parent_X`` reads ``X``)."""
-    from hwnoise.features.assembly import CONTEXT_PREFIXES
+    from hwnoise.features.assembly import CONTEXT_PREFIXES, context_base
 
-    bases = [f[len(p):] for f in features for p in CONTEXT_PREFIXES if f.startswith(p)]
+    bases = [context_base(f) for f in features if f.startswith(CONTEXT_PREFIXES)]
     return list(dict.fromkeys([*fit_columns(features), *bases]))
 
 
