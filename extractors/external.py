@@ -17,6 +17,7 @@ import numpy as np
 
 from hwnoise.extractors.base import ExtractorError, PageMethod, WalkMethod
 from hwnoise.features.columns import CONTENT
+from hwnoise.markup import BLOCK_TAGS
 
 if TYPE_CHECKING:  # pragma: no cover
     from hwnoise.dataset import Page
@@ -30,10 +31,6 @@ PACKAGES = {
     "resiliparse": "resiliparse",
 }
 
-_BLOCK_TAGS = frozenset(
-    "address article aside blockquote br dd details dialog div dl dt fieldset figcaption figure "
-    "footer form h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section summary table tbody td "
-    "tfoot th thead tr ul caption title".split())
 
 
 def available() -> list[str]:
@@ -70,7 +67,7 @@ def html_to_text(html: str) -> str:
             if el.tail:
                 parts.append(el.tail)
             return
-        block = tag.lower() in _BLOCK_TAGS
+        block = tag.lower() in BLOCK_TAGS
         if block:
             parts.append("\n")
         if el.text and tag:

@@ -47,6 +47,7 @@ import numpy as np
 from hwnoise.extractors.base import ExtractorError, WalkMethod, option_flag, walk_of
 from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.features.elements import shown_elements
+from hwnoise.markup import BLOCK_TAGS
 from hwnoise.text import lcs_length
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,10 +57,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Webstemmer", "make", "Block", "Pattern", "page_blocks", "similarity", "mcs_align",
            "diff_score", "letters", "BLOCK_TAGS"]
 
-BLOCK_TAGS = frozenset(
-    "body div p h1 h2 h3 h4 h5 h6 td th tr table tbody thead tfoot caption ul ol li dl dt dd "
-    "blockquote pre form center address section article header footer nav aside main "
-    "figure figcaption fieldset legend hr br noframes menu dir details summary".split())
 _ATTRS = ("class", "id", "align")
 TITLE, MAIN, SUB = "TITLE", "MAIN", "SUB"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
-__all__ = ["MAX_DEPTH", "VOID", "Nesting", "flatten_deep", "stopped_too_deep", "tags"]
+__all__ = ["MAX_DEPTH", "VOID", "BLOCK_TAGS", "Nesting", "flatten_deep", "stopped_too_deep", "tags"]
 
 #: Deepest nesting kept (Chromium's kMaximumHTMLParserDOMTreeDepth).
 MAX_DEPTH = 512
@@ -29,6 +29,14 @@ _TAG_START_RE = re.compile(r"</?[A-Za-z]")
 #: elements that have no content and no end tag (a start tag opens nothing)
 VOID = frozenset("area base br col embed hr img input keygen link meta param source track wbr "
                  "basefont bgsound frame image isindex".split())
+#: Elements a browser lays out on lines of their own by default (HTML's block-level elements, the
+#: table's parts, ``<br>`` and ``<hr>``): where the text of a page breaks into lines. Extracted
+#: text keeps a line for each (``extractors.base.text_from_labels``), and so do the readers of other
+#: extractors' HTML (``extractors.external.html_to_text``) and Webstemmer's layout blocks.
+BLOCK_TAGS = frozenset(
+    "address article aside blockquote body br caption center dd details dialog dir div dl dt "
+    "fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header hr legend li main menu nav "
+    "noframes ol p pre section summary table tbody td tfoot th thead title tr ul".split())
 _RAW = frozenset("script style textarea title xmp iframe noembed noframes plaintext".split())
 _CLOSES_P = frozenset("address article aside blockquote center details dialog dir div dl "
                       "fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr "

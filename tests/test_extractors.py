@@ -46,6 +46,43 @@ def test_text_from_labels_gives_each_content_nodes_own_text_in_document_order():
     assert text_from_labels(walk, np.array(["S"] * 5, dtype=object)) == ""
 
 
+LAYOUT_HTML = (
+    "<html><body><div class='menu'><a href='/'>Home</a> <a href='/n'>News</a></div>"
+    "<p>A new <a href='/r'>report</a> by <b>Stanford</b> calls it <i>into</i> question.</p>"
+    "<p>Line one<br>line two</p>"
+    "<div>Before <span>the list</span><ul><li>first <em>item</em></li><li>second</li></ul>"
+    "after the list<p></p>after an empty block</div>"
+    "<table><tr><td>cell <b>one</b></td><td>cell two</td></tr></table></body></html>")
+
+
+def test_text_from_labels_lays_the_text_out_as_a_browser_does():
+    # one line a block: inline elements (a link, <b>, <i>) stay inside their paragraph's line;
+    # a block that begins or ends, an empty one too, and <br> start a new line
+    walk = walk_page(LAYOUT_HTML)
+    tags = walk.column("tag")
+    labels = np.array(["S" if t == "a" and k < 4 else "N" for k, t in enumerate(tags)], dtype=object)
+    labels[tags.index("div")] = "S"  # the menu
+    assert text_from_labels(walk, labels) == (
+        "A new report by Stanford calls it into question.\n"
+        "Line one\nline two\n"
+        "Before the list\nfirst item\nsecond\nafter the list\nafter an empty block\n"
+        "cell one\ncell two")
+    # a noise link inside a paragraph leaves the paragraph one line
+    labels[[k for k, t in enumerate(tags) if t == "a"][-1]] = "S"
+    assert text_from_labels(walk, labels).split("\n")[0] == "A new by Stanford calls it into question."
+
+
+def test_text_from_labels_keeps_the_words_of_one_text_node_a_line():
+    # the layout changes only the whitespace between text nodes: the words, so every text
+    # score, are those of the text nodes one a line, whichever nodes are content
+    walk = walk_page(LAYOUT_HTML)
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        labels = np.where(rng.random(len(walk.column("tag"))) < 0.5, "N", "S").astype(object)
+        one_a_line = "\n".join(t for n, t in walk.segments if labels[n] == "N")
+        assert tokenize(text_from_labels(walk, labels)) == tokenize(one_a_line)
+
+
 def test_gold_labels_extract_the_gold_text():
     walk = walk_page(ARTICLE_HTML)
     labels = label_page(walk, GOLD)
