@@ -564,18 +564,49 @@ def test_a_source_of_no_html_page_leaves_no_empty_dataset(tmp_path, capsys):
     whole = page.read_bytes()
     page.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
     out = tmp_path / "out"
-    assert main(["import", "dragnet", str(src), "--into", str(out), "-q"]) == 0
+    # nothing imported is a failure (exit 1), so that 'import ... && hwnoise features DIR' stops there
+    assert main(["import", "dragnet", str(src), "--into", str(out), "-q"]) == 1
     captured = capsys.readouterr()
     assert captured.out == "" and not (out / "dragnet").exists()
+    assert captured.err.splitlines()[-1] == (f"hwnoise: error: import dragnet: nothing imported from {src}: "
+                                             "no page that is HTML (the lines above say why)")
     named = f"{page.relative_to(src).as_posix()} (a PNG image)"
     assert f"import dragnet: 1 page(s) skipped as not HTML: {named}" in captured.err, captured.err
     assert "import dragnet: no page imported (each was skipped, as said above); no dataset folder written" \
-        in captured.err and "0 dataset folder(s), 0 pages" in captured.err.splitlines()[-1]
+        in captured.err and "0 dataset folder(s), 0 pages" in captured.err.splitlines()[-2]
     page.write_bytes(whole)
     assert main(["import", "dragnet", str(src), "--into", str(out), "-q"]) == 0
     before = (out / "dragnet" / "dataset.json").read_bytes()
     page.write_bytes(b"")
     capsys.readouterr()
-    assert main(["import", "dragnet", str(src), "--into", str(out), "-q"]) == 0
+    assert main(["import", "dragnet", str(src), "--into", str(out), "-q"]) == 1
     assert f"{out / 'dragnet'} left as it was" in capsys.readouterr().err
     assert (out / "dragnet" / "dataset.json").read_bytes() == before and len(Dataset(out / "dragnet").page_ids()) == 1
+
+
+@pytest.mark.parametrize("fmt", ["plain", "warc"])
+def test_an_import_that_imports_nothing_fails(tmp_path, capsys, fmt):
+    """An empty plain folder, or a WARC file with no HTML response, imported nothing and exited 0
+    after '0 dataset folder(s), 0 pages', so 'hwnoise import ... && hwnoise features DIR' went on
+    with nothing; it is one error line naming the source and what it lacks, exit 1."""
+    if fmt == "plain":
+        src = tmp_path / "src"
+        (src / "html").mkdir(parents=True)
+        lacks = "no page (html/NAME.html, .htm, .xhtml, each also .gz) that is HTML"
+    else:
+        import io
+
+        from warcio.statusandheaders import StatusAndHeaders
+        from warcio.warcwriter import WARCWriter
+
+        src = tmp_path / "images.warc"
+        with open(src, "wb") as fh:
+            w = WARCWriter(fh, gzip=False)
+            headers = StatusAndHeaders("200 OK", [("Content-Type", "image/png")], protocol="HTTP/1.1")
+            w.write_record(w.create_warc_record("https://a.example/a.png", "response",
+                                                payload=io.BytesIO(b"\x89PNG\r\n\x1a\n"), http_headers=headers))
+        lacks = "no response of status 200 that is HTML (the counts above)"
+    assert main(["import", fmt, str(src), "--into", str(tmp_path / "out"), "-q"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines()[-1] == f"hwnoise: error: import {fmt}: nothing imported from {src}: {lacks}"

@@ -85,4 +85,16 @@ def run(args: argparse.Namespace) -> int:
     said = "".join(f"; {n} {PROBLEMS[kind]} (said above)" for kind, n in problems.items() if n)
     info(f"hwnoise import {args.format}: {len(paths)} dataset folder(s), {pages} pages, "
          f"{gold} with gold, in {time.perf_counter() - start:.1f} s{said}")
+    if not paths:  # a script's next step ('hwnoise features DIR') would find nothing: a failure
+        from hwnoise.errors import HwnoiseError
+
+        raise HwnoiseError(f"import {args.format}: nothing imported from {', '.join(args.src)}: "
+                           + _NOTHING.get(args.format, "no page that is HTML (the lines above say why)"))
     return 0
+
+
+#: What an import that wrote no dataset folder found, by format (the others: no page at all).
+_NOTHING = {
+    "plain": "no page (html/NAME.html, .htm, .xhtml, each also .gz) that is HTML",
+    "warc": "no response of status 200 that is HTML (the counts above)",
+}
