@@ -6,9 +6,11 @@ bytes; then detection (charset-normalizer). Pages often lie: when the declared
 charset is not UTF-8 but the bytes are strictly valid UTF-8 (and not plain
 ASCII), UTF-8 is taken. Labels are mapped as browsers map them ("latin1",
 "iso-8859-1" and "ascii" mean windows-1252, "gb2312" means GBK, ...), and a
-declared UTF-16 in a ``<meta>`` means UTF-8, as WHATWG says. Labels of
-encodings browsers do not implement (UTF-7, UTF-32, Python's escape and
-transform codecs) count as no label at all, so detection decides. UTF-16
+declared UTF-16 in a ``<meta>`` means UTF-8, as WHATWG says. Only the Encoding
+Standard's labels count (``ENCODING_LABELS``): a name only Python knows
+("latin-1", "utf_8", "cp65001") or one of an encoding browsers do not implement
+(UTF-7, UTF-32, Python's escape and transform codecs) is no label at all, so
+detection decides. UTF-16
 without a BOM is recognised by its NUL bytes (``<\0h\0`` ...) as browsers'
 detectors do. charset-normalizer runs only when nothing declares the encoding,
 on a bounded prefix. Decoding never fails: undecodable bytes become U+FFFD.
@@ -40,10 +42,65 @@ _BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16be"),
 )
 
+#: The Encoding Standard's labels (https://encoding.spec.whatwg.org/#names-and-labels) by the
+#: name Chromium gives the encoding each selects (``TextDecoder(label).encoding``,
+#: ``document.characterSet``): the only labels a browser takes, in an HTTP header, a ``<meta>`` or
+#: a form's ``accept-charset``. Any other name, Python's own aliases among them (``latin-1``,
+#: ``utf_8``, ``u8``, ``cp65001``), is no label: the page is decoded as if it declared nothing.
+#: (The standard's ``replacement`` and ``x-user-defined`` labels are left out: taken as no label.)
+ENCODING_LABELS = {
+    "UTF-8": "unicode-1-1-utf-8 unicode11utf8 unicode20utf8 utf-8 utf8 x-unicode20utf8",
+    "IBM866": "866 cp866 csibm866 ibm866",
+    "ISO-8859-2": "csisolatin2 iso-8859-2 iso-ir-101 iso8859-2 iso88592 iso_8859-2 iso_8859-2:1987 l2 latin2",
+    "ISO-8859-3": "csisolatin3 iso-8859-3 iso-ir-109 iso8859-3 iso88593 iso_8859-3 iso_8859-3:1988 l3 latin3",
+    "ISO-8859-4": "csisolatin4 iso-8859-4 iso-ir-110 iso8859-4 iso88594 iso_8859-4 iso_8859-4:1988 l4 latin4",
+    "ISO-8859-5": "csisolatincyrillic cyrillic iso-8859-5 iso-ir-144 iso8859-5 iso88595 iso_8859-5 "
+                  "iso_8859-5:1988",
+    "ISO-8859-6": "arabic asmo-708 csiso88596e csiso88596i csisolatinarabic ecma-114 iso-8859-6 iso-8859-6-e "
+                  "iso-8859-6-i iso-ir-127 iso8859-6 iso88596 iso_8859-6 iso_8859-6:1987",
+    "ISO-8859-7": "csisolatingreek ecma-118 elot_928 greek greek8 iso-8859-7 iso-ir-126 iso8859-7 iso88597 "
+                  "iso_8859-7 iso_8859-7:1987 sun_eu_greek",
+    "ISO-8859-8": "csiso88598e csisolatinhebrew hebrew iso-8859-8 iso-8859-8-e iso-ir-138 iso8859-8 iso88598 "
+                  "iso_8859-8 iso_8859-8:1988 visual",
+    "ISO-8859-8-I": "csiso88598i iso-8859-8-i logical",
+    "ISO-8859-10": "csisolatin6 iso-8859-10 iso-ir-157 iso8859-10 iso885910 l6 latin6",
+    "ISO-8859-13": "iso-8859-13 iso8859-13 iso885913",
+    "ISO-8859-14": "iso-8859-14 iso8859-14 iso885914",
+    "ISO-8859-15": "csisolatin9 iso-8859-15 iso8859-15 iso885915 iso_8859-15 l9",
+    "ISO-8859-16": "iso-8859-16",
+    "KOI8-R": "cskoi8r koi koi8 koi8-r koi8_r",
+    "KOI8-U": "koi8-ru koi8-u",
+    "macintosh": "csmacintosh mac macintosh x-mac-roman",
+    "windows-874": "dos-874 iso-8859-11 iso8859-11 iso885911 tis-620 windows-874",
+    "windows-1250": "cp1250 windows-1250 x-cp1250",
+    "windows-1251": "cp1251 windows-1251 x-cp1251",
+    "windows-1252": "ansi_x3.4-1968 ascii cp1252 cp819 csisolatin1 ibm819 iso-8859-1 iso-ir-100 iso8859-1 "
+                    "iso88591 iso_8859-1 iso_8859-1:1987 l1 latin1 us-ascii windows-1252 x-cp1252",
+    "windows-1253": "cp1253 windows-1253 x-cp1253",
+    "windows-1254": "cp1254 csisolatin5 iso-8859-9 iso-ir-148 iso8859-9 iso88599 iso_8859-9 iso_8859-9:1989 l5 "
+                    "latin5 windows-1254 x-cp1254",
+    "windows-1255": "cp1255 windows-1255 x-cp1255",
+    "windows-1256": "cp1256 windows-1256 x-cp1256",
+    "windows-1257": "cp1257 windows-1257 x-cp1257",
+    "windows-1258": "cp1258 windows-1258 x-cp1258",
+    "x-mac-cyrillic": "x-mac-cyrillic x-mac-ukrainian",
+    "GBK": "chinese csgb2312 csiso58gb231280 gb2312 gb_2312 gb_2312-80 gbk iso-ir-58 x-gbk",
+    "gb18030": "gb18030",
+    "Big5": "big5 big5-hkscs cn-big5 csbig5 x-x-big5",
+    "EUC-JP": "cseucpkdfmtjapanese euc-jp x-euc-jp",
+    "ISO-2022-JP": "csiso2022jp iso-2022-jp",
+    "Shift_JIS": "csshiftjis ms932 ms_kanji shift-jis shift_jis sjis windows-31j x-sjis",
+    "EUC-KR": "cseuckr csksc56011987 euc-kr iso-ir-149 korean ks_c_5601-1987 ks_c_5601-1989 ksc5601 ksc_5601 "
+              "windows-949",
+    "UTF-16BE": "unicodefffe utf-16be",
+    "UTF-16LE": "csunicode iso-10646-ucs-2 ucs-2 unicode unicodefeff utf-16 utf-16le",
+}
+_LABELS = frozenset(label for text in ENCODING_LABELS.values() for label in text.split())
+
 #: WHATWG label -> encoding name, for the labels that differ from Python's idea of them.
 _WHATWG = {
     **dict.fromkeys(
-        ["latin1", "latin-1", "l1", "iso-8859-1", "iso8859-1", "iso_8859-1", "iso88591", "8859-1",
+        ["latin1", "l1", "iso-8859-1", "iso8859-1", "iso_8859-1", "iso88591",
          "ascii", "us-ascii", "ansi_x3.4-1968", "iso-ir-100", "cp819", "ibm819", "csisolatin1",
          "iso_8859-1:1987", "cp1252", "windows-1252", "x-cp1252"], "windows-1252"),
     **dict.fromkeys(["iso-8859-9", "iso8859-9", "latin5", "l5", "iso-ir-148", "windows-1254",
@@ -101,16 +158,21 @@ _COMMENT_RE = re.compile(rb"<!--.*?(?:-->|$)", re.DOTALL)
 
 
 def normalize_label(label: str | None) -> str | None:
-    """The encoding a browser uses for a charset label, or None when no codec knows it."""
+    """The encoding a browser uses for a charset label (one of ``ENCODING_LABELS``), or None for
+    a name that is no label of the Encoding Standard, as a browser ignores it."""
     if not label:
         return None
     key = label.strip().strip("\"'").lower()
-    if not key:
-        return None
-    if key in _WHATWG:
-        return _WHATWG[key]
+    return _encoding_of(key) if key in _LABELS else None
+
+
+def _encoding_of(name: str) -> str | None:
+    """The encoding (a ``normalize_label`` name) of a standard label or of a Python codec name
+    (what charset-normalizer answers), None for a codec no browser implements."""
+    if name in _WHATWG:
+        return _WHATWG[name]
     try:
-        name = codecs.lookup(key).name
+        name = codecs.lookup(name).name
     except LookupError:
         return None
     if name not in _BROWSER_CODECS:
@@ -210,7 +272,7 @@ def _detect(data: bytes) -> str | None:
                 return "windows-1252"
         if best.encoding in _LATIN_SINGLE_BYTE:
             return "windows-1252"
-    return normalize_label(best.encoding)
+    return _encoding_of(best.encoding.lower())
 
 
 def utf16_without_bom(data: bytes) -> str | None:
