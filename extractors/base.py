@@ -55,70 +55,22 @@ def text_from_labels(walk: "PageWalk", labels: Sequence[str] | np.ndarray) -> st
 
     Each text node of the page is attributed to the element that directly holds it; a
     segment is kept when that element is labelled content. Kept segments are joined as a
-    browser lays them out: by a space within one block (a link or a ``<b>`` inside a
-    paragraph), by a newline where a block begins or ends between them or a ``<br>`` stands
-    there (``line_breaks``). Either way no two words of different text nodes run together, so
+    browser lays them out (``hwnoise.extractors.layout``): by a space within one block (a link
+    or a ``<b>`` inside a paragraph), by a newline where a block begins or ends between them or
+    a ``<br>`` stands there. Either way no two words of different text nodes run together, so
     the words, and every text score, are the same as with one text node a line.
     """
-    labels = np.asarray(labels)
-    if labels.size == 0:
-        return ""
-    keep = labels == CONTENT
-    n = len(keep)
-    kept = [(k, text) for k, (node, text) in enumerate(walk.segments) if 0 <= node < n and keep[node] and text]
-    if not kept:
-        return ""
-    breaks = line_breaks(walk, [k for k, _ in kept])
-    out = [kept[0][1]]
-    for (_, text), brk in zip(kept[1:], breaks):
-        out.append("\n" if brk else " ")
-        out.append(text)
-    return "".join(out)
+    from hwnoise.extractors.layout import content_lines, plain_text
+
+    return plain_text(content_lines(walk, labels))
 
 
-def line_breaks(walk: "PageWalk", kept: Sequence[int]) -> np.ndarray:
-    """For each of the segments ``kept`` (ascending indices into ``walk.segments``) after the
-    first, whether a browser starts a new line before it: the segment's nearest block
-    (``hwnoise.markup.BLOCK_TAGS``, ancestor or itself) is not the previous kept segment's, or
-    a block or ``<br>`` starts between the two (found by the characters before it, the
-    ``chars_before`` column times the root's ``chars``, among the segments' cumulative lengths).
-    All True (one text node a line) for a walk without its rows' tags and positions."""
-    from hwnoise.markup import BLOCK_TAGS
+def markdown_from_labels(walk: "PageWalk", labels: Sequence[str] | np.ndarray) -> str:
+    """``text_from_labels`` as Markdown: its lines with their blocks' headings, list items,
+    quotes and tables (``hwnoise.extractors.layout.markdown``); the same words."""
+    from hwnoise.extractors.layout import content_lines, markdown
 
-    kept = np.asarray(kept, dtype=np.int64)
-    every = np.ones(max(len(kept) - 1, 0), dtype=bool)
-    try:
-        owner, texts = walk.segment_arrays()
-        tags = walk.column("tag")
-        parent = np.asarray(walk.column("parent"), dtype=np.int64)
-        before = np.asarray(walk.column("chars_before"), dtype=np.float64)
-        chars = walk.column("chars")
-    except (AttributeError, KeyError, TypeError):  # no rows with them (a bench's stand-in walk)
-        return every
-    n = len(parent)
-    if len(kept) < 2 or len(tags) != n or len(before) != n or not n:
-        return every
-    seg_len = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    ends = np.cumsum(seg_len)  # a segment's end; its start is the previous segment's end
-    starts = ends - seg_len
-    prior = np.rint(before * (int(chars[0]) or 1)).astype(np.int64)  # chars_before's own denominator
-    idx = np.arange(n)
-    block = np.fromiter((t in BLOCK_TAGS for t in tags), dtype=bool, count=n)
-    stop = block | (parent < 0) | (parent >= n)
-    near = np.where(stop, idx, parent)  # pointer jumping to the nearest block, ancestor or self
-    while True:
-        pending = ~stop[near]
-        if not pending.any():
-            break
-        near[pending] = near[near[pending]]
-    own = owner[kept]
-    if own.min() < 0 or own.max() >= n:
-        return every
-    other_block = near[own[1:]] != near[own[:-1]]
-    opened = np.sort(prior[block])  # where each block and <br> starts
-    lo = np.searchsorted(opened, ends[kept[:-1]], side="left")
-    hi = np.searchsorted(opened, starts[kept[1:]], side="right")
-    return other_block | (hi > lo)
+    return markdown(content_lines(walk, labels))
 
 
 def query_for(page: "Page") -> tuple[list[str], list[str]]:

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from hwnoise.extractors.base import ExtractorError, WalkMethod, as_walked, query_for, text_from_labels
+from hwnoise.extractors.base import (ExtractorError, WalkMethod, as_walked, markdown_from_labels, query_for,
+                                      text_from_labels)
 from hwnoise.features.assembly import (FeatureCache, assemble, assemble_html, assemble_page,
                                        page_context_names, stack_names, unknown_features,
                                        walk_nodes)
@@ -316,17 +317,25 @@ def _label(model: "NoiseModel", html: bytes | str, *, http_charset: str | None =
     return got.walk, labels, p, got.missing, (recs[0] if recs else [])
 
 
+def content_text(walk: "PageWalk", labels: np.ndarray, markdown: bool = False) -> str:
+    """The content text of labelled rows: lines (``text_from_labels``), or with ``markdown``
+    Markdown (``markdown_from_labels``); "" for a page of no rows."""
+    if not len(labels):
+        return ""
+    return (markdown_from_labels if markdown else text_from_labels)(walk, labels)
+
+
 def extract_html(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
-                 query: str | Sequence[str] | None = None) -> tuple[str, list[str]]:
-    """Content text of a bare page and the model features it could not give."""
+                 query: str | Sequence[str] | None = None, markdown: bool = False) -> tuple[str, list[str]]:
+    """Content text of a bare page (``content_text``) and the model features it could not give."""
     walk, labels, _, missing, _ = _label(model, html, http_charset=http_charset, query=query)
-    return (text_from_labels(walk, labels) if len(labels) else ""), missing
+    return content_text(walk, labels, markdown), missing
 
 
 def extract_with_model(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
-                       query: str | Sequence[str] | None = None) -> str:
-    """Content text of one bare page with a trained model."""
-    return extract_html(model, html, http_charset=http_charset, query=query)[0]
+                       query: str | Sequence[str] | None = None, markdown: bool = False) -> str:
+    """Content text of one bare page with a trained model (``content_text``)."""
+    return extract_html(model, html, http_charset=http_charset, query=query, markdown=markdown)[0]
 
 
 def records_html(model: "NoiseModel", html: bytes | str, *, http_charset: str | None = None,
@@ -374,10 +383,10 @@ def page_predictions(model: "NoiseModel", page: "Page", cache: FeatureCache | No
 
 
 def extract_page(model: "NoiseModel", page: "Page", cache: FeatureCache | None = None,
-                 query: str | Sequence[str] | None = None) -> str:
-    """Content text of a dataset's page (``page_predictions``)."""
+                 query: str | Sequence[str] | None = None, markdown: bool = False) -> str:
+    """Content text of a dataset's page (``page_predictions``, ``content_text``)."""
     walk, labels, _ = page_predictions(model, page, cache, query)
-    return text_from_labels(walk, labels) if len(labels) else ""
+    return content_text(walk, labels, markdown)
 
 
 def load_model(path: str | Path = "general", *, allow_pickle: bool = False) -> "NoiseModel":

@@ -4,7 +4,7 @@
 
     result = train(["data/big9-bbc-2009"], preset="site", out="model-bbc")  # fit, score, save
     model = load_model("model-bbc")          # or load_model("general"), the shipped model
-    text = extract(model, open("page.html", "rb").read(), query="obama")
+    text = extract(model, open("page.html", "rb").read(), query="obama")  # markdown=True: Markdown
     records = extract_records("records", open("results.html", "rb").read())  # [{"xpath", "text", ...}]
 
 ``hwnoise/__init__.py`` exposes these names lazily (``__getattr__``), so ``import hwnoise``
@@ -51,12 +51,16 @@ def load_model(path: str | Path = "general", *, allow_pickle: bool = False):
 
 
 def extract(model: Any = "general", html: bytes | str = b"", *, query: str | None = None,
-            http_charset: str | None = None) -> str:
+            http_charset: str | None = None, markdown: bool = False) -> str:
     """The content text of one page (its bytes as received) by ``model`` (a NoiseModel, a
-    saved model's path, or "general"); ``query`` is the search that found the page."""
+    saved model's path, or "general"); ``query`` is the search that found the page. Plain text,
+    one line a block, or with ``markdown`` Markdown (headings, lists, quotes, tables)."""
     from hwnoise.extractors.model import extract_with_model
 
-    return extract_with_model(_page_model(model), _html(html), **_page_options(query, http_charset))
+    if not isinstance(markdown, bool):
+        raise ArgumentError(f"markdown is {kind_of(markdown)}; give True or False")
+    return extract_with_model(_page_model(model), _html(html), **_page_options(query, http_charset),
+                              markdown=markdown)
 
 
 def extract_records(model: Any = "records", html: bytes | str = b"", *, query: str | None = None,

@@ -13,6 +13,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 from hwnoise.commands._types import charset_label
 
@@ -57,6 +58,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "FILE.part until the run ends: a stopped run keeps what it wrote there)")
     p.add_argument("--jsonl", action="store_true",
                    help="JSON lines {\"page\", \"url\", \"text\"} even for one page")
+    p.add_argument("--markdown", action="store_true",
+                   help="the text as Markdown (CommonMark with GitHub's tables): headings, list items, "
+                        "quotes and tables as such, the other blocks paragraphs; with --jsonl and --warc "
+                        "the \"text\" fields hold it. Without it: plain text, one line a block")
     p.add_argument("--workers", "-j", type=int, default=1, metavar="N",
                    help="processes to extract with (default 1; 0: one per core)")
     p.add_argument("--records", action="store_true",
@@ -73,6 +78,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     add_argument(p, "extraction from many --warc files (one task per file)")
     p.set_defaults(func=run)
+
+
+class Options(NamedTuple):
+    """What each page of a run is extracted with (it travels to the workers with their pages)."""
+
+    query: str | None = None
+    charset: str | None = None
+    records: str | None = None  # None: the content text; "all", or "shown" with --shown-only
+    markdown: bool = False
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> "Options":
+        return cls(args.query, args.charset, ("shown" if args.shown_only else "all") if args.records else None,
+                   args.markdown)
 
 
 # -- the work units: (name, url, source) where source is a file, "-" bytes, or (dataset, page id) --
@@ -127,17 +146,16 @@ def _page_bytes(src: tuple) -> bytes:
     return require_html(read_page_file(src[1]), src[1])
 
 
-def _one(unit: tuple, query: str | None, charset: str | None, records: str | None = None
-         ) -> tuple[str, str, "str | list[dict] | None", str | None, list]:
+def _one(unit: tuple, opts: Options) -> tuple[str, str, "str | list[dict] | None", str | None, list]:
     """``(name, url, out, error, missing)`` for one unit (run in a worker or in-process): ``out``
-    is the page's content text, or with ``records`` (``_records_mode``) its records as
-    ``record_json`` dicts."""
+    is the page's content text, or with ``opts.records`` its records as ``record_json`` dicts."""
     from hwnoise.decode import SNIFF_PREFIX, require_html
     from hwnoise.errors import HwnoiseError
     from hwnoise.extractors.model import extract_html, extract_page, page_predictions, records_html
     from hwnoise.extractors.records import records_json
 
     name, url, src = unit
+    query, charset, records, markdown = opts
     try:
         if src[0] == "page":
             from hwnoise.dataset import Dataset
@@ -149,7 +167,7 @@ def _one(unit: tuple, query: str | None, charset: str | None, records: str | Non
             except HwnoiseError as exc:
                 return name, url, None, str(exc), []
             if not records:
-                return name, url, extract_page(_MODEL, page, _CACHE, query=query), None, []
+                return name, url, extract_page(_MODEL, page, _CACHE, query=query, markdown=markdown), None, []
             walk, labels, proba, recs = page_predictions(_MODEL, page, _CACHE, query, proba=True, records=True)
             return name, url, records_json(name, page.read_html(), walk, labels, proba,
                                            http_charset=page.http_charset, records=recs,
@@ -159,7 +177,7 @@ def _one(unit: tuple, query: str | None, charset: str | None, records: str | Non
         except HwnoiseError as exc:
             return name, url, None, str(exc), []
         if not records:
-            text, missing = extract_html(_MODEL, data, http_charset=charset, query=query)
+            text, missing = extract_html(_MODEL, data, http_charset=charset, query=query, markdown=markdown)
             return name, url, text, None, missing
         found, missing = records_html(_MODEL, data, http_charset=charset, query=query, page=name,
                                       hidden=records != "shown")
@@ -168,11 +186,6 @@ def _one(unit: tuple, query: str | None, charset: str | None, records: str | Non
         raise
     except Exception as exc:  # noqa: BLE001 - one page failing never stops the batch
         return name, url, None, f"{name}: {type(exc).__name__}: {exc}"[:300], []
-
-
-def _records_mode(args: argparse.Namespace) -> str | None:
-    """None for content text; with --records "all", or "shown" with --shown-only."""
-    return ("shown" if args.shown_only else "all") if args.records else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -225,6 +238,8 @@ def _check_args(args: argparse.Namespace) -> None:
 
     if args.shown_only and not args.records:
         raise HwnoiseError("--shown-only goes with --records (it leaves out the records a page hides)")
+    if args.markdown and args.records:
+        raise HwnoiseError("--markdown is for the content text; --records writes JSON lines of records")
     if args.warc and args.pages:
         raise HwnoiseError("give either PAGES or --warc FILE, not both")
     if not args.warc and not args.pages:
@@ -247,14 +262,14 @@ def _check_args(args: argparse.Namespace) -> None:
 @contextlib.contextmanager
 def _results(units: list, args: argparse.Namespace, workers: int):
     """``_one``'s results in the units' order: here, or in ``workers`` processes."""
-    mode = _records_mode(args)
+    opts = Options.of(args)
     if workers == 1:
-        yield (_one(u, args.query, args.charset, mode) for u in units)
+        yield (_one(u, opts) for u in units)
         return
     from hwnoise.scheduler import pool_imap
 
     size = max(1, min(16, len(units) // (4 * workers) or 1))
-    chunks = [(units[k:k + size], args.query, args.charset, mode) for k in range(0, len(units), size)]
+    chunks = [(units[k:k + size], opts) for k in range(0, len(units), size)]
     done = pool_imap(_many, chunks, workers=workers, window=4 * workers, alone=_units_alone, lost=_unit_lost,
                      initializer=_init, initargs=(args.model_path, args.allow_pickle))
     try:
@@ -263,9 +278,9 @@ def _results(units: list, args: argparse.Namespace, workers: int):
         done.close()  # its pool shut down now, on an error or an interrupt too
 
 
-def _many(units: list, query: str | None, charset: str | None, records: str | None) -> list[tuple]:
+def _many(units: list, opts: Options) -> list[tuple]:
     """``_one`` over a few units (one task of the local pool)."""
-    return [_one(u, query, charset, records) for u in units]
+    return [_one(u, opts) for u in units]
 
 
 def _units_alone(chunk: tuple) -> list[tuple]:
@@ -339,11 +354,10 @@ def _records_found(n: int, hidden: int) -> str:
     return f"{n} records" + (f" ({hidden} of them hidden by their pages)" if hidden else "")
 
 
-def _warc_lines(path: str, model, charset: str | None, query: str | None,
-                records: str | None = None) -> tuple[list[str], dict, set[str]]:
+def _warc_lines(path: str, model, opts: Options) -> tuple[list[str], dict, set[str]]:
     """The JSON lines of one WARC file, the counts of what was read and the model features its
     pages could not give (one scheduler task): one line a response with its text, or with
-    ``records`` one a data record of each response."""
+    ``opts.records`` one a data record of each response."""
     import json
 
     from hwnoise.extractors.model import extract_html, records_html
@@ -353,6 +367,7 @@ def _warc_lines(path: str, model, charset: str | None, query: str | None,
               "skipped_url": 0, "pages": 0, "data_records": 0, "hidden_records": 0}
     lines: list[str] = []
     missing_seen: set[str] = set()
+    query, charset, records, markdown = opts
     for rec, payload in html_responses(Path(path), counts):
         counts["pages"] += 1
         enc = charset or rec["http_charset"]
@@ -364,7 +379,7 @@ def _warc_lines(path: str, model, charset: str | None, query: str | None,
             counts["hidden_records"] += _hidden(found)
             lines.extend(json.dumps({**where, **r}, ensure_ascii=False) for r in found)
         else:
-            text, missing = extract_html(model, payload, http_charset=enc, query=query)
+            text, missing = extract_html(model, payload, http_charset=enc, query=query, markdown=markdown)
             lines.append(json.dumps({**where, "text": text}, ensure_ascii=False))
         missing_seen.update(missing)
     return lines, counts, missing_seen
@@ -389,7 +404,7 @@ def _extract_warc(args: argparse.Namespace) -> int:
 
     with Scheduler(spec) as sched:
         handle = sched.share(model) if len(files) > 1 else model
-        results = sched.map(_warc_lines, files, handle, args.charset, args.query, _records_mode(args),
+        results = sched.map(_warc_lines, files, handle, Options.of(args),
                             on_result=emit, small=len(files) < 2, desc="extract", unit="file")
     missing_seen: set[str] = set()
     with output_stream(args.out) as out:

@@ -1,0 +1,226 @@
+"""The content text laid out as a browser lays it out: lines, and their blocks as Markdown.
+
+A page's content is the text segments of the nodes labelled content (``walk.segments``, the
+text nodes of the page in document order, each owned by the element that holds it). They run
+into lines as a browser breaks them: one line a block (``hwnoise.markup.BLOCK_TAGS``: a
+paragraph, a heading, a list item, a cell), a new line at ``<br>``, and a link or a ``<b>``
+inside a paragraph on the paragraph's line (``line_breaks``). ``plain_text`` joins the lines;
+``markdown`` writes each line's block as Markdown (CommonMark, with GitHub's tables): headings,
+list items, block quotes, table rows, paragraphs. Both move only what stands between words, so
+the words are those of the segments, whichever way the text is written.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from hwnoise.features.columns import CONTENT
+from hwnoise.markup import BLOCK_TAGS
+
+if TYPE_CHECKING:  # pragma: no cover - names for type hints only
+    from hwnoise.features.walk import PageWalk
+
+__all__ = ["Lines", "content_lines", "line_breaks", "plain_text", "markdown"]
+
+
+@dataclass
+class Lines:
+    """A page's content as lines: each line's text (its segments joined by one space) and block
+    (the row of its first segment's nearest block, ancestor or itself; -1 without rows), with the
+    rows' tags and parents the blocks are read from (empty without rows)."""
+
+    texts: list[str] = field(default_factory=list)
+    blocks: list[int] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    parent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+
+def content_lines(walk: "PageWalk", labels: Sequence[str] | np.ndarray) -> Lines:
+    """The lines of the own text of the nodes ``labels`` calls content (``line_breaks``)."""
+    labels = np.asarray(labels)
+    if labels.size == 0:
+        return Lines()
+    keep = labels == CONTENT
+    n = len(keep)
+    kept = [(k, text) for k, (node, text) in enumerate(walk.segments) if 0 <= node < n and keep[node] and text]
+    if not kept:
+        return Lines()
+    layout = _layout(walk, [k for k, _ in kept])
+    if layout is None:  # no rows to lay out by: one text node a line
+        return Lines([t for _, t in kept], [-1] * len(kept))
+    breaks, blocks, tags, parent = layout
+    lines = Lines(tags=tags, parent=parent)
+    run = [kept[0][1]]
+    for j in range(1, len(kept)):
+        if breaks[j - 1]:
+            lines.texts.append(" ".join(run))
+            lines.blocks.append(int(blocks[j - len(run)]))
+            run = []
+        run.append(kept[j][1])
+    lines.texts.append(" ".join(run))
+    lines.blocks.append(int(blocks[len(kept) - len(run)]))
+    return lines
+
+
+def line_breaks(walk: "PageWalk", kept: Sequence[int]) -> np.ndarray:
+    """For each of the segments ``kept`` (ascending indices into ``walk.segments``) after the
+    first, whether a browser starts a new line before it: the segment's nearest block
+    (``hwnoise.markup.BLOCK_TAGS``, ancestor or itself) is not the previous kept segment's, or
+    a block or ``<br>`` starts between the two (found by the characters before it, the
+    ``chars_before`` column times the root's ``chars``, among the segments' cumulative lengths).
+    All True (one text node a line) for a walk without its rows' tags and positions."""
+    layout = _layout(walk, kept)
+    return np.ones(max(len(kept) - 1, 0), dtype=bool) if layout is None else layout[0]
+
+
+def _layout(walk: "PageWalk", kept: Sequence[int]):
+    """``(breaks, each kept segment's block, tags, parent)`` (``line_breaks``), or None for a walk
+    without the rows' tags and positions (a bench's stand-in walk) or with rows that do not fit."""
+    kept = np.asarray(kept, dtype=np.int64)
+    try:
+        owner, texts = walk.segment_arrays()
+        tags = walk.column("tag")
+        parent = np.asarray(walk.column("parent"), dtype=np.int64)
+        before = np.asarray(walk.column("chars_before"), dtype=np.float64)
+        chars = walk.column("chars")
+    except (AttributeError, KeyError, TypeError):
+        return None
+    n = len(parent)
+    if not len(kept) or len(tags) != n or len(before) != n or not n:
+        return None
+    own = owner[kept]
+    if own.min() < 0 or own.max() >= n:
+        return None
+    seg_len = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    ends = np.cumsum(seg_len)  # a segment's end; its start is the previous segment's end
+    starts = ends - seg_len
+    prior = np.rint(before * (int(chars[0]) or 1)).astype(np.int64)  # chars_before's own denominator
+    block = np.fromiter((t in BLOCK_TAGS for t in tags), dtype=bool, count=n)
+    stop = block | (parent < 0) | (parent >= n)
+    near = np.where(stop, np.arange(n), parent)  # pointer jumping to the nearest block, ancestor or self
+    while True:
+        pending = ~stop[near]
+        if not pending.any():
+            break
+        near[pending] = near[near[pending]]
+    blocks = near[own]
+    opened = np.sort(prior[block])  # where each block and <br> starts
+    lo = np.searchsorted(opened, ends[kept[:-1]], side="left")
+    hi = np.searchsorted(opened, starts[kept[1:]], side="right")
+    return (blocks[1:] != blocks[:-1]) | (hi > lo), blocks, list(tags), parent
+
+
+def plain_text(lines: Lines) -> str:
+    """The lines, one a line."""
+    return "\n".join(lines.texts)
+
+
+# -- Markdown --------------------------------------------------------------------------------
+_HEADINGS = {f"h{k}": k for k in range(1, 7)}
+#: characters that would start Markdown inline syntax (emphasis, code, links, HTML, entities)
+_INLINE = re.compile(r"([\\`*_\[\]<]|&(?=#?\w+;))")
+#: what at a line's start would make it another block (a heading, a quote, a list item, a
+#: setext underline, a fence, a table's row)
+_START = re.compile(r"^(#{1,6}(?=\s|$)|[>+*-](?=\s|$)|=+\s*$|-+\s*$|\d{1,9}(?=[.)](?:\s|$))|`{3,}|~{3,}|\|)")
+
+
+def _escape(text: str, cell: bool = False) -> str:
+    """``text`` as literal Markdown: inline syntax escaped, and a line start that would begin
+    another block; in a table's cell its ``|`` too."""
+    text = _INLINE.sub(r"\\\1", text)
+    if cell:
+        return text.replace("|", "\\|")
+    m = _START.match(text)
+    if m:
+        if m.group(0)[0].isdigit():  # "1. Finland": the number stays, its "." is escaped
+            return text[:m.end()] + "\\" + text[m.end():]
+        return "\\" + text
+    return text
+
+
+def _up(row: int, tags: list[str], parent: np.ndarray, wanted, stop=frozenset()) -> int:
+    """The nearest ancestor-or-self of ``row`` whose tag is in ``wanted`` (-1 if none, or if an
+    element of ``stop`` comes first)."""
+    while row >= 0:
+        tag = tags[row]
+        if tag in wanted:
+            return row
+        if tag in stop:
+            return -1
+        row = int(parent[row])
+    return -1
+
+
+def markdown(lines: Lines) -> str:
+    """The lines as Markdown: ``#`` headings (h1-h6), ``-`` / ``1.`` list items, ``>`` quotes,
+    a table's rows as a table (its first row the header), the other blocks paragraphs; lines of
+    one block (a ``<br>`` between them) kept apart by a hard line break. Blocks are separated by
+    a blank line, the items of one list and the rows of one table by a newline, the blocks of one
+    quote by a ``>`` line. Nested lists come out as one level."""
+    tags, parent = lines.tags, lines.parent
+    out: list[tuple[str, tuple]] = []  # (Markdown of a block, what it continues: list or table)
+    table: list[list[list[str]]] = []  # rows of cells of lines, while lines are in one table
+    where = (-1, -1, -1)  # (table, row, cell) of the table being read
+
+    def end_table() -> None:
+        if table:  # every row as wide as the widest: GitHub's tables drop cells past the header's
+            width = max(map(len, table))
+            rows = ["| " + " | ".join([_escape(" ".join(c), cell=True) for c in row] + [""] * (width - len(row)))
+                    + " |" for row in table]
+            rows.insert(1, "|" + " --- |" * width)
+            out.append(("\n".join(rows), ("table", where[0])))
+            table.clear()
+
+    prev = (None, -1, "")  # the previous line's block, list item and continuation indent
+    for text, b in zip(lines.texts, lines.blocks):
+        if b < 0:  # no rows: paragraphs
+            out.append((_escape(text), ()))
+            continue
+        cell = _up(b, tags, parent, {"td", "th"}, stop={"table"})
+        if cell >= 0:
+            row = _up(cell, tags, parent, {"tr"}, stop={"table"})
+            tab = _up(row if row >= 0 else cell, tags, parent, {"table"})
+            if tab != where[0]:
+                end_table()
+            if not table or row != where[1]:
+                table.append([])
+            if not table[-1] or cell != where[2]:
+                table[-1].append([])
+            table[-1][-1].append(text)
+            where, prev = (tab, row, cell), (None, -1, "")
+            continue
+        end_table()
+        where = (-1, -1, -1)
+        inside = _up(b, tags, parent, {"blockquote"})
+        quote = "> " if inside >= 0 else ""
+        item = _up(b, tags, parent, {"li"})
+        line = _escape(text)
+        if out and (b == prev[0] or (item >= 0 and item == prev[1])):
+            # the same block after a <br>, or another block of the same list item: one block
+            md, cont = out[-1]
+            heading = prev[0] is not None and tags[prev[0]] in _HEADINGS
+            out[-1] = (md + (" " if heading else "\\\n" + quote + prev[2]) + line, cont)
+            continue
+        if tags[b] in _HEADINGS:
+            out.append((quote + "#" * _HEADINGS[tags[b]] + " " + line, ("quote", inside) if quote else ()))
+            prev = (b, -1, "")
+        elif item >= 0:
+            lst = _up(item, tags, parent, {"ul", "ol", "menu", "dir"})
+            mark = "1. " if lst >= 0 and tags[lst] == "ol" else "- "
+            out.append((quote + mark + line, ("list", lst)))
+            prev = (b, item, " " * len(mark))
+        else:
+            out.append((quote + line, ("quote", inside) if quote else ()))
+            prev = (b, -1, "")
+    end_table()
+    if not out:
+        return ""
+    parts = [out[0][0]]
+    for (md, cont), (_, before) in zip(out[1:], out[:-1]):  # one list, table or quote goes on
+        parts.append(("\n>\n" if cont[0] == "quote" else "\n") if cont and cont == before else "\n\n")
+        parts.append(md)
+    return "".join(parts)
