@@ -100,14 +100,7 @@ def _layout(walk: "PageWalk", kept: Sequence[int]):
     starts = ends - seg_len
     prior = np.rint(before * (int(chars[0]) or 1)).astype(np.int64)  # chars_before's own denominator
     block = np.fromiter((t in BLOCK_TAGS for t in tags), dtype=bool, count=n)
-    stop = block | (parent < 0) | (parent >= n)
-    near = np.where(stop, np.arange(n), parent)  # pointer jumping to the nearest block, ancestor or self
-    while True:
-        pending = ~stop[near]
-        if not pending.any():
-            break
-        near[pending] = near[near[pending]]
-    blocks = near[own]
+    blocks = _jump(block | (parent < 0) | (parent >= n), parent)[own]  # the root when no block is
     opened = np.sort(prior[block])  # where each block and <br> starts
     lo = np.searchsorted(opened, ends[kept[:-1]], side="left")
     hi = np.searchsorted(opened, starts[kept[1:]], side="right")
@@ -142,17 +135,31 @@ def _escape(text: str, cell: bool = False) -> str:
     return text
 
 
-def _up(row: int, tags: list[str], parent: np.ndarray, wanted, stop=frozenset()) -> int:
-    """The nearest ancestor-or-self of ``row`` whose tag is in ``wanted`` (-1 if none, or if an
-    element of ``stop`` comes first)."""
-    while row >= 0:
-        tag = tags[row]
-        if tag in wanted:
-            return row
-        if tag in stop:
-            return -1
-        row = int(parent[row])
-    return -1
+def nearest(tags: list[str], parent: np.ndarray, wanted, stop=frozenset()) -> np.ndarray:
+    """For every row, its nearest ancestor-or-self whose tag is in ``wanted``: -1 where there is
+    none, or where an element of ``stop`` comes first. Pointer jumping over the parents (rounds
+    of the log of the depth, each one pass over the rows), not a walk up from each row."""
+    n = len(parent)
+    tag = np.asarray(tags, dtype=object)
+    hit = np.isin(tag, list(wanted)) if n else np.zeros(0, dtype=bool)
+    end = hit | (np.isin(tag, list(stop)) if stop and n else False) | (parent < 0) | (parent >= n)
+    up = _jump(end, parent)
+    return np.where(hit[up], up, -1)
+
+
+def _jump(end: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """Each row's nearest ancestor-or-self where ``end`` holds (a root must hold it): pointer
+    jumping, each round one pass over the rows, as many rounds as the log of the depth."""
+    up = np.where(end, np.arange(len(parent)), parent)
+    while True:
+        pending = ~end[up]
+        if not pending.any():
+            return up
+        up[pending] = up[up[pending]]
+
+
+def _at(of: np.ndarray, row: int) -> int:
+    return int(of[row]) if row >= 0 else -1
 
 
 def markdown(lines: Lines) -> str:
@@ -162,6 +169,10 @@ def markdown(lines: Lines) -> str:
     a blank line, the items of one list and the rows of one table by a newline, the blocks of one
     quote by a ``>`` line. Nested lists come out as one level."""
     tags, parent = lines.tags, lines.parent
+    if len(parent):  # each row's nearest cell, row, table, quote, list item and list, at once
+        cells, rows = nearest(tags, parent, {"td", "th"}, {"table"}), nearest(tags, parent, {"tr"}, {"table"})
+        tables, quotes = nearest(tags, parent, {"table"}), nearest(tags, parent, {"blockquote"})
+        items, lists = nearest(tags, parent, {"li"}), nearest(tags, parent, {"ul", "ol", "menu", "dir"})
     out: list[tuple[str, tuple]] = []  # (Markdown of a block, what it continues: list or table)
     table: list[list[list[str]]] = []  # rows of cells of lines, while lines are in one table
     where = (-1, -1, -1)  # (table, row, cell) of the table being read
@@ -180,10 +191,10 @@ def markdown(lines: Lines) -> str:
         if b < 0:  # no rows: paragraphs
             out.append((_escape(text), ()))
             continue
-        cell = _up(b, tags, parent, {"td", "th"}, stop={"table"})
+        cell = int(cells[b])
         if cell >= 0:
-            row = _up(cell, tags, parent, {"tr"}, stop={"table"})
-            tab = _up(row if row >= 0 else cell, tags, parent, {"table"})
+            row = int(rows[cell])
+            tab = _at(tables, row if row >= 0 else cell)
             if tab != where[0]:
                 end_table()
             if not table or row != where[1]:
@@ -195,9 +206,9 @@ def markdown(lines: Lines) -> str:
             continue
         end_table()
         where = (-1, -1, -1)
-        inside = _up(b, tags, parent, {"blockquote"})
+        inside = int(quotes[b])
         quote = "> " if inside >= 0 else ""
-        item = _up(b, tags, parent, {"li"})
+        item = int(items[b])
         line = _escape(text)
         if out and (b == prev[0] or (item >= 0 and item == prev[1])):
             # the same block after a <br>, or another block of the same list item: one block
@@ -209,7 +220,7 @@ def markdown(lines: Lines) -> str:
             out.append((quote + "#" * _HEADINGS[tags[b]] + " " + line, ("quote", inside) if quote else ()))
             prev = (b, -1, "")
         elif item >= 0:
-            lst = _up(item, tags, parent, {"ul", "ol", "menu", "dir"})
+            lst = int(lists[item])
             mark = "1. " if lst >= 0 and tags[lst] == "ol" else "- "
             out.append((quote + mark + line, ("list", lst)))
             prev = (b, item, " " * len(mark))

@@ -137,3 +137,25 @@ def test_extract_markdown_on_the_command_line(tmp_path, capsys):
     assert main(["extract", "--markdown", "--records", str(page)]) == 1
     assert capsys.readouterr().err.strip() == \
         "hwnoise: error: --markdown is for the content text; --records writes JSON lines of records"
+
+
+def test_nearest_ancestor_by_jumping_is_the_walk_up_from_each_row():
+    from hwnoise.extractors.layout import nearest
+
+    def walk_up(row, tags, parent, wanted, stop):
+        while row >= 0:
+            if tags[row] in wanted:
+                return row
+            if tags[row] in stop:
+                return -1
+            row = parent[row]
+        return -1
+
+    rng = np.random.default_rng(11)
+    names = ["div", "li", "ul", "table", "td", "span", "blockquote"]
+    for n in (1, 2, 30, 400):
+        parent = np.array([-1] + [int(rng.integers(0, k)) for k in range(1, n)], dtype=np.int64)
+        tags = [names[int(k)] for k in rng.integers(0, len(names), n)]
+        for wanted, stop in (({"li"}, set()), ({"td"}, {"table"}), ({"ul", "blockquote"}, {"span"})):
+            assert nearest(tags, parent, wanted, stop).tolist() == \
+                [walk_up(r, tags, parent, wanted, stop) for r in range(n)]
