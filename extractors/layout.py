@@ -158,6 +158,24 @@ def _jump(end: np.ndarray, parent: np.ndarray) -> np.ndarray:
         up[pending] = up[up[pending]]
 
 
+def _list_nesting(tags: list[str], parent: np.ndarray, items: np.ndarray, lists: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """For each list item (``items``/``lists``: each row's nearest ``li`` and list), the spaces
+    before its marker (the content column of the item it is nested in: 2 under ``- ``, 3 under
+    ``1. ``, CommonMark's nesting) and its outermost list, in one pass in document order (a
+    row's parent comes before it)."""
+    n = len(parent)
+    indent, outer = np.zeros(n, dtype=np.int64), lists.copy()
+    for r in np.flatnonzero(np.asarray(tags, dtype=object) == "li").tolist():
+        p = int(parent[r])
+        above = int(items[p]) if 0 <= p < n else -1  # the item this one is nested in
+        if above >= 0:
+            up = int(lists[above])
+            indent[r] = indent[above] + (3 if up >= 0 and tags[up] == "ol" else 2)
+            outer[r] = outer[above]
+    return indent, outer
+
+
 def _at(of: np.ndarray, row: int) -> int:
     return int(of[row]) if row >= 0 else -1
 
@@ -167,12 +185,13 @@ def markdown(lines: Lines) -> str:
     a table's rows as a table (its first row the header), the other blocks paragraphs; lines of
     one block (a ``<br>`` between them) kept apart by a hard line break. Blocks are separated by
     a blank line, the items of one list and the rows of one table by a newline, the blocks of one
-    quote by a ``>`` line. Nested lists come out as one level."""
+    quote by a ``>`` line; a list in a list item is indented under it."""
     tags, parent = lines.tags, lines.parent
     if len(parent):  # each row's nearest cell, row, table, quote, list item and list, at once
         cells, rows = nearest(tags, parent, {"td", "th"}, {"table"}), nearest(tags, parent, {"tr"}, {"table"})
         tables, quotes = nearest(tags, parent, {"table"}), nearest(tags, parent, {"blockquote"})
         items, lists = nearest(tags, parent, {"li"}), nearest(tags, parent, {"ul", "ol", "menu", "dir"})
+        indent, outer = _list_nesting(tags, parent, items, lists)
     out: list[tuple[str, tuple]] = []  # (Markdown of a block, what it continues: list or table)
     table: list[list[list[str]]] = []  # rows of cells of lines, while lines are in one table
     where = (-1, -1, -1)  # (table, row, cell) of the table being read
@@ -221,8 +240,8 @@ def markdown(lines: Lines) -> str:
             prev = (b, -1, "")
         elif item >= 0:
             lst = int(lists[item])
-            mark = "1. " if lst >= 0 and tags[lst] == "ol" else "- "
-            out.append((quote + mark + line, ("list", lst)))
+            mark = " " * int(indent[item]) + ("1. " if lst >= 0 and tags[lst] == "ol" else "- ")
+            out.append((quote + mark + line, ("list", int(outer[item]))))
             prev = (b, item, " " * len(mark))
         else:
             out.append((quote + line, ("quote", inside) if quote else ()))

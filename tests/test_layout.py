@@ -159,3 +159,16 @@ def test_nearest_ancestor_by_jumping_is_the_walk_up_from_each_row():
         for wanted, stop in (({"li"}, set()), ({"td"}, {"table"}), ({"ul", "blockquote"}, {"span"})):
             assert nearest(tags, parent, wanted, stop).tolist() == \
                 [walk_up(r, tags, parent, wanted, stop) for r in range(n)]
+
+
+def test_a_list_in_a_list_item_is_nested_under_it():
+    walk = walk_page("<html><body><ul><li>a<ul><li>under a</li><li>also<ol><li>deeper</li></ol></li></ul></li>"
+                     "<li>b</li></ul></body></html>")
+    labels = np.array(["N"] * len(walk.column("tag")), dtype=object)
+    assert markdown_from_labels(walk, labels) == "- a\n  - under a\n  - also\n    1. deeper\n- b"
+    md = _commonmark()
+    depth, deepest = 0, 0
+    for token in md.parse(markdown_from_labels(walk, labels)):
+        depth += token.type.endswith("_list_open") - token.type.endswith("_list_close")
+        deepest = max(deepest, depth)
+    assert deepest == 3
