@@ -4,7 +4,7 @@ A page's content is the text segments of the nodes labelled content (``walk.segm
 text nodes of the page in document order, each owned by the element that holds it). They run
 into lines as a browser breaks them: one line a block (``hwnoise.markup.BLOCK_TAGS``: a
 paragraph, a heading, a list item, a cell), a new line at ``<br>``, and a link or a ``<b>``
-inside a paragraph on the paragraph's line (``line_breaks``). ``plain_text`` joins the lines;
+inside a paragraph on the paragraph's line (``content_lines``). ``plain_text`` joins the lines;
 ``markdown`` writes each line's block as Markdown (CommonMark, with GitHub's tables): headings,
 list items, block quotes, table rows, paragraphs. Both move only what stands between words, so
 the words are those of the segments, whichever way the text is written.
@@ -24,7 +24,7 @@ from hwnoise.markup import BLOCK_TAGS
 if TYPE_CHECKING:  # pragma: no cover - names for type hints only
     from hwnoise.features.walk import PageWalk
 
-__all__ = ["Lines", "content_lines", "line_breaks", "plain_text", "markdown"]
+__all__ = ["Lines", "content_lines", "plain_text", "markdown", "nearest"]
 
 
 @dataclass
@@ -40,7 +40,11 @@ class Lines:
 
 
 def content_lines(walk: "PageWalk", labels: Sequence[str] | np.ndarray) -> Lines:
-    """The lines of the own text of the nodes ``labels`` calls content (``line_breaks``)."""
+    """The lines of the own text of the nodes ``labels`` calls content. A new line starts before
+    a kept segment where its nearest block (``hwnoise.markup.BLOCK_TAGS``, ancestor or itself) is
+    not the previous kept segment's, or where a block or ``<br>`` starts between the two (found by
+    the characters before it, the ``chars_before`` column times the root's ``chars``, among the
+    segments' cumulative lengths); one text node a line for a walk without its rows."""
     labels = np.asarray(labels)
     if labels.size == 0:
         return Lines()
@@ -66,20 +70,10 @@ def content_lines(walk: "PageWalk", labels: Sequence[str] | np.ndarray) -> Lines
     return lines
 
 
-def line_breaks(walk: "PageWalk", kept: Sequence[int]) -> np.ndarray:
-    """For each of the segments ``kept`` (ascending indices into ``walk.segments``) after the
-    first, whether a browser starts a new line before it: the segment's nearest block
-    (``hwnoise.markup.BLOCK_TAGS``, ancestor or itself) is not the previous kept segment's, or
-    a block or ``<br>`` starts between the two (found by the characters before it, the
-    ``chars_before`` column times the root's ``chars``, among the segments' cumulative lengths).
-    All True (one text node a line) for a walk without its rows' tags and positions."""
-    layout = _layout(walk, kept)
-    return np.ones(max(len(kept) - 1, 0), dtype=bool) if layout is None else layout[0]
-
-
 def _layout(walk: "PageWalk", kept: Sequence[int]):
-    """``(breaks, each kept segment's block, tags, parent)`` (``line_breaks``), or None for a walk
-    without the rows' tags and positions (a bench's stand-in walk) or with rows that do not fit."""
+    """``(breaks, each kept segment's block, tags, parent)``: for each kept segment after the
+    first whether a new line starts before it (``content_lines``), or None for a walk without the
+    rows' tags and positions (a bench's stand-in walk) or with rows that do not fit."""
     kept = np.asarray(kept, dtype=np.int64)
     try:
         owner, texts = walk.segment_arrays()
@@ -116,9 +110,9 @@ def plain_text(lines: Lines) -> str:
 _HEADINGS = {f"h{k}": k for k in range(1, 7)}
 #: characters that would start Markdown inline syntax (emphasis, code, links, HTML, entities)
 _INLINE = re.compile(r"([\\`*_\[\]<]|&(?=#?\w+;))")
-#: what at a line's start would make it another block (a heading, a quote, a list item, a
-#: setext underline, a fence, a table's row)
-_START = re.compile(r"^(#{1,6}(?=\s|$)|[>+*-](?=\s|$)|=+\s*$|-+\s*$|\d{1,9}(?=[.)](?:\s|$))|`{3,}|~{3,}|\|)")
+#: what at a line's start, once ``_INLINE`` has escaped (``*`` and a backtick fence with it), would
+#: make it another block: a heading, a quote, a list item, a setext underline, a fence, a table row
+_START = re.compile(r"^(#{1,6}(?=\s|$)|[>+-](?=\s|$)|=+\s*$|-+\s*$|\d{1,9}(?=[.)](?:\s|$))|~{3,}|\|)")
 
 
 def _escape(text: str, cell: bool = False) -> str:
