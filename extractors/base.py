@@ -55,10 +55,11 @@ def text_from_labels(walk: "PageWalk", labels: Sequence[str] | np.ndarray) -> st
 
     Each text node of the page is attributed to the element that directly holds it; a
     segment is kept when that element is labelled content. Kept segments are joined as a
-    browser lays them out (``hwnoise.extractors.layout``): by a space within one block (a link
-    or a ``<b>`` inside a paragraph), by a newline where a block begins or ends between them or
-    a ``<br>`` stands there. Either way no two words of different text nodes run together, so
-    the words, and every text score, are the same as with one text node a line.
+    browser's ``innerText`` lays them out (``hwnoise.extractors.layout``): by a space within one
+    block (a link or a ``<b>`` inside a paragraph), by a blank line around a paragraph, a newline
+    around another block or at a ``<br>``, a tab between a row's cells. Either way no two words of
+    different text nodes run together, so the words, and every text score, are the same as with
+    one text node a line.
     """
     from hwnoise.extractors.layout import content_lines, plain_text
 

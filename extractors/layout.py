@@ -2,9 +2,10 @@
 
 A page's content is the text segments of the nodes labelled content (``walk.segments``, the
 text nodes of the page in document order, each owned by the element that holds it). They run
-into lines as a browser breaks them: one line a block (``hwnoise.markup.BLOCK_TAGS``: a
-paragraph, a heading, a list item, a cell), a new line at ``<br>``, and a link or a ``<b>``
-inside a paragraph on the paragraph's line (``content_lines``). ``plain_text`` joins the lines;
+into lines as HTML's ``innerText`` breaks a page shown with its default styles: a paragraph set
+off by blank lines, every other block (``hwnoise.markup.BLOCK_TAGS``) on lines of its own, a new
+line at ``<br>``, a row's cells on one line a tab apart, and a link or a ``<b>`` inside a paragraph
+on the paragraph's line (``content_lines``). ``plain_text`` joins the lines;
 ``markdown`` writes each line's block as Markdown (CommonMark, with GitHub's tables): headings,
 list items, block quotes, table rows, paragraphs. Both move only what stands between words, so
 the words are those of the segments, whichever way the text is written.
@@ -29,22 +30,34 @@ __all__ = ["Lines", "content_lines", "plain_text", "markdown", "nearest"]
 
 @dataclass
 class Lines:
-    """A page's content as lines: each line's text (its segments joined by one space) and block
-    (the row of its first segment's nearest block, ancestor or itself; -1 without rows), with the
-    rows' tags and parents the blocks are read from (empty without rows)."""
+    """A page's content as lines: each line's text (its segments joined by one space), what stands
+    before it (``seps``: "\\n", "\\n\\n" or more, or "\\t" between two cells of a row; "" before the
+    first) and its block (the row of its first segment's nearest block, ancestor or itself; -1
+    without rows), with the rows' tags and parents the blocks are read from (empty without rows)."""
 
     texts: list[str] = field(default_factory=list)
+    seps: list[str] = field(default_factory=list)
     blocks: list[int] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     parent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
+#: Elements whose start and end leave a blank line in the text (HTML's ``innerText``: a required
+#: line break count of 2), and those between whose siblings a tab stands (a table's cells).
+_PARAGRAPH = frozenset({"p"})
+_CELLS = frozenset({"td", "th"})
+
+
 def content_lines(walk: "PageWalk", labels: Sequence[str] | np.ndarray) -> Lines:
-    """The lines of the own text of the nodes ``labels`` calls content. A new line starts before
-    a kept segment where its nearest block (``hwnoise.markup.BLOCK_TAGS``, ancestor or itself) is
-    not the previous kept segment's, or where a block or ``<br>`` starts between the two (found by
-    the characters before it, the ``chars_before`` column times the root's ``chars``, among the
-    segments' cumulative lengths); one text node a line for a walk without its rows."""
+    """The lines of the own text of the nodes ``labels`` calls content, broken as HTML's
+    ``innerText`` breaks a page shown with its default styles. Between two kept segments stands a
+    blank line where a ``<p>`` starts or ends between them (an empty one too), else a newline where
+    another block starts or ends there (``hwnoise.markup.BLOCK_TAGS``), or one a ``<br>`` there
+    when they are more; else a tab between two cells of a row; else a space. (Where a cell holds
+    a block, innerText sets the cell's tab after the block's blank line, and adds a row's newline
+    to the blank lines around it: not followed here.) Where an element starts and ends among the
+    segments comes from the walk's rows: its characters before (``chars_before`` times the root's
+    ``chars``) and its own ``chars``. One text node a line for a walk without its rows."""
     labels = np.asarray(labels)
     if labels.size == 0:
         return Lines()
@@ -55,55 +68,69 @@ def content_lines(walk: "PageWalk", labels: Sequence[str] | np.ndarray) -> Lines
         return Lines()
     layout = _layout(walk, [k for k, _ in kept])
     if layout is None:  # no rows to lay out by: one text node a line
-        return Lines([t for _, t in kept], [-1] * len(kept))
-    breaks, blocks, tags, parent = layout
+        return Lines([t for _, t in kept], [""] + ["\n"] * (len(kept) - 1), [-1] * len(kept))
+    between, blocks, tags, parent = layout
     lines = Lines(tags=tags, parent=parent)
-    run = [kept[0][1]]
+    run, sep = [kept[0][1]], ""
     for j in range(1, len(kept)):
-        if breaks[j - 1]:
+        if between[j - 1] != " ":
             lines.texts.append(" ".join(run))
+            lines.seps.append(sep)
             lines.blocks.append(int(blocks[j - len(run)]))
-            run = []
+            run, sep = [], between[j - 1]
         run.append(kept[j][1])
     lines.texts.append(" ".join(run))
+    lines.seps.append(sep)
     lines.blocks.append(int(blocks[len(kept) - len(run)]))
     return lines
 
 
 def _layout(walk: "PageWalk", kept: Sequence[int]):
-    """``(breaks, each kept segment's block, tags, parent)``: for each kept segment after the
-    first whether a new line starts before it (``content_lines``), or None for a walk without the
-    rows' tags and positions (a bench's stand-in walk) or with rows that do not fit."""
+    """``(between, each kept segment's block, tags, parent)``: what stands between each two kept
+    segments (``content_lines``), or None for a walk without the rows' tags and positions (a
+    bench's stand-in walk) or with rows that do not fit."""
     kept = np.asarray(kept, dtype=np.int64)
     try:
         owner, texts = walk.segment_arrays()
         tags = walk.column("tag")
         parent = np.asarray(walk.column("parent"), dtype=np.int64)
         before = np.asarray(walk.column("chars_before"), dtype=np.float64)
-        chars = walk.column("chars")
+        chars = np.asarray(walk.column("chars"), dtype=np.int64)
     except (AttributeError, KeyError, TypeError):
         return None
     n = len(parent)
-    if not len(kept) or len(tags) != n or len(before) != n or not n:
+    if not len(kept) or len(tags) != n or len(before) != n or len(chars) != n or not n:
         return None
     own = owner[kept]
     if own.min() < 0 or own.max() >= n:
         return None
     seg_len = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     ends = np.cumsum(seg_len)  # a segment's end; its start is the previous segment's end
-    starts = ends - seg_len
-    prior = np.rint(before * (int(chars[0]) or 1)).astype(np.int64)  # chars_before's own denominator
+    gap_lo, gap_hi = ends[kept[:-1]], ends[kept[1:]] - seg_len[kept[1:]]  # from one's end to the next's start
+    start = np.rint(before * (int(chars[0]) or 1)).astype(np.int64)  # chars_before's own denominator
+    stop = start + chars  # where the element's text ends
+    tag = np.asarray(tags, dtype=object)
     block = np.fromiter((t in BLOCK_TAGS for t in tags), dtype=bool, count=n)
     blocks = _jump(block | (parent < 0) | (parent >= n), parent)[own]  # the root when no block is
-    opened = np.sort(prior[block])  # where each block and <br> starts
-    lo = np.searchsorted(opened, ends[kept[:-1]], side="left")
-    hi = np.searchsorted(opened, starts[kept[1:]], side="right")
-    return (blocks[1:] != blocks[:-1]) | (hi > lo), blocks, list(tags), parent
+
+    def inside(rows: np.ndarray, at_stop: bool = True) -> np.ndarray:
+        """How many starts (and stops) of ``rows`` lie in each gap."""
+        edges = np.sort(np.concatenate((start[rows], stop[rows])) if at_stop else start[rows])
+        return np.searchsorted(edges, gap_hi, side="right") - np.searchsorted(edges, gap_lo, side="left")
+
+    is_br, is_cell = tag == "br", np.isin(tag, list(_CELLS))
+    paragraph = inside(np.flatnonzero(np.isin(tag, list(_PARAGRAPH)))) > 0
+    other = inside(np.flatnonzero(block & ~is_br & ~is_cell & ~np.isin(tag, list(_PARAGRAPH)))) > 0
+    brs = inside(np.flatnonzero(is_br), at_stop=False)
+    cell = inside(np.flatnonzero(is_cell)) > 0
+    count = np.maximum(np.where(paragraph, 2, np.where(other, 1, 0)), brs)
+    between = ["\n" * c if c else ("\t" if t else " ") for c, t in zip(count.tolist(), cell.tolist())]
+    return between, blocks, list(tags), parent
 
 
 def plain_text(lines: Lines) -> str:
-    """The lines, one a line."""
-    return "\n".join(lines.texts)
+    """The lines, each after what stands before it (a newline, a blank line, a tab)."""
+    return "".join(sep + text for sep, text in zip(lines.seps, lines.texts))
 
 
 # -- Markdown --------------------------------------------------------------------------------

@@ -54,7 +54,8 @@ def extract(model: Any = "general", html: bytes | str = b"", *, query: str | Non
             http_charset: str | None = None, markdown: bool = False) -> str:
     """The content text of one page (its bytes as received) by ``model`` (a NoiseModel, a
     saved model's path, or "general"); ``query`` is the search that found the page. Plain text,
-    one line a block, or with ``markdown`` Markdown (headings, lists, quotes, tables)."""
+    laid out as a browser's ``innerText``, or with ``markdown`` Markdown (headings, lists, quotes,
+    tables)."""
     from hwnoise.extractors.model import extract_with_model
 
     if not isinstance(markdown, bool):

@@ -1,6 +1,8 @@
 """Node labels → text, the external adapters on a small page, the registry, ``hwnoise extract``."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,8 @@ from hwnoise.extractors.registry import METHODS, available_methods, get_method
 from hwnoise.features.labels import label_page
 from hwnoise.features.walk import walk_page
 from hwnoise.text import text_scores, tokenize
+
+CHROMIUM = "/usr/bin/chromium"
 
 PARAS = [
     "The river rose by two metres overnight and the old stone bridge was closed to traffic.",
@@ -56,20 +60,58 @@ LAYOUT_HTML = (
 
 
 def test_text_from_labels_lays_the_text_out_as_a_browser_does():
-    # one line a block: inline elements (a link, <b>, <i>) stay inside their paragraph's line;
-    # a block that begins or ends, an empty one too, and <br> start a new line
+    # as innerText: inline elements (a link, <b>, <i>) stay inside their paragraph's line; a
+    # paragraph, an empty one too, is set off by a blank line; another block that begins or ends,
+    # and <br>, start a new line; the cells of a row stand on one line, a tab apart
     walk = walk_page(LAYOUT_HTML)
     tags = walk.column("tag")
     labels = np.array(["S" if t == "a" and k < 4 else "N" for k, t in enumerate(tags)], dtype=object)
     labels[tags.index("div")] = "S"  # the menu
     assert text_from_labels(walk, labels) == (
-        "A new report by Stanford calls it into question.\n"
-        "Line one\nline two\n"
-        "Before the list\nfirst item\nsecond\nafter the list\nafter an empty block\n"
-        "cell one\ncell two")
+        "A new report by Stanford calls it into question.\n\n"
+        "Line one\nline two\n\n"
+        "Before the list\nfirst item\nsecond\nafter the list\n\nafter an empty block\n"
+        "cell one\tcell two")
     # a noise link inside a paragraph leaves the paragraph one line
     labels[[k for k, t in enumerate(tags) if t == "a"][-1]] = "S"
     assert text_from_labels(walk, labels).split("\n")[0] == "A new by Stanford calls it into question."
+
+
+#: Pages whose text Chromium's innerText gives as text_from_labels lays it out (no style sheet,
+#: so every element shows as HTML's defaults say; whitespace between inline elements as written;
+#: no <pre>, whose spaces the walk collapses)
+INNER_TEXT_PAGES = [
+    LAYOUT_HTML,
+    "<html><body><h1>Head</h1><p>p one <b>bold</b></p><div>div a</div><div>div b<br>after br</div>"
+    "<p>p two</p><ul><li>i1</li><li>i2 <a href='#'>link</a></li></ul><table><tr><th>A</th><th>B</th></tr>"
+    "<tr><td>1</td><td>2 <i>x</i></td></tr></table><blockquote>q</blockquote>"
+    "<section><div><p>deep p</p></div></section>tail</body></html>",
+    "<html><body><article><h2>Results for oak</h2><ol><li><h3><a href='/1'>Oak chair</a></h3><p>Solid oak, "
+    "hand made.</p><span>$120</span></li><li><h3><a href='/2'>Oak table</a></h3><p>Six seats.</p>"
+    "<span>$640</span></li></ol><p>Page 1 of 3<br><br>Next</p></article><footer>Terms<br>Privacy</footer>"
+    "<dl><dt>Term</dt><dd>Its meaning</dd></dl><table><caption>Prices</caption><thead><tr><th>Item</th>"
+    "<th>Price</th></tr></thead><tbody><tr><td>Chair</td><td>$5</td></tr></tbody></table></body></html>",
+]  # (not a block inside a cell: there innerText puts the cell's tab after the block's blank line)
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed")
+def test_the_layout_is_chromiums_inner_text():
+    pytest.importorskip("playwright", reason="playwright (the render extra) is not installed")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            shown = []
+            for html in INNER_TEXT_PAGES:
+                page.set_content(html)
+                shown.append(page.evaluate("document.body.innerText"))
+        finally:
+            browser.close()
+    for html, inner in zip(INNER_TEXT_PAGES, shown):
+        walk = walk_page(html)
+        assert text_from_labels(walk, np.array(["N"] * len(walk.column("tag")), dtype=object)) == inner
 
 
 def test_text_from_labels_keeps_the_words_of_one_text_node_a_line():

@@ -61,7 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--markdown", action="store_true",
                    help="the text as Markdown (CommonMark with GitHub's tables): headings, list items, "
                         "quotes and tables as such, the other blocks paragraphs; with --jsonl and --warc "
-                        "the \"text\" fields hold it. Without it: plain text, one line a block")
+                        "the \"text\" fields hold it. Without it: plain text laid out as a browser's innerText")
     p.add_argument("--workers", "-j", type=int, default=1, metavar="N",
                    help="processes to extract with (default 1; 0: one per core)")
     p.add_argument("--records", action="store_true",
