@@ -63,7 +63,8 @@ def test_the_li_example_of_seed_003():
     assert threshold == pytest.approx(28.1723, abs=1e-4)
     assert marks.tolist() == [PATH, PATH, MARKED, MARKED, MARKED, MARKED, MARKED]
     assert cetd_labels(walk).tolist() == ["S", "S", "N", "N", "N", "N", "N"]
-    assert cetd_extract(html) == "Model journalist\nHow the BBC's Brian Hanrahan became a household name"
+    # laid out as innerText: the heading, then the paragraph after a blank line
+    assert cetd_extract(html) == "Model journalist\n\nHow the BBC's Brian Hanrahan became a household name"
 
 
 SENTENCES = [f"Sentence {i} of the story tells the reader what happened in the valley during the "
