@@ -13,7 +13,7 @@ nodes that hold text of their own (as ``general_variants.py``'s variants):
 - ``lgb_bin``: LightGBM's binary objective with the same tree sizes (31 leaves, leaves of at
   least 20, 100 trees of rate 0.1): the control for LightGBM itself;
 - ``lgb_lr`` / ``lgb_xe``: ``lambdarank`` (the pairs of each of the page's top 300 nodes
-  with the others: ``TRUNCATION``) / ``rank_xendcg``, each page a query, labels 0/1;
+  with the others: ``TRUNCATION``; ``lgb_lr30``: LightGBM's default 30) / ``rank_xendcg``, each page a query, labels 0/1;
 - ``lgb_lr_g`` / ``lgb_xe_g``: the same, a content node's label graded by its share of its
   page's gold characters (1 + floor(10 x share), capped at 10; gain = label), noise 0;
 - ``hgb_pz``: the preset's learner on the preset's columns standardised within each page (the
@@ -52,7 +52,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from general_variants import Bench, line  # noqa: E402
 
-MODELS = ("hgb", "lgb_bin", "lgb_lr", "lgb_xe", "lgb_lr_g", "lgb_xe_g", "hgb_pz")
+MODELS = ("hgb", "lgb_bin", "lgb_lr", "lgb_lr30", "lgb_xe", "lgb_lr_g", "lgb_xe_g", "hgb_pz")
 RULES = ("global", "maxdelta", "z", "ratio")
 TREE = dict(n_estimators=100, learning_rate=0.1, num_leaves=31, min_child_samples=20,
             random_state=1, n_jobs=2, verbose=-1)
@@ -126,7 +126,8 @@ class RankBench:
         graded = model.endswith("_g")
         lab = self.grade()[tr] if graded else self.y[tr]
         obj = "lambdarank" if model.startswith("lgb_lr") else "rank_xendcg"
-        extra = dict(lambdarank_truncation_level=TRUNCATION) if obj == "lambdarank" else {}
+        extra = ({} if obj != "lambdarank" else dict(lambdarank_truncation_level=30) if model == "lgb_lr30"
+                 else dict(lambdarank_truncation_level=TRUNCATION))
         if graded:
             extra["label_gain"] = list(range(11))
         est = lgb.LGBMRanker(objective=obj, **TREE, **extra)
