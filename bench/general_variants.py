@@ -13,6 +13,8 @@
     python bench/general_variants.py thresholds base wconly --work /tmp/gvx           # with and without them
     python bench/general_variants.py run lex lexown seq lexseq wch wsqrt wpage --work /tmp/gv   # ~20 s a variant
     python bench/general_variants.py paired base lex lexown --work /tmp/gv --union --thresholds 0.2,0.3,0.4
+    python bench/general_variants.py modes --work /tmp/gv                            # ~9 min, every mode
+    python bench/general_variants.py inner base m+traf_prec m+read_top3 --work /tmp/gv  # ~10 min a variant
 
 ``cache`` imports WCXB dev, assembles every gold page's rows with the general preset's columns
 plus parent/grandparent context (``hwnoise.features.assembly``, the one assembly), and keeps each
@@ -57,6 +59,18 @@ the only ones whose label changes the extracted text):
   0.9) left out, or each weighted by |2 share − 1| + 0.05.
 - ``nontraf``: the preset's columns, trained only on the nodes the preset's union leaves to the
   classifier (those trafilatura keeps less than half the words of: ``stack_trafilatura`` < 0.5).
+
+- ``m+NAME[+NAME...]``: + the extra verdicts ``stack_m_NAME`` of other modes of the stacked
+  extractors (``MODES``: trafilatura with favor_precision / favor_recall / include_tables=False /
+  no_fallback, resiliparse's main content without comments or with form fields, noscript and
+  hidden elements, the text of readability's 3 best-scored candidates), each the share of a
+  node's words the mode's text keeps (``assembly.stack_share``), added to the cache by ``modes``
+  (``modes.parquet``, each mode's seconds a page in ``modes_time.json``; ``traf_default``, the
+  preset's own trafilatura, checks that the column equals the cache's ``stack_trafilatura``).
+
+``inner`` scores variants as the preset chooses its threshold: each outer fold's by the inner CV
+(3 folds grouped by site over the training folds, ``Bench.inner``), with the union (``--no-union``:
+without), against the first variant on the same folds: per fold and paired ± s.e.
 
 ``paired`` compares variants page by page against the first (``--union``: as the preset, with
 trafilatura's nodes content whatever the probability).
@@ -189,6 +203,109 @@ def _other_sources(data: Path, work: Path, n: int) -> tuple[list[Path], set]:
     return dirs, keep
 
 
+def _readability_top(k: int, html: str) -> str:
+    """The text of readability-lxml's ``k`` best-scored candidates (``score_paragraphs``, after
+    its ruthless removal of unlikely candidates), the outermost of them in document order: a
+    wider view than ``summary``'s one best candidate and its siblings."""
+    import lxml.html
+    from readability import Document
+
+    from hwnoise.extractors.external import html_to_text
+
+    doc = Document(html)
+    doc._html(True)
+    for el in doc.tags(doc.html, "script", "style", "noscript"):
+        el.drop_tree()
+    doc.remove_unlikely_candidates()
+    doc.transform_misused_divs_into_paragraphs()
+    cands = doc.score_paragraphs()
+    top = {c["elem"] for c in sorted(cands.values(), key=lambda c: -c["content_score"])[:k]}
+    order = {el: i for i, el in enumerate(doc.html.iter())}
+    outer = sorted((e for e in top if not any(a in top for a in e.iterancestors())),
+                   key=lambda e: order.get(e, 0))
+    return "\n".join(html_to_text(lxml.html.tostring(e, encoding="unicode")) for e in outer)
+
+
+def _mode_runner(mode: str):
+    """``MODES[mode]`` as a function of the decoded page (the adapters of ``extractors.external``)."""
+    from functools import partial
+
+    from hwnoise.extractors import external as ext
+
+    how, opts = MODES[mode]
+    if how == "trafilatura":
+        return partial(ext._run_trafilatura, opts)
+    if how == "resiliparse":
+        return partial(ext._run_resiliparse, {"main_content": True, **opts})
+    if how == "readability-top":
+        return partial(_readability_top, opts["k"])
+    raise KeyError(mode)
+
+
+#: Other modes of the stacked extractors, each an extra verdict ``stack_m_NAME`` (``modes``):
+#: (adapter, options); the preset's own modes are trafilatura's defaults, resiliparse's
+#: main_content=True and readability's summary.
+MODES = {
+    "traf_default": ("trafilatura", {}),  # the preset's own mode: a check that stack_m_ matches stack_
+    "traf_prec": ("trafilatura", {"favor_precision": True}),
+    "traf_rec": ("trafilatura", {"favor_recall": True}),
+    "traf_notab": ("trafilatura", {"include_tables": False}),
+    "traf_nofb": ("trafilatura", {"no_fallback": True}),
+    "res_nocomm": ("resiliparse", {"comments": False}),
+    "res_wide": ("resiliparse", {"form_fields": True, "noscript": True, "hidden_elements": True}),
+    "read_top3": ("readability-top", {"k": 3}),
+}
+
+
+def modes(work: Path, names: list[str]) -> None:
+    """Add ``stack_m_NAME`` for each mode of ``names`` to the cache (``modes.parquet``, row for row
+    with ``rows.parquet``): ``assembly.stack_share`` of the page's walk and the mode's text, the
+    page read as the stacked extractors read it (``as_walked``, ``external.decode``). Each mode's
+    seconds per page go to ``modes_time.json``."""
+    import json
+
+    from hwnoise.dataset import Dataset
+    from hwnoise.extractors.base import as_walked
+    from hwnoise.extractors.external import decode
+    from hwnoise.features.assembly import stack_share, walk_dataset_page
+
+    b = Bench(work)
+    path, tpath = work / "modes.parquet", work / "modes_time.json"
+    have = pd.read_parquet(path) if path.exists() else pd.DataFrame(index=range(len(b.rows)))
+    times = json.loads(tpath.read_text()) if tpath.exists() else {}
+    todo = [m for m in names if "stack_m_" + m not in have.columns]
+    if not todo:
+        return
+    run = {m: _mode_runner(m) for m in todo}
+    out = {m: np.full(len(b.rows), np.nan) for m in todo}
+    secs = {m: [] for m in todo}
+    node = b.rows["node"].to_numpy()
+    for dname, root in b.roots.items():
+        for page in Dataset(Path(root)).pages():
+            idx = b.pages_rows.get(f"{dname}/{page.id}")
+            if idx is None:
+                continue
+            walk = walk_dataset_page(page)
+            html, cs = as_walked(page.read_html(), page.http_charset, walk)
+            doc = decode(html, cs)
+            for m in todo:
+                t0 = time.perf_counter()
+                try:
+                    text = run[m](doc) or ""
+                except Exception:  # noqa: BLE001 - as the adapters: a page a mode chokes on keeps nothing
+                    text = ""
+                secs[m].append(time.perf_counter() - t0)
+                out[m][idx] = stack_share(walk, text)[node[idx]]
+        print(f"{dname}: modes done", file=sys.stderr, flush=True)
+    for m in todo:
+        have["stack_m_" + m] = out[m]
+        s = np.array(secs[m])
+        times[m] = {"pages": len(s), "mean_s": float(s.mean()), "median_s": float(np.median(s)),
+                    "p95_s": float(np.quantile(s, 0.95)), "total_s": float(s.sum())}
+    have.to_parquet(path)
+    tpath.write_text(json.dumps(times, indent=1))
+
+
 HGB_PARAMS = {  # variants of the gradient boosting's parameters (the preset's: scikit-learn's defaults)
     "lr05": dict(learning_rate=0.05, max_iter=300),
     "leaf63": dict(max_leaf_nodes=63, max_iter=200, learning_rate=0.05, l2_regularization=1.0),
@@ -277,6 +394,8 @@ class Bench:
         base = [c for c in self.cols if not c.startswith(("ctx_parent_", "ctx_grand_"))]
         if variant == "base":
             return base
+        if variant.startswith("m+"):  # + extra verdicts of other modes (``modes``)
+            return base + self._modes(variant.split("+")[1:])
         if variant == "ctx":
             return base + [c for c in self.cols if c.startswith(("ctx_parent_", "ctx_grand_"))
                            and self.rows[c].notna().any()]
@@ -408,6 +527,18 @@ class Bench:
                             out[idx] = values[node[idx]]
             pd.DataFrame({column: out}).to_parquet(path)
         return pd.read_parquet(path)[column].to_numpy()
+
+    def _modes(self, names: list[str]) -> list[str]:
+        """The ``stack_m_NAME`` columns of ``modes.parquet`` (made by the ``modes`` command)."""
+        path = self.work / "modes.parquet"
+        z = pd.read_parquet(path) if path.exists() else pd.DataFrame()
+        cols = ["stack_m_" + n for n in names]
+        lack = [c for c in cols if c not in z.columns]
+        if lack:
+            raise SystemExit(f"the cache lacks {', '.join(lack)}: run 'modes {' '.join(names)} --work {self.work}'")
+        for c in cols:
+            self.rows[c] = z[c].to_numpy()
+        return cols
 
     def _stacked(self, name: str) -> list[str]:
         """The stacked verdict ``stack_NAME`` of an extractor the cache lacks, as the assembly
@@ -634,6 +765,49 @@ class Bench:
         np.savez(path, **out)
         return out
 
+    def inner(self, variant: str, union: bool = True) -> dict:
+        """Out-of-fold probabilities of ``variant`` (gradient boosting as the preset) and each outer
+        fold's threshold by the preset's inner-CV rule (3 inner folds grouped by site over the
+        training folds, ``_inner_threshold``); with ``union`` a node trafilatura keeps
+        (``stack_trafilatura`` >= 0.5) is content whatever the probability, in the inner CV too,
+        as the ``general`` preset's union. Cached in ``inner_VARIANT[_nounion].npz``."""
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        from sklearn.model_selection import GroupKFold
+
+        path = self.work / f"inner_{variant}{'' if union else '_nounion'}.npz"
+        if path.exists():
+            z = np.load(path)
+            return {k: z[k] for k in z.files}
+        feats, r = self.features(variant), self.rows
+        X, y = r[feats].to_numpy(float), (r["label"] == "N").to_numpy(int)
+        keep = (r["stack_trafilatura"].to_numpy(float) >= 0.5) if union else np.zeros(len(r), bool)
+        fit, key, site = self._fit_mask(), r["key"].to_numpy(), r["site"].astype(str).to_numpy()
+
+        def gb(rows):
+            return HistGradientBoostingClassifier(random_state=1).fit(X[rows], y[rows])
+
+        po, raw, thr, t_all = np.full(len(r), np.nan), np.full(len(r), np.nan), {}, []
+        for f, (tr, te) in enumerate(self.folds):
+            tek = set(self.table["key"].iloc[te])
+            trf = np.flatnonzero(np.isin(key, list(self.table["key"].iloc[tr])) & fit)
+            tem = np.isin(key, list(tek)) & self.text
+            p1 = np.full(len(r), np.nan)
+            for a, b in GroupKFold(n_splits=3).split(trf, groups=site[trf]):
+                p1[trf[b]] = gb(trf[a]).predict_proba(X[trf[b]])[:, 1]
+            p1 = np.where(keep, 1.0, p1)
+            t = self._inner_threshold(p1, trf)
+            raw[tem] = gb(trf).predict_proba(X[tem])[:, 1]  # the fit ``oof`` makes: same rows, order, seed
+            po[tem] = np.where(keep[tem], 1.0, raw[tem])
+            thr.update({k: t for k in tek})
+            t_all.append(t)
+            print(f"{variant} fold {f + 1}: inner threshold {t:.2f}", file=sys.stderr, flush=True)
+        keys = sorted(thr)
+        out = {"p": po, "keys": np.array(keys), "thr": np.array([thr[k] for k in keys]), "folds": np.array(t_all)}
+        np.savez(path, **out)
+        if not (self.work / f"oof_{variant}.npy").exists():
+            np.save(self.work / f"oof_{variant}.npy", raw)
+        return out
+
     def oof(self, variant: str) -> np.ndarray:
         from sklearn.ensemble import HistGradientBoostingClassifier
 
@@ -837,6 +1011,35 @@ def paired(b: Bench, variants: list[str], thresholds: list[float], union: bool) 
                   f"{int((d < -0.005).sum())} | {' '.join(f'{x:+.3f}' for x in folds)} |")
 
 
+def run_inner(b: Bench, variants: list[str], union: bool) -> None:
+    """Each variant at its folds' inner-CV thresholds (``Bench.inner``), against the first on
+    the same folds: the table's line, the inner thresholds, the change per outer fold (listing +
+    collection), and the paired difference ± s.e. over the listing + collection pages and over
+    all pages."""
+    res = {}
+    for v in variants:
+        t0 = time.perf_counter()
+        z = b.inner(v, union)
+        res[v] = (b.score(z["p"], dict(zip(z["keys"], z["thr"]))), z["folds"])
+        print(f"{v}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    print("| variant | listing + collection | listing | collection | all pages | P (L+C) | R (L+C) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for v in variants:
+        print(line(f"{v} (inner thresholds {' '.join(f'{t:.2f}' for t in res[v][1])})", res[v][0]))
+    first = res[variants[0]][0]
+    print()
+    print("| variant | L+C difference ± s.e. | up / down | per fold (L+C) | folds up | all pages difference ± s.e. |")
+    print("|---|---|---|---|---:|---|")
+    for v in variants[1:]:
+        m = first.merge(res[v][0], on=["key", "kind"], suffixes=("_a", "_b"))
+        d_all = m["f1_b"] - m["f1_a"]
+        d = d_all[m["kind"].isin(["listing", "collection"])]
+        folds = b.per_fold(res[v][0]) - b.per_fold(first)
+        print(f"| {v} | {d.mean():+.4f} ± {d.std() / np.sqrt(len(d)):.4f} | {int((d > 0.005).sum())} / "
+              f"{int((d < -0.005).sum())} | {' '.join(f'{x:+.3f}' for x in folds)} | {int((folds > 0).sum())} | "
+              f"{d_all.mean():+.4f} ± {d_all.std() / np.sqrt(len(d_all)):.4f} |")
+
+
 def run_autoctx(b: Bench, variants: list[str], pred: Path | None, oracle: bool = False) -> int:
     """The first stage and each auto-context variant, at their inner-CV thresholds and at fixed ones."""
     print("| variant | listing + collection | listing | collection | all pages | P (L+C) | R (L+C) |")
@@ -899,7 +1102,7 @@ def write_pred(b: Bench, out: Path, p: np.ndarray, thr: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=["cache", "run", "thresholds", "oracle", "subtree", "autoctx", "paired"])
+    ap.add_argument("what", choices=["cache", "modes", "run", "inner", "thresholds", "oracle", "subtree", "autoctx", "paired"])
     ap.add_argument("variants", nargs="*", default=["base"])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--work", type=Path, default=Path("/tmp/hwnoise-general-variants"))
@@ -920,13 +1123,21 @@ def main(argv: list[str] | None = None) -> int:
                     help="paired: the thresholds to compare at (comma-separated; default 0.2)")
     ap.add_argument("--union", action="store_true",
                     help="paired: trafilatura's nodes are content whatever the probability (the preset's union)")
+    ap.add_argument("--no-union", action="store_true",
+                    help="inner: without the preset's union with trafilatura's nodes")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     if args.what == "cache":
         cache(args.data, args.work, args.datasets, args.others, args.title_query)
         return 0
+    if args.what == "modes":
+        modes(args.work, args.variants if args.variants != ["base"] else list(MODES))
+        return 0
     b = Bench(args.work)
     b.fit_rows = args.fit_rows
+    if args.what == "inner":
+        run_inner(b, args.variants, not args.no_union)
+        return 0
     if args.what == "autoctx":
         return run_autoctx(b, args.variants if args.variants != ["base"] else ["ac"], args.pred, args.oracle)
     if args.what == "paired":
