@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 
 from hwnoise.errors import HwnoiseError
-from hwnoise.features.columns import CONTENT
+from hwnoise.extractors.layout import content_lines, markdown, plain_text
 
 if TYPE_CHECKING:  # pragma: no cover - names for type hints only
     from hwnoise.dataset import Page
@@ -61,16 +61,12 @@ def text_from_labels(walk: "PageWalk", labels: Sequence[str] | np.ndarray) -> st
     different text nodes run together, so the words, and every text score, are the same as with
     one text node a line.
     """
-    from hwnoise.extractors.layout import content_lines, plain_text
-
     return plain_text(content_lines(walk, labels))
 
 
 def markdown_from_labels(walk: "PageWalk", labels: Sequence[str] | np.ndarray) -> str:
     """``text_from_labels`` as Markdown: its lines with their blocks' headings, list items,
     quotes and tables (``hwnoise.extractors.layout.markdown``); the same words."""
-    from hwnoise.extractors.layout import content_lines, markdown
-
     return markdown(content_lines(walk, labels))
 
 

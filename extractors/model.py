@@ -320,8 +320,6 @@ def _label(model: "NoiseModel", html: bytes | str, *, http_charset: str | None =
 def content_text(walk: "PageWalk", labels: np.ndarray, markdown: bool = False) -> str:
     """The content text of labelled rows: lines (``text_from_labels``), or with ``markdown``
     Markdown (``markdown_from_labels``); "" for a page of no rows."""
-    if not len(labels):
-        return ""
     return (markdown_from_labels if markdown else text_from_labels)(walk, labels)
 
 
