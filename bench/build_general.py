@@ -5,7 +5,7 @@ gold is data records (NEXT-EVAL's 100 pages).
 
     python bench/build_general.py [--work /tmp/hwnoise-bench] [--data ../shared/datasets]
                                   [--pages-per-dataset 60] [--all-pages SOURCES]
-                                  [--preset general|records]
+                                  [--preset general|records] [--cut absolute|page]
                                   [--cross-site-json FILE] [--out data/models/PRESET.json]
 
 Each dataset is imported (``hwnoise import``, first ``--import-limit`` pages of the larger
@@ -38,7 +38,7 @@ from hwnoise.dataset import Dataset, atomic_write_text  # noqa: E402
 from hwnoise.extractors.model import training_rows  # noqa: E402
 from hwnoise.features.assembly import FeatureCache  # noqa: E402
 from hwnoise.progress import info  # noqa: E402
-from hwnoise.training.spec import fit_spec, preset_spec  # noqa: E402
+from hwnoise.training.spec import fit_spec, preset_spec, with_overrides  # noqa: E402
 
 SOURCES = ("big9", "cleaneval", "dragnet", "l3s", "readability", "wcxb", "swde", "nexteval")
 #: the sources whose gold is data records (``records/ID.json``), which the records model learns from
@@ -93,6 +93,8 @@ def main(argv=None) -> int:
                     help="the preset to fit (records: general + the record-structure features)")
     ap.add_argument("--out", default=None, type=Path,
                     help="the model file (default data/models/PRESET.json)")
+    ap.add_argument("--cut", default=None, choices=("absolute", "page"),
+                    help="the spec's cut (what the inner-CV threshold is compared with; the presets': absolute)")
     args = ap.parse_args(argv)
     args.out = args.out or HERE.parent / "data" / "models" / f"{args.preset}.json"
     if args.sources is None:
@@ -100,6 +102,8 @@ def main(argv=None) -> int:
         if args.preset == "records":
             args.all_pages = args.all_pages or ",".join(RECORD_SOURCES)
     spec = preset_spec(args.preset)
+    if args.cut:
+        spec = with_overrides(spec, {"cut": args.cut})
     feats = spec.columns()
     pages, per = gather(args.sources.split(","), args.data, args.work, args.pages_per_dataset,
                         args.all_pages, args.import_limit, args.seed)

@@ -7,7 +7,8 @@ held-back pages of new sites, estimated on the shared data).
                                     [--thresholds 0.2,0.3,...] [--blend 0.6,0.7] [--union]
                                     [--title-query] [--union-gate S,T|none]
                                     [--gate share:0.2,chars:1500 --gate-thresholds 0.6,0.7]
-                                    [--classifier gb+rf] [--param KEY=VALUE] [--score-pages 60]
+                                    [--classifier gb+rf] [--param KEY=VALUE] [--cut absolute|page]
+                                    [--score-pages 60]
                                     [--nested]                       # about 10 min on 2 cores
     python bench/general_heldout.py --from-csv pages.csv [--nested]  # the tables of an earlier run
 
@@ -242,6 +243,8 @@ def main(argv=None) -> int:
                     help="the classifier in place of the preset's, e.g. gb+rf (docs/models.md)")
     ap.add_argument("--param", action="append", type=_param, default=[], metavar="KEY=VALUE",
                     help="a classifier parameter over the preset's, e.g. early_stopping=false (repeatable)")
+    ap.add_argument("--cut", default=None, choices=("absolute", "page"),
+                    help="the spec's cut (what the inner-CV threshold is compared with; the preset's: absolute)")
     ap.add_argument("--from-csv", type=Path, help="read the scores from a --csv of an earlier run (no fitting)")
     ap.add_argument("--csv", type=Path, help="write every (page, method) score here")
     args = ap.parse_args(argv)
@@ -273,6 +276,8 @@ def main(argv=None) -> int:
         spec = with_overrides(spec, {"classifier": args.classifier})
     if args.param:
         spec = with_overrides(spec, {"params": {**(spec.params or {}), **dict(args.param)}})
+    if args.cut:
+        spec = with_overrides(spec, {"cut": args.cut})
     df = held_out_scores(pages, source, spec, args.seed, thresholds, args.title_query, blends,
                          args.union, gates, gate_thresholds, scored)
     if args.csv:

@@ -110,7 +110,7 @@ class ModelMethod(WalkMethod):
 
     Options: ``preset`` (thesis, site, general, records, auto), and any spec field to override it
     (``classifier``, ``features``, ``stack``, ``context``, ``page_context``, ``threshold``,
-    ``params``); other keyword options are classifier parameters.
+    ``cut``, ``params``); other keyword options are classifier parameters.
     """
 
     name = "model"

@@ -26,7 +26,7 @@ def train(inputs: str | Path | Sequence[str | Path], **options: Any) -> dict:
     """``hwnoise train`` as a function (``hwnoise.training.train.train`` with the stacked
     extractors wired in): model options (``preset``, or ``spec``: a whole ``ModelSpec``, as
     ``load_model(...).spec``; then ``classifier``, ``features``, ``stack``, ``context``,
-    ``page_context``, ``threshold``, ``params``, ``content_from``, ``union``, ``union_gate``,
+    ``page_context``, ``threshold``, ``cut``, ``params``, ``content_from``, ``union``, ``union_gate``,
     ``regions`` over it) and the run's (``TrainOptions``: ``protocol``, ``out``,
     ``all_pages``...). Returns the report with the fitted ``model``."""
     from hwnoise.extractors.model import run_extractor

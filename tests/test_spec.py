@@ -794,3 +794,84 @@ def test_evaluate_says_when_every_page_was_the_models_training_page(dataset, tmp
     assert main(["evaluate", str(dataset), "--model", str(out), "--methods", "model"]) == 1
     err = capsys.readouterr().err
     assert "nothing to score" in err and "9 page(s) the model was trained on" in err
+
+
+def test_page_cut_keeps_each_pages_nodes_relative_to_its_likeliest():
+    """``cut`` "page": the threshold is compared with the classifier's probability over the
+    highest of its page's rows that hold text of their own, page by page (``dataset``, ``page``),
+    the union's nodes content whatever; rows of one page without key columns are that page."""
+    import pandas as pd
+
+    from hwnoise.training.model import NoiseModel
+
+    class Fixed:  # a classifier whose probability of content is the feature a itself
+        classes_ = np.array(["N", "S"])
+
+        def predict_proba(self, X):
+            return np.column_stack([X[:, 0], 1 - X[:, 0]])
+
+        def predict(self, X):
+            return np.where(X[:, 0] >= 0.5, "N", "S")
+
+    # page A's likeliest text node 0.8, page B's 0.2 (its 0.9 row holds no text of its own)
+    df = pd.DataFrame({"dataset": "d", "site": "s", "page": ["A"] * 4 + ["B"] * 4,
+                       "a": [0.8, 0.4, 0.1, 0.0, 0.2, 0.1, 0.04, 0.9],
+                       "own_chars": [50, 50, 50, 50, 50, 50, 50, 0],
+                       "stack_trafilatura": [0, 0, 0, 1.0, 0, 0, 0, 0]})
+    absolute, page, union = (NoiseModel(Fixed(), ["a"], cut=c, union=u)
+                             for c, u in (("absolute", None), ("page", None), ("page", "trafilatura")))
+    for m in (absolute, page, union):
+        m.threshold = 0.45
+    assert list(absolute.predict(df)) == list("NSSSSSSN")
+    assert page.spec.cut == "page" and absolute.spec.cut == "absolute"
+    assert list(page.predict(df)) == list("NNSSNNSN")  # A: 0.8, 0.4 >= 0.45 x 0.8; B: 0.2, 0.1 >= 0.45 x 0.2
+    assert np.allclose(page.content_proba(df), [1, 0.5, 0.125, 0, 1, 0.5, 0.2, 1])
+    assert list(union.predict(df)) == list("NNSNNNSN")  # A's last node: trafilatura keeps it
+    # some rows asked for: each page's highest among them; page B alone, without its keys
+    assert list(page.predict(df, np.array([1, 2, 5, 6]))) == list("NSNS")
+    alone = df[df["page"] == "B"].drop(columns=["dataset", "page"])
+    assert list(page.predict(alone)) == list("NNSN")
+    zero = df.assign(a=0.0)  # every probability 0: nothing kept, no division by zero
+    assert (page.content_proba(zero) == 0).all() and list(page.predict(zero)) == list("SSSSSSSS")
+
+
+def test_page_cut_in_the_spec_model_json_and_on_the_command_line(dataset, tmp_path, capsys):
+    from hwnoise.training.model import ModelError, NoiseModel
+    from hwnoise.training.spec import ModelSpec, SpecError, preset_spec, resolve_preset
+
+    general = preset_spec("general")
+    assert general.cut == "absolute" and "cut" not in general.to_dict()  # model.json as before
+    ratio = resolve_preset(general, 5, {"cut": "page"})
+    assert ratio.cut == "page" and ratio.inner and ratio.to_dict()["cut"] == "page"
+    assert ModelSpec.from_dict(ratio.to_dict()) == ratio
+    assert ModelSpec.from_dict(general.to_dict()) == general
+    for bad in ("relative", 1, None, ["page"]):
+        with pytest.raises(SpecError, match=r"cut: must be one of absolute, page"):
+            ModelSpec.from_dict({"threshold": 0.3, "cut": bad})
+    with pytest.raises(SpecError, match="cut.*has none"):
+        resolve_preset(preset_spec("thesis"), 5, {"cut": "page"})  # the classifier's own call: nothing to cut
+    out = tmp_path / "m"
+    assert main(["train", str(dataset), "--preset", "thesis", "--threshold", "inner", "--cut", "page",
+                 "--out", str(out)]) == 0
+    doc = json.loads((out / "model.json").read_text())
+    assert doc["spec"]["cut"] == "page" and doc["spec"]["threshold"] == "inner"
+    model = NoiseModel.load(out / "model.json")
+    assert model.spec.cut == "page" and 0 < model.threshold <= 1
+    page = tmp_path / "p.html"
+    html, gold = article(12, "new.example")
+    page.write_text(html, encoding="utf-8")
+    capsys.readouterr()
+    assert main(["extract", str(page), "--model", str(out)]) == 0
+    assert gold.splitlines()[1][:40] in capsys.readouterr().out
+    doc["spec"]["cut"] = "relative"  # a bad value in model.json: one error naming the key
+    (out / "model.json").write_text(json.dumps(doc))
+    with pytest.raises(ModelError, match=r"spec\.cut: must be one of absolute, page, not 'relative'"):
+        NoiseModel.load(out / "model.json")
+    ev = tmp_path / "ev"  # evaluate takes it from the same parser
+    assert main(["evaluate", str(dataset), "--preset", "thesis", "--threshold", "0.3", "--cut", "page",
+                 "--methods", "model", "--no-figures", "--out", str(ev)]) == 0
+    assert json.loads((ev / "report.json").read_text())["method_options"]["model"]["cut"] == "page"
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["train", str(dataset), "--cut", "sideways", "--out", str(tmp_path / "x")])
+    assert "--cut" in capsys.readouterr().err

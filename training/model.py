@@ -197,7 +197,7 @@ class NoiseModel:
 
     def __init__(self, classifier: Any = "j48", features: str | list[str] | None = None, *,
                  query: list[dict] | None = None, seed: int = 1, params: dict | None = None,
-                 union: str | None = None, union_gate: list[float] | None = None):
+                 union: str | None = None, union_gate: list[float] | None = None, cut: str = "absolute"):
         from hwnoise.training.classifiers import make_classifier
 
         if isinstance(classifier, str):
@@ -227,7 +227,8 @@ class NoiseModel:
         self.spec = ModelSpec(features=list(self.features), classifier=self.classifier_name,
                               params=dict(params or {}),
                               **({"stack": [union], "union": union} if union else {}),
-                              **({"union_gate": list(union_gate)} if union and union_gate else {}))
+                              **({"union_gate": list(union_gate)} if union and union_gate else {}),
+                              **({"cut": cut} if cut != "absolute" else {}))
 
     # -- data -----------------------------------------------------------------
     def query_terms(self, kinds=None) -> list[str]:
@@ -349,8 +350,9 @@ class NoiseModel:
 
     def content_proba(self, df: pd.DataFrame, rows: np.ndarray | None = None) -> np.ndarray | None:
         """The probability that each row of ``df`` (each of its rows ``rows`` when given) is
-        content: the classifier's, or 1 where the spec's ``union`` extractor keeps at least half
-        of the node's words; None when the classifier gives no probabilities (the labels are
+        content: the classifier's (with the spec's ``cut`` "page", over its page's highest:
+        ``_page_relative``, the value the threshold cuts), or 1 where the spec's ``union``
+        extractor keeps at least half of the node's words; None when the classifier gives no probabilities (the labels are
         ``predict``'s, with the threshold when one was chosen)."""
         col = self._content_column()
         if col is None:
@@ -359,7 +361,7 @@ class NoiseModel:
             return np.zeros(0)
         with threads():
             p = np.asarray(self.estimator.predict_proba(self.matrix(df, rows))[:, col], dtype=np.float64)
-        return self._with_union(p, df, rows)
+        return self._with_union(self._page_relative(p, df, rows), df, rows)
 
     def predict_with_proba(self, df: pd.DataFrame, rows: np.ndarray | None = None, *,
                            proba: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
@@ -379,7 +381,7 @@ class NoiseModel:
             if threshold is None or p is None:
                 labels = np.asarray(self.estimator.predict(X)).astype(str).astype(object)
         if p is not None:
-            p = self._with_union(p, df, rows)
+            p = self._with_union(self._page_relative(p, df, rows), df, rows)
         if threshold is not None and p is not None:
             labels = np.where(p >= threshold, C.CONTENT, C.NOISE).astype(object)
         else:
@@ -387,6 +389,35 @@ class NoiseModel:
             if kept is not None:
                 labels[kept] = C.CONTENT
         return labels, (p if proba else None)
+
+    def _page_relative(self, p: np.ndarray, df: pd.DataFrame, rows: np.ndarray | None) -> np.ndarray:
+        """With the spec's ``cut`` "page", the classifier's probabilities ``p`` of ``df``'s rows
+        (``rows``) over the highest on their page among those rows that hold text of their own
+        (``own_chars`` > 0; among all its rows when none does or without ``own_chars``), capped
+        at 1, and 0 on a page where every probability is 0; ``p`` itself with the "absolute" cut.
+        A page is its ``dataset`` and ``page`` (all the rows one page without those columns),
+        as for the union gate, so that rows of many pages are cut page by page."""
+        if getattr(getattr(self, "spec", None), "cut", "absolute") != "page" or not len(p):
+            return p
+        keys = [c for c in ("dataset", "page") if c in df]
+        if keys:
+            sub = df[keys] if rows is None else df[keys].iloc[rows]
+            codes = sub.groupby(keys, sort=False, observed=True, dropna=False).ngroup().to_numpy()
+        else:
+            codes = np.zeros(len(p), dtype=np.int64)
+        n = int(codes.max()) + 1
+        top_all = np.zeros(n)
+        np.maximum.at(top_all, codes, p)
+        if "own_chars" in df:
+            own = pd.to_numeric(df["own_chars"] if rows is None else df["own_chars"].iloc[rows], errors="coerce")
+            text = np.nan_to_num(own.to_numpy(np.float64), nan=0.0) > 0
+            top = np.zeros(n)
+            np.maximum.at(top, codes[text], p[text])
+            top = np.where(top > 0, top, top_all)
+        else:
+            top = top_all
+        t = top[codes]
+        return np.where(t > 0, np.minimum(p / np.where(t > 0, t, 1.0), 1.0), 0.0)
 
     def _with_union(self, p: np.ndarray, df: pd.DataFrame, rows: np.ndarray | None) -> np.ndarray:
         """The classifier's probabilities ``p`` of ``df``'s rows (``rows``) with the spec's union:

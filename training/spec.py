@@ -12,7 +12,11 @@ model adds to that extractor's text (``NoiseModel.content_proba``), with ``union
 page where that extractor keeps at least ``share`` of the text, and ``regions``: whether
 the model carries a region scorer and how its regions meet the records grouped from the labels
 (``extractors.regions.combine_regions``; fitted on the inner CV's out-of-fold labels of the
-training pages whose gold has records, ``extractors.region_fit``).
+training pages whose gold has records, ``extractors.region_fit``), and ``cut``: what the
+threshold is compared with, "absolute" (the classifier's probability of content) or "page" (that
+probability over the highest the classifier gives a node of the same page that holds text of its
+own, so that a threshold of 0.25 keeps the nodes at least a quarter as likely as the page's likeliest;
+``NoiseModel.content_proba``; with "inner", the inner CV chooses that ratio).
 :meth:`ModelSpec.columns` is the model's full feature list, which
 :mod:`hwnoise.features.assembly` builds from a page.
 
@@ -53,6 +57,8 @@ AS_PRESET: Any = type("AsPreset", (), {"__repr__": lambda self: "AS_PRESET"})()
 STACKABLE = ("trafilatura", "resiliparse", "readability", "justext", "cetd")
 #: Where a page's content comes from: the labelled nodes, or the records grouped from them.
 CONTENT_FROM = ("nodes", "records")
+#: What the threshold cuts: the probability itself, or the probability relative to its page's highest.
+CUTS = ("absolute", "page")
 #: How a region scorer's regions meet the labels' records (``extractors.regions.combine_regions``).
 REGION_MODES = ("rest", "add", "alone")
 #: Folds of the inner CV of a spec with ``regions`` (3 otherwise): the region scorer learns from
@@ -87,6 +93,7 @@ class ModelSpec:
     union: str | None = None
     union_gate: list[float] | None = None
     regions: str | None = None
+    cut: str = "absolute"
 
     def columns(self) -> list[str]:
         """The model's full feature list: base features, stacked shares, parent/grandparent
@@ -107,7 +114,12 @@ class ModelSpec:
         return isinstance(self.threshold, str) and self.threshold == "inner"
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The spec as JSON; ``cut`` only when it is not the default "absolute", so that a
+        model.json of the absolute cut reads as it did before the field existed."""
+        d = asdict(self)
+        if d.get("cut") == "absolute":
+            del d["cut"]
+        return d
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "spec") -> "ModelSpec":
@@ -157,7 +169,19 @@ class ModelSpec:
                 raise SpecError(f"{where}.regions: must be one of {', '.join(REGION_MODES)} or null, "
                                 f"not {d['regions']!r}")
             kw["regions"] = d["regions"]
+        if "cut" in d:
+            kw["cut"] = check_cut(d["cut"], f"{where}.cut")
+        if kw.get("cut") == "page" and kw.get("threshold") is None:
+            raise SpecError(f"{where}.cut: 'page' cuts at a threshold relative to the page's highest "
+                            "probability, and the spec has none (give a threshold: a number or 'inner')")
         return cls(**kw)
+
+
+def check_cut(value: Any, where: str) -> str:
+    """"absolute" or "page" (what the threshold is compared with; see the module docstring)."""
+    if not isinstance(value, str) or value.strip().lower() not in CUTS:
+        raise SpecError(f"{where}: must be one of {', '.join(CUTS)}, not {value!r}")
+    return value.strip().lower()
 
 
 def check_features(value: Any, where: str) -> str | list[str]:
@@ -312,7 +336,7 @@ def fit_spec(spec: ModelSpec, rows, *, query: list[dict] | None = None, seed: in
 
     def new() -> NoiseModel:
         return NoiseModel(spec.classifier, feats, query=query, seed=seed, params=spec.params or None,
-                          union=spec.union, union_gate=spec.union_gate)
+                          union=spec.union, union_gate=spec.union_gate, cut=spec.cut)
 
     folds = {"folds": REGION_INNER_FOLDS} if spec.regions else {}  # else inner_cv's own
     cv = inner_cv(rows, new, rows=take, **folds) if spec.inner or spec.regions else None

@@ -261,14 +261,14 @@ def _assembled(df: pd.DataFrame, desc: dict, features: list[str], stacker, show:
 #: order the spec reads them; ``hwnoise.commands._model_options.model_options`` builds their dict
 #: from the CLI.
 MODEL_OPTIONS = ("spec", "preset", "classifier", "features", "stack", "context", "page_context",
-                 "threshold", "params", "content_from", "union", "union_gate", "regions")
+                 "threshold", "cut", "params", "content_from", "union", "union_gate", "regions")
 #: The model options whose None says "none": not given, they are AS_PRESET.
 _AS_PRESET_OPTIONS = ("union", "union_gate", "regions")
 
 
 def model_spec(options: dict | None, *, n_sites: int, arff: bool = False, records: bool = False):
     """The spec of the model to train: ``options`` (preset and the model options the user gave:
-    classifier, features, stack, context, page_context, threshold, params, content_from, union,
+    classifier, features, stack, context, page_context, threshold, cut, params, content_from, union,
     union_gate, regions) over the preset
     (``auto``: by ``n_sites`` and whether the gold has ``records``)."""
     from hwnoise.training.spec import ModelSpec, preset_spec, resolve_preset

@@ -25,7 +25,7 @@ def _param(text: str) -> tuple[str, object]:
 
 def add_model_options(p: argparse.ArgumentParser) -> None:
     """Add --preset --classifier --param --features --stack --context --page-context --threshold
-    --content-from --union --union-gate --regions."""
+    --cut --content-from --union --union-gate --regions."""
     g = p.add_argument_group("model options (a preset, then single fields over it)")
     g.add_argument("--preset", choices=PRESET_CHOICES, default=None,
                    help="auto (default: 'site' when the training pages come from one site; from "
@@ -55,6 +55,11 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--threshold", default=None, metavar="P|inner",
                    help="probability of content at which a node is content: a number in [0, 1], "
                         "or 'inner' (chosen by an inner CV on the training pages)")
+    g.add_argument("--cut", choices=("absolute", "page"), default=None,
+                   help="what --threshold is compared with: the probability of content (absolute, "
+                        "the presets' default) or that probability over the highest of the node's "
+                        "page (page: 0.25 keeps the nodes at least a quarter as likely as the page's "
+                        "likeliest; with 'inner' the inner CV chooses that ratio)")
     g.add_argument("--content-from", choices=("nodes", "records"), default=None,
                    help="a page's content: the nodes the classifier labels content (nodes), or the "
                         "nodes of the data records grouped from those labels, the labels kept on a "
@@ -95,6 +100,8 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
         from hwnoise.training.spec import check_threshold
 
         out["threshold"] = check_threshold(args.threshold, "--threshold")
+    if getattr(args, "cut", None) is not None:
+        out["cut"] = args.cut
     if args.content_from is not None:
         out["content_from"] = args.content_from
     if args.union is not None:
