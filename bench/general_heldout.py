@@ -8,6 +8,7 @@ held-back pages of new sites, estimated on the shared data).
                                     [--title-query] [--union-gate S,T|none]
                                     [--gate share:0.2,chars:1500 --gate-thresholds 0.6,0.7]
                                     [--classifier gb+rf] [--param KEY=VALUE] [--cut absolute|page]
+                                    [--threshold P|inner]
                                     [--score-pages 60]
                                     [--nested]                       # about 10 min on 2 cores
     python bench/general_heldout.py --from-csv pages.csv [--nested]  # the tables of an earlier run
@@ -245,6 +246,8 @@ def main(argv=None) -> int:
                     help="a classifier parameter over the preset's, e.g. early_stopping=false (repeatable)")
     ap.add_argument("--cut", default=None, choices=("absolute", "page"),
                     help="the spec's cut (what the inner-CV threshold is compared with; the preset's: absolute)")
+    ap.add_argument("--threshold", default=None, metavar="P|inner",
+                    help="the spec's threshold (the preset's: inner); a number fits no inner CV")
     ap.add_argument("--from-csv", type=Path, help="read the scores from a --csv of an earlier run (no fitting)")
     ap.add_argument("--csv", type=Path, help="write every (page, method) score here")
     args = ap.parse_args(argv)
@@ -278,6 +281,8 @@ def main(argv=None) -> int:
         spec = with_overrides(spec, {"params": {**(spec.params or {}), **dict(args.param)}})
     if args.cut:
         spec = with_overrides(spec, {"cut": args.cut})
+    if args.threshold is not None:
+        spec = with_overrides(spec, {"threshold": args.threshold})
     df = held_out_scores(pages, source, spec, args.seed, thresholds, args.title_query, blends,
                          args.union, gates, gate_thresholds, scored)
     if args.csv:
