@@ -57,13 +57,20 @@ from hwnoise.features.record_struct import (RECORD_DISTANCE, RECORD_MIN, by_dept
                                             tag_string)
 
 __all__ = ["Record", "GroupingOptions", "records_from_labels", "with_hidden", "record_rows", "records_content",
-           "walk_xpaths", "rows_inside", "candidate_rows", "drop_regions",
+           "walk_xpaths", "rows_inside", "candidate_rows", "drop_regions", "drop_thin",
            "region_conf", "page_records", "record_json", "row_xpaths", "chain_members"]
 
 
 #: A region whose confidence is under this share of the page's most confident region's is no
 #: region of records (``drop_unsure``); chosen on NEXT-EVAL's page folds (README "Records").
 REL_CONF = 0.4
+
+#: A region of one-text records (a list of links) beside a region whose records hold at least this
+#: many text elements on average is no region of records (``drop_thin``); chosen on NEXT-EVAL's page
+#: folds (docs/records.md, session 33).
+RICH_FIELDS = 3.0
+#: The share of a region's records that must be one text element each for ``drop_thin`` to drop it.
+THIN_SHARE = 0.8
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,9 @@ class GroupingOptions:
     keep_conf: float = 1.01
     #: A region under this share of the page's most confident region's confidence is dropped (``drop_unsure``).
     rel_conf: float = REL_CONF
+    #: A region whose records are (nearly) all one text element each goes when another region's records
+    #: hold at least this many on average (``drop_thin``; 0: never).
+    rich_fields: float = RICH_FIELDS
 
     @classmethod
     def from_dict(cls, options: dict) -> GroupingOptions:
@@ -324,7 +334,9 @@ def record_rows(walk, labels, proba: np.ndarray | None = None, *, options: Group
     with text of their own: one run of text alone is a message ("No results for ..."), not a record.
     With a region ``scorer`` (``extractors.regions.RegionScorer``, a model's), the groups of
     alike siblings it keeps join these records by its mode (``regions.scored_records``). Last, a
-    region far less sure than the page's surest goes (``drop_unsure``, ``rel_conf``).
+    region far less sure than the page's surest goes (``drop_unsure``, ``rel_conf``), and so does a
+    region of one-text records beside a region of records with several fields (``drop_thin``,
+    ``rich_fields``).
     ``options``: the grouping's knobs (``GroupingOptions``; None: the defaults)."""
     options = GroupingOptions() if options is None else options
     records = candidate_rows(walk, labels, options=options)
@@ -333,7 +345,8 @@ def record_rows(walk, labels, proba: np.ndarray | None = None, *, options: Group
         from hwnoise.extractors.regions import scored_records
 
         records = scored_records(walk, labels, proba, records, scorer)
-    return drop_unsure(walk, _table_rows(walk, records), proba, options.rel_conf)
+    records = drop_unsure(walk, _table_rows(walk, records), proba, options.rel_conf)
+    return drop_thin(walk, records, options.rich_fields)
 
 
 def records_content(walk, labels, recs: list[list[int]]) -> np.ndarray:
@@ -626,6 +639,27 @@ def drop_unsure(walk, records: list[list[int]], proba: np.ndarray | None, rel_co
     key, _, conf = _regions(walk, records, proba)
     top = max(conf.values())
     return [rec for k, rec in zip(key, records) if conf[k] >= rel_conf * top]
+
+
+def drop_thin(walk, records: list[list[int]], rich_fields: float = RICH_FIELDS,
+              thin_share: float = THIN_SHARE) -> list[list[int]]:
+    """``records`` less the *thin* regions: those where at least ``thin_share`` of the records hold
+    at most one element with text of its own (a list of links, a menu, a tag cloud), when another
+    region of the page has records of at least ``rich_fields`` such elements on average (result
+    records: a title, a price, a date...). A page whose records are all thin keeps them. Regions as
+    ``drop_regions`` and ``drop_unsure`` take them (``_regions``); ``rich_fields`` 0: nothing goes."""
+    if rich_fields <= 0 or len(records) < 2:
+        return records
+    key = _regions(walk, records, None)[0]
+    last = np.asarray(walk.last, dtype=np.int64)
+    has = np.concatenate([[0], np.cumsum(_own(walk.rows) > 0)])
+    fields: dict[int, list[int]] = {}
+    for k, rec in zip(key, records):
+        fields.setdefault(k, []).append(sum(int(has[int(last[r]) + 1] - has[r]) for r in rec))
+    rich = {k for k, f in fields.items() if np.mean(f) >= rich_fields}
+    thin = {k for k, f in fields.items() if np.mean([x <= 1 for x in f]) >= thin_share}
+    drop = {k for k in thin if rich - {k}}
+    return [rec for k, rec in zip(key, records) if k not in drop] if drop else records
 
 
 def region_conf(heads: list[int], proba: np.ndarray | None, own: np.ndarray, last: np.ndarray) -> float:

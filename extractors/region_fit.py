@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hwnoise.extractors.records import record_rows, rows_inside, walk_xpaths
+from hwnoise.extractors.records import GroupingOptions, record_rows, rows_inside, walk_xpaths
 from hwnoise.extractors.regions import Candidate, RegionScorer, combine_regions, region_candidates
 from hwnoise.features.columns import CONTENT, LABEL, NOISE
 from hwnoise.features.record_gold import normalize_xpath
@@ -61,6 +61,11 @@ class RegionPage:
     gold_content: np.ndarray      # bool per row: content by the gold
 
 
+#: The labels' records the scorer's fit joins candidates to: without ``drop_thin``, which (like
+#: ``drop_unsure``) applies to the records the scorer's candidates have joined, after the fit's choice.
+_FIT_GROUPING = GroupingOptions(rich_fields=0)
+
+
 def region_page(page_id: str, walk, labels: np.ndarray, proba: np.ndarray | None,
                 gold_records: list[list[str]], gold_content: np.ndarray) -> RegionPage:
     """One page's ``RegionPage`` from its walk (made with ``keep_tree``), its labels and
@@ -74,7 +79,7 @@ def region_page(page_id: str, walk, labels: np.ndarray, proba: np.ndarray | None
     y = np.asarray([np.mean([e in same_text for e in expand_records([[xp[r]] for r in c.rows], text_keys)])
                     for c in cands])
     return RegionPage(page_id, X, y, y_el, cands, xp, text_keys, gold, np.asarray(walk.last, dtype=np.int64),
-                      record_rows(walk, labels, proba), np.asarray(labels == CONTENT),
+                      record_rows(walk, labels, proba, options=_FIT_GROUPING), np.asarray(labels == CONTENT),
                       np.asarray(gold_content, dtype=bool))
 
 

@@ -12,7 +12,7 @@ from hwnoise.cli import main
 from hwnoise.dataset import Dataset
 from hwnoise.extractors.base import walk_of
 from hwnoise.extractors.mdr import K, T, mdr_records
-from hwnoise.extractors.records import (GroupingOptions, drop_unsure, page_records, record_rows, region_conf,
+from hwnoise.extractors.records import (GroupingOptions, drop_thin, drop_unsure, page_records, record_rows, region_conf,
                                         row_xpaths)
 from hwnoise.features.importers import ImportFormatError, import_dataset
 from hwnoise.features.columns import CONTENT, NOISE
@@ -435,7 +435,7 @@ def test_small_regions_beside_the_main_one_are_dropped_and_records_are_not_cut()
     main = [xs[r[0]] for r in record_rows(walk, lab)]
     assert main == [f"/html/body/main[1]/ul[1]/li[{k}]" for k in range(1, 7)]  # whole cards, no facets
     # the filter, not the grouping, drops them
-    assert len(record_rows(walk, lab, options=GroupingOptions(min_rel=0))) == 9
+    assert len(record_rows(walk, lab, options=GroupingOptions(min_rel=0, rich_fields=0))) == 9
 
 
 def test_regions_the_model_doubts_are_dropped_and_small_confident_ones_kept():
@@ -470,7 +470,7 @@ def test_regions_the_model_doubts_are_dropped_and_small_confident_ones_kept():
     sure = proba.copy()
     sure[facets_at & (lab == "N")] = 0.97
     # confident facets kept
-    assert len(heads(record_rows(walk, lab, sure, options=GroupingOptions(keep_conf=0.9))) - main_) == 3
+    assert len(heads(record_rows(walk, lab, sure, options=GroupingOptions(keep_conf=0.9, rich_fields=0))) - main_) == 3
     assert heads(record_rows(walk, lab, sure)) == main_                 # by default size still drops them
     assert region_conf([int(np.flatnonzero(at)[0])], proba, walk.rows["own_chars"].to_numpy(),
                        np.asarray(walk.last)) == pytest.approx(0.2)
@@ -721,3 +721,26 @@ def test_records_from_labels_beside_a_long_snapped_list_are_checked_by_bisection
     recs, tags, read = _grouped_counting_reads(monkeypatch, html, {"li", "a", "span", "h3", "p", "b"})
     assert sum(tags[r[0]] == "li" for r in recs) == n and len(recs) == 2 * n
     assert read < 100 * len(tags)        # was 24 million for 12,000 rows
+
+
+def test_a_region_of_one_text_records_beside_records_with_fields_goes():
+    """``drop_thin``: a list of links labelled content (each record one text element, a menu or a
+    list of popular searches) goes when another region's records hold several fields each (the
+    cards: a title, an author, a price); alone on the page, or with ``rich_fields`` 0, it stays."""
+    links = "<ul class=popular>" + "".join(
+        f"<li><a href=/s/{k}>A popular search for topic {k}</a></li>" for k in range(8)) + "</ul>"
+    html = f"<html><body>{NAV}<main>{_cards(6)}</main><div class=more>{links}</div>{FOOT}</body></html>".encode()
+    walk = walk_page(html)
+    xs = walk.rows["xpath"].tolist()
+    cards = {f"/html/body/main[1]/ul[1]/li[{k}]" for k in range(1, 7)}
+    popular = {f"/html/body/div[2]/ul[1]/li[{k}]" for k in range(1, 9)}
+    lab = _labels_for(walk, cards | popular)
+
+    def heads(recs):
+        return {xs[r[0]] for r in recs}
+
+    assert heads(record_rows(walk, lab)) == cards                        # the links go
+    assert heads(record_rows(walk, lab, options=GroupingOptions(rich_fields=0))) == cards | popular
+    assert heads(drop_thin(walk, record_rows(walk, lab, options=GroupingOptions(rich_fields=0)), 4)) == cards | popular
+    only = _labels_for(walk, popular)                                     # no rich region: kept
+    assert heads(record_rows(walk, only)) == popular
