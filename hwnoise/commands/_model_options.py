@@ -10,7 +10,10 @@ import argparse
 import json
 from typing import Any
 
-PRESET_CHOICES = ("auto", "thesis", "site", "general", "records")
+from hwnoise.training.spec import CONTENT_FROM, CUTS, PRESETS, REGION_MODES
+
+#: ``auto`` and the spec's presets (``hwnoise.training.spec.PRESETS``)
+PRESET_CHOICES = ("auto", *PRESETS)
 
 
 def _param(text: str) -> tuple[str, object]:
@@ -55,12 +58,12 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--threshold", default=None, metavar="P|inner",
                    help="probability of content at which a node is content: a number in [0, 1], "
                         "or 'inner' (chosen by an inner CV on the training pages)")
-    g.add_argument("--cut", choices=("absolute", "page"), default=None,
+    g.add_argument("--cut", choices=CUTS, default=None,
                    help="what --threshold is compared with: the probability of content (absolute, "
                         "the presets' default) or that probability over the highest of the node's "
                         "page (page: 0.25 keeps the nodes at least a quarter as likely as the page's "
                         "likeliest; with 'inner' the inner CV chooses that ratio)")
-    g.add_argument("--content-from", choices=("nodes", "records"), default=None,
+    g.add_argument("--content-from", choices=CONTENT_FROM, default=None,
                    help="a page's content: the nodes the classifier labels content (nodes), or the "
                         "nodes of the data records grouped from those labels, the labels kept on a "
                         "page without records (records; the records preset's default)")
@@ -73,7 +76,7 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
                         "article to that extractor), the classifier adds only nodes it gives at least "
                         "THRESHOLD, e.g. 0.2,0.7 for crawls of articles (no preset has one: it costs "
                         "result pages); 'none' for no gate")
-    g.add_argument("--regions", default=None, choices=("rest", "add", "alone", "none"),
+    g.add_argument("--regions", default=None, choices=(*REGION_MODES, "none"),
                    help="fit a region scorer of groups of alike siblings on the training pages whose "
                         "gold has records, and join its regions with the records grouped from the "
                         "labels: rest (its regions first; the records preset's default), add (only "
