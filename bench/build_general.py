@@ -38,7 +38,7 @@ from hwnoise.dataset import Dataset, atomic_write_text  # noqa: E402
 from hwnoise.extractors.model import training_rows  # noqa: E402
 from hwnoise.features.assembly import FeatureCache  # noqa: E402
 from hwnoise.progress import info  # noqa: E402
-from hwnoise.training.spec import fit_spec, preset_spec, with_overrides  # noqa: E402
+from hwnoise.training.spec import CUTS, fit_spec, preset_spec, with_overrides  # noqa: E402
 
 SOURCES = ("big9", "cleaneval", "dragnet", "l3s", "readability", "wcxb", "swde", "nexteval")
 #: the sources whose gold is data records (``records/ID.json``), which the records model learns from
@@ -93,7 +93,7 @@ def main(argv=None) -> int:
                     help="the preset to fit (records: general + the record-structure features)")
     ap.add_argument("--out", default=None, type=Path,
                     help="the model file (default data/models/PRESET.json)")
-    ap.add_argument("--cut", default=None, choices=("absolute", "page"),
+    ap.add_argument("--cut", default=None, choices=CUTS,
                     help="the spec's cut (what the inner-CV threshold is compared with; the presets': absolute)")
     args = ap.parse_args(argv)
     args.out = args.out or HERE.parent / "data" / "models" / f"{args.preset}.json"

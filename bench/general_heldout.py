@@ -50,7 +50,7 @@ from hwnoise.extractors.registry import get_method  # noqa: E402
 from hwnoise.features.assembly import FeatureCache  # noqa: E402
 from hwnoise.progress import info  # noqa: E402
 from hwnoise.training.model import NoiseModel  # noqa: E402
-from hwnoise.training.spec import fit_spec, preset_spec, with_overrides  # noqa: E402
+from hwnoise.training.spec import CUTS, fit_spec, preset_spec, with_overrides  # noqa: E402
 
 
 def curve(model, pages: list, src: str, thresholds: list[float | None], title_query: bool,
@@ -244,7 +244,7 @@ def main(argv=None) -> int:
                     help="the classifier in place of the preset's, e.g. gb+rf (docs/models.md)")
     ap.add_argument("--param", action="append", type=_param, default=[], metavar="KEY=VALUE",
                     help="a classifier parameter over the preset's, e.g. early_stopping=false (repeatable)")
-    ap.add_argument("--cut", default=None, choices=("absolute", "page"),
+    ap.add_argument("--cut", default=None, choices=CUTS,
                     help="the spec's cut (what the inner-CV threshold is compared with; the preset's: absolute)")
     ap.add_argument("--threshold", default=None, metavar="P|inner",
                     help="the spec's threshold (the preset's: inner); a number fits no inner CV")

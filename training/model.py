@@ -192,6 +192,23 @@ def _sign(data: bytes, key: bytes) -> str:
     return hmac.new(key, data, hashlib.sha256).hexdigest()
 
 
+
+def _page_codes(df: pd.DataFrame, rows: np.ndarray | None = None) -> np.ndarray:
+    """A page number for every row of ``df`` (of its rows ``rows`` when given): a page is its
+    ``dataset`` and ``page``, all the rows one page without those columns."""
+    keys = [c for c in ("dataset", "page") if c in df]
+    n = len(df) if rows is None else len(rows)
+    if not keys:
+        return np.zeros(n, dtype=np.int64)
+    sub = df[keys] if rows is None else df[keys].iloc[rows]
+    return sub.groupby(keys, sort=False, observed=True, dropna=False).ngroup().to_numpy()
+
+
+def _own_chars(df: pd.DataFrame, rows: np.ndarray | None = None) -> np.ndarray:
+    """``df``'s ``own_chars`` as floats (of its rows ``rows`` when given), missing values 0."""
+    col = df["own_chars"] if rows is None else df["own_chars"].iloc[rows]
+    return np.nan_to_num(pd.to_numeric(col, errors="coerce").to_numpy(np.float64), nan=0.0)
+
 class NoiseModel:
     """A noise/content classifier over a feature table, with what is needed to reuse it."""
 
@@ -399,18 +416,12 @@ class NoiseModel:
         as for the union gate, so that rows of many pages are cut page by page."""
         if getattr(getattr(self, "spec", None), "cut", "absolute") != "page" or not len(p):
             return p
-        keys = [c for c in ("dataset", "page") if c in df]
-        if keys:
-            sub = df[keys] if rows is None else df[keys].iloc[rows]
-            codes = sub.groupby(keys, sort=False, observed=True, dropna=False).ngroup().to_numpy()
-        else:
-            codes = np.zeros(len(p), dtype=np.int64)
+        codes = _page_codes(df, rows)
         n = int(codes.max()) + 1
         top_all = np.zeros(n)
         np.maximum.at(top_all, codes, p)
         if "own_chars" in df:
-            own = pd.to_numeric(df["own_chars"] if rows is None else df["own_chars"].iloc[rows], errors="coerce")
-            text = np.nan_to_num(own.to_numpy(np.float64), nan=0.0) > 0
+            text = _own_chars(df, rows) > 0
             top = np.zeros(n)
             np.maximum.at(top, codes[text], p[text])
             top = np.where(top > 0, top, top_all)
@@ -446,10 +457,7 @@ class NoiseModel:
         ``df`` one page without those columns)."""
         if "own_chars" not in df:
             raise ModelError("the model's union gate needs the feature own_chars, which the rows lack")
-        own = np.nan_to_num(pd.to_numeric(df["own_chars"], errors="coerce").to_numpy(np.float64), nan=0.0)
-        keys = [c for c in ("dataset", "page") if c in df]
-        codes = (df.groupby(keys, sort=False, observed=True, dropna=False).ngroup().to_numpy()
-                 if keys else np.zeros(len(df), dtype=np.int64))
+        own, codes = _own_chars(df), _page_codes(df)
         total = np.bincount(codes, weights=own)
         in_kept = np.bincount(codes, weights=np.where(kept, own, 0.0), minlength=len(total))
         return (in_kept / np.maximum(total, 1.0) >= share)[codes]
