@@ -304,7 +304,21 @@ def _framing_lines(lines: list[bytes]) -> list[bytes]:
         if keeping:
             seen.add(name)
             kept.append(line)
-    return kept
+    return [_framing_facts(line) if len(line) > http.client._MAXLINE else line for line in kept]
+
+
+def _framing_facts(line: bytes) -> bytes:
+    """A framing header's line too long for ``begin`` (over 64 KiB: LineTooLong), cut to what
+    ``begin`` reads of it: whether the value holds ``close`` and ``keep-alive`` (Connection,
+    Keep-Alive, Proxy-Connection), or the value itself when it is short once its blanks and folds
+    go (Transfer-Encoding is chunked only when it is ``chunked`` alone). The whole line stays in
+    the answer's headers; a Content-Length of that size is no number and stays refused."""
+    name, _, value = line.partition(b":")
+    value = b" ".join(value.split())
+    if len(value) > 1024 and name.lower() != b"content-length":
+        low = value.lower()
+        value = b", ".join(t for t in (b"close", b"keep-alive") if t in low) or b"x-long"
+    return name + b": " + value + b"\r\n"
 
 
 def _browser_header_lines(lines: list[bytes]) -> list[bytes]:

@@ -275,6 +275,10 @@ class _Handler(BaseHTTPRequestHandler):
             lines = b"".join(b"X-H%d: v\r\n" % i for i in range(int(q.get("n", 0))))
             if int(q.get("line", 0)):
                 lines += b"X-Long: %s\r\n" % (b"a" * int(q["line"]))
+            if int(q.get("connection", 0)):  # a framing header's line over 64 KiB, its token last
+                lines += b"Connection: %s%s\r\n" % (b"x-pad, " * (int(q["connection"]) // 7),
+                                                      q.get("last", "keep-alive").encode())
+            self.close_connection = "close" in q.get("last", "")
             self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n%sContent-Length: %d"
                              b"\r\n\r\n%s" % (lines, len(page), page))
             return
