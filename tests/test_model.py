@@ -293,3 +293,29 @@ def test_every_feature_a_preset_or_shipped_model_uses_is_one_hwnoise_computes():
     assert unknown_features(["ctx_parent_ctd", "ctx_grand_sitelevel", "stack_trafilatura", "td"]) == []
     assert unknown_features(["petal", "ctx_parent_petal", "stack_", "text", "ctd"]) == [
         "petal", "ctx_parent_petal", "stack_", "text"]
+
+
+def test_a_pickled_model_is_checked_as_its_json_is(tmp_path):
+    # model.json's spec and feature list were checked on load, a model.joblib's not: a pickle with a
+    # spec this hwnoise cannot use (or a feature list the tree does not split on) loaded, and failed
+    # later, mid-extraction, with an AttributeError or an IndexError
+    from hwnoise.training.spec import ModelSpec
+
+    good = fitted()
+    cases = {"cut": ("cut", "page-max", r"spec\.cut: must be one of"),
+             "spec": ("spec", {"features": "thesis"}, r"spec: must be a model spec"),
+             "features": ("features", ["ctd"], r"lists 1 features and the C45Classifier tree splits on 5")}
+    for name, (attr, value, message) in cases.items():
+        model = pickle.loads(pickle.dumps(good))
+        if attr == "cut":
+            model.spec.cut = value
+        else:
+            setattr(model, attr, value)
+        path = tmp_path / f"{name}.joblib"
+        joblib.dump(model, path)
+        with pytest.raises(ModelError, match=rf"^{path}: {message}"):
+            NoiseModel.load(path, allow_pickle=True)
+    path = tmp_path / "good.joblib"
+    joblib.dump(good, path)
+    loaded = NoiseModel.load(path, allow_pickle=True)
+    assert isinstance(loaded.spec, ModelSpec) and loaded.spec == good.spec

@@ -623,7 +623,7 @@ class NoiseModel:
                              "model.joblib 'hwnoise train --out' wrote") from None
         if not isinstance(model, NoiseModel):
             raise ModelError(f"{joblib_path}: holds a {type(model).__name__}, not an hwnoise model")
-        return model
+        return _checked_pickle(model, joblib_path)
 
     @classmethod
     def _from_meta(cls, meta: dict, json_path: Path) -> "NoiseModel":
@@ -793,6 +793,31 @@ def _check_categories(meta: dict, feats: list[str], json_path: Path) -> None:
             raise _bad(json_path, "categories", f"given for {f!r}, a feature hwnoise computes as a number")
         if len(set(values)) != len(values):
             raise _bad(json_path, "categories", f"lists a category of {f!r} twice")
+
+
+def _checked_pickle(model: NoiseModel, path: Path) -> NoiseModel:
+    """An unpickled model checked as a model.json is (its spec read back through
+    ``ModelSpec.from_dict``, its feature list against the tree's width), so that a pickle from
+    another hwnoise fails here, naming the file, not mid-extraction."""
+    from hwnoise.training.spec import ModelSpec, SpecError
+
+    spec = getattr(model, "spec", None)
+    if spec is not None:
+        if not isinstance(spec, ModelSpec):
+            raise ModelError(f"{path}: spec: must be a model spec, not a {type(spec).__name__}; retrain with "
+                             "'hwnoise train --out'")
+        try:
+            model.spec = ModelSpec.from_dict(spec.to_dict(), where=f"{path}: spec")
+        except (SpecError, TypeError, ValueError) as exc:
+            raise ModelError(f"{exc}; retrain with 'hwnoise train --out'") from None
+    width = getattr(getattr(model, "estimator", None), "n_features_in_", None)
+    features = getattr(model, "features", None)
+    if width is not None and (not isinstance(features, list) or len(features) != width):
+        count = len(features) if isinstance(features, list) else "no list of"
+        raise ModelError(f"{path}: lists {count} features and the {type(model.estimator).__name__} tree "
+                         f"splits on {width}; the file is damaged or not from this hwnoise (retrain with "
+                         "'hwnoise train --out')")
+    return model
 
 
 def _spec_of(meta: dict, json_path: Path):
