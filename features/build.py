@@ -271,6 +271,7 @@ def _ordered(jobs: list[tuple], workers: int, query_terms: list[str], scheduler=
         return
     from hwnoise.scheduler import pool_imap
 
+    _warm_for_workers()
     chunks = [(jobs[k:k + _POOL_BATCH], None if spill is None else str(spill / f"task-{k:08d}.arrow"))
               for k in range(0, len(jobs), _POOL_BATCH)]
     for results in pool_imap(_page_jobs, chunks, workers=workers, window=4 * workers, alone=_pages_alone,
@@ -294,10 +295,35 @@ def _page_lost(piece: tuple, why: str) -> list[tuple]:
                            "worker of the pool died)")]
 
 
-#: Pages per task of the local process pool: a task's pages go to one spill file, which the
-#: main process opens and reads (8: the bench corpus with two workers took 3.31 s of CPU
-#: against 3.46 s with 4 and 3.38 s with 16, medians of four alternated runs).
-_POOL_BATCH = 8
+#: Pages per task of the local process pool: a task's pages go to one spill file (one record
+#: batch), which the main process opens and reads. 16: the hand-over of the bench corpus's
+#: 1,141 walked pages (``_spill_pages`` of every task, then ``_Batcher._part_batch`` of the
+#: parts), in one process, best of 5, took 0.35 s with tasks of 8 pages, 0.28 s with 16 and
+#: 0.26 s with 32; fewer tasks also mean fewer pickled calls and results.
+_POOL_BATCH = 16
+
+
+def _warm_for_workers() -> None:
+    """Before the local pool forks its workers: load here what each worker would otherwise
+    load and warm up on its own on its first page that needs it, so that the workers share
+    one copy through fork instead of paying for it once each: cssselect's translator (7 ms)
+    and charset-normalizer's detector (10 ms to import, 37 ms for its first guess, which
+    imports some 47 codec modules), measured in a process that had imported this module.
+    Only the modules and caches of pure functions are touched: no page's result changes.
+    Under another start method than fork the workers start afresh: nothing is done."""
+    import multiprocessing
+
+    if multiprocessing.get_start_method() != "fork":
+        return
+    from hwnoise.decode import _detect
+    from hwnoise.features.css import _xpath_of
+
+    _xpath_of.__wrapped__("div.a > p")  # the translator loaded, the cache of selectors untouched
+    _detect(_WARM_SAMPLE)
+
+
+#: Latin text in windows-1252 with enough non-ASCII bytes for charset-normalizer to run.
+_WARM_SAMPLE = ("Une journée d'été à la plage, où l'on déjeune près des rochers. " * 8).encode("cp1252")
 
 
 def _page_jobs(jobs: list[tuple], spill: str | None = None) -> list[tuple]:
