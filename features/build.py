@@ -315,11 +315,14 @@ def _warm_for_workers() -> None:
 
     if multiprocessing.get_start_method() != "fork":
         return
-    from hwnoise.decode import _detect
-    from hwnoise.features.css import _xpath_of
+    try:  # a warm-up only: whatever fails here fails (or not) in the workers as before
+        from hwnoise.decode import _detect
+        from hwnoise.features.css import _xpath_of
 
-    _xpath_of.__wrapped__("div.a > p")  # the translator loaded, the cache of selectors untouched
-    _detect(_WARM_SAMPLE)
+        _xpath_of.__wrapped__("div.a > p")  # the translator loaded, the cache of selectors untouched
+        _detect(_WARM_SAMPLE)
+    except Exception:  # noqa: BLE001
+        pass
 
 
 #: Latin text in windows-1252 with enough non-ASCII bytes for charset-normalizer to run.
