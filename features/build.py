@@ -271,6 +271,7 @@ def _ordered(jobs: list[tuple], workers: int, query_terms: list[str], scheduler=
         return
     from hwnoise.scheduler import pool_imap
 
+    _warm_for_workers()
     chunks = [(jobs[k:k + _POOL_BATCH], None if spill is None else str(spill / f"task-{k:08d}.arrow"))
               for k in range(0, len(jobs), _POOL_BATCH)]
     for results in pool_imap(_page_jobs, chunks, workers=workers, window=4 * workers, alone=_pages_alone,
@@ -294,10 +295,38 @@ def _page_lost(piece: tuple, why: str) -> list[tuple]:
                            "worker of the pool died)")]
 
 
-#: Pages per task of the local process pool: a task's pages go to one spill file, which the
-#: main process opens and reads (8: the bench corpus with two workers took 3.31 s of CPU
-#: against 3.46 s with 4 and 3.38 s with 16, medians of four alternated runs).
-_POOL_BATCH = 8
+#: Pages per task of the local process pool: a task's pages go to one spill file (one record
+#: batch), which the main process opens and reads. 16: the hand-over of the bench corpus's
+#: 1,141 walked pages (``_spill_pages`` of every task, then ``_Batcher._part_batch`` of the
+#: parts), in one process, best of 5, took 0.35 s with tasks of 8 pages, 0.28 s with 16 and
+#: 0.26 s with 32; fewer tasks also mean fewer pickled calls and results.
+_POOL_BATCH = 16
+
+
+def _warm_for_workers() -> None:
+    """Before the local pool forks its workers: load here what each worker would otherwise
+    load and warm up on its own on its first page that needs it, so that the workers share
+    one copy through fork instead of paying for it once each: cssselect's translator (7 ms)
+    and charset-normalizer's detector (10 ms to import, 37 ms for its first guess, which
+    imports some 47 codec modules), measured in a process that had imported this module.
+    Only the modules and caches of pure functions are touched: no page's result changes.
+    Under another start method than fork the workers start afresh: nothing is done."""
+    import multiprocessing
+
+    if multiprocessing.get_start_method() != "fork":
+        return
+    try:  # a warm-up only: whatever fails here fails (or not) in the workers as before
+        from hwnoise.decode import _detect
+        from hwnoise.features.css import _xpath_of
+
+        _xpath_of.__wrapped__("div.a > p")  # the translator loaded, the cache of selectors untouched
+        _detect(_WARM_SAMPLE)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+#: Latin text in windows-1252 with enough non-ASCII bytes for charset-normalizer to run.
+_WARM_SAMPLE = ("Une journée d'été à la plage, où l'on déjeune près des rochers. " * 8).encode("cp1252")
 
 
 def _page_jobs(jobs: list[tuple], spill: str | None = None) -> list[tuple]:
@@ -312,47 +341,71 @@ _BATCHER_COLUMNS = ("dataset", "site", "page", "sitelevel")
 
 
 class _Spilled:
-    """Where a worker of the local pool left a page's columns (``_spill_pages``): record batch
-    ``index`` of ``batches`` in the Arrow IPC file ``path``, ``rows`` rows, the columns of
-    ``SCHEMA`` but the batcher's, and the rows' site keys as ``_key``."""
+    """Where a worker of the local pool left a page's columns (``_spill_pages``): rows
+    ``offset`` to ``offset + rows`` of the one record batch of the Arrow IPC file ``path``,
+    which holds ``pages`` pages (the columns of ``SCHEMA`` but the batcher's, and the rows'
+    site keys as ``_key``)."""
 
-    __slots__ = ("path", "index", "batches", "rows")
+    __slots__ = ("path", "offset", "rows", "pages")
 
-    def __init__(self, path: str, index: int, batches: int, rows: int):
-        self.path, self.index, self.batches, self.rows = path, index, batches, rows
+    def __init__(self, path: str, offset: int, rows: int, pages: int):
+        self.path, self.offset, self.rows, self.pages = path, offset, rows, pages
 
 
 def _spill_pages(results: list[tuple], path: str) -> list[tuple]:
-    """The results of ``_page_job`` with the columns of each walked page written to one Arrow
-    IPC file at ``path`` (a record batch per page, on the arrays' own buffers) and replaced by
-    a ``_Spilled``: the columns reach the main process through the page cache (a memory map),
-    not pickled through a pipe (167 MB for the bench corpus). Writing the file costs a worker
-    about what pickling did (0.23-0.28 s against 0.21 s over the corpus); the main process no
-    longer unpickles (0.13 s) nor spills the part again (``_Batcher.flush``). A page whose
-    columns are not exactly ``SCHEMA``'s keeps them in its result."""
-    names = [f.name for f in SCHEMA if f.name not in _BATCHER_COLUMNS]
-    schema = pa.schema([SCHEMA.field(c) for c in names] + [pa.field("_key", pa.uint64())])
-    batches: list[tuple[int, pa.RecordBatch]] = []
+    """The results of ``_page_job`` with the columns of the walked pages written to one Arrow
+    IPC file at ``path``, as one record batch (the pages' rows one after the other), each
+    page's columns replaced by a ``_Spilled``: the columns reach the main process through the
+    page cache (a memory map), not pickled through a pipe (167 MB for the bench corpus). One
+    batch for the task's pages, not one a page: a batch a page cost the workers 25 Arrow
+    arrays a page (0.4 s of CPU over the bench corpus) and the main process as many pieces to
+    join into its parts. A page whose columns are not exactly ``SCHEMA``'s keeps them in its
+    result."""
+    names, plan = _spill_plan()
+    kept: list[int] = []
     for k, (_pid, res, err) in enumerate(results):
         if err is not None or res is None or not isinstance(res[0], dict) or set(res[0]) != set(names):
             continue
-        cols, keys = res[0], res[1]
-        arrays = [cols[c] if isinstance(cols[c], pa.Array) else _num_array(cols[c], schema.field(c).type)
-                  for c in names]
-        if any(a.type != f.type for a, f in zip(arrays, schema)):
+        cols, n = res[0], len(res[1])
+        if any(len(cols[c]) != n or isinstance(cols[c], pa.Array) and cols[c].type != typ for c, typ, _ in plan):
             continue
-        batches.append((k, pa.RecordBatch.from_arrays(arrays + [_num_array(keys, pa.uint64())],
-                                                      schema=schema)))
-    if not batches:
+        kept.append(k)
+    if not kept:
         return results
-    out = list(results)
+    arrays = [_joined([results[k][1][0][c] for k in kept], typ) for c, typ, _ in plan]
+    arrays.append(_num_array(np.concatenate([results[k][1][1] for k in kept]), pa.uint64()))
+    batch = pa.RecordBatch.from_arrays(arrays, schema=_SPILL_SCHEMA[0])
     with pa.BufferedOutputStream(pa.OSFile(path, "wb"), _SPILL_BUFFER) as sink, \
-            pa.ipc.new_file(sink, schema) as writer:
-        for i, (k, batch) in enumerate(batches):
-            writer.write_batch(batch)
-            pid, (_cols, _keys, *rest), _err = results[k]
-            out[k] = (pid, (_Spilled(path, i, len(batches), batch.num_rows), None, *rest), None)
+            pa.ipc.new_file(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    out, offset = list(results), 0
+    for k in kept:
+        pid, (_cols, keys, *rest), _err = results[k]
+        out[k] = (pid, (_Spilled(path, offset, len(keys), len(kept)), None, *rest), None)
+        offset += len(keys)
     return out
+
+
+#: The spill files' schema and ``(name, type, is a string)`` of its columns but ``_key`` (made once).
+_SPILL_SCHEMA: list = []
+
+
+def _spill_plan() -> tuple[list[str], list[tuple[str, pa.DataType, bool]]]:
+    if not _SPILL_SCHEMA:
+        names = [f.name for f in SCHEMA if f.name not in _BATCHER_COLUMNS]
+        fields = [SCHEMA.field(c) for c in names]
+        _SPILL_SCHEMA.extend([pa.schema(fields + [pa.field("_key", pa.uint64())]), names,
+                              [(f.name, f.type, f.type == _STR) for f in fields]])
+    return _SPILL_SCHEMA[1], _SPILL_SCHEMA[2]
+
+
+def _joined(pieces: list, typ: pa.DataType) -> pa.Array:
+    """One Arrow array of ``typ`` of the pages' pieces of a column, one after the other
+    (numpy arrays of ``typ``'s dtype, or Arrow arrays)."""
+    if all(isinstance(x, np.ndarray) for x in pieces):
+        return _num_array(np.concatenate(pieces) if len(pieces) > 1 else pieces[0], typ)
+    arrays = [x if isinstance(x, pa.Array) else _num_array(x, typ) for x in pieces]
+    return arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays)
 
 
 #: Bytes a worker's spill file is written in: without a buffer, every buffer of every column
@@ -493,7 +546,7 @@ class _Batcher:
         self.pages: list[tuple[str, str, dict | _Spilled, np.ndarray | None, int]] = []
         self.rows = 0
         self.spills: list[Path | list] = []  # a spilled part's file, or its pages (all _Spilled)
-        self.workers_files: dict[str, list] = {}  # _Spilled.path -> [memory map, reader, batches left]
+        self.workers_files: dict[str, list] = {}  # _Spilled.path -> [memory map, its batch, pages left]
 
     def add(self, pid: str, site: str, columns: dict | _Spilled, keys: np.ndarray | None) -> None:
         """A page's columns: a dict (``page_columns`` takes it) and its site keys, or where a
@@ -507,19 +560,42 @@ class _Batcher:
         if self.rows >= _PART_ROWS or len(self.pages) >= _PART_PAGES:
             self.flush()
 
-    def _take(self, ref: _Spilled) -> pa.RecordBatch:
-        """The record batch ``ref`` names, memory-mapped; a worker's file is deleted once its
-        last batch was taken (the batches' arrays keep the mapping while they live)."""
-        entry = self.workers_files.get(ref.path)
+    def _take(self, path: str, start: int, stop: int, pages: int, of: int) -> pa.RecordBatch:
+        """Rows ``start`` to ``stop`` of the record batch of the worker's file ``path`` (memory-
+        mapped), for ``pages`` of its ``of`` pages; the file is deleted once all its pages were
+        taken (the batches' arrays keep the mapping while they live)."""
+        entry = self.workers_files.get(path)
         if entry is None:
-            source = pa.memory_map(ref.path)
-            entry = self.workers_files[ref.path] = [source, pa.ipc.open_file(source), ref.batches]
-        batch = entry[1].get_batch(ref.index)
-        entry[2] -= 1
-        if entry[2] == 0:
-            del self.workers_files[ref.path]
-            os.unlink(ref.path)
-        return batch
+            source = pa.memory_map(path)
+            entry = self.workers_files[path] = [source, pa.ipc.open_file(source).get_batch(0), of]
+        entry[2] -= pages
+        if entry[2] <= 0:
+            del self.workers_files[path]
+            os.unlink(path)
+        return entry[1].slice(start, stop - start)
+
+    def _segments(self, pages: list[tuple]) -> list[tuple]:
+        """A part's pages as ``(columns, rows, site keys)`` pieces: a run of pages that follow
+        each other in a worker's file as one slice of its batch (keys None: they are its
+        ``_key``), a page walked here as its columns (a dict of ``page_columns``) and keys."""
+        out: list[tuple] = []
+        run: list | None = None  # [path, start, stop, pages, pages in the file]
+        for p in pages:
+            ref = p[2]
+            if isinstance(ref, _Spilled) and run is not None and run[0] == ref.path and run[2] == ref.offset:
+                run[2] += ref.rows
+                run[3] += 1
+                continue
+            if run is not None:
+                out.append((self._take(*run), run[2] - run[1], None))
+                run = None
+            if isinstance(ref, _Spilled):
+                run = [ref.path, ref.offset, ref.offset + ref.rows, 1, ref.pages]
+            else:
+                out.append((ref, p[4], p[3]))
+        if run is not None:
+            out.append((self._take(*run), run[2] - run[1], None))
+        return out
 
     def close_workers_files(self) -> None:
         """Delete the workers' files whose batches were not all taken (none, unless a run failed)."""
@@ -529,7 +605,7 @@ class _Batcher:
 
     def _part_batch(self, pages: list[tuple]) -> pa.RecordBatch:
         """One part's record batch (``_key`` last) of its pages' columns."""
-        data = [self._take(p[2]) if isinstance(p[2], _Spilled) else p[2] for p in pages]
+        segs = self._segments(pages)
         sizes = np.fromiter((p[4] for p in pages), dtype=np.int64, count=len(pages))
         n = int(sizes.sum())
         arrays = []
@@ -542,18 +618,18 @@ class _Batcher:
             elif c == "sitelevel":
                 arr = pa.nulls(n, _FLOAT)
             else:
-                parts = [d.column(c) if p[3] is None else d.get(c) for p, d in zip(pages, data)]
+                parts = [d.column(c) if k is None else d.get(c) for d, _n, k in segs]
                 if any(x is None for x in parts):  # a page without the column: missing values
-                    parts = [x if x is not None else pa.nulls(int(k), col.type)
-                             for x, k in zip(parts, sizes)]
+                    parts = [x if x is not None else pa.nulls(int(rows), col.type)
+                             for x, (_d, rows, _k) in zip(parts, segs)]
                 if col.type == _STR:
                     arr = pa.concat_arrays(parts) if parts else _str_array([])
                 else:
                     arr = _num_array(np.concatenate([_numbers(x) for x in parts]) if parts else np.zeros(0),
                                      col.type)
             arrays.append(arr.cast(col.type) if arr.type != col.type else arr)
-        keys = (np.concatenate([_uint64_view(d.column("_key")) if p[3] is None else p[3]
-                                for p, d in zip(pages, data)]) if pages else np.zeros(0, np.uint64))
+        keys = (np.concatenate([_uint64_view(d.column("_key")) if k is None else k
+                                for d, _n, k in segs]) if segs else np.zeros(0, np.uint64))
         return pa.RecordBatch.from_arrays(arrays + [_num_array(keys, pa.uint64())],
                                           names=[f.name for f in self.schema] + ["_key"])
 

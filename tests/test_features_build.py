@@ -164,6 +164,48 @@ def test_workers_files_give_the_same_part_files(tmp_path):
     assert ds.read_features(columns=["page"])["page"].nunique() == 230
 
 
+def test_a_workers_task_is_one_batch_and_its_pages_join_a_part_as_walked_here(tmp_path):
+    """``_spill_pages`` writes a task's pages as one record batch; a page whose columns are not
+    ``SCHEMA``'s (here one column too many) and a failed page stay in their results. The part
+    made from the file's slices and that page (``_Batcher._part_batch``) equals the part made
+    from every page's own columns, and the file is gone once its pages were taken."""
+    import pyarrow as pa
+
+    import hwnoise.features.build as build
+
+    ds = make_dataset(tmp_path, n=5)
+    jobs, _sites, _ = build._page_plan(ds, arrow=True)
+    build._init_worker(ds.query_terms())
+    results = [build._page_job(job) for job in jobs]
+    results[3] = (results[3][0], None, "a failed page")
+    odd = dict(results[1][1][0], extra=results[1][1][0]["node"])
+    results[1] = (results[1][0], (odd, *results[1][1][1:]), None)
+    path = tmp_path / "task.arrow"
+    spilled = build._spill_pages(list(results), str(path))
+    with pa.memory_map(str(path)) as source:
+        assert pa.ipc.open_file(source).num_record_batches == 1
+    refs = [r[1][0] for r in spilled if r[2] is None]
+    assert [type(x).__name__ for x in refs] == ["_Spilled", "dict", "_Spilled", "_Spilled"]
+    assert [x.offset for x in refs if not isinstance(x, dict)] == [0, len(results[0][1][1]),
+                                                                   len(results[0][1][1]) + len(results[2][1][1])]
+
+    def part(items):
+        b = build._Batcher(tmp_path, build.FEATURE_COLUMNS, build.SCHEMA, "shop")
+        pages = []
+        for pid, res, err in items:
+            if err is not None:
+                continue
+            cols, keys = res[0], res[1]
+            if isinstance(cols, dict):
+                cols = build.page_columns({k: v for k, v in cols.items() if k != "extra"}, build.SCHEMA)
+            pages.append((pid, "site", cols, None if keys is None else keys,
+                          cols.rows if keys is None else len(keys)))
+        return b._part_batch(pages)
+
+    assert part(spilled).equals(part(results))
+    assert not path.exists()
+
+
 def test_the_features_command_runs_on_one_blas_thread_unless_told(tmp_path):
     """``hwnoise features`` makes no BLAS call: OpenBLAS's spinning server threads are CPU for
     nothing, so the command loads numpy with one BLAS thread; a user's OPENBLAS_NUM_THREADS
@@ -595,3 +637,16 @@ def test_a_page_journaled_from_an_answer_without_a_whole_page_is_reported_and_sk
     for ln, status in zip(lines, (206, 204)):
         assert f"HTTP {status}" in ln and "no whole page" in ln and "hwnoise collect" in ln
     assert ds.read_features(columns=["page"])["page"].nunique() == 2
+
+
+def test_the_parent_loads_what_every_worker_would_before_the_pool_forks():
+    """``_warm_for_workers`` (before the local pool forks) loads cssselect and charset-normalizer
+    with the codecs its first guess imports, so that the workers share them through fork."""
+    code = ("import sys; import hwnoise.features.build as b; "
+            "before = {m for m in ('cssselect', 'charset_normalizer') if m in sys.modules}; "
+            "b._warm_for_workers(); "
+            "print(sorted(before), 'cssselect' in sys.modules, 'charset_normalizer' in sys.modules, "
+            "sum(m.startswith('encodings.cp') for m in sys.modules) > 5)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[]", "True", "True", "True"]
