@@ -4,7 +4,8 @@
 (``features.record_struct.record_groups``: >= 3 same-tag siblings with alike subtree tag
 strings) whose members are mostly content by the labels, each member is a record, whole,
 however the labels cut it; outer groups first, never cutting a record the labels give whole
-(nor, since session 34, cutting any content root for a group of one-text lines: ``thin_cut``).
+(nor, since session 34, a group of one-text lines cutting a content root that is one of three
+or more of its tag under one parent: ``thin_cut``).
 A member whose text is mostly a group of alike children holding several fields each is a region,
 not a record, and its records are snapped inside it (``box_fields``, ``drop_boxes``).
 On a single-child chain (``li > div``, the ``div`` holding all of the ``li``'s text; see
@@ -80,8 +81,9 @@ THIN_SHARE = 0.8
 #: (docs/records.md, session 34).
 BOX_FIELDS = 3.0
 #: A group of alike siblings whose members hold fewer elements with text of their own than this on
-#: average (a list of links, one-line fields) does not cut a content root: snapping leaves a record
-#: the labels give whole as it is (``_uncut``; session 34).
+#: average (a list of links, one-line fields) does not cut a content root that is one of three or
+#: more of its tag under one parent: snapping leaves records the labels give whole as they are
+#: (``_uncut``; session 34; ``thin_cut_any``, off, extends it to any content root).
 THIN_CUT = 2.0
 
 
@@ -126,7 +128,7 @@ class GroupingOptions:
     #: it (records the labels give whole: their link lists are their fields; 0: off).
     thin_cut: float = THIN_CUT
     #: ``thin_cut`` for any content root, not only one of three or more of its tag under one parent.
-    thin_cut_any: bool = True
+    thin_cut_any: bool = False
     #: Under one parent, a heading (``h1``-``h6``) repeated among the labels' roots starts a record
     #: that runs over the consecutive roots after it, up to the next such heading (sections without
     #: a wrapping element: a title, paragraphs and a list).
