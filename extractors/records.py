@@ -3,7 +3,11 @@
 *Snapping* comes first (``snap_members``): where the page has a group of alike siblings
 (``features.record_struct.record_groups``: >= 3 same-tag siblings with alike subtree tag
 strings) whose members are mostly content by the labels, each member is a record, whole,
-however the labels cut it; outer groups first, never cutting a record the labels give whole.
+however the labels cut it; outer groups first, never cutting a record the labels give whole
+(nor, since session 34, a group of one-text lines cutting a content root that is one of three
+or more of its tag under one parent: ``thin_cut``).
+A member whose text is mostly a group of alike children holding several fields each is a region,
+not a record, and its records are snapped inside it (``box_fields``, ``drop_boxes``).
 On a single-child chain (``li > div``, the ``div`` holding all of the ``li``'s text; see
 ``chain_members``) the record is the element the labels name where they name an inner one, else
 the outermost element of the chain that is one of alike siblings (``level``; NEXT-EVAL's gold
@@ -71,6 +75,16 @@ REL_CONF = 0.4
 RICH_FIELDS = 3.0
 #: The share of a region's records that must be one text element each for ``drop_thin`` to drop it.
 THIN_SHARE = 0.8
+#: Alike children make a snapped member a region (a column of lists, ``_containers``) only where they
+#: hold at least this many elements with text of their own each on average: alike one-text children
+#: (a card's description, duration and links) are a record's fields. Chosen on NEXT-EVAL's page folds
+#: (docs/records.md, session 34).
+BOX_FIELDS = 3.0
+#: A group of alike siblings whose members hold fewer elements with text of their own than this on
+#: average (a list of links, one-line fields) does not cut a content root that is one of three or
+#: more of its tag under one parent: snapping leaves records the labels give whole as they are
+#: (``_uncut``; session 34; ``thin_cut_any``, off, extends it to any content root).
+THIN_CUT = 2.0
 
 
 @dataclass(frozen=True)
@@ -103,6 +117,22 @@ class GroupingOptions:
     #: A region whose records are (nearly) all one text element each goes when another region's records
     #: hold at least this many on average (``drop_thin``; 0: never).
     rich_fields: float = RICH_FIELDS
+    #: A member is a region (a column of lists, ``_containers``) only where the alike children holding
+    #: its text hold at least this many elements with text of their own each on average (0: any).
+    box_fields: float = BOX_FIELDS
+    #: A member that is a region is no record even when most of its group are records (its records
+    #: are snapped inside it); False: such a member stays a record unless half its group are regions.
+    drop_boxes: bool = True
+    #: A group whose members hold fewer elements with text of their own than this on average (a
+    #: list of links) never cuts a content root that has two or more content roots of its tag beside
+    #: it (records the labels give whole: their link lists are their fields; 0: off).
+    thin_cut: float = THIN_CUT
+    #: ``thin_cut`` for any content root, not only one of three or more of its tag under one parent.
+    thin_cut_any: bool = False
+    #: Under one parent, a heading (``h1``-``h6``) repeated among the labels' roots starts a record
+    #: that runs over the consecutive roots after it, up to the next such heading (sections without
+    #: a wrapping element: a title, paragraphs and a list).
+    heading_runs: bool = False
 
     @classmethod
     def from_dict(cls, options: dict) -> GroupingOptions:
@@ -222,10 +252,14 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
     region = gchars[gid] >= min_region * chars[np.maximum(parent, 0)]  # the parent's text is mostly theirs
     cand = (is_rec & region & has & (share[gid] >= options.min_content) & (texts[gid] >= RECORD_MIN)
             & (gchars[gid] >= options.min_single))
-    roots = _uncut(cand, parent, tags, chars, content, is_rec, gid, gchars, depth, min_region)
-    container = _containers(cand, roots, parent, chars, last, is_rec, gid, gchars, region, min_region)
+    roots = _uncut(cand, parent, tags, chars, content, is_rec, gid, gchars, depth, min_region,
+                   own if options.thin_cut > 0 else None, last, options.thin_cut, options.thin_cut_any)
+    container = _containers(cand, roots, parent, chars, last, is_rec, gid, gchars, region, min_region,
+                            own, options.box_fields)
     boxed = np.bincount(gid, weights=container) / np.maximum(texts, 1)
     cand &= boxed[gid] < 0.5
+    if options.drop_boxes:
+        cand &= ~container
     chosen = _outer_members(cand, parent, tags, last, cc)
     out = []
     for p, members in chosen.items():  # runs of k members (a title row and a details row) are one record
@@ -238,31 +272,58 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
 
 
 def _uncut(cand: np.ndarray, parent, tags, chars, content, is_rec, gid, gchars, depth,
-           min_region: float) -> np.ndarray:
+           min_region: float, own: np.ndarray | None = None, last: np.ndarray | None = None,
+           thin_cut: float = 0.0, thin_cut_any: bool = False) -> np.ndarray:
     """The labels' content roots; ``cand`` loses the members that would cut one (snapping never
     cuts a content root, unless it is a region labelled as a whole: mostly this group's text,
-    neither itself one of alike siblings nor a row or item)."""
+    neither itself one of alike siblings nor a row or item; with ``thin_cut``, nor one of three or
+    more content roots of its tag under one parent when the group's members hold fewer than
+    ``thin_cut`` elements with text of their own on average)."""
     idx = np.arange(len(parent))
     root = np.where(content, idx, -1)
     for lev in by_depth(depth):  # ancestors first: a content node under a content parent inherits its root
         p = parent[lev]
         inherit = (p >= 0) & content[lev] & content[np.maximum(p, 0)]
         root[lev[inherit]] = root[p[inherit]]
+    repeated = np.zeros(len(parent), dtype=bool)
+    thin_group = np.zeros(gid.max() + 1 if len(gid) else 0, dtype=bool)
+    if thin_cut > 0 and own is not None and last is not None:
+        tops = np.flatnonzero(root == idx)
+        par = parent[tops]
+        key = {}
+        for t, q in zip(tops, par):
+            key.setdefault((int(q), tags[t]), []).append(int(t))
+        for ts in key.values():
+            if len(ts) >= RECORD_MIN or thin_cut_any:
+                repeated[ts] = True
+        has = np.concatenate([[0], np.cumsum(own > 0)])
+        nf = (has[last + 1] - has[idx]).astype(float)
+        thin_group = np.bincount(gid, weights=nf) / np.maximum(np.bincount(gid), 1) < thin_cut
     for i in np.flatnonzero(cand):
         r = root[parent[i]] if parent[i] >= 0 else -1
-        if r >= 0 and (is_rec[r] or tags[r] in _ITEMS or gchars[gid[i]] < min_region * chars[r]):
+        if r >= 0 and repeated[r] and thin_group[gid[i]]:
+            cand[i] = False
+        elif r >= 0 and (is_rec[r] or tags[r] in _ITEMS or gchars[gid[i]] < min_region * chars[r]):
             cand[i] = False
     return np.flatnonzero(root == idx)
 
 
 def _containers(cand: np.ndarray, roots: np.ndarray, parent, chars, last, is_rec, gid, gchars, region,
-                min_region: float) -> np.ndarray:
+                min_region: float, own: np.ndarray | None = None, box_fields: float = 0.0) -> np.ndarray:
     """Per row, whether a candidate member is a region rather than a record: its text mostly one
     group of alike children (down its single-child chain: a column of lists), or it holds
-    content roots the labels give apart as records of one group (the labels' level wins)."""
+    content roots the labels give apart as records of one group (the labels' level wins). With
+    ``box_fields`` > 0 only a group whose members hold that many elements with text of their own
+    on average makes a region (alike one-text children are a record's fields: a card's rows)."""
     n = len(parent)
     box = np.zeros(n)
-    np.maximum.at(box, parent[is_rec & region], gchars[gid[is_rec & region]])
+    boxing = is_rec & region
+    if box_fields > 0 and own is not None:
+        has = np.concatenate([[0], np.cumsum(own > 0)])
+        nf = (has[last + 1] - has[np.arange(n)]).astype(float)
+        mean_f = np.bincount(gid, weights=nf) / np.maximum(np.bincount(gid), 1)
+        boxing &= mean_f[gid] >= box_fields
+    np.maximum.at(box, parent[boxing], gchars[gid[boxing]])
     container = np.zeros(n, dtype=bool)
     # content roots at the level of their alike siblings (a div root inside a repeated li: the li)
     rec_roots = np.asarray([level(int(r), parent, chars, last, is_rec) for r in roots], dtype=np.int64)
@@ -422,7 +483,7 @@ def candidate_rows(walk, labels, *, options: GroupingOptions | None = None) -> l
     roots = [i for i in range(n) if free[i] and (parent[i] < 0 or not free[parent[i]])]
     roots = _split_regions(t, roots, options.min_repeat)
     roots = _lift_fragments(t, roots, content, options.max_run)
-    records = _generalized(t, _outermost(t, roots), options.min_single, options.max_run)
+    records = _generalized(t, _outermost(t, roots), options.min_single, options.max_run, options.heading_runs)
     if options.snap:  # the same level rule for records from labels; none may hold a snapped record
         if options.level_rule in ("outer", "article"):
             records = [[_level(rec[0], parent, t.chars, last, groups[1], content, options.level_rule, tags)]
@@ -568,9 +629,11 @@ def _outermost(t: _Tree, roots: list[int]) -> list[int]:
     return [r for r in keep if t.chars[r] > 0 and t.tags[r] != "th" and "/thead" not in t.tagpath[r]]
 
 
-def _generalized(t: _Tree, roots: list[int], min_single: int, max_run: int) -> list[list[int]]:
+def _generalized(t: _Tree, roots: list[int], min_single: int, max_run: int,
+                 heading_runs: bool = False) -> list[list[int]]:
     """Generalized nodes: runs of up to ``max_run`` consecutive roots under one parent; a lone
-    short snippet (a price, a date) is no record."""
+    short snippet (a price, a date) is no record. With ``heading_runs`` a heading repeated among
+    one parent's roots first takes the consecutive roots after it (``_heading_runs``)."""
     by_parent: dict[int, list[int]] = {}
     for r in roots:
         by_parent.setdefault(int(t.parent[r]), []).append(r)
@@ -578,8 +641,54 @@ def _generalized(t: _Tree, roots: list[int], min_single: int, max_run: int) -> l
     for p, rs in by_parent.items():
         if len(rs) == 1 and t.chars[rs[0]] < min_single:
             continue
-        records.extend(_runs(rs, t.tags, t.kids[p] if p >= 0 else rs, max_run))
+        sibs = t.kids[p] if p >= 0 else rs
+        if heading_runs:
+            sections, rs = _heading_runs(rs, t.tags, sibs)
+            records.extend(sections)
+            if not rs:
+                continue
+        records.extend(_runs(rs, t.tags, sibs, max_run))
     return records
+
+
+_HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+
+
+def _heading_runs(rs: list[int], tags: list[str], siblings: list[int]) -> tuple[list[list[int]], list[int]]:
+    """Sections among one parent's roots: where one heading tag heads two or more of them, each such
+    heading and the roots right after it (consecutive siblings, up to the next such heading) are one
+    record, when that holds more than the heading; the other roots are returned as they are."""
+    heads = [r for r in rs if tags[r] in _HEADINGS]
+    if len(heads) < 2:
+        return [], rs
+    top = max(set(tags[r] for r in heads), key=lambda tag: sum(tags[r] == tag for r in heads))
+    if sum(tags[r] == top for r in heads) < 2:
+        return [], rs
+    pos = {c: k for k, c in enumerate(siblings)}
+    sections: list[list[int]] = []
+    rest: list[int] = []
+    cur: list[int] = []
+    for r in rs:
+        if tags[r] == top:
+            if len(cur) > 1:
+                sections.append(cur)
+            else:
+                rest.extend(cur)
+            cur = [r]
+        elif cur and pos[r] == pos[cur[-1]] + 1:
+            cur.append(r)
+        else:
+            if len(cur) > 1:
+                sections.append(cur)
+            else:
+                rest.extend(cur)
+            cur = []
+            rest.append(r)
+    if len(cur) > 1:
+        sections.append(cur)
+    else:
+        rest.extend(cur)
+    return sections, sorted(rest)
 
 
 def drop_regions(walk, labels, records: list[list[int]], proba: np.ndarray | None = None, *,

@@ -62,8 +62,10 @@ class RegionPage:
 
 
 #: The labels' records the scorer's fit joins candidates to: without ``drop_thin``, which (like
-#: ``drop_unsure``) applies to the records the scorer's candidates have joined, after the fit's choice.
-_FIT_GROUPING = GroupingOptions(rich_fields=0)
+#: ``drop_unsure``) applies to the records the scorer's candidates have joined, after the fit's choice;
+#: and with snapping as before session 34 (``box_fields``, ``drop_boxes``, ``thin_cut`` off), so that
+#: each fold's threshold and veto are the ones chosen before those steps.
+_FIT_GROUPING = GroupingOptions(rich_fields=0, box_fields=0, drop_boxes=False, thin_cut=0, thin_cut_any=False)
 
 
 def region_page(page_id: str, walk, labels: np.ndarray, proba: np.ndarray | None,

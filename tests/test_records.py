@@ -744,3 +744,69 @@ def test_a_region_of_one_text_records_beside_records_with_fields_goes():
     assert heads(drop_thin(walk, record_rows(walk, lab, options=GroupingOptions(rich_fields=0)), 4)) == cards | popular
     only = _labels_for(walk, popular)                                     # no rich region: kept
     assert heads(record_rows(walk, only)) == popular
+
+
+#: Snapping as before session 34 (each of its three steps off).
+_SNAP_BEFORE = dict(box_fields=0, drop_boxes=False, thin_cut=0, thin_cut_any=False)
+
+
+def _xps(walk, recs):
+    xs = walk.rows["xpath"].tolist()
+    return [xs[r[0]] for r in recs]
+
+
+def test_a_card_whose_text_is_a_column_of_one_text_fields_is_one_record():
+    """Cards whose body is a column of alike one-text field divs (a description, a duration, two
+    links): with ``box_fields`` the fields do not make the card a region (a column of lists), so
+    each card is a record, not each of its fields."""
+    def card(k: int) -> str:
+        fields = (f"<div><span>A long description of course number {k} for parents</span></div>"
+                  f"<div><span>Duration: {k + 2} weeks</span></div><div><span>Caregiver {k}</span></div>"
+                  f"<div><span>Daily routine {k}</span></div>")
+        return f"<div class=card><div class=body>{fields}</div></div>"
+    html = (f"<html><body>{NAV}<main><div class=list>{''.join(card(k) for k in range(4))}</div></main>"
+            f"{FOOT}</body></html>").encode()
+    walk = walk_page(html)
+    u = "/html/body/main[1]/div[1]"
+    lab = _labels_for(walk, {f"{u}/div[{k}]/div[1]" for k in range(1, 5)})  # the labels name each card's body
+    assert len(record_rows(walk, lab, options=GroupingOptions(**_SNAP_BEFORE))) == 16  # each field a record
+    want = [f"{u}/div[{k}]" for k in range(1, 5)]
+    assert _xps(walk, record_rows(walk, lab, options=GroupingOptions(**{**_SNAP_BEFORE, "box_fields": 3}))) == want
+    assert _xps(walk, record_rows(walk, lab)) == want  # the default: box_fields 3
+
+
+def test_a_member_that_is_a_list_of_rich_records_gives_its_records():
+    """Three alike siblings, the third holding a list of six rich records (a title, an author, a
+    price each): with ``drop_boxes`` that member is no record and its six items are, beside the
+    other two members."""
+    def item(k: int) -> str:
+        return f"<li><a href=/p/{k}>Product title {k}</a><span>Seller {k}</span><b>{k}.99</b></li>"
+    one = "<div class=slot><ul>{}</ul></div>"
+    html = (f"<html><body>{NAV}<main><div class=list>{one.format(item(0))}{one.format(item(1))}"
+            f"{one.format(''.join(item(k) for k in range(2, 8)))}</div></main>{FOOT}</body></html>").encode()
+    walk = walk_page(html)
+    u = "/html/body/main[1]/div[1]"
+    items = {f"{u}/div[{k}]/ul[1]/li[1]" for k in (1, 2)} | {f"{u}/div[3]/ul[1]/li[{k}]" for k in range(1, 7)}
+    lab = _labels_for(walk, items)
+    before = {**_SNAP_BEFORE, "box_fields": 3}
+    assert _xps(walk, record_rows(walk, lab, options=GroupingOptions(**before))) == [
+        f"{u}/div[{k}]" for k in range(1, 4)]  # the list of six one record
+    want = [f"{u}/div[1]", f"{u}/div[2]"] + [f"{u}/div[3]/ul[1]/li[{k}]" for k in range(1, 7)]
+    assert _xps(walk, record_rows(walk, lab, options=GroupingOptions(**{**before, "drop_boxes": True}))) == want
+    assert _xps(walk, record_rows(walk, lab)) == want  # the default: drop_boxes
+
+
+def test_a_list_of_one_text_fields_does_not_cut_a_record_the_labels_give_whole():
+    """A record labelled whole whose text is three alike one-text lines: with ``thin_cut`` and
+    ``thin_cut_any`` (any content root; off by default: an article's paragraphs would no longer cut
+    a root the model over-includes, tests/test_spec.py) the lines are its fields, not three records."""
+    lines = "".join(f"<div><span>Line {k} of the featured offer, exotic destinations</span></div>"
+                    for k in range(3))
+    html = (f"<html><body>{NAV}<main><section><div class=inner>{lines}</div></section></main>"
+            f"{FOOT}</body></html>").encode()
+    walk = walk_page(html)
+    sec = "/html/body/main[1]/section[1]"
+    lab = _labels_for(walk, {sec})
+    assert len(record_rows(walk, lab, options=GroupingOptions(thin_cut=0))) == 3
+    assert len(record_rows(walk, lab)) == 3  # the default: a lone root is not kept whole by thin_cut
+    assert _xps(walk, record_rows(walk, lab, options=GroupingOptions(thin_cut_any=True))) == [sec]
