@@ -36,9 +36,8 @@ def predict(dataset: Path, out: Path, seed: int, folds: int = 5) -> None:
     probabilities (``OUT/PAGE.npz``) and each fold's region scorer (``OUT/meta.json``)."""
     from hwnoise.evaluate import EvalSettings, fit_fold, load_pages, plan
     from hwnoise.extractors.base import walk_of
-    from hwnoise.features.assembly import assemble_page, walk_nodes
-    from hwnoise.extractors.model import run_extractor
-    from hwnoise.features.columns import NOISE
+    from hwnoise.features.assembly import assemble_page
+    from hwnoise.extractors.model import on_walk_rows, run_extractor
 
     settings = EvalSettings(methods=("model",), options={"model": {"preset": "auto"}}, seed=seed)
     plan_folds, _ = plan([Dataset(dataset)], "cross-site", False, seed=seed, k=folds)
@@ -52,16 +51,7 @@ def predict(dataset: Path, out: Path, seed: int, folds: int = 5) -> None:
         for page in load_pages(fold.test):
             walk = walk_of(page, keep_tree=True)
             rows = assemble_page(page, model.features, stacker=run_extractor, cache=method.cache, walk=walk).rows
-            labels, p = model.predict_with_proba(rows, proba=len(rows) > 0)
-            at = walk_nodes(rows, walk)
-            if at is not None and len(at) != len(walk.rows):  # as predict_labels: the rows a render hides
-                full = np.full(len(walk.rows), NOISE, dtype=object)
-                full[at] = labels
-                labels = full
-                if p is not None:
-                    p_full = np.zeros(len(walk.rows))
-                    p_full[at] = p
-                    p = p_full
+            labels, p = on_walk_rows(*model.predict_with_proba(rows, proba=len(rows) > 0), rows, walk)
             labels = np.asarray(labels, dtype=object)
             p = np.full(len(labels), np.nan) if p is None else p
             np.savez_compressed(out / f"{page.id}.npz", labels=labels.astype(str), proba=p)

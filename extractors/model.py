@@ -238,6 +238,21 @@ class ModelMethod(WalkMethod):
         return predict_labels(self.model, got.rows, walk, proba=proba, records=records)
 
 
+def on_walk_rows(labels, p, rows: pd.DataFrame, walk: "PageWalk") -> tuple:
+    """The labels (and probabilities, or None) of a page's assembled ``rows`` spread over every
+    walker row: the rows a render hides are noise, at probability 0."""
+    at = walk_nodes(rows, walk)
+    if at is not None and len(at) != len(walk.rows):
+        full = np.full(len(walk.rows), NOISE, dtype=object)
+        full[at] = labels
+        labels = full
+        if p is not None:
+            p_full = np.zeros(len(walk.rows))
+            p_full[at] = p
+            p = p_full
+    return labels, p
+
+
 def predict_labels(model: "NoiseModel", rows: pd.DataFrame, walk: "PageWalk", *,
                    proba: bool = False, records: bool = False) -> tuple:
     """The model's "S"/"N" label of every walker row from the page's assembled ``rows`` and,
@@ -249,16 +264,8 @@ def predict_labels(model: "NoiseModel", rows: pd.DataFrame, walk: "PageWalk", *,
     makes the content the rows of those records (``extractors.records.records_content``)."""
     from_records = getattr(getattr(model, "spec", None), "content_from", "nodes") == "records"
     group = records or from_records
-    labels, p = model.predict_with_proba(rows, proba=(proba or group) and len(rows) > 0)
-    at = walk_nodes(rows, walk)
-    if at is not None and len(at) != len(walk.rows):
-        full = np.full(len(walk.rows), NOISE, dtype=object)
-        full[at] = labels
-        labels = full
-        if p is not None:
-            p_full = np.zeros(len(walk.rows))
-            p_full[at] = p
-            p = p_full
+    labels, p = on_walk_rows(*model.predict_with_proba(rows, proba=(proba or group) and len(rows) > 0),
+                             rows, walk)
     recs: list[list[int]] = []
     if group and len(labels):
         from hwnoise.extractors.records import record_rows, records_content
