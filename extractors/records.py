@@ -271,6 +271,18 @@ def snap_members(parent: np.ndarray, tags: list[str], last: np.ndarray, chars: n
     return sorted(out)
 
 
+def subtree_fields(own: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """Per row, how many elements with text of their own its subtree holds (itself included; rows
+    in document order, ``last`` the last row of each subtree): a record's fields."""
+    has = np.concatenate([[0], np.cumsum(np.asarray(own) > 0)])
+    return (has[np.asarray(last) + 1] - has[:-1]).astype(float)
+
+
+def _group_mean(values: np.ndarray, gid: np.ndarray) -> np.ndarray:
+    """Per group id, the mean of ``values`` over its rows."""
+    return np.bincount(gid, weights=values) / np.maximum(np.bincount(gid), 1)
+
+
 def _uncut(cand: np.ndarray, parent, tags, chars, content, is_rec, gid, gchars, depth,
            min_region: float, own: np.ndarray | None = None, last: np.ndarray | None = None,
            thin_cut: float = 0.0, thin_cut_any: bool = False) -> np.ndarray:
@@ -296,9 +308,7 @@ def _uncut(cand: np.ndarray, parent, tags, chars, content, is_rec, gid, gchars, 
         for ts in key.values():
             if len(ts) >= RECORD_MIN or thin_cut_any:
                 repeated[ts] = True
-        has = np.concatenate([[0], np.cumsum(own > 0)])
-        nf = (has[last + 1] - has[idx]).astype(float)
-        thin_group = np.bincount(gid, weights=nf) / np.maximum(np.bincount(gid), 1) < thin_cut
+        thin_group = _group_mean(subtree_fields(own, last), gid) < thin_cut
     for i in np.flatnonzero(cand):
         r = root[parent[i]] if parent[i] >= 0 else -1
         if r >= 0 and repeated[r] and thin_group[gid[i]]:
@@ -319,10 +329,7 @@ def _containers(cand: np.ndarray, roots: np.ndarray, parent, chars, last, is_rec
     box = np.zeros(n)
     boxing = is_rec & region
     if box_fields > 0 and own is not None:
-        has = np.concatenate([[0], np.cumsum(own > 0)])
-        nf = (has[last + 1] - has[np.arange(n)]).astype(float)
-        mean_f = np.bincount(gid, weights=nf) / np.maximum(np.bincount(gid), 1)
-        boxing &= mean_f[gid] >= box_fields
+        boxing &= _group_mean(subtree_fields(own, last), gid)[gid] >= box_fields
     np.maximum.at(box, parent[boxing], gchars[gid[boxing]])
     container = np.zeros(n, dtype=bool)
     # content roots at the level of their alike siblings (a div root inside a repeated li: the li)
@@ -761,10 +768,10 @@ def drop_thin(walk, records: list[list[int]], rich_fields: float = RICH_FIELDS,
         return records
     key = _regions(walk, records, None)[0]
     last = np.asarray(walk.last, dtype=np.int64)
-    has = np.concatenate([[0], np.cumsum(_own(walk.rows) > 0)])
+    per_node = subtree_fields(_own(walk.rows), last)
     fields: dict[int, list[int]] = {}
     for k, rec in zip(key, records):
-        fields.setdefault(k, []).append(sum(int(has[int(last[r]) + 1] - has[r]) for r in rec))
+        fields.setdefault(k, []).append(int(sum(per_node[r] for r in rec)))
     rich = {k for k, f in fields.items() if np.mean(f) >= rich_fields}
     thin = {k for k, f in fields.items() if np.mean([x <= 1 for x in f]) >= thin_share}
     drop = {k for k in thin if rich - {k}}
