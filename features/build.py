@@ -24,6 +24,7 @@ a page's own terms from its submission's field names and values, tokenised.
 from __future__ import annotations
 
 import errno
+import functools
 import operator
 import os
 import shutil
@@ -361,20 +362,21 @@ def _spill_pages(results: list[tuple], path: str) -> list[tuple]:
     arrays a page (0.4 s of CPU over the bench corpus) and the main process as many pieces to
     join into its parts. A page whose columns are not exactly ``SCHEMA``'s keeps them in its
     result."""
-    names, plan = _spill_plan()
+    schema, plan = _spill_layout()
+    names = {c for c, _ in plan}
     kept: list[int] = []
     for k, (_pid, res, err) in enumerate(results):
-        if err is not None or res is None or not isinstance(res[0], dict) or set(res[0]) != set(names):
+        if err is not None or res is None or not isinstance(res[0], dict) or set(res[0]) != names:
             continue
         cols, n = res[0], len(res[1])
-        if any(len(cols[c]) != n or isinstance(cols[c], pa.Array) and cols[c].type != typ for c, typ, _ in plan):
+        if any(len(cols[c]) != n or isinstance(cols[c], pa.Array) and cols[c].type != typ for c, typ in plan):
             continue
         kept.append(k)
     if not kept:
         return results
-    arrays = [_joined([results[k][1][0][c] for k in kept], typ) for c, typ, _ in plan]
+    arrays = [_joined([results[k][1][0][c] for k in kept], typ) for c, typ in plan]
     arrays.append(_num_array(np.concatenate([results[k][1][1] for k in kept]), pa.uint64()))
-    batch = pa.RecordBatch.from_arrays(arrays, schema=_SPILL_SCHEMA[0])
+    batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
     with pa.BufferedOutputStream(pa.OSFile(path, "wb"), _SPILL_BUFFER) as sink, \
             pa.ipc.new_file(sink, batch.schema) as writer:
         writer.write_batch(batch)
@@ -386,17 +388,11 @@ def _spill_pages(results: list[tuple], path: str) -> list[tuple]:
     return out
 
 
-#: The spill files' schema and ``(name, type, is a string)`` of its columns but ``_key`` (made once).
-_SPILL_SCHEMA: list = []
-
-
-def _spill_plan() -> tuple[list[str], list[tuple[str, pa.DataType, bool]]]:
-    if not _SPILL_SCHEMA:
-        names = [f.name for f in SCHEMA if f.name not in _BATCHER_COLUMNS]
-        fields = [SCHEMA.field(c) for c in names]
-        _SPILL_SCHEMA.extend([pa.schema(fields + [pa.field("_key", pa.uint64())]), names,
-                              [(f.name, f.type, f.type == _STR) for f in fields]])
-    return _SPILL_SCHEMA[1], _SPILL_SCHEMA[2]
+@functools.cache
+def _spill_layout() -> tuple[pa.Schema, tuple[tuple[str, pa.DataType], ...]]:
+    """The spill files' schema and ``(name, type)`` of its columns but ``_key`` (made once)."""
+    fields = [f for f in SCHEMA if f.name not in _BATCHER_COLUMNS]
+    return pa.schema(fields + [pa.field("_key", pa.uint64())]), tuple((f.name, f.type) for f in fields)
 
 
 def _joined(pieces: list, typ: pa.DataType) -> pa.Array:
