@@ -129,10 +129,6 @@ class GroupingOptions:
     thin_cut: float = THIN_CUT
     #: ``thin_cut`` for any content root, not only one of three or more of its tag under one parent.
     thin_cut_any: bool = False
-    #: Under one parent, a heading (``h1``-``h6``) repeated among the labels' roots starts a record
-    #: that runs over the consecutive roots after it, up to the next such heading (sections without
-    #: a wrapping element: a title, paragraphs and a list).
-    heading_runs: bool = False
 
     @classmethod
     def from_dict(cls, options: dict) -> GroupingOptions:
@@ -490,7 +486,7 @@ def candidate_rows(walk, labels, *, options: GroupingOptions | None = None) -> l
     roots = [i for i in range(n) if free[i] and (parent[i] < 0 or not free[parent[i]])]
     roots = _split_regions(t, roots, options.min_repeat)
     roots = _lift_fragments(t, roots, content, options.max_run)
-    records = _generalized(t, _outermost(t, roots), options.min_single, options.max_run, options.heading_runs)
+    records = _generalized(t, _outermost(t, roots), options.min_single, options.max_run)
     if options.snap:  # the same level rule for records from labels; none may hold a snapped record
         if options.level_rule in ("outer", "article"):
             records = [[_level(rec[0], parent, t.chars, last, groups[1], content, options.level_rule, tags)]
@@ -636,11 +632,9 @@ def _outermost(t: _Tree, roots: list[int]) -> list[int]:
     return [r for r in keep if t.chars[r] > 0 and t.tags[r] != "th" and "/thead" not in t.tagpath[r]]
 
 
-def _generalized(t: _Tree, roots: list[int], min_single: int, max_run: int,
-                 heading_runs: bool = False) -> list[list[int]]:
+def _generalized(t: _Tree, roots: list[int], min_single: int, max_run: int) -> list[list[int]]:
     """Generalized nodes: runs of up to ``max_run`` consecutive roots under one parent; a lone
-    short snippet (a price, a date) is no record. With ``heading_runs`` a heading repeated among
-    one parent's roots first takes the consecutive roots after it (``_heading_runs``)."""
+    short snippet (a price, a date) is no record."""
     by_parent: dict[int, list[int]] = {}
     for r in roots:
         by_parent.setdefault(int(t.parent[r]), []).append(r)
@@ -648,54 +642,8 @@ def _generalized(t: _Tree, roots: list[int], min_single: int, max_run: int,
     for p, rs in by_parent.items():
         if len(rs) == 1 and t.chars[rs[0]] < min_single:
             continue
-        sibs = t.kids[p] if p >= 0 else rs
-        if heading_runs:
-            sections, rs = _heading_runs(rs, t.tags, sibs)
-            records.extend(sections)
-            if not rs:
-                continue
-        records.extend(_runs(rs, t.tags, sibs, max_run))
+        records.extend(_runs(rs, t.tags, t.kids[p] if p >= 0 else rs, max_run))
     return records
-
-
-_HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
-
-
-def _heading_runs(rs: list[int], tags: list[str], siblings: list[int]) -> tuple[list[list[int]], list[int]]:
-    """Sections among one parent's roots: where one heading tag heads two or more of them, each such
-    heading and the roots right after it (consecutive siblings, up to the next such heading) are one
-    record, when that holds more than the heading; the other roots are returned as they are."""
-    heads = [r for r in rs if tags[r] in _HEADINGS]
-    if len(heads) < 2:
-        return [], rs
-    top = max(set(tags[r] for r in heads), key=lambda tag: sum(tags[r] == tag for r in heads))
-    if sum(tags[r] == top for r in heads) < 2:
-        return [], rs
-    pos = {c: k for k, c in enumerate(siblings)}
-    sections: list[list[int]] = []
-    rest: list[int] = []
-    cur: list[int] = []
-    for r in rs:
-        if tags[r] == top:
-            if len(cur) > 1:
-                sections.append(cur)
-            else:
-                rest.extend(cur)
-            cur = [r]
-        elif cur and pos[r] == pos[cur[-1]] + 1:
-            cur.append(r)
-        else:
-            if len(cur) > 1:
-                sections.append(cur)
-            else:
-                rest.extend(cur)
-            cur = []
-            rest.append(r)
-    if len(cur) > 1:
-        sections.append(cur)
-    else:
-        rest.extend(cur)
-    return sections, sorted(rest)
 
 
 def drop_regions(walk, labels, records: list[list[int]], proba: np.ndarray | None = None, *,
