@@ -544,14 +544,17 @@ class _Batcher:
         self.spills: list[Path | list] = []  # a spilled part's file, or its pages (all _Spilled)
         self.workers_files: dict[str, list] = {}  # _Spilled.path -> [memory map, its batch, pages left]
 
-    def add(self, pid: str, site: str, columns: dict | _Spilled, keys: np.ndarray | None) -> None:
-        """A page's columns: a dict (``page_columns`` takes it) and its site keys, or where a
-        worker spilled both (``_Spilled``, ``keys`` None)."""
+    def add(self, pid: str, site: str, columns: dict | _Spilled, keys: np.ndarray | None,
+            ready: bool = False) -> None:
+        """A page's columns: a dict (``page_columns`` takes it, unless ``ready``: made by
+        ``page_columns`` for this schema already, where the page was walked) and its site keys,
+        or where a worker spilled both (``_Spilled``, ``keys`` None)."""
         if isinstance(columns, _Spilled):
             self.pages.append((pid, site, columns, None, columns.rows))
             self.rows += columns.rows
         else:
-            self.pages.append((pid, site, page_columns(columns, self.schema), keys, len(keys)))
+            self.pages.append((pid, site, columns if ready else page_columns(columns, self.schema), keys,
+                               len(keys)))
             self.rows += len(keys)
         if self.rows >= _PART_ROWS or len(self.pages) >= _PART_PAGES:
             self.flush()
@@ -829,7 +832,7 @@ def _walk_pages(batcher: _Batcher, jobs: list[tuple], site_of: dict[str, str], r
             n_lab = int(sum(1 for v in labels if v is not None))
             n_content = int(np.count_nonzero(labels == CONTENT))
         page_keys.append(ukeys)
-        batcher.add(pid, site_of.get(pid, ""), cols, keys)
+        batcher.add(pid, site_of.get(pid, ""), cols, keys, ready=arrow)  # arrow: page_columns(..., SCHEMA)
         tally.pages += 1
         tally.rows += n
         tally.labelled += n_lab

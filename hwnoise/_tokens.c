@@ -16,10 +16,10 @@
  * ``nuls`` the number of NULs (``hwnoise.text.nul_words``). A match is greedy and never
  * backtracks: a run of word characters, then an apostrophe followed by a word character
  * continues it. */
-static unsigned char ascii_word[128];
+static unsigned char latin1_word[256];  /* is_word of U+0000-U+00FF, made at import */
 
 static inline int is_word(Py_UCS4 c) {
-    return c < 128 ? ascii_word[c] : (Py_UNICODE_ISALNUM(c) || c == '_');
+    return c < 256 ? latin1_word[c] : (Py_UNICODE_ISALNUM(c) || c == '_');
 }
 
 /* The next word at or after *i: its span is [*start, *i) after the call; the NULs skipped on
@@ -91,26 +91,46 @@ fail:
  * number of NULs in text, other's ids)``, bytes of int64. The words are found by next_word and
  * told apart by their code points, in a hash table of their spans. */
 typedef struct { uint64_t hash; const void *data; int kind; Py_ssize_t start, len; } Span;
-typedef struct { Span *spans; Py_ssize_t n, cap; Py_ssize_t *slots; size_t mask; } Vocab;
+/* slots: 0 for an empty one, else the span's index + 1 in the low 32 bits and the high 32 bits
+ * of its hash above them, so that a probe tells most other words apart without reading their
+ * span (a text of more than 2^32 - 2 distinct words is a memory error) */
+typedef struct { Span *spans; Py_ssize_t n, cap; uint64_t *slots; size_t mask; } Vocab;
+
+/* memcmp(a, b, n) == 0 inline, 8 bytes a step: words are short, and a call of libc's memcmp
+ * for each of them cost more than the comparison */
+static inline int same_bytes(const char *a, const char *b, size_t n) {
+    for (; n >= 8; a += 8, b += 8, n -= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y) return 0;
+    }
+    for (; n; n--)
+        if (*a++ != *b++) return 0;
+    return 1;
+}
 
 static inline int span_eq(const Span *a, int kind, const void *data, Py_ssize_t start, Py_ssize_t len) {
     if (a->len != len) return 0;
     if (a->kind == kind)
-        return memcmp((const char *)a->data + a->start * kind, (const char *)data + start * kind,
-                      (size_t)(len * kind)) == 0;
+        return same_bytes((const char *)a->data + a->start * kind, (const char *)data + start * kind,
+                          (size_t)(len * kind));
     for (Py_ssize_t k = 0; k < len; k++)
         if (PyUnicode_READ(a->kind, a->data, a->start + k) != PyUnicode_READ(kind, data, start + k)) return 0;
     return 1;
 }
 
+#define SLOT_INDEX(x) ((Py_ssize_t)((x) & 0xffffffffULL) - 1)
+#define SLOT_HIGH(h) ((h) & 0xffffffff00000000ULL)
+
 static int vocab_grow(Vocab *v) {
     size_t cap = v->mask ? 2 * (v->mask + 1) : 1024;
-    Py_ssize_t *slots = PyMem_Calloc(cap, sizeof(Py_ssize_t));
+    uint64_t *slots = PyMem_Calloc(cap, sizeof(uint64_t));
     if (!slots) { PyErr_NoMemory(); return -1; }
     for (Py_ssize_t k = 0; k < v->n; k++) {
         size_t at = (size_t)v->spans[k].hash & (cap - 1);
         while (slots[at]) at = (at + 1) & (cap - 1);
-        slots[at] = k + 1;
+        slots[at] = SLOT_HIGH(v->spans[k].hash) | (uint64_t)(k + 1);
     }
     PyMem_Free(v->slots);
     v->slots = slots;
@@ -122,15 +142,20 @@ static int vocab_grow(Vocab *v) {
 #define FNV_PRIME 0x100000001b3ULL
 
 /* the id of the word [start, start+len) of data, whose hash (FNV-1a over its code points,
- * then mix64) is h, added when new; -1 on a memory error */
+ * then mix64) is h, added when new; -1 on a memory error (or past 2^32 - 2 distinct words) */
 static Py_ssize_t vocab_id(Vocab *v, uint64_t h, int kind, const void *data, Py_ssize_t start, Py_ssize_t len) {
     if ((size_t)(v->n + 1) * 2 > v->mask + 1 && vocab_grow(v) < 0) return -1;
     size_t at = (size_t)h & v->mask;
-    while (v->slots[at]) {
-        Span *s = &v->spans[v->slots[at] - 1];
-        if (s->hash == h && span_eq(s, kind, data, start, len)) return v->slots[at] - 1;
+    const uint64_t high = SLOT_HIGH(h);
+    uint64_t x;
+    while ((x = v->slots[at])) {
+        if (SLOT_HIGH(x) == high) {
+            Span *s = &v->spans[SLOT_INDEX(x)];
+            if (s->hash == h && span_eq(s, kind, data, start, len)) return SLOT_INDEX(x);
+        }
         at = (at + 1) & v->mask;
     }
+    if (v->n >= (Py_ssize_t)0xfffffffeLL) { PyErr_NoMemory(); return -1; }  /* no room in a slot */
     if (v->n == v->cap) {
         Py_ssize_t cap = v->cap ? 2 * v->cap : 512;
         Span *sp = PyMem_Realloc(v->spans, cap * sizeof(Span));
@@ -139,7 +164,7 @@ static Py_ssize_t vocab_id(Vocab *v, uint64_t h, int kind, const void *data, Py_
         v->cap = cap;
     }
     v->spans[v->n] = (Span){h, data, kind, start, len};
-    v->slots[at] = v->n + 1;
+    v->slots[at] = high | (uint64_t)(v->n + 1);
     return v->n++;
 }
 
@@ -402,6 +427,6 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_tokens", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit__tokens(void) {
-    for (int c = 0; c < 128; c++) ascii_word[c] = Py_UNICODE_ISALNUM(c) || c == '_';
+    for (int c = 0; c < 256; c++) latin1_word[c] = Py_UNICODE_ISALNUM(c) || c == '_';
     return PyModule_Create(&module);
 }

@@ -244,3 +244,27 @@ def test_labels_from_word_ids_equal_labels_from_words(monkeypatch):
     assert [x.tolist() for x in by_ids] == [x.tolist() for x in by_words]
     assert by_ids[1].sum() > 0
 
+
+
+@pytest.mark.parametrize("width", ["", "é", "中", "\U0001f600"])
+def test_nul_word_ids_tell_apart_long_words_that_differ_late(width, monkeypatch):
+    """Words of 1 to 40 characters that share all but their last character, or all but one in
+    the middle, each repeated, in texts of each width, with thousands of distinct words (the
+    table of words grows): the ids of the Python numbering. The compiled ``text_ids`` compares a
+    word with a kept one 8 bytes a step, and only when their 64-bit hashes are equal: a compare
+    that refuses equal words fails here (seen with its 8-byte test inverted); one that took
+    unequal words for equal would show only on a collision of the hashes."""
+    base = "abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+    words = []
+    for n in range(1, 41):
+        stem = width + base[:n - 1] if width else base[:n]
+        words += [stem[:-1] + c for c in "xyz"] + [stem[:k] + "_" + stem[k + 1:] for k in range(0, len(stem), 3)]
+    words += [f"w{k}" for k in range(3000)]
+    page = ["\u2019".join(words[k:k + 1]) + " " + " ".join(words[k + 1:k + 7]) for k in range(0, len(words), 7)]
+    gold = " ".join(reversed(words[::2])) + " " + width
+    compiled = text.nul_word_ids(page, gold)
+    monkeypatch.setattr(native, "tokens", None)
+    want = text.nul_word_ids(page, gold)
+    assert compiled[2] == want[2]
+    assert [x.tolist() for x in compiled[:2] + compiled[3:]] == [x.tolist() for x in want[:2] + want[3:]]
+    assert len(set(compiled[1].tolist())) > 3000
