@@ -163,6 +163,19 @@ def test_malformed_arff_names_file_and_line(tmp_path, case):
     assert f"{path}:{line}:" in str(info.value)
 
 
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_arff_after_comment_and_blank_lines_names_the_files_line(tmp_path, case):
+    """The lines were counted from the first that is not blank: in a file that opens with a
+    comment (every ARFF file hwnoise writes) or blank lines, a row of too few values, a bad type
+    or an undeclared value was named a line or more above where it is."""
+    text, line = MALFORMED[case]
+    path = tmp_path / "bad.arff"
+    path.write_text("% written by hand\n\n% another comment\n" + text, encoding="utf-8")
+    with pytest.raises(ArffError) as info:
+        read_arff(path)
+    assert f"{path}:{line + 3}:" in str(info.value)
+
+
 def test_missing_file_and_no_data_section(tmp_path):
     with pytest.raises(ArffError, match="no such ARFF file"):
         read_arff(tmp_path / "absent.arff")

@@ -771,6 +771,9 @@ def _declared_values(values: list, declared: str) -> list:
 
 def _liac_decode(path: Path, text: str) -> dict:
     dec = _Decoder()
+    # liac-arff strips the text's leading blank lines (and the comment lines _without_comments
+    # emptied, such as the first line of every ARFF hwnoise writes) before it counts lines
+    lead = text[:len(text) - len(text.lstrip("\r\n "))].count("\n")
     try:
         obj = dec.decode(text, return_type=liac.DENSE_GEN)
         # numbers stay text for _numbers, as from the fast reader: liac-arff's INTEGER conversor,
@@ -785,9 +788,9 @@ def _liac_decode(path: Path, text: str) -> dict:
         return obj
     except liac.ArffException as exc:
         line = exc.line if exc.line != -1 else dec._current_line  # raised while reading the rows
-        raise ArffError(f"{path}:{line}: {_arff_message(exc)}") from None
+        raise ArffError(f"{path}:{line + lead}: {_arff_message(exc)}") from None
     except (ValueError, TypeError) as exc:  # a bad escape sequence and the like
-        raise ArffError(f"{path}:{dec._current_line}: malformed ARFF ({exc})") from None
+        raise ArffError(f"{path}:{dec._current_line + lead}: malformed ARFF ({exc})") from None
 
 
 def _fast_tokens(path: Path, text: str) -> tuple[dict | None, list[np.ndarray] | None]:
