@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 from pathlib import Path
 
@@ -182,6 +183,18 @@ def test_missing_file_and_no_data_section(tmp_path):
     path = tmp_path / "nodata.arff"
     path.write_text("@relation r\n@attribute a numeric\n@attribute result {S,N}\n", encoding="utf-8")
     with pytest.raises(ArffError, match=str(path)):
+        read_arff(path)
+
+
+@pytest.mark.parametrize("text,what", [("", "an empty file"), ("\n  \n", "an empty file"),
+                                       ("@relation r\n@attribute a numeric\n% @data\n1\n", "no @DATA line"),
+                                       ("a,b,c\n1,2,3\n", "no @DATA line")])
+def test_a_file_without_a_data_section_says_so(tmp_path, text, what):
+    """An empty file, or one without '@DATA' (a CSV, a header alone), was 'Invalid layout of the
+    ARFF file' at its last line; it is named for what it lacks now."""
+    path = tmp_path / "x.arff"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ArffError, match=re.escape(f"{path}: not an ARFF file ({what})")):
         read_arff(path)
 
 

@@ -272,6 +272,10 @@ def load_arff(path: str | os.PathLike) -> ArffTable:
     text = _read_text(path)
     text = _weka_header(path, _without_comments(text))
     text, weights = _instance_weights(path, text)
+    if _DATA_DECLARED.search(text) is None:  # liac-arff: "Invalid layout" at the last line
+        what = "an empty file" if not text.strip() else "no @DATA line"
+        raise ArffError(f"{path}: not an ARFF file ({what}): ARFF declares '@RELATION name', one "
+                        "'@ATTRIBUTE name type' a line, then '@DATA' and one row of values a line")
     obj, tokens = _fast_tokens(path, text)
     if tokens is None:
         obj = _liac_decode(path, text)
