@@ -294,3 +294,17 @@ def test_nothing_to_label_leaves_the_table_and_a_persons_rows_as_they_were(crawl
         err = capsys.readouterr().err
         assert "nothing to label" in err and "no pages" in err and "Traceback" not in err
     assert crawl.labels_path.read_bytes() == before
+
+
+def test_a_page_that_is_not_html_is_skipped_and_named_not_labelled(crawl, capsys):
+    """A binary file among the pages was walked into nodes and labelled (the features stage
+    skips it as not HTML, so its labels were noise in the table and its content share)."""
+    sub = crawl.add_submission({"url": "http://books.example/search?q=zz", "fields": [{"name": "q", "value": "zz"}]})
+    crawl.write_page(sub["id"], bytes(range(256)) * 20)
+    capsys.readouterr()
+    assert _auto(crawl) == 0
+    err = capsys.readouterr().err
+    assert f"skipped {crawl.page_path(sub['id'])}: not HTML (binary data)" in err
+    lab = crawl.read_labels()
+    assert sub["id"] not in set(lab["page"]) and len(set(lab["page"])) == len(RECORDS)
+    assert f"label books: {len(RECORDS)} pages" in err

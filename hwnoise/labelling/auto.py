@@ -49,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from hwnoise.dataset import LABEL_COLUMNS, Dataset, DatasetError, now_iso
+from hwnoise.decode import SNIFF_PREFIX, sniff_html
 from hwnoise.errors import HwnoiseError
 from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.features.labels import label_page
@@ -435,6 +436,11 @@ def _walk_pages(ds: Dataset, pages: list, sources: set[str], externals: dict, ge
             if pbar is not None:
                 pbar.update(1)
             try:
+                with open(page.html_path, "rb") as fh:  # as the features stage skips it, not labelled
+                    why = sniff_html(fh.read(SNIFF_PREFIX))
+                if why is not None:
+                    print(f"hwnoise: label: skipped {page.html_path}: not HTML ({why})", file=sys.stderr)
+                    continue
                 walk = walk_of(page, keep_tree=use_sitelevel)
                 record = SiteLevel().record(page, walk) if use_sitelevel else None
                 walk.root = walk.elements = None  # the tree is not needed past the record
