@@ -286,6 +286,17 @@ def test_features_refuses_one_pages_options_with_a_dataset(dataset, capsys, opti
     assert not (dataset / "features.parquet").exists()
 
 
+def test_features_of_a_folder_that_is_no_dataset_with_query_says_it_is_none(tmp_path, capsys):
+    """A folder of pages (or one named page.html) given with --query was told that --query does
+    not go 'with dataset folders', as if it were one."""
+    folder = tmp_path / "page.html"
+    folder.mkdir()
+    code, out, err = run(capsys, "features", str(folder), "--query", "oak chair")
+    assert code == 1 and out == ""
+    line = one_error_line(err)
+    assert f"{folder}: not a dataset folder (no dataset.json)" in line and "go with one page" not in line
+
+
 @pytest.mark.parametrize("query", ['{"term": "x"}', '["book", "author"]', '[{"kind": "value"}]'])
 def test_features_refuses_a_query_json_of_the_wrong_shape(dataset, capsys, query):
     (dataset / "query.json").write_text(query, encoding="utf-8")
