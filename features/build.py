@@ -218,8 +218,8 @@ def _page_job(job: tuple) -> tuple[str, object, str | None]:
             return pid, (page_columns(cols, SCHEMA), keys, unique_keys(keys), labelled, content), None
         labels = page_labels(walk, gold, html=data, http_charset=charset, records=records, stored=stored)
         walk.segments = []  # not needed any more: keep what crosses processes small
-    except MemoryError:
-        return pid, None, f"{html_path}: out of memory while walking the page"
+    except MemoryError as exc:  # what ran out, when it says (hwnoise.text.MAX_ALIGN_BYTES)
+        return pid, None, f"{html_path}: out of memory while walking the page" + (f" ({exc})" if str(exc) else "")
     except Exception as exc:  # noqa: BLE001 - one bad page never stops the run
         return pid, None, f"{html_path}: {type(exc).__name__}: {exc}"
     return pid, (walk, labels), None

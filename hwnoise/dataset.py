@@ -188,7 +188,7 @@ def read_jsonl(path: str | os.PathLike) -> list[dict]:
     if not path.exists():
         return []
     out: list[dict] = []
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    lines = path.read_text(encoding="utf-8-sig", errors="replace").splitlines()  # a BOM, as editors save
     for i, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -441,10 +441,10 @@ class Dataset:
                 f"{self.path}: not a dataset folder (no dataset.json). Make one with "
                 "'hwnoise collect', 'hwnoise import' or 'hwnoise demo'."
             )
-        try:
-            self.meta: dict = json.loads((self.path / "dataset.json").read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{self.path / 'dataset.json'}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+        from hwnoise.jsontext import read_json_file
+
+        # an editor's save: a BOM, UTF-16; in cp1252 one line naming it (a traceback before)
+        self.meta: dict = read_json_file(self.path / "dataset.json", DatasetError)
         if not isinstance(self.meta, dict):
             raise DatasetError(f"{self.path / 'dataset.json'}: not a JSON object")
 

@@ -18,6 +18,7 @@ small things: workers read and write the dataset folders themselves.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -297,7 +298,8 @@ def pool_imap(fn: Callable[..., list], chunks: Sequence[tuple], *, workers: int,
         while queue or pending:
             try:
                 while queue and len(pending) < window:
-                    fut = pool.submit(fn, *queue[-1])  # a broken pool raises here: the chunk stays queued
+                    with _sigint_held():  # a broken pool raises here: the chunk stays queued
+                        fut = pool.submit(fn, *queue[-1])
                     pending.append((queue.pop(), fut))
                     procs = _processes(pool, procs)
                 result = pending[0][1].result()
@@ -311,6 +313,9 @@ def pool_imap(fn: Callable[..., list], chunks: Sequence[tuple], *, workers: int,
                 continue
             pending.pop(0)
             yield result
+    except BaseException:  # Ctrl-C (the workers ignore it), or the caller gave up: end them now
+        _end_workers(procs, pool)
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -331,7 +336,8 @@ def _rerun(fn: Callable[..., list], pending: list[tuple[tuple, Any]], alone: Cal
             for piece in alone(chunk):
                 solo = solo or _process_pool(1, initializer, initargs)
                 try:
-                    fut = solo.submit(fn, *piece)
+                    with _sigint_held():
+                        fut = solo.submit(fn, *piece)
                     procs = _processes(solo, {})
                     out.extend(fut.result())
                 except BrokenProcessPool:
@@ -339,16 +345,60 @@ def _rerun(fn: Callable[..., list], pending: list[tuple[tuple, Any]], alone: Cal
                     solo = None
                     out.extend(lost(piece, _death(procs)))
             yield out
+    except BaseException:
+        if solo is not None:
+            _end_workers(_processes(solo, {}), solo)
+        raise
     finally:
         if solo is not None:
             solo.shutdown(wait=True, cancel_futures=True)
 
 
 def _process_pool(workers: int, initializer: Callable | None, initargs: tuple):
-    """A pool of ``workers`` processes (concurrent.futures imported here, not at start-up)."""
+    """A pool of ``workers`` processes (concurrent.futures imported here, not at start-up) that
+    ignore Ctrl-C: a terminal sends SIGINT to the whole process group, and a worker waiting for
+    work printed its KeyboardInterrupt's traceback; the parent, interrupted, ends them itself."""
     from concurrent.futures import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(max_workers=max(1, workers), initializer=initializer, initargs=initargs)
+    return ProcessPoolExecutor(max_workers=max(1, workers), initializer=_worker_start,
+                               initargs=(initializer, initargs))
+
+
+def _worker_start(initializer: Callable | None, initargs: tuple) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if initializer is not None:
+        initializer(*initargs)
+
+
+@contextlib.contextmanager
+def _sigint_held():
+    """SIGINT held back while the pool may fork a worker (``submit`` starts them): an interrupt
+    that came while the child was made was lost in CPython's after-fork hooks ('Exception
+    ignored in _releaseLock'), the run going on to its end with exit status 0. It is delivered
+    as the block ends."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _end_workers(procs: dict, pool: Any) -> None:
+    """Terminate the pool's processes (those known and those it has now)."""
+    for proc in _processes(pool, procs).values():
+        try:
+            if proc.is_alive():
+                proc.terminate()
+        except (OSError, ValueError, AssertionError):  # gone, or closed already
+            pass
 
 
 def _processes(pool: Any, known: dict) -> dict:

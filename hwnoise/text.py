@@ -90,6 +90,31 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     return int(LCSseq.similarity(a, b))
 
 
+#: The most memory rapidfuzz's alignment (``LCSseq.opcodes``) may take: its bit matrix holds a
+#: bit for every pair of words of the two sides' middles (what lies between their common prefix
+#: and suffix), so two sequences of millions of words that differ throughout would ask for
+#: terabytes (a 50 MB page: ``std::bad_alloc`` after minutes, at 5 GB). Beyond it the alignment
+#: is refused with a MemoryError that says so, which the stages report as that page's failure.
+MAX_ALIGN_BYTES = 4 << 30
+
+
+def _middles(a: Sequence, b: Sequence) -> tuple[int, int]:
+    """The lengths of ``a`` and ``b`` without their common prefix and suffix."""
+    n = min(len(a), len(b))
+    if isinstance(a, array) and isinstance(b, array) and a.typecode == b.typecode == "q":
+        x, y = np.frombuffer(a, dtype=np.int64), np.frombuffer(b, dtype=np.int64)
+        diff = np.flatnonzero(x[:n] != y[:n])
+        pre = int(diff[0]) if len(diff) else n
+        rest = n - pre
+        diff = np.flatnonzero(x[len(x) - rest:][::-1] != y[len(y) - rest:][::-1])
+        suf = int(diff[0]) if len(diff) else rest
+    else:
+        pre = next((i for i in range(n) if a[i] != b[i]), n)
+        rest = n - pre
+        suf = next((i for i in range(rest) if a[-1 - i] != b[-1 - i]), rest)
+    return len(a) - pre - suf, len(b) - pre - suf
+
+
 def lcs_blocks(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int, int]]:
     """One LCS of ``a`` and ``b`` as aligned runs ``(a_start, b_start, length)``. Lists of
     words go to the LCS as word ids when the compiled helpers are built (``word_ids``: equal
@@ -106,6 +131,12 @@ def lcs_blocks(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int, int]]
         b.frombytes(ids_b)
     elif isinstance(a, np.ndarray) and isinstance(b, np.ndarray):  # word ids (nul_word_ids)
         a, b = _id_array(a), _id_array(b)
+    ma, mb = _middles(a, b)
+    need = mb * ((ma + 63) // 64) * 8
+    if need > MAX_ALIGN_BYTES:
+        raise MemoryError(f"aligning {len(a):,} words with {len(b):,} would take {need / 2**30:,.0f} GiB "
+                          f"(more than {MAX_ALIGN_BYTES >> 30} GiB): a page this large is beyond what hwnoise "
+                          "aligns; cut it into smaller pages ('hwnoise collect' keeps 10 MiB a page, --max-bytes)")
     return [(op.src_start, op.dest_start, op.src_end - op.src_start)
             for op in LCSseq.opcodes(a, b) if op.tag == "equal"]
 

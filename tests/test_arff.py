@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 from pathlib import Path
 
@@ -163,12 +164,37 @@ def test_malformed_arff_names_file_and_line(tmp_path, case):
     assert f"{path}:{line}:" in str(info.value)
 
 
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_arff_after_comment_and_blank_lines_names_the_files_line(tmp_path, case):
+    """The lines were counted from the first that is not blank: in a file that opens with a
+    comment (every ARFF file hwnoise writes) or blank lines, a row of too few values, a bad type
+    or an undeclared value was named a line or more above where it is."""
+    text, line = MALFORMED[case]
+    path = tmp_path / "bad.arff"
+    path.write_text("% written by hand\n\n% another comment\n" + text, encoding="utf-8")
+    with pytest.raises(ArffError) as info:
+        read_arff(path)
+    assert f"{path}:{line + 3}:" in str(info.value)
+
+
 def test_missing_file_and_no_data_section(tmp_path):
     with pytest.raises(ArffError, match="no such ARFF file"):
         read_arff(tmp_path / "absent.arff")
     path = tmp_path / "nodata.arff"
     path.write_text("@relation r\n@attribute a numeric\n@attribute result {S,N}\n", encoding="utf-8")
     with pytest.raises(ArffError, match=str(path)):
+        read_arff(path)
+
+
+@pytest.mark.parametrize("text,what", [("", "an empty file"), ("\n  \n", "an empty file"),
+                                       ("@relation r\n@attribute a numeric\n% @data\n1\n", "no @DATA line"),
+                                       ("a,b,c\n1,2,3\n", "no @DATA line")])
+def test_a_file_without_a_data_section_says_so(tmp_path, text, what):
+    """An empty file, or one without '@DATA' (a CSV, a header alone), was 'Invalid layout of the
+    ARFF file' at its last line; it is named for what it lacks now."""
+    path = tmp_path / "x.arff"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ArffError, match=re.escape(f"{path}: not an ARFF file ({what})")):
         read_arff(path)
 
 

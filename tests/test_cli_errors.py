@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from hwnoise.cli import main
+from hwnoise.dataset import Dataset
 
 PAGE = ("<html><head><title>Books</title></head><body>"
         "<div class='menu'><a href='/'>Home</a> <a href='/about'>About us</a> <a href='/help'>Help</a></div>"
@@ -284,6 +285,17 @@ def test_features_refuses_one_pages_options_with_a_dataset(dataset, capsys, opti
     line = one_error_line(err)
     assert f"{option[0]} go with one page (PAGE.html)" in line and "query.json" in line
     assert not (dataset / "features.parquet").exists()
+
+
+def test_features_of_a_folder_that_is_no_dataset_with_query_says_it_is_none(tmp_path, capsys):
+    """A folder of pages (or one named page.html) given with --query was told that --query does
+    not go 'with dataset folders', as if it were one."""
+    folder = tmp_path / "page.html"
+    folder.mkdir()
+    code, out, err = run(capsys, "features", str(folder), "--query", "oak chair")
+    assert code == 1 and out == ""
+    line = one_error_line(err)
+    assert f"{folder}: not a dataset folder (no dataset.json)" in line and "go with one page" not in line
 
 
 @pytest.mark.parametrize("query", ['{"term": "x"}', '["book", "author"]', '[{"kind": "value"}]'])
@@ -708,3 +720,23 @@ def test_evaluate_names_an_old_feature_table_before_fitting_on_the_datasets_befo
     code, _, err = run(capsys, "evaluate", str(good), str(dataset), "--methods", "model", "--preset", "thesis",
                        "-o", str(tmp_path / "o"))
     assert code == 1 and "no column distance" in one_error_line(err) and not fits
+
+
+def test_a_dataset_json_saved_by_an_editor_reads_or_is_one_line(dataset, capsys):
+    """dataset.json saved in cp1252 (an editor on Windows, a note with an accent) ended 'hwnoise
+    features' in a UnicodeDecodeError traceback; saved with a byte-order mark, it and
+    submissions.jsonl were refused as 'Unexpected UTF-8 BOM (decode using utf-8-sig)'."""
+    meta = json.loads((dataset / "dataset.json").read_text(encoding="utf-8"))
+    meta["notes"] = "café crème"
+    text = json.dumps(meta, ensure_ascii=False)
+    (dataset / "dataset.json").write_bytes(text.encode("cp1252"))
+    code, out, err = run(capsys, "features", str(dataset), "--no-progress")
+    assert code == 1 and out == ""
+    line = one_error_line(err)
+    assert f"{dataset / 'dataset.json'}: not JSON text in UTF-8, UTF-16 or UTF-32" in line and "save it as UTF-8" in line
+    (dataset / "dataset.json").write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    subs = dataset / "submissions.jsonl"
+    subs.write_bytes(b"\xef\xbb\xbf" + subs.read_bytes())
+    code, _, err = run(capsys, "features", str(dataset), "--no-progress")
+    assert code == 0, err
+    assert Dataset(dataset).meta["notes"] == "café crème" and len(Dataset(dataset).submissions()) == 4

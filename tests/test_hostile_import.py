@@ -610,3 +610,26 @@ def test_an_import_that_imports_nothing_fails(tmp_path, capsys, fmt):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.splitlines()[-1] == f"hwnoise: error: import {fmt}: nothing imported from {src}: {lacks}"
+
+
+def test_two_sources_whose_names_make_one_folder_name_are_not_merged(tmp_path, capsys):
+    """``Shop A`` and ``shop-a`` both import into ``INTO/shop-a``: the second import wrote its
+    ``index.html`` over the first's (the same page ID), and the folder kept the first's name with
+    the second's source. It is refused now, naming the folder and what it holds; a re-import of
+    the first source still reopens its folder."""
+    pages = {}
+    for name, words in (("Shop A", b"tea kettles and cups"), ("shop-a", b"bicycles wheels and bells")):
+        (tmp_path / name / "html").mkdir(parents=True)
+        pages[name] = PAGE.replace(b"Inside page text", words)
+        (tmp_path / name / "html" / "index.html").write_bytes(pages[name])
+    into = tmp_path / "out"
+    assert main(["import", "plain", str(tmp_path / "Shop A"), "--into", str(into), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["import", "plain", str(tmp_path / "shop-a"), "--into", str(into), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert f"{into / 'shop-a'}: holds the dataset 'Shop A'" in err and "another --into" in err
+    assert "Traceback" not in err
+    ds = Dataset(into / "shop-a")
+    assert ds.name == "Shop A" and [p.read_html() for p in ds.pages()] == [pages["Shop A"]]
+    assert main(["import", "plain", str(tmp_path / "Shop A"), "--into", str(into), "-q"]) == 0
+    assert main(["import", "plain", str(tmp_path / "shop-a"), "--into", str(tmp_path / "other"), "-q"]) == 0

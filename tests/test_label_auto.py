@@ -256,3 +256,55 @@ def test_phrases_marks_a_templated_sentence_with_slots_noise():
         assert v[np.flatnonzero(xp == "/html/body/p[2]")[0]] == -1  # the ad
         titles = [j for j, x in enumerate(xp) if x.endswith("/h3[1]")]
         assert len(titles) == 2 and (v[titles] == 0).all()
+
+
+def test_a_corrupt_feature_table_is_one_line_and_the_labels_stay(crawl, capsys):
+    """The shipped general model reads the dataset's stored rows: with features.parquet damaged,
+    --auto printed a 'skipped' line for every page, then wrote an empty labels table (0 pages,
+    content share nan) and exited 0. Now the run stops at the table, naming it, and writes nothing."""
+    assert _auto(crawl) == 0
+    before = crawl.labels_path.read_bytes()
+    assert main(["features", str(crawl.path)]) == 0
+    part = next(crawl.features_path.rglob("*.parquet")) if crawl.features_path.is_dir() else crawl.features_path
+    part.write_bytes(part.read_bytes()[:200])
+    capsys.readouterr()
+    weights = crawl.path.parent / "equal-weights.json"
+    code = main(["label", str(crawl.path), "--auto", "--extractors", "", "--weights", str(weights)])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "cannot read the feature table" in err and str(part) in err
+    assert "skipped" not in err and "Traceback" not in err
+    assert crawl.labels_path.read_bytes() == before
+
+
+def test_nothing_to_label_leaves_the_table_and_a_persons_rows_as_they_were(crawl, capsys):
+    """With no page to label, --auto merged the stored table with itself: every rerun doubled
+    the rows a person set (1, 2, 4...) and said it had kept them."""
+    assert _auto(crawl) == 0
+    lab = crawl.read_labels()
+    person = lab.iloc[[0]].copy()
+    person["set_by"], person["source"] = "person", "person"
+    crawl.write_labels(pd.concat([lab, person], ignore_index=True))
+    before = crawl.labels_path.read_bytes()
+    for f in (crawl.path / "pages").iterdir():  # a dataset without pages (its crawl not run yet)
+        f.unlink()
+    for _ in range(2):
+        capsys.readouterr()
+        assert _auto(crawl) == 1
+        err = capsys.readouterr().err
+        assert "nothing to label" in err and "no pages" in err and "Traceback" not in err
+    assert crawl.labels_path.read_bytes() == before
+
+
+def test_a_page_that_is_not_html_is_skipped_and_named_not_labelled(crawl, capsys):
+    """A binary file among the pages was walked into nodes and labelled (the features stage
+    skips it as not HTML, so its labels were noise in the table and its content share)."""
+    sub = crawl.add_submission({"url": "http://books.example/search?q=zz", "fields": [{"name": "q", "value": "zz"}]})
+    crawl.write_page(sub["id"], bytes(range(256)) * 20)
+    capsys.readouterr()
+    assert _auto(crawl) == 0
+    err = capsys.readouterr().err
+    assert f"skipped {crawl.page_path(sub['id'])}: not HTML (binary data)" in err
+    lab = crawl.read_labels()
+    assert sub["id"] not in set(lab["page"]) and len(set(lab["page"])) == len(RECORDS)
+    assert f"label books: {len(RECORDS)} pages" in err

@@ -57,6 +57,18 @@ def test_save_writes_joblib_and_safe_json(tmp_path):
     assert meta["joblib"]["hmac_sha256"] and len(meta["joblib"]["sha256"]) == 64
 
 
+def test_a_model_json_edited_in_an_editor_that_writes_a_bom_loads(tmp_path):
+    """model.json saved by an editor that starts UTF-8 with a byte-order mark (Windows' Notepad)
+    was refused: 'Unexpected UTF-8 BOM (decode using utf-8-sig)'."""
+    model = fitted()
+    out = model.save(tmp_path / "m")
+    (out / "model.joblib").unlink()
+    path = out / "model.json"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    df = table(seed=5)
+    assert np.array_equal(NoiseModel.load(path).predict(df), model.predict(df))
+
+
 def test_json_load_never_unpickles_and_predicts_the_same(tmp_path, monkeypatch):
     model = fitted()
     out = model.save(tmp_path / "m")

@@ -132,3 +132,37 @@ def test_extract_with_a_worker_killed_mid_run_writes_what_one_process_writes(tmp
     one = subprocess.run([*cmd, "--workers", "1"], env=env, check=True, capture_output=True).stdout
     out, _ = _killing_a_worker([*cmd, "--workers", "2"], env)
     assert out == one and len(out.splitlines()) == 150
+
+
+def _sigint_handlers(items: list, _: object) -> list:
+    return [signal.getsignal(signal.SIGINT) is signal.SIG_IGN for _ in items]
+
+
+def test_pool_imap_workers_leave_ctrl_c_to_the_parent():
+    """A terminal's Ctrl-C reaches the whole process group: a worker waiting for its next chunk
+    printed the traceback of its KeyboardInterrupt ('Process ForkProcess-1: ... call_queue.get').
+    The workers ignore SIGINT now; the parent, interrupted, ends them."""
+    assert list(pool_imap(_sigint_handlers, [([1, 2], None), ([3], None)], workers=2, window=2,
+                          alone=_alone, lost=_lost)) == [[True, True], [True]]
+
+
+def test_ctrl_c_to_the_process_group_of_features_mid_run_is_one_line_and_no_traceback(tmp_path):
+    """Ctrl-C as a terminal sends it (SIGINT to the command's process group) once the pool's
+    workers are there: exit status 130, the one 'interrupted' line, no traceback of any process,
+    no feature table nor work folder left, no worker left running."""
+    ds = _dataset(tmp_path, pages=600)
+    env = {**os.environ, "HWNOISE_PROGRESS": "0"}
+    run = subprocess.Popen([sys.executable, "-m", "hwnoise.cli", "features", str(ds), "--workers", "2"],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    kids: list[str] = []
+    while run.poll() is None and not kids:
+        kids = subprocess.run(["pgrep", "-P", str(run.pid)], capture_output=True, text=True).stdout.split()
+    assert kids, "the run ended before its pool started"
+    os.killpg(run.pid, signal.SIGINT)
+    _, err = run.communicate(timeout=300)
+    err = err.decode()
+    assert run.returncode == 130, err
+    assert "hwnoise: interrupted" in err and "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert not (ds / "features.parquet").exists() and not list(ds.glob(".features.parquet.*"))
+    for pid in kids:
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]

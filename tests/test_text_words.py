@@ -268,3 +268,19 @@ def test_nul_word_ids_tell_apart_long_words_that_differ_late(width, monkeypatch)
     assert compiled[2] == want[2]
     assert [x.tolist() for x in compiled[:2] + compiled[3:]] == [x.tolist() for x in want[:2] + want[3:]]
     assert len(set(compiled[1].tolist())) > 3000
+
+
+def test_an_alignment_too_large_for_memory_is_refused_saying_so():
+    """Two sides of 400,000 words that differ throughout (a 50 MB page against an extractor's
+    text of it): the compiled LCS declines (its table would pass 1 GB) and rapidfuzz's bit matrix
+    asked for 19 GiB, ending in ``MemoryError: std::bad_alloc`` after minutes on a real page. It is
+    refused at once now, in words; sides that share a long prefix and suffix still align."""
+    from hwnoise.text import lcs_mask
+
+    a = np.arange(400_000, dtype=np.int64)
+    with pytest.raises(MemoryError, match=r"aligning 400,000 words with 400,000 would take 19 GiB"):
+        lcs_mask(a, a[::-1].copy())
+    b = a.copy()
+    b[200_000] = 400_001  # one word differs: the middles are one word each
+    mask = lcs_mask(a, b)
+    assert mask.sum() == 399_999 and not mask[200_000]

@@ -272,6 +272,10 @@ def load_arff(path: str | os.PathLike) -> ArffTable:
     text = _read_text(path)
     text = _weka_header(path, _without_comments(text))
     text, weights = _instance_weights(path, text)
+    if _DATA_DECLARED.search(text) is None:  # liac-arff: "Invalid layout" at the last line
+        what = "an empty file" if not text.strip() else "no @DATA line"
+        raise ArffError(f"{path}: not an ARFF file ({what}): ARFF declares '@RELATION name', one "
+                        "'@ATTRIBUTE name type' a line, then '@DATA' and one row of values a line")
     obj, tokens = _fast_tokens(path, text)
     if tokens is None:
         obj = _liac_decode(path, text)
@@ -771,6 +775,9 @@ def _declared_values(values: list, declared: str) -> list:
 
 def _liac_decode(path: Path, text: str) -> dict:
     dec = _Decoder()
+    # liac-arff strips the text's leading blank lines (and the comment lines _without_comments
+    # emptied, such as the first line of every ARFF hwnoise writes) before it counts lines
+    lead = text[:len(text) - len(text.lstrip("\r\n "))].count("\n")
     try:
         obj = dec.decode(text, return_type=liac.DENSE_GEN)
         # numbers stay text for _numbers, as from the fast reader: liac-arff's INTEGER conversor,
@@ -785,9 +792,9 @@ def _liac_decode(path: Path, text: str) -> dict:
         return obj
     except liac.ArffException as exc:
         line = exc.line if exc.line != -1 else dec._current_line  # raised while reading the rows
-        raise ArffError(f"{path}:{line}: {_arff_message(exc)}") from None
+        raise ArffError(f"{path}:{line + lead}: {_arff_message(exc)}") from None
     except (ValueError, TypeError) as exc:  # a bad escape sequence and the like
-        raise ArffError(f"{path}:{dec._current_line}: malformed ARFF ({exc})") from None
+        raise ArffError(f"{path}:{dec._current_line + lead}: malformed ARFF ({exc})") from None
 
 
 def _fast_tokens(path: Path, text: str) -> tuple[dict | None, list[np.ndarray] | None]:

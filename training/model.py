@@ -671,7 +671,7 @@ def _read_meta(json_path: Path) -> dict:
         raise ModelError(f"{json_path}: {size} bytes, more than a model file holds "
                          f"({MAX_JSON_BYTES}); not an hwnoise model")
     try:
-        text = json_path.read_text(encoding="utf-8")
+        text = json_path.read_text(encoding="utf-8-sig")  # a BOM, as Windows' Notepad saves UTF-8
     except UnicodeDecodeError:
         raise ModelError(f"{json_path}: not a model file (not UTF-8 text)") from None
     except OSError as exc:

@@ -304,8 +304,27 @@ def _open_unit(fmt: str, src: Path, into: Path, sp: SourcePage) -> _Unit:
     meta = dict(sp.unit_meta)
     notes = meta.pop("notes", "")
     path = _unit_dir(into, sp.unit)
-    return _Unit(sp.unit, path, lambda: Dataset.create(path, name=sp.unit, source=str(src.resolve()),
-                                                       notes=notes, format=fmt, **meta))
+
+    def open_ds() -> Dataset:
+        _check_same_unit(path, sp.unit, fmt)
+        return Dataset.create(path, name=sp.unit, source=str(src.resolve()), notes=notes, format=fmt, **meta)
+
+    return _Unit(sp.unit, path, open_ds)
+
+
+def _check_same_unit(path: Path, unit: str, fmt: str) -> None:
+    """Refuse to reopen a dataset folder that an import of another dataset wrote: two names that
+    make one folder name (``Shop A`` and ``shop-a``, ``café`` and ``caf``) would share it, the
+    second's pages written over the first's of the same IDs and its dataset.json renamed."""
+    if not (path / "dataset.json").is_file():
+        return
+    meta = Dataset(path).meta
+    had, had_fmt = meta.get("name"), meta.get("format")
+    if (had is not None and had != unit) or (had_fmt is not None and had_fmt != fmt):
+        raise ImportFormatError(
+            f"{path}: holds the dataset {had!r} ({had_fmt or 'unknown'} import from "
+            f"{meta.get('source') or 'an unknown source'}), not {unit!r} ({fmt}); both names make this "
+            "folder's name: import into another --into folder, or rename the source folder")
 
 
 def _finish_unit(unit: _Unit) -> Path | None:

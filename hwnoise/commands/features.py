@@ -108,9 +108,9 @@ def _datasets(targets: list[Path], args) -> int:
 
     from hwnoise.scheduler import for_workers
 
-    _refuse_page_options(args)
     spec = getattr(args, "scheduler", "local") or "local"
     datasets = [_dataset(t) for t in for_workers(spec, targets)]  # all checked before the first is walked
+    _refuse_page_options(args)  # after: a folder that is no dataset is said to be none first
     if spec in ("local", "sync"):  # this machine's process pool (or none)
         for ds in datasets:
             workers = 1 if spec == "sync" else (args.workers or os.cpu_count() or 1)

@@ -48,7 +48,8 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from hwnoise.dataset import LABEL_COLUMNS, Dataset, now_iso
+from hwnoise.dataset import LABEL_COLUMNS, Dataset, DatasetError, now_iso
+from hwnoise.decode import SNIFF_PREFIX, sniff_html
 from hwnoise.errors import HwnoiseError
 from hwnoise.features.columns import CONTENT, NOISE
 from hwnoise.features.labels import label_page
@@ -435,10 +436,17 @@ def _walk_pages(ds: Dataset, pages: list, sources: set[str], externals: dict, ge
             if pbar is not None:
                 pbar.update(1)
             try:
+                with open(page.html_path, "rb") as fh:  # as the features stage skips it, not labelled
+                    why = sniff_html(fh.read(SNIFF_PREFIX))
+                if why is not None:
+                    print(f"hwnoise: label: skipped {page.html_path}: not HTML ({why})", file=sys.stderr)
+                    continue
                 walk = walk_of(page, keep_tree=use_sitelevel)
                 record = SiteLevel().record(page, walk) if use_sitelevel else None
                 walk.root = walk.elements = None  # the tree is not needed past the record
                 v = page_verdicts(page, walk, externals=externals, general=general)
+            except DatasetError:  # the dataset's own files (a corrupt features.parquet): the run's error
+                raise
             except Exception as exc:  # noqa: BLE001 - one bad page never stops the run
                 print(f"hwnoise: label: skipped {page.html_path}: {type(exc).__name__}: {exc}",
                       file=sys.stderr)
@@ -484,10 +492,10 @@ def _add_noresult(ds: Dataset, frames: list[pd.DataFrame], probes: list[set[str]
 
 def _combined(ds: Dataset, frames: list[pd.DataFrame], weights: dict,
               opts: AutoOptions) -> pd.DataFrame:
-    """The frames as one table with the combined labels (the stored table when no page)."""
-    new = pd.concat(frames, ignore_index=True) if frames else ds.read_labels()
-    if frames:  # the combination sees the whole dataset (which sources inform on this site)
-        new["label"], new["confidence"] = combine(new, weights, opts.refine, opts.adapt_prior)
+    """The frames (at least one) as one table with the combined labels."""
+    new = pd.concat(frames, ignore_index=True)
+    # the combination sees the whole dataset (which sources inform on this site)
+    new["label"], new["confidence"] = combine(new, weights, opts.refine, opts.adapt_prior)
     return new
 
 
@@ -515,6 +523,11 @@ def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd
     _add_sitelevel(ev.frames, ev.records)
     _add_phrases(ev.frames, ev.grams)
     _add_noresult(ds, ev.frames, probes, ev.texts)
+    if not ev.frames:  # nothing new: the stored table stays as it is (merged with itself, its
+        # person rows were doubled at every such rerun)
+        why = (f"none of its {len(pages)} page(s) could be labelled (each is named above)" if pages
+               else "it has no pages yet ('hwnoise collect' or 'hwnoise import' them)")
+        raise HwnoiseError(f"{ds.path}: nothing to label: {why}; {ds.labels_path.name} is left as it was")
     new = _combined(ds, ev.frames, weights, opts)
     table = merge_labels(ds.read_labels(), new)
     ds.write_labels(table)
