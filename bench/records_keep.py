@@ -33,12 +33,16 @@ records added; node content F1 pooled, content from the records).
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from hwnoise.dataset import Dataset
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from records_raw import cached_labels, read_cache  # noqa: E402  (the caches' one reader)
 
 OFF = {"min_rel": 0.0, "rel_conf": 0.0, "rich_fields": 0.0}
 FEATS = ["log_n", "size_share", "size_rel", "conf", "conf_rel", "conf_gap", "fields_mean", "fields_rel",
@@ -113,14 +117,13 @@ def build(dataset: Path, raws: list[Path]) -> dict[int, list[PageRun]]:
     """Per cache (by its seed), every page's ``PageRun``."""
     from hwnoise.extractors import records as R
     from hwnoise.extractors.base import walk_of
-    from hwnoise.extractors.regions import RegionScorer, region_candidates
+    from hwnoise.extractors.regions import region_candidates
     from hwnoise.features.columns import CONTENT
     from hwnoise.features.labels import page_labels
     from hwnoise.features.record_gold import normalize_xpath
     from hwnoise.training.record_metrics import expand_records
 
-    metas = [json.loads((raw / "meta.json").read_text(encoding="utf-8")) for raw in raws]
-    scorers = [{int(k): (RegionScorer.from_dict(v) if v else None) for k, v in m["regions"].items()} for m in metas]
+    metas, scorers = zip(*(read_cache(raw) for raw in raws)) if raws else ((), ())
     pool, base = R.GroupingOptions.from_dict(OFF), R.GroupingOptions()
     out: dict[int, list[PageRun]] = {int(m["seed"]): [] for m in metas}
     for page in Dataset(dataset).pages():
@@ -142,9 +145,7 @@ def build(dataset: Path, raws: list[Path]) -> dict[int, list[PageRun]]:
         per_node = R.subtree_fields(R._own(rows), last)
         for raw, meta, sc_of in zip(raws, metas, scorers):
             fold = int(meta["pages"][page.id])
-            z = np.load(raw / f"{page.id}.npz")
-            labels = z["labels"].astype(object)
-            proba = None if np.isnan(z["proba"]).all() else z["proba"]
+            labels, proba = cached_labels(raw, page.id)
             sc = sc_of[fold]
             run = PageRun(page=page.id, fold=fold, walk=walk, labels=labels, proba=proba, xp=xp, keys=keys,
                           gold=gold, truth=truth, recs=[], key=[], regions=[], base=[],

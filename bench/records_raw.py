@@ -60,19 +60,31 @@ def predict(dataset: Path, out: Path, seed: int, folds: int = 5) -> None:
         (out / "meta.json").write_text(json.dumps(meta, default=str), encoding="utf-8")
 
 
+def read_cache(raw: Path) -> tuple[dict, dict]:
+    """A cache's ``meta.json`` and each fold's region scorer (None where the fold had none)."""
+    from hwnoise.extractors.regions import RegionScorer
+
+    meta = json.loads((raw / "meta.json").read_text(encoding="utf-8"))
+    return meta, {int(k): (RegionScorer.from_dict(v) if v else None) for k, v in meta["regions"].items()}
+
+
+def cached_labels(raw: Path, page_id: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """A cached page's raw labels and content probabilities (None when the model gave none)."""
+    z = np.load(raw / f"{page_id}.npz")
+    return z["labels"].astype(object), (None if np.isnan(z["proba"]).all() else z["proba"])
+
+
 def replay(dataset: Path, raw: Path, settings: dict[str, dict]) -> tuple[pd.DataFrame, dict[str, float]]:
     """Every cached page's record F1 under each named setting (``GroupingOptions`` knobs), and each
     setting's pooled node content F1."""
     from hwnoise.extractors.base import walk_of
     from hwnoise.extractors import records as R
-    from hwnoise.extractors.regions import RegionScorer
     from hwnoise.features.labels import page_labels
     from hwnoise.features.record_gold import normalize_xpath
     from hwnoise.training.metrics import node_scores
     from hwnoise.training.record_metrics import page_record_scores
 
-    meta = json.loads((raw / "meta.json").read_text(encoding="utf-8"))
-    scorers = {int(k): (RegionScorer.from_dict(v) if v else None) for k, v in meta["regions"].items()}
+    meta, scorers = read_cache(raw)
     options = {name: R.GroupingOptions.from_dict(o) for name, o in settings.items()}
     rows, gold_labels, content = [], [], {name: [] for name in settings}
     for page in Dataset(dataset).pages():
@@ -81,9 +93,7 @@ def replay(dataset: Path, raw: Path, settings: dict[str, dict]) -> tuple[pd.Data
             continue
         fold = meta["pages"][page.id]
         walk = walk_of(page, keep_tree=True)
-        z = np.load(raw / f"{page.id}.npz")
-        labels = z["labels"].astype(object)
-        proba = None if np.isnan(z["proba"]).all() else z["proba"]
+        labels, proba = cached_labels(raw, page.id)
         xp, keys = R.walk_xpaths(walk, text_keys=True)
         gold = [[normalize_xpath(x) for x in r] for r in records]
         gold_labels.append(np.asarray(page_labels(walk, page.read_gold(), html=page.read_html(), records=records),
