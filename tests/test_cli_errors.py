@@ -581,8 +581,8 @@ def test_extract_names_the_features_pages_cannot_give_in_every_mode(tmp_path, ca
     code = main(["extract", "--model", str(model), *[a for a in mode if a != "--warc"], *pages])
     err = capsys.readouterr().err
     assert code == 0, err
-    assert "the model's feature(s) sitelevel need a dataset" in err
-    assert "the model's feature(s) 'petal' are none hwnoise computes" in err
+    assert "hwnoise: extract: warning: the model's feature(s) sitelevel need a dataset" in err
+    assert "hwnoise: extract: warning: the model's feature(s) 'petal' are none hwnoise computes" in err
 
 
 def test_evaluate_names_the_features_of_a_model_hwnoise_does_not_compute(tmp_path, capsys, dataset):

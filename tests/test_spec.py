@@ -481,6 +481,7 @@ MUTATIONS = {
     "a split out of range": (lambda m: m["tree"]["trees"][0].update(
         feature=[99] * len(m["tree"]["trees"][0]["feature"])), "tree"),
     "format_version from the future": (lambda m: m.update(format_version=99), "format_version"),
+    "format_version not an integer": (lambda m: m.update(format_version="1"), "must be "),
     # one feature fewer or more than the trees split on: every page failed, each named as the fault
     "a feature list one short": (lambda m: m["features"].pop(), "features"),
     "a feature list one long": (lambda m: m["features"].append("ctd_parent"), "features"),

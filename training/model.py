@@ -725,7 +725,8 @@ def check_meta(meta: dict, json_path: Path) -> None:
 
     fv = meta.get("format_version")
     if not isinstance(fv, int) or isinstance(fv, bool) or not 1 <= fv <= FORMAT_VERSION:
-        raise _bad(json_path, "format_version", f"must be an integer from 1 to {FORMAT_VERSION}, not {fv!r}")
+        versions = "1" if FORMAT_VERSION == 1 else f"an integer from 1 to {FORMAT_VERSION}"
+        raise _bad(json_path, "format_version", f"must be {versions} (this hwnoise's), not {fv!r}")
     feats = meta.get("features")
     if (not isinstance(feats, list) or not feats or len(feats) > 5000
             or not all(isinstance(f, str) and f for f in feats) or len(set(feats)) != len(feats)):

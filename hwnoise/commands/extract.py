@@ -336,11 +336,11 @@ def _warn_missing(missing_seen: set[str]) -> None:
     dataset_level = sorted(f for f in missing_seen if needs_dataset_features([f]))
     unknown = sorted(missing_seen - set(dataset_level))
     if dataset_level:
-        info(f"hwnoise: extract: the model's feature(s) {', '.join(dataset_level)} need a "
+        info(f"hwnoise: extract: warning: the model's feature(s) {', '.join(dataset_level)} need a "
              "dataset (e.g. sitelevel): taken as missing on bare pages; extract from the dataset "
              "folder to use them")
     if unknown:
-        info(f"hwnoise: extract: the model's feature(s) {', '.join(map(repr, unknown))} are none hwnoise "
+        info(f"hwnoise: extract: warning: the model's feature(s) {', '.join(map(repr, unknown))} are none hwnoise "
              "computes from a page (a model trained on another tool's ARFF file?): taken as missing")
 
 

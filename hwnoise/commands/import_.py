@@ -14,7 +14,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "import", help="turn a public dataset (big9, cleaneval, ...) into hwnoise dataset folders",
         description=(
-            "Read a dataset in its upstream layout (see ../shared/datasets/<name>/README.md) and "
+            "Read a dataset in its upstream layout (as its publishers ship it; README.md's "
+            "Commands section lists what each importer reads) and "
             "write hwnoise dataset folders under --into: big9 one per site-year, swde one per "
             "site, wcxb one per page type, the others one. Pages are copied as they are, gold "
             "text is taken as DESIGN.md says, page IDs are stable (re-importing duplicates "
@@ -28,7 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("format", choices=_FORMATS, metavar="FORMAT", help=f"one of: {', '.join(_FORMATS)}")
     p.add_argument("src", metavar="SRC", nargs="+",
-                   help="the dataset folder, e.g. ../shared/datasets/big9 (for warc: WARC files or folders)")
+                   help="the dataset's folder as its publishers ship it, e.g. a download of big9 "
+                        "(for warc: WARC files or folders)")
     p.add_argument("--into", required=True, metavar="DIR", help="folder to write the dataset folders in")
     p.add_argument("--limit", type=number(int, 1, "give 1 or more pages"), default=None, metavar="N",
                    help="import only the first N pages")
