@@ -26,7 +26,13 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 
 class PageFileError(HwnoiseError):
-    """A page file that cannot be read: the message names the file and what is wrong."""
+    """A page file that cannot be read: the message names the file and what is wrong (``why``:
+    what is wrong alone, for a list of the pages skipped). ``PageFileError(message)`` alone, as
+    pickle rebuilds one that a worker process raised, is the whole message."""
+
+    def __init__(self, where: Path | str, why: str | None = None):
+        super().__init__(str(where) if why is None else f"{where}: {why}")
+        self.why = str(where) if why is None else why
 
 
 def _strip_gz(name: str) -> str:
@@ -62,14 +68,14 @@ def _inflate(data: bytes, where: Path | str) -> bytes:
         try:
             chunk = d.decompress(data, MAX_INFLATED - size + 1)
         except zlib.error as exc:
-            raise PageFileError(f"{where}: not a readable gzip file ({exc}); give the page's "
+            raise PageFileError(where, f"not a readable gzip file ({exc}); give the page's "
                                 "HTML, compressed or not") from None
         size += len(chunk)
         if size > MAX_INFLATED or d.unconsumed_tail:
-            raise PageFileError(f"{where}: inflates to more than {MAX_INFLATED >> 20} MiB; not "
+            raise PageFileError(where, f"inflates to more than {MAX_INFLATED >> 20} MiB; not "
                                 "a page hwnoise reads (decompress it yourself if it is one)")
         if not d.eof:
-            raise PageFileError(f"{where}: the gzip data is cut short (truncated file?)")
+            raise PageFileError(where, "the gzip data is cut short: a truncated file")
         out.append(chunk)
         data = d.unused_data.lstrip(b"\x00")  # members may follow; padding after the last
         if data and not data.startswith(_GZIP_MAGIC):
@@ -89,7 +95,7 @@ def read_page_file(path: Path | str) -> bytes:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise PageFileError(f"{path}: cannot read the page: {exc.strerror or exc}") from None
+        raise PageFileError(path, f"cannot read the page: {exc.strerror or exc}") from None
     if data.startswith(_GZIP_MAGIC):
         data = _inflate(data, path)
     return data

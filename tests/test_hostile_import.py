@@ -85,22 +85,31 @@ def test_features_never_reads_a_page_outside_the_dataset(tmp_path, capsys):
     assert set(feats["page"].astype(str)) == {"good"}
 
 
-def test_plain_page_cut_short_keeps_the_pages_before_it(tmp_path, capsys):
-    """A gzipped page cut short (``b.html.gz``) is one clear error naming it, and the page before
-    it (``a.html``) is imported, not lost with it; once the page is mended, a rerun adds only it."""
+def test_plain_page_cut_short_is_skipped_and_named(tmp_path, capsys):
+    """A gzipped page cut short (``b.html.gz``) stopped the whole import there (exit 1, the pages
+    after it not imported): one truncated file of a crawl of 100,000 pages lost the rest. It is
+    skipped as a page that is no HTML is: named, with why, on stderr, counted in the summary and
+    in dataset.json, and the pages before and after it are imported (exit 0); once the page is
+    mended, a rerun adds it."""
     src = tmp_path / "crawl"
     (src / "html").mkdir(parents=True)
     (src / "html" / "a.html").write_bytes(PAGE)
     whole = gzip.compress(PAGE.replace(b"Inside", b"Second") * 50)
     (src / "html" / "b.html.gz").write_bytes(whole[: len(whole) // 2])
+    (src / "html" / "c.html").write_bytes(PAGE.replace(b"Inside", b"Third"))
     code = main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"])
     err = capsys.readouterr().err
-    assert code == 1 and "b.html.gz" in err and "cut short" in err and "Traceback" not in err
+    named = "html/b.html.gz (the gzip data is cut short: a truncated file)"
+    assert code == 0 and "Traceback" not in err, err
+    assert f"import crawl: 1 page file(s) skipped as unreadable: {named}" in err, err
+    assert "2 pages" in err.splitlines()[-1] and "1 page file(s) skipped as unreadable" in err.splitlines()[-1]
     ds = Dataset(tmp_path / "out" / "crawl")
-    assert [p.submission["name"] for p in ds.pages()] == ["a"]
+    assert [p.submission["name"] for p in ds.pages()] == ["a", "c"]
+    assert ds.meta["counts"]["unreadable"] == 1 and ds.meta["import_problems"] == {"unreadable": [named]}
     (src / "html" / "b.html.gz").write_bytes(whole)
     assert main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"]) == 0
-    assert sorted(s["name"] for s in Dataset(ds.path).submissions()) == ["a", "b"]
+    assert sorted(s["name"] for s in Dataset(ds.path).submissions()) == ["a", "b", "c"]
+    assert "unreadable" not in Dataset(ds.path).meta["counts"]
 
 
 @pytest.mark.parametrize("extra,want", [
@@ -285,7 +294,7 @@ def test_wcxb_page_listed_twice_in_subset_tsv_is_refused(tmp_path, capsys):
 def test_wcxb_page_that_inflates_past_the_limit_is_refused(tmp_path, capsys):
     """A dev/html/ID.html.gz of a few hundred KB that inflates past pagefiles.MAX_INFLATED (a zip
     bomb, or a file that is no page) was inflated whole into memory and written as the page;
-    it is refused naming it, as plain refuses it (one reader of page files for both), and the
+    it is skipped naming it, as plain skips it (one reader of page files for both), and the
     page before it is kept."""
     from hwnoise.pagefiles import MAX_INFLATED
 
@@ -298,7 +307,8 @@ def test_wcxb_page_that_inflates_past_the_limit_is_refused(tmp_path, capsys):
     (src / "subset.tsv").write_text("split\tfile_id\tdomain\ndev\t0001\ta.example\ndev\t0002\ta.example\n")
     code = main(["import", "wcxb", str(src), "--into", str(tmp_path / "out"), "-q"])
     err = capsys.readouterr().err
-    assert code == 1 and "0002.html.gz: inflates to more than" in err and "Traceback" not in err, err
+    assert code == 0 and "skipped as unreadable: dev/html/0002.html.gz (inflates to more than" in err, err
+    assert "Traceback" not in err, err
     pages = list((tmp_path / "out").rglob("pages/*.html"))
     assert len(pages) == 1 and pages[0].stat().st_size == len(PAGE)
 

@@ -26,6 +26,7 @@ from urllib.parse import quote
 from hwnoise.dataset import Dataset, is_within, page_id, site_of
 from hwnoise.decode import decode_text, sniff_html
 from hwnoise.errors import HwnoiseError
+from hwnoise.pagefiles import PageFileError
 from hwnoise.progress import info
 from hwnoise.text import tokenize
 
@@ -199,6 +200,7 @@ PROBLEMS = {
     "gold_missing": "page(s) imported without gold: their gold file is missing",
     "gold_orphans": "gold file(s) naming no page, not imported",
     "not_html": "page(s) skipped as not HTML",  # the features stage's rule: decode.sniff_html
+    "unreadable": "page file(s) skipped as unreadable",  # pagefiles.PageFileError: gzip cut short...
 }
 
 
@@ -364,9 +366,15 @@ def _finish_unit(unit: _Unit) -> Path | None:
 def _write_page(fmt: str, unit: _Unit, sp: SourcePage) -> None:
     """Write one page: bytes, gold, then its submission (so a listed page always has bytes). A
     page that is no HTML (empty, an image, binary bytes: ``sniff_html``, which the features stage
-    skips by) is not written but noted, with why, in the unit's problems."""
+    skips by) is not written but noted, with why, in the unit's problems; so is a page file that
+    cannot be read as a page (``PageFileError``: its gzip data cut short or damaged, inflating
+    past the limit), so that one bad file of a crawl does not stop the import of the rest."""
     try:
-        html = sp.read_html()
+        try:
+            html = sp.read_html()
+        except PageFileError as exc:
+            unit.problems["unreadable"].append(f"{sp.source} ({exc.why})")
+            return
         why = sniff_html(html)
         gold = sp.read_gold() if why is None else None
     except OSError as exc:
