@@ -253,6 +253,22 @@ def detect_format(path: str | os.PathLike) -> str:
     return "urls"
 
 
+def _refuse_saved_page(path: Path) -> None:
+    """A saved page (HTML or XML markup, or gzip data) given as SUBMISSIONS was read as URL
+    lines, its first line refused as 'not one URL': say what it is, what collect reads, and how
+    pages saved already become a dataset. No line of a submissions file starts with '<'."""
+    with open(path, "rb") as fh:
+        head = fh.read(512)
+    markup = head.decode("utf-8-sig", errors="replace").lstrip().startswith("<")
+    if not (markup or head.startswith(b"\x1f\x8b")):
+        return
+    raise SubmissionsError(
+        f"{path}: {'a saved page (markup)' if markup else 'gzip data'}, not a file of submissions: collect "
+        "fetches pages from a file of GET URLs (one a line), JSON lines of submissions or a HAR "
+        "file, or from a form page with --form PAGE --values FILE. To make a dataset of pages saved "
+        "already, put them in SRC/html/ (NAME.html, .gz too) and run 'hwnoise import plain SRC --into DIR'")
+
+
 def read_submissions(path: str | os.PathLike, fmt: str = "auto") -> list[dict]:
     """Every submission in ``path``, in file order (repeats kept; the dataset drops them).
 
@@ -260,11 +276,16 @@ def read_submissions(path: str | os.PathLike, fmt: str = "auto") -> list[dict]:
     lines; a HAR file is recognised by its ``.har`` name or its ``log`` object; a file holding
     one JSON array of submissions is read too.
     """
-    path = Path(path)
+    given, path = str(path), Path(path)
     if fmt not in FORMATS:
         raise SubmissionsError(f"unknown submissions format {fmt!r}; use one of {', '.join(FORMATS)}")
     if not path.is_file():
+        if given.lower().startswith(("http://", "https://")):
+            raise SubmissionsError(f"{given}: SUBMISSIONS is a file of them, not a URL: put the URL in a "
+                                   "file (one a line) and give that, or read the search form from the page "
+                                   "with --form URL --values FILE")
         raise SubmissionsError(f"{path}: no such submissions file")
+    _refuse_saved_page(path)
     kind = detect_format(path) if fmt == "auto" else fmt
     if kind == "har":
         return _read_har(path)

@@ -246,3 +246,29 @@ def test_the_retry_after_limit_is_a_collect_option(srv, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["collect", "--help"])
     assert "--max-retry-after SECONDS" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("given, says", [
+    ("page.html", "page.html: a saved page (markup), not a file of submissions"),
+    ("page.html.gz", "page.html.gz: gzip data, not a file of submissions"),
+    ("https://example.org/search?q=oak", "https://example.org/search?q=oak: SUBMISSIONS is a file of them, not a URL"),
+], ids=["html", "gz", "url"])
+def test_collect_of_a_saved_page_or_a_url_says_what_collect_reads(tmp_path, capsys, monkeypatch, given, says):
+    """A saved page given as SUBMISSIONS was read as URL lines: 'page.html:1: '<html>...' is not
+    one URL (spaces must be %20 or +)', and a URL was 'no such submissions file' (its '//' made
+    '/'). The one line says what the argument is, what collect reads, and for saved pages to use
+    'hwnoise import plain'; nothing is written, exit 1; --help says so too."""
+    import gzip
+
+    monkeypatch.chdir(tmp_path)
+    page = b"<!DOCTYPE html>\n<html><body><p>A result page saved from a browser.</p></body></html>"
+    Path("page.html").write_bytes(page)
+    Path("page.html.gz").write_bytes(gzip.compress(page))
+    assert main(["collect", given, "--into", "ds"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"hwnoise: error: {says}") and len(err.splitlines()) == 1, err
+    assert ("--form URL --values FILE" if given.startswith("https") else "'hwnoise import plain SRC --into DIR'") in err
+    assert not Path("ds").exists()
+    with pytest.raises(SystemExit):
+        main(["collect", "--help"])
+    assert "hwnoise import plain" in capsys.readouterr().out

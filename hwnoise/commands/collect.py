@@ -18,7 +18,8 @@ examples:
   hwnoise collect urls.txt --into books --retry-failed   # resume, and retry what failed
 
 A killed run resumes where it stopped: rerun the same command. Exit status 1 when no page
-could be fetched.
+could be fetched. Pages saved already (page.html) are no SUBMISSIONS: put them in
+SRC/html/NAME.html and 'hwnoise import plain SRC --into DIR' makes a dataset of them.
 """
 
 
@@ -34,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("submissions", nargs="?", metavar="SUBMISSIONS",
-                   help="file of submissions: GET URLs, JSON lines or HAR (not with --form)")
+                   help="file of submissions: GET URLs, JSON lines or HAR (not with --form); "
+                        "not a saved page: pages saved already are imported with 'hwnoise import plain'")
     p.add_argument("--into", required=True, metavar="DATASET", help="dataset folder (created if missing)")
     p.add_argument("--format", default="auto", choices=["auto", "urls", "jsonl", "har"],
                    help="format of SUBMISSIONS (default: detected)")
