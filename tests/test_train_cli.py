@@ -315,3 +315,24 @@ def test_a_classifier_that_needs_both_classes_on_rows_of_one_is_one_line(tmp_pat
                    "both classes; give pages whose gold has content and noise, or choose j48, cart, rf or gb, "
                    "which fit one class"]
     assert main(["train", str(ds.path), "--preset", "thesis"]) == 0  # J48: a leaf of S, as Weka's
+
+
+def test_a_test_folder_that_is_no_dataset_or_has_no_labels_is_named_before_the_fit(two_datasets, tmp_path, capsys):
+    """``--test DIR`` with a folder that is no dataset folder (saved pages, nothing) was told
+    'DIR: not a dataset folder ... Make one with hwnoise collect...', as a training input is,
+    without a word that it was --test nor how test pages get features; a test dataset without
+    labels was told that its pages 'need gold text to train on', after the fit. Both name --test
+    DIR and what to run, before anything is fitted or written."""
+    pages = tmp_path / "saved"
+    pages.mkdir()
+    (pages / "p.html").write_text("<html><body><p>A saved result page.</p></body></html>")
+    unlabelled = make_dataset(tmp_path / "nolabels", "nolabels", 3, ["c.com"], n_pages=1)
+    out = tmp_path / "m"
+    for test, says in ((pages, f"--test {pages}: not a dataset folder (no dataset.json) nor an ARFF file"),
+                       (unlabelled.path, f"--test {unlabelled.path}: no labelled rows (S/N); pages need "
+                                         "gold text to score the model on")):
+        code = main(["train", str(two_datasets[0]), "--preset", "thesis", "--test", str(test), "--out", str(out)])
+        err = capsys.readouterr().err
+        assert code == 1 and err.startswith(f"hwnoise: error: {says}") and err.count("\n") == 1, err
+        assert ("'hwnoise features DIR'" in err and "'hwnoise import plain SRC --into DIR'" in err) == (test == pages)
+        assert not out.exists() or not any(out.iterdir())

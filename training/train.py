@@ -176,9 +176,10 @@ _NO_GOLD = (" (gold/ID.txt or records/ID.json), or labels: 'hwnoise label DATASE
             "without gold, and train then uses them")
 
 
-def _labelled(df: pd.DataFrame, what: str) -> pd.DataFrame:
+def _labelled(df: pd.DataFrame, what: str, to: str = "to train on") -> pd.DataFrame:
+    """The labelled rows of ``df`` (``what`` names it in errors; ``to``: what the labels are for)."""
     if LABEL not in df.columns:
-        raise HwnoiseError(f"{what}: no 'label' column; pages need gold text to train on{_NO_GOLD}")
+        raise HwnoiseError(f"{what}: no 'label' column; pages need gold text {to}{_NO_GOLD}")
     mask = df[LABEL].isin(CLASSES)
     other = sorted(set(df[LABEL].dropna().astype(str)) - set(CLASSES))
     if other:  # a Weka user's class set: J48 -t's path takes it, the node protocols do not
@@ -186,7 +187,7 @@ def _labelled(df: pd.DataFrame, what: str) -> pd.DataFrame:
                            "no --protocol (or --protocol weka-cv): J48 and Weka's cross-validation "
                            "take any class set")
     if not mask.any():
-        raise HwnoiseError(f"{what}: no labelled rows (S/N); pages need gold text to train on{_NO_GOLD}")
+        raise HwnoiseError(f"{what}: no labelled rows (S/N); pages need gold text {to}{_NO_GOLD}")
     if mask.all() and isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1:
         return df  # every row labelled: no copy
     if not mask.all():
@@ -561,6 +562,8 @@ def _plan_rows(given: list, model: dict, options: TrainOptions) -> tuple[Any, li
             check_table_columns(ds, feats, _schema_names(ds))
         if options.test is not None and not _is_arff(Path(options.test)) and Path(options.test).is_dir():
             check_table_columns(Dataset(options.test), feats)  # before the fit, not after it
+            _labelled(load_inputs([options.test], columns=[LABEL])[0], f"--test {options.test}",
+                      "to score the model on")
         if stack_names(feats) or page_context_names(feats):
             df = df.iloc[:0]  # rebuilt page by page from the pages and their stored rows
         elif not arff:
@@ -593,12 +596,31 @@ def _check_test_alone(options: TrainOptions) -> None:
     file, and ``--test T --protocol cv -k 3`` printed them without a word that cv was not run."""
     if options.test is None:
         return
+    _check_test_place(Path(options.test))
     given = [f"--protocol {options.protocol}" if options.protocol is not None else "",
              f"-k {options.k}" if options.k is not None else ""]
     given = [g for g in given if g]
     if given:
         raise ProtocolError(f"{' and '.join(given)} split the input for scoring, and --test {options.test} "
                             "scores the model fitted on all of it instead: give one or the other")
+
+
+def _check_test_place(test: Path) -> None:
+    """A ``DatasetError`` naming ``--test`` for a place that is no ARFF file nor dataset folder,
+    before any fit: it was the message for a training input ('X: not a dataset folder... Make one
+    with hwnoise collect...'), that did not say which argument nor how test pages get features."""
+    if _is_arff(test):
+        return
+    arff = " (TEST.arff, e.g. from 'hwnoise export-arff')"
+    if not test.exists():
+        raise DatasetError(f"--test {test}: no such dataset folder or ARFF file; give the dataset "
+                           f"folder of the test pages or an ARFF file{arff}")
+    if not (test / "dataset.json").is_file():
+        raise DatasetError(
+            f"--test {test}: not a dataset folder (no dataset.json) nor an ARFF file. Give the dataset "
+            f"folder of labelled test pages, with its features ('hwnoise features DIR', which train "
+            f"runs when they are missing; pages saved in SRC/html/NAME.html become one with "
+            f"'hwnoise import plain SRC --into DIR'), or an ARFF file{arff}")
 
 
 def _check_folds(options: TrainOptions) -> None:
@@ -656,7 +678,7 @@ def _score(model: NoiseModel, classifier: str, feats: list[str], data: pd.DataFr
             else load_inputs([test_path], columns=table_columns(feats))  # what the model reads
         if not user_arff:
             test_df = _assembled(test_df, test_desc, feats, options.stacker, options.progress)
-        test_data = _labelled(test_df, str(test_path))
+        test_data = _labelled(test_df, f"--test {test_path}", "to score the model on")
         missing = [f for f in model.features if f not in test_data.columns]
         if missing:  # a Weka user's test file with other attributes, or a dataset of other columns
             raise HwnoiseError(f"{test_path}: no {', '.join(map(repr, missing))} among its columns; the "
