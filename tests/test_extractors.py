@@ -209,6 +209,26 @@ def test_a_page_nested_past_the_parsers_depth_reaches_resiliparse_as_the_walk_re
         assert seen == [walk.flattened]  # the stacker hands resiliparse the page as walked
 
 
+@pytest.mark.skipif("resiliparse" not in external.available(), reason="resiliparse not installed")
+def test_a_page_past_the_walks_cap_reaches_the_extractors_cut_as_the_walk_cut_it():
+    """The walk cuts a page at ``limits.MAX_PAGE_CHARS`` (the last tag before 32 MiB), but the
+    stacked extractors (trafilatura, resiliparse...) were handed the whole page: a 50 MB page
+    took minutes and gigabytes in them, and their text held words no node of the walk has. They
+    read it cut as the walk does, with and without the walk given. A page just over the cap, of
+    a repeated script block (cheap to parse), with words past the cap."""
+    from hwnoise.extractors.model import run_extractor
+    from hwnoise.features.limits import MAX_PAGE_CHARS
+
+    block = "<script>" + "var x = 1;\n" * 40_000 + "</script>\n"
+    html = ("<html><body><p>The head of the page, kept.</p>" + block * (MAX_PAGE_CHARS // len(block) + 1)
+            + "<p>The tail past the cap.</p></body></html>").encode()
+    assert len(html) > MAX_PAGE_CHARS
+    walk = walk_page(html)
+    assert [t for _, t in walk.segments] == ["The head of the page, kept."]
+    assert run_extractor("resiliparse", html, walk=walk) == "The head of the page, kept."
+    assert get_method("resiliparse").extract_html(html.decode()) == "The head of the page, kept."
+
+
 def test_alltext_is_every_visible_word():
     m = get_method("alltext")
     text = m.extract_html(ARTICLE_HTML)
