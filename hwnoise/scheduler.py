@@ -101,8 +101,9 @@ class Scheduler:
 
             if self.spec == "threads":
                 self._pool = ThreadPoolExecutor(max_workers=self.workers)
-            else:
-                self._pool = ProcessPoolExecutor(max_workers=self.workers)
+            else:  # workers that leave Ctrl-C to this process, which ends them (_collect)
+                self._pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_worker_start,
+                                                 initargs=(None, ()))
         return self._pool
 
     # -- work
@@ -176,7 +177,8 @@ class Scheduler:
         from concurrent.futures import as_completed
 
         pool = self._executor()
-        futures = [pool.submit(fn, item, *args) for item in items]
+        with _sigint_held():  # submit forks the workers: an interrupt then is delivered after it
+            futures = [pool.submit(fn, item, *args) for item in items]
         self._procs = _processes(pool, {})  # to tell how a worker died (_run_all)
         index = {id(f): i for i, f in enumerate(futures)}
         return futures, ((index[id(f)], f.result()) for f in as_completed(futures))
@@ -227,13 +229,18 @@ class Scheduler:
 
     def _collect(self, futures: list, done: Iterator[tuple[int, Any]], out: list,
                  on_result: Callable | None, pbar: Any) -> None:
-        """Collect: each result as it arrives; on an error or an interrupt, cancel the rest and re-raise."""
+        """Collect: each result as it arrives; on an error or an interrupt, cancel the rest and
+        re-raise. On an interrupt (Ctrl-C, SIGTERM) the local pool's workers, which ignore Ctrl-C,
+        are ended at once: the run stopped only when the tasks running had finished (minutes of a
+        fit), and an idle worker printed its KeyboardInterrupt's traceback."""
         try:
             for i, result in done:
                 self._deliver(i, result, out, on_result, pbar)
-        except BaseException:
+        except BaseException as exc:
             for f in futures:
                 f.cancel()
+            if isinstance(exc, KeyboardInterrupt) and self._pool is not None and self.spec == "local":
+                _end_workers(self._procs, self._pool)
             raise
 
     def _deliver(self, i: int, result: Any, out: list, on_result: Callable | None, pbar: Any) -> None:

@@ -166,3 +166,53 @@ def test_ctrl_c_to_the_process_group_of_features_mid_run_is_one_line_and_no_trac
     assert not (ds / "features.parquet").exists() and not list(ds.glob(".features.parquet.*"))
     for pid in kids:
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+_MAP_UNTIL_INTERRUPTED = '''
+import os, sys, time
+from pathlib import Path
+from hwnoise.scheduler import Scheduler
+
+work = Path(sys.argv[1])
+
+def task(i, _):
+    (work / f"worker-{i}").write_text(str(os.getpid()))
+    while i == 0:  # a fit that runs on (one in native code does not see Ctrl-C at all)
+        time.sleep(0.05)
+    return i
+
+def ready(i, _):
+    (work / "ready").write_text("one task done, its worker idle")
+
+try:
+    with Scheduler("local", 2) as sched:
+        sched.map(task, [0, 1], None, on_result=ready)
+except KeyboardInterrupt:  # as hwnoise.cli.main says it
+    print("hwnoise: interrupted", file=sys.stderr)
+    sys.exit(130)
+'''
+
+
+def test_ctrl_c_to_scheduler_map_ends_its_workers_with_one_line(tmp_path):
+    """``Scheduler.map`` on the local pool (train's fits, evaluate's fits and scoring): Ctrl-C as
+    a terminal sends it (SIGINT to the process group) printed the KeyboardInterrupt traceback of
+    an idle worker ('call_queue.get'), and the run stopped only when the running tasks had
+    finished (20-28 s of evaluate's fits). The workers ignore SIGINT now and the interrupted
+    parent ends them: exit 130, the one 'interrupted' line, no traceback, no worker left."""
+    script = tmp_path / "map.py"
+    script.write_text(_MAP_UNTIL_INTERRUPTED)
+    env = {**os.environ, "HWNOISE_PROGRESS": "0"}
+    run = subprocess.Popen([sys.executable, str(script), str(tmp_path)], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, start_new_session=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    while run.poll() is None and not (tmp_path / "ready").exists():
+        time.sleep(0.02)
+    assert run.poll() is None, run.communicate()
+    os.killpg(run.pid, signal.SIGINT)
+    _, err = run.communicate(timeout=120)
+    err = err.decode()
+    assert run.returncode == 130, err
+    assert err == "hwnoise: interrupted\n", err
+    for i in (0, 1):
+        pid = (tmp_path / f"worker-{i}").read_text()
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
