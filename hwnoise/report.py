@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hwnoise.dataset import atomic_write_text
+from hwnoise.dataset import atomic_write_bytes, atomic_write_text
 from hwnoise.outputs import markdown_text, printable
 from hwnoise.training.metrics import CONFUSION
 
@@ -287,7 +287,7 @@ def _bar_figure(report: dict, kind: str, path: Path) -> Path | None:
               frameon=False)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save_png(fig, path)
     plt.close(fig)
     return path
 
@@ -316,9 +316,19 @@ def _confusion_figure(report: dict, method: str, path: Path) -> Path | None:
     ax.set_ylabel("gold")
     ax.set_title(f"{method}: nodes of {len(recs)} dataset(s)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save_png(fig, path)
     plt.close(fig)
     return path
+
+
+def _save_png(fig: Any, path: Path) -> None:
+    """``fig`` as a PNG at ``path``, written whole or not at all (temp file + rename), as the
+    report's other files are: an evaluation stopped while it drew left a PNG cut short."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    atomic_write_bytes(path, buf.getvalue())
 
 
 def write_figures(report: dict, out: str | Path) -> list[Path]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 
@@ -463,3 +464,24 @@ def test_a_page_the_browser_cannot_render_is_counted_and_the_evaluation_goes_on(
     from hwnoise.features import render
 
     assert render._PW["pw"] is None and not list(render._LIVE)
+
+
+def test_figures_are_written_whole_through_a_temp_file_and_a_rename(tmp_path):
+    """evaluate's PNG figures were drawn straight into their place (``savefig(path)``), so an
+    evaluation stopped while it drew (Ctrl-C) left a PNG cut short under its own name; they go
+    through a temp file and a rename, as report.json and pages.csv do: a file an earlier run
+    wrote is replaced, never written into (its old bytes stay whole behind another link)."""
+    from hwnoise.report import write_figures
+
+    report = {"results": [{"dataset": "d", "method": "alltext", "precision": 0.5, "recall": 0.75, "f1": 0.6,
+                           "RR": 3, "RC": 1, "CC": 5, "CR": 2}]}
+    out = tmp_path / "report"
+    out.mkdir()
+    old = b"an earlier run's figure"
+    (out / "precision.png").write_bytes(old)
+    os.link(out / "precision.png", tmp_path / "earlier.png")
+    written = write_figures(report, out)
+    assert [p.name for p in written] == ["precision.png", "recall.png", "confusion-alltext.png"]
+    assert (out / "precision.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "earlier.png").read_bytes() == old
+    assert sorted(p.name for p in out.iterdir()) == ["confusion-alltext.png", "precision.png", "recall.png"]
