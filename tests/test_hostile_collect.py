@@ -4,6 +4,7 @@ bad inputs that must end in one line, not a traceback."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -246,3 +247,28 @@ def test_the_retry_after_limit_is_a_collect_option(srv, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["collect", "--help"])
     assert "--max-retry-after SECONDS" in capsys.readouterr().out
+
+
+def test_a_second_collect_into_the_same_dataset_at_once_is_refused(srv, tmp_path, capsys):
+    # two collects into one folder at once both fetched every page, the journal got every line
+    # twice and a shared WARC every record set twice
+    (tmp_path / "u.txt").write_text(srv.url("/held?key=two") + "\n" + srv.url("/page?n=two") + "\n")
+    into = tmp_path / "ds"
+    subs = read_submissions(tmp_path / "u.txt")
+    first = threading.Thread(target=collect, args=(subs, Dataset.create(into)), kwargs={**FAST, "probes": 0})
+    first.start()
+    try:
+        assert srv.held.wait(30)  # the first collect is midway, in its first fetch
+        code, err = run_cli(["collect", str(tmp_path / "u.txt"), "--into", str(into), "-q", "--allow-private",
+                             "--delay", "0", "--probes", "0"], capsys)
+    finally:
+        srv.release.set()
+        first.join()
+    assert code == 1 and err.startswith("hwnoise: error:") and err.count("\n") == 1
+    assert str(into) in err and "another 'hwnoise collect' is writing this dataset" in err
+    assert srv.hits("/held") == 1 and srv.hits("/page?n=two") == 1
+    assert len(Dataset(into).journal_path.read_text().splitlines()) == 2
+    # the lock goes with the run: the next collect resumes (nothing left to fetch)
+    code, err = run_cli(["collect", str(tmp_path / "u.txt"), "--into", str(into), "-q", "--allow-private",
+                         "--delay", "0", "--probes", "0"], capsys)
+    assert code == 0 and "0 fetched" in err and srv.hits("/page?n=two") == 1
