@@ -490,7 +490,9 @@ def submissions_from_form(form: Form, values: list[dict]) -> list[dict]:
     """One submission per value set: the form's defaults and hidden inputs, with the fields
     a value set names (by field name, else by visible label) set to its values (a list
     value sends the name once per item). Names the form lacks are added (label unknown;
-    ``unknown_fields`` finds them, and ``hwnoise collect`` warns of them)."""
+    ``unknown_fields`` finds them, and ``hwnoise collect`` warns of them). A form whose action
+    is ``javascript:`` or no http(s) URL (a page file's relative action) is a ``FormError``."""
+    _check_submittable(form)
     out = []
     for vs in values:
         sent = form.default_fields()
@@ -524,6 +526,22 @@ def submissions_from_form(form: Form, values: list[dict]) -> list[dict]:
         out.append(make_submission(form.method, form.action, sent, enctype=form.enctype, charset=form.charset,
                                    **({"form": form.page_url} if form.page_url else {})))
     return out
+
+
+def _check_submittable(form: Form) -> None:
+    """Refuse a form no request can be built for (it was made into submissions to
+    ``javascript:void(0)?q=...``, each journaled as a failure)."""
+    where = form.page_url or "the form"
+    scheme = urlsplit(form.action).scheme.lower()
+    if scheme == "javascript":
+        raise FormError(f"{where}: the form's action is {form.action[:80]!r}: a script on the page sends this "
+                        "search, and hwnoise runs no script; give the requests the page makes (a HAR file "
+                        "exported by the browser, or their URLs) as SUBMISSIONS")
+    if scheme not in ("http", "https"):
+        hint = (": a form page read from a file resolves a relative action against the file; give the page's "
+                "http(s) URL" if scheme == "file" and where.startswith("file:") else
+                ": a relative action, and no page URL to resolve it against (pass base_url)" if not scheme else "")
+        raise FormError(f"{where}: the form's action {form.action[:120]!r} is not an http or https URL{hint}")
 
 
 def _named(form: Form, key: object) -> FormField | None:

@@ -234,6 +234,35 @@ def test_a_form_whose_action_is_not_a_url_is_one_line(srv, tmp_path, capsys):
     assert page in err and "the form's action 'http://[::1/s' is not a URL" in err
 
 
+@pytest.mark.parametrize("action, said", [
+    ("javascript:void(0)", "a script on the page sends this search"),
+    (" JavaScript:search()", "a script on the page sends this search"),
+    ("mailto:search@example.org", "is not an http or https URL"),
+])
+def test_a_form_whose_action_is_a_script_or_not_http_is_one_line_before_any_fetch(srv, tmp_path, capsys, action,
+                                                                                  said):
+    # it was made into submissions to 'javascript:void(0)?q=tea', each journaled as a failure
+    from urllib.parse import quote
+
+    (tmp_path / "v.jsonl").write_text('{"q": "tea"}\n')
+    page = srv.url("/form-action?action=" + quote(action, safe="") + "&key=" + quote(action, safe=""))
+    code, err = run_cli(["collect", "--form", page, "--values", str(tmp_path / "v.jsonl"), "--into",
+                         str(tmp_path / "ds"), "-q", "--allow-private", "--delay", "0"], capsys)
+    assert code == 1 and err.startswith("hwnoise: error:") and err.count("\n") == 1
+    assert page in err and said in err and not (tmp_path / "ds").exists()
+
+
+def test_a_form_page_file_with_a_relative_action_is_one_line(tmp_path, capsys):
+    # the action resolved against file:///..., every submission journaled as a failure
+    (tmp_path / "form.html").write_text('<form action="search"><input name="q"></form>')
+    (tmp_path / "v.jsonl").write_text('{"q": "tea"}\n')
+    code, err = run_cli(["collect", "--form", str(tmp_path / "form.html"), "--values", str(tmp_path / "v.jsonl"),
+                         "--into", str(tmp_path / "ds"), "-q"], capsys)
+    assert code == 1 and err.startswith("hwnoise: error:") and err.count("\n") == 1
+    assert "is not an http or https URL" in err and "give the page's http(s) URL" in err
+    assert not (tmp_path / "ds").exists()
+
+
 def test_the_retry_after_limit_is_a_collect_option(srv, tmp_path, capsys):
     # the limit (120 s) could be set only from Python, though the failure named it as a limit to raise
     (tmp_path / "u.txt").write_text(srv.url("/busy?after=2&key=cap1") + "\n")
