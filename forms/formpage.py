@@ -47,7 +47,7 @@ _INPUT_TYPES = ("hidden", "text", "search", "tel", "url", "email", "password", "
 _ONE_LINE = frozenset({"text", "search", "tel", "url", "email", "password"})
 _LINE_BREAK_RE = re.compile(r"\r\n?|\n")
 #: input types that are never sent, or that a value set cannot fill
-_NOT_SENT = {"reset", "button", "image", "file"}
+_NOT_SENT = {"reset", "button", "image"}
 
 
 @dataclass
@@ -344,7 +344,9 @@ def _form_fields(root, form_el, pressed=None) -> list[FormField]:
         if kind in _NOT_SENT:
             continue
         label = None if kind == "hidden" else _visible_label(el, root, labels_for)
-        if kind == "submit":
+        if kind == "file":  # sent empty (no file chosen), as Chromium sends it: ``f=``
+            fields.append(FormField(name, "file", "", label, defaults=[""]))
+        elif kind == "submit":
             # an input without a value sends its default caption; a button only its value attribute
             value = el.get("value", "Submit") if tag == "input" else el.get("value", "")
             label = label or (value if tag == "input" else _text(el)) or value
@@ -558,11 +560,16 @@ def unknown_fields(form: Form, values: list[dict]) -> list[str]:
 
 def unchoosable_values(form: Form, values: list[dict]) -> list[str]:
     """What ``values`` sets a select or a radio group to that none of its options is (by value
-    or by text): ``["value set N: 'v' for 'name' (options: ...)"]``. A browser cannot send it."""
+    or by text): ``["value set N: 'v' for 'name' (options: ...)"]``, and any value for a file
+    field. A browser cannot send it."""
     out = []
     for n, vs in enumerate(values, 1):
         for key, value in vs.items():
             f = _named(form, key)
+            if f is not None and f.type == "file":
+                out.append(f"value set {n}: {f.name!r} is a file field, and hwnoise uploads no file (it is sent "
+                           "empty, as a browser sends it when no file is chosen)")
+                continue
             if f is None or f.type not in ("select", "radio") or not f.options:
                 continue
             for v in (value if isinstance(value, list) else [value]):
