@@ -15,6 +15,7 @@ import json
 import math
 import os
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,9 @@ class FormField:
     option_labels: list[str] = field(default_factory=list)
     multiple: bool = False
     defaults: list[str] = field(default_factory=list)  # every default value (multi-selects)
+    #: a text field's or textarea's ``dirname``: the name its direction is sent under (``q.dir=ltr``)
+    dirname: str | None = None
+    direction: str = "ltr"         # its directionality: ltr, rtl, or auto (from the value sent)
 
 
 @dataclass
@@ -434,12 +438,56 @@ def _value_field(el, name: str, kind: str, label: str | None) -> FormField:
             selected = selected[-1:] or first
         chosen = [values[i] for i in selected if not _disabled(opts[i])]  # a disabled option is not sent
         return FormField(name, "select", chosen[0] if chosen else None, label, values, texts, multiple, chosen)
+    dirname = el.get("dirname") if el.tag == "textarea" or kind in _ONE_LINE or kind == "hidden" else None
+    direction = _direction(el) if dirname is not None else "ltr"
     if el.tag == "textarea":
         value = el.text or ""
         value = value[1:] if value.startswith("\n") else value
-        return FormField(name, "textarea", value, label, defaults=[value])
+        return FormField(name, "textarea", value, label, defaults=[value], dirname=dirname, direction=direction)
     value = _sanitized(kind, el.get("value", ""))
-    return FormField(name, kind, value, label, defaults=[value])
+    return FormField(name, kind, value, label, defaults=[value], dirname=dirname, direction=direction)
+
+
+def _direction(el) -> str:
+    """A control's directionality: its own ``dir`` (``auto``: from the value it sends), else its
+    nearest ancestor's ``ltr`` or ``rtl``, else ltr (an ancestor's ``auto`` is taken as ltr)."""
+    own = (el.get("dir") or "").strip().lower()
+    if own in ("ltr", "rtl", "auto"):
+        return own
+    for anc in el.iterancestors():
+        d = (anc.get("dir") or "").strip().lower()
+        if d in ("ltr", "rtl"):
+            return d
+        if d == "auto":
+            return "ltr"
+    return "ltr"
+
+
+def _auto_direction(value: str) -> str:
+    """``dir=auto``: rtl when the value's first strong character is right-to-left, else ltr."""
+    for ch in value:
+        kind = unicodedata.bidirectional(ch)
+        if kind in ("R", "AL"):
+            return "rtl"
+        if kind == "L":
+            return "ltr"
+    return "ltr"
+
+
+def _with_dirnames(form: Form, sent: list[dict]) -> list[dict]:
+    """``sent`` with each ``dirname`` entry after its control's, as a browser sends it (``q.dir=ltr``;
+    an empty dirname, as Chromium, ``=ltr``)."""
+    dirnamed = {f.name: f for f in form.fields if f.dirname is not None}
+    if not dirnamed:
+        return sent
+    out = []
+    for x in sent:
+        out.append(x)
+        f = dirnamed.get(x["name"])
+        if f is not None:
+            direction = _auto_direction(x["value"] or "") if f.direction == "auto" else f.direction
+            out.append({"name": f.dirname, "value": direction, "label": None, "type": "hidden"})
+    return out
 
 
 def _sanitized(kind: str, value: str) -> str:
@@ -522,6 +570,7 @@ def submissions_from_form(form: Form, values: list[dict]) -> list[dict]:
                     later = set(order[order.index(name) + 1:])
                     at = next((i for i, x in enumerate(sent) if x["name"] in later), len(sent))
                 sent[at:at] = new
+        sent = _with_dirnames(form, sent)
         # line breaks sent as CRLF (a textarea's, a hidden field's), in names too, as browsers send them
         sent = [{**x, "name": _crlf(x["name"]), "value": _crlf("" if x["value"] is None else x["value"])}
                 for x in sent]

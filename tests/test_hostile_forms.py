@@ -214,6 +214,18 @@ CASES = {
         '</form>',
         "utf-8", "text/html", {"q": "tea"},
         "GET /page?q=tea&_charset_=Shift_JIS", b""),
+    # a dirname sends the field's direction after it (it was left out: q.dir= missing); dir=auto
+    # from the value typed, else the nearest dir="rtl" or "ltr" around it
+    "dirname": (
+        '<form action="/page"><input name="q" dirname="q.dir"><input type="submit"></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&q.dir=ltr", b""),
+    "dirname: auto and inherited": (
+        '<html><head><meta charset="utf-8"></head><body><div dir="rtl"><form action="/page">'
+        '<input name="q" dir="auto" dirname="q.dir"><input name="w" dirname="w.dir">'
+        '<textarea name="t" dirname="t.dir">x</textarea><input type="submit"></form></div></body></html>',
+        "utf-8", "text/html", {"q": "\u0645\u0631\u062d\u0628\u0627", "w": "tea"},
+        "GET /page?q=%D9%85%D8%B1%D8%AD%D8%A8%D8%A7&q.dir=rtl&w=tea&w.dir=rtl&t=x&t.dir=rtl", b""),
     # a file control sends its name with no file (it was left out: f= missing); a disabled one nothing
     "a file control, GET": (
         '<form action="/page"><input name="q"><input type="file" name="f" multiple>'
