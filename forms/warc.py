@@ -198,10 +198,9 @@ class WarcLog:
             self._append(_warcinfo(self.path))
 
     def _append(self, data: bytes) -> None:
-        with open(self.path, "ab") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+        from hwnoise.dataset import append_synced
+
+        append_synced(self.path, data)
 
     def add(self, journal: dict, body: bytes, submission: dict | None = None) -> bool:
         """Append the page's record set unless the WARC has it; return whether it was written."""
