@@ -951,6 +951,18 @@ def _decoding_reason(exc: Exception) -> str:
     return str(inner).split(": ", 1)[-1] if str(inner) else type(exc).__name__
 
 
+def _innermost(exc: BaseException) -> BaseException:
+    """The exception a transport error wraps, deepest first (requests wraps urllib3's, which
+    wraps http.client's in its args)."""
+    seen = 0
+    while seen < 10:
+        inner = next((a for a in exc.args if isinstance(a, BaseException)), None) or exc.__cause__ or exc.__context__
+        if inner is None:
+            return exc
+        exc, seen = inner, seen + 1
+    return exc
+
+
 def _describe(exc: Exception) -> str:
     """A one-line reason for a transport error."""
     if isinstance(exc, requests.ConnectTimeout):
@@ -967,5 +979,11 @@ def _describe(exc: Exception) -> str:
             return "connection reset"
         if "timed out" in text.lower():
             return "read timeout"
+        cause = _innermost(exc)
+        if isinstance(cause, http.client.RemoteDisconnected):
+            return "the server closed the connection without answering"
+        if isinstance(cause, http.client.BadStatusLine):
+            line = (cause.args[0] if cause.args else "") or ""
+            return f"the answer is not HTTP (it begins {str(line)[:60]!r}, no status line)"
         return "connection error: " + text.split(":")[-1].strip().rstrip(")'\"")[:120]
     return f"{type(exc).__name__}: {exc}"[:200]

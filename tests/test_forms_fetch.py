@@ -426,3 +426,15 @@ def test_a_robots_txt_past_the_limit_is_read_up_to_it(srv, capsys):
         assert "longer than" not in capsys.readouterr().err
     finally:
         srv.robots = DEFAULT_ROBOTS
+
+
+def test_no_answer_and_an_answer_that_is_not_http_are_named_so(srv):
+    # were "connection error: ('Connection aborted.', RemoteDisconnected('Remote end closed connection
+    # without response" and "... BadStatusLine('GARBAGE\r\n": a repr cut off mid-quote
+    with fetcher(retries=0) as f:
+        with pytest.raises(FetchError) as caught:
+            f.fetch(srv.url("/no-answer"))
+        assert "/no-answer: the server closed the connection without answering (after 1 attempts)" in str(caught.value)
+        with pytest.raises(FetchError) as caught:
+            f.fetch(srv.url("/not-http"))
+        assert "/not-http: the answer is not HTTP (it begins 'GARBAGE\\r\\n', no status line)" in str(caught.value)
