@@ -10,11 +10,13 @@ Hosts are fetched in parallel (``workers``), one request at a time per host.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 from urllib.parse import urlsplit
@@ -180,6 +182,40 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
     to a search nothing matches), fetched once and kept in ``probes/``, never as pages.
     ``cookies``: sent as a browser would from the start (the form page's: ``Form.cookies``).
     """
+    with _only_collect_of(dataset):
+        return _collect(submissions, dataset, allow_private=allow_private, delay=delay, user_agent=user_agent,
+                        timeout=timeout, max_bytes=max_bytes, retries=retries, backoff=backoff,
+                        max_retry_after=max_retry_after, max_redirects=max_redirects, retry_failed=retry_failed,
+                        workers=workers, robots=robots, progress=progress, warc=warc, page_timeout=page_timeout,
+                        probes=probes, cookies=cookies)
+
+
+@contextlib.contextmanager
+def _only_collect_of(dataset: Dataset) -> Iterator[None]:
+    """Hold ``dataset``'s folder locked (an advisory ``flock`` on the folder itself: no file is
+    written, so a rerun still changes nothing; released when the process ends, however it ends),
+    or refuse: a second collect into the same folder at once fetched every page again, doubled
+    the journal's lines and wrote each page's records twice into a shared WARC."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock (Windows): no guard
+        yield
+        return
+    fd = os.open(dataset.path, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise HwnoiseError(f"{dataset.path}: another 'hwnoise collect' is writing this dataset now; "
+                               "wait for it to end (a rerun then resumes where it stopped)") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private, delay, user_agent, timeout,
+             max_bytes, retries, backoff, max_retry_after, max_redirects, retry_failed, workers, robots,
+             progress, warc, page_timeout, probes, cookies) -> dict:
     unique, pending, skipped, failed_before = _plan(submissions, dataset, retry_failed, progress)
     settings = FetchSettings(user_agent=user_agent, delay=delay, timeout=timeout, max_bytes=max_bytes,
                              page_timeout=page_timeout,

@@ -541,6 +541,10 @@ class RobotsRules:
         return self._rules.can_fetch(url, self.token)
 
 
+#: the most of a robots.txt read (RFC 9309 asks at least 500 KiB)
+ROBOTS_MAX_BYTES = 512 * 1024
+
+
 class RobotsPolicy:
     """robots.txt per host (fetched once, through the same safe path), RFC 9309 semantics:
     4xx means no rules (401/403 too, as RFC 9309 says), 5xx or unreachable means disallow all."""
@@ -573,13 +577,23 @@ class RobotsPolicy:
     def _load(self, origin: str) -> RobotsRules | str:
         try:
             res = self.fetcher._exchange_with_redirects("GET", origin + "/robots.txt", None, None,
-                                                        content_check=False, max_bytes=512 * 1024,
-                                                        robots=False)
+                                                        content_check=False, max_bytes=ROBOTS_MAX_BYTES,
+                                                        robots=False, prefix=True)
         except FetchError as exc:
             if exc.status is not None and 400 <= exc.status < 500:
                 return RobotsRules()
             return exc.reason
-        rules = RobotsRules(res.body.decode("utf-8", errors="replace") if 200 <= res.status < 300 else "")
+        body = res.body
+        if len(body) >= ROBOTS_MAX_BYTES and 200 <= res.status < 300:
+            # RFC 9309 2.5: a crawler parses at least 500 KiB; past its limit the rest is left out, as
+            # Google does (it was 'could not be read', the host never fetched, and told to raise
+            # --max-bytes, which sets no robots.txt limit); the line the limit cuts is left out too
+            body = body[:body.rfind(b"\n") + 1]
+            from hwnoise.progress import info
+
+            info(f"hwnoise: {origin}/robots.txt is longer than {ROBOTS_MAX_BYTES // 1024} KiB; its rules "
+                 f"in the first {ROBOTS_MAX_BYTES // 1024} KiB are followed (RFC 9309)")
+        rules = RobotsRules(body.decode("utf-8", errors="replace") if 200 <= res.status < 300 else "")
         delay = rules.crawl_delay
         if delay and delay > MAX_CRAWL_DELAY:
             from hwnoise.progress import info
@@ -652,7 +666,8 @@ class Fetcher:
 
     # redirects: by hand, every hop checked and recorded
     def _exchange_with_redirects(self, method: str, url: str, data: list | None, enctype: str | None, *,
-                                 content_check: bool, max_bytes: int, robots: bool) -> FetchResult:
+                                 content_check: bool, max_bytes: int, robots: bool,
+                                 prefix: bool = False) -> FetchResult:
         hops: list[dict] = []
         current, attempts = url, 0
         seen: set[tuple[str, str]] = set()
@@ -661,7 +676,7 @@ class Fetcher:
                 self.address.check(current)
                 if robots:
                     self.robots.check(current)
-                res = self._with_retries(method, current, data, enctype, content_check, max_bytes)
+                res = self._with_retries(method, current, data, enctype, content_check, max_bytes, prefix)
             except FetchError as exc:
                 exc.redirects = hops + exc.redirects
                 exc.final_url = exc.final_url or current
@@ -695,12 +710,12 @@ class Fetcher:
             current = target
 
     def _with_retries(self, method: str, url: str, data: list | None, enctype: str | None,
-                      content_check: bool, max_bytes: int) -> FetchResult:
+                      content_check: bool, max_bytes: int, prefix: bool = False) -> FetchResult:
         attempt = 0
         while True:
             attempt += 1
             try:
-                res = self._exchange(method, url, data, enctype, content_check, max_bytes)
+                res = self._exchange(method, url, data, enctype, content_check, max_bytes, prefix)
             except (BlockedURL, RobotsDenied, BodyError) as exc:  # PageTimeout is a BodyError
                 exc.attempts = attempt
                 raise
@@ -727,7 +742,7 @@ class Fetcher:
             return res
 
     def _exchange(self, method: str, url: str, data: list | None, enctype: str | None,
-                  content_check: bool, max_bytes: int) -> FetchResult:
+                  content_check: bool, max_bytes: int, prefix: bool = False) -> FetchResult:
         """One request and its (bounded) body, holding the host's slot."""
         host = urlsplit(url).netloc.lower()
         sess = self.session(host)
@@ -736,7 +751,8 @@ class Fetcher:
             self.throttle.wait(host)
             clock = _PageClock(self.settings.page_timeout)
             try:
-                status, headers, body = self._send(sess, method, url, kwargs, clock, content_check, max_bytes)
+                status, headers, body = self._send(sess, method, url, kwargs, clock, content_check, max_bytes,
+                                                   prefix)
             finally:
                 clock.stop()
                 self.throttle.done(host)
@@ -757,7 +773,7 @@ class Fetcher:
         return kwargs
 
     def _send(self, sess: requests.Session, method: str, url: str, kwargs: dict[str, Any], clock: _PageClock,
-              content_check: bool, max_bytes: int) -> tuple[int, dict, bytes]:
+              content_check: bool, max_bytes: int, prefix: bool = False) -> tuple[int, dict, bytes]:
         """Send the request, read its checked, bounded body; a transport error past the page time: PageTimeout."""
         status, headers = None, {}
         try:
@@ -773,7 +789,7 @@ class Fetcher:
                     self._check_type(url, status, headers)
                 # read even a redirect's or an error's (bounded) body, so the connection is reused
                 try:
-                    body = self._read_body(url, resp, status, headers, max_bytes, clock)
+                    body = self._read_body(url, resp, status, headers, max_bytes, clock, prefix)
                 except BodyError:
                     if status not in REDIRECT_STATUSES or "location" not in headers or clock.expired:
                         raise
@@ -827,20 +843,25 @@ class Fetcher:
                             status=status, headers=headers)
 
     def _read_body(self, url: str, resp: requests.Response, status: int, headers: dict, max_bytes: int,
-                   clock: _PageClock | None = None) -> bytes:
+                   clock: _PageClock | None = None, prefix: bool = False) -> bytes:
+        """The body, at most ``max_bytes`` of it decoded (a longer one a ``BodyError``; with ``prefix``,
+        its first ``max_bytes``, the rest left unread: robots.txt, RFC 9309 section 2.5)."""
         coded = _transfer_codings(headers.get("transfer-encoding"))
         if status < 300 and coded:  # checked before reading: unchunked, its end is only the close
             raise BodyError(url, f"Transfer-Encoding {headers['transfer-encoding']!r}: the body is sent with the "
                                  f"transfer coding {', '.join(coded)!r}, which browsers do not decode; not kept",
                             status=status, headers=headers)
         declared = headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > max_bytes and "content-encoding" not in headers:
+        if declared.isdigit() and int(declared) > max_bytes and "content-encoding" not in headers and not prefix:
             raise BodyError(url, f"body of {int(declared)} bytes exceeds the maximum of {max_bytes} bytes "
                                  "(raise --max-bytes)", status=status, headers=headers)
         chunks, size = [], 0
         try:
             for chunk in resp.iter_content(65536):  # decoded: the limit holds after decompression
                 size += len(chunk)
+                if size > max_bytes and prefix:
+                    chunks.append(chunk[:len(chunk) - (size - max_bytes)])
+                    return b"".join(chunks)
                 if size > max_bytes:
                     raise BodyError(url, f"body cut off after {max_bytes} bytes, the maximum (raise --max-bytes)",
                                     status=status, headers=headers)
@@ -930,6 +951,18 @@ def _decoding_reason(exc: Exception) -> str:
     return str(inner).split(": ", 1)[-1] if str(inner) else type(exc).__name__
 
 
+def _innermost(exc: BaseException) -> BaseException:
+    """The exception a transport error wraps, deepest first (requests wraps urllib3's, which
+    wraps http.client's in its args)."""
+    seen = 0
+    while seen < 10:
+        inner = next((a for a in exc.args if isinstance(a, BaseException)), None) or exc.__cause__ or exc.__context__
+        if inner is None:
+            return exc
+        exc, seen = inner, seen + 1
+    return exc
+
+
 def _describe(exc: Exception) -> str:
     """A one-line reason for a transport error."""
     if isinstance(exc, requests.ConnectTimeout):
@@ -946,5 +979,11 @@ def _describe(exc: Exception) -> str:
             return "connection reset"
         if "timed out" in text.lower():
             return "read timeout"
+        cause = _innermost(exc)
+        if isinstance(cause, http.client.RemoteDisconnected):
+            return "the server closed the connection without answering"
+        if isinstance(cause, http.client.BadStatusLine):
+            line = (cause.args[0] if cause.args else "") or ""
+            return f"the answer is not HTTP (it begins {str(line)[:60]!r}, no status line)"
         return "connection error: " + text.split(":")[-1].strip().rstrip(")'\"")[:120]
     return f"{type(exc).__name__}: {exc}"[:200]

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,7 @@ _INPUT_TYPES = ("hidden", "text", "search", "tel", "url", "email", "password", "
 _ONE_LINE = frozenset({"text", "search", "tel", "url", "email", "password"})
 _LINE_BREAK_RE = re.compile(r"\r\n?|\n")
 #: input types that are never sent, or that a value set cannot fill
-_NOT_SENT = {"reset", "button", "image", "file"}
+_NOT_SENT = {"reset", "button", "image"}
 
 
 @dataclass
@@ -62,6 +63,9 @@ class FormField:
     option_labels: list[str] = field(default_factory=list)
     multiple: bool = False
     defaults: list[str] = field(default_factory=list)  # every default value (multi-selects)
+    #: a text field's or textarea's ``dirname``: the name its direction is sent under (``q.dir=ltr``)
+    dirname: str | None = None
+    direction: str = "ltr"         # its directionality: ltr, rtl, or auto (from the value sent)
 
 
 @dataclass
@@ -344,7 +348,9 @@ def _form_fields(root, form_el, pressed=None) -> list[FormField]:
         if kind in _NOT_SENT:
             continue
         label = None if kind == "hidden" else _visible_label(el, root, labels_for)
-        if kind == "submit":
+        if kind == "file":  # sent empty (no file chosen), as Chromium sends it: ``f=``
+            fields.append(FormField(name, "file", "", label, defaults=[""]))
+        elif kind == "submit":
             # an input without a value sends its default caption; a button only its value attribute
             value = el.get("value", "Submit") if tag == "input" else el.get("value", "")
             label = label or (value if tag == "input" else _text(el)) or value
@@ -432,12 +438,56 @@ def _value_field(el, name: str, kind: str, label: str | None) -> FormField:
             selected = selected[-1:] or first
         chosen = [values[i] for i in selected if not _disabled(opts[i])]  # a disabled option is not sent
         return FormField(name, "select", chosen[0] if chosen else None, label, values, texts, multiple, chosen)
+    dirname = el.get("dirname") if el.tag == "textarea" or kind in _ONE_LINE or kind == "hidden" else None
+    direction = _direction(el) if dirname is not None else "ltr"
     if el.tag == "textarea":
         value = el.text or ""
         value = value[1:] if value.startswith("\n") else value
-        return FormField(name, "textarea", value, label, defaults=[value])
+        return FormField(name, "textarea", value, label, defaults=[value], dirname=dirname, direction=direction)
     value = _sanitized(kind, el.get("value", ""))
-    return FormField(name, kind, value, label, defaults=[value])
+    return FormField(name, kind, value, label, defaults=[value], dirname=dirname, direction=direction)
+
+
+def _direction(el) -> str:
+    """A control's directionality: its own ``dir`` (``auto``: from the value it sends), else its
+    nearest ancestor's ``ltr`` or ``rtl``, else ltr (an ancestor's ``auto`` is taken as ltr)."""
+    own = (el.get("dir") or "").strip().lower()
+    if own in ("ltr", "rtl", "auto"):
+        return own
+    for anc in el.iterancestors():
+        d = (anc.get("dir") or "").strip().lower()
+        if d in ("ltr", "rtl"):
+            return d
+        if d == "auto":
+            return "ltr"
+    return "ltr"
+
+
+def _auto_direction(value: str) -> str:
+    """``dir=auto``: rtl when the value's first strong character is right-to-left, else ltr."""
+    for ch in value:
+        kind = unicodedata.bidirectional(ch)
+        if kind in ("R", "AL"):
+            return "rtl"
+        if kind == "L":
+            return "ltr"
+    return "ltr"
+
+
+def _with_dirnames(form: Form, sent: list[dict]) -> list[dict]:
+    """``sent`` with each ``dirname`` entry after its control's, as a browser sends it (``q.dir=ltr``;
+    an empty dirname, as Chromium, ``=ltr``)."""
+    dirnamed = {f.name: f for f in form.fields if f.dirname is not None}
+    if not dirnamed:
+        return sent
+    out = []
+    for x in sent:
+        out.append(x)
+        f = dirnamed.get(x["name"])
+        if f is not None:
+            direction = _auto_direction(x["value"] or "") if f.direction == "auto" else f.direction
+            out.append({"name": f.dirname, "value": direction, "label": None, "type": "hidden"})
+    return out
 
 
 def _sanitized(kind: str, value: str) -> str:
@@ -490,7 +540,9 @@ def submissions_from_form(form: Form, values: list[dict]) -> list[dict]:
     """One submission per value set: the form's defaults and hidden inputs, with the fields
     a value set names (by field name, else by visible label) set to its values (a list
     value sends the name once per item). Names the form lacks are added (label unknown;
-    ``unknown_fields`` finds them, and ``hwnoise collect`` warns of them)."""
+    ``unknown_fields`` finds them, and ``hwnoise collect`` warns of them). A form whose action
+    is ``javascript:`` or no http(s) URL (a page file's relative action) is a ``FormError``."""
+    _check_submittable(form)
     out = []
     for vs in values:
         sent = form.default_fields()
@@ -518,12 +570,29 @@ def submissions_from_form(form: Form, values: list[dict]) -> list[dict]:
                     later = set(order[order.index(name) + 1:])
                     at = next((i for i, x in enumerate(sent) if x["name"] in later), len(sent))
                 sent[at:at] = new
+        sent = _with_dirnames(form, sent)
         # line breaks sent as CRLF (a textarea's, a hidden field's), in names too, as browsers send them
         sent = [{**x, "name": _crlf(x["name"]), "value": _crlf("" if x["value"] is None else x["value"])}
                 for x in sent]
         out.append(make_submission(form.method, form.action, sent, enctype=form.enctype, charset=form.charset,
                                    **({"form": form.page_url} if form.page_url else {})))
     return out
+
+
+def _check_submittable(form: Form) -> None:
+    """Refuse a form no request can be built for (it was made into submissions to
+    ``javascript:void(0)?q=...``, each journaled as a failure)."""
+    where = form.page_url or "the form"
+    scheme = urlsplit(form.action).scheme.lower()
+    if scheme == "javascript":
+        raise FormError(f"{where}: the form's action is {form.action[:80]!r}: a script on the page sends this "
+                        "search, and hwnoise runs no script; give the requests the page makes (a HAR file "
+                        "exported by the browser, or their URLs) as SUBMISSIONS")
+    if scheme not in ("http", "https"):
+        hint = (": a form page read from a file resolves a relative action against the file; give the page's "
+                "http(s) URL" if scheme == "file" and where.startswith("file:") else
+                ": a relative action, and no page URL to resolve it against (pass base_url)" if not scheme else "")
+        raise FormError(f"{where}: the form's action {form.action[:120]!r} is not an http or https URL{hint}")
 
 
 def _named(form: Form, key: object) -> FormField | None:
@@ -540,11 +609,16 @@ def unknown_fields(form: Form, values: list[dict]) -> list[str]:
 
 def unchoosable_values(form: Form, values: list[dict]) -> list[str]:
     """What ``values`` sets a select or a radio group to that none of its options is (by value
-    or by text): ``["value set N: 'v' for 'name' (options: ...)"]``. A browser cannot send it."""
+    or by text): ``["value set N: 'v' for 'name' (options: ...)"]``, and any value for a file
+    field. A browser cannot send it."""
     out = []
     for n, vs in enumerate(values, 1):
         for key, value in vs.items():
             f = _named(form, key)
+            if f is not None and f.type == "file":
+                out.append(f"value set {n}: {f.name!r} is a file field, and hwnoise uploads no file (it is sent "
+                           "empty, as a browser sends it when no file is chosen)")
+                continue
             if f is None or f.type not in ("select", "radio") or not f.options:
                 continue
             for v in (value if isinstance(value, list) else [value]):

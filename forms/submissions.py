@@ -43,11 +43,18 @@ def strip_query(url: str) -> str:
     return urlunsplit((p.scheme, p.netloc, p.path, "", ""))
 
 
+class NoFile(bytes):
+    """The value of a file control no file is chosen for (``type`` "file"): empty, and in a
+    multipart body a part with an empty ``filename``, as a browser sends it."""
+
+
 def encoded_fields(fields: list[dict] | None, charset: str | None = None) -> list[tuple[bytes, bytes]]:
     """``[(name, value)]`` as bytes in ``charset`` (a ``normalize_label`` name; None: UTF-8),
-    each character the encoding lacks as ``&#N;``, as a browser encodes a form's entries."""
+    each character the encoding lacks as ``&#N;``, as a browser encodes a form's entries
+    (a file control's value ``NoFile``: hwnoise uploads no file)."""
     codec = form_codec(charset)
     return [(str(f.get("name", "")).encode(codec, "xmlcharrefreplace"),
+             NoFile() if f.get("type") == "file" else
              ("" if f.get("value") is None else str(f["value"])).encode(codec, "xmlcharrefreplace"))
             for f in fields or ()]
 
@@ -62,8 +69,10 @@ def form_body(pairs: list[tuple[bytes, bytes]], enctype: str | None = None) -> t
     if kind == "multipart/form-data":
         boundary = "----hwnoise" + secrets.token_hex(12)
         quote_name = {ord("\n"): b"%0A", ord("\r"): b"%0D", ord('"'): b"%22"}
-        parts = [b'--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n%s\r\n'
-                 % (boundary.encode(), b"".join(quote_name.get(c, bytes((c,))) for c in name), value)
+        parts = [b'--%s\r\nContent-Disposition: form-data; name="%s"%s\r\n\r\n%s\r\n'
+                 % (boundary.encode(), b"".join(quote_name.get(c, bytes((c,))) for c in name),
+                    b'; filename=""\r\nContent-Type: application/octet-stream' if isinstance(value, NoFile) else b"",
+                    value)
                  for name, value in pairs]
         return b"".join(parts) + b"--%s--\r\n" % boundary.encode(), f"multipart/form-data; boundary={boundary}"
     return urlencode(pairs).encode("ascii"), "application/x-www-form-urlencoded"

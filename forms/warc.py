@@ -163,6 +163,14 @@ def scan(path: str | os.PathLike) -> tuple[set[str], int, int]:
     return done, good_end, size
 
 
+def _starts_as_a_warc(path: Path) -> bool:
+    """Whether a file begins as a WARC does (a gzip member, or a ``WARC/`` version line): one whose
+    first record is torn (a run killed in its first write) is one; a text file or any other is not."""
+    with open(path, "rb") as fh:
+        head = fh.read(6)
+    return head.startswith(b"\x1f\x8b") or head.startswith(b"WARC/")
+
+
 def _warcinfo(path: Path) -> bytes:
     _, _, WARCWriter = _warcio()
     out = io.BytesIO()
@@ -186,6 +194,11 @@ class WarcLog:
             raise WarcError(f"{self.path}: a WARC file name ends in .warc.gz")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if self.path.exists() and self.path.stat().st_size:
+            if not _starts_as_a_warc(self.path):
+                # it was cut to nothing as a 'torn record set' (or, warcio reading a line of text as
+                # a record, appended to) and the crawl's records written into it
+                raise WarcError(f"{self.path}: exists and is no WARC file (it does not begin with a WARC record, "
+                                "gzipped or not); give --warc a new file name, or the WARC of this crawl")
             self.done, good_end, size = scan(self.path)
             if good_end < size:
                 with open(self.path, "rb+") as fh:
@@ -198,10 +211,9 @@ class WarcLog:
             self._append(_warcinfo(self.path))
 
     def _append(self, data: bytes) -> None:
-        with open(self.path, "ab") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+        from hwnoise.dataset import append_synced
+
+        append_synced(self.path, data)
 
     def add(self, journal: dict, body: bytes, submission: dict | None = None) -> bool:
         """Append the page's record set unless the WARC has it; return whether it was written."""

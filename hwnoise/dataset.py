@@ -152,11 +152,13 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError) and not exc.filename:  # a full disk says no file: this one
+            raise _naming(exc, path) from None
         raise
 
 
@@ -174,11 +176,27 @@ def append_jsonl(path: str | os.PathLike, record: dict) -> None:
     """Append one JSON line and fsync it: a killed run loses at most this line, never earlier ones."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(line)
-        fh.flush()
-        os.fsync(fh.fileno())
+    append_synced(path, (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
+
+
+def append_synced(path: str | os.PathLike, data: bytes) -> None:
+    """Append ``data`` with one write and fsync it (a journal's line, a WARC's record set); an
+    error names ``path`` (a full disk's names no file). A torn tail is the next run's to cut."""
+    try:
+        with open(path, "ab") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        if exc.filename:
+            raise
+        raise _naming(exc, Path(path)) from None
+
+
+def _naming(exc: OSError, path: Path) -> OSError:
+    """``exc`` (a write's ``No space left on device``, which names no file) naming ``path``, so that
+    the command line says it in one line instead of a traceback."""
+    return type(exc)(exc.errno, exc.strerror or str(exc), str(path))
 
 
 def read_jsonl(path: str | os.PathLike) -> list[dict]:

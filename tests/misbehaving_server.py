@@ -47,6 +47,10 @@ Routes (path part of the URL; ``key`` in the query string keeps per-test counter
 - ``/session-form``      a search form that sets a session cookie (``sid``, one per visit), as
                          session-based search sites do; ``/session-search`` its results, answered
                          only with that cookie (without it: a 302 back to the form, as such sites do)
+- ``/no-answer``         closes the connection without answering; ``/not-http`` answers bytes
+                         that are no HTTP (no status line)
+- ``/held``              a page answered only once ``server.release`` is set (``server.held`` is
+                         set when the request comes): a collect caught midway, for as long as a test needs
 - ``/served/NAME``       ``server.pages[NAME]``: ``(content type, body bytes)`` a test put there
 
 ``TRAVERSING_IDS`` are submission ids that would leave the dataset folder (``hostile_lines``
@@ -374,6 +378,17 @@ class _Handler(BaseHTTPRequestHandler):
             if cookies.get("sid") not in owner.sessions:
                 return self._send(302, b"", headers={"Location": "/session-form?expired=1"})
             return self._send(200, result_page(parse_qsl(parts.query), f" (session {cookies['sid']})"))
+        if path == "/no-answer":
+            self.close_connection = True
+            return
+        if path == "/not-http":
+            self.wfile.write(b"GARBAGE\r\n\r\n<html>hi</html>")
+            self.close_connection = True
+            return
+        if path == "/held":
+            owner.held.set()
+            owner.release.wait(30)  # a safety net only: the test sets it
+            return self._send(200, result_page(parse_qsl(parts.query)))
         if path.startswith("/served/") and path[len("/served/"):] in owner.pages:
             ctype, page = owner.pages[path[len("/served/"):]]
             return self._send(200, page, ctype)
@@ -405,6 +420,7 @@ class MisbehavingServer:
         self.sessions: set[str] = set()
         self.counters: Counter = Counter()
         self.connections = 0
+        self.held, self.release = threading.Event(), threading.Event()
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.owner = self  # type: ignore[attr-defined]
         self._httpd.lock = threading.Lock()  # type: ignore[attr-defined]

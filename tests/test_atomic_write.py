@@ -2,8 +2,11 @@
 would hide a user's models and reports from the group), and a replaced file keeps its own."""
 from __future__ import annotations
 
+import errno
 import os
 import stat
+
+import pytest
 
 from hwnoise.dataset import _UMASK, atomic_write_text
 
@@ -27,3 +30,14 @@ def test_a_replaced_file_keeps_its_mode(tmp_path):
     atomic_write_text(path, "new")
     assert _mode(path) == 0o640 and path.read_text() == "new"
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full (a device whose writes fail: disk full)")
+def test_a_full_disk_names_the_file_it_could_not_write(capsys):
+    # 'No space left on device' names no file: 'hwnoise collect' on a full disk ended in a traceback
+    from hwnoise.dataset import append_jsonl
+
+    with pytest.raises(OSError) as caught:
+        append_jsonl("/dev/full", {"submission": "x"})
+    assert caught.value.filename == "/dev/full" and caught.value.errno == errno.ENOSPC
+    # which the command line says in one line, as it says any OSError naming its file

@@ -6,6 +6,8 @@ import time
 
 import pytest
 
+from misbehaving_server import DEFAULT_ROBOTS
+
 from hwnoise.errors import HwnoiseError
 from hwnoise.forms.fetch import (BlockedURL, BodyError, Fetcher, FetchError, RobotsDenied, RobotsRules,
                                  parse_retry_after)
@@ -401,3 +403,38 @@ def test_chromium_reads_the_same_headers(srv):
                 page.goto(srv.url(REFUSED_HEADERS))
         finally:
             browser.close()
+
+
+def test_a_robots_txt_past_the_limit_is_read_up_to_it(srv, capsys):
+    # RFC 9309 2.5: parse at least 500 KiB, the rest may be left out (Google does). One longer was
+    # 'could not be read': nothing fetched from the host, and the user told to raise --max-bytes,
+    # which sets no robots.txt limit
+    from hwnoise.forms.fetch import ROBOTS_MAX_BYTES
+
+    head = "User-agent: *\nDisallow: /private\n"
+    srv.robots = head + "# padding\n" * (ROBOTS_MAX_BYTES // 10) + "Disallow: /page\n"
+    try:
+        with fetcher() as f:
+            assert f.fetch(srv.url("/page?robots=long")).status == 200      # a rule past the limit: left out
+            with pytest.raises(RobotsDenied, match="disallowed by"):          # one before it: followed
+                f.fetch(srv.url("/private/long"))
+        assert "robots.txt is longer than 512 KiB; its rules in the first 512 KiB are followed" in \
+            capsys.readouterr().err
+        srv.robots = head + "# padding\n" * (ROBOTS_MAX_BYTES // 10 - 4)       # under the limit: no message
+        with fetcher() as f:
+            f.fetch(srv.url("/page?robots=short"))
+        assert "longer than" not in capsys.readouterr().err
+    finally:
+        srv.robots = DEFAULT_ROBOTS
+
+
+def test_no_answer_and_an_answer_that_is_not_http_are_named_so(srv):
+    # were "connection error: ('Connection aborted.', RemoteDisconnected('Remote end closed connection
+    # without response" and "... BadStatusLine('GARBAGE\r\n": a repr cut off mid-quote
+    with fetcher(retries=0) as f:
+        with pytest.raises(FetchError) as caught:
+            f.fetch(srv.url("/no-answer"))
+        assert "/no-answer: the server closed the connection without answering (after 1 attempts)" in str(caught.value)
+        with pytest.raises(FetchError) as caught:
+            f.fetch(srv.url("/not-http"))
+        assert "/not-http: the answer is not HTTP (it begins 'GARBAGE\\r\\n', no status line)" in str(caught.value)

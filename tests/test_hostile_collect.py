@@ -4,6 +4,7 @@ bad inputs that must end in one line, not a traceback."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -233,6 +234,35 @@ def test_a_form_whose_action_is_not_a_url_is_one_line(srv, tmp_path, capsys):
     assert page in err and "the form's action 'http://[::1/s' is not a URL" in err
 
 
+@pytest.mark.parametrize("action, said", [
+    ("javascript:void(0)", "a script on the page sends this search"),
+    (" JavaScript:search()", "a script on the page sends this search"),
+    ("mailto:search@example.org", "is not an http or https URL"),
+])
+def test_a_form_whose_action_is_a_script_or_not_http_is_one_line_before_any_fetch(srv, tmp_path, capsys, action,
+                                                                                  said):
+    # it was made into submissions to 'javascript:void(0)?q=tea', each journaled as a failure
+    from urllib.parse import quote
+
+    (tmp_path / "v.jsonl").write_text('{"q": "tea"}\n')
+    page = srv.url("/form-action?action=" + quote(action, safe="") + "&key=" + quote(action, safe=""))
+    code, err = run_cli(["collect", "--form", page, "--values", str(tmp_path / "v.jsonl"), "--into",
+                         str(tmp_path / "ds"), "-q", "--allow-private", "--delay", "0"], capsys)
+    assert code == 1 and err.startswith("hwnoise: error:") and err.count("\n") == 1
+    assert page in err and said in err and not (tmp_path / "ds").exists()
+
+
+def test_a_form_page_file_with_a_relative_action_is_one_line(tmp_path, capsys):
+    # the action resolved against file:///..., every submission journaled as a failure
+    (tmp_path / "form.html").write_text('<form action="search"><input name="q"></form>')
+    (tmp_path / "v.jsonl").write_text('{"q": "tea"}\n')
+    code, err = run_cli(["collect", "--form", str(tmp_path / "form.html"), "--values", str(tmp_path / "v.jsonl"),
+                         "--into", str(tmp_path / "ds"), "-q"], capsys)
+    assert code == 1 and err.startswith("hwnoise: error:") and err.count("\n") == 1
+    assert "is not an http or https URL" in err and "give the page's http(s) URL" in err
+    assert not (tmp_path / "ds").exists()
+
+
 def test_the_retry_after_limit_is_a_collect_option(srv, tmp_path, capsys):
     # the limit (120 s) could be set only from Python, though the failure named it as a limit to raise
     (tmp_path / "u.txt").write_text(srv.url("/busy?after=2&key=cap1") + "\n")
@@ -272,3 +302,28 @@ def test_collect_of_a_saved_page_or_a_url_says_what_collect_reads(tmp_path, caps
     with pytest.raises(SystemExit):
         main(["collect", "--help"])
     assert "hwnoise import plain" in capsys.readouterr().out
+
+
+def test_a_second_collect_into_the_same_dataset_at_once_is_refused(srv, tmp_path, capsys):
+    # two collects into one folder at once both fetched every page, the journal got every line
+    # twice and a shared WARC every record set twice
+    (tmp_path / "u.txt").write_text(srv.url("/held?key=two") + "\n" + srv.url("/page?n=two") + "\n")
+    into = tmp_path / "ds"
+    subs = read_submissions(tmp_path / "u.txt")
+    first = threading.Thread(target=collect, args=(subs, Dataset.create(into)), kwargs={**FAST, "probes": 0})
+    first.start()
+    try:
+        assert srv.held.wait(30)  # the first collect is midway, in its first fetch
+        code, err = run_cli(["collect", str(tmp_path / "u.txt"), "--into", str(into), "-q", "--allow-private",
+                             "--delay", "0", "--probes", "0"], capsys)
+    finally:
+        srv.release.set()
+        first.join()
+    assert code == 1 and err.startswith("hwnoise: error:") and err.count("\n") == 1
+    assert str(into) in err and "another 'hwnoise collect' is writing this dataset" in err
+    assert srv.hits("/held") == 1 and srv.hits("/page?n=two") == 1
+    assert len(Dataset(into).journal_path.read_text().splitlines()) == 2
+    # the lock goes with the run: the next collect resumes (nothing left to fetch)
+    code, err = run_cli(["collect", str(tmp_path / "u.txt"), "--into", str(into), "-q", "--allow-private",
+                         "--delay", "0", "--probes", "0"], capsys)
+    assert code == 0 and "0 fetched" in err and srv.hits("/page?n=two") == 1

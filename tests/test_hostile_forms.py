@@ -214,6 +214,35 @@ CASES = {
         '</form>',
         "utf-8", "text/html", {"q": "tea"},
         "GET /page?q=tea&_charset_=Shift_JIS", b""),
+    # a dirname sends the field's direction after it (it was left out: q.dir= missing); dir=auto
+    # from the value typed, else the nearest dir="rtl" or "ltr" around it
+    "dirname": (
+        '<form action="/page"><input name="q" dirname="q.dir"><input type="submit"></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&q.dir=ltr", b""),
+    "dirname: auto and inherited": (
+        '<html><head><meta charset="utf-8"></head><body><div dir="rtl"><form action="/page">'
+        '<input name="q" dir="auto" dirname="q.dir"><input name="w" dirname="w.dir">'
+        '<textarea name="t" dirname="t.dir">x</textarea><input type="submit"></form></div></body></html>',
+        "utf-8", "text/html", {"q": "\u0645\u0631\u062d\u0628\u0627", "w": "tea"},
+        "GET /page?q=%D9%85%D8%B1%D8%AD%D8%A8%D8%A7&q.dir=rtl&w=tea&w.dir=rtl&t=x&t.dir=rtl", b""),
+    # a file control sends its name with no file (it was left out: f= missing); a disabled one nothing
+    "a file control, GET": (
+        '<form action="/page"><input name="q"><input type="file" name="f" multiple>'
+        '<input type="file" name="off" disabled><input type="submit"></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&f=", b""),
+    "a file control, multipart": (
+        '<form action="/page" method="post" enctype="multipart/form-data"><input name="q">'
+        '<input type="file" name="f"><input type="submit"></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "POST /page", b'Content-Disposition: form-data; name="f"; filename=""\r\n'
+                      b'Content-Type: application/octet-stream\r\n\r\n\r\n'),
+    "a file control, text/plain": (
+        '<form action="/page" method="post" enctype="text/plain"><input name="q">'
+        '<input type="file" name="f"><input type="submit"></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "POST /page", b"q=tea\r\nf=\r\n"),
 }
 
 #: forms nested past the 512 levels Chromium builds: name -> (page HTML, the one-line error)
@@ -487,3 +516,17 @@ def test_chromium_shows_no_form_of_a_noscript_only_page(srv):
         finally:
             browser.close()
     assert counts == [0, 1]  # scripting on: none (what hwnoise reads); off: the form
+
+
+def test_a_value_for_a_file_field_is_named(srv, tmp_path, capsys):
+    # hwnoise uploads no file: a value for one would be sent as a file's bytes under filename=""
+    srv.pages["file"] = ("text/html", b'<form action="/page"><input name="q"><input type="file" name="f"></form>')
+    (tmp_path / "v.jsonl").write_text('{"q": "x"}\n{"q": "y", "f": "/etc/passwd"}\n')
+    before = len(srv.log)
+    assert main(["collect", "--form", srv.url("/served/file"), "--values", str(tmp_path / "v.jsonl"), "-q",
+                 "--into", str(tmp_path / "ds"), "--allow-private", "--delay", "0", "--probes", "0"]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"hwnoise: error: {tmp_path / 'v.jsonl'}: value set 2: 'f' is a file field, and hwnoise uploads "
+                   "no file (it is sent empty, as a browser sends it when no file is chosen); leave it out of the "
+                   "value sets\n")
+    assert not [e for e in srv.log[before:] if e[2].startswith("/page")]

@@ -461,3 +461,24 @@ def test_a_warc_response_declared_html_that_is_no_html_is_skipped(tmp_path):
     [folder], counts = import_warc([tmp_path / "a.warc"], tmp_path / "out", progress=False)
     assert counts["imported"] == 2 and counts["skipped_type"] == 4, counts
     assert sorted(p.url for p in Dataset(folder).pages()) == ["https://a.example/ok", "https://a.example/typeless"]
+
+
+@pytest.mark.parametrize("content", [b"my notes, not a WARC\n", b"<html>a page</html>"])
+def test_an_existing_file_that_is_no_warc_is_refused_not_cut(server, tmp_path, capsys, content):
+    # it was taken for a WARC whose first record set was torn: cut to nothing, the crawl written in
+    (tmp_path / "urls.txt").write_text(url(server, "/search?q=nowarc") + "\n")
+    warc = tmp_path / "notes.warc.gz"
+    warc.write_bytes(content)
+    code = collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / "ds"), "--warc", str(warc), check=False)
+    err = capsys.readouterr().err
+    assert code == 1 and err.strip().splitlines()[-1] == (
+        f"hwnoise: error: {warc}: exists and is no WARC file (it does not begin with a WARC record, gzipped or "
+        "not); give --warc a new file name, or the WARC of this crawl")
+    assert warc.read_bytes() == content
+    # a WARC whose first record was torn (a run killed in its first write) is still cut and resumed
+    whole = tmp_path / "whole.warc.gz"
+    collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / "ds2"), "--warc", str(whole))
+    torn = tmp_path / "torn.warc.gz"
+    torn.write_bytes(whole.read_bytes()[:40])
+    collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / "ds3"), "--warc", str(torn))
+    assert [r["uri"] for r in read_warc(torn) if r["type"] == "response"] == [url(server, "/search?q=nowarc")]

@@ -130,7 +130,9 @@ def _form_submissions(args: argparse.Namespace, allow: bool | list[str]) -> tupl
     unchoosable = unchoosable_values(form, values)
     if unchoosable:  # a browser cannot send it; the site may answer it with an error page or everything
         more = f" (and {len(unchoosable) - 1} more)" if len(unchoosable) > 1 else ""
-        raise HwnoiseError(f"{args.values}: {unchoosable[0]}{more}; use an option's value or its text")
+        hint = "use an option's value or its text" if "is none of its options" in unchoosable[0] else \
+            "leave it out of the value sets"
+        raise HwnoiseError(f"{args.values}: {unchoosable[0]}{more}; {hint}")
     unknown = unknown_fields(form, values)
     if unknown:
         info(f"hwnoise: warning: {args.values} names {', '.join(map(repr, unknown))}, which the form has "
