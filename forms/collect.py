@@ -167,7 +167,8 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
             max_bytes: int = DEFAULT_MAX_BYTES, retries: int = 3, backoff: float = 0.5,
             max_retry_after: float = DEFAULT_MAX_RETRY_AFTER, max_redirects: int = 10, retry_failed: bool = False, workers: int = 4, robots: bool = True,
             progress: bool = True, warc: str | None = None,
-            page_timeout: float = DEFAULT_PAGE_TIMEOUT, probes: int = 2, cookies: Iterable | None = None) -> dict:
+            page_timeout: float = DEFAULT_PAGE_TIMEOUT, probes: int = 2, cookies: Iterable | None = None,
+            robots_rules: dict | None = None) -> dict:
     """Fetch the result page of every submission into ``dataset``; return
     ``{fetched, failed, skipped, failed_before}`` for this run.
 
@@ -181,13 +182,15 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
     the pages, that many probes per form action (``hwnoise.forms.probe``: the site's answer
     to a search nothing matches), fetched once and kept in ``probes/``, never as pages.
     ``cookies``: sent as a browser would from the start (the form page's: ``Form.cookies``).
+    ``robots_rules``: the robots.txt already read in this run (the form page's: ``Form.robots_rules``),
+    not read again.
     """
     with _only_collect_of(dataset):
         return _collect(submissions, dataset, allow_private=allow_private, delay=delay, user_agent=user_agent,
                         timeout=timeout, max_bytes=max_bytes, retries=retries, backoff=backoff,
                         max_retry_after=max_retry_after, max_redirects=max_redirects, retry_failed=retry_failed,
                         workers=workers, robots=robots, progress=progress, warc=warc, page_timeout=page_timeout,
-                        probes=probes, cookies=cookies)
+                        probes=probes, cookies=cookies, robots_rules=robots_rules)
 
 
 @contextlib.contextmanager
@@ -215,7 +218,7 @@ def _only_collect_of(dataset: Dataset) -> Iterator[None]:
 
 def _collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private, delay, user_agent, timeout,
              max_bytes, retries, backoff, max_retry_after, max_redirects, retry_failed, workers, robots,
-             progress, warc, page_timeout, probes, cookies) -> dict:
+             progress, warc, page_timeout, probes, cookies, robots_rules) -> dict:
     unique, pending, skipped, failed_before = _plan(submissions, dataset, retry_failed, progress)
     settings = FetchSettings(user_agent=user_agent, delay=delay, timeout=timeout, max_bytes=max_bytes,
                              page_timeout=page_timeout,
@@ -224,7 +227,7 @@ def _collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private, de
                              allow_private=allow_private, robots=robots)
     writer = _Writer(dataset, _warc_log(warc, settings, dataset) if warc else None)
     stop = threading.Event()
-    with Fetcher(settings, cookies=cookies) as fetcher:
+    with Fetcher(settings, cookies=cookies, robots_rules=robots_rules) as fetcher:
         counts, errors = _fetch_all(fetcher, writer, pending, workers, stop, progress)
         probed = _probe(fetcher, dataset, unique, probes) if probes > 0 and not stop.is_set() else 0
     write_domain_query(dataset)

@@ -536,6 +536,8 @@ class RobotsRules:
         self.token = token.lower()
         self._rules = Protego.parse(_UA_LINE.sub(r"\1\2", text))
         self.crawl_delay: float | None = self._rules.crawl_delay(self.token)
+        #: the delay obeyed between requests (Crawl-delay capped at MAX_CRAWL_DELAY; set by RobotsPolicy)
+        self.delay: float | None = None
 
     def allowed(self, url: str) -> bool:
         return self._rules.can_fetch(url, self.token)
@@ -547,12 +549,19 @@ ROBOTS_MAX_BYTES = 512 * 1024
 
 class RobotsPolicy:
     """robots.txt per host (fetched once, through the same safe path), RFC 9309 semantics:
-    4xx means no rules (401/403 too, as RFC 9309 says), 5xx or unreachable means disallow all."""
+    4xx means no rules (401/403 too, as RFC 9309 says), 5xx or unreachable means disallow all.
 
-    def __init__(self, fetcher: "Fetcher", enabled: bool):
+    ``rules``: the cache of robots.txt read by another fetcher of the same run (``Fetcher.robots.rules``:
+    the form page's), so that each host's robots.txt is read once per run, not once per fetcher; its
+    Crawl-delay is applied to this fetcher's throttle too."""
+
+    def __init__(self, fetcher: "Fetcher", enabled: bool, rules: dict | None = None):
         self.fetcher = fetcher
         self.enabled = enabled
-        self._rules: dict[str, RobotsRules | str] = {}
+        #: origin -> its rules, or why its robots.txt could not be read (shared with ``rules`` given)
+        self.rules: dict[str, RobotsRules | str] = rules if rules is not None else {}
+        self._rules = self.rules
+        self._throttled: set[str] = set()  # the origins whose Crawl-delay this fetcher's throttle has
         self._guard = threading.Lock()
         self._host_locks: dict[str, threading.Lock] = {}
 
@@ -566,7 +575,11 @@ class RobotsPolicy:
         with lock:
             if origin not in self._rules:
                 self._rules[origin] = self._load(origin)
-        rules = self._rules[origin]
+            rules = self._rules[origin]
+            if origin not in self._throttled:
+                self._throttled.add(origin)
+                if isinstance(rules, RobotsRules) and rules.delay:
+                    self.fetcher.throttle.set_delay(parts.netloc.lower(), rules.delay)
         if isinstance(rules, str):
             raise RobotsDenied(url, f"robots.txt of {origin} could not be read ({rules}); nothing fetched "
                                     "from this host (pass --no-robots to ignore robots.txt)")
@@ -601,8 +614,7 @@ class RobotsPolicy:
             info(f"hwnoise: {origin}/robots.txt asks a Crawl-delay of {delay:g} s; "
                  f"waiting {MAX_CRAWL_DELAY:g} s between requests instead (the cap)")
             delay = MAX_CRAWL_DELAY
-        if delay and delay > 0:
-            self.fetcher.throttle.set_delay(urlsplit(origin).netloc.lower(), delay)
+        rules.delay = delay if delay and delay > 0 else None  # applied by ``check``, per fetcher
         return rules
 
 
@@ -611,14 +623,17 @@ class RobotsPolicy:
 class Fetcher:
     """Fetch pages politely and safely. Thread-safe: use one Fetcher for a whole crawl."""
 
-    def __init__(self, settings: FetchSettings | None = None, *, cookies: Iterable | None = None, **kw: Any):
-        """``cookies``: a cookie jar (or cookies) to start from, e.g. those of the form page."""
+    def __init__(self, settings: FetchSettings | None = None, *, cookies: Iterable | None = None,
+                 robots_rules: dict | None = None, **kw: Any):
+        """``cookies``: a cookie jar (or cookies) to start from, e.g. those of the form page.
+        ``robots_rules``: the robots.txt already read in this run (another fetcher's
+        ``robots.rules``, e.g. the form page's ``Form.robots_rules``), shared, not read again."""
         self.settings = settings or FetchSettings(**kw)
         s = self.settings
         self.address = AddressPolicy(s.allow_private)
         self.throttle = HostThrottle(s.delay)
         self.retry = RetryPolicy(s.retries, s.backoff, s.max_retry_after)
-        self.robots = RobotsPolicy(self, s.robots)
+        self.robots = RobotsPolicy(self, s.robots, robots_rules)
         self._sessions: dict[str, requests.Session] = {}
         self._guard = threading.Lock()
         #: one cookie jar for every host's session, as a browser has (cookies go by their domain)

@@ -80,6 +80,9 @@ class Form:
     charset: str = "utf-8"         # the encoding names and values are sent in (page's or accept-charset)
     #: the cookies the form page's answer set (a session the site answers searches in), for the submissions
     cookies: list = field(default_factory=list, repr=False)
+    #: the robots.txt read to fetch the form page (origin -> rules), for the submissions' fetcher:
+    #: each host's robots.txt read once per run
+    robots_rules: dict = field(default_factory=dict, repr=False)
 
     def field(self, name: str) -> FormField | None:
         return next((f for f in self.fields if f.name == name), None)
@@ -175,11 +178,12 @@ def _is_url(text: str) -> bool:
 
 
 def _load(html_or_url: str | bytes, base_url: str | None,
-          **fetch_kw: Any) -> tuple[str, str | None, str, list]:
-    """The page's HTML, its URL, its encoding (as a browser decodes it) and the cookies its answer
-    set: fetched (http/https), read from a file, or given (text given is taken as UTF-8)."""
+          **fetch_kw: Any) -> tuple[str, str | None, str, list, dict]:
+    """The page's HTML, its URL, its encoding (as a browser decodes it), the cookies its answer
+    set and the robots.txt read to fetch it: fetched (http/https), read from a file, or given (text
+    given is taken as UTF-8)."""
     if isinstance(html_or_url, bytes):
-        return (*_decoded(html_or_url, None, base_url), [])
+        return (*_decoded(html_or_url, None, base_url), [], {})
     text = str(html_or_url)
     if _is_url(text):
         from .fetch import Fetcher, FetchSettings
@@ -188,13 +192,13 @@ def _load(html_or_url: str | bytes, base_url: str | None,
         with Fetcher(settings) as fetcher:
             res = fetcher.fetch(text.strip())
             cookies = list(fetcher.cookies)
-        return (*_decoded(res.body, res.http_charset, res.final_url), cookies)
+        return (*_decoded(res.body, res.http_charset, res.final_url), cookies, fetcher.robots.rules)
     if names_a_file(text):
-        return (*_decoded(Path(text).read_bytes(), None, base_url or Path(text).resolve().as_uri()), [])
+        return (*_decoded(Path(text).read_bytes(), None, base_url or Path(text).resolve().as_uri()), [], {})
     if "<" not in text and text.strip():  # no markup: a path or URL mistyped, not a page without forms
         what = "a folder" if os.path.isdir(text) else "no such file"
         raise FormError(f"{text}: {what}, and not an http or https URL of a form page")
-    return text, base_url, "utf-8", []
+    return text, base_url, "utf-8", [], {}
 
 
 def _decoded(body: bytes, http_charset: str | None, url: str | None) -> tuple[str, str | None, str]:
@@ -215,7 +219,7 @@ def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_ind
     """
     given = html_or_url if isinstance(html_or_url, str) else ""
     where = given if _is_url(given) or len(given) < 300 and "<" not in given else (base_url or "the HTML given")
-    html, page_url, encoding, cookies = _load(html_or_url, base_url, **fetch_kw)
+    html, page_url, encoding, cookies, robots_rules = _load(html_or_url, base_url, **fetch_kw)
     root, flattened = _parse(html, where)
     form_el = _pick_form(root, form_index, where, flattened)
     depth = sum(1 for _ in form_el.iterancestors()) + 1
@@ -252,7 +256,7 @@ def read_form(html_or_url: str | bytes, *, base_url: str | None = None, form_ind
             f.value = form_charset_name(charset)
             f.defaults = [f.value]
     return Form(page_url=page_url, action=action, method=method, enctype=enctype, fields=fields, charset=charset,
-                cookies=cookies)
+                cookies=cookies, robots_rules=robots_rules)
 
 
 def _parse(html: str, where: str):

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from misbehaving_server import TRAVERSING_IDS, hostile_lines
+from misbehaving_server import DEFAULT_ROBOTS, TRAVERSING_IDS, hostile_lines
 
 from hwnoise.cli import main
 from hwnoise.dataset import Dataset, is_safe_id, safe_id
@@ -327,3 +327,23 @@ def test_a_second_collect_into_the_same_dataset_at_once_is_refused(srv, tmp_path
     code, err = run_cli(["collect", str(tmp_path / "u.txt"), "--into", str(into), "-q", "--allow-private",
                          "--delay", "0", "--probes", "0"], capsys)
     assert code == 0 and "0 fetched" in err and srv.hits("/page?n=two") == 1
+
+
+def test_robots_txt_is_read_once_per_host_in_a_collect_of_a_form(srv, tmp_path, capsys):
+    # the fetcher that read the form page and the one that fetched the submissions each read
+    # robots.txt: two requests of it per host per run. Its rules (and Crawl-delay) go from the
+    # first to the second, as the form page's cookies do.
+    (tmp_path / "v.jsonl").write_text('{"item_name": "tea"}\n{"item_name": "rum"}\n')
+    srv.robots = "User-agent: *\nDisallow: /private\nCrawl-delay: 0.3\n"
+    n = len(srv.log)
+    try:
+        code, err = run_cli(["collect", "--form", srv.url("/form?key=robots-once"), "--values",
+                             str(tmp_path / "v.jsonl"), "--into", str(tmp_path / "ds"), "-q", "--allow-private",
+                             "--delay", "0", "--probes", "0"], capsys)
+    finally:
+        srv.robots = DEFAULT_ROBOTS
+    log = [e for e in srv.log[n:]]
+    assert code == 0, err
+    assert [e[2] for e in log if e[2] == "/robots.txt"] == ["/robots.txt"]
+    searches = [e[0] for e in log if e[2].startswith("/search")]
+    assert len(searches) == 2 and searches[1] - searches[0] >= 0.29     # its Crawl-delay still obeyed

@@ -81,22 +81,23 @@ def run(args: argparse.Namespace) -> int:
     from hwnoise.progress import info
 
     allow: bool | list[str] = True if args.allow_private else list(args.allow_network)
-    subs, source, cookies = _submissions(args, allow)
+    subs, source, carried = _submissions(args, allow)
     ds = _open_dataset(args.into, source)
-    summary = _fetch(args, subs, ds, allow, cookies)
+    summary = _fetch(args, subs, ds, allow, carried)
     if args.quiet:
         info(f"collect: {summary['fetched']} fetched, {summary['failed']} failed, {summary['skipped']} skipped")
     return _exit_status(ds, subs)
 
 
-def _submissions(args: argparse.Namespace, allow: bool | list[str]) -> tuple[list[dict], str, list]:
+def _submissions(args: argparse.Namespace, allow: bool | list[str]) -> tuple[list[dict], str, dict]:
     """Read step: the submissions (from SUBMISSIONS, or the form and its value sets), their source
-    and the cookies to send them with (the form page's)."""
+    and what fetching the form page left for the submissions' fetches (``collect``'s ``cookies``
+    and ``robots_rules``: the form page's cookies, the robots.txt already read)."""
     from hwnoise.errors import HwnoiseError
 
-    cookies: list = []
+    carried: dict = {}
     if args.form or args.values:
-        (subs, cookies), source = _form_submissions(args, allow), "form"
+        (subs, carried), source = _form_submissions(args, allow), "form"
     elif args.submissions:
         from hwnoise.forms.submissions import read_submissions
 
@@ -106,12 +107,12 @@ def _submissions(args: argparse.Namespace, allow: bool | list[str]) -> tuple[lis
         raise HwnoiseError("nothing to collect: give a SUBMISSIONS file, or --form PAGE_URL --values FILE")
     if not subs:
         raise HwnoiseError(f"{args.submissions or args.values}: no submissions found")
-    return subs, source, cookies
+    return subs, source, carried
 
 
-def _form_submissions(args: argparse.Namespace, allow: bool | list[str]) -> tuple[list[dict], list]:
+def _form_submissions(args: argparse.Namespace, allow: bool | list[str]) -> tuple[list[dict], dict]:
     """Read step for --form/--values: the form page filled with each value set (unknown names warned
-    of), and the cookies the form page set."""
+    of), and the cookies the form page set and the robots.txt read to fetch it (``collect``'s keywords)."""
     from hwnoise.errors import HwnoiseError
     from hwnoise.progress import info
 
@@ -138,7 +139,7 @@ def _form_submissions(args: argparse.Namespace, allow: bool | list[str]) -> tupl
         info(f"hwnoise: warning: {args.values} names {', '.join(map(repr, unknown))}, which the form has "
              f"no field of (by name or label; its fields: {', '.join(repr(f.name) for f in form.fields)}); "
              "sent as given: check the spelling")
-    return submissions_from_form(form, values), form.cookies
+    return submissions_from_form(form, values), {"cookies": form.cookies, "robots_rules": form.robots_rules}
 
 
 def _open_dataset(into: str, source: str) -> Dataset:
@@ -151,16 +152,16 @@ def _open_dataset(into: str, source: str) -> Dataset:
 
 
 def _fetch(args: argparse.Namespace, subs: list[dict], ds: Dataset, allow: bool | list[str],
-           cookies: list) -> dict:
+           carried: dict) -> dict:
     """Fetch step: every submission into the dataset, with the command's options (and the form
-    page's cookies); the summary counts."""
+    page's cookies and robots.txt, ``carried``); the summary counts."""
     from hwnoise.forms.collect import collect
 
     return collect(subs, ds, allow_private=allow or False, delay=args.delay, user_agent=args.user_agent,
                    timeout=tuple(args.timeout), max_bytes=args.max_bytes, retries=args.retries,
                    page_timeout=args.page_timeout, max_retry_after=args.max_retry_after,
                    retry_failed=args.retry_failed, workers=args.workers, robots=not args.no_robots,
-                   progress=not args.quiet, warc=args.warc, probes=args.probes, cookies=cookies)
+                   progress=not args.quiet, warc=args.warc, probes=args.probes, **carried)
 
 
 def _exit_status(ds: Dataset, subs: list[dict]) -> int:
