@@ -11,7 +11,8 @@ settings object (:class:`FetchSettings`) and able to switch itself off:
   applied (capped at ``MAX_CRAWL_DELAY``, with a message).
 - :class:`HostThrottle` — one request at a time per host, ``delay`` seconds apart.
 - :class:`RetryPolicy` — retries with exponential backoff on connection errors,
-  timeouts, 429 and 5xx, honouring ``Retry-After`` (seconds or an HTTP date).
+  timeouts, 429 and 5xx, honouring ``Retry-After`` (seconds or an HTTP date); a connection
+  closed without an answer is retried once at most, an answer that is not HTTP never.
 - :class:`RedirectPolicy` — redirects followed by hand within a limit, every hop
   recorded and checked.
 - one cookie jar for the crawl (``Fetcher.cookies``): a session cookie a site sets (on its form
@@ -486,6 +487,15 @@ class RetryPolicy:
         self.backoff = max(0.0, float(backoff))
         self.max_retry_after = max_retry_after
 
+    def retries_of(self, exc: BaseException) -> int:
+        """How many retries a transport error gets: ``retries``, but at most one for a connection
+        the server closed without answering (a kept-alive connection closed as it was reused:
+        Chromium (156, checked) sends the request again once then, on a new connection not at all, and shows
+        ERR_EMPTY_RESPONSE; a server that closes every connection unanswered does it again)."""
+        if isinstance(_innermost(exc), http.client.RemoteDisconnected):
+            return min(self.retries, 1)
+        return self.retries
+
     def retryable_status(self, status: int) -> bool:
         return status in RETRY_STATUSES or 500 <= status < 600 and status != 501
 
@@ -736,7 +746,9 @@ class Fetcher:
                 raise
             except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError,
                     urllib3.exceptions.HTTPError) as exc:
-                if attempt > self.retry.retries:
+                if _not_http(exc):  # the same server answers the same bytes again: no browser retries
+                    raise FetchError(url, f"{_describe(exc)}; not retried", attempts=attempt) from None
+                if attempt > self.retry.retries_of(exc):
                     raise FetchError(url, f"{_describe(exc)} (after {attempt} attempts)", attempts=attempt) from None
                 time.sleep(self.retry.wait_for(attempt))
                 continue
@@ -976,6 +988,14 @@ def _innermost(exc: BaseException) -> BaseException:
             return exc
         exc, seen = inner, seen + 1
     return exc
+
+
+def _not_http(exc: BaseException) -> bool:
+    """Whether a transport error is an answer that is not HTTP (bytes without a status line):
+    a server that answers so answers so again (Chromium: ERR_INVALID_HTTP_RESPONSE, not retried).
+    A connection closed without answering (``RemoteDisconnected``, a BadStatusLine too) is not it."""
+    cause = _innermost(exc)
+    return isinstance(cause, http.client.BadStatusLine) and not isinstance(cause, http.client.RemoteDisconnected)
 
 
 def _describe(exc: Exception) -> str:

@@ -438,3 +438,26 @@ def test_no_answer_and_an_answer_that_is_not_http_are_named_so(srv):
         with pytest.raises(FetchError) as caught:
             f.fetch(srv.url("/not-http"))
         assert "/not-http: the answer is not HTTP (it begins 'GARBAGE\\r\\n', no status line)" in str(caught.value)
+
+
+def test_an_answer_that_is_not_http_is_not_retried_and_a_closed_connection_once(srv):
+    # both were retried as a transient error, four requests with --retries 3. Bytes that are no
+    # HTTP come again on every try (no browser or crawler tries again); a connection closed without
+    # an answer may be a keep-alive connection the server closed as it was reused (Chromium sends
+    # the request again once then), so it is tried once more, not more
+    with fetcher(retries=3) as f:
+        n = len(srv.log)
+        with pytest.raises(FetchError) as caught:
+            f.fetch(srv.url("/not-http?key=retries"))
+        assert len(requests_to(srv, "/not-http", n)) == 1 and caught.value.attempts == 1
+        assert "the answer is not HTTP (it begins 'GARBAGE\\r\\n', no status line); not retried" in str(caught.value)
+        n = len(srv.log)
+        with pytest.raises(FetchError) as caught:
+            f.fetch(srv.url("/no-answer?key=retries"))
+        assert len(requests_to(srv, "/no-answer", n)) == 2 and caught.value.attempts == 2
+        assert "the server closed the connection without answering (after 2 attempts)" in str(caught.value)
+    with fetcher(retries=0) as f:                                  # no retries asked: none
+        n = len(srv.log)
+        with pytest.raises(FetchError) as caught:
+            f.fetch(srv.url("/no-answer?key=retries0"))
+        assert len(requests_to(srv, "/no-answer", n)) == 1 and caught.value.attempts == 1
