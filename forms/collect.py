@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import requests
 
 from hwnoise.dataset import Dataset, kept_without_a_page, now_iso, page_id
-from hwnoise.errors import HwnoiseError
+from hwnoise.errors import HwnoiseError, counted
 from hwnoise.progress import bar, info
 
 from .fetch import DEFAULT_MAX_BYTES, DEFAULT_MAX_RETRY_AFTER, DEFAULT_PAGE_TIMEOUT, Fetcher, FetchError, FetchSettings
@@ -287,7 +287,7 @@ def _warc_log(warc: str, settings: FetchSettings, dataset: Dataset):
 
     warc_log = WarcLog(warc, user_agent=settings.user_agent)
     if warc_log.cut:
-        info(f"{warc}: cut {warc_log.cut} bytes of a record set torn by an interrupted run")
+        info(f"{warc}: cut {counted(warc_log.cut, 'byte')} of a record set torn by an interrupted run")
     warc_log.backfill(dataset, is_done)
     return warc_log
 
@@ -348,7 +348,7 @@ def _report(summary: dict, probed: int, errors: list[str], dataset: Dataset) -> 
     for err in errors[:5]:
         info(f"  failed: {err}")
     if len(errors) > 5:
-        info(f"  ... and {len(errors) - 5} more failures (see {dataset.journal_path})")
+        info(f"  ... and {counted(len(errors) - 5, 'more failure', 'more failures')} (see {dataset.journal_path})")
     if summary["failed_before"]:
-        info(f"  {summary['failed_before']} submissions failed in an earlier run; rerun with --retry-failed "
+        info(f"  {counted(summary['failed_before'], 'submission')} failed in an earlier run; rerun with --retry-failed "
              "to try them again")

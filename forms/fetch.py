@@ -51,7 +51,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from hwnoise import __version__
 from hwnoise.decode import charset_of, content_type, sniff_html
-from hwnoise.errors import HwnoiseError
+from hwnoise.errors import HwnoiseError, counted
 
 from .submissions import encoded_fields, form_body
 
@@ -725,7 +725,7 @@ class Fetcher:
             hops.append({"url": current, "status": res.status, "location": target})
             if len(hops) > self.settings.max_redirects:
                 loop = " (a redirect loop)" if (method, target) in seen else ""
-                raise FetchError(url, f"more than {self.settings.max_redirects} redirects{loop}: "
+                raise FetchError(url, f"more than {counted(self.settings.max_redirects, 'redirect')}{loop}: "
                                       + " -> ".join(h["url"] for h in hops[-4:]) + f" -> {target}",
                                  status=res.status, headers=res.headers, redirects=hops,
                                  final_url=target, attempts=attempts)
@@ -749,7 +749,8 @@ class Fetcher:
                 if _not_http(exc):  # the same server answers the same bytes again: no browser retries
                     raise FetchError(url, f"{_describe(exc)}; not retried", attempts=attempt) from None
                 if attempt > self.retry.retries_of(exc):
-                    raise FetchError(url, f"{_describe(exc)} (after {attempt} attempts)", attempts=attempt) from None
+                    raise FetchError(url, f"{_describe(exc)} (after {counted(attempt, 'attempt')})",
+                                     attempts=attempt) from None
                 time.sleep(self.retry.wait_for(attempt))
                 continue
             res.attempts = attempt
@@ -758,7 +759,7 @@ class Fetcher:
                 if attempt > self.retry.retries or wait > self.retry.max_retry_after:
                     why = (f"Retry-After {wait:.0f} s exceeds the limit of {self.retry.max_retry_after:g} s "
                            "(raise --max-retry-after)"
-                           if attempt <= self.retry.retries else f"after {attempt} attempts")
+                           if attempt <= self.retry.retries else f"after {counted(attempt, 'attempt')}")
                     raise FetchError(url, f"HTTP {res.status} ({why})", status=res.status,
                                      headers=res.headers, attempts=attempt)
                 time.sleep(wait)
@@ -880,7 +881,7 @@ class Fetcher:
                             status=status, headers=headers)
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > max_bytes and "content-encoding" not in headers and not prefix:
-            raise BodyError(url, f"body of {int(declared)} bytes exceeds the maximum of {max_bytes} bytes "
+            raise BodyError(url, f"body of {int(declared)} bytes exceeds the maximum of {counted(max_bytes, 'byte')} "
                                  "(raise --max-bytes)", status=status, headers=headers)
         chunks, size = [], 0
         try:
@@ -890,7 +891,7 @@ class Fetcher:
                     chunks.append(chunk[:len(chunk) - (size - max_bytes)])
                     return b"".join(chunks)
                 if size > max_bytes:
-                    raise BodyError(url, f"body cut off after {max_bytes} bytes, the maximum (raise --max-bytes)",
+                    raise BodyError(url, f"body cut off after {counted(max_bytes, 'byte')}, the maximum (raise --max-bytes)",
                                     status=status, headers=headers)
                 chunks.append(chunk)
                 if clock is not None and clock.expired:
@@ -903,7 +904,7 @@ class Fetcher:
         if status < 300 and not _decoded_whole(resp):
             raise BodyError(url, f"the body does not decode as its Content-Encoding "
                                  f"({headers.get('content-encoding', '?')}) says: its compressed stream "
-                                 f"is cut short ({size} bytes decoded); not kept", status=status, headers=headers)
+                                 f"is cut short ({counted(size, 'byte')} decoded); not kept", status=status, headers=headers)
         return b"".join(chunks)
 
 

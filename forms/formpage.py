@@ -24,7 +24,7 @@ from urllib.parse import urljoin, urlsplit
 import lxml.html
 
 from hwnoise.decode import form_charset_name
-from hwnoise.errors import HwnoiseError
+from hwnoise.errors import HwnoiseError, counted
 from hwnoise.jsontext import parse_json
 from hwnoise.markup import MAX_DEPTH, flatten_deep, stopped_too_deep
 from hwnoise.pagefiles import names_a_file
@@ -314,8 +314,9 @@ def _pick_form(root, form_index: int | None, where: str, flattened: bool = False
     forms = [f for f in root.iter("form") if f.get(OWNER) not in ("x", "n")]  # not in a <template>, <noscript>
     hidden = sum(1 for f in root.iter("form") if f.get(OWNER) == "n")
     if not forms and hidden:
-        raise FormError(f"{where}: no <form> on the page with scripting on (as a browser shows it); its {hidden} "
-                        "form(s) are inside <noscript>, shown only with scripting off")
+        raise FormError(f"{where}: no <form> on the page with scripting on (as a browser shows it); its "
+                        f"{counted(hidden, 'form')} {'is' if hidden == 1 else 'are'} inside <noscript>, shown only "
+                        "with scripting off")
     if not forms and flattened:
         raise FormError(f"{where}: no <form> within the {MAX_DEPTH} levels of nesting a browser builds (the page "
                         "nests deeper; Chromium sends none of the fields of a form that deep)")
@@ -706,6 +707,6 @@ def read_values(path: str | os.PathLike) -> list[dict]:
     out = []
     for n, row in body:
         if len(row) != len(header):
-            raise FormError(f"{path}:{n}: {len(row)} columns where the header has {len(header)}")
+            raise FormError(f"{path}:{n}: {counted(len(row), 'column')} where the header has {len(header)}")
         out.append({h: v for h, v in zip(header, row) if v != ""})
     return out

@@ -18,6 +18,11 @@ class ArgumentError(HwnoiseError, TypeError):
     (a ``TypeError`` too, as Python's own for a wrong type)."""
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and its noun, singular for one: '1 attempt', '4 attempts', '0 bytes'."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def kind_of(value: Any) -> str:
     """What ``value`` is, for an ``ArgumentError``: 'None', 'bytes', 'an int', 'a DataFrame'."""
     name = type(value).__name__

@@ -434,7 +434,7 @@ def test_no_answer_and_an_answer_that_is_not_http_are_named_so(srv):
     with fetcher(retries=0) as f:
         with pytest.raises(FetchError) as caught:
             f.fetch(srv.url("/no-answer"))
-        assert "/no-answer: the server closed the connection without answering (after 1 attempts)" in str(caught.value)
+        assert "/no-answer: the server closed the connection without answering (after 1 attempt)" in str(caught.value)
         with pytest.raises(FetchError) as caught:
             f.fetch(srv.url("/not-http"))
         assert "/not-http: the answer is not HTTP (it begins 'GARBAGE\\r\\n', no status line)" in str(caught.value)
@@ -461,3 +461,17 @@ def test_an_answer_that_is_not_http_is_not_retried_and_a_closed_connection_once(
         with pytest.raises(FetchError) as caught:
             f.fetch(srv.url("/no-answer?key=retries0"))
         assert len(requests_to(srv, "/no-answer", n)) == 1 and caught.value.attempts == 1
+
+
+def test_counts_of_one_are_said_in_the_singular(srv):
+    # "after 1 attempts", "the maximum of 1 bytes", "more than 1 redirects"
+    with fetcher(retries=0) as f, pytest.raises(FetchError) as caught:
+        f.fetch(srv.url("/flaky?key=singular"))
+    assert str(caught.value).endswith("/flaky?key=singular: HTTP 500 (after 1 attempt)")
+    with fetcher(max_bytes=1) as f:
+        with pytest.raises(BodyError, match=r"/big: body of 50026 bytes exceeds the maximum of 1 byte \(raise"):
+            f.fetch(srv.url("/big"))
+        with pytest.raises(BodyError, match=r"/endless: body cut off after 1 byte, the maximum"):
+            f.fetch(srv.url("/endless"))
+    with fetcher(max_redirects=1) as f, pytest.raises(FetchError, match=r"more than 1 redirect \(a redirect loop\)"):
+        f.fetch(srv.url("/loop"))

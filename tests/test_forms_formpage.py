@@ -149,6 +149,9 @@ def test_read_values_jsonl_and_csv(tmp_path):
     bad.write_text("q,cat\ndune,sf,extra\n")
     with pytest.raises(FormError, match=r"bad.csv:2: 3 columns where the header has 2"):
         read_values(bad)
+    bad.write_text("q,cat\ndune\n")
+    with pytest.raises(FormError, match=r"bad.csv:2: 1 column where the header has 2"):   # not "1 columns"
+        read_values(bad)
     badj = tmp_path / "bad.jsonl"
     badj.write_text('{"q": 1}\n{"q": \n')
     with pytest.raises(FormError, match=r"bad.jsonl:2: not valid JSON"):

@@ -347,3 +347,14 @@ def test_robots_txt_is_read_once_per_host_in_a_collect_of_a_form(srv, tmp_path, 
     assert [e[2] for e in log if e[2] == "/robots.txt"] == ["/robots.txt"]
     searches = [e[0] for e in log if e[2].startswith("/search")]
     assert len(searches) == 2 and searches[1] - searches[0] >= 0.29     # its Crawl-delay still obeyed
+
+
+def test_the_collect_report_says_one_in_the_singular(srv, tmp_path, capsys):
+    # "... and 1 more failures", "1 submissions failed in an earlier run"
+    (tmp_path / "u.txt").write_text("".join(srv.url(f"/gone?n={i}") + "\n" for i in range(6)))
+    ds = Dataset.create(tmp_path / "ds")
+    collect(read_submissions(tmp_path / "u.txt"), ds, **{**FAST, "progress": True}, probes=0)
+    assert "... and 1 more failure (see" in capsys.readouterr().err
+    (tmp_path / "one.txt").write_text(srv.url("/gone?n=0") + "\n")
+    collect(read_submissions(tmp_path / "one.txt"), ds, **{**FAST, "progress": True}, probes=0)
+    assert "  1 submission failed in an earlier run; rerun with --retry-failed" in capsys.readouterr().err

@@ -494,7 +494,7 @@ def test_a_page_whose_only_form_is_in_noscript_is_named_so(srv, tmp_path, capsys
                  str(tmp_path / "ds"), "--allow-private", "--delay", "0", "--probes", "0"]) == 1
     err = capsys.readouterr().err
     assert err == (f"hwnoise: error: {url}: no <form> on the page with scripting on (as a browser shows it); its "
-                   "1 form(s) are inside <noscript>, shown only with scripting off\n")
+                   "1 form is inside <noscript>, shown only with scripting off\n")
     assert not [e for e in srv.log[before:] if e[2].startswith("/page")]
 
 
