@@ -63,7 +63,8 @@ class FormField:
     option_labels: list[str] = field(default_factory=list)
     multiple: bool = False
     defaults: list[str] = field(default_factory=list)  # every default value (multi-selects)
-    #: a text field's or textarea's ``dirname``: the name its direction is sent under (``q.dir=ltr``)
+    #: a text field's, textarea's, hidden field's or submit input's ``dirname``: the name its direction
+    #: is sent under (``q.dir=ltr``)
     dirname: str | None = None
     direction: str = "ltr"         # its directionality: ltr, rtl, or auto (from the value sent)
 
@@ -359,7 +360,11 @@ def _form_fields(root, form_el, pressed=None) -> list[FormField]:
             # an input without a value sends its default caption; a button only its value attribute
             value = el.get("value", "Submit") if tag == "input" else el.get("value", "")
             label = label or (value if tag == "input" else _text(el)) or value
-            fields.append(FormField(name, "submit", value, label, defaults=[value] if el is pressed else []))
+            # an input's dirname is sent (a <button>'s is not), its dir=auto ltr: checked in Chromium
+            dirname = el.get("dirname") if tag == "input" else None
+            direction = _direction(el).replace("auto", "ltr") if dirname is not None else "ltr"
+            fields.append(FormField(name, "submit", value, label, defaults=[value] if el is pressed else [],
+                                    dirname=dirname, direction=direction))
         elif kind in ("radio", "checkbox"):
             group = by_name.get(name)
             if group is None or group.type != kind:
@@ -481,17 +486,28 @@ def _auto_direction(value: str) -> str:
 
 def _with_dirnames(form: Form, sent: list[dict]) -> list[dict]:
     """``sent`` with each ``dirname`` entry after its control's, as a browser sends it (``q.dir=ltr``;
-    an empty dirname, as Chromium, ``=ltr``)."""
-    dirnamed = {f.name: f for f in form.fields if f.dirname is not None}
-    if not dirnamed:
+    an empty dirname, as Chromium, ``=ltr``). A submit input's goes before the button's value, and
+    is sent, where the button stands, whether the button is pressed or not (as Chromium sends it;
+    the HTML standard sends the pressed button's only)."""
+    dirnamed = {f.name: f for f in form.fields if f.dirname is not None and f.type != "submit"}
+    buttons = [i for i, f in enumerate(form.fields) if f.dirname is not None and f.type == "submit"]
+    if not dirnamed and not buttons:
         return sent
     out = []
     for x in sent:
         out.append(x)
         f = dirnamed.get(x["name"])
-        if f is not None:
+        if f is not None and x["type"] != "submit":
             direction = _auto_direction(x["value"] or "") if f.direction == "auto" else f.direction
             out.append({"name": f.dirname, "value": direction, "label": None, "type": "hidden"})
+    for i in buttons:
+        b = form.fields[i]
+        at = next((j for j, x in enumerate(out) if x["name"] == b.name and x["type"] == "submit"), None)
+        if at is None:  # not pressed: where the button stands among the fields sent (before the first
+            # entry of a field after it only)
+            later = {f.name for f in form.fields[i + 1:]} - {f.name for f in form.fields[:i + 1]}
+            at = next((j for j, x in enumerate(out) if x["name"] in later), len(out))
+        out.insert(at, {"name": b.dirname, "value": b.direction, "label": None, "type": "hidden"})
     return out
 
 

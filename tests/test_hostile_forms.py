@@ -226,6 +226,27 @@ CASES = {
         '<textarea name="t" dirname="t.dir">x</textarea><input type="submit"></form></div></body></html>',
         "utf-8", "text/html", {"q": "\u0645\u0631\u062d\u0628\u0627", "w": "tea"},
         "GET /page?q=%D9%85%D8%B1%D8%AD%D8%A8%D8%A7&q.dir=rtl&w=tea&w.dir=rtl&t=x&t.dir=rtl", b""),
+    # a submit input's dirname: Chromium sends its direction before the pressed button's value, and
+    # an unpressed one's too, where it stands (the spec sends the submitter's only); dir=auto is ltr
+    # (its direction is not the caption's); a <button>'s, a reset's or a disabled one's is not sent
+    "dirname of submit buttons": (
+        '<html><head><meta charset="utf-8"></head><body><div dir="rtl"><form action="/page">'
+        '<input name="q" dirname="q.dir"><input type="submit" name="go" value="Find" dirname="go.dir">'
+        '<input type="hidden" name="z" value="1"><input type="submit" name="csv" value="CSV" dirname="">'
+        '<button name="b" value="v" dirname="b.dir">B</button><input type="reset" name="r" dirname="r.dir">'
+        '<input type="submit" name="off" dirname="off.dir" disabled></form></div></body></html>',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&q.dir=rtl&go.dir=rtl&go=Find&z=1&=rtl", b""),
+    "dirname of a submit button not pressed, between fields": (
+        '<form action="/page"><input name="q"><input type="submit" name="a" value="A">'
+        '<input type="submit" name="go" value="G" dirname="go.dir"><input type="hidden" name="z" value="1"></form>',
+        "utf-8", "text/html", {"q": "tea"},
+        "GET /page?q=tea&a=A&go.dir=ltr&z=1", b""),
+    "dirname of a submit button: auto, no value": (
+        '<html><head><meta charset="utf-8"></head><body><form action="/page"><input name="q">'
+        '<input type="submit" name="go" dir="auto" dirname="go.dir"></form></body></html>',
+        "utf-8", "text/html", {"q": "\u05d7\u05e4\u05e9"},
+        "GET /page?q=%D7%97%D7%A4%D7%A9&go.dir=ltr&go=Submit", b""),
     # a file control sends its name with no file (it was left out: f= missing); a disabled one nothing
     "a file control, GET": (
         '<form action="/page"><input name="q"><input type="file" name="f" multiple>'
