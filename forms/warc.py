@@ -164,11 +164,39 @@ def scan(path: str | os.PathLike) -> tuple[set[str], int, int]:
 
 
 def _starts_as_a_warc(path: Path) -> bool:
-    """Whether a file begins as a WARC does (a gzip member, or a ``WARC/`` version line): one whose
-    first record is torn (a run killed in its first write) is one; a text file or any other is not."""
+    """Whether a file begins as a WARC does (a ``WARC/`` version line, gzipped or not): one whose
+    first record is torn (a run killed in its first write) is one; a text file, a gzip of one (its
+    first member read), or any other is not."""
     with open(path, "rb") as fh:
         head = fh.read(6)
-    return head.startswith(b"\x1f\x8b") or head.startswith(b"WARC/")
+        if not head.startswith(b"\x1f\x8b"):
+            return head.startswith(b"WARC/")
+        fh.seek(0)
+        return _gzip_starts_as_a_warc(fh)
+
+
+def _gzip_starts_as_a_warc(fh) -> bool:
+    """Whether the first gzip member of ``fh`` begins with ``WARC/``, or is cut before it says
+    (a prefix of a gzip member decompresses to a prefix of its text, never to an error)."""
+    import zlib
+
+    member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    start = b""
+    try:
+        for _ in range(64):  # 4 MiB at most: a member that gives no 5 bytes in that is no WARC record
+            chunk = fh.read(1 << 16)
+            if not chunk:
+                break
+            start += member.decompress(chunk, 5 - len(start))
+            while len(start) < 5 and member.unconsumed_tail and not member.eof:
+                start += member.decompress(member.unconsumed_tail, 5 - len(start))
+            if len(start) >= 5 or member.eof:
+                break
+    except zlib.error:
+        return False  # gzip's magic, then no deflate stream: not even a torn gzip
+    if len(start) >= 5 or member.eof:
+        return start.startswith(b"WARC/")
+    return b"WARC/".startswith(start)  # torn before its first five bytes
 
 
 def _warcinfo(path: Path) -> bytes:

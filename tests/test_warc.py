@@ -463,7 +463,12 @@ def test_a_warc_response_declared_html_that_is_no_html_is_skipped(tmp_path):
     assert sorted(p.url for p in Dataset(folder).pages()) == ["https://a.example/ok", "https://a.example/typeless"]
 
 
-@pytest.mark.parametrize("content", [b"my notes, not a WARC\n", b"<html>a page</html>"])
+@pytest.mark.parametrize("content", [
+    b"my notes, not a WARC\n", b"<html>a page</html>",
+    # gzipped: they passed the check (a gzip member) and were cut to nothing as a torn record set
+    gzip.compress(b"my notes, not a WARC\n"), gzip.compress(b"<html>a page</html>"), gzip.compress(b"WA"),
+    b"\x1f\x8b\x08\x00" + b"\xff" * 40,  # gzip's magic, then no deflate stream: no torn WARC either
+], ids=["text", "html", "text.gz", "html.gz", "WA.gz", "bad.gz"])
 def test_an_existing_file_that_is_no_warc_is_refused_not_cut(server, tmp_path, capsys, content):
     # it was taken for a WARC whose first record set was torn: cut to nothing, the crawl written in
     (tmp_path / "urls.txt").write_text(url(server, "/search?q=nowarc") + "\n")
@@ -478,7 +483,8 @@ def test_an_existing_file_that_is_no_warc_is_refused_not_cut(server, tmp_path, c
     # a WARC whose first record was torn (a run killed in its first write) is still cut and resumed
     whole = tmp_path / "whole.warc.gz"
     collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / "ds2"), "--warc", str(whole))
-    torn = tmp_path / "torn.warc.gz"
-    torn.write_bytes(whole.read_bytes()[:40])
-    collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / "ds3"), "--warc", str(torn))
-    assert [r["uri"] for r in read_warc(torn) if r["type"] == "response"] == [url(server, "/search?q=nowarc")]
+    for cut in (3, 12, 40):  # torn in gzip's header, before any byte decompresses, or later
+        torn = tmp_path / f"torn{cut}.warc.gz"
+        torn.write_bytes(whole.read_bytes()[:cut])
+        collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / f"ds3-{cut}"), "--warc", str(torn))
+        assert [r["uri"] for r in read_warc(torn) if r["type"] == "response"] == [url(server, "/search?q=nowarc")]
