@@ -149,6 +149,8 @@ def scan(path: str | os.PathLike) -> tuple[set[str], int, int]:
                 end = it.get_record_offset() + it.get_record_length()
                 if end > size:
                     break
+                if end == size and not _member_whole(fh, it.get_record_offset(), end):
+                    break  # the last gzip member cut short: warcio reads what it holds as a whole record
                 sid = rec.rec_headers.get_header(SUBMISSION)
                 part = rec.rec_headers.get_header(RECORD_SET)
                 if not sid or not part:
@@ -161,6 +163,34 @@ def scan(path: str | os.PathLike) -> tuple[set[str], int, int]:
         except Exception:  # noqa: BLE001 - any parse error marks the torn tail
             pass
     return done, good_end, size
+
+
+def _member_whole(fh, start: int, end: int) -> bool:
+    """Whether the bytes ``start:end`` of ``fh`` end where their gzip member ends (True of bytes
+    that are no gzip: a plain WARC's records carry their digests). ``fh`` is left where it was."""
+    import zlib
+
+    at = fh.tell()
+    try:
+        fh.seek(start)
+        if fh.read(2) != b"\x1f\x8b":
+            return True
+        fh.seek(start)
+        member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        left = end - start
+        while left > 0 and not member.eof:
+            chunk = fh.read(min(left, 1 << 16))
+            if not chunk:
+                break
+            left -= len(chunk)
+            while chunk and not member.eof:
+                member.decompress(chunk, 1 << 16)
+                chunk = member.unconsumed_tail
+        return member.eof
+    except zlib.error:
+        return False
+    finally:
+        fh.seek(at)
 
 
 def _starts_as_a_warc(path: Path) -> bool:
