@@ -185,12 +185,14 @@ def collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private: boo
     ``robots_rules``: the robots.txt already read in this run (the form page's: ``Form.robots_rules``),
     not read again.
     """
+    settings = FetchSettings(user_agent=user_agent, delay=delay, timeout=timeout, max_bytes=max_bytes,
+                             page_timeout=page_timeout,
+                             retries=retries, backoff=backoff, max_retry_after=max_retry_after,
+                             max_redirects=max_redirects,
+                             allow_private=allow_private, robots=robots)
     with _only_collect_of(dataset):
-        return _collect(submissions, dataset, allow_private=allow_private, delay=delay, user_agent=user_agent,
-                        timeout=timeout, max_bytes=max_bytes, retries=retries, backoff=backoff,
-                        max_retry_after=max_retry_after, max_redirects=max_redirects, retry_failed=retry_failed,
-                        workers=workers, robots=robots, progress=progress, warc=warc, page_timeout=page_timeout,
-                        probes=probes, cookies=cookies, robots_rules=robots_rules)
+        return _run(submissions, dataset, settings, retry_failed=retry_failed, workers=workers, progress=progress,
+                    warc=warc, probes=probes, cookies=cookies, robots_rules=robots_rules)
 
 
 @contextlib.contextmanager
@@ -216,15 +218,11 @@ def _only_collect_of(dataset: Dataset) -> Iterator[None]:
         os.close(fd)
 
 
-def _collect(submissions: Iterable[dict], dataset: Dataset, *, allow_private, delay, user_agent, timeout,
-             max_bytes, retries, backoff, max_retry_after, max_redirects, retry_failed, workers, robots,
-             progress, warc, page_timeout, probes, cookies, robots_rules) -> dict:
+def _run(submissions: Iterable[dict], dataset: Dataset, settings: FetchSettings, *, retry_failed: bool,
+         workers: int, progress: bool, warc: str | None, probes: int, cookies: Iterable | None,
+         robots_rules: dict | None) -> dict:
+    """``collect``'s run, the dataset locked: plan, fetch, probe, report."""
     unique, pending, skipped, failed_before = _plan(submissions, dataset, retry_failed, progress)
-    settings = FetchSettings(user_agent=user_agent, delay=delay, timeout=timeout, max_bytes=max_bytes,
-                             page_timeout=page_timeout,
-                             retries=retries, backoff=backoff, max_retry_after=max_retry_after,
-                             max_redirects=max_redirects,
-                             allow_private=allow_private, robots=robots)
     writer = _Writer(dataset, _warc_log(warc, settings, dataset) if warc else None)
     stop = threading.Event()
     with Fetcher(settings, cookies=cookies, robots_rules=robots_rules) as fetcher:

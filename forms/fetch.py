@@ -570,7 +570,6 @@ class RobotsPolicy:
         self.enabled = enabled
         #: origin -> its rules, or why its robots.txt could not be read (shared with ``rules`` given)
         self.rules: dict[str, RobotsRules | str] = rules if rules is not None else {}
-        self._rules = self.rules
         self._throttled: set[str] = set()  # the origins whose Crawl-delay this fetcher's throttle has
         self._guard = threading.Lock()
         self._host_locks: dict[str, threading.Lock] = {}
@@ -583,9 +582,9 @@ class RobotsPolicy:
         with self._guard:
             lock = self._host_locks.setdefault(origin, threading.Lock())
         with lock:
-            if origin not in self._rules:
-                self._rules[origin] = self._load(origin)
-            rules = self._rules[origin]
+            if origin not in self.rules:
+                self.rules[origin] = self._load(origin)
+            rules = self.rules[origin]
             if origin not in self._throttled:
                 self._throttled.add(origin)
                 if isinstance(rules, RobotsRules) and rules.delay:
