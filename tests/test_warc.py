@@ -489,3 +489,35 @@ def test_an_existing_file_that_is_no_warc_is_refused_not_cut(server, tmp_path, c
         torn.write_bytes(whole.read_bytes()[:cut])
         collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / f"ds3-{cut}"), "--warc", str(torn))
         assert [r["uri"] for r in read_warc(torn) if r["type"] == "response"] == [url(server, "/search?q=nowarc")]
+
+
+@pytest.mark.parametrize("gz", [True, False], ids=["warc.gz", "warc"])
+def test_a_warc_damaged_in_the_middle_is_refused_and_left_as_it_was(server, tmp_path, capsys, gz):
+    # damage found on reopening cut the WARC at the damage: every whole record after it was lost
+    urls = [url(server, f"/search?q=mid{i}{gz}") for i in range(4)]
+    (tmp_path / "urls.txt").write_text("\n".join(urls) + "\n")
+    warc = tmp_path / ("crawl.warc.gz" if gz else "crawl.warc")
+    collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / "ds"), "--warc", str(warc))
+    with open(warc, "rb") as fh:
+        it = ArchiveIterator(fh)
+        offsets = [(it.get_record_offset(), rec.rec_headers.get_header(RECORD_SET)) for rec in it]
+    starts = [at for at, part in offsets if part == "1/2"]
+    data = bytearray(warc.read_bytes())
+    data[starts[1] + 30:starts[1] + 40] = b"\0" * 10      # the second page's request record
+    warc.write_bytes(bytes(data))
+    capsys.readouterr()
+    (tmp_path / "more.txt").write_text(url(server, f"/search?q=after{gz}") + "\n")
+    hits = len(server.hits)
+    code = collect_cli(str(tmp_path / "more.txt"), "--into", str(tmp_path / "ds2"), "--warc", str(warc), check=False)
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1 and err == (
+        f"hwnoise: error: {warc}: damaged at byte {starts[1]} (no WARC record reads there), with whole records "
+        f"after it (from byte {offsets[offsets.index((starts[1], '1/2')) + 1][0]}); left as it was, nothing fetched: give --warc a new file name, "
+        "or move this WARC aside (check it with 'warcio check')\n")
+    assert warc.read_bytes() == bytes(data) and len(server.hits) == hits   # byte for byte; no fetch
+    # a torn tail (the last record set cut short, as a killed run leaves it) is still cut and resumed
+    whole = bytes(data)[:starts[1]]
+    warc.write_bytes(whole + bytes(data)[starts[3]:starts[3] + 300])
+    collect_cli(str(tmp_path / "more.txt"), "--into", str(tmp_path / "ds2"), "--warc", str(warc))
+    assert warc.read_bytes().startswith(whole)
+    assert [r["uri"] for r in read_warc(warc) if r["type"] == "response"] == [urls[0], url(server, f"/search?q=after{gz}")]
