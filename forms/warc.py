@@ -283,8 +283,31 @@ def _warcinfo(path: Path) -> bytes:
     return out.getvalue()
 
 
+def _lock(path: Path) -> int | None:
+    """Open ``path`` (made empty if it was not there) and hold it locked (an advisory ``flock``,
+    released when the descriptor is closed or the process ends, however it ends), or refuse:
+    two collects of different datasets into one WARC at once interleaved their writes, and one
+    cut as a torn tail the record set the other was appending."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock (Windows): no guard
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise WarcError(f"{path}: cannot open the WARC ({exc.strerror}); give --warc a file you can write") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise WarcError(f"{path}: another 'hwnoise collect' is writing this WARC now; wait for it to end, "
+                        "or give --warc another file name") from None
+    return fd
+
+
 class WarcLog:
-    """Appends the record set of each fetched page to a WARC file, once per page (threads share it)."""
+    """Appends the record set of each fetched page to a WARC file, once per page (threads share it).
+    The WARC is held locked from opening to :meth:`close`: one collect writes it at a time."""
 
     def __init__(self, path: str | os.PathLike, *, user_agent: str | None = None):
         self.path = Path(path)
@@ -295,6 +318,14 @@ class WarcLog:
         if not self.path.name.endswith((".warc.gz", ".warc")):
             raise WarcError(f"{self.path}: a WARC file name ends in .warc.gz")
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = _lock(self.path)
+        try:
+            self._open()
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self) -> None:
         if self.path.exists() and self.path.stat().st_size:
             if not _starts_as_a_warc(self.path):
                 # it was cut to nothing as a 'torn record set' (or, warcio reading a line of text as
@@ -318,6 +349,18 @@ class WarcLog:
         else:
             self.done = set()
             self._append(_warcinfo(self.path))
+
+    def close(self) -> None:
+        """Let go of the WARC (its lock): the run is over."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> "WarcLog":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def _append(self, data: bytes) -> None:
         from hwnoise.dataset import append_synced
