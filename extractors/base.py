@@ -92,6 +92,19 @@ def as_walked(html: bytes | str, http_charset: str | None,
     return html, http_charset
 
 
+def capped_page(html: bytes | str, http_charset: str | None = None) -> str:
+    """The page as the walk reads it, for a method that reads the page's markup itself: decoded as
+    a browser would (``hwnoise.decode``), then cut by the walk's own caps (``features.limits.cap_text``:
+    32 MiB of text, cut at the last tag before it; long runs and attributes), the one place that
+    hands methods a page, so that what a method reads is what the walk's nodes hold and its cost is
+    bounded by the cap. The external extractors read their page through it, and NCE its title
+    (read from the whole page, a title past the cap, in no node of the walk, was in its text)."""
+    from hwnoise.decode import decode_html
+    from hwnoise.features.limits import cap_text
+
+    return cap_text(decode_html(html, http_charset)[0])
+
+
 def walk_of(page: "Page", query_terms: Sequence[str] | None = None, *,
             keep_tree: bool = False) -> "PageWalk":
     """Walk ``page`` as the features stage does (dataset query, the page's own values); with

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from hwnoise.extractors.base import ExtractorError, PageMethod, WalkMethod
+from hwnoise.extractors.base import ExtractorError, PageMethod, WalkMethod, capped_page
 from hwnoise.features.columns import CONTENT
 from hwnoise.markup import BLOCK_TAGS
 
@@ -97,13 +97,11 @@ class ExternalMethod(PageMethod):
 
     def extract_html(self, html: bytes | str, *, http_charset: str | None = None) -> str:
         """The extractor's text of the page as the walk reads it: decoded, then cut by the walk's
-        own caps (``features.limits.cap_text``: 32 MiB of text, the last tag before it; runs and
-        attributes), so that a stacked or compared extractor reads what the walk's nodes hold,
-        and its memory is bounded by the cap (a 50 MB page was handed to trafilatura whole:
+        own caps (``base.capped_page``: ``features.limits.cap_text``, 32 MiB of text, the last tag
+        before it; runs and attributes), so that a stacked or compared extractor reads what the
+        walk's nodes hold, and its memory is bounded by the cap (a 50 MB page was handed to trafilatura whole:
         minutes and gigabytes, where the walk had cut it)."""
-        from hwnoise.features.limits import cap_text
-
-        page = cap_text(decode(html, http_charset))
+        page = capped_page(html, http_charset)
         try:
             text = self._run(page)
         except Exception as exc:  # noqa: BLE001 - an adapter must survive any page

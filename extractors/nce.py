@@ -230,9 +230,9 @@ class NCE(WalkMethod):
 def _page_title(page: "Page") -> str:
     import re
 
-    from hwnoise.decode import decode_html
+    from hwnoise.extractors.base import capped_page
 
-    text = decode_html(page.read_html(), page.http_charset)[0]
+    text = capped_page(page.read_html(), page.http_charset)  # as walked: a title past the cap is in no node
     m = re.search(r"<title[^>]*>(.*?)</title", text, re.I | re.S)
     if not m:
         return ""

@@ -311,10 +311,11 @@ def _warm_for_workers() -> None:
     and charset-normalizer's detector (10 ms to import, 37 ms for its first guess, which
     imports some 47 codec modules), measured in a process that had imported this module.
     Only the modules and caches of pure functions are touched: no page's result changes.
-    Under another start method than fork the workers start afresh: nothing is done."""
-    import multiprocessing
+    Under another start method than fork (``hwnoise.scheduler.start_method``) the workers start
+    afresh: nothing is done."""
+    from hwnoise.scheduler import start_method
 
-    if multiprocessing.get_start_method() != "fork":
+    if start_method() != "fork":
         return
     try:  # a warm-up only: whatever fails here fails (or not) in the workers as before
         from hwnoise.decode import _detect

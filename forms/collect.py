@@ -222,12 +222,16 @@ def _run(submissions: Iterable[dict], dataset: Dataset, settings: FetchSettings,
          workers: int, progress: bool, warc: str | None, probes: int, cookies: Iterable | None,
          robots_rules: dict | None) -> dict:
     """``collect``'s run, the dataset locked: plan, fetch, probe, report."""
-    unique, pending, skipped, failed_before = _plan(submissions, dataset, retry_failed, progress)
-    writer = _Writer(dataset, _warc_log(warc, settings, dataset) if warc else None)
-    stop = threading.Event()
-    with Fetcher(settings, cookies=cookies, robots_rules=robots_rules) as fetcher:
-        counts, errors = _fetch_all(fetcher, writer, pending, workers, stop, progress)
-        probed = _probe(fetcher, dataset, unique, probes) if probes > 0 and not stop.is_set() else 0
+    warc_log = _warc_log(warc, settings) if warc else None  # first: a WARC refused leaves the dataset as it was
+    with warc_log if warc_log is not None else contextlib.nullcontext():
+        unique, pending, skipped, failed_before = _plan(submissions, dataset, retry_failed, progress)
+        if warc_log is not None:
+            warc_log.backfill(dataset, is_done)
+        writer = _Writer(dataset, warc_log)
+        stop = threading.Event()
+        with Fetcher(settings, cookies=cookies, robots_rules=robots_rules) as fetcher:
+            counts, errors = _fetch_all(fetcher, writer, pending, workers, stop, progress)
+            probed = _probe(fetcher, dataset, unique, probes) if probes > 0 and not stop.is_set() else 0
     write_domain_query(dataset)
     summary = {"fetched": counts["fetched"], "failed": counts["failed"], "skipped": skipped,
                "failed_before": failed_before}
@@ -279,14 +283,14 @@ def _drop_kept_without_a_page(dataset: Dataset, subs: list[dict], journal: dict[
              "fetched again")
 
 
-def _warc_log(warc: str, settings: FetchSettings, dataset: Dataset):
-    """The WARC file to append to, its torn tail cut and the pages it lacks written first."""
+def _warc_log(warc: str, settings: FetchSettings):
+    """The WARC file to append to, locked for the run, its torn tail cut (the pages it lacks are
+    written once the run's plan is made: ``WarcLog.backfill``)."""
     from .warc import WarcLog
 
     warc_log = WarcLog(warc, user_agent=settings.user_agent)
     if warc_log.cut:
         info(f"{warc}: cut {counted(warc_log.cut, 'byte')} of a record set torn by an interrupted run")
-    warc_log.backfill(dataset, is_done)
     return warc_log
 
 

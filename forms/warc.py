@@ -11,7 +11,8 @@ fields: ``Hwnoise-Submission`` (the page ID) and ``Hwnoise-Record-Set`` (``i/n``
 
 A record set is built in memory, appended with one write and fsynced. The WARC is a function of
 the journal and the pages: on opening, :class:`WarcLog` scans the file, cuts anything after the
-last complete record set (a run killed mid-append), and writes the sets of pages that are done
+last complete record set (a run killed mid-append: a torn tail, the only damage it cuts; a WARC
+damaged where whole records follow is refused, left as it was), and writes the sets of pages that are done
 in the journal but not yet in the WARC (a run killed between the page and the WARC); a page
 already in the WARC is never written twice.
 """
@@ -135,11 +136,18 @@ def scan(path: str | os.PathLike) -> tuple[set[str], int, int]:
     """Scan a WARC hwnoise wrote: ``(submission IDs of complete record sets, end offset of the
     last complete set, file size)``. Reading stops at the first record that does not parse or
     whose block digest is wrong (a torn tail)."""
+    done, good_end, size, _ = _scan(path)
+    return done, good_end, size
+
+
+def _scan(path: str | os.PathLike) -> tuple[set[str], int, int, int]:
+    """:func:`scan`, and the offset where reading stopped: the end of the last whole record (the
+    size when every record read)."""
     ArchiveIterator, _, _ = _warcio()
     path = Path(path)
     size = path.stat().st_size
     done: set[str] = set()
-    good_end = 0
+    good_end = read_end = 0
     with open(path, "rb") as fh:
         it = ArchiveIterator(fh, check_digests="raise")
         try:
@@ -151,6 +159,7 @@ def scan(path: str | os.PathLike) -> tuple[set[str], int, int]:
                     break
                 if end == size and not _member_whole(fh, it.get_record_offset(), end):
                     break  # the last gzip member cut short: warcio reads what it holds as a whole record
+                read_end = end
                 sid = rec.rec_headers.get_header(SUBMISSION)
                 part = rec.rec_headers.get_header(RECORD_SET)
                 if not sid or not part:
@@ -162,7 +171,42 @@ def scan(path: str | os.PathLike) -> tuple[set[str], int, int]:
                     good_end = end
         except Exception:  # noqa: BLE001 - any parse error marks the torn tail
             pass
-    return done, good_end, size
+    return done, good_end, size, read_end
+
+
+def _whole_record_at(fh, start: int, size: int) -> bool:
+    """Whether a whole WARC record (gzipped or not, its digests right) begins at ``start`` of
+    ``fh`` and ends within the file."""
+    ArchiveIterator, _, _ = _warcio()
+    fh.seek(start)
+    try:
+        it = ArchiveIterator(fh, check_digests="raise")
+        for rec in it:
+            rec.content_stream().read()
+            it.read_to_end(rec)
+            end = start + it.get_record_offset() + it.get_record_length()
+            return end <= size and _member_whole(fh, start, end)
+    except Exception:  # noqa: BLE001 - no record there
+        return False
+    return False
+
+
+def _record_after(path: Path, start: int, size: int) -> int | None:
+    """The offset of the first whole record that begins after ``start`` (a gzip member's magic or
+    a ``WARC/1.`` version line there), or None: the bytes after ``start`` are a torn tail."""
+    import mmap
+
+    if size <= start + 1:
+        return None
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        marks = [b"\x1f\x8b\x08", b"WARC/1."]
+        found = [data.find(m, start + 1) for m in marks]
+        while any(at >= 0 for at in found):
+            at = min(a for a in found if a >= 0)
+            if _whole_record_at(fh, at, size):
+                return at
+            found = [data.find(m, at + 1) if a == at else a for m, a in zip(marks, found)]
+    return None
 
 
 def _member_whole(fh, start: int, end: int) -> bool:
@@ -239,8 +283,31 @@ def _warcinfo(path: Path) -> bytes:
     return out.getvalue()
 
 
+def _lock(path: Path) -> int | None:
+    """Open ``path`` (made empty if it was not there) and hold it locked (an advisory ``flock``,
+    released when the descriptor is closed or the process ends, however it ends), or refuse:
+    two collects of different datasets into one WARC at once interleaved their writes, and one
+    cut as a torn tail the record set the other was appending."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock (Windows): no guard
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise WarcError(f"{path}: cannot open the WARC ({exc.strerror}); give --warc a file you can write") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise WarcError(f"{path}: another 'hwnoise collect' is writing this WARC now; wait for it to end, "
+                        "or give --warc another file name") from None
+    return fd
+
+
 class WarcLog:
-    """Appends the record set of each fetched page to a WARC file, once per page (threads share it)."""
+    """Appends the record set of each fetched page to a WARC file, once per page (threads share it).
+    The WARC is held locked from opening to :meth:`close`: one collect writes it at a time."""
 
     def __init__(self, path: str | os.PathLike, *, user_agent: str | None = None):
         self.path = Path(path)
@@ -251,14 +318,29 @@ class WarcLog:
         if not self.path.name.endswith((".warc.gz", ".warc")):
             raise WarcError(f"{self.path}: a WARC file name ends in .warc.gz")
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = _lock(self.path)
+        try:
+            self._open()
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self) -> None:
         if self.path.exists() and self.path.stat().st_size:
             if not _starts_as_a_warc(self.path):
                 # it was cut to nothing as a 'torn record set' (or, warcio reading a line of text as
                 # a record, appended to) and the crawl's records written into it
                 raise WarcError(f"{self.path}: exists and is no WARC file (it does not begin with a WARC record, "
                                 "gzipped or not); give --warc a new file name, or the WARC of this crawl")
-            self.done, good_end, size = scan(self.path)
+            self.done, good_end, size, read_end = _scan(self.path)
             if good_end < size:
+                after = _record_after(self.path, read_end, size)
+                if after is not None:
+                    # cutting at the damage lost every record after it; only a torn tail is cut
+                    raise WarcError(
+                        f"{self.path}: damaged at byte {read_end} (no WARC record reads there), with whole records "
+                        f"after it (from byte {after}); left as it was, nothing fetched: give --warc a new file name, "
+                        "or move this WARC aside (check it with 'warcio check')")
                 with open(self.path, "rb+") as fh:
                     fh.truncate(good_end)
                     fh.flush()
@@ -267,6 +349,18 @@ class WarcLog:
         else:
             self.done = set()
             self._append(_warcinfo(self.path))
+
+    def close(self) -> None:
+        """Let go of the WARC (its lock): the run is over."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> "WarcLog":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def _append(self, data: bytes) -> None:
         from hwnoise.dataset import append_synced

@@ -7,7 +7,9 @@ the same output on every scheduler.
 
 - ``sync``: in this process, one task after the other (what tests and debuggers want).
 - ``threads``: a thread pool in this process.
-- ``local`` (the default): a pool of processes on this machine's cores (``workers`` of them).
+- ``local`` (the default): a pool of processes on this machine's cores (``workers`` of them),
+  started by :func:`start_method` (fork where the platform has it and it is safe;
+  ``HWNOISE_START_METHOD=forkserver|spawn|fork`` overrides).
 - ``tcp://HOST:PORT``: a running Dask distributed scheduler (``pip install 'hwnoise[dask]'``;
   start it with ``dask scheduler`` and workers with ``dask worker tcp://HOST:PORT`` on machines
   that see the same dataset folders). Tasks are retried when they fail or their worker dies;
@@ -40,6 +42,37 @@ class SchedulerError(HwnoiseError):
     """A --scheduler that is not understood or cannot be reached."""
 
 
+def start_method() -> str:
+    """How the local pool starts its processes, chosen here rather than left to multiprocessing's
+    default (Python 3.14 makes that forkserver on Linux, where it was fork): ``HWNOISE_START_METHOD``
+    when set (fork, forkserver or spawn, those the platform has), else fork where the platform has
+    it and it is safe (not macOS, whose system libraries are not fork-safe: Python's default there
+    is spawn), else the platform's default. Under fork the workers share what the parent loaded
+    (``features.build._warm_for_workers``); under forkserver and spawn they start afresh, slower
+    to start (2.1-2.4 s for features of 300 pages where fork took 0.7 s), with the same results,
+    and Ctrl-C ends them as it ends forked ones."""
+    import multiprocessing
+    import sys
+
+    methods = multiprocessing.get_all_start_methods()
+    wanted = (os.environ.get("HWNOISE_START_METHOD") or "").strip().lower()
+    if wanted:
+        if wanted not in methods:
+            raise SchedulerError(f"HWNOISE_START_METHOD={wanted!r}: use {', '.join(methods)} on this "
+                                 "platform, or unset it (fork where the platform has it)")
+        return wanted
+    if "fork" in methods and sys.platform != "darwin":
+        return "fork"
+    return methods[0]  # the platform's default comes first
+
+
+def _context():
+    """The multiprocessing context of the local pool (``start_method``)."""
+    import multiprocessing
+
+    return multiprocessing.get_context(start_method())
+
+
 def check_spec(spec: str) -> str:
     """``spec`` when it names a scheduler (for argparse), else SchedulerError."""
     spec = (spec or "local").strip()
@@ -52,8 +85,10 @@ def check_spec(spec: str) -> str:
 def add_argument(parser: Any, what: str = "the work") -> None:
     """The ``--scheduler`` option, the same on every command that has it."""
     parser.add_argument("--scheduler", default="local", metavar="local|threads|sync|tcp://HOST:PORT",
-                        help=f"where {what} runs: local (default: processes on this machine's cores), "
-                             "threads, sync (this process), or a Dask scheduler's address")
+                        help=f"where {what} runs: local (default: processes on this machine's cores, "
+                             "started by fork where the platform has it; HWNOISE_START_METHOD=forkserver "
+                             "or spawn to start them so), threads, sync (this process), or a Dask "
+                             "scheduler's address")
 
 
 class Scheduler:
@@ -102,8 +137,8 @@ class Scheduler:
             if self.spec == "threads":
                 self._pool = ThreadPoolExecutor(max_workers=self.workers)
             else:  # workers that leave Ctrl-C to this process, which ends them (_collect)
-                self._pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_worker_start,
-                                                 initargs=(None, ()))
+                self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=_context(),
+                                                 initializer=_worker_start, initargs=(None, ()))
         return self._pool
 
     # -- work
@@ -367,7 +402,7 @@ def _process_pool(workers: int, initializer: Callable | None, initargs: tuple):
     work printed its KeyboardInterrupt's traceback; the parent, interrupted, ends them itself."""
     from concurrent.futures import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(max_workers=max(1, workers), initializer=_worker_start,
+    return ProcessPoolExecutor(max_workers=max(1, workers), mp_context=_context(), initializer=_worker_start,
                                initargs=(initializer, initargs))
 
 

@@ -229,6 +229,40 @@ def test_a_page_past_the_walks_cap_reaches_the_extractors_cut_as_the_walk_cut_it
     assert get_method("resiliparse").extract_html(html.decode()) == "The head of the page, kept."
 
 
+@pytest.mark.parametrize("name", ["nce", "isotonic", "webstemmer"])
+def test_a_page_past_the_walks_cap_reaches_nce_isotonic_and_webstemmer_cut(tmp_path, monkeypatch, name):
+    """As the external extractors (above), the methods that read a page's markup beside its walk
+    read it cut as the walk cuts it (``base.capped_page``): NCE took its page title from the
+    whole page, so a title past the cap, in no node of the walk, was in its text. A small cap
+    (20,000 characters; the run cap with it, as the walk reads a page no longer than the run
+    cap as it is), a page of the dataset past it with its title and words beyond the cap."""
+    from test_evaluate import make_dataset
+
+    from hwnoise.dataset import Dataset
+    from hwnoise.extractors.base import capped_page, walk_of
+    from hwnoise.features import limits
+
+    monkeypatch.setattr(limits, "MAX_PAGE_CHARS", 20_000)
+    monkeypatch.setattr(limits, "MAX_TEXT_RUN", 20_000)
+    ds = Dataset(make_dataset(tmp_path, "books.example", pages=6))
+    pages = list(ds.pages())
+    html = pages[0].read_html().decode().replace("<title>", "<x-t>").replace("</title>", "</x-t>")
+    html = html.replace("</body>", "<div class=pad><p>filler words here</p></div>\n" * 600
+                        + "<title>Zanzibar title past the cap</title><p>Quixotic words past the cap.</p></body>")
+    assert len(html) > limits.MAX_PAGE_CHARS
+    ds.write_page(pages[0].id, html.encode())
+    big = next(p for p in ds.pages() if p.id == pages[0].id)
+    assert "Zanzibar" not in capped_page(big.read_html(), big.http_charset)
+    walk = walk_of(big, keep_tree=True)
+    assert not any("Quixotic" in t or "Zanzibar" in t for _, t in walk.segments)
+    method = get_method(name)
+    if method.needs_training:
+        method.fit(pages[1:])
+    for given in (None, walk, walk_of(big)):
+        text = method.extract(big, given)
+        assert text and "Quixotic" not in text and "Zanzibar" not in text, (given, text[-200:])
+
+
 def test_alltext_is_every_visible_word():
     m = get_method("alltext")
     text = m.extract_html(ARTICLE_HTML)

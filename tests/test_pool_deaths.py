@@ -184,16 +184,18 @@ def task(i, _):
 def ready(i, _):
     (work / "ready").write_text("one task done, its worker idle")
 
-try:
-    with Scheduler("local", 2) as sched:
-        sched.map(task, [0, 1], None, on_result=ready)
-except KeyboardInterrupt:  # as hwnoise.cli.main says it
-    print("hwnoise: interrupted", file=sys.stderr)
-    sys.exit(130)
+if __name__ == "__main__":  # spawn and forkserver import this script again in each worker
+    try:
+        with Scheduler("local", 2) as sched:
+            sched.map(task, [0, 1], None, on_result=ready)
+    except KeyboardInterrupt:  # as hwnoise.cli.main says it
+        print("hwnoise: interrupted", file=sys.stderr)
+        sys.exit(130)
 '''
 
 
-def test_ctrl_c_to_scheduler_map_ends_its_workers_with_one_line(tmp_path):
+@pytest.mark.parametrize("method", ["", "spawn", "forkserver"], ids=["fork", "spawn", "forkserver"])
+def test_ctrl_c_to_scheduler_map_ends_its_workers_with_one_line(tmp_path, method):
     """``Scheduler.map`` on the local pool (train's fits, evaluate's fits and scoring): Ctrl-C as
     a terminal sends it (SIGINT to the process group) printed the KeyboardInterrupt traceback of
     an idle worker ('call_queue.get'), and the run stopped only when the running tasks had
@@ -201,7 +203,7 @@ def test_ctrl_c_to_scheduler_map_ends_its_workers_with_one_line(tmp_path):
     parent ends them: exit 130, the one 'interrupted' line, no traceback, no worker left."""
     script = tmp_path / "map.py"
     script.write_text(_MAP_UNTIL_INTERRUPTED)
-    env = {**os.environ, "HWNOISE_PROGRESS": "0"}
+    env = {**os.environ, "HWNOISE_PROGRESS": "0", "HWNOISE_START_METHOD": method}
     run = subprocess.Popen([sys.executable, str(script), str(tmp_path)], env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, start_new_session=True,
                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
@@ -216,3 +218,94 @@ def test_ctrl_c_to_scheduler_map_ends_its_workers_with_one_line(tmp_path):
     for i in (0, 1):
         pid = (tmp_path / f"worker-{i}").read_text()
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    assert _session_ends(run.pid) == []  # nor the forkserver nor the resource tracker
+
+
+def _session(sid: int) -> list[str]:
+    """The processes still running in session ``sid`` (zombies aside), as ``pid args`` lines."""
+    out = subprocess.run(["ps", "-s", str(sid), "-o", "pid=,stat=,args="], capture_output=True, text=True).stdout
+    return [line.strip() for line in out.splitlines() if line.strip() and "Z" not in line.split()[1]]
+
+
+def _session_ends(sid: int) -> list[str]:
+    """What is left of session ``sid`` once its helpers have seen their parent go (the forkserver
+    and the resource tracker of spawn and forkserver end when the pipe from it closes): [] when
+    nothing is; polled, with 30 s as a safety net only."""
+    for _ in range(300):
+        left = _session(sid)
+        if not left:
+            return []
+        time.sleep(0.1)
+    return left
+
+
+_START_METHOD = '''
+import multiprocessing, sys
+from hwnoise.scheduler import Scheduler, start_method
+
+def name(x, _):
+    return x * 2, multiprocessing.current_process().name.split("-")[0]
+
+if __name__ == "__main__":
+    multiprocessing.set_start_method("forkserver")  # Python 3.14's default on Linux
+    with Scheduler("local", 2) as sched:
+        print(start_method(), *sched.map(name, [1, 2, 3], None))
+'''
+
+
+def test_the_local_pool_starts_by_fork_whatever_python_defaults_to_unless_told_otherwise(tmp_path):
+    """The pool took multiprocessing's default start method: fork on Linux up to Python 3.13,
+    forkserver from 3.14, which would start every worker afresh (slower) and skip the warm-up
+    the workers share through fork. hwnoise chooses now: fork where the platform has it, or
+    ``HWNOISE_START_METHOD``; one a platform lacks, or none, is one error line."""
+    script = tmp_path / "method.py"
+    script.write_text(_START_METHOD)
+    env = {**os.environ, "HWNOISE_PROGRESS": "0"}
+    want = {"": "fork (2, 'ForkProcess') (4, 'ForkProcess') (6, 'ForkProcess')",
+            "spawn": "spawn (2, 'SpawnProcess') (4, 'SpawnProcess') (6, 'SpawnProcess')",
+            "forkserver": "forkserver (2, 'ForkServerProcess') (4, 'ForkServerProcess') (6, 'ForkServerProcess')"}
+    for method, line in want.items():
+        out = subprocess.run([sys.executable, str(script)], env={**env, "HWNOISE_START_METHOD": method},
+                             capture_output=True, text=True)
+        assert out.returncode == 0 and out.stdout == line + "\n", out.stderr
+    ds = _dataset(tmp_path, pages=80)
+    out = subprocess.run([sys.executable, "-m", "hwnoise.cli", "features", str(ds), "--workers", "2"],
+                         env={**env, "HWNOISE_START_METHOD": "vfork"}, capture_output=True, text=True)
+    assert out.returncode == 1 and out.stderr == (
+        "hwnoise: error: HWNOISE_START_METHOD='vfork': use fork, spawn, forkserver on this platform, "
+        "or unset it (fork where the platform has it)\n")
+    assert not (ds / "features.parquet").exists() and not list(ds.glob(".features.parquet.*"))
+
+
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_features_on_a_pool_started_by_spawn_or_forkserver_equal_a_sync_run(tmp_path, method):
+    ds = _dataset(tmp_path, pages=120)
+    env = {**os.environ, "HWNOISE_PROGRESS": "0"}
+    cmd = [sys.executable, "-m", "hwnoise.cli", "features", str(ds)]
+    subprocess.run([*cmd, "--scheduler", "sync"], env=env, check=True, capture_output=True)
+    one = pq.read_table(ds / "features.parquet")
+    out = subprocess.run([*cmd, "--workers", "2"], env={**env, "HWNOISE_START_METHOD": method},
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and "120 pages" in out.stderr and " 0 failed" in out.stderr, out.stderr
+    assert pq.read_table(ds / "features.parquet").equals(one)
+
+
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_ctrl_c_to_features_on_a_pool_started_by_spawn_or_forkserver(tmp_path, method):
+    """As under fork (test above): exit 130, the one line, no traceback, no table nor work folder,
+    and no process of the run left: not a worker, nor the forkserver, nor the resource tracker."""
+    ds = _dataset(tmp_path, pages=600)
+    env = {**os.environ, "HWNOISE_PROGRESS": "0", "HWNOISE_START_METHOD": method}
+    run = subprocess.Popen([sys.executable, "-m", "hwnoise.cli", "features", str(ds), "--workers", "2"],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    want = 4 if method == "spawn" else 5  # the command, the resource tracker, (the forkserver,) 2 workers
+    while run.poll() is None and not (len(_session(run.pid)) >= want and list(ds.glob(".features.parquet.*/task-*"))):
+        time.sleep(0.01)
+    assert run.poll() is None, "the run ended before its pool started"
+    os.killpg(run.pid, signal.SIGINT)
+    _, err = run.communicate(timeout=300)
+    err = err.decode()
+    assert run.returncode == 130, err
+    assert err == "hwnoise: interrupted; what was written so far is kept.\n", err
+    assert not (ds / "features.parquet").exists() and not list(ds.glob(".features.parquet.*"))
+    assert _session_ends(run.pid) == []

@@ -55,6 +55,10 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(float(q["sleep"]))
         if parts.path == "/robots.txt":
             return self._send(404, b"", "text/plain")
+        if parts.path == "/gate":  # answered once the test opens the gate: a collect caught midway
+            self.server.gated.set()  # type: ignore[attr-defined]
+            self.server.gate.wait(30)  # type: ignore[attr-defined]  # a safety net only: the test opens it
+            return self._send(200, body_for(self.path), "text/html; charset=utf-8")
         if parts.path == "/go":
             return self._send(302, b"", "text/html", {"Location": "/search?" + parts.query})
         if parts.path == "/search":
@@ -96,6 +100,7 @@ class _Handler(BaseHTTPRequestHandler):
 def server():
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     httpd.hits, httpd.sent, httpd.posted = [], {}, []  # type: ignore[attr-defined]
+    httpd.gate, httpd.gated = threading.Event(), threading.Event()  # type: ignore[attr-defined]
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     yield httpd
@@ -489,3 +494,70 @@ def test_an_existing_file_that_is_no_warc_is_refused_not_cut(server, tmp_path, c
         torn.write_bytes(whole.read_bytes()[:cut])
         collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / f"ds3-{cut}"), "--warc", str(torn))
         assert [r["uri"] for r in read_warc(torn) if r["type"] == "response"] == [url(server, "/search?q=nowarc")]
+
+
+@pytest.mark.parametrize("gz", [True, False], ids=["warc.gz", "warc"])
+def test_a_warc_damaged_in_the_middle_is_refused_and_left_as_it_was(server, tmp_path, capsys, gz):
+    # damage found on reopening cut the WARC at the damage: every whole record after it was lost
+    urls = [url(server, f"/search?q=mid{i}{gz}") for i in range(4)]
+    (tmp_path / "urls.txt").write_text("\n".join(urls) + "\n")
+    warc = tmp_path / ("crawl.warc.gz" if gz else "crawl.warc")
+    collect_cli(str(tmp_path / "urls.txt"), "--into", str(tmp_path / "ds"), "--warc", str(warc))
+    with open(warc, "rb") as fh:
+        it = ArchiveIterator(fh)
+        offsets = [(it.get_record_offset(), rec.rec_headers.get_header(RECORD_SET)) for rec in it]
+    starts = [at for at, part in offsets if part == "1/2"]
+    data = bytearray(warc.read_bytes())
+    data[starts[1] + 30:starts[1] + 40] = b"\0" * 10      # the second page's request record
+    warc.write_bytes(bytes(data))
+    capsys.readouterr()
+    (tmp_path / "more.txt").write_text(url(server, f"/search?q=after{gz}") + "\n")
+    hits = len(server.hits)
+    code = collect_cli(str(tmp_path / "more.txt"), "--into", str(tmp_path / "ds2"), "--warc", str(warc), check=False)
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1 and err == (
+        f"hwnoise: error: {warc}: damaged at byte {starts[1]} (no WARC record reads there), with whole records "
+        f"after it (from byte {offsets[offsets.index((starts[1], '1/2')) + 1][0]}); left as it was, nothing fetched: give --warc a new file name, "
+        "or move this WARC aside (check it with 'warcio check')\n")
+    assert warc.read_bytes() == bytes(data) and len(server.hits) == hits   # byte for byte; no fetch
+    # a torn tail (the last record set cut short, as a killed run leaves it) is still cut and resumed
+    whole = bytes(data)[:starts[1]]
+    warc.write_bytes(whole + bytes(data)[starts[3]:starts[3] + 300])
+    collect_cli(str(tmp_path / "more.txt"), "--into", str(tmp_path / "ds2"), "--warc", str(warc))
+    assert warc.read_bytes().startswith(whole)
+    assert [r["uri"] for r in read_warc(warc) if r["type"] == "response"] == [urls[0], url(server, f"/search?q=after{gz}")]
+
+
+def test_a_second_collect_into_a_warc_another_collect_writes_is_refused(server, tmp_path):
+    # two collects of different datasets sharing one --warc both wrote it at once: their appends
+    # could interleave, and one cut as a torn tail the record set the other was writing
+    first_urls = [url(server, "/search?q=lock1"), url(server, "/gate?q=lock2")]
+    (tmp_path / "a.txt").write_text("\n".join(first_urls) + "\n")
+    (tmp_path / "b.txt").write_text(url(server, "/search?q=lockb") + "\n")
+    warc = tmp_path / "shared.warc.gz"
+    env = {**os.environ, "HWNOISE_PROGRESS": "0"}
+    cmd = [sys.executable, "-m", "hwnoise.cli", "collect", "--warc", str(warc), "--allow-private", "--delay", "0",
+           "--quiet"]
+    first = subprocess.Popen([*cmd, str(tmp_path / "a.txt"), "--into", str(tmp_path / "a")], env=env, cwd=REPO,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert server.gated.wait(30)  # the first collect is midway, its second page held
+        second = subprocess.run([*cmd, str(tmp_path / "b.txt"), "--into", str(tmp_path / "b")], env=env, cwd=REPO,
+                                capture_output=True, text=True)
+        assert first.poll() is None   # still running when the second was refused
+    finally:
+        server.gate.set()
+        first.wait()
+    assert second.returncode == 1 and second.stderr == (
+        f"hwnoise: error: {warc}: another 'hwnoise collect' is writing this WARC now; wait for it to end, "
+        "or give --warc another file name\n")
+    assert first.returncode == 0 and first.stderr.read().decode().startswith("collect: 2 fetched, 0 failed")
+    assert not any("lockb" in hit for hit in server.hits)                  # the second fetched nothing
+    assert not (tmp_path / "b" / "journal.jsonl").exists()
+    recs = read_warc(warc)                                                   # parses to the end, digests checked
+    assert [r["uri"] for r in recs if r["type"] == "response"] == first_urls
+    assert sum(r["type"] == "warcinfo" for r in recs) == 1
+    # the lock goes with the run: the second, run again, appends to the same WARC
+    again = subprocess.run([*cmd, str(tmp_path / "b.txt"), "--into", str(tmp_path / "b")], env=env, cwd=REPO)
+    assert again.returncode == 0
+    assert [r["uri"] for r in read_warc(warc) if r["type"] == "response"] == [*first_urls, url(server, "/search?q=lockb")]
