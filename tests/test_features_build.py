@@ -224,6 +224,28 @@ def test_the_features_command_runs_on_one_blas_thread_unless_told(tmp_path):
         assert threads in ("[]", f"[{want}]"), threads  # [] when numpy uses another BLAS
 
 
+def test_the_features_pool_forks_a_process_without_threads(tmp_path):
+    """The local pool forks its workers: a parent with other threads (pyarrow's jemalloc starts a
+    background thread when imported) may deadlock a child, which Python 3.12 and later warn of.
+    ``hwnoise features`` starts pyarrow without that thread, so each fork sees one thread; a
+    user's own JE_ARROW_MALLOC_CONF stands."""
+    ds = make_dataset(tmp_path, n=40)
+    code = ("import os, sys\n"
+            "seen = []\n"
+            "os.register_at_fork(before=lambda: seen.append(len(os.listdir('/proc/self/task'))))\n"
+            "from hwnoise.cli import main\n"
+            f"code = main(['features', {str(ds.path)!r}, '--no-progress', '--workers', '2', '--scheduler', 'local'])\n"
+            "print(code, seen)\n")
+    for env, one in (({}, True), ({"JE_ARROW_MALLOC_CONF": "background_thread:true"}, False)):
+        base = {k: v for k, v in os.environ.items() if k != "JE_ARROW_MALLOC_CONF"}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**base, **env})
+        assert out.returncode == 0, out.stderr
+        code_, seen = out.stdout.strip().splitlines()[-1].split(" ", 1)
+        threads = [int(t) for t in seen.strip("[]").split(",") if t.strip()]
+        assert code_ == "0" and threads, out.stdout  # the pool forked at least once
+        assert all(t == 1 for t in threads) == one, (env, threads)
+
+
 def test_page_rows_for_one_page():
     rows = page_rows(b"<body><p>Nome aprovado</p></body>", ["nome"])
     assert rows.loc[1, "matches"] == 1 and rows.loc[0, "query_score"] == 0.5
