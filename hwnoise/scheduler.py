@@ -42,6 +42,25 @@ class SchedulerError(HwnoiseError):
     """A --scheduler that is not understood or cannot be reached."""
 
 
+def no_idle_threads() -> None:
+    """Keep a command that forks the local pool free of threads it does not use (``features``,
+    ``extract``), set before numpy and pyarrow load and unless the user chose otherwise:
+    - OpenBLAS, loaded with numpy, starts a server thread per core that spins for a while after
+      start-up; these commands make no BLAS call worth a thread (each worker is a process), so
+      that is CPU for nothing (about 0.1 s, 3 % of ``hwnoise features`` on the bench corpus):
+      one BLAS thread (as ``HWNOISE_THREADS`` does for the fits);
+    - pyarrow's bundled jemalloc starts a background purging thread when pyarrow is imported,
+      although Arrow allocates with mimalloc here: without it the process has one thread when the
+      pool forks its workers (Python 3.12 and later warn of a fork from a process with threads,
+      which may deadlock the child)."""
+    import sys
+
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if "pyarrow" not in sys.modules:
+        os.environ.setdefault("JE_ARROW_MALLOC_CONF", "background_thread:false")
+
+
 def start_method() -> str:
     """How the local pool starts its processes, chosen here rather than left to multiprocessing's
     default (Python 3.14 makes that forkserver on Linux, where it was fork): ``HWNOISE_START_METHOD``

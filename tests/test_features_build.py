@@ -224,17 +224,24 @@ def test_the_features_command_runs_on_one_blas_thread_unless_told(tmp_path):
         assert threads in ("[]", f"[{want}]"), threads  # [] when numpy uses another BLAS
 
 
-def test_the_features_pool_forks_a_process_without_threads(tmp_path):
+@pytest.mark.parametrize("command", ["features", "extract"])
+def test_the_pool_forks_a_process_without_threads(tmp_path, command):
     """The local pool forks its workers: a parent with other threads (pyarrow's jemalloc starts a
-    background thread when imported) may deadlock a child, which Python 3.12 and later warn of.
-    ``hwnoise features`` starts pyarrow without that thread, so each fork sees one thread; a
-    user's own JE_ARROW_MALLOC_CONF stands."""
+    background thread when imported, OpenBLAS its server threads) may deadlock a child, which
+    Python 3.12 and later warn of. ``hwnoise features`` and ``extract`` start pyarrow without
+    that thread and numpy with one BLAS thread, so each fork sees one thread; a user's own
+    JE_ARROW_MALLOC_CONF stands."""
     ds = make_dataset(tmp_path, n=40)
+    if command == "features":
+        argv = ["features", str(ds.path), "--no-progress"]
+    else:
+        argv = ["extract", *map(str, sorted((ds.path / "pages").iterdir())), "--jsonl",
+                "-o", str(tmp_path / "out.jsonl")]
     code = ("import os, sys\n"
             "seen = []\n"
             "os.register_at_fork(before=lambda: seen.append(len(os.listdir('/proc/self/task'))))\n"
             "from hwnoise.cli import main\n"
-            f"code = main(['features', {str(ds.path)!r}, '--no-progress', '--workers', '2', '--scheduler', 'local'])\n"
+            f"code = main({argv + ['--workers', '2']!r})\n"
             "print(code, seen)\n")
     for env, one in (({}, True), ({"JE_ARROW_MALLOC_CONF": "background_thread:true"}, False)):
         base = {k: v for k, v in os.environ.items() if k != "JE_ARROW_MALLOC_CONF"}

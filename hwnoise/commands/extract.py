@@ -189,6 +189,9 @@ def _one(unit: tuple, opts: Options) -> tuple[str, str, "str | list[dict] | None
 
 
 def run(args: argparse.Namespace) -> int:
+    from hwnoise.scheduler import no_idle_threads
+
+    no_idle_threads()
     from hwnoise.errors import HwnoiseError
     from hwnoise.outputs import output_stream
     from hwnoise.progress import bar, info

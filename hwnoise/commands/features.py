@@ -57,25 +57,10 @@ def _terms(queries: list[str]) -> list[str]:
     return terms
 
 
-def _no_idle_threads() -> None:
-    """Keep this process free of threads the stage does not use, set before numpy and pyarrow
-    load (and unless the user chose otherwise):
-    - OpenBLAS, loaded with numpy, starts a server thread per core that spins for a while after
-      start-up; the features stage makes no BLAS call, so that is CPU for nothing (about 0.1 s,
-      3 % of ``hwnoise features`` on the bench corpus): one BLAS thread (as ``HWNOISE_THREADS``
-      does for the fits);
-    - pyarrow's bundled jemalloc starts a background purging thread when pyarrow is imported,
-      although Arrow allocates with mimalloc here: without it the process has one thread when the
-      local pool forks its workers (Python 3.12 and later warn of a fork from a process with
-      threads, which may deadlock the child)."""
-    if "numpy" not in sys.modules:
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    if "pyarrow" not in sys.modules:
-        os.environ.setdefault("JE_ARROW_MALLOC_CONF", "background_thread:false")
-
-
 def run(args) -> int:
-    _no_idle_threads()
+    from hwnoise.scheduler import no_idle_threads
+
+    no_idle_threads()
     targets = [Path(t) for t in args.target]
     if len(targets) > 1 or targets[0].is_dir():
         return _datasets(targets, args)
