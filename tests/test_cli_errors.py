@@ -596,6 +596,20 @@ def test_evaluate_names_the_features_of_a_model_hwnoise_does_not_compute(tmp_pat
     assert (tmp_path / "ev" / "report.json").exists()
 
 
+@pytest.mark.parametrize("records", [False, True])
+def test_extract_of_a_dataset_with_no_pages_is_one_line_not_silence(tmp_path, capsys, records):
+    # a dataset whose collect found nothing yet: the run wrote nothing, said nothing and exited 0,
+    # where a plain folder without page files is one error line
+    empty = tmp_path / "crawl"
+    empty.mkdir()
+    (empty / "dataset.json").write_text('{"name": "crawl"}', encoding="utf-8")
+    page = plain_source(tmp_path / "src", n=1) / "html" / "p0.html"
+    code, out, err = run(capsys, "extract", str(page), str(empty), *(["--records"] if records else []))
+    assert code == 1 and out == ""
+    line = one_error_line(err)
+    assert str(empty) in line and "no pages" in line and "hwnoise collect" in line
+
+
 def test_extract_out_writes_the_file_whole_and_nothing_on_stdout(tmp_path, capsys):
     pages = plain_source(tmp_path / "src", n=3) / "html"
     out = tmp_path / "new" / "text.jsonl"

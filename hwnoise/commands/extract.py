@@ -109,8 +109,12 @@ def _units(args: argparse.Namespace) -> list[tuple]:
         path = Path(item)
         if path.is_dir() and (path / "dataset.json").exists():
             ds = Dataset(path)
+            before = len(units)
             for page in ds.pages():
                 units.append((page.id, page.url or "", ("page", str(ds.path), page.id)))
+            if len(units) == before:  # said before the work, as for a folder without page files
+                raise HwnoiseError(f"{path}: a dataset with no pages yet, nothing to extract ('hwnoise "
+                                   "collect' or 'hwnoise import' its pages first)")
         elif path.is_dir():  # a folder of pages: every page file below it
             files = page_files(path, recursive=True)
             if not files:
