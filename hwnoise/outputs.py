@@ -92,6 +92,21 @@ def output_stream(path: str | os.PathLike | None, option: str = "-o/--out") -> I
     os.replace(part, final)
 
 
+def json_line(value: object) -> str:
+    """``value`` as one line of JSON, its text as it is (``ensure_ascii=False``), except a lone
+    surrogate, which no UTF-8 output can hold: a file name that is not UTF-8 (``caf\xe9.html``,
+    which Python gives as ``'caf\udce9.html'``) is written as the JSON escape ``\udce9``, read
+    back by ``json.loads`` as the same name, instead of failing the write of the whole run."""
+    import json
+
+    line = json.dumps(value, ensure_ascii=False)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:  # a surrogate stands only inside a JSON string: its escape is JSON
+        line = line.encode("utf-8", "backslashreplace").decode("utf-8")
+    return line
+
+
 #: what Markdown (and the HTML it passes through) reads in inline text: a table cell's end,
 #: code, emphasis, links, tags, entities, strike-through, maths
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&$])")

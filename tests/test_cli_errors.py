@@ -610,6 +610,31 @@ def test_extract_of_a_dataset_with_no_pages_is_one_line_not_silence(tmp_path, ca
     assert str(empty) in line and "no pages" in line and "hwnoise collect" in line
 
 
+def test_extract_names_a_page_file_whose_name_is_not_utf8_in_valid_json(tmp_path):
+    # a folder holding caf\xe9.html (saved under a Latin-1 system): its name, which Python gives
+    # with a lone surrogate, was a UnicodeEncodeError traceback writing -o FILE (and writing a
+    # strict UTF-8 stdout), with the lines before it lost; it is now the JSON escape \udce9
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    name = os.fsdecode(b"caf\xe9.html")
+    records = "".join(f"<li><h3><a href='/b/{i}'>Book {i}: a long title of a record</a></h3>"
+                      f"<p>By Author {i}, published 19{50 + i}, 23{i} pages</p></li>" for i in range(8))
+    (pages / name).write_text(f"<html><body><h1>Results</h1><ol>{records}</ol></body></html>", encoding="utf-8")
+    (pages / "ok.html").write_text(PAGE.format(i=1), encoding="utf-8")
+    out = tmp_path / "text.jsonl"
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}  # stdout strict UTF-8, as under en_US.UTF-8
+    for argv in (["-o", str(out)], ["--records", "-o", str(out)], []):
+        res = subprocess.run([sys.executable, "-m", "hwnoise.cli", "extract", str(pages), *argv],
+                             capture_output=True, env=env)
+        assert res.returncode == 0 and b"Traceback" not in res.stderr, res.stderr
+        lines = out.read_bytes().decode("utf-8") if argv else res.stdout.decode("utf-8")
+        rows = [json.loads(x) for x in lines.splitlines()]
+        if "--records" not in argv:
+            assert [r["page"] for r in rows] == [name, "ok.html"]
+            assert (pages / rows[0]["page"]).exists()
+        assert "\\udce9" in lines
+
+
 def test_extract_out_writes_the_file_whole_and_nothing_on_stdout(tmp_path, capsys):
     pages = plain_source(tmp_path / "src", n=3) / "html"
     out = tmp_path / "new" / "text.jsonl"

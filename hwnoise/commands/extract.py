@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 from pathlib import Path
@@ -302,13 +301,15 @@ def _unit_lost(piece: tuple, why: str) -> list[tuple]:
 
 def _write(out, args: argparse.Namespace, jsonl: bool, name: str, url: str, text, tally: dict) -> None:
     """One page's output on ``out``: its records as JSON lines, or its text (a JSON line, or as it is)."""
+    from hwnoise.outputs import json_line
+
     if args.records:
         tally["records"] += len(text)
         tally["hidden"] += _hidden(text)
         for rec in text:
-            out.write(json.dumps({**rec, "url": url} if url else rec, ensure_ascii=False) + "\n")
+            out.write(json_line({**rec, "url": url} if url else rec) + "\n")
     elif jsonl:
-        out.write(json.dumps({"page": name, "url": url, "text": text}, ensure_ascii=False) + "\n")
+        out.write(json_line({"page": name, "url": url, "text": text}) + "\n")
     else:
         out.write(text + ("\n" if text and not text.endswith("\n") else ""))
     if not args.records and not text.strip():
@@ -362,10 +363,9 @@ def _warc_lines(path: str, model, opts: Options) -> tuple[list[str], dict, set[s
     """The JSON lines of one WARC file, the counts of what was read and the model features its
     pages could not give (one scheduler task): one line a response with its text, or with
     ``opts.records`` one a data record of each response."""
-    import json
-
     from hwnoise.extractors.model import extract_html, records_html
     from hwnoise.features.importers.warc import html_responses
+    from hwnoise.outputs import json_line
 
     counts = {"records": 0, "responses": 0, "not_response": 0, "skipped_status": 0, "skipped_type": 0,
               "skipped_url": 0, "pages": 0, "data_records": 0, "hidden_records": 0}
@@ -381,10 +381,10 @@ def _warc_lines(path: str, model, opts: Options) -> tuple[list[str], dict, set[s
                                           hidden=records != "shown")
             counts["data_records"] += len(found)
             counts["hidden_records"] += _hidden(found)
-            lines.extend(json.dumps({**where, **r}, ensure_ascii=False) for r in found)
+            lines.extend(json_line({**where, **r}) for r in found)
         else:
             text, missing = extract_html(model, payload, http_charset=enc, query=query, markdown=markdown)
-            lines.append(json.dumps({**where, "text": text}, ensure_ascii=False))
+            lines.append(json_line({**where, "text": text}))
         missing_seen.update(missing)
     return lines, counts, missing_seen
 
