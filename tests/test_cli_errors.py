@@ -646,6 +646,27 @@ def test_extract_out_writes_the_file_whole_and_nothing_on_stdout(tmp_path, capsy
     assert not out.with_name("text.jsonl.part").exists()
 
 
+def test_extract_out_naming_one_of_its_inputs_is_refused_and_the_input_kept(tmp_path, capsys):
+    # '-o page.html' (a slip for page.txt), or -o into the folder being read: the text was
+    # renamed over the page it came from, exit 0, and the page was gone
+    pages = plain_source(tmp_path / "src", n=2) / "html"
+    (tmp_path / "link.html").symlink_to(pages / "p1.html")
+    warc = _warc_of(pages / "p0.html", tmp_path)
+    before = {p: p.read_bytes() for p in (pages / "p0.html", pages / "p1.html", warc)}
+    for inputs, out, named in [([str(pages / "p0.html")], pages / "p0.html", "p0.html"),
+                               ([str(pages)], pages / "p1.html", "p1.html"),
+                               ([str(tmp_path / "link.html")], pages / "p1.html", "link.html"),
+                               (["--warc", str(warc)], warc, str(warc))]:
+        code, printed, err = run(capsys, "extract", *inputs, "-o", str(out))
+        assert code == 1 and printed == ""
+        line = one_error_line(err)
+        assert f"-o/--out {out}: is one of the files to extract from ({named})" in line, line
+        assert not out.with_name(out.name + ".part").exists()
+    assert {p: p.read_bytes() for p in before} == before
+    code, _, _ = run(capsys, "extract", str(pages), "-o", str(tmp_path / "text.jsonl"))
+    assert code == 0 and (tmp_path / "text.jsonl").exists()
+
+
 def test_extract_out_of_a_stopped_run_keeps_what_it_wrote_in_a_part_file(tmp_path):
     """Stopped midway (Ctrl-C), a run leaves no file that looks whole: what it wrote is in
     FILE.part, and it says so."""

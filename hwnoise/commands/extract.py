@@ -203,6 +203,7 @@ def run(args: argparse.Namespace) -> int:
         return _extract_warc(args)
     _init(args.model_path, args.allow_pickle)
     units = _units(args)
+    _refuse_out_among_inputs(args.out, [(name, src[1]) for name, _, src in units if src[0] == "file"])
     jsonl = args.jsonl or len(units) != 1
     workers = (os.cpu_count() or 1) if args.workers == 0 else args.workers
     workers = max(1, min(workers, len(units)))
@@ -260,6 +261,27 @@ def _check_args(args: argparse.Namespace) -> None:
         from hwnoise.outputs import check_out_file
 
         check_out_file(args.out, "-o/--out")  # before the work, not after it
+
+
+def _refuse_out_among_inputs(out: str | None, inputs: list[tuple[str, str]]) -> None:
+    """One line, before the work, when ``-o FILE`` is one of the files to read (``inputs``: name
+    and path): the text was renamed over the page (or WARC) it came from, and the page was lost."""
+    from hwnoise.errors import HwnoiseError
+
+    if not out:
+        return
+    try:
+        st = os.stat(out)
+    except OSError:  # no such file yet: none of the inputs
+        return
+    for name, path in inputs:
+        try:
+            other = os.stat(path)
+        except OSError:
+            continue
+        if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+            raise HwnoiseError(f"-o/--out {out}: is one of the files to extract from ({name}), which the "
+                               "output would replace; give another file")
 
 
 @contextlib.contextmanager
@@ -400,6 +422,7 @@ def _extract_warc(args: argparse.Namespace) -> int:
     model = load_model(args.model_path, allow_pickle=args.allow_pickle)
     spec = getattr(args, "scheduler", "local") or "local"
     files = [str(p) for p in for_workers(spec, warc_files(args.warc))]
+    _refuse_out_among_inputs(args.out, [(f, f) for f in files])
     total: dict[str, int] = {}
 
     def emit(_i: int, result: tuple) -> None:
