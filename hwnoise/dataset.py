@@ -421,8 +421,10 @@ def check_distinct(datasets: Iterable["Dataset"]) -> None:
 
 
 #: A dataset folder's own parts, read back as the dataset (records/*.json says its gold has
-#: records): no output of a command goes into them.
-DATASET_PARTS = ("pages", "gold", "records", "probes", "features.parquet", "labels.parquet")
+#: records): no output of a command goes into them, nor replaces one of its files.
+DATASET_PARTS = ("pages", "gold", "records", "probes", "features.parquet", "labels.parquet",
+                 "render.parquet", "dataset.json", "submissions.jsonl", "journal.jsonl", "query.json",
+                 "probes.jsonl", "render_failed.jsonl")
 
 
 def dataset_part(path: str | os.PathLike) -> tuple[Path, str] | None:

@@ -50,7 +50,7 @@ def check_out_file(path: str | os.PathLike, option: str) -> Path:
     p = Path(path)
     if p.is_dir():
         raise HwnoiseError(f"{option} {p}: is a folder; give a file name")
-    _refuse_dataset_part(p.parent, option, p)
+    _refuse_dataset_part(p, option, p)  # the file itself too: -o DATASET/labels.parquet replaced the labels
     try:
         check_out_dir(p.parent, option)
     except HwnoiseError:
@@ -67,7 +67,8 @@ def _refuse_dataset_part(folder: Path, option: str, given: Path | None = None) -
 
     inside = dataset_part(folder)
     if inside is not None:
-        raise HwnoiseError(f"{option} {given or folder}: inside the {inside[1]} of the dataset {inside[0]}, "
+        where = "is" if Path(folder).resolve() == inside[0] / inside[1] else "inside"
+        raise HwnoiseError(f"{option} {given or folder}: {where} the {inside[1]} of the dataset {inside[0]}, "
                            "which hwnoise reads as the dataset's own; give a place outside it")
 
 

@@ -227,6 +227,25 @@ def test_output_places_inside_a_datasets_own_parts_are_refused(dataset, tmp_path
     assert code == 0, err
 
 
+@pytest.mark.parametrize("part", ["labels.parquet", "dataset.json", "query.json", "journal.jsonl", "submissions.jsonl"])
+def test_an_out_file_that_is_one_of_a_datasets_own_files_is_refused(dataset, capsys, part):
+    """export-arff -o DATASET/dataset.json (or extract -o DATASET/labels.parquet) replaced the
+    dataset's own file with the ARFF or the text, exit 0: the dataset then opened nowhere, or its
+    labels were unreadable. The file checked was the output's folder only, the dataset itself."""
+    if part == "labels.parquet":
+        assert run(capsys, "label", str(dataset), "--auto", "--no-general", "--extractors", "")[0] == 0
+    target = dataset / part
+    before = target.read_bytes() if target.exists() else None  # an imported dataset has no journal
+    page = next((dataset / "pages").iterdir())
+    for argv in (["export-arff", str(dataset), "-o", str(target)], ["extract", str(page), "-o", str(target)]):
+        code, out, err = run(capsys, *argv)
+        assert code == 1 and out == "", err
+        line = one_error_line(err)
+        assert f"-o/--out {target}: is the {part} of the dataset {dataset.resolve()}" in line, line
+    assert (target.read_bytes() if target.exists() else None) == before
+    assert run(capsys, "export-arff", str(dataset), "-o", str(dataset / "x.arff"))[0] == 0  # beside them: fine
+
+
 # -- features and training on bad input ----------------------------------------------------------
 
 def test_features_no_training_row_has_are_named_in_a_warning(dataset, tmp_path, capsys):
