@@ -336,3 +336,17 @@ def test_a_labels_table_it_cannot_use_is_one_line_before_the_walk_saying_how_to_
     assert crawl.labels_path.read_bytes() == before
     crawl.labels_path.rename(crawl.labels_path.with_name("labels.parquet.bad"))  # as it says: then it runs
     assert _auto(crawl) == 0
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--serve", "--refine", "3", "--no-open"], "--refine: goes with --auto"),
+    (["--serve", "--extractors", "", "--fixed-prior"], "--extractors, --fixed-prior: go with --auto"),
+    (["--auto", "--port", "8123"], "--port: goes with --serve"),
+])
+def test_an_option_of_the_other_mode_is_refused_not_dropped(crawl, capsys, argv, says):
+    """'label --serve --refine 3' served the page and 'label --auto --port N' made the labels as
+    if the option had not been given."""
+    assert main(["label", str(crawl.path), *argv]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"hwnoise: error: {says}") and err.count("\n") == 1, err
+    assert not crawl.labels_path.exists()
