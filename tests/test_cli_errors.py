@@ -359,6 +359,14 @@ def test_a_crawl_without_gold_is_told_how_to_get_labels(tmp_path, capsys):
     code, out, err = run(capsys, "train", ds, "--preset", "thesis")
     assert code == 1 and out == ""
     assert "hwnoise label DATASET --auto" in one_error_line(err)
+    # export-arff wrote a file of '?' classes only (Weka has nothing to train on) without a word
+    code, out, err = run(capsys, "export-arff", ds)
+    assert code == 0 and out.rstrip().endswith(",?")
+    assert (f"hwnoise: export-arff: warning: none of the {out.count(',?')} rows has a class" in err
+            and f"'hwnoise label {ds} --auto'" in err), err
+    code, out, _ = run(capsys, "import", "plain", str(plain_source(tmp_path / "src2")), "--into", str(tmp_path / "ds2"), "-q")
+    code, _, err = run(capsys, "export-arff", out.strip(), "-o", str(tmp_path / "x.arff"))
+    assert code == 0 and "warning" not in err, err  # with gold: no warning
 
 
 def test_corrupt_features_parquet_is_one_line(dataset, capsys, tmp_path):
