@@ -157,7 +157,8 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
-        if isinstance(exc, OSError) and not exc.filename:  # a full disk says no file: this one
+        if isinstance(exc, OSError) and (not exc.filename or exc.filename == tmp):
+            # a full disk says no file, and a rename onto a folder names the temp file: this one
             raise _naming(exc, path) from None
         raise
 

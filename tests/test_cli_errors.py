@@ -248,6 +248,18 @@ def test_an_out_file_that_is_one_of_a_datasets_own_files_is_refused(dataset, cap
 
 # -- features and training on bad input ----------------------------------------------------------
 
+def test_evaluate_with_a_folder_named_as_one_of_its_outputs_says_so_before_the_work(dataset, tmp_path, capsys):
+    # found when report.json was written, after every fit and score: the results were lost and
+    # the line named a temp file ('.report.json.PID@HOST.x.tmp: Is a directory')
+    out = tmp_path / "ev"
+    (out / "report.json").mkdir(parents=True)
+    code, printed, err = run(capsys, "evaluate", str(dataset), "--methods", "alltext", "--no-figures", "--out", str(out))
+    assert code == 1 and printed == ""
+    line = one_error_line(err)
+    assert f"-o/--out {out}: report.json is a folder there" in line and ".tmp" not in line, line
+    assert sorted(p.name for p in out.iterdir()) == ["report.json"]
+
+
 def test_features_no_training_row_has_are_named_in_a_warning(dataset, tmp_path, capsys):
     # --features rendered on pages never rendered ('hwnoise render'): the box, font and colour
     # columns are missing on every row, and the model was trained without them without a word
