@@ -157,7 +157,8 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
-        if isinstance(exc, OSError) and not exc.filename:  # a full disk says no file: this one
+        if isinstance(exc, OSError) and (not exc.filename or exc.filename == tmp):
+            # a full disk says no file, and a rename onto a folder names the temp file: this one
             raise _naming(exc, path) from None
         raise
 
@@ -421,8 +422,10 @@ def check_distinct(datasets: Iterable["Dataset"]) -> None:
 
 
 #: A dataset folder's own parts, read back as the dataset (records/*.json says its gold has
-#: records): no output of a command goes into them.
-DATASET_PARTS = ("pages", "gold", "records", "probes", "features.parquet", "labels.parquet")
+#: records): no output of a command goes into them, nor replaces one of its files.
+DATASET_PARTS = ("pages", "gold", "records", "probes", "features.parquet", "labels.parquet",
+                 "render.parquet", "dataset.json", "submissions.jsonl", "journal.jsonl", "query.json",
+                 "probes.jsonl", "render_failed.jsonl")
 
 
 def dataset_part(path: str | os.PathLike) -> tuple[Path, str] | None:
@@ -734,12 +737,20 @@ class Dataset:
 
         if not self.labels_path.exists():
             return pd.DataFrame({c: pd.Series(dtype=t) for c, t in LABEL_COLUMNS.items()})
+        # 'hwnoise label --auto' reads this table too (to keep a person's rows): to be told to
+        # rerun it, which fails on the same file, left no way out but to find what to delete
+        again = (f"move it aside (mv {self.labels_path} {self.labels_path}.bad) and run 'hwnoise label "
+                 f"{self.path} --auto' to label the pages again; the labels a person set in it are not kept")
         try:
-            return pd.read_parquet(self.labels_path)
+            table = pd.read_parquet(self.labels_path)
         except Exception as exc:  # noqa: BLE001 - any unreadable file is one clear line
-            raise DatasetError(f"{self.labels_path}: cannot read the labels ({exc}); rerun "
-                               f"'hwnoise label {self.path} --auto' (a person's labels are lost "
-                               "only if this file is)") from None
+            raise DatasetError(f"{self.labels_path}: cannot read the labels ({exc}); {again}") from None
+        missing = [c for c in LABEL_COLUMNS if c not in table.columns]
+        if missing:  # another tool's table, or one edited by hand: a KeyError each page, or a traceback
+            raise DatasetError(f"{self.labels_path}: not a labels table of hwnoise (no column "
+                               f"{', '.join(missing)}; it has {', '.join(map(str, table.columns[:8])) or 'none'}); "
+                               f"{again}")
+        return table
 
     def labels_newer(self) -> bool:
         """True when ``labels.parquet`` changed after ``features.parquet`` was written (the

@@ -50,7 +50,7 @@ def check_out_file(path: str | os.PathLike, option: str) -> Path:
     p = Path(path)
     if p.is_dir():
         raise HwnoiseError(f"{option} {p}: is a folder; give a file name")
-    _refuse_dataset_part(p.parent, option, p)
+    _refuse_dataset_part(p, option, p)  # the file itself too: -o DATASET/labels.parquet replaced the labels
     try:
         check_out_dir(p.parent, option)
     except HwnoiseError:
@@ -67,7 +67,8 @@ def _refuse_dataset_part(folder: Path, option: str, given: Path | None = None) -
 
     inside = dataset_part(folder)
     if inside is not None:
-        raise HwnoiseError(f"{option} {given or folder}: inside the {inside[1]} of the dataset {inside[0]}, "
+        where = "is" if Path(folder).resolve() == inside[0] / inside[1] else "inside"
+        raise HwnoiseError(f"{option} {given or folder}: {where} the {inside[1]} of the dataset {inside[0]}, "
                            "which hwnoise reads as the dataset's own; give a place outside it")
 
 
@@ -90,6 +91,21 @@ def output_stream(path: str | os.PathLike | None, option: str = "-o/--out") -> I
             sys.stderr.write(f"hwnoise: what was written before the stop is kept in {part}\n")
             raise
     os.replace(part, final)
+
+
+def json_line(value: object) -> str:
+    """``value`` as one line of JSON, its text as it is (``ensure_ascii=False``), except a lone
+    surrogate, which no UTF-8 output can hold: a file name that is not UTF-8 (``caf\xe9.html``,
+    which Python gives as ``'caf\udce9.html'``) is written as the JSON escape ``\udce9``, read
+    back by ``json.loads`` as the same name, instead of failing the write of the whole run."""
+    import json
+
+    line = json.dumps(value, ensure_ascii=False)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:  # a surrogate stands only inside a JSON string: its escape is JSON
+        line = line.encode("utf-8", "backslashreplace").decode("utf-8")
+    return line
 
 
 #: what Markdown (and the HTML it passes through) reads in inline text: a table cell's end,

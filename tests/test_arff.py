@@ -561,3 +561,51 @@ def test_date_attributes_are_read_as_weka_reads_them(tmp_path, berlin):
         path.write_text(DATED.replace("'dd.MM.yyyy HH:mm'", pattern), encoding="utf-8")
         with pytest.raises(ArffError, match=f"{path}:3: date attribute 'day': pattern .*{what} is not read"):
             load_arff(path)
+
+
+_HEAD = "% a comment first\n\n@relation r\n@attribute a numeric\n@attribute b numeric\n@attribute class {S,N}\n"
+_ROWS = "@data\n1,2,S\n3,4,N\n"
+#: Files Weka's ArffLoader refuses that hwnoise read (every one trained a model without a word,
+#: but the two marked "layout", called "Invalid layout", and "no name", a Python unpacking error),
+#: with the line Weka names, what Weka says and what hwnoise says
+WEKA_REFUSES = {
+    "a note without % in the header": (_HEAD.replace("@attribute b", "a note\n@attribute b") + _ROWS, 5,
+                                       "keyword @data expected", "keyword @attribute or @data expected, read 'a'"),
+    "@attributes": (_HEAD.replace("@attribute b", "@attributes b") + _ROWS, 5, "keyword @data expected",
+                    "read '@attributes'"),
+    "@relations": (_HEAD.replace("@relation r", "@relations r") + _ROWS, 3, "keyword @relation expected",
+                   "keyword @relation expected, read '@relations'"),
+    "layout: no @relation": (_HEAD.replace("@relation r\n", "") + _ROWS, 3, "keyword @relation expected",
+                             "keyword @relation expected, read '@attribute'"),
+    "layout: @relation twice": (_HEAD.replace("@relation r\n", "@relation r\n@relation s\n") + _ROWS, 4,
+                                "keyword @data expected", "a second @relation"),
+    "no name": (_HEAD.replace("@relation r", "@relation") + _ROWS, 3, "premature end of line",
+                "@relation without a name"),
+    "sparse indices out of order": (_HEAD + _ROWS + "{2 S, 0 1}\n", 10, "indices have to be ordered",
+                                    "indices must be in increasing order, as Weka reads them (0 after 2)"),
+    "a sparse index twice": (_HEAD + _ROWS + "{0 1, 0 2, 2 S}\n", 10, "indices have to be ordered", "(0 after 0)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WEKA_REFUSES))
+def test_a_file_weka_refuses_for_its_layout_is_refused_naming_its_line(tmp_path, case):
+    text, line, _weka_says, says = WEKA_REFUSES[case]
+    path = tmp_path / "bad.arff"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ArffError) as info:
+        load_arff(path)
+    assert str(info.value).startswith(f"{path}:{line}: ") and says in str(info.value), str(info.value)
+
+
+@pytest.mark.weka
+@needs_weka
+def test_weka_refuses_those_files_at_those_lines(tmp_path):
+    for case, (text, line, weka_says, _) in WEKA_REFUSES.items():
+        path = tmp_path / "bad.arff"
+        path.write_text(text, encoding="utf-8")
+        out = weka("weka.core.Instances", str(path))
+        weka_line = line + 1 if case == "no name" else line  # Weka names the line after the EOL it read
+        assert weka_says in out and f"line {weka_line}" in out, (case, out[:500])
+    path.write_text(_HEAD + _ROWS + "{0 1, 2 S}\n", encoding="utf-8")  # the same files, made right, read
+    assert "Num Instances:  3" in weka("weka.core.Instances", str(path))
+    assert load_arff(path).X.tolist() == [[1, 2], [3, 4], [1, 0]]

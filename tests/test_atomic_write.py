@@ -41,3 +41,13 @@ def test_a_full_disk_names_the_file_it_could_not_write(capsys):
         append_jsonl("/dev/full", {"submission": "x"})
     assert caught.value.filename == "/dev/full" and caught.value.errno == errno.ENOSPC
     # which the command line says in one line, as it says any OSError naming its file
+
+
+def test_a_folder_where_the_file_goes_is_named_not_the_temp_file(tmp_path):
+    """The rename onto a folder failed naming the temp file ('.report.json.PID@HOST.x.tmp: Is a
+    directory'), a file the user never made and that was gone already."""
+    (tmp_path / "report.json").mkdir()
+    with pytest.raises(OSError) as info:
+        atomic_write_text(tmp_path / "report.json", "{}")
+    assert info.value.filename == str(tmp_path / "report.json") and info.value.errno == errno.EISDIR
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]  # no temp file left

@@ -227,7 +227,38 @@ def test_output_places_inside_a_datasets_own_parts_are_refused(dataset, tmp_path
     assert code == 0, err
 
 
+@pytest.mark.parametrize("part", ["labels.parquet", "dataset.json", "query.json", "journal.jsonl", "submissions.jsonl"])
+def test_an_out_file_that_is_one_of_a_datasets_own_files_is_refused(dataset, capsys, part):
+    """export-arff -o DATASET/dataset.json (or extract -o DATASET/labels.parquet) replaced the
+    dataset's own file with the ARFF or the text, exit 0: the dataset then opened nowhere, or its
+    labels were unreadable. The file checked was the output's folder only, the dataset itself."""
+    if part == "labels.parquet":
+        assert run(capsys, "label", str(dataset), "--auto", "--no-general", "--extractors", "")[0] == 0
+    target = dataset / part
+    before = target.read_bytes() if target.exists() else None  # an imported dataset has no journal
+    page = next((dataset / "pages").iterdir())
+    for argv in (["export-arff", str(dataset), "-o", str(target)], ["extract", str(page), "-o", str(target)]):
+        code, out, err = run(capsys, *argv)
+        assert code == 1 and out == "", err
+        line = one_error_line(err)
+        assert f"-o/--out {target}: is the {part} of the dataset {dataset.resolve()}" in line, line
+    assert (target.read_bytes() if target.exists() else None) == before
+    assert run(capsys, "export-arff", str(dataset), "-o", str(dataset / "x.arff"))[0] == 0  # beside them: fine
+
+
 # -- features and training on bad input ----------------------------------------------------------
+
+def test_evaluate_with_a_folder_named_as_one_of_its_outputs_says_so_before_the_work(dataset, tmp_path, capsys):
+    # found when report.json was written, after every fit and score: the results were lost and
+    # the line named a temp file ('.report.json.PID@HOST.x.tmp: Is a directory')
+    out = tmp_path / "ev"
+    (out / "report.json").mkdir(parents=True)
+    code, printed, err = run(capsys, "evaluate", str(dataset), "--methods", "alltext", "--no-figures", "--out", str(out))
+    assert code == 1 and printed == ""
+    line = one_error_line(err)
+    assert f"-o/--out {out}: report.json is a folder there" in line and ".tmp" not in line, line
+    assert sorted(p.name for p in out.iterdir()) == ["report.json"]
+
 
 def test_features_no_training_row_has_are_named_in_a_warning(dataset, tmp_path, capsys):
     # --features rendered on pages never rendered ('hwnoise render'): the box, font and colour
@@ -340,6 +371,14 @@ def test_a_crawl_without_gold_is_told_how_to_get_labels(tmp_path, capsys):
     code, out, err = run(capsys, "train", ds, "--preset", "thesis")
     assert code == 1 and out == ""
     assert "hwnoise label DATASET --auto" in one_error_line(err)
+    # export-arff wrote a file of '?' classes only (Weka has nothing to train on) without a word
+    code, out, err = run(capsys, "export-arff", ds)
+    assert code == 0 and out.rstrip().endswith(",?")
+    assert (f"hwnoise: export-arff: warning: none of the {out.count(',?')} rows has a class" in err
+            and f"'hwnoise label {ds} --auto'" in err), err
+    code, out, _ = run(capsys, "import", "plain", str(plain_source(tmp_path / "src2")), "--into", str(tmp_path / "ds2"), "-q")
+    code, _, err = run(capsys, "export-arff", out.strip(), "-o", str(tmp_path / "x.arff"))
+    assert code == 0 and "warning" not in err, err  # with gold: no warning
 
 
 def test_corrupt_features_parquet_is_one_line(dataset, capsys, tmp_path):
@@ -596,6 +635,45 @@ def test_evaluate_names_the_features_of_a_model_hwnoise_does_not_compute(tmp_pat
     assert (tmp_path / "ev" / "report.json").exists()
 
 
+@pytest.mark.parametrize("records", [False, True])
+def test_extract_of_a_dataset_with_no_pages_is_one_line_not_silence(tmp_path, capsys, records):
+    # a dataset whose collect found nothing yet: the run wrote nothing, said nothing and exited 0,
+    # where a plain folder without page files is one error line
+    empty = tmp_path / "crawl"
+    empty.mkdir()
+    (empty / "dataset.json").write_text('{"name": "crawl"}', encoding="utf-8")
+    page = plain_source(tmp_path / "src", n=1) / "html" / "p0.html"
+    code, out, err = run(capsys, "extract", str(page), str(empty), *(["--records"] if records else []))
+    assert code == 1 and out == ""
+    line = one_error_line(err)
+    assert str(empty) in line and "no pages" in line and "hwnoise collect" in line
+
+
+def test_extract_names_a_page_file_whose_name_is_not_utf8_in_valid_json(tmp_path):
+    # a folder holding caf\xe9.html (saved under a Latin-1 system): its name, which Python gives
+    # with a lone surrogate, was a UnicodeEncodeError traceback writing -o FILE (and writing a
+    # strict UTF-8 stdout), with the lines before it lost; it is now the JSON escape \udce9
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    name = os.fsdecode(b"caf\xe9.html")
+    records = "".join(f"<li><h3><a href='/b/{i}'>Book {i}: a long title of a record</a></h3>"
+                      f"<p>By Author {i}, published 19{50 + i}, 23{i} pages</p></li>" for i in range(8))
+    (pages / name).write_text(f"<html><body><h1>Results</h1><ol>{records}</ol></body></html>", encoding="utf-8")
+    (pages / "ok.html").write_text(PAGE.format(i=1), encoding="utf-8")
+    out = tmp_path / "text.jsonl"
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}  # stdout strict UTF-8, as under en_US.UTF-8
+    for argv in (["-o", str(out)], ["--records", "-o", str(out)], []):
+        res = subprocess.run([sys.executable, "-m", "hwnoise.cli", "extract", str(pages), *argv],
+                             capture_output=True, env=env)
+        assert res.returncode == 0 and b"Traceback" not in res.stderr, res.stderr
+        lines = out.read_bytes().decode("utf-8") if argv else res.stdout.decode("utf-8")
+        rows = [json.loads(x) for x in lines.splitlines()]
+        if "--records" not in argv:
+            assert [r["page"] for r in rows] == [name, "ok.html"]
+            assert (pages / rows[0]["page"]).exists()
+        assert "\\udce9" in lines
+
+
 def test_extract_out_writes_the_file_whole_and_nothing_on_stdout(tmp_path, capsys):
     pages = plain_source(tmp_path / "src", n=3) / "html"
     out = tmp_path / "new" / "text.jsonl"
@@ -605,6 +683,27 @@ def test_extract_out_writes_the_file_whole_and_nothing_on_stdout(tmp_path, capsy
     assert [x["page"] for x in lines] == ["p0.html", "p1.html", "p2.html"]
     assert all(f"Book {i}: the title" in x["text"] for i, x in enumerate(lines))
     assert not out.with_name("text.jsonl.part").exists()
+
+
+def test_extract_out_naming_one_of_its_inputs_is_refused_and_the_input_kept(tmp_path, capsys):
+    # '-o page.html' (a slip for page.txt), or -o into the folder being read: the text was
+    # renamed over the page it came from, exit 0, and the page was gone
+    pages = plain_source(tmp_path / "src", n=2) / "html"
+    (tmp_path / "link.html").symlink_to(pages / "p1.html")
+    warc = _warc_of(pages / "p0.html", tmp_path)
+    before = {p: p.read_bytes() for p in (pages / "p0.html", pages / "p1.html", warc)}
+    for inputs, out, named in [([str(pages / "p0.html")], pages / "p0.html", "p0.html"),
+                               ([str(pages)], pages / "p1.html", "p1.html"),
+                               ([str(tmp_path / "link.html")], pages / "p1.html", "link.html"),
+                               (["--warc", str(warc)], warc, str(warc))]:
+        code, printed, err = run(capsys, "extract", *inputs, "-o", str(out))
+        assert code == 1 and printed == ""
+        line = one_error_line(err)
+        assert f"-o/--out {out}: is one of the files to extract from ({named})" in line, line
+        assert not out.with_name(out.name + ".part").exists()
+    assert {p: p.read_bytes() for p in before} == before
+    code, _, _ = run(capsys, "extract", str(pages), "-o", str(tmp_path / "text.jsonl"))
+    assert code == 0 and (tmp_path / "text.jsonl").exists()
 
 
 def test_extract_out_of_a_stopped_run_keeps_what_it_wrote_in_a_part_file(tmp_path):

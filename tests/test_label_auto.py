@@ -308,3 +308,45 @@ def test_a_page_that_is_not_html_is_skipped_and_named_not_labelled(crawl, capsys
     lab = crawl.read_labels()
     assert sub["id"] not in set(lab["page"]) and len(set(lab["page"])) == len(RECORDS)
     assert f"label books: {len(RECORDS)} pages" in err
+
+
+@pytest.mark.parametrize("damage", ["cut short", "another table"])
+def test_a_labels_table_it_cannot_use_is_one_line_before_the_walk_saying_how_to_go_on(crawl, capsys, damage):
+    """A labels.parquet cut short was 'rerun hwnoise label --auto', the very command that failed
+    on it; one of another shape (a user's own table) skipped every page on a KeyError in --auto
+    (then 'nothing to label') and was a traceback in 'hwnoise features'."""
+    assert _auto(crawl) == 0
+    if damage == "cut short":
+        crawl.labels_path.write_bytes(crawl.labels_path.read_bytes()[:300])
+    else:
+        pd.DataFrame({"url": ["a"], "verdict": ["S"]}).to_parquet(crawl.labels_path)
+    before = crawl.labels_path.read_bytes()
+    for argv in (["label", str(crawl.path), "--auto", "--no-general", "--extractors", "",
+                  "--weights", str(crawl.path.parent / "equal-weights.json")], ["features", str(crawl.path)]):
+        capsys.readouterr()
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        lines = [ln for ln in err.splitlines() if ln.startswith("hwnoise: error: ")]
+        assert len(lines) == 1 and "Traceback" not in err and "skipped" not in err, err
+        assert lines[0].startswith(f"hwnoise: error: {crawl.labels_path}: ")
+        assert f"move it aside (mv {crawl.labels_path} {crawl.labels_path}.bad)" in lines[0]
+        if damage == "another table":
+            assert "not a labels table of hwnoise (no column page, node" in lines[0] and "it has url, verdict" in lines[0]
+        assert "label books" not in err  # said before the walk, not after every page
+    assert crawl.labels_path.read_bytes() == before
+    crawl.labels_path.rename(crawl.labels_path.with_name("labels.parquet.bad"))  # as it says: then it runs
+    assert _auto(crawl) == 0
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--serve", "--refine", "3", "--no-open"], "--refine: goes with --auto"),
+    (["--serve", "--extractors", "", "--fixed-prior"], "--extractors, --fixed-prior: go with --auto"),
+    (["--auto", "--port", "8123"], "--port: goes with --serve"),
+])
+def test_an_option_of_the_other_mode_is_refused_not_dropped(crawl, capsys, argv, says):
+    """'label --serve --refine 3' served the page and 'label --auto --port N' made the labels as
+    if the option had not been given."""
+    assert main(["label", str(crawl.path), *argv]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"hwnoise: error: {says}") and err.count("\n") == 1, err
+    assert not crawl.labels_path.exists()

@@ -276,6 +276,7 @@ def load_arff(path: str | os.PathLike) -> ArffTable:
         what = "an empty file" if not text.strip() else "no @DATA line"
         raise ArffError(f"{path}: not an ARFF file ({what}): ARFF declares '@RELATION name', one "
                         "'@ATTRIBUTE name type' a line, then '@DATA' and one row of values a line")
+    _check_layout(path, text)
     obj, tokens = _fast_tokens(path, text)
     if tokens is None:
         obj = _liac_decode(path, text)
@@ -295,6 +296,51 @@ def load_arff(path: str | os.PathLike) -> ArffTable:
     if weights is not None:
         t.weights, t.weighted_line = weights
     return t
+
+
+def _check_layout(path: Path, text: str) -> None:
+    """Refuse, naming the line as Weka does, what Weka's ArffLoader refuses and liac-arff read
+    past: a header line that is no declaration (a note without '%', ``@attributes``) or a
+    declaration out of place (no ``@relation`` first, a second one), both dropped without a
+    word or called "Invalid layout"; an ``@relation`` without a name (liac-arff: "not enough
+    values to unpack"); and a sparse row whose indices are not in increasing order (``{2 S, 0
+    1}``: Weka's "indices have to be ordered"; liac-arff took the last value given for an index).
+    ``text`` has its comments cut and its lines where the file has them."""
+    data = _DATA_DECLARED.search(text)
+    lines = text[:data.start()].split("\n")
+    relation = False
+    for i, line in enumerate(lines, 1):
+        words = line.split(None, 1)
+        if not words:
+            continue
+        keyword = words[0].lower()
+        if not relation:
+            if keyword != "@relation":
+                raise ArffError(f"{path}:{i}: keyword @relation expected, read {words[0][:40]!r}: an ARFF "
+                                "file opens with '@RELATION name' (after comments, '%' to the line's end)")
+            if len(words) < 2:
+                raise ArffError(f"{path}:{i}: @relation without a name; write '@RELATION name'")
+            relation = True
+        elif keyword == "@relation":
+            raise ArffError(f"{path}:{i}: a second @relation; an ARFF file declares one, then its attributes")
+        elif keyword not in ("@attribute", "@end"):  # @end closes a relational attribute
+            raise ArffError(f"{path}:{i}: keyword @attribute or @data expected, read {words[0][:40]!r}"
+                            + ("" if keyword.startswith("@") else " (a note in the header starts with '%')"))
+    if not relation:
+        raise ArffError(f"{path}:{text.count(chr(10), 0, data.start()) + 1}: keyword @relation expected "
+                        "before @data: an ARFF file opens with '@RELATION name'")
+    start = data.end()
+    if text.find("{", start) < 0:  # no sparse row (a dense file: most)
+        return
+    base = text.count("\n", 0, start) + 1
+    for i, line in enumerate(text[start:].split("\n")):
+        if not line.lstrip().startswith("{"):
+            continue
+        keys = [int(k) for k, _ in liac._RE_SPARSE_KEY_VALUES.findall(line) if k]
+        for a, b in zip(keys, keys[1:]):
+            if b <= a:
+                raise ArffError(f"{path}:{base + i}: a sparse row's indices must be in increasing order, "
+                                f"as Weka reads them ({b} after {a}); write each index once, in order")
 
 
 #: a row's instance weight: '{w}' after its values (Weka 3.6: '1,2,S,{0.5}', '{0 1,2 S} {3}');

@@ -724,6 +724,14 @@ def check_meta(meta: dict, json_path: Path) -> None:
     from hwnoise.training.spec import SpecError
 
     fv = meta.get("format_version")
+    if isinstance(fv, int) and not isinstance(fv, bool) and fv > FORMAT_VERSION:
+        # not damaged: a newer hwnoise wrote it, and retraining is not the only way out
+        by = meta.get("hwnoise")
+        by = f" (by hwnoise {by})" if isinstance(by, str) and by.isprintable() and len(by) < 40 and by != __version__ else ""
+        raise ModelError(f"{json_path}: key 'format_version': {fv}, a model format newer than this "
+                         f"hwnoise {__version__} reads (up to {FORMAT_VERSION}); the file was written by a "
+                         f"newer hwnoise{by}: upgrade hwnoise to use it, or retrain with this one "
+                         "('hwnoise train --out')")
     if not isinstance(fv, int) or isinstance(fv, bool) or not 1 <= fv <= FORMAT_VERSION:
         versions = "1" if FORMAT_VERSION == 1 else f"an integer from 1 to {FORMAT_VERSION}"
         raise _bad(json_path, "format_version", f"must be {versions} (this hwnoise's), not {fv!r}")

@@ -84,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         options["model"] = opts
     check_out_dir(args.out, "-o/--out")
     methods = [m for m in args.methods.split(",") if m]
+    _refuse_folders_named_as_outputs(args.out, methods)
     unused = sorted(set(given) - set(methods))
     from hwnoise.errors import HwnoiseError
 
@@ -105,3 +106,19 @@ def run(args: argparse.Namespace) -> int:
     print(summary_table(report))
     info(f"{', '.join(report.get('outputs', []))} in {args.out}")
     return 0
+
+
+def _refuse_folders_named_as_outputs(out: str, methods: list[str]) -> None:
+    """One line before the work when a file the run writes is a folder in ``out`` (a
+    ``report.json/`` made by hand or by another tool): found after every fit and score, the run's
+    results were lost."""
+    from pathlib import Path
+
+    from hwnoise.errors import HwnoiseError
+
+    names = ["report.json", "report.md", "pages.csv", "precision.png", "recall.png",
+             *(f"confusion-{m}.png" for m in methods)]
+    folders = [n for n in names if (Path(out) / n).is_dir()]
+    if folders:
+        raise HwnoiseError(f"-o/--out {out}: {', '.join(folders)} {'is a folder' if len(folders) == 1 else 'are folders'} "
+                           "there, where the report is written; remove or rename it, or give another --out")

@@ -26,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from hwnoise.dataset import Dataset
     from hwnoise.features.assembly import check_table_columns, unknown_features
+    from hwnoise.features.columns import LABEL
     from hwnoise.outputs import check_out_file
     from hwnoise.progress import info
     from hwnoise.training.arff import write_arff
@@ -43,4 +44,7 @@ def run(args: argparse.Namespace) -> int:
     write_arff(df, args.out, features=feats, page=args.page, relation=relation)
     if args.out:
         info(f"{len(df)} rows, {len(feats)} features -> {args.out}")
+    if len(df) and not df[LABEL].isin(["S", "N"]).any():  # Weka has nothing to train on: said, not left to find
+        info(f"hwnoise: export-arff: warning: none of the {len(df)} rows has a class (the dataset has no gold "
+             f"and no labels): each is '?'; 'hwnoise label {args.dataset} --auto' labels a crawl without gold")
     return 0

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 from pathlib import Path
@@ -109,8 +108,12 @@ def _units(args: argparse.Namespace) -> list[tuple]:
         path = Path(item)
         if path.is_dir() and (path / "dataset.json").exists():
             ds = Dataset(path)
+            before = len(units)
             for page in ds.pages():
                 units.append((page.id, page.url or "", ("page", str(ds.path), page.id)))
+            if len(units) == before:  # said before the work, as for a folder without page files
+                raise HwnoiseError(f"{path}: a dataset with no pages yet, nothing to extract ('hwnoise "
+                                   "collect' or 'hwnoise import' its pages first)")
         elif path.is_dir():  # a folder of pages: every page file below it
             files = page_files(path, recursive=True)
             if not files:
@@ -203,6 +206,7 @@ def run(args: argparse.Namespace) -> int:
         return _extract_warc(args)
     _init(args.model_path, args.allow_pickle)
     units = _units(args)
+    _refuse_out_among_inputs(args.out, [(name, src[1]) for name, _, src in units if src[0] == "file"])
     jsonl = args.jsonl or len(units) != 1
     workers = (os.cpu_count() or 1) if args.workers == 0 else args.workers
     workers = max(1, min(workers, len(units)))
@@ -262,6 +266,27 @@ def _check_args(args: argparse.Namespace) -> None:
         check_out_file(args.out, "-o/--out")  # before the work, not after it
 
 
+def _refuse_out_among_inputs(out: str | None, inputs: list[tuple[str, str]]) -> None:
+    """One line, before the work, when ``-o FILE`` is one of the files to read (``inputs``: name
+    and path): the text was renamed over the page (or WARC) it came from, and the page was lost."""
+    from hwnoise.errors import HwnoiseError
+
+    if not out:
+        return
+    try:
+        st = os.stat(out)
+    except OSError:  # no such file yet: none of the inputs
+        return
+    for name, path in inputs:
+        try:
+            other = os.stat(path)
+        except OSError:
+            continue
+        if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+            raise HwnoiseError(f"-o/--out {out}: is one of the files to extract from ({name}), which the "
+                               "output would replace; give another file")
+
+
 @contextlib.contextmanager
 def _results(units: list, args: argparse.Namespace, workers: int):
     """``_one``'s results in the units' order: here, or in ``workers`` processes."""
@@ -301,13 +326,15 @@ def _unit_lost(piece: tuple, why: str) -> list[tuple]:
 
 def _write(out, args: argparse.Namespace, jsonl: bool, name: str, url: str, text, tally: dict) -> None:
     """One page's output on ``out``: its records as JSON lines, or its text (a JSON line, or as it is)."""
+    from hwnoise.outputs import json_line
+
     if args.records:
         tally["records"] += len(text)
         tally["hidden"] += _hidden(text)
         for rec in text:
-            out.write(json.dumps({**rec, "url": url} if url else rec, ensure_ascii=False) + "\n")
+            out.write(json_line({**rec, "url": url} if url else rec) + "\n")
     elif jsonl:
-        out.write(json.dumps({"page": name, "url": url, "text": text}, ensure_ascii=False) + "\n")
+        out.write(json_line({"page": name, "url": url, "text": text}) + "\n")
     else:
         out.write(text + ("\n" if text and not text.endswith("\n") else ""))
     if not args.records and not text.strip():
@@ -361,10 +388,9 @@ def _warc_lines(path: str, model, opts: Options) -> tuple[list[str], dict, set[s
     """The JSON lines of one WARC file, the counts of what was read and the model features its
     pages could not give (one scheduler task): one line a response with its text, or with
     ``opts.records`` one a data record of each response."""
-    import json
-
     from hwnoise.extractors.model import extract_html, records_html
     from hwnoise.features.importers.warc import html_responses
+    from hwnoise.outputs import json_line
 
     counts = {"records": 0, "responses": 0, "not_response": 0, "skipped_status": 0, "skipped_type": 0,
               "skipped_url": 0, "pages": 0, "data_records": 0, "hidden_records": 0}
@@ -380,10 +406,10 @@ def _warc_lines(path: str, model, opts: Options) -> tuple[list[str], dict, set[s
                                           hidden=records != "shown")
             counts["data_records"] += len(found)
             counts["hidden_records"] += _hidden(found)
-            lines.extend(json.dumps({**where, **r}, ensure_ascii=False) for r in found)
+            lines.extend(json_line({**where, **r}) for r in found)
         else:
             text, missing = extract_html(model, payload, http_charset=enc, query=query, markdown=markdown)
-            lines.append(json.dumps({**where, "text": text}, ensure_ascii=False))
+            lines.append(json_line({**where, "text": text}))
         missing_seen.update(missing)
     return lines, counts, missing_seen
 
@@ -399,6 +425,7 @@ def _extract_warc(args: argparse.Namespace) -> int:
     model = load_model(args.model_path, allow_pickle=args.allow_pickle)
     spec = getattr(args, "scheduler", "local") or "local"
     files = [str(p) for p in for_workers(spec, warc_files(args.warc))]
+    _refuse_out_among_inputs(args.out, [(f, f) for f in files])
     total: dict[str, int] = {}
 
     def emit(_i: int, result: tuple) -> None:

@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="--auto: external extractors to ask (default: every installed one; '' none)")
     p.add_argument("--weights", default=None, metavar="FILE.json",
                    help="--auto: combination weights {bias, weights: {source: w}} (default: shipped)")
-    p.add_argument("--refine", type=number(int, 0, "give 0 or more rounds"), default=1, metavar="N",
+    p.add_argument("--refine", type=number(int, 0, "give 0 or more rounds"), default=None, metavar="N",
                    help="--auto: N Dawid-Skene rounds estimating each source's reliability on this "
                         "dataset (default 1, chosen by cross-site folds on big9 and the demo; 0: the "
                         "fitted vote alone)")
@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from hwnoise.dataset import Dataset, DatasetError
     from hwnoise.jsontext import read_json_file
 
+    _check_modes(args)
     ds = Dataset(args.dataset)
     if args.auto:
         from hwnoise.labelling.auto import AutoOptions, auto_label, check_external, check_weights
@@ -60,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
         ext = None if args.extractors is None else check_external(
             [x.strip() for x in args.extractors.split(",") if x.strip()])
         auto_label(ds, AutoOptions(general=not args.no_general, external=ext, weights=weights,
-                                   refine=args.refine, adapt_prior=not args.fixed_prior))
+                                   refine=1 if args.refine is None else args.refine,
+                                   adapt_prior=not args.fixed_prior))
         return 0
     from hwnoise.labelling.serve import serve
 
@@ -73,3 +75,19 @@ def run(args: argparse.Namespace) -> int:
             if exc.errno == errno.EADDRINUSE else "cannot be opened by this user"
         raise HwnoiseError(f"--port {args.port} {why}; give another port, or no --port for a free one") from None
     return 0
+
+
+def _check_modes(args: argparse.Namespace) -> None:
+    """An option of the other mode (--refine with --serve, --port with --auto) was dropped without
+    a word: the labels were made, or the page served, as if it had not been given."""
+    auto_only = [name for name, given in (("--no-general", args.no_general), ("--extractors", args.extractors is not None),
+                                          ("--weights", args.weights is not None),
+                                          ("--refine", args.refine is not None), ("--fixed-prior", args.fixed_prior))
+                 if given]
+    serve_only = [name for name, given in (("--port", args.port != 0), ("--no-open", args.no_open)) if given]
+    if args.serve and auto_only:
+        raise HwnoiseError(f"{', '.join(auto_only)}: {'goes' if len(auto_only) == 1 else 'go'} with --auto "
+                           "(how the automatic labels are made), not with --serve")
+    if args.auto and serve_only:
+        raise HwnoiseError(f"{', '.join(serve_only)}: {'goes' if len(serve_only) == 1 else 'go'} with --serve "
+                           "(the labelling page), not with --auto")

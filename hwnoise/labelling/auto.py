@@ -514,6 +514,7 @@ def auto_label(dataset: Dataset | str, options: AutoOptions | None = None) -> pd
     opts = options or AutoOptions()
     ds = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     pages = list(ds.pages())
+    ds.read_labels()  # a stored table it cannot merge with is said now, not after every page is walked
     weights = opts.weights or default_weights()
     sources = set(opts.sources)
     externals, general = _page_sources(opts, sources)
