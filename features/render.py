@@ -847,8 +847,11 @@ class _Workers:
     def __init__(self, jobs: list[tuple], workers: int, scripts: bool, timeout: float, check: bool, take):
         import multiprocessing as mp
 
-        # fork: the parent never starts Playwright or a browser, and fork needs no main guard
-        self.ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        from hwnoise.scheduler import start_method
+
+        # the local pool's start method (fork on Linux: the parent never starts Playwright or a
+        # browser, and fork needs no main guard; HWNOISE_START_METHOD chooses another)
+        self.ctx = mp.get_context(start_method())
         self.tasks, self.results = self.ctx.Queue(), self.ctx.Queue()
         for job in jobs:
             self.tasks.put(job)

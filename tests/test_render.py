@@ -368,6 +368,27 @@ def test_a_page_that_never_finishes_is_recorded_and_the_run_goes_on(tmp_path):
 
 
 @needs_chromium
+def test_the_render_pool_takes_the_local_pools_start_method(tmp_path, monkeypatch):
+    """render's worker processes start as the local pool's (``scheduler.start_method``): under
+    HWNOISE_START_METHOD=spawn they start afresh and render the same rows as forked ones."""
+    pages = {"hidden": HIDDEN_PAGE, "tables": VARIED["tables"], "plain": VARIED["plain"]}
+    forked, spawned = _dataset(tmp_path / "fork", pages), _dataset(tmp_path / "spawn", pages)
+    assert render_dataset(forked, workers=2, progress=False)["rendered"] == 3
+    monkeypatch.setenv("HWNOISE_START_METHOD", "spawn")
+    import multiprocessing
+
+    made = []
+    real = multiprocessing.get_context
+    monkeypatch.setattr(multiprocessing, "get_context", lambda method=None: made.append(method) or real(method))
+    assert render_dataset(spawned, workers=2, progress=False)["rendered"] == 3
+    assert made == ["spawn"]
+    key = ["page", "node"]
+    a = read_render(forked).sort_values(key).reset_index(drop=True)
+    b = read_render(spawned).sort_values(key).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b)
+
+
+@needs_chromium
 def test_rerun_renders_nothing_new_and_the_join_is_exact(tmp_path):
     ds = _dataset(tmp_path, {"hidden": HIDDEN_PAGE, "tables": VARIED["tables"],
                              "deep": VARIED["deep"]})
