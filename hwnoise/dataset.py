@@ -292,6 +292,21 @@ def safe_id(pid: object) -> str:
     return f"{slug}-{digest}" if slug else digest
 
 
+_UNNAMED: set[Path] = set()
+
+
+def _name_no_page_id(path: Path) -> None:
+    """Say once per run that a page file put in ``pages/`` by hand is left out: its name is no page
+    ID (``is_safe_id``), so the ID its name gives maps to another file (``safe_id``)."""
+    if path in _UNNAMED:
+        return
+    _UNNAMED.add(path)
+    from hwnoise.progress import info
+
+    info(f"hwnoise: warning: {path}: left out, its name is no page ID (letters, digits, '.', '-' and '_', "
+         f"at most {MAX_ID_LENGTH} characters); rename it to {safe_id(path.stem)}.html to include it")
+
+
 def is_within(path: str | os.PathLike, root: str | os.PathLike) -> bool:
     """Whether ``path``, symlinks followed, lies inside the folder ``root`` (itself resolved):
     importers refuse files that a symlink or a ``../`` in data would fetch from elsewhere."""
@@ -623,8 +638,12 @@ class Dataset:
             if self.page_path(pid).exists():
                 yield Page(pid, self, sub, journal.get(pid))
         for p in sorted((self.path / "pages").glob("*.html")):
-            if p.stem not in listed:
-                yield Page(p.stem, self, {"id": p.stem}, journal.get(p.stem))
+            if p.stem in listed:
+                continue
+            if safe_id(p.stem) != p.stem:  # its ID's file is another name: it could not be read
+                _name_no_page_id(p)
+                continue
+            yield Page(p.stem, self, {"id": p.stem}, journal.get(p.stem))
 
     def unfetched(self) -> list[str]:
         """IDs of submissions without a page file: not fetched yet, or their fetch failed

@@ -32,6 +32,30 @@ def test_paths_built_from_ids_stay_in_the_folder(tmp_path):
     assert not (tmp_path / "x.html").exists()
 
 
+def test_a_page_file_named_by_hand_is_left_out_with_the_name_to_give_it(tmp_path):
+    """A page dropped into pages/ under a name that is no page ID ("my page.html") was listed and
+    then read from the file its ID maps to, which does not exist: every command skipped it naming
+    that other file. It is left out with one warning that says what to rename it to, and read as
+    a page once renamed."""
+    import subprocess
+    import sys
+
+    ds = Dataset.create(tmp_path / "ds")
+    ds.write_page("p1", b"<html><body><p>first page</p></body></html>")
+    stray = ds.path / "pages" / "my page.html"
+    stray.write_bytes(b"<html><body><p>dropped by hand</p></body></html>")
+    code = ("from hwnoise.dataset import Dataset; d = Dataset(%r); "
+            "print([p.id for p in d.pages()], [p.id for p in d.pages()])" % str(ds.path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['p1'] ['p1']"
+    want = safe_id("my page") + ".html"
+    assert out.stderr.count("warning") == 1 and str(stray) in out.stderr and f"rename it to {want}" in out.stderr
+    stray.rename(ds.path / "pages" / want)
+    pages = {p.id: p for p in Dataset(ds.path).pages()}
+    assert pages[want[:-5]].read_html() == b"<html><body><p>dropped by hand</p></body></html>"
+
+
 def test_create_refuses_a_file_and_an_unwritable_place(tmp_path):
     (tmp_path / "f").write_text("keep")
     with pytest.raises(dataset_mod.DatasetError, match="not a folder"):
