@@ -503,6 +503,17 @@ def test_extract_records_refuses_a_png_too(tmp_path, capsys):
     line = one_error_line(err)
     assert "not an HTML page" in line and "PNG" in line and str(png) in line
 
+def test_extract_warns_of_a_query_with_no_words(tmp_path, capsys):
+    """``--query ""`` replaces the model's domain query with none (QueryScore and matches zero on
+    every node): said, as ``features`` says it; a query with words is not warned of."""
+    page = tmp_path / "p.html"
+    page.write_bytes(b"<html><body><h1>Results</h1><p>Nome aprovado Julia</p></body></html>")
+    for query, warned in (("", True), ("  -- ", True), ("nome", False)):
+        code, out, err = run(capsys, "extract", str(page), "--query", query)
+        assert code == 0 and "Julia" in out
+        assert ("--query gives no words" in err) == warned, (query, err)
+
+
 def test_dataset_mode_skips_and_counts_pages_that_are_not_html(tmp_path, capsys):
     # import skips a PNG saved as a page; a crawl's dataset can still hold one (a server that
     # answered an image), which is what features and extract meet here

@@ -264,6 +264,15 @@ def _check_args(args: argparse.Namespace) -> None:
         from hwnoise.outputs import check_out_file
 
         check_out_file(args.out, "-o/--out")  # before the work, not after it
+    if args.query is not None:
+        from hwnoise.text import tokenize
+
+        if not tokenize(args.query):  # it replaces the model's (or the dataset's) query with none
+            from hwnoise.progress import info
+
+            info("hwnoise: warning: --query gives no words: QueryScore and matches will be zero on every "
+                 "node; give the search terms, e.g. --query \"nome aprovado\", or leave --query out for "
+                 "the model's domain query (a dataset's pages: the dataset's)")
 
 
 def _refuse_out_among_inputs(out: str | None, inputs: list[tuple[str, str]]) -> None:
