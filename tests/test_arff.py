@@ -235,6 +235,21 @@ def test_weka_reads_awkward_values_exactly(tmp_path):
 
 @pytest.mark.weka
 @needs_weka
+def test_weka_reads_the_relation_name_as_given(tmp_path):
+    """``export-arff --relation`` (or a dataset's name) is written quoted as values are, so Weka
+    reads the name given; it was made Weka-safe by replacing characters ("it's {x}, 50%" became
+    it_s_x_50, "ü ☃" became ü)."""
+    df = awkward_table().drop(columns="page")
+    for name in ("ü ☃", "it's {x}, 50%", "plain-name"):
+        path = write_arff(df, tmp_path / "r.arff", relation=name)
+        summary = weka("weka.core.Instances", str(path))
+        assert_weka_ok(summary)
+        assert f"Relation Name:  {name}" in summary.splitlines(), (name, summary[:300])
+        assert len(load_arff(path).y) == len(df)
+
+
+@pytest.mark.weka
+@needs_weka
 def test_weka_j48_trains_on_an_all_noise_page(tmp_path):
     df = awkward_table().drop(columns="page").assign(label="S")
     path = write_arff(df, tmp_path / "noise.arff")

@@ -132,16 +132,17 @@ def _header(relation: str, attributes: list[tuple[str, object]]) -> str:
     """The header text: liac-arff's, with the nominal values quoted as Weka needs."""
     from hwnoise import __version__
 
-    relation = re.sub(r"[^\w.\-]+", "_", relation).strip("_") or "hwnoise"
     description = (f"written by hwnoise {__version__}; class attribute {CLASS_ATTRIBUTE}: "
                    "S = noise, N = content")
     # liac-arff writes a name in double quotes, unescaped, and only when it holds ' %{},': a name
     # with a quote, tab, newline or backslash (a Weka user's attribute) broke the header, so
     # the names are written here, quoted as values are, in place of placeholders
     placeholders = [(f"a{j}", t) for j, (_, t) in enumerate(attributes)]
-    lines = liac.ArffEncoder().iter_encode({"relation": relation, "attributes": placeholders,
+    lines = liac.ArffEncoder().iter_encode({"relation": "r", "attributes": placeholders,
                                             "description": description})
     header = "\n".join(lines) + "\n"
+    # the relation's name as given (a dataset's name with spaces, quotes, %): quoted as values are
+    header = header.replace("\n@RELATION r\n", f"\n@RELATION {quote(relation or 'hwnoise')}\n", 1)
     # liac-arff leaves a bare '?' and braces unquoted in nominal values: Weka would misread them
     for _, t in attributes:
         if isinstance(t, list):
