@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import stat
 import zlib
 from pathlib import Path
 
@@ -93,7 +94,14 @@ def read_page_file(path: Path | str) -> bytes:
     """The page's bytes as the server sent them: the file's, inflated if it is gzip data."""
     path = Path(path)
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as fh:
+            if stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                data = fh.read()
+            else:  # a device or a pipe (/dev/zero, <(...)): no size to trust, it may never end
+                data = fh.read(MAX_INFLATED + 1)
+                if len(data) > MAX_INFLATED:
+                    raise PageFileError(path, f"gives more than {MAX_INFLATED >> 20} MiB and is no file "
+                                        "(a device or a pipe); save the page to a file and give that")
     except OSError as exc:
         raise PageFileError(path, f"cannot read the page: {exc.strerror or exc}") from None
     if data.startswith(_GZIP_MAGIC):

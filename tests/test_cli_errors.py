@@ -503,6 +503,26 @@ def test_extract_records_refuses_a_png_too(tmp_path, capsys):
     line = one_error_line(err)
     assert "not an HTML page" in line and "PNG" in line and str(png) in line
 
+def test_a_page_that_is_a_device_or_a_pipe_is_read_within_the_cap(tmp_path):
+    """``hwnoise extract /dev/zero`` read until the memory was full (a regular file's size bounds
+    its read; a device's or a pipe's does not): it reads at most 64 MiB from one and stops with one
+    line; a page given through a pipe is read as before. Run under a 1.5 GB address-space limit, so
+    that the old read fails fast rather than filling the machine."""
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20))
+
+    cmd = [sys.executable, "-m", "hwnoise.cli", "extract"]
+    out = subprocess.run([*cmd, "/dev/zero"], capture_output=True, text=True, preexec_fn=limit, timeout=120)
+    assert out.returncode == 1 and out.stdout == "", out.stderr[-500:]
+    line = one_error_line(out.stderr)
+    assert "/dev/zero" in line and "more than 64 MiB" in line and "save the page to a file" in line
+    piped = subprocess.run(["bash", "-c", f"{' '.join(cmd)} <(echo '<p>hello from a pipe</p>')"],
+                           capture_output=True, text=True, timeout=120)
+    assert piped.returncode == 0 and piped.stdout.strip() == "hello from a pipe", piped.stderr
+
+
 def test_extract_warns_of_a_query_with_no_words(tmp_path, capsys):
     """``--query ""`` replaces the model's domain query with none (QueryScore and matches zero on
     every node): said, as ``features`` says it; a query with words is not warned of."""
