@@ -573,27 +573,27 @@ def test_a_damaged_tree_in_model_json_is_one_line_naming_the_file(saved_trees, t
         J48_MUTATIONS[name](meta["tree"])
     else:
         GB_MUTATIONS[name](meta["tree"]["trees"][0])
+    path, err = _extract_with_edited_model(meta, tmp_path, capsys)
+    assert len(err) == 1 and err[0].startswith(f"hwnoise: error: {path}: cannot rebuild"), err
+
+
+def _extract_with_edited_model(meta: dict, tmp_path, capsys) -> tuple[Path, list[str]]:
+    """``hwnoise extract`` of a page with the model ``meta`` saved as model.json: it fails (exit 1);
+    the file's path and the lines on stderr."""
     path = tmp_path / "model.json"
     path.write_text(json.dumps(meta), encoding="utf-8")
     page = tmp_path / "p.html"
     page.write_text(article(1, "x.example")[0], encoding="utf-8")
     capsys.readouterr()
     assert main(["extract", str(page), "--model", str(path)]) == 1
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith(f"hwnoise: error: {path}: cannot rebuild"), err
+    return path, capsys.readouterr().err.strip().splitlines()
 
 
 def test_a_model_of_a_newer_format_says_to_upgrade_not_that_it_is_damaged(saved_trees, tmp_path, capsys):
     meta = json.loads(json.dumps(saved_trees["j48"]))
     meta.pop("joblib")
     meta.update(format_version=meta["format_version"] + 1, hwnoise="9.0.0")
-    path = tmp_path / "model.json"
-    path.write_text(json.dumps(meta), encoding="utf-8")
-    page = tmp_path / "p.html"
-    page.write_text(article(1, "x.example")[0], encoding="utf-8")
-    capsys.readouterr()
-    assert main(["extract", str(page), "--model", str(path)]) == 1
-    err = capsys.readouterr().err.strip().splitlines()
+    path, err = _extract_with_edited_model(meta, tmp_path, capsys)
     assert len(err) == 1 and err[0].startswith(f"hwnoise: error: {path}: key 'format_version'"), err
     assert "newer hwnoise (by hwnoise 9.0.0): upgrade hwnoise" in err[0] and "damaged" not in err[0], err
 
