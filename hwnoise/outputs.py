@@ -94,7 +94,7 @@ def output_stream(path: str | os.PathLike | None, option: str = "-o/--out") -> I
 
 
 def json_line(value: object) -> str:
-    """``value`` as one line of JSON, its text as it is (``ensure_ascii=False``), except a lone
+    r"""``value`` as one line of JSON, its text as it is (``ensure_ascii=False``), except a lone
     surrogate, which no UTF-8 output can hold: a file name that is not UTF-8 (``caf\xe9.html``,
     which Python gives as ``'caf\udce9.html'``) is written as the JSON escape ``\udce9``, read
     back by ``json.loads`` as the same name, instead of failing the write of the whole run."""
