@@ -845,13 +845,11 @@ class _Workers:
     and whether they have been told to stop."""
 
     def __init__(self, jobs: list[tuple], workers: int, scripts: bool, timeout: float, check: bool, take):
-        import multiprocessing as mp
-
-        from hwnoise.scheduler import start_method
+        from hwnoise.scheduler import pool_context
 
         # the local pool's start method (fork on Linux: the parent never starts Playwright or a
         # browser, and fork needs no main guard; HWNOISE_START_METHOD chooses another)
-        self.ctx = mp.get_context(start_method())
+        self.ctx = pool_context()
         self.tasks, self.results = self.ctx.Queue(), self.ctx.Queue()
         for job in jobs:
             self.tasks.put(job)

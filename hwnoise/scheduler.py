@@ -85,7 +85,7 @@ def start_method() -> str:
     return methods[0]  # the platform's default comes first
 
 
-def _context():
+def pool_context():
     """The multiprocessing context of the local pool (``start_method``)."""
     import multiprocessing
 
@@ -156,7 +156,7 @@ class Scheduler:
             if self.spec == "threads":
                 self._pool = ThreadPoolExecutor(max_workers=self.workers)
             else:  # workers that leave Ctrl-C to this process, which ends them (_collect)
-                self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=_context(),
+                self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=pool_context(),
                                                  initializer=_worker_start, initargs=(None, ()))
         return self._pool
 
@@ -421,7 +421,7 @@ def _process_pool(workers: int, initializer: Callable | None, initargs: tuple):
     work printed its KeyboardInterrupt's traceback; the parent, interrupted, ends them itself."""
     from concurrent.futures import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(max_workers=max(1, workers), mp_context=_context(), initializer=_worker_start,
+    return ProcessPoolExecutor(max_workers=max(1, workers), mp_context=pool_context(), initializer=_worker_start,
                                initargs=(initializer, initargs))
 
 
