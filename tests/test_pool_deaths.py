@@ -157,7 +157,10 @@ def test_ctrl_c_to_the_process_group_of_features_mid_run_is_one_line_and_no_trac
     kids: list[str] = []
     while run.poll() is None and not kids:
         kids = subprocess.run(["pgrep", "-P", str(run.pid)], capture_output=True, text=True).stdout.split()
-    assert kids, "the run ended before its pool started"
+    if not kids:  # say how it ended: a run that failed reads otherwise like a run that was too quick
+        out, err = run.communicate()
+        raise AssertionError(f"the run ended before its pool started: exit {run.returncode}, "
+                             f"stderr {err.decode(errors='replace')[-1500:]!r}")
     os.killpg(run.pid, signal.SIGINT)
     _, err = run.communicate(timeout=300)
     err = err.decode()
