@@ -808,6 +808,7 @@ def write_outputs(report: dict, out: str | Path, page_rows: list[dict] | None = 
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    earlier = _earlier_outputs(out)
     written: list[Path] = []
     if page_rows:
         fields = sorted({k for r in page_rows for k in r},
@@ -826,4 +827,19 @@ def write_outputs(report: dict, out: str | Path, page_rows: list[dict] | None = 
     written.append(out / "report.json")  # last: it lists what was written
     report["outputs"] = [p.name for p in written]
     write_json(out / "report.json", report)
+    for name in earlier - set(report["outputs"]):  # an earlier run's, this one wrote none in its place
+        (out / name).unlink(missing_ok=True)
     return written
+
+
+def _earlier_outputs(out: Path) -> set[str]:
+    """The files an earlier run into ``out`` listed as its own (its report.json's ``outputs``):
+    a rerun with fewer methods (or with --no-figures) replaces those it writes again and removes
+    the rest of them (a confusion-cetd.png of a method no longer run); a file hwnoise did not list
+    there is never touched."""
+    try:
+        names = json.loads((out / "report.json").read_text(encoding="utf-8")).get("outputs") or []
+    except (OSError, ValueError, AttributeError):
+        return set()
+    return {n for n in names if isinstance(n, str) and n == Path(n).name and n not in ("", ".", "..")
+            and (n.endswith(".png") or n in ("pages.csv", "report.md"))}

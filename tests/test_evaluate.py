@@ -466,6 +466,29 @@ def test_a_page_the_browser_cannot_render_is_counted_and_the_evaluation_goes_on(
     assert render._PW["pw"] is None and not list(render._LIVE)
 
 
+def test_a_rerun_into_the_same_out_removes_the_earlier_runs_figures_it_does_not_write_again(tmp_path):
+    """A second evaluation into one --out with fewer methods left the first's confusion-cetd.png
+    beside the new report, as if cetd had been run: the earlier run's own outputs (listed in its
+    report.json) that this run does not write again are removed; the user's files are not."""
+    from hwnoise.evaluate import write_outputs
+
+    def result(method):
+        return {"dataset": "d", "method": method, "precision": 0.5, "recall": 0.75, "f1": 0.6,
+                "RR": 3, "RC": 1, "CC": 5, "CR": 2}
+
+    out = tmp_path / "report"
+    write_outputs({"results": [result("model"), result("cetd")]}, out, [{"dataset": "d", "page": "p"}])
+    assert (out / "confusion-cetd.png").is_file()
+    (out / "notes.txt").write_text("mine")
+    (out / "keep.png").write_bytes(b"a figure of my own")
+    write_outputs({"results": [result("model")]}, out, [{"dataset": "d", "page": "p"}])
+    assert sorted(p.name for p in out.iterdir()) == [
+        "confusion-model.png", "keep.png", "notes.txt", "pages.csv", "precision.png", "recall.png",
+        "report.json", "report.md"]
+    write_outputs({"results": [result("model")]}, out, [{"dataset": "d", "page": "p"}], figures=False)
+    assert sorted(p.name for p in out.iterdir()) == ["keep.png", "notes.txt", "pages.csv", "report.json", "report.md"]
+
+
 def test_figures_are_written_whole_through_a_temp_file_and_a_rename(tmp_path):
     """evaluate's PNG figures were drawn straight into their place (``savefig(path)``), so an
     evaluation stopped while it drew (Ctrl-C) left a PNG cut short under its own name; they go
