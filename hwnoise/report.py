@@ -331,18 +331,28 @@ def _save_png(fig: Any, path: Path) -> None:
     atomic_write_bytes(path, buf.getvalue())
 
 
+_BARS = ("precision", "recall")
+
+
+def figure_names(methods: Sequence[str]) -> list[str]:
+    """The file names ``write_figures`` may write for these methods: precision.png, recall.png
+    and confusion-METHOD.png (the method's name made a file name)."""
+    return [f"{kind}.png" for kind in _BARS] + [f"confusion-{_slug(m)}.png" for m in methods]
+
+
 def write_figures(report: dict, out: str | Path) -> list[Path]:
-    """precision.png, recall.png and confusion-METHOD.png under ``out``."""
+    """precision.png, recall.png and confusion-METHOD.png under ``out`` (``figure_names``)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    _, methods, _ = _index(report)
+    names = figure_names(methods)
     written = []
-    for kind in ("precision", "recall"):
-        p = _bar_figure(report, kind, out / f"{kind}.png")
+    for kind, name in zip(_BARS, names):
+        p = _bar_figure(report, kind, out / name)
         if p:
             written.append(p)
-    _, methods, _ = _index(report)
-    for m in methods:
-        p = _confusion_figure(report, m, out / f"confusion-{_slug(m)}.png")
+    for m, name in zip(methods, names[len(_BARS):]):
+        p = _confusion_figure(report, m, out / name)
         if p:
             written.append(p)
     return written

@@ -333,15 +333,17 @@ def _check_layout(path: Path, text: str) -> None:
     start = data.end()
     if text.find("{", start) < 0:  # no sparse row (a dense file: most)
         return
-    base = text.count("\n", 0, start) + 1
-    for i, line in enumerate(text[start:].split("\n")):
-        if not line.lstrip().startswith("{"):
-            continue
-        keys = [int(k) for k, _ in liac._RE_SPARSE_KEY_VALUES.findall(line) if k]
+    for row in _SPARSE_ROW.finditer(text, start):  # only the sparse rows, not a copy of every line
+        keys = [int(k) for k, _ in liac._RE_SPARSE_KEY_VALUES.findall(row.group()) if k]
         for a, b in zip(keys, keys[1:]):
             if b <= a:
-                raise ArffError(f"{path}:{base + i}: a sparse row's indices must be in increasing order, "
+                line = text.count("\n", 0, row.start()) + 1
+                raise ArffError(f"{path}:{line}: a sparse row's indices must be in increasing order, "
                                 f"as Weka reads them ({b} after {a}); write each index once, in order")
+
+
+#: a sparse data row: a line whose first character but blanks is '{'
+_SPARSE_ROW = re.compile(r"^[ \t]*\{[^\n]*", re.M)
 
 
 #: a row's instance weight: '{w}' after its values (Weka 3.6: '1,2,S,{0.5}', '{0 1,2 S} {3}');

@@ -115,9 +115,9 @@ def _refuse_folders_named_as_outputs(out: str, methods: list[str]) -> None:
     from pathlib import Path
 
     from hwnoise.errors import HwnoiseError
+    from hwnoise.report import figure_names
 
-    names = ["report.json", "report.md", "pages.csv", "precision.png", "recall.png",
-             *(f"confusion-{m}.png" for m in methods)]
+    names = ["report.json", "report.md", "pages.csv", *figure_names(methods)]
     folders = [n for n in names if (Path(out) / n).is_dir()]
     if folders:
         raise HwnoiseError(f"-o/--out {out}: {', '.join(folders)} {'is a folder' if len(folders) == 1 else 'are folders'} "

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         ext = None if args.extractors is None else check_external(
             [x.strip() for x in args.extractors.split(",") if x.strip()])
         auto_label(ds, AutoOptions(general=not args.no_general, external=ext, weights=weights,
-                                   refine=1 if args.refine is None else args.refine,
+                                   refine=AutoOptions.refine if args.refine is None else args.refine,
                                    adapt_prior=not args.fixed_prior))
         return 0
     from hwnoise.labelling.serve import serve
