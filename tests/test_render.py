@@ -413,6 +413,25 @@ def test_rerun_renders_nothing_new_and_the_join_is_exact(tmp_path):
         assert joined["display"].ne("").all()  # every element was found in the browser
 
 
+@needs_chromium
+def test_render_takes_several_datasets_as_features_does_and_checks_them_all_first(tmp_path, capsys):
+    """``hwnoise features DIR/*`` took every dataset and ``hwnoise render DIR/*`` refused all but
+    one ("unrecognized arguments"). It takes them all, each into its own render.parquet; a target
+    that is no dataset is named before any page of the others is rendered."""
+    from hwnoise.cli import main
+
+    one = _dataset(tmp_path / "one", {"plain": VARIED["plain"]})
+    two = _dataset(tmp_path / "two", {"hidden": HIDDEN_PAGE, "tables": VARIED["tables"]})
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    assert main(["render", str(one.path), str(notes), str(two.path), "--workers", "1", "--no-progress"]) == 1
+    assert "notes: not a dataset folder" in capsys.readouterr().err
+    assert not (one.path / "render.parquet").exists() and not (two.path / "render.parquet").exists()
+    assert main(["render", str(one.path), str(two.path), "--workers", "1", "--no-progress"]) == 0
+    assert set(read_render(one)["page"]) == {p.id for p in one.pages()}
+    assert set(read_render(two)["page"]) == {p.id for p in two.pages()}
+
+
 def test_apply_render_on_a_feature_table_of_several_pages():
     one = walk_page(VARIED["hidden"]).rows.assign(page="a")
     two = walk_page(VARIED["tables"]).rows.assign(page="b")
