@@ -612,7 +612,8 @@ def evaluate(dataset_dirs: Sequence[str | Path], options: EvalOptions | None = N
         _check_tables(datasets, _make_methods(["model"], model, options_of)["model"].features)
     proto_name = "given" if model is not None else opts.protocol
     sched_own = not isinstance(opts.scheduler, Scheduler)
-    sched = Scheduler(opts.scheduler or "local", opts.workers) if sched_own else opts.scheduler
+    sched = Scheduler(opts.scheduler or "local", opts.workers, sees=[ds.path for ds in datasets]) \
+        if sched_own else opts.scheduler
     try:
         if opts.build and "model" in methods:
             _build_missing_tables(datasets, model, sched)

@@ -113,7 +113,9 @@ def add_argument(parser: Any, what: str = "the work") -> None:
 class Scheduler:
     """An executor chosen by name; use as a context manager (it closes its pool or client)."""
 
-    def __init__(self, spec: str = "local", workers: int | None = None):
+    def __init__(self, spec: str = "local", workers: int | None = None, *, sees: Iterable = ()):
+        """``sees``: the files and folders the tasks read (dataset folders, WARC files); on a
+        Dask cluster every worker is asked whether it sees them before any task is sent."""
         self.spec = check_spec(spec)
         #: ``local`` without a worker count runs small work in this process (a pool costs ~1 s)
         self.auto = self.spec == "local" and not workers
@@ -128,6 +130,11 @@ class Scheduler:
             self.client = _connect(self.spec)
             self.workers = max(1, sum(w.get("nthreads", 1) for w in
                                       self.client.scheduler_info().get("workers", {}).values()))
+            try:
+                _check_workers_see(self.client, self.spec, [str(p) for p in sees])
+            except BaseException:
+                self.close()
+                raise
 
     # -- lifetime
     def __enter__(self) -> "Scheduler":
@@ -318,6 +325,36 @@ def _no_closed_connections(record: Any) -> bool:
     if isinstance(exc, (OSError, asyncio.CancelledError)):  # CommClosedError and tornado's are OSErrors
         return False
     return not str(record.msg).startswith("Failed to reconnect to scheduler")
+
+
+def _unseen(paths: list[str]) -> list[str]:
+    """Of ``paths``, those this process cannot see (run on each Dask worker)."""
+    return [p for p in paths if not os.path.exists(p)]
+
+
+def _check_workers_see(client, address: str, paths: list[str]) -> None:
+    """Every worker of ``client`` sees ``paths`` (they are absolute: ``for_workers``); else one
+    error naming the worker and the first path it lacks. Without this, a worker on a machine
+    without the folders failed every page as 'No such file or directory' of a file the user
+    could see on their own machine."""
+    if not paths:
+        return
+    try:
+        unseen = client.run(_unseen, paths, on_error="return")
+    except (OSError, TimeoutError) as exc:  # the scheduler went away between connect and now
+        raise SchedulerError(f"the Dask scheduler at {address} stopped answering ({exc or type(exc).__name__})") from None
+    for worker, missing in sorted(unseen.items()):
+        if isinstance(missing, BaseException):
+            raise SchedulerError(f"the Dask worker {worker} of {address} could not be asked whether it sees "
+                                 f"the input ({type(missing).__name__}: {missing}); check that it runs "
+                                 "the same hwnoise as this command") from None
+        if missing:
+            more = f" and {len(missing) - 1} more of the {len(paths)} inputs" if len(missing) > 1 else ""
+            raise SchedulerError(
+                f"the Dask worker {worker} of {address} does not see {missing[0]}{more}: the workers read "
+                "the dataset folders themselves, so every worker must see them at the same path (a shared "
+                "file system mounted alike on every machine); start the workers where they do, or copy "
+                "the folders there")
 
 
 def _connect(address: str):

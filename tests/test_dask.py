@@ -284,3 +284,68 @@ def test_a_killed_evaluation_resumes_from_its_part_files(datasets, tmp_path):
     assert f"resuming; {kept} of 9 page batches already scored" in res.stderr
     assert results(out / "report.json") == results(tmp_path / "clean" / "report.json")
     assert not (out / ".parts").exists()
+
+
+def _can_hide_folders() -> bool:
+    """Whether this machine lets a process mount over a folder in a mount namespace of its own
+    (root, or a kernel that lets users do so), as a worker on another machine would lack it."""
+    import shutil
+
+    if not shutil.which("unshare"):
+        return False
+    probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                            "mount -t tmpfs none /mnt 2>/dev/null || mount -t tmpfs none /tmp"],
+                           capture_output=True)
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _can_hide_folders(), reason="needs unshare --mount (root) to hide a folder from a worker")
+def test_a_worker_that_does_not_see_the_dataset_folders_is_one_error_before_any_task(datasets, tmp_path):
+    """A worker on a machine without the dataset folders failed every page ('cannot read the
+    page: No such file or directory' of a file the user sees) and features ended 'none of its
+    pages could be walked'. Now each stage asks the workers first: one line naming the worker and
+    the folder, exit 1, nothing written. The worker here runs in a mount namespace where the
+    folder holding the dataset is an empty tmpfs, as on a machine that lacks it."""
+    import shutil
+
+    hidden = tmp_path / "hidden"
+    ds = hidden / "site"
+    shutil.copytree(datasets[0], ds)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    sched_file = logs / "scheduler.json"
+    procs = [_start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                     "--scheduler-file", str(sched_file)], logs / "scheduler.log")]
+    try:
+        end, address = time.monotonic() + 60, None
+        while address is None and time.monotonic() < end:
+            time.sleep(0.1)
+            try:
+                address = json.loads(sched_file.read_text())["address"]
+            except (OSError, ValueError, KeyError):
+                pass
+        assert address, (logs / "scheduler.log").read_text()[-500:]
+        worker = [sys.executable, "-m", "dask", "worker", address, "--nthreads", "1", "--no-nanny",
+                  "--no-dashboard", "--host", "127.0.0.1", "--name", "blind"]
+        script = f"mount -t tmpfs none '{hidden}' && exec \"$@\""
+        procs.append(subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh",
+                                       *worker], stdout=open(logs / "blind.log", "wb"), stderr=subprocess.STDOUT,
+                                      env=ENV, cwd=logs, start_new_session=True))
+        with Client(address, timeout=30, set_as_default=False) as client:
+            _wait_workers(client, {"blind"})
+        assert main(["features", str(ds), "--scheduler", "sync", "--no-progress"]) == 0
+        before = sorted((p.name, p.stat().st_mtime_ns) for p in ds.rglob("*"))
+        for argv in (["features", str(ds)], ["train", str(ds), "--out", str(tmp_path / "m")],
+                     ["evaluate", str(ds), "--out", str(tmp_path / "o"), "--methods", "cetd"]):
+            res = subprocess.run([sys.executable, "-m", "hwnoise.cli", *argv, "--scheduler", address], env=ENV,
+                                 cwd=REPO, capture_output=True, text=True, timeout=300)
+            assert res.returncode == 1, (argv, res.stderr)
+            lines = res.stderr.strip().splitlines()
+            assert len(lines) == 1, (argv, res.stderr)
+            assert lines[0].startswith(f"hwnoise: error: the Dask worker tcp://127.0.0.1:") and \
+                f"does not see {ds}" in lines[0] and "same path" in lines[0], (argv, lines)
+        assert sorted((p.name, p.stat().st_mtime_ns) for p in ds.rglob("*")) == before
+        assert not (tmp_path / "m").exists() and not (tmp_path / "o" / "report.json").exists()
+    finally:
+        for p in reversed(procs):
+            _stop(p)

@@ -654,7 +654,7 @@ def _fit_models(job: _FitJob, data: pd.DataFrame, n_folds: int, options: TrainOp
     if own:
         from hwnoise.scheduler import Scheduler
 
-        sched = Scheduler(scheduler, options.workers)
+        sched = Scheduler(scheduler, options.workers, sees=job.inputs)
     try:
         if sched is None or sched.inline or (sched.auto and len(data) < SMALL_ROWS) or assembled:
             job.data = data  # this process's rows (assembled ones cannot be reloaded by a task)

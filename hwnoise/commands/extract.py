@@ -441,7 +441,7 @@ def _extract_warc(args: argparse.Namespace) -> int:
         for k, v in result[1].items():
             total[k] = total.get(k, 0) + v
 
-    with Scheduler(spec) as sched:
+    with Scheduler(spec, sees=files) as sched:
         handle = sched.share(model) if len(files) > 1 else model
         results = sched.map(_warc_lines, files, handle, Options.of(args),
                             on_result=emit, small=len(files) < 2, desc="extract", unit="file")

@@ -114,7 +114,7 @@ def _datasets(targets: list[Path], args) -> int:
         return 0
     from hwnoise.scheduler import Scheduler
 
-    with Scheduler(spec, args.workers) as sched:
+    with Scheduler(spec, args.workers, sees=[ds.path for ds in datasets]) as sched:
         for ds in datasets:
             build_features(ds, progress=not args.no_progress, scheduler=sched)
     return 0

@@ -64,7 +64,7 @@ def run(args) -> int:
     else:
         from hwnoise.scheduler import Scheduler
 
-        with Scheduler(spec, args.workers) as sched:
+        with Scheduler(spec, args.workers, sees=[ds.path for ds in datasets]) as sched:
             summaries = [render_dataset(ds, workers=args.workers, scheduler=sched, **opts) for ds in datasets]
     # as for one dataset: status 1 only where a dataset's pages all failed (none rendered)
     return 0 if all(s["failed"] == 0 or s["rendered"] > 0 for s in summaries) else 1
