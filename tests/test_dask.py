@@ -57,21 +57,30 @@ def _wait_workers(client: Client, names: set[str], timeout: float = 60) -> None:
     raise AssertionError(f"workers {names} did not join")
 
 
+def _scheduler(folder: Path) -> tuple[list[subprocess.Popen], str]:
+    """A ``dask scheduler`` on a free port of 127.0.0.1, its log and scheduler file in ``folder``:
+    ``([its process], its address)``."""
+    sched_file = folder / "scheduler.json"
+    procs = [_start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                     "--scheduler-file", str(sched_file)], folder / "scheduler.log")]
+    end, address = time.monotonic() + 60, None
+    while address is None and time.monotonic() < end:  # the file appears before it is written
+        time.sleep(0.1)
+        try:
+            address = json.loads(sched_file.read_text())["address"]
+        except (OSError, ValueError, KeyError):
+            pass
+    if address is None:
+        _stop(procs[0])
+        raise AssertionError(f"the scheduler did not start: {(folder / 'scheduler.log').read_text()[-500:]}")
+    return procs, address
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     root = tmp_path_factory.mktemp("dask")
-    sched_file = root / "scheduler.json"
-    procs = [_start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                     "--scheduler-file", str(sched_file)], root / "scheduler.log")]
+    procs, address = _scheduler(root)
     try:
-        end, address = time.monotonic() + 60, None
-        while address is None and time.monotonic() < end:  # the file appears before it is written
-            time.sleep(0.1)
-            try:
-                address = json.loads(sched_file.read_text())["address"]
-            except (OSError, ValueError, KeyError):
-                pass
-        assert address, f"the scheduler did not start: {(root / 'scheduler.log').read_text()[-500:]}"
         procs += [_worker(address, f"w{i}", root / f"w{i}.log") for i in (1, 2)]
         client = Client(address, timeout=30, set_as_default=False)
         _wait_workers(client, {"w1", "w2"})
@@ -216,17 +225,8 @@ def test_losing_the_scheduler_mid_run_is_one_clear_error(tmp_path):
     from test_evaluate import make_dataset
 
     ds = make_dataset(tmp_path, "books.example", pages=1500)
-    sched_file = tmp_path / "scheduler.json"
-    procs = [_start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                     "--scheduler-file", str(sched_file)], tmp_path / "scheduler.log")]
+    procs, address = _scheduler(tmp_path)
     try:
-        end, address = time.monotonic() + 60, None
-        while address is None and time.monotonic() < end:
-            time.sleep(0.1)
-            try:
-                address = json.loads(sched_file.read_text())["address"]
-            except (OSError, ValueError, KeyError):
-                pass
         procs.append(_worker(address, "only", tmp_path / "only.log"))
         watcher = Client(address, timeout=30, set_as_default=False)
         _wait_workers(watcher, {"only"})
@@ -313,18 +313,8 @@ def test_a_worker_that_does_not_see_the_dataset_folders_is_one_error_before_any_
     shutil.copytree(datasets[0], ds)
     logs = tmp_path / "logs"
     logs.mkdir()
-    sched_file = logs / "scheduler.json"
-    procs = [_start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                     "--scheduler-file", str(sched_file)], logs / "scheduler.log")]
+    procs, address = _scheduler(logs)
     try:
-        end, address = time.monotonic() + 60, None
-        while address is None and time.monotonic() < end:
-            time.sleep(0.1)
-            try:
-                address = json.loads(sched_file.read_text())["address"]
-            except (OSError, ValueError, KeyError):
-                pass
-        assert address, (logs / "scheduler.log").read_text()[-500:]
         worker = [sys.executable, "-m", "dask", "worker", address, "--nthreads", "1", "--no-nanny",
                   "--no-dashboard", "--host", "127.0.0.1", "--name", "blind"]
         script = f"mount -t tmpfs none '{hidden}' && exec \"$@\""
