@@ -22,7 +22,7 @@ def main() -> None:
     a = ap.parse_args()
     fold_of = json.loads((a.pred / "meta.json").read_text(encoding="utf-8"))["pages"]
     names = [v.split("=", 1)[0] for v in a.variants]
-    df = pd.DataFrame({n: pd.read_csv(v.split("=", 1)[1]).set_index("page")["record_f1"]
+    df = pd.DataFrame({n: pd.read_csv(v.split("=", 1)[1], dtype={"page": str}).set_index("page")["record_f1"]
                        for n, v in zip(names, a.variants)})
     df["fold"] = [fold_of[p] for p in df.index]
     held = []
