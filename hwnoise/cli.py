@@ -56,7 +56,29 @@ def build_parser() -> argparse.ArgumentParser:
                 continue  # a command not built yet
             raise
         mod.register(sub)
+    _register_help(sub, parser)
     return parser
+
+
+def _register_help(sub, parser: argparse.ArgumentParser) -> None:
+    """``hwnoise help [COMMAND]``, as ``git help`` and ``pip help``: a command's ``--help``
+    (or the overview), on stdout."""
+    commands = dict(sub.choices)
+    p = sub.add_parser("help", help="show the help of a command ('hwnoise help train')",
+                       description="Show the help of COMMAND, as 'hwnoise COMMAND --help' does, or "
+                                   "the list of commands.")
+    p.add_argument("topic", nargs="?", metavar="COMMAND", help=f"one of: {', '.join(commands)}")
+
+    def show(args) -> int:
+        if args.topic is None:
+            parser.print_help(sys.stdout)
+            return EXIT_OK
+        if args.topic not in commands:
+            p.error(f"no command {args.topic!r}; choose one of {', '.join(commands)}")
+        commands[args.topic].print_help(sys.stdout)
+        return EXIT_OK
+
+    p.set_defaults(func=show)
 
 
 class _Terminated(KeyboardInterrupt):

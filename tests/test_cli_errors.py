@@ -117,6 +117,22 @@ def test_help_text_has_no_format_escapes_left(capsys, command):
     assert "%%" not in out and "%(" not in out
 
 
+@pytest.mark.parametrize("command", [c for c in _subcommands() if c != "help"])
+def test_help_command_shows_a_commands_help_as_git_and_pip_do(capsys, command):
+    """'hwnoise help train' (as 'git help', 'pip help install') was an unknown command."""
+    code, out, _ = run(capsys, command, "--help")
+    assert code == 0
+    code, same, err = run(capsys, "help", command)
+    assert (code, same, err) == (0, out, "")
+
+
+def test_help_alone_lists_the_commands_and_an_unknown_one_is_a_usage_error(capsys):
+    code, out, _ = run(capsys, "help")
+    assert code == 0 and out.startswith("usage: hwnoise") and "evaluate" in out and "export-arff" in out
+    code, _, err = run(capsys, "help", "trian")
+    assert code == 2 and one_error_line(err).startswith("hwnoise: error: help: no command 'trian'; choose one of demo")
+
+
 def test_evaluate_help_says_where_the_report_goes_by_default(capsys):
     """'--out OUT  output folder': a run without it wrote ./hwnoise-evaluation, which only the
     run's last line told."""
