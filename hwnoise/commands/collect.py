@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from hwnoise.commands._fetch_options import add_fetch_arguments, allowed_networks
 from hwnoise.commands._types import number
 
 if TYPE_CHECKING:
@@ -45,26 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(JSON lines of {field: value}, or CSV with a header of field names or labels)")
     p.add_argument("--form-index", type=int, default=None,
                    help="which form of the page, 0 = the first (default: the one with the most fields)")
-    p.add_argument("--allow-private", action="store_true",
-                   help="allow private, loopback and link-local addresses (e.g. a site on 127.0.0.1)")
-    p.add_argument("--allow-network", action="append", default=[], metavar="CIDR",
-                   help="allow this private network or address only (repeatable), e.g. 10.1.0.0/16")
-    p.add_argument("--delay", type=number(float, 0, "must be 0 or more seconds"), default=1.0, help="seconds between requests to one host (default 1)")
-    p.add_argument("--user-agent", metavar="UA", help="User-Agent header (default names hwnoise)")
-    p.add_argument("--timeout", type=number(float, 0.001, "must be more than 0 seconds"), nargs=2, default=[5.0, 30.0], metavar=("CONNECT", "READ"),
-                   help="connect and read timeouts in seconds (default 5 30)")
-    p.add_argument("--page-timeout", type=number(float, 0.001, "must be more than 0 seconds"),
-                   default=120.0, metavar="SECONDS",
-                   help="most seconds one response may take in all, however slowly it comes (default 120)")
-    p.add_argument("--retries", type=number(int, 0, "must be 0 or more"), default=3, help="retries on connection errors, 429 and 5xx (default 3)")
-    p.add_argument("--max-retry-after", type=number(float, 0, "must be 0 or more seconds"), default=120.0,
-                   metavar="SECONDS", help="longest Retry-After (of a 429 or 5xx) waited for before a retry; "
-                   "an answer asking longer is a failure (default 120)")
-    p.add_argument("--max-bytes", type=number(int, 1, "must be 1 or more bytes"), default=10 * 1024 * 1024,
-                   help="largest page body kept, in bytes (default 10 MiB)")
+    add_fetch_arguments(p)
     p.add_argument("--retry-failed", action="store_true", help="fetch again what failed in earlier runs")
     p.add_argument("--workers", type=number(int, 1, "must be 1 or more"), default=4, help="hosts fetched at once (default 4)")
-    p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for sites you run)")
     p.add_argument("--warc", metavar="FILE.warc.gz",
                    help="also write what is fetched to this WARC/1.1 file (appended; safe to resume)")
     p.add_argument("--probes", type=number(int, 0, "must be 0 or more"), default=2, metavar="N",
@@ -80,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     """``hwnoise collect``: the submissions, the dataset, the fetches; exit 1 when no page could be fetched."""
     from hwnoise.progress import info
 
-    allow: bool | list[str] = True if args.allow_private else list(args.allow_network)
+    allow = allowed_networks(args)
     subs, source, carried = _submissions(args, allow)
     ds = _open_dataset(args.into, source)
     summary = _fetch(args, subs, ds, allow, carried)

@@ -1,6 +1,7 @@
 """``hwnoise extract``: the content text of pages, by a trained model or the shipped ``general``.
 
-A batch tool: many pages, dataset folders, or one page on standard input; plain text for one
+A batch tool: many pages, dataset folders, URLs (fetched as ``collect`` fetches), or one page on
+standard input; plain text for one
 page, JSON lines ``{"page", "url", "text"}`` for several (or with ``--jsonl``), or with
 ``--records`` one JSON line per data record; a progress bar on stderr; ``--workers`` processes.
 ``--warc`` reads every HTML response of WARC files.
@@ -32,7 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Label each node of each page noise or content with a model and write the own text of "
             "the content nodes in document order. PAGES are HTML files (also gzip-compressed), "
             "folders of them (every .html/.htm/.xhtml file below, .gz too), dataset folders (every "
-            "page, walked with the dataset's query and its stored features), or '-' (one page on "
+            "page, walked with the dataset's query and its stored features), http(s) URLs (fetched "
+            "first, as 'hwnoise collect' fetches: see the fetching options), or '-' (one page on "
             "standard input). Without --model a model shipped with hwnoise is used, trained on every "
             "shared dataset: 'general', or with --records 'records' (the same with the "
             "record-structure features, trained to find data records). One page gives plain text; several, or --jsonl, give JSON "
@@ -41,8 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("pages", metavar="PAGE", nargs="*",
-                   help="HTML files, folders of them, dataset folders, or '-' (the page's bytes on "
-                        "standard input)")
+                   help="HTML files, folders of them, dataset folders, http(s) URLs, or '-' (the "
+                        "page's bytes on standard input)")
     p.add_argument("--warc", metavar="FILE", nargs="+",
                    help="instead of PAGES: every 200 HTML response of these WARC files, written as "
                         "JSON lines {url, warc, offset, text} on stdout")
@@ -76,6 +78,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     from hwnoise.scheduler import add_argument
 
     add_argument(p, "extraction from many --warc files (one task per file)")
+    from hwnoise.commands._fetch_options import add_fetch_arguments
+
+    add_fetch_arguments(p.add_argument_group(
+        "fetching URLs", "A PAGE that is an http(s) URL is fetched (GET) before the extraction, as 'hwnoise "
+        "collect' fetches: robots.txt honoured, one request at a time per host, no private or loopback "
+        "address unless allowed, only HTML kept; the charset the response declares is the page's. A "
+        "URL that cannot be fetched is reported and skipped like an unreadable file."))
     p.set_defaults(func=run)
 
 
@@ -101,9 +110,13 @@ def _units(args: argparse.Namespace) -> list[tuple]:
     from hwnoise.pagefiles import PAGE_SUFFIXES, page_files
 
     units: list[tuple] = []
+    fetched = _fetched([item for item in args.pages if is_url(item)], args)
     for item in args.pages:
         if item == "-":
             units.append(("-", "", ("stdin", sys.stdin.buffer.read())))
+            continue
+        if is_url(item):
+            units.append(fetched.pop(0))
             continue
         path = Path(item)
         if path.is_dir() and (path / "dataset.json").exists():
@@ -123,6 +136,34 @@ def _units(args: argparse.Namespace) -> list[tuple]:
             units.extend((str(f.relative_to(path)), "", ("file", str(f))) for f in files)
         else:
             units.append((path.name, "", ("file", str(path))))
+    return units
+
+
+def is_url(item: str) -> bool:
+    """Whether a PAGE argument is an http(s) URL (to fetch), not a file name."""
+    return item[:8].lower().startswith(("http://", "https://"))
+
+
+def _fetched(urls: list[str], args: argparse.Namespace) -> list[tuple]:
+    """The units of ``urls``, fetched now, in order, with one fetcher (its per-host delay and
+    robots.txt shared): ``(url, final url, ("fetched", body, charset, error))``, ``body`` None
+    and ``error`` the fetcher's message for a URL that gave no page."""
+    if not urls:
+        return []
+    from hwnoise.commands._fetch_options import fetch_settings
+    from hwnoise.forms.fetch import Fetcher, FetchError
+    from hwnoise.progress import bar
+
+    units = []
+    with Fetcher(fetch_settings(args)) as fetcher, bar(total=len(urls), desc="fetch", unit="page") as pbar:
+        for url in urls:
+            try:
+                got = fetcher.fetch(url)
+            except FetchError as exc:
+                units.append((url, url, ("fetched", None, None, f"{url}: {exc}" if url not in str(exc) else str(exc))))
+            else:
+                units.append((url, got.final_url, ("fetched", got.body, got.http_charset, None)))
+            pbar.update(1)
     return units
 
 
@@ -146,6 +187,12 @@ def _page_bytes(src: tuple) -> bytes:
 
     if src[0] == "stdin":
         return require_html(src[1], "standard input")
+    if src[0] == "fetched":
+        from hwnoise.errors import HwnoiseError
+
+        if src[3] is not None:
+            raise HwnoiseError(src[3])
+        return src[1]  # the fetcher kept HTML only
     return require_html(read_page_file(src[1]), src[1])
 
 
@@ -179,6 +226,8 @@ def _one(unit: tuple, opts: Options) -> tuple[str, str, "str | list[dict] | None
             data = _page_bytes(src)
         except HwnoiseError as exc:
             return name, url, None, str(exc), []
+        if src[0] == "fetched" and not charset:  # what the response declared, unless --charset says
+            charset = src[2]
         if not records:
             text, missing = extract_html(_MODEL, data, http_charset=charset, query=query, markdown=markdown)
             return name, url, text, None, missing
@@ -250,8 +299,8 @@ def _check_args(args: argparse.Namespace) -> None:
     if args.warc and args.pages:
         raise HwnoiseError("give either PAGES or --warc FILE, not both")
     if not args.warc and not args.pages:
-        raise HwnoiseError("nothing to extract: give PAGE.html files, dataset folders, '-' for "
-                           "standard input, or --warc FILE")
+        raise HwnoiseError("nothing to extract: give PAGE.html files, dataset folders, http(s) URLs, "
+                           "'-' for standard input, or --warc FILE")
     if args.pages.count("-") > 1:  # standard input holds one page: a second '-' would read nothing
         raise HwnoiseError(f"'-' (the page on standard input) is given {args.pages.count('-')} times; give it once")
     datasets = [p for p in args.pages if p != "-" and (Path(p) / "dataset.json").is_file()]
