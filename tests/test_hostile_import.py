@@ -643,3 +643,48 @@ def test_two_sources_whose_names_make_one_folder_name_are_not_merged(tmp_path, c
     assert ds.name == "Shop A" and [p.read_html() for p in ds.pages()] == [pages["Shop A"]]
     assert main(["import", "plain", str(tmp_path / "Shop A"), "--into", str(into), "-q"]) == 0
     assert main(["import", "plain", str(tmp_path / "shop-a"), "--into", str(tmp_path / "other"), "-q"]) == 0
+
+
+def _warc_of_pages(path: Path, pages: dict[str, bytes]) -> Path:
+    """A WARC (warcio, not gzipped) of 200 text/html responses, one per URL of ``pages``."""
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    with open(path, "wb") as fh:
+        w = WARCWriter(fh, gzip=False)
+        for url, body in pages.items():
+            headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+            w.write_record(w.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=headers))
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["plain", "warc"])
+def test_import_again_with_query_as_the_warning_says_gives_the_pages_their_query(tmp_path, capsys, fmt):
+    """An import without a query warns "import again with --query ...". Doing so changed nothing:
+    the pages were known, so their submissions stayed as first recorded (no ``q``) and query.json
+    stayed empty; ``import warc`` did not even pass ``--query`` on. Now the pages imported before
+    get the query given, the query.json holds it, and nothing is imported twice."""
+    if fmt == "plain":
+        src = tmp_path / "crawl"
+        (src / "html").mkdir(parents=True)
+        (src / "html" / "a.html").write_bytes(PAGE)
+        (src / "html" / "b.html").write_bytes(PAGE.replace(b"Inside", b"Other"))
+    else:
+        src = _warc_of_pages(tmp_path / "crawl.warc", {"https://shop.example/a": PAGE,
+                                                       "https://shop.example/b": PAGE.replace(b"Inside", b"Other")})
+    into = tmp_path / "out"
+    assert main(["import", fmt, str(src), "--into", str(into), "-q"]) == 0
+    assert "import again with --query" in capsys.readouterr().err
+    assert main(["import", fmt, str(src), "--into", str(into), "-q", "--query", "oak chair"]) == 0
+    err = capsys.readouterr().err
+    assert "has no terms" not in err and "Traceback" not in err, err
+    ds = Dataset(next(into.iterdir()))
+    assert {"oak", "chair"} <= set(ds.query_terms())
+    subs = ds.submissions()
+    assert len(subs) == 2 and len(ds.submissions_path.read_text().splitlines()) == 2
+    assert all({"name": "q", "value": "oak chair", "label": "Search"} in s["fields"] for s in subs)
+    # a rerun without --query keeps the query given
+    assert main(["import", fmt, str(src), "--into", str(into), "-q"]) == 0
+    assert {"oak", "chair"} <= set(Dataset(ds.path).query_terms())

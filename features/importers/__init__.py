@@ -31,7 +31,7 @@ from hwnoise.progress import info
 from hwnoise.text import tokenize
 
 __all__ = ["FORMATS", "import_dataset", "ImportFormatError", "SourcePage", "decode_text",
-           "source_url", "canonical_url", "file_head", "simple_query", "inside"]
+           "source_url", "canonical_url", "file_head", "simple_query", "inside", "with_query"]
 
 #: The formats ``hwnoise import`` reads, one module each.
 FORMATS = ["big9", "cleaneval", "dragnet", "l3s", "readability", "wcxb", "swde", "plain", "nexteval"]
@@ -178,6 +178,7 @@ class _Unit:
         self.records = dict.fromkeys(RECORD_COUNTS, 0)  # over the pages with gold records
         self.record_pages = 0
         self.problems: dict[str, list[str]] = {kind: [] for kind in PROBLEMS}  # source files, per kind
+        self.requeried: list[dict] = []  # pages imported before, with the query this run gives them
 
     @property
     def ds(self) -> Dataset:
@@ -249,9 +250,14 @@ def _listed_pages(mod, src: Path, *, limit: int | None, query: str | None) -> li
     if limit is not None:
         listed = islice(listed, limit)
     pages = list(listed)
+    check_query(query)
+    return pages
+
+
+def check_query(query: str | None) -> None:
+    """Refuse a ``--query`` without a word (it would give no term)."""
     if query is not None and not tokenize(query):
         raise ImportFormatError(f"--query {query!r} holds no word; give the search terms, e.g. --query \"oak chair\"")
-    return pages
 
 
 def _orphans(mod, src: Path, pages: list[SourcePage]) -> dict[str | None, list[str]]:
@@ -349,6 +355,7 @@ def _finish_unit(unit: _Unit) -> Path | None:
     problems = {kind: files for kind, files in unit.problems.items() if files}
     for kind, files in problems.items():
         _say_problem(ds.name, kind, files)
+    apply_requery(ds, unit.requeried)
     query_writer = _write_query(ds)
     gold = list((ds.path / "gold").glob("*.txt"))
     ds.meta.pop("import_problems", None)  # a rerun's own, or none
@@ -403,13 +410,37 @@ def _write_page(fmt: str, unit: _Unit, sp: SourcePage) -> None:
         unit.ds.write_gold(pid, gold)
     elif sp.gold_source is not None:
         unit.problems["gold_missing"].append(sp.gold_source)
-    fields = list(sp.fields)
-    if sp.query and not any(f.get("name") == "q" for f in fields):  # after the ID: IDs stay stable
-        fields.append({"name": "q", "value": sp.query, "label": "Search"})
-    unit.ds.add_submission({"id": pid, "method": sp.method, "url": url, "fields": fields,
-                            "site": sp.site, "source": sp.source, "has_gold": gold is not None,
-                            **sp.extra, **extra})
+    fields = with_query(sp.fields, sp.query)  # after the ID: IDs stay stable
+    known = unit.ds.add_submission({"id": pid, "method": sp.method, "url": url, "fields": fields,
+                                    "site": sp.site, "source": sp.source, "has_gold": gold is not None,
+                                    **sp.extra, **extra})
+    requery(known, fields, sp.fields, unit.requeried)
     unit.written += 1
+
+
+def with_query(fields: list[dict], query: str | None) -> list[dict]:
+    """A page's submission fields with ``query`` (the search terms that found it) as a field
+    ``q``, unless none is given or the page has a field ``q`` of its own."""
+    fields = list(fields)
+    if query and not any(f.get("name") == "q" for f in fields):
+        fields.append({"name": "q", "value": query, "label": "Search"})
+    return fields
+
+
+def requery(known: dict, fields: list[dict], own: list[dict], out: list[dict]) -> None:
+    """Note in ``out`` the recorded submission ``known`` of a page imported again, with this run's
+    ``fields`` when they add a query (``with_query``: ``fields`` differ from the page's ``own``) that
+    ``known`` lacks: an earlier import without ``--query`` (or without ``query/NAME.txt``) recorded
+    the page without it, and ``add_submission`` keeps what was recorded first."""
+    if fields != list(own) and known.get("fields") != fields:
+        out.append({**known, "fields": fields})
+
+
+def apply_requery(ds: Dataset, requeried: list[dict]) -> None:
+    """Give the pages ``requery`` noted their query (``Dataset.replace_submissions``), and say so."""
+    if requeried:
+        ds.replace_submissions(requeried)
+        info(f"{ds.name}: {len(requeried)} page(s) imported before now hold the query given this run")
 
 
 def _resolve(fmt: str, sp: SourcePage, html: bytes, records: list, unit: _Unit) -> tuple[str, dict]:

@@ -23,7 +23,7 @@ from hwnoise.errors import HwnoiseError
 from hwnoise.forms.submissions import submission_from_url
 from hwnoise.progress import info
 
-from . import ImportFormatError, _unit_dir, _write_query
+from . import ImportFormatError, _unit_dir, _write_query, apply_requery, check_query, requery, with_query
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 
@@ -149,29 +149,33 @@ def _cut_at(fh, last, start: int, end: int) -> int | None:
     return end if tail.strip() else None
 
 
-#: The dataset folder of each site written so far, with the IDs of the pages already in it.
-_Sites = dict[str, tuple[Dataset, set[str]]]
+#: The dataset folder of each site written so far, with the IDs of the pages already in it and
+#: the pages imported before that this run gives a query (``requery``).
+_Sites = dict[str, tuple[Dataset, set[str], list[dict]]]
 
 
 def import_warc(sources: Iterable[str | Path], into: str | Path, *, limit: int | None = None,
-                progress: bool = True) -> tuple[list[Path], dict]:
+                progress: bool = True, query: str | None = None) -> tuple[list[Path], dict]:
     """Import WARC files into one dataset folder per site under ``into``; return the folders
-    written (in the order first written) and the counts of what was read and skipped."""
+    written (in the order first written) and the counts of what was read and skipped. ``query``
+    (search terms) is the query of every page whose URL has no field ``q`` (``with_query``), as
+    ``import_dataset`` gives it."""
     files = warc_files(sources)
     if limit is not None and limit < 1:
         raise ImportFormatError(f"--limit must be at least 1, not {limit}")
+    check_query(query)
     into = Path(into)
     counts = {"records": 0, "responses": 0, "imported": 0, "duplicates": 0, "not_response": 0,
               "skipped_status": 0, "skipped_type": 0, "skipped_url": 0}
-    sites = _import_files(files, into, counts, limit=limit, progress=progress)
-    out = [_finish_site(ds) for ds, _ in sites.values()]
+    sites = _import_files(files, into, counts, limit=limit, progress=progress, query=query)
+    out = [_finish_site(ds, requeried) for ds, _, requeried in sites.values()]
     if not out and not counts["records"]:
         raise HwnoiseError(f"{', '.join(map(str, files))}: no WARC record found")
     return out, counts
 
 
 def _import_files(files: list[Path], into: Path, counts: dict, *, limit: int | None,
-                  progress: bool) -> _Sites:
+                  progress: bool, query: str | None = None) -> _Sites:
     """The HTML responses of the files, in order, written as pages until ``limit`` pages are
     imported (a progress bar over the files when asked); returns the sites' folders."""
     sites: _Sites = {}
@@ -183,7 +187,7 @@ def _import_files(files: list[Path], into: Path, counts: dict, *, limit: int | N
     try:
         for path in files:
             for meta, payload in html_responses(path, counts):
-                _import_response(sites, into, path, meta, payload, counts)
+                _import_response(sites, into, path, meta, payload, counts, query)
                 if _limit_reached(limit, counts):
                     break
             if bar is not None:
@@ -202,30 +206,34 @@ def _limit_reached(limit: int | None, counts: dict) -> bool:
 
 
 def _import_response(sites: _Sites, into: Path, path: Path, meta: dict, payload: bytes,
-                     counts: dict) -> None:
+                     counts: dict, query: str | None = None) -> None:
     """One HTML response written as a page of its site's folder (opened at the site's first
     page): its bytes, submission and journal line; a page already imported is counted instead."""
     site = site_of(meta["url"]) or "warc"
     if site not in sites:
         sites[site] = _open_site(into, site)
-    ds, done = sites[site]
+    ds, done, requeried = sites[site]
     sub = submission_from_url(meta["url"])
     sub["id"] = page_id(sub["method"], sub.get("action") or sub["url"], sub["fields"])
+    own, sub["fields"] = sub["fields"], with_query(sub["fields"], query)  # after the ID: IDs stay stable
     if sub["id"] in done:
         counts["duplicates"] += 1
+        if sub["fields"] != own:
+            requery(ds.add_submission(sub), sub["fields"], own, requeried)
         return
     ds.write_page(sub["id"], payload)
-    ds.add_submission({**sub, "site": site, "source": f"{path.name}@{meta['warc_offset']}"})
-    ds.append_journal(_journal_line(sub, meta, payload))
+    requery(ds.add_submission({**sub, "site": site, "source": f"{path.name}@{meta['warc_offset']}"}),
+            sub["fields"], own, requeried)
+    ds.append_journal(_journal_line({**sub, "fields": own}, meta, payload))  # the fields it was fetched with
     done.add(sub["id"])
     counts["imported"] += 1
 
 
-def _open_site(into: Path, site: str) -> tuple[Dataset, set[str]]:
+def _open_site(into: Path, site: str) -> tuple[Dataset, set[str], list[dict]]:
     """A site's dataset folder, created (or reopened) with the IDs of the pages already imported."""
     ds = Dataset.create(_unit_dir(into, site), name=site, source="warc", format="warc",
                         notes="imported from WARC responses (status 200, HTML)")
-    return ds, {sid for sid, rec in ds.journal().items() if _imported(ds, rec)}
+    return ds, {sid for sid, rec in ds.journal().items() if _imported(ds, rec)}, []
 
 
 def _journal_line(sub: dict, meta: dict, payload: bytes) -> dict:
@@ -239,8 +247,10 @@ def _journal_line(sub: dict, meta: dict, payload: bytes) -> dict:
         "warc_offset": meta["warc_offset"], "imported": now_iso()}
 
 
-def _finish_site(ds: Dataset) -> Path:
-    """One site's folder finished: its domain query written, its counts put in ``dataset.json``."""
+def _finish_site(ds: Dataset, requeried: list[dict]) -> Path:
+    """One site's folder finished: the query given this run recorded for the pages imported before
+    (``apply_requery``), its domain query written, its counts put in ``dataset.json``."""
+    apply_requery(ds, requeried)
     writer = _write_query(ds)
     ds.update_meta(counts={"pages": sum(1 for _ in (ds.path / "pages").glob("*.html")), "gold": 0,
                            "submissions": len(ds.submissions())}, query_written_by=writer)

@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "warc":
         from hwnoise.features.importers.warc import import_warc
 
-        paths, c = import_warc(args.src, args.into, limit=args.limit, progress=not args.quiet)
+        paths, c = import_warc(args.src, args.into, limit=args.limit, progress=not args.quiet,
+                                query=args.query)
         info(f"hwnoise import warc: {c['imported']} pages imported from {c['responses']} responses; skipped "
              f"{c['skipped_status']} not 200, {c['skipped_type']} not HTML, {c['duplicates']} already "
              f"imported, {c['not_response']} other records"
