@@ -174,10 +174,13 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
 
 
 def append_jsonl(path: str | os.PathLike, record: dict) -> None:
-    """Append one JSON line and fsync it: a killed run loses at most this line, never earlier ones."""
+    """Append one JSON line (``outputs.json_line``: a file name that is not UTF-8 as the escape
+    ``\\udce9``) and fsync it: a killed run loses at most this line, never earlier ones."""
+    from hwnoise.outputs import json_line
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    append_synced(path, (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
+    append_synced(path, (json_line(record) + "\n").encode("utf-8"))
 
 
 def append_synced(path: str | os.PathLike, data: bytes) -> None:

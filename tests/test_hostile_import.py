@@ -688,3 +688,28 @@ def test_import_again_with_query_as_the_warning_says_gives_the_pages_their_query
     # a rerun without --query keeps the query given
     assert main(["import", fmt, str(src), "--into", str(into), "-q"]) == 0
     assert {"oak", "chair"} <= set(Dataset(ds.path).query_terms())
+
+
+def test_plain_page_whose_file_name_is_not_utf8_is_imported(tmp_path, capsys):
+    """``html/caf\\xe9.html`` (a Latin-1 name, as old archives unpack on Linux) stopped the import
+    with a UnicodeEncodeError traceback after the pages before it were written. It is imported:
+    its stand-in URL holds the name's bytes percent-encoded, its submission the name as the JSON
+    escape ``\\udce9`` (read back as the same name), and a rerun gives it the same ID."""
+    src = tmp_path / "crawl"
+    for d in ("html", "gold"):
+        (src / d).mkdir(parents=True)
+    (src / "html" / "a.html").write_bytes(PAGE)
+    with open(os.fsencode(src / "html") + b"/caf\xe9.html", "wb") as fh:
+        fh.write(PAGE.replace(b"Inside", b"Coffee"))
+    with open(os.fsencode(src / "gold") + b"/caf\xe9.txt", "wb") as fh:
+        fh.write(b"Coffee page text")
+    into = tmp_path / "out"
+    for _ in range(2):
+        code = main(["import", "plain", str(src), "--into", str(into), "-q"])
+        err = capsys.readouterr().err
+        assert code == 0 and "Traceback" not in err, err
+    ds = Dataset(into / "crawl")
+    subs = {s["name"]: s for s in ds.submissions()}
+    assert sorted(subs) == ["a", "caf\udce9"] and subs["caf\udce9"]["url"] == "source:plain/html/caf%E9.html"
+    assert ds.page(subs["caf\udce9"]["id"]).read_gold() == "Coffee page text"
+    assert len(ds.submissions_path.read_bytes().decode("utf-8").splitlines()) == 2

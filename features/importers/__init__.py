@@ -90,8 +90,9 @@ def inside(path: Path, src: Path) -> Path:
 
 
 def source_url(fmt: str, relpath: str) -> str:
-    """The stand-in URL of a page whose source gives none: a locator of its file."""
-    return f"source:{fmt}/{quote(relpath)}"
+    """The stand-in URL of a page whose source gives none: a locator of its file, its name's
+    bytes percent-encoded (a name that is not UTF-8, ``caf\xe9.html``, as ``caf%E9.html``)."""
+    return f"source:{fmt}/{quote(relpath.encode('utf-8', 'surrogateescape'))}"
 
 
 _TAG_RE = re.compile(rb"<(link|meta)\b([^>]*)>", re.I)
