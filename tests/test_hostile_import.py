@@ -713,3 +713,20 @@ def test_plain_page_whose_file_name_is_not_utf8_is_imported(tmp_path, capsys):
     assert sorted(subs) == ["a", "caf\udce9"] and subs["caf\udce9"]["url"] == "source:plain/html/caf%E9.html"
     assert ds.page(subs["caf\udce9"]["id"]).read_gold() == "Coffee page text"
     assert len(ds.submissions_path.read_bytes().decode("utf-8").splitlines()) == 2
+
+
+def test_plain_pages_in_folders_under_html_are_named_as_left_out(tmp_path, capsys):
+    """Pages in folders under ``html/`` (``html/shop/a.html``, as a crawl is saved by host) were
+    left out without a word: an import of only those said "nothing imported" and nothing of why.
+    The folders and how many page files each holds are said."""
+    src = tmp_path / "crawl"
+    (src / "html" / "shop" / "deep").mkdir(parents=True)
+    (src / "html" / "top.html").write_bytes(PAGE)
+    (src / "html" / "shop" / "a.html").write_bytes(PAGE)
+    (src / "html" / "shop" / "deep" / "b.htm").write_bytes(PAGE)
+    (src / "html" / "shop" / "notes.txt").write_text("not a page")
+    assert main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert (f"2 page file(s) in folders under {src / 'html'} not read: shop/ (2); plain reads "
+            "html/NAME.html only") in err, err
+    assert [s["name"] for s in Dataset(tmp_path / "out" / "crawl").submissions()] == ["top"]

@@ -31,6 +31,7 @@ def pages(src: Path) -> Iterator[SourcePage]:
     if not html_dir.is_dir():
         raise ImportFormatError(f"{html_dir}: missing; a plain folder has html/NAME.html and gold/NAME.txt")
     files = page_files(html_dir)
+    _say_subfolders(html_dir)
     outside = [p for p in files if not is_within(p, src)]
     if outside:
         info(f"hwnoise: import plain: skipped {len(outside)} page(s) that are symlinks out of {src} "
@@ -60,6 +61,23 @@ def pages(src: Path) -> Iterator[SourcePage]:
             query=query or None,
             unit_meta={"notes": "plain folder: html/NAME.html with gold/NAME.txt (and query/NAME.txt)"},
         )
+
+
+def _say_subfolders(html_dir: Path) -> None:
+    """Say which folders under ``html/`` hold page files, left out: plain reads ``html/NAME.html``
+    only (a crawl saved as ``html/HOST/PATH/index.html`` has many pages of one name, which one
+    ``gold/NAME.txt`` could not tell apart). They were left out without a word."""
+    found: dict[Path, int] = {}
+    for p in page_files(html_dir, recursive=True):
+        if p.parent != html_dir:
+            top = html_dir / p.relative_to(html_dir).parts[0]
+            found[top] = found.get(top, 0) + 1
+    if found:
+        shown = ", ".join(f"{d.name}/ ({n})" for d, n in sorted(found.items())[:5])
+        more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+        info(f"hwnoise: import plain: {sum(found.values())} page file(s) in folders under {html_dir} not "
+             f"read: {shown}{more}; plain reads html/NAME.html only: move them into {html_dir} (one name "
+             "each) to import them")
 
 
 def _check_names(src: Path, files: list[Path]) -> None:
