@@ -730,3 +730,21 @@ def test_plain_pages_in_folders_under_html_are_named_as_left_out(tmp_path, capsy
     assert (f"2 page file(s) in folders under {src / 'html'} not read: shop/ (2); plain reads "
             "html/NAME.html only") in err, err
     assert [s["name"] for s in Dataset(tmp_path / "out" / "crawl").submissions()] == ["top"]
+
+
+def test_record_xpath_that_is_no_element_path_is_said_as_such(tmp_path, capsys):
+    """A records file written by hand with the XPath one would type (``//div[@class='r']``) or a
+    typo (``/body[1]/div[``) was reported as naming "no shown element", as if the page lacked it;
+    it is said to be no element path, with an example and the form records take."""
+    src = tmp_path / "crawl"
+    for d in ("html", "records"):
+        (src / d).mkdir(parents=True)
+    (src / "html" / "a.html").write_bytes(PAGE)
+    (src / "records" / "a.json").write_text(json.dumps([["//div[@class='r']"], ["/body[1]/div["],
+                                                        ["/body[1]/div[1]"], ["/body[1]/div[7]"]]))
+    assert main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert ("html/a.html: 2 of 4 record XPaths are no element path such as /body[1]/div[3]/ul[1]/li[2] "
+            "(e.g. \"//div[@class='r']\")") in err, err
+    assert "html/a.html: 1 of 4 record XPaths name no shown element" in err, err
+    assert Dataset(tmp_path / "out" / "crawl").submissions()[0]["unresolved"] == 3

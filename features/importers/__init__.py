@@ -455,8 +455,12 @@ def _resolve(fmt: str, sp: SourcePage, html: bytes, records: list, unit: _Unit) 
     for k, v in counts.items():
         unit.records[k] += v
     unit.record_pages += 1
-    if resolved.unresolved:
-        info(f"{fmt}: {sp.source}: {resolved.unresolved} of {resolved.xpaths} record XPaths name no shown "
-             f"element ({resolved.hidden} hidden by the page's style); those records are left out of "
-             "the node gold")
+    if resolved.not_paths:
+        info(f"{fmt}: {sp.source}: {len(resolved.not_paths)} of {resolved.xpaths} record XPaths are no element "
+             f"path such as /body[1]/div[3]/ul[1]/li[2] (e.g. {resolved.not_paths[0]!r}): records name "
+             "elements by their tags and positions from the top; those XPaths are left out")
+    if resolved.unresolved > len(resolved.not_paths):
+        info(f"{fmt}: {sp.source}: {resolved.unresolved - len(resolved.not_paths)} of {resolved.xpaths} record "
+             f"XPaths name no shown element ({resolved.hidden} hidden by the page's style); those records are "
+             "left out of the node gold")
     return text, counts
