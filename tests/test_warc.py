@@ -562,3 +562,20 @@ def test_a_second_collect_into_a_warc_another_collect_writes_is_refused(server, 
     again = subprocess.run([*cmd, str(tmp_path / "b.txt"), "--into", str(tmp_path / "b")], env=env, cwd=REPO)
     assert again.returncode == 0
     assert [r["uri"] for r in read_warc(warc) if r["type"] == "response"] == [*first_urls, url(server, "/search?q=lockb")]
+
+
+@pytest.mark.parametrize("text", [b"# notes of the crawl, saved over the WARC by mistake\n",
+                                  b"<html><body>a page saved as crawl.warc by mistake</body></html>\n"])
+def test_a_text_file_given_as_a_warc_is_refused_not_read_as_an_arc_record(tmp_path, text):
+    """warcio reads any first line of five or more words as an ARC record's header: a text file
+    given among the WARCs was counted as "1 other records" and the import went on without a word
+    (alone, "nothing imported" said nothing of why). It is refused as no WARC, naming the file."""
+    good = tmp_path / "a.warc"
+    with open(good, "wb") as fh:
+        w = WARCWriter(fh, gzip=False)
+        w.write_record(w.create_warc_record(
+            "https://shop.example/a", "response", payload=io.BytesIO(b"<html><body><p>a page</p></body></html>"),
+            http_headers=StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")))
+    (tmp_path / "b.warc").write_bytes(text)
+    with pytest.raises(ImportFormatError, match=r"b\.warc: not a readable WARC file: no WARC record header"):
+        import_warc([good, tmp_path / "b.warc"], tmp_path / "out", progress=False)

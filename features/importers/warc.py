@@ -14,6 +14,7 @@ page already imported (same ID) is not written twice.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -26,6 +27,9 @@ from hwnoise.progress import info
 from . import ImportFormatError, _unit_dir, _write_query, apply_requery, check_query, requery, with_query
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+#: The URL an ARC record's header line starts with (``filedesc://x.arc``, ``http://...``, ``dns:host``):
+#: warcio reads any line of five or more words as one, so a text file given as a WARC was one "record".
+_ARC_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S+\Z")
 
 
 def warc_files(sources: Iterable[str | Path]) -> list[Path]:
@@ -80,6 +84,8 @@ def html_responses(path: Path, counts: dict) -> Iterator[tuple[dict, bytes]]:
                 rec = next(records)
                 if rec.format.startswith("warc") and (rec.rec_type is None or not _declared_length(rec)):
                     raise ValueError("a record without WARC-Type or Content-Length")  # headers cut off
+                if rec.format.startswith("arc") and not _ARC_URI.match(rec.rec_headers.get_header("uri") or ""):
+                    raise ValueError("no WARC record header here (nor an ARC one: its first field is no URL)")
                 counts["records"] += 1
                 item = _html_response(rec, it, path, counts)
                 last, start = rec, it.get_record_offset()
