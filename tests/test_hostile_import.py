@@ -7,6 +7,7 @@ import gzip
 import json
 import os
 import re
+import shlex
 import shutil
 import zlib
 from pathlib import Path
@@ -748,3 +749,39 @@ def test_record_xpath_that_is_no_element_path_is_said_as_such(tmp_path, capsys):
             "(e.g. \"//div[@class='r']\")") in err, err
     assert "html/a.html: 1 of 4 record XPaths name no shown element" in err, err
     assert Dataset(tmp_path / "out" / "crawl").submissions()[0]["unresolved"] == 3
+
+
+@pytest.mark.parametrize("fmt", ["plain", "warc"])
+def test_an_import_stopped_midway_is_named_by_features_until_it_is_run_again(tmp_path, capsys, fmt):
+    """An import stopped midway (Ctrl-C, kill, or here an error at its second page) left a dataset
+    folder of the pages so far that ``hwnoise features`` took for the whole dataset without a word.
+    dataset.json marks an import until it finishes; features warns of it, naming the command that
+    imports the rest, and once that has run says nothing."""
+    if fmt == "plain":
+        src = tmp_path / "my crawl"
+        for d in ("html", "records"):
+            (src / d).mkdir(parents=True)
+        (src / "html" / "a.html").write_bytes(PAGE)
+        (src / "html" / "b.html").write_bytes(PAGE.replace(b"Inside", b"Second"))
+        (src / "records" / "b.json").write_text('[["/body[1]/div[1]"],')                # cut short
+    else:  # the second WARC of the crawl is no WARC: its error comes after the first's pages
+        _warc_of_pages(tmp_path / "my crawl.warc", {"https://shop.example/a": PAGE})
+        (tmp_path / "part2.warc").write_bytes(b"# notes of the crawl, saved over the WARC by mistake\n")
+    files = [str(tmp_path / "my crawl.warc"), str(tmp_path / "part2.warc")] if fmt == "warc" else [str(src)]
+    into = tmp_path / "out"
+    assert main(["import", fmt, *files, "--into", str(into), "-q"]) == 1
+    capsys.readouterr()
+    ds_path = next(into.iterdir())
+    assert main(["features", str(ds_path)]) == 0
+    err = capsys.readouterr().err
+    assert f"{ds_path}: its import was stopped before it finished" in err, err
+    assert f"run 'hwnoise import {fmt} {' '.join(shlex.quote(f) for f in files)} --into {into}' again" in err, err
+    if fmt == "warc":
+        files.pop()
+    if fmt == "plain":
+        (src / "records" / "b.json").write_text('[["/body[1]/div[1]"]]')
+    assert main(["import", fmt, *files, "--into", str(into), "-q"]) == 0
+    assert "import_unfinished" not in json.loads((ds_path / "dataset.json").read_text())
+    capsys.readouterr()
+    assert main(["features", str(ds_path)]) == 0
+    assert "stopped before it finished" not in capsys.readouterr().err

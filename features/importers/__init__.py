@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import importlib
 import re
+import shlex
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
-from hwnoise.dataset import Dataset, is_within, page_id, site_of
+from hwnoise.dataset import Dataset, is_within, now_iso, page_id, site_of
 from hwnoise.decode import decode_text, sniff_html
 from hwnoise.errors import HwnoiseError
 from hwnoise.pagefiles import PageFileError
@@ -316,9 +317,27 @@ def _open_unit(fmt: str, src: Path, into: Path, sp: SourcePage) -> _Unit:
 
     def open_ds() -> Dataset:
         _check_same_unit(path, sp.unit, fmt)
-        return Dataset.create(path, name=sp.unit, source=str(src.resolve()), notes=notes, format=fmt, **meta)
+        ds = Dataset.create(path, name=sp.unit, source=str(src.resolve()), notes=notes, format=fmt, **meta)
+        mark_unfinished(ds, shlex.join(["hwnoise", "import", fmt, str(src), "--into", str(into)]))
+        return ds
 
     return _Unit(sp.unit, path, open_ds)
+
+
+#: The key of ``dataset.json`` that says an import into the folder has not finished (yet).
+UNFINISHED = "import_unfinished"
+
+
+def mark_unfinished(ds: Dataset, rerun: str) -> None:
+    """Mark ``ds`` as being imported until ``finish_unfinished``: an import stopped midway (Ctrl-C,
+    kill, a full disk) leaves a folder of the pages so far that the next stages took for the whole
+    dataset; ``hwnoise features`` warns of it, naming ``rerun``, the command that imports the rest."""
+    ds.update_meta(**{UNFINISHED: {"started": now_iso(), "rerun": rerun}})
+
+
+def finish_unfinished(ds: Dataset) -> None:
+    """Clear ``mark_unfinished``'s mark (``dataset.json`` written by the caller's update_meta)."""
+    ds.meta.pop(UNFINISHED, None)
 
 
 def _check_same_unit(path: Path, unit: str, fmt: str) -> None:
@@ -360,6 +379,7 @@ def _finish_unit(unit: _Unit) -> Path | None:
     query_writer = _write_query(ds)
     gold = list((ds.path / "gold").glob("*.txt"))
     ds.meta.pop("import_problems", None)  # a rerun's own, or none
+    finish_unfinished(ds)
     ds.update_meta(counts={
         "pages": sum(1 for _ in (ds.path / "pages").glob("*.html")),
         "gold": len(gold),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shlex
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -24,7 +25,8 @@ from hwnoise.errors import HwnoiseError
 from hwnoise.forms.submissions import submission_from_url
 from hwnoise.progress import info
 
-from . import ImportFormatError, _unit_dir, _write_query, apply_requery, check_query, requery, with_query
+from . import (ImportFormatError, _unit_dir, _write_query, apply_requery, check_query, finish_unfinished,
+               mark_unfinished, requery, with_query)
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 #: The URL an ARC record's header line starts with (``filedesc://x.arc``, ``http://...``, ``dns:host``):
@@ -185,6 +187,7 @@ def _import_files(files: list[Path], into: Path, counts: dict, *, limit: int | N
     """The HTML responses of the files, in order, written as pages until ``limit`` pages are
     imported (a progress bar over the files when asked); returns the sites' folders."""
     sites: _Sites = {}
+    rerun = shlex.join(["hwnoise", "import", "warc", *map(str, files), "--into", str(into)])  # imports the rest
     bar = None
     if progress:
         from hwnoise.progress import bar as _bar
@@ -193,7 +196,7 @@ def _import_files(files: list[Path], into: Path, counts: dict, *, limit: int | N
     try:
         for path in files:
             for meta, payload in html_responses(path, counts):
-                _import_response(sites, into, path, meta, payload, counts, query)
+                _import_response(sites, into, path, meta, payload, counts, query, rerun)
                 if _limit_reached(limit, counts):
                     break
             if bar is not None:
@@ -212,12 +215,12 @@ def _limit_reached(limit: int | None, counts: dict) -> bool:
 
 
 def _import_response(sites: _Sites, into: Path, path: Path, meta: dict, payload: bytes,
-                     counts: dict, query: str | None = None) -> None:
+                     counts: dict, query: str | None = None, rerun: str = "hwnoise import warc") -> None:
     """One HTML response written as a page of its site's folder (opened at the site's first
     page): its bytes, submission and journal line; a page already imported is counted instead."""
     site = site_of(meta["url"]) or "warc"
     if site not in sites:
-        sites[site] = _open_site(into, site)
+        sites[site] = _open_site(into, site, rerun)
     ds, done, requeried = sites[site]
     sub = submission_from_url(meta["url"])
     sub["id"] = page_id(sub["method"], sub.get("action") or sub["url"], sub["fields"])
@@ -235,10 +238,11 @@ def _import_response(sites: _Sites, into: Path, path: Path, meta: dict, payload:
     counts["imported"] += 1
 
 
-def _open_site(into: Path, site: str) -> tuple[Dataset, set[str], list[dict]]:
+def _open_site(into: Path, site: str, rerun: str) -> tuple[Dataset, set[str], list[dict]]:
     """A site's dataset folder, created (or reopened) with the IDs of the pages already imported."""
     ds = Dataset.create(_unit_dir(into, site), name=site, source="warc", format="warc",
                         notes="imported from WARC responses (status 200, HTML)")
+    mark_unfinished(ds, rerun)
     return ds, {sid for sid, rec in ds.journal().items() if _imported(ds, rec)}, []
 
 
@@ -258,6 +262,7 @@ def _finish_site(ds: Dataset, requeried: list[dict]) -> Path:
     (``apply_requery``), its domain query written, its counts put in ``dataset.json``."""
     apply_requery(ds, requeried)
     writer = _write_query(ds)
+    finish_unfinished(ds)
     ds.update_meta(counts={"pages": sum(1 for _ in (ds.path / "pages").glob("*.html")), "gold": 0,
                            "submissions": len(ds.submissions())}, query_written_by=writer)
     return ds.path
