@@ -9,7 +9,8 @@ the domain query comes from the result URLs, as ``hwnoise collect urls.txt`` wou
 its journal line keeps the status, headers, charset and where in which WARC it was found.
 Other records, non-200 responses and payloads that are not HTML (by their Content-Type, or by
 their bytes: ``decode.sniff_html``, as the features stage decides) are skipped and counted; a
-page already imported (same ID) is not written twice.
+page already imported (same ID) is not written twice. A ``revisit`` record (a deduplicating crawl's)
+is a page with the payload of the response of its payload digest read before in the run.
 """
 from __future__ import annotations
 
@@ -112,8 +113,11 @@ def html_responses(path: Path, counts: dict) -> Iterator[tuple[dict, bytes]]:
         info(f"{path}: {where}; the records before it were read, the rest is left out")
 
 
-def _html_response(rec, it, path: Path, counts: dict) -> tuple[dict, bytes] | None:
-    """``(info, payload)`` of an HTML 200 response record, else None (what it is, counted)."""
+def _html_response(rec, it, path: Path, counts: dict) -> tuple[dict, bytes | None] | None:
+    """``(info, payload)`` of an HTML 200 response record, else None (what it is, counted); of a
+    revisit record of one, ``(info, None)`` (``_revisit``)."""
+    if rec.rec_type == "revisit" and rec.http_headers:
+        return _revisit(rec, it, path, counts)
     if rec.rec_type != "response" or not rec.http_headers:
         counts["not_response"] += 1
         return None
@@ -133,10 +137,38 @@ def _html_response(rec, it, path: Path, counts: dict) -> tuple[dict, bytes] | No
     if not _is_html(ctype, payload):
         counts["skipped_type"] += 1
         return None
+    return _info(rec, it, path, url, ctype), payload
+
+
+def _info(rec, it, path: Path, url: str, ctype: str) -> dict:
+    """What the journal keeps of a response or revisit record, and its payload's digest."""
     headers = {k.lower(): v for k, v in rec.http_headers.headers}
-    return {"url": url, "status": int(status), "headers": headers, "http_charset": charset_of(ctype),
+    return {"url": url, "status": 200, "headers": headers, "http_charset": charset_of(ctype),
             "date": rec.rec_headers.get_header("WARC-Date"), "warc": str(path),
-            "warc_offset": it.get_record_offset()}, payload
+            "warc_offset": it.get_record_offset(),
+            "payload_digest": (rec.rec_headers.get_header("WARC-Payload-Digest") or "").strip()}
+
+
+def _revisit(rec, it, path: Path, counts: dict) -> tuple[dict, None] | None:
+    """``(info, None)`` of a revisit record of an HTML 200 response, else None (counted). A crawl
+    that deduplicates (``wget --warc-dedup``, Heritrix, Browsertrix) writes one in place of a
+    response whose payload it has stored before (``WARC-Payload-Digest``): the payload is that
+    response's, found by ``_import_response`` among those read before. They were counted as
+    "other records", and the pages they stand for left out without a word."""
+    counts["revisits"] = counts.get("revisits", 0) + 1
+    if rec.http_headers.get_statuscode() != "200":
+        counts["skipped_status"] += 1
+        return None
+    url = rec.rec_headers.get_header("WARC-Target-URI") or ""
+    if not url.lower().startswith(("http://", "https://")):
+        counts["skipped_url"] += 1
+        return None
+    ctype = rec.http_headers.get_header("Content-Type") or ""
+    declared = content_type(ctype)[0] or ctype.split(";")[0].strip().lower()
+    if declared and declared not in HTML_TYPES:
+        counts["skipped_type"] += 1
+        return None
+    return {**_info(rec, it, path, url, ctype), "revisit": True}, None
 
 
 def _declared_length(rec) -> bool:
@@ -187,6 +219,7 @@ def _import_files(files: list[Path], into: Path, counts: dict, *, limit: int | N
     """The HTML responses of the files, in order, written as pages until ``limit`` pages are
     imported (a progress bar over the files when asked); returns the sites' folders."""
     sites: _Sites = {}
+    originals: dict[str, Path] = {}  # payload digest -> the page file of the response read this run
     rerun = shlex.join(["hwnoise", "import", "warc", *map(str, files), "--into", str(into)])  # imports the rest
     bar = None
     if progress:
@@ -196,7 +229,7 @@ def _import_files(files: list[Path], into: Path, counts: dict, *, limit: int | N
     try:
         for path in files:
             for meta, payload in html_responses(path, counts):
-                _import_response(sites, into, path, meta, payload, counts, query, rerun)
+                _import_response(sites, into, path, meta, payload, counts, query, rerun, originals)
                 if _limit_reached(limit, counts):
                     break
             if bar is not None:
@@ -214,11 +247,20 @@ def _limit_reached(limit: int | None, counts: dict) -> bool:
     return limit is not None and counts["imported"] >= limit
 
 
-def _import_response(sites: _Sites, into: Path, path: Path, meta: dict, payload: bytes,
-                     counts: dict, query: str | None = None, rerun: str = "hwnoise import warc") -> None:
+def _import_response(sites: _Sites, into: Path, path: Path, meta: dict, payload: bytes | None,
+                     counts: dict, query: str | None = None, rerun: str = "hwnoise import warc",
+                     originals: dict[str, Path] | None = None) -> None:
     """One HTML response written as a page of its site's folder (opened at the site's first
-    page): its bytes, submission and journal line; a page already imported is counted instead."""
+    page): its bytes, submission and journal line; a page already imported is counted instead.
+    A revisit (``payload`` None) takes the payload of the response of its digest read before
+    (``originals``, this run's page files by payload digest); without one it is counted."""
+    originals = {} if originals is None else originals
+    digest = meta.get("payload_digest") or ""
     site = site_of(meta["url"]) or "warc"
+    original = originals.get(digest) if digest else None
+    if payload is None and original is None and site not in sites and not _unit_dir(into, site).is_dir():
+        counts["revisits_unresolved"] = counts.get("revisits_unresolved", 0) + 1  # no folder made for it
+        return
     if site not in sites:
         sites[site] = _open_site(into, site, rerun)
     ds, done, requeried = sites[site]
@@ -229,8 +271,20 @@ def _import_response(sites: _Sites, into: Path, path: Path, meta: dict, payload:
         counts["duplicates"] += 1
         if sub["fields"] != own:
             requery(ds.add_submission(sub), sub["fields"], own, requeried)
+        if digest:
+            originals.setdefault(digest, ds.page_path(sub["id"]))
         return
+    if payload is None:
+        if original is None or not original.is_file():
+            counts["revisits_unresolved"] = counts.get("revisits_unresolved", 0) + 1
+            return
+        payload = original.read_bytes()
+        if not _is_html(meta["headers"].get("content-type", ""), payload):
+            counts["skipped_type"] += 1
+            return
     ds.write_page(sub["id"], payload)
+    if digest:
+        originals.setdefault(digest, ds.page_path(sub["id"]))
     requery(ds.add_submission({**sub, "site": site, "source": f"{path.name}@{meta['warc_offset']}"}),
             sub["fields"], own, requeried)
     ds.append_journal(_journal_line({**sub, "fields": own}, meta, payload))  # the fields it was fetched with
@@ -254,7 +308,8 @@ def _journal_line(sub: dict, meta: dict, payload: bytes) -> dict:
         "headers": meta["headers"], "http_charset": meta["http_charset"], "bytes": len(payload),
         "sha256": hashlib.sha256(payload).hexdigest(), "started": meta["date"],
         "finished": meta["date"], "error": None, "warc": meta["warc"],
-        "warc_offset": meta["warc_offset"], "imported": now_iso()}
+        "warc_offset": meta["warc_offset"], "imported": now_iso(),
+        **({"warc_revisit_of": meta["payload_digest"]} if meta.get("revisit") else {})}
 
 
 def _finish_site(ds: Dataset, requeried: list[dict]) -> Path:

@@ -59,7 +59,10 @@ def run(args: argparse.Namespace) -> int:
         info(f"hwnoise import warc: {c['imported']} pages imported from {c['responses']} responses; skipped "
              f"{c['skipped_status']} not 200, {c['skipped_type']} not HTML, {c['duplicates']} already "
              f"imported, {c['not_response']} other records"
-             + (f"; {c['truncated']} file(s) cut short inside a record (said above)" if c.get("truncated") else ""))
+             + (f"; {c['truncated']} file(s) cut short inside a record (said above)" if c.get("truncated") else "")
+             + (f"; {c['revisits_unresolved']} revisit record(s) left out: the response each repeats is in "
+                "no WARC given (a deduplicating crawl's: give its earlier WARCs too, before these)"
+                if c.get("revisits_unresolved") else ""))
     else:
         if len(args.src) != 1:
             from hwnoise.errors import HwnoiseError
