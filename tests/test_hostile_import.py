@@ -785,3 +785,21 @@ def test_an_import_stopped_midway_is_named_by_features_until_it_is_run_again(tmp
     capsys.readouterr()
     assert main(["features", str(ds_path)]) == 0
     assert "stopped before it finished" not in capsys.readouterr().err
+
+
+def test_into_a_dataset_folder_is_refused_naming_its_parent(tmp_path, capsys):
+    """``--into`` the dataset folder an import printed (to add pages to it) wrote a second dataset
+    folder inside it, ``out/crawl/crawl``, whose pages no stage read as the first's. It is
+    refused, naming the folder to give instead, and nothing is written."""
+    src = tmp_path / "crawl"
+    (src / "html").mkdir(parents=True)
+    (src / "html" / "a.html").write_bytes(PAGE)
+    into = tmp_path / "out"
+    assert main(["import", "plain", str(src), "--into", str(into), "-q"]) == 0
+    capsys.readouterr()
+    (src / "html" / "b.html").write_bytes(PAGE.replace(b"Inside", b"Second"))
+    assert main(["import", "plain", str(src), "--into", str(into / "crawl"), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert f"--into {into / 'crawl'}: is a dataset folder" in err and f"give {into} to import into" in err, err
+    assert sorted(p.name for p in (into / "crawl").iterdir()) == ["dataset.json", "gold", "pages", "query.json",
+                                                                   "submissions.jsonl"]

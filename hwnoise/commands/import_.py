@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from hwnoise.progress import info
 
     check_out_dir(args.into, "--into")
+    _refuse_dataset_folder(args.into)
     start = time.perf_counter()
     if args.format == "warc":
         from hwnoise.features.importers.warc import import_warc
@@ -97,6 +98,21 @@ def run(args: argparse.Namespace) -> int:
         raise HwnoiseError(f"import {args.format}: nothing imported from {', '.join(args.src)}: "
                            + _NOTHING.get(args.format, "no page that is HTML (the lines above say why)"))
     return 0
+
+
+def _refuse_dataset_folder(into: str) -> None:
+    """Refuse ``--into`` a dataset folder (the one an import printed, given to add to it): the
+    import wrote a second dataset folder inside it (``DATASET/NAME``), which no stage reads as
+    the first's pages."""
+    from pathlib import Path
+
+    from hwnoise.errors import HwnoiseError
+
+    p = Path(into)
+    if (p / "dataset.json").is_file():
+        raise HwnoiseError(f"--into {p}: is a dataset folder (it holds dataset.json); --into is the folder the "
+                           f"dataset folders go in: give {p.parent} to import into {p} again (the import "
+                           "writes DIR/NAME)")
 
 
 #: What an import that wrote no dataset folder found, by format (the others: no page at all).
