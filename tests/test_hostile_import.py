@@ -803,3 +803,28 @@ def test_into_a_dataset_folder_is_refused_naming_its_parent(tmp_path, capsys):
     assert f"--into {into / 'crawl'}: is a dataset folder" in err and f"give {into} to import into" in err, err
     assert sorted(p.name for p in (into / "crawl").iterdir()) == ["dataset.json", "gold", "pages", "query.json",
                                                                    "submissions.jsonl"]
+
+
+@pytest.mark.parametrize("layout,says", [
+    ({"a.html": PAGE, "b.htm": PAGE}, "{src} holds 2 page file(s) itself (a.html...): move them into {src}/html"),
+    ({"crawl.warc.gz": b"x"}, "{src} holds WARC files (crawl.warc.gz...): 'hwnoise import warc {src}' reads them"),
+])
+def test_plain_given_a_folder_of_another_layout_says_what_it_holds(tmp_path, capsys, layout, says):
+    """A folder of pages without html/ (the commonest first try) or a folder of WARCs given to
+    ``import plain`` was told only "html: missing"; it is told what it holds and what to do."""
+    src = tmp_path / "mine"
+    src.mkdir()
+    for name, data in layout.items():
+        (src / name).write_bytes(data)
+    assert main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert says.format(src=src) in err, err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_plain_given_a_warc_file_names_import_warc(tmp_path, capsys):
+    """A WARC file given to ``import plain`` was told "crawl.warc.gz/html: missing"."""
+    src = tmp_path / "crawl.warc.gz"
+    src.write_bytes(b"x")
+    assert main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"]) == 1
+    assert f"{src}: a file; a plain folder has html/NAME.html" in capsys.readouterr().err

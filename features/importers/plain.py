@@ -28,8 +28,13 @@ from hwnoise.features.importers import (CANONICAL_PREFIX, ImportFormatError, Sou
 
 def pages(src: Path) -> Iterator[SourcePage]:
     html_dir, gold_dir = src / "html", src / "gold"
+    if src.is_file():
+        raise ImportFormatError(f"{src}: a file; a plain folder has html/NAME.html and gold/NAME.txt"
+                                + (f" (for a WARC: 'hwnoise import warc {src}')" if src.name.endswith((".warc", ".warc.gz"))
+                                   else ""))
     if not html_dir.is_dir():
-        raise ImportFormatError(f"{html_dir}: missing; a plain folder has html/NAME.html and gold/NAME.txt")
+        raise ImportFormatError(f"{html_dir}: missing; a plain folder has html/NAME.html and gold/NAME.txt"
+                                + _what_it_is(src))
     files = page_files(html_dir)
     _say_subfolders(html_dir)
     outside = [p for p in files if not is_within(p, src)]
@@ -61,6 +66,18 @@ def pages(src: Path) -> Iterator[SourcePage]:
             query=query or None,
             unit_meta={"notes": "plain folder: html/NAME.html with gold/NAME.txt (and query/NAME.txt)"},
         )
+
+
+def _what_it_is(src: Path) -> str:
+    """What a SRC folder without ``html/`` holds, where it looks like something else: WARC files
+    (``import warc`` reads them), or pages lying in SRC itself (they go in ``SRC/html/``)."""
+    warcs = sorted(p.name for p in src.iterdir() if p.name.endswith((".warc", ".warc.gz")))
+    if warcs:
+        return f"; {src} holds WARC files ({warcs[0]}...): 'hwnoise import warc {src}' reads them"
+    pages = page_files(src)
+    if pages:
+        return f"; {src} holds {len(pages)} page file(s) itself ({pages[0].name}...): move them into {src / 'html'}"
+    return ""
 
 
 def _say_subfolders(html_dir: Path) -> None:
