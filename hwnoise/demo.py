@@ -41,6 +41,9 @@ def left_out_note() -> str | None:
 def run_demo(out: str | Path = "hwnoise-demo", *, submissions: int = 100, seed: int = 0,
              classifier: str = "j48", progress: bool = True) -> dict:
     """Run the demo end to end; return the combined report (also written to ``out/report.json``)."""
+    from hwnoise.training.classifiers import make_classifier
+
+    make_classifier(classifier)  # an unknown name refused before the site is crawled, not after
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     _clear_earlier_demo(out / "dataset")
