@@ -828,3 +828,19 @@ def test_plain_given_a_warc_file_names_import_warc(tmp_path, capsys):
     src.write_bytes(b"x")
     assert main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"]) == 1
     assert f"{src}: a file; a plain folder has html/NAME.html" in capsys.readouterr().err
+
+
+def test_plain_query_file_without_a_word_is_named(tmp_path, capsys):
+    """An empty ``query/NAME.txt`` (a placeholder, a save that failed; here one empty and one of
+    blanks in UTF-16) left its page without a query and said nothing; the files are named."""
+    src = tmp_path / "crawl"
+    for d in ("html", "query"):
+        (src / d).mkdir(parents=True)
+    for name in ("a", "b", "c"):
+        (src / "html" / f"{name}.html").write_bytes(PAGE)
+    (src / "query" / "a.txt").write_bytes(b"")
+    (src / "query" / "b.txt").write_bytes(" \n ".encode("utf-16"))
+    (src / "query" / "c.txt").write_text("oak chair")
+    assert main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "2 query file(s) hold no word: query/a.txt, query/b.txt; their pages have no query" in err, err

@@ -22,6 +22,7 @@ from pathlib import Path
 from hwnoise.dataset import is_within, site_of
 from hwnoise.pagefiles import PageFileError, page_files, page_name, read_page_file, read_page_head
 from hwnoise.progress import info
+from hwnoise.text import tokenize
 from hwnoise.features.importers import (CANONICAL_PREFIX, ImportFormatError, SourcePage, canonical_url, decode_text,
                                        read_records)
 
@@ -43,6 +44,7 @@ def pages(src: Path) -> Iterator[SourcePage]:
              f"(e.g. {outside[0]} -> {outside[0].resolve()}); copy them in to import them")
         files = [p for p in files if p not in outside]
     _check_names(src, files)
+    _say_empty_queries(src)
     name = src.resolve().name or "plain"
     for path in files:
         stem = page_name(path)
@@ -115,6 +117,20 @@ def _check_names(src: Path, files: list[Path]) -> None:
                 raise ImportFormatError(
                     f"{src / folder / orphans[0]}: {what} without a page html/{orphans[0][:-len(ext)]}.html"
                     + (f" (and {len(orphans) - 1} more)" if len(orphans) > 1 else ""))
+
+
+def _say_empty_queries(src: Path) -> None:
+    """Say which ``query/NAME.txt`` files hold no word (an empty placeholder, a save that failed):
+    their pages were imported without a query of their own, without a word."""
+    folder = src / "query"
+    if not folder.is_dir():
+        return
+    empty = sorted(f.name for f in folder.glob("*.txt")
+                   if f.is_file() and is_within(f, src) and not tokenize(decode_text(f.read_bytes())))
+    if empty:
+        shown = ", ".join(f"query/{n}" for n in empty[:5]) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
+        info(f"hwnoise: import plain: {len(empty)} query file(s) hold no word: {shown}; their pages have no "
+             "query of their own (write the search terms there, or give --query for them)")
 
 
 def _inside(path: Path, src: Path) -> bool:
