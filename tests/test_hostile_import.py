@@ -844,3 +844,21 @@ def test_plain_query_file_without_a_word_is_named(tmp_path, capsys):
     assert main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"]) == 0
     err = capsys.readouterr().err
     assert "2 query file(s) hold no word: query/a.txt, query/b.txt; their pages have no query" in err, err
+
+
+def test_plain_query_file_that_is_a_symlink_out_of_src_is_not_read(tmp_path, capsys):
+    """A page, gold or records file that is a symlink out of SRC was not read, but a query file was:
+    ``query/a.txt -> ~/secret.txt`` put the file's words into the page's submission and the
+    domain query. It is not read now, and said, as a gold file is."""
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "secret.txt").write_text("SECRET-TOKEN hunter2")
+    src = tmp_path / "crawl"
+    for d in ("html", "query"):
+        (src / d).mkdir(parents=True)
+    (src / "html" / "a.html").write_bytes(PAGE)
+    os.symlink(tmp_path / "private" / "secret.txt", src / "query" / "a.txt")
+    assert main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert f"{src / 'query' / 'a.txt'} is a symlink out of {src}" in err, err
+    ds = tmp_path / "out" / "crawl"
+    assert not any(b"SECRET" in f.read_bytes() for f in ds.rglob("*") if f.is_file())

@@ -8,7 +8,7 @@ without a page is reported as an error. An optional
 ``features.record_gold``) gives node gold directly: it is copied and ``features`` labels from it;
 without ``gold/NAME.txt`` the records' text is the gold text, as for NEXT-EVAL, and XPaths that
 name no shown element are counted in the submission and reported. The site is the
-page's canonical domain where it gives one, else SRC's name. A page, gold or records file
+page's canonical domain where it gives one, else SRC's name. A page, gold, records or query file
 that is a symlink leading out of SRC is not read (a folder someone hands over must not copy
 ``~/.ssh`` into a dataset): it is skipped with a message. An optional ``query/NAME.txt``
 holds the search terms that found ``html/NAME.html``: they become the page's ``q`` field, so
@@ -51,7 +51,7 @@ def pages(src: Path) -> Iterator[SourcePage]:
         gold = gold_dir / f"{stem}.txt"
         records = src / "records" / f"{stem}.json"
         query_file = src / "query" / f"{stem}.txt"
-        query = " ".join(decode_text(query_file.read_bytes()).split()) if query_file.is_file() else None
+        query = " ".join(decode_text(query_file.read_bytes()).split()) if _inside(query_file, src) else None
         try:
             url = canonical_url(read_page_head(path, CANONICAL_PREFIX))
         except PageFileError:  # said by read_html, when its turn comes: the pages before it are written
