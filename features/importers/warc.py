@@ -200,6 +200,7 @@ def import_warc(sources: Iterable[str | Path], into: str | Path, *, limit: int |
     written (in the order first written) and the counts of what was read and skipped. ``query``
     (search terms) is the query of every page whose URL has no field ``q`` (``with_query``), as
     ``import_dataset`` gives it."""
+    sources = list(sources)
     files = warc_files(sources)
     if limit is not None and limit < 1:
         raise ImportFormatError(f"--limit must be at least 1, not {limit}")
@@ -207,7 +208,8 @@ def import_warc(sources: Iterable[str | Path], into: str | Path, *, limit: int |
     into = Path(into)
     counts = {"records": 0, "responses": 0, "imported": 0, "duplicates": 0, "not_response": 0,
               "skipped_status": 0, "skipped_type": 0, "skipped_url": 0}
-    sites = _import_files(files, into, counts, limit=limit, progress=progress, query=query)
+    rerun = shlex.join(["hwnoise", "import", "warc", *map(str, sources), "--into", str(into)])  # imports the rest
+    sites = _import_files(files, into, counts, limit=limit, progress=progress, query=query, rerun=rerun)
     out = [_finish_site(ds, requeried) for ds, _, requeried in sites.values()]
     if not out and not counts["records"]:
         raise HwnoiseError(f"{', '.join(map(str, files))}: no WARC record found")
@@ -215,12 +217,11 @@ def import_warc(sources: Iterable[str | Path], into: str | Path, *, limit: int |
 
 
 def _import_files(files: list[Path], into: Path, counts: dict, *, limit: int | None,
-                  progress: bool, query: str | None = None) -> _Sites:
+                  progress: bool, query: str | None = None, rerun: str = "hwnoise import warc") -> _Sites:
     """The HTML responses of the files, in order, written as pages until ``limit`` pages are
     imported (a progress bar over the files when asked); returns the sites' folders."""
     sites: _Sites = {}
     originals: dict[str, Path] = {}  # payload digest -> the page file of the response read this run
-    rerun = shlex.join(["hwnoise", "import", "warc", *map(str, files), "--into", str(into)])  # imports the rest
     bar = None
     if progress:
         from hwnoise.progress import bar as _bar
