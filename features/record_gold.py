@@ -155,6 +155,14 @@ class RecordGold:
     hidden: int = 0        # of those, XPaths naming an element the walker does not show
     records: int = 0       # records in the gold
     empty: int = 0         # records none of whose XPaths resolved
+    not_paths: list[str] = field(default_factory=list)  # of the unresolved, those that are no element path
+
+
+def is_element_path(xpath: str) -> bool:
+    """Whether ``xpath`` is an element path as gold records give them (``/body[1]/div[3]``, the
+    positions optional), which ``normalize_xpath`` reads; ``//li[@class='r']`` or a typo is not."""
+    steps = xpath.strip().split("/")
+    return len(steps) > 1 and steps[0] == "" and all(_STEP_RE.fullmatch(s) for s in steps[1:])
 
 
 def resolve_records(html: bytes | str, records: list[list[str]], *, http_charset: str | None = None,
@@ -179,6 +187,9 @@ def resolve_records(html: bytes | str, records: list[list[str]], *, http_charset
             i = index.get(norm)
             if i is None:
                 out.unresolved += 1
+                if not is_element_path(x):
+                    out.not_paths.append(x)
+                    continue
                 if body is not None and _exists(body, norm):
                     out.hidden += 1
                 continue

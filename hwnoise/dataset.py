@@ -174,10 +174,13 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
 
 
 def append_jsonl(path: str | os.PathLike, record: dict) -> None:
-    """Append one JSON line and fsync it: a killed run loses at most this line, never earlier ones."""
+    """Append one JSON line (``outputs.json_line``: a file name that is not UTF-8 as the escape
+    ``\\udce9``) and fsync it: a killed run loses at most this line, never earlier ones."""
+    from hwnoise.outputs import json_line
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    append_synced(path, (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
+    append_synced(path, (json_line(record) + "\n").encode("utf-8"))
 
 
 def append_synced(path: str | os.PathLike, data: bytes) -> None:
@@ -554,6 +557,35 @@ class Dataset:
         append_jsonl(self.submissions_path, sub)
         self._known[sub["id"]] = sub
         return sub
+
+    def replace_submissions(self, subs: Iterable[dict]) -> None:
+        """Rewrite ``submissions.jsonl`` (atomically) with each of ``subs`` in place of the
+        recorded submission of its ID, in its place; later lines of that ID are dropped, the
+        other lines kept as they are. For a re-import that gives known pages what an earlier
+        run did not (the query that found them): ``add_submission`` keeps the first one given."""
+        from hwnoise.outputs import json_line
+
+        new = {sub["id"]: sub for sub in (_with_id(dict(s)) for s in subs)}
+        if not new:
+            return
+        out, done = [], set()
+        text = self.submissions_path.read_text(encoding="utf-8-sig", errors="surrogateescape")
+        for line in text.splitlines():
+            try:
+                sub = json.loads(line) if line.strip() else None
+            except json.JSONDecodeError:
+                sub = None  # kept as it is: read_jsonl says what is wrong with it
+            pid = _with_id(dict(sub))["id"] if isinstance(sub, dict) else None
+            if pid in new:
+                if pid not in done:
+                    out.append(json_line(new[pid]))
+                    done.add(pid)
+                continue
+            out.append(line)
+        out += [json_line(s) for pid, s in new.items() if pid not in done]
+        atomic_write_bytes(self.submissions_path, ("\n".join(out) + "\n").encode("utf-8", "surrogateescape"))
+        if hasattr(self, "_known"):
+            self._known.update(new)
 
     def journal(self) -> dict[str, dict]:
         """The last journal line of each submission ID."""

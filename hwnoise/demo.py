@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from hwnoise import __version__
 from hwnoise.dataset import Dataset, now_iso, write_json
+from hwnoise.errors import HwnoiseError
 from hwnoise.progress import info
 
 if TYPE_CHECKING:
@@ -40,14 +41,39 @@ def left_out_note() -> str | None:
 def run_demo(out: str | Path = "hwnoise-demo", *, submissions: int = 100, seed: int = 0,
              classifier: str = "j48", progress: bool = True) -> dict:
     """Run the demo end to end; return the combined report (also written to ``out/report.json``)."""
+    from hwnoise.training.classifiers import make_classifier
+
+    make_classifier(classifier)  # an unknown name refused before the site is crawled, not after
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    _clear_earlier_demo(out / "dataset")
     t0 = time.perf_counter()
     ds = _collect_from_site(out, submissions, seed, progress)
     _features_and_arff(ds, out, progress)
     results = _train_protocols(ds, out, classifier, seed)
     ev_results, note = _evaluate_text_level(ds, out, classifier, seed)
     return _write_report(out, _merge_results(results, ev_results), note, t0)
+
+
+def _clear_earlier_demo(folder: Path) -> None:
+    """Remove the dataset an earlier demo wrote at ``folder``, refusing anything else there. Its
+    pages were kept and the new run's added beside them: the site serves on a new port each run,
+    so every page came again under a new ID (URL), each rerun doubled the dataset with copies
+    that the pages protocol put on both sides of its split, and its gold was rewritten from the
+    new run's site (another ``--seed``: another site's records)."""
+    import shutil
+
+    if not folder.exists() and not folder.is_symlink():
+        return
+    try:
+        meta = Dataset(folder).meta if folder.is_dir() and not folder.is_symlink() else {}
+    except HwnoiseError:
+        meta = {}
+    if meta.get("source") != "demo":
+        raise HwnoiseError(f"{folder}: exists and is not a dataset an earlier 'hwnoise demo' wrote; the "
+                           "demo writes its dataset there: give another --out, or move it away")
+    shutil.rmtree(folder)
+    info(f"demo: removed the earlier demo's dataset in {folder} (the site's pages come again under new IDs)")
 
 
 def _collect_from_site(out: Path, submissions: int, seed: int, progress: bool) -> Dataset:

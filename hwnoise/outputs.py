@@ -100,7 +100,7 @@ def json_line(value: object) -> str:
     back by ``json.loads`` as the same name, instead of failing the write of the whole run."""
     import json
 
-    line = json.dumps(value, ensure_ascii=False)
+    line = json.dumps(value, ensure_ascii=False, default=str)
     try:
         line.encode("utf-8")
     except UnicodeEncodeError:  # a surrogate stands only inside a JSON string: its escape is JSON

@@ -108,3 +108,16 @@ def test_demo_port_without_serve_is_refused():
     from hwnoise.cli import main
 
     assert main(["demo", "--port", "8080"]) != 0
+
+
+def test_demo_with_an_unknown_classifier_is_refused_before_it_crawls(tmp_path, capsys):
+    """``hwnoise demo --classifier bogus`` crawled the site, walked every page and exported ARFF
+    (10 s of the default 100 submissions) before training said the name was unknown, leaving a
+    folder of a run that could not end. It is refused first, writing nothing."""
+    from hwnoise.cli import main
+
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--classifier", "bogus", "--submissions", "4", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "unknown classifier 'bogus'" in err and "demo site:" not in err, err
+    assert not out.exists() or not any(out.iterdir())

@@ -73,3 +73,29 @@ def test_demo_says_once_what_it_collected(tmp_path, quiet):
     assert res.returncode == 0, res.stderr[-3000:]
     said = [ln for ln in res.stderr.splitlines() if re.match(r"collect(ed)?: \d+ fetched", ln)]
     assert len(said) == 1 and "10 fetched, 0 failed" in said[0], res.stderr
+
+
+def test_demo_again_into_the_same_out_starts_a_fresh_dataset(tmp_path):
+    """A second ``hwnoise demo`` into the same --out (its default, ./hwnoise-demo) kept the first
+    run's pages and added the new run's: the site serves on a new port each run, so every page
+    came again under a new ID, the dataset doubled with copies on both sides of the split, and
+    another --seed rewrote the old pages' gold from another site. It starts afresh now; a folder
+    ``dataset`` there that no demo wrote is refused, left as it was."""
+    import os
+
+    out = tmp_path / "demo"
+    env = {**os.environ, "HWNOISE_PROGRESS": "0"}
+    for seed in ("0", "1"):
+        res = subprocess.run([sys.executable, "-m", "hwnoise.cli", "demo", "--submissions", "4", "--seed", seed,
+                              "--out", str(out), "--quiet"], capture_output=True, text=True, env=env)
+        assert res.returncode == 0, res.stderr[-3000:]
+    subs = [json.loads(line) for line in (out / "dataset" / "submissions.jsonl").read_text().splitlines()]
+    assert len(subs) == 4 and len({s["action"] for s in subs}) == 1      # the second run's pages only
+    assert "removed the earlier demo's dataset" in res.stderr
+    other = tmp_path / "mine"
+    (other / "dataset").mkdir(parents=True)
+    (other / "dataset" / "notes.txt").write_text("mine")
+    res = subprocess.run([sys.executable, "-m", "hwnoise.cli", "demo", "--submissions", "4", "--out", str(other),
+                          "--quiet"], capture_output=True, text=True, env=env)
+    assert res.returncode == 1 and "not a dataset an earlier 'hwnoise demo' wrote" in res.stderr, res.stderr
+    assert (other / "dataset" / "notes.txt").read_text() == "mine"

@@ -7,6 +7,7 @@ import gzip
 import json
 import os
 import re
+import shlex
 import shutil
 import zlib
 from pathlib import Path
@@ -643,3 +644,221 @@ def test_two_sources_whose_names_make_one_folder_name_are_not_merged(tmp_path, c
     assert ds.name == "Shop A" and [p.read_html() for p in ds.pages()] == [pages["Shop A"]]
     assert main(["import", "plain", str(tmp_path / "Shop A"), "--into", str(into), "-q"]) == 0
     assert main(["import", "plain", str(tmp_path / "shop-a"), "--into", str(tmp_path / "other"), "-q"]) == 0
+
+
+def _warc_of_pages(path: Path, pages: dict[str, bytes]) -> Path:
+    """A WARC (warcio, not gzipped) of 200 text/html responses, one per URL of ``pages``."""
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    with open(path, "wb") as fh:
+        w = WARCWriter(fh, gzip=False)
+        for url, body in pages.items():
+            headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+            w.write_record(w.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=headers))
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["plain", "warc"])
+def test_import_again_with_query_as_the_warning_says_gives_the_pages_their_query(tmp_path, capsys, fmt):
+    """An import without a query warns "import again with --query ...". Doing so changed nothing:
+    the pages were known, so their submissions stayed as first recorded (no ``q``) and query.json
+    stayed empty; ``import warc`` did not even pass ``--query`` on. Now the pages imported before
+    get the query given, the query.json holds it, and nothing is imported twice."""
+    if fmt == "plain":
+        src = tmp_path / "crawl"
+        (src / "html").mkdir(parents=True)
+        (src / "html" / "a.html").write_bytes(PAGE)
+        (src / "html" / "b.html").write_bytes(PAGE.replace(b"Inside", b"Other"))
+    else:
+        src = _warc_of_pages(tmp_path / "crawl.warc", {"https://shop.example/a": PAGE,
+                                                       "https://shop.example/b": PAGE.replace(b"Inside", b"Other")})
+    into = tmp_path / "out"
+    assert main(["import", fmt, str(src), "--into", str(into), "-q"]) == 0
+    assert "import again with --query" in capsys.readouterr().err
+    assert main(["import", fmt, str(src), "--into", str(into), "-q", "--query", "oak chair"]) == 0
+    err = capsys.readouterr().err
+    assert "has no terms" not in err and "Traceback" not in err, err
+    ds = Dataset(next(into.iterdir()))
+    assert {"oak", "chair"} <= set(ds.query_terms())
+    subs = ds.submissions()
+    assert len(subs) == 2 and len(ds.submissions_path.read_text().splitlines()) == 2
+    assert all({"name": "q", "value": "oak chair", "label": "Search"} in s["fields"] for s in subs)
+    # a rerun without --query keeps the query given
+    assert main(["import", fmt, str(src), "--into", str(into), "-q"]) == 0
+    assert {"oak", "chair"} <= set(Dataset(ds.path).query_terms())
+
+
+def test_plain_page_whose_file_name_is_not_utf8_is_imported(tmp_path, capsys):
+    """``html/caf\\xe9.html`` (a Latin-1 name, as old archives unpack on Linux) stopped the import
+    with a UnicodeEncodeError traceback after the pages before it were written. It is imported:
+    its stand-in URL holds the name's bytes percent-encoded, its submission the name as the JSON
+    escape ``\\udce9`` (read back as the same name), and a rerun gives it the same ID."""
+    src = tmp_path / "crawl"
+    for d in ("html", "gold"):
+        (src / d).mkdir(parents=True)
+    (src / "html" / "a.html").write_bytes(PAGE)
+    with open(os.fsencode(src / "html") + b"/caf\xe9.html", "wb") as fh:
+        fh.write(PAGE.replace(b"Inside", b"Coffee"))
+    with open(os.fsencode(src / "gold") + b"/caf\xe9.txt", "wb") as fh:
+        fh.write(b"Coffee page text")
+    into = tmp_path / "out"
+    for _ in range(2):
+        code = main(["import", "plain", str(src), "--into", str(into), "-q"])
+        err = capsys.readouterr().err
+        assert code == 0 and "Traceback" not in err, err
+    ds = Dataset(into / "crawl")
+    subs = {s["name"]: s for s in ds.submissions()}
+    assert sorted(subs) == ["a", "caf\udce9"] and subs["caf\udce9"]["url"] == "source:plain/html/caf%E9.html"
+    assert ds.page(subs["caf\udce9"]["id"]).read_gold() == "Coffee page text"
+    assert len(ds.submissions_path.read_bytes().decode("utf-8").splitlines()) == 2
+
+
+def test_plain_pages_in_folders_under_html_are_named_as_left_out(tmp_path, capsys):
+    """Pages in folders under ``html/`` (``html/shop/a.html``, as a crawl is saved by host) were
+    left out without a word: an import of only those said "nothing imported" and nothing of why.
+    The folders and how many page files each holds are said."""
+    src = tmp_path / "crawl"
+    (src / "html" / "shop" / "deep").mkdir(parents=True)
+    (src / "html" / "top.html").write_bytes(PAGE)
+    (src / "html" / "shop" / "a.html").write_bytes(PAGE)
+    (src / "html" / "shop" / "deep" / "b.htm").write_bytes(PAGE)
+    (src / "html" / "shop" / "notes.txt").write_text("not a page")
+    assert main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert (f"2 page file(s) in folders under {src / 'html'} not read: shop/ (2); plain reads "
+            "html/NAME.html only") in err, err
+    assert [s["name"] for s in Dataset(tmp_path / "out" / "crawl").submissions()] == ["top"]
+
+
+def test_record_xpath_that_is_no_element_path_is_said_as_such(tmp_path, capsys):
+    """A records file written by hand with the XPath one would type (``//div[@class='r']``) or a
+    typo (``/body[1]/div[``) was reported as naming "no shown element", as if the page lacked it;
+    it is said to be no element path, with an example and the form records take."""
+    src = tmp_path / "crawl"
+    for d in ("html", "records"):
+        (src / d).mkdir(parents=True)
+    (src / "html" / "a.html").write_bytes(PAGE)
+    (src / "records" / "a.json").write_text(json.dumps([["//div[@class='r']"], ["/body[1]/div["],
+                                                        ["/body[1]/div[1]"], ["/body[1]/div[7]"]]))
+    assert main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert ("html/a.html: 2 of 4 record XPaths are no element path such as /body[1]/div[3]/ul[1]/li[2] "
+            "(e.g. \"//div[@class='r']\")") in err, err
+    assert "html/a.html: 1 of 4 record XPaths name no shown element" in err, err
+    assert Dataset(tmp_path / "out" / "crawl").submissions()[0]["unresolved"] == 3
+
+
+@pytest.mark.parametrize("fmt", ["plain", "warc"])
+def test_an_import_stopped_midway_is_named_by_features_until_it_is_run_again(tmp_path, capsys, fmt):
+    """An import stopped midway (Ctrl-C, kill, or here an error at its second page) left a dataset
+    folder of the pages so far that ``hwnoise features`` took for the whole dataset without a word.
+    dataset.json marks an import until it finishes; features warns of it, naming the command that
+    imports the rest, and once that has run says nothing."""
+    if fmt == "plain":
+        src = tmp_path / "my crawl"
+        for d in ("html", "records"):
+            (src / d).mkdir(parents=True)
+        (src / "html" / "a.html").write_bytes(PAGE)
+        (src / "html" / "b.html").write_bytes(PAGE.replace(b"Inside", b"Second"))
+        (src / "records" / "b.json").write_text('[["/body[1]/div[1]"],')                # cut short
+    else:  # the second WARC of the crawl is no WARC: its error comes after the first's pages
+        _warc_of_pages(tmp_path / "my crawl.warc", {"https://shop.example/a": PAGE})
+        (tmp_path / "part2.warc").write_bytes(b"# notes of the crawl, saved over the WARC by mistake\n")
+    files = [str(tmp_path / "my crawl.warc"), str(tmp_path / "part2.warc")] if fmt == "warc" else [str(src)]
+    into = tmp_path / "out"
+    assert main(["import", fmt, *files, "--into", str(into), "-q"]) == 1
+    capsys.readouterr()
+    ds_path = next(into.iterdir())
+    assert main(["features", str(ds_path)]) == 0
+    err = capsys.readouterr().err
+    assert f"{ds_path}: its import was stopped before it finished" in err, err
+    assert f"run 'hwnoise import {fmt} {' '.join(shlex.quote(f) for f in files)} --into {into}' again" in err, err
+    if fmt == "warc":
+        files.pop()
+    if fmt == "plain":
+        (src / "records" / "b.json").write_text('[["/body[1]/div[1]"]]')
+    assert main(["import", fmt, *files, "--into", str(into), "-q"]) == 0
+    assert "import_unfinished" not in json.loads((ds_path / "dataset.json").read_text())
+    capsys.readouterr()
+    assert main(["features", str(ds_path)]) == 0
+    assert "stopped before it finished" not in capsys.readouterr().err
+
+
+def test_into_a_dataset_folder_is_refused_naming_its_parent(tmp_path, capsys):
+    """``--into`` the dataset folder an import printed (to add pages to it) wrote a second dataset
+    folder inside it, ``out/crawl/crawl``, whose pages no stage read as the first's. It is
+    refused, naming the folder to give instead, and nothing is written."""
+    src = tmp_path / "crawl"
+    (src / "html").mkdir(parents=True)
+    (src / "html" / "a.html").write_bytes(PAGE)
+    into = tmp_path / "out"
+    assert main(["import", "plain", str(src), "--into", str(into), "-q"]) == 0
+    capsys.readouterr()
+    (src / "html" / "b.html").write_bytes(PAGE.replace(b"Inside", b"Second"))
+    assert main(["import", "plain", str(src), "--into", str(into / "crawl"), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert f"--into {into / 'crawl'}: is a dataset folder" in err and f"give {into} to import into" in err, err
+    assert sorted(p.name for p in (into / "crawl").iterdir()) == ["dataset.json", "gold", "pages", "query.json",
+                                                                   "submissions.jsonl"]
+
+
+@pytest.mark.parametrize("layout,says", [
+    ({"a.html": PAGE, "b.htm": PAGE}, "{src} holds 2 page file(s) itself (a.html...): move them into {src}/html"),
+    ({"crawl.warc.gz": b"x"}, "{src} holds WARC files (crawl.warc.gz...): 'hwnoise import warc {src}' reads them"),
+])
+def test_plain_given_a_folder_of_another_layout_says_what_it_holds(tmp_path, capsys, layout, says):
+    """A folder of pages without html/ (the commonest first try) or a folder of WARCs given to
+    ``import plain`` was told only "html: missing"; it is told what it holds and what to do."""
+    src = tmp_path / "mine"
+    src.mkdir()
+    for name, data in layout.items():
+        (src / name).write_bytes(data)
+    assert main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert says.format(src=src) in err, err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_plain_given_a_warc_file_names_import_warc(tmp_path, capsys):
+    """A WARC file given to ``import plain`` was told "crawl.warc.gz/html: missing"."""
+    src = tmp_path / "crawl.warc.gz"
+    src.write_bytes(b"x")
+    assert main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"]) == 1
+    assert f"{src}: a file; a plain folder has html/NAME.html" in capsys.readouterr().err
+
+
+def test_plain_query_file_without_a_word_is_named(tmp_path, capsys):
+    """An empty ``query/NAME.txt`` (a placeholder, a save that failed; here one empty and one of
+    blanks in UTF-16) left its page without a query and said nothing; the files are named."""
+    src = tmp_path / "crawl"
+    for d in ("html", "query"):
+        (src / d).mkdir(parents=True)
+    for name in ("a", "b", "c"):
+        (src / "html" / f"{name}.html").write_bytes(PAGE)
+    (src / "query" / "a.txt").write_bytes(b"")
+    (src / "query" / "b.txt").write_bytes(" \n ".encode("utf-16"))
+    (src / "query" / "c.txt").write_text("oak chair")
+    assert main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "2 query file(s) hold no word: query/a.txt, query/b.txt; their pages have no query" in err, err
+
+
+def test_plain_query_file_that_is_a_symlink_out_of_src_is_not_read(tmp_path, capsys):
+    """A page, gold or records file that is a symlink out of SRC was not read, but a query file was:
+    ``query/a.txt -> ~/secret.txt`` put the file's words into the page's submission and the
+    domain query. It is not read now, and said, as a gold file is."""
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "secret.txt").write_text("SECRET-TOKEN hunter2")
+    src = tmp_path / "crawl"
+    for d in ("html", "query"):
+        (src / d).mkdir(parents=True)
+    (src / "html" / "a.html").write_bytes(PAGE)
+    os.symlink(tmp_path / "private" / "secret.txt", src / "query" / "a.txt")
+    assert main(["import", "plain", str(src), "--into", str(tmp_path / "out"), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert f"{src / 'query' / 'a.txt'} is a symlink out of {src}" in err, err
+    ds = tmp_path / "out" / "crawl"
+    assert not any(b"SECRET" in f.read_bytes() for f in ds.rglob("*") if f.is_file())

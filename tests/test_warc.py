@@ -562,3 +562,65 @@ def test_a_second_collect_into_a_warc_another_collect_writes_is_refused(server, 
     again = subprocess.run([*cmd, str(tmp_path / "b.txt"), "--into", str(tmp_path / "b")], env=env, cwd=REPO)
     assert again.returncode == 0
     assert [r["uri"] for r in read_warc(warc) if r["type"] == "response"] == [*first_urls, url(server, "/search?q=lockb")]
+
+
+@pytest.mark.parametrize("text", [b"# notes of the crawl, saved over the WARC by mistake\n",
+                                  b"<html><body>a page saved as crawl.warc by mistake</body></html>\n"])
+def test_a_text_file_given_as_a_warc_is_refused_not_read_as_an_arc_record(tmp_path, text):
+    """warcio reads any first line of five or more words as an ARC record's header: a text file
+    given among the WARCs was counted as "1 other records" and the import went on without a word
+    (alone, "nothing imported" said nothing of why). It is refused as no WARC, naming the file."""
+    good = tmp_path / "a.warc"
+    with open(good, "wb") as fh:
+        w = WARCWriter(fh, gzip=False)
+        w.write_record(w.create_warc_record(
+            "https://shop.example/a", "response", payload=io.BytesIO(b"<html><body><p>a page</p></body></html>"),
+            http_headers=StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")))
+    (tmp_path / "b.warc").write_bytes(text)
+    with pytest.raises(ImportFormatError, match=r"b\.warc: not a readable WARC file: no WARC record header"):
+        import_warc([good, tmp_path / "b.warc"], tmp_path / "out", progress=False)
+
+
+def test_revisit_records_of_a_deduplicating_crawl_are_pages(tmp_path, capsys):
+    """A crawl that deduplicates (wget --warc-dedup, Heritrix, Browsertrix) writes a revisit record
+    in place of a response whose payload it stored before: two searches that show the same page,
+    or a second crawl of the same pages. They were counted as "other records" and their pages
+    left out without a word. A revisit of a response read in this run is a page with that
+    response's bytes (once per URL); one whose response is in no WARC given is counted and said."""
+    from hwnoise.cli import main
+
+    first = b"<html><body><p>No book matches your search</p><p>Try other words</p></body></html>"
+    digest = "sha1:" + __import__("base64").b32encode(__import__("hashlib").sha1(first).digest()).decode()
+    html = [("Content-Type", "text/html; charset=utf-8")]
+
+    def write(path: Path, records) -> None:
+        with open(path, "wb") as fh:
+            w = WARCWriter(fh, gzip=True)
+            for rec in records:
+                w.write_record(rec(w))
+
+    def response(url: str, body: bytes):
+        return lambda w: w.create_warc_record(url, "response", payload=io.BytesIO(body),
+                                              http_headers=StatusAndHeaders("200 OK", html, protocol="HTTP/1.1"))
+
+    def revisit(url: str, of: str, status: str = "200 OK", d: str = digest):
+        return lambda w: w.create_revisit_record(url, d, of, "2024-01-01T00:00:00Z",
+                                                 http_headers=StatusAndHeaders(status, html, protocol="HTTP/1.1"))
+
+    shop = "https://shop.example/find"
+    write(tmp_path / "1.warc.gz", [response(f"{shop}?q=zzz", first), revisit(f"{shop}?q=qqq", f"{shop}?q=zzz"),
+                                   revisit(f"{shop}?q=gone", f"{shop}?q=zzz", status="404 Not Found")])
+    write(tmp_path / "2.warc.gz", [revisit(f"{shop}?q=zzz", f"{shop}?q=zzz"),              # a second crawl
+                                   revisit(f"{shop}?q=www", f"{shop}?q=www", d="sha1:AAAA")])  # its original: not given
+    into = tmp_path / "out"
+    assert main(["import", "warc", str(tmp_path / "1.warc.gz"), str(tmp_path / "2.warc.gz"), "--into", str(into),
+                 "-q"]) == 0
+    err = capsys.readouterr().err
+    ds = Dataset(into / "shop.example")
+    got = {p.url: p.read_html() for p in ds.pages()}
+    assert got == {f"{shop}?q=zzz": first, f"{shop}?q=qqq": first}, err
+    assert {"qqq", "zzz"} <= set(ds.query_terms())
+    assert ("2 pages imported from 1 responses; skipped 1 not 200, 0 not HTML, 1 already imported" in err
+            and "; 1 revisit record(s) left out: the response each repeats is in no WARC given" in err), err
+    qqq = next(p for p in ds.pages() if p.url.endswith("qqq"))
+    assert qqq.fetch["warc_revisit_of"] == digest

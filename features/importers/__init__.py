@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import importlib
 import re
+import shlex
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
-from hwnoise.dataset import Dataset, is_within, page_id, site_of
+from hwnoise.dataset import Dataset, is_within, now_iso, page_id, site_of
 from hwnoise.decode import decode_text, sniff_html
 from hwnoise.errors import HwnoiseError
 from hwnoise.pagefiles import PageFileError
@@ -31,7 +32,7 @@ from hwnoise.progress import info
 from hwnoise.text import tokenize
 
 __all__ = ["FORMATS", "import_dataset", "ImportFormatError", "SourcePage", "decode_text",
-           "source_url", "canonical_url", "file_head", "simple_query", "inside"]
+           "source_url", "canonical_url", "file_head", "simple_query", "inside", "with_query"]
 
 #: The formats ``hwnoise import`` reads, one module each.
 FORMATS = ["big9", "cleaneval", "dragnet", "l3s", "readability", "wcxb", "swde", "plain", "nexteval"]
@@ -90,8 +91,9 @@ def inside(path: Path, src: Path) -> Path:
 
 
 def source_url(fmt: str, relpath: str) -> str:
-    """The stand-in URL of a page whose source gives none: a locator of its file."""
-    return f"source:{fmt}/{quote(relpath)}"
+    """The stand-in URL of a page whose source gives none: a locator of its file, its name's
+    bytes percent-encoded (a name that is not UTF-8, ``caf\xe9.html``, as ``caf%E9.html``)."""
+    return f"source:{fmt}/{quote(relpath.encode('utf-8', 'surrogateescape'))}"
 
 
 _TAG_RE = re.compile(rb"<(link|meta)\b([^>]*)>", re.I)
@@ -178,6 +180,7 @@ class _Unit:
         self.records = dict.fromkeys(RECORD_COUNTS, 0)  # over the pages with gold records
         self.record_pages = 0
         self.problems: dict[str, list[str]] = {kind: [] for kind in PROBLEMS}  # source files, per kind
+        self.requeried: list[dict] = []  # pages imported before, with the query this run gives them
 
     @property
     def ds(self) -> Dataset:
@@ -249,9 +252,14 @@ def _listed_pages(mod, src: Path, *, limit: int | None, query: str | None) -> li
     if limit is not None:
         listed = islice(listed, limit)
     pages = list(listed)
+    check_query(query)
+    return pages
+
+
+def check_query(query: str | None) -> None:
+    """Refuse a ``--query`` without a word (it would give no term)."""
     if query is not None and not tokenize(query):
         raise ImportFormatError(f"--query {query!r} holds no word; give the search terms, e.g. --query \"oak chair\"")
-    return pages
 
 
 def _orphans(mod, src: Path, pages: list[SourcePage]) -> dict[str | None, list[str]]:
@@ -309,9 +317,27 @@ def _open_unit(fmt: str, src: Path, into: Path, sp: SourcePage) -> _Unit:
 
     def open_ds() -> Dataset:
         _check_same_unit(path, sp.unit, fmt)
-        return Dataset.create(path, name=sp.unit, source=str(src.resolve()), notes=notes, format=fmt, **meta)
+        ds = Dataset.create(path, name=sp.unit, source=str(src.resolve()), notes=notes, format=fmt, **meta)
+        mark_unfinished(ds, shlex.join(["hwnoise", "import", fmt, str(src), "--into", str(into)]))
+        return ds
 
     return _Unit(sp.unit, path, open_ds)
+
+
+#: The key of ``dataset.json`` that says an import into the folder has not finished (yet).
+UNFINISHED = "import_unfinished"
+
+
+def mark_unfinished(ds: Dataset, rerun: str) -> None:
+    """Mark ``ds`` as being imported until ``finish_unfinished``: an import stopped midway (Ctrl-C,
+    kill, a full disk) leaves a folder of the pages so far that the next stages took for the whole
+    dataset; ``hwnoise features`` warns of it, naming ``rerun``, the command that imports the rest."""
+    ds.update_meta(**{UNFINISHED: {"started": now_iso(), "rerun": rerun}})
+
+
+def finish_unfinished(ds: Dataset) -> None:
+    """Clear ``mark_unfinished``'s mark (``dataset.json`` written by the caller's update_meta)."""
+    ds.meta.pop(UNFINISHED, None)
 
 
 def _check_same_unit(path: Path, unit: str, fmt: str) -> None:
@@ -349,9 +375,11 @@ def _finish_unit(unit: _Unit) -> Path | None:
     problems = {kind: files for kind, files in unit.problems.items() if files}
     for kind, files in problems.items():
         _say_problem(ds.name, kind, files)
+    apply_requery(ds, unit.requeried)
     query_writer = _write_query(ds)
     gold = list((ds.path / "gold").glob("*.txt"))
     ds.meta.pop("import_problems", None)  # a rerun's own, or none
+    finish_unfinished(ds)
     ds.update_meta(counts={
         "pages": sum(1 for _ in (ds.path / "pages").glob("*.html")),
         "gold": len(gold),
@@ -403,13 +431,37 @@ def _write_page(fmt: str, unit: _Unit, sp: SourcePage) -> None:
         unit.ds.write_gold(pid, gold)
     elif sp.gold_source is not None:
         unit.problems["gold_missing"].append(sp.gold_source)
-    fields = list(sp.fields)
-    if sp.query and not any(f.get("name") == "q" for f in fields):  # after the ID: IDs stay stable
-        fields.append({"name": "q", "value": sp.query, "label": "Search"})
-    unit.ds.add_submission({"id": pid, "method": sp.method, "url": url, "fields": fields,
-                            "site": sp.site, "source": sp.source, "has_gold": gold is not None,
-                            **sp.extra, **extra})
+    fields = with_query(sp.fields, sp.query)  # after the ID: IDs stay stable
+    known = unit.ds.add_submission({"id": pid, "method": sp.method, "url": url, "fields": fields,
+                                    "site": sp.site, "source": sp.source, "has_gold": gold is not None,
+                                    **sp.extra, **extra})
+    requery(known, fields, sp.fields, unit.requeried)
     unit.written += 1
+
+
+def with_query(fields: list[dict], query: str | None) -> list[dict]:
+    """A page's submission fields with ``query`` (the search terms that found it) as a field
+    ``q``, unless none is given or the page has a field ``q`` of its own."""
+    fields = list(fields)
+    if query and not any(f.get("name") == "q" for f in fields):
+        fields.append({"name": "q", "value": query, "label": "Search"})
+    return fields
+
+
+def requery(known: dict, fields: list[dict], own: list[dict], out: list[dict]) -> None:
+    """Note in ``out`` the recorded submission ``known`` of a page imported again, with this run's
+    ``fields`` when they add a query (``with_query``: ``fields`` differ from the page's ``own``) that
+    ``known`` lacks: an earlier import without ``--query`` (or without ``query/NAME.txt``) recorded
+    the page without it, and ``add_submission`` keeps what was recorded first."""
+    if fields != list(own) and known.get("fields") != fields:
+        out.append({**known, "fields": fields})
+
+
+def apply_requery(ds: Dataset, requeried: list[dict]) -> None:
+    """Give the pages ``requery`` noted their query (``Dataset.replace_submissions``), and say so."""
+    if requeried:
+        ds.replace_submissions(requeried)
+        info(f"{ds.name}: {len(requeried)} page(s) imported before now hold the query given this run")
 
 
 def _resolve(fmt: str, sp: SourcePage, html: bytes, records: list, unit: _Unit) -> tuple[str, dict]:
@@ -423,8 +475,12 @@ def _resolve(fmt: str, sp: SourcePage, html: bytes, records: list, unit: _Unit) 
     for k, v in counts.items():
         unit.records[k] += v
     unit.record_pages += 1
-    if resolved.unresolved:
-        info(f"{fmt}: {sp.source}: {resolved.unresolved} of {resolved.xpaths} record XPaths name no shown "
-             f"element ({resolved.hidden} hidden by the page's style); those records are left out of "
-             "the node gold")
+    if resolved.not_paths:
+        info(f"{fmt}: {sp.source}: {len(resolved.not_paths)} of {resolved.xpaths} record XPaths are no element "
+             f"path such as /body[1]/div[3]/ul[1]/li[2] (e.g. {resolved.not_paths[0]!r}): records name "
+             "elements by their tags and positions from the top; those XPaths are left out")
+    if resolved.unresolved > len(resolved.not_paths):
+        info(f"{fmt}: {sp.source}: {resolved.unresolved - len(resolved.not_paths)} of {resolved.xpaths} record "
+             f"XPaths name no shown element ({resolved.hidden} hidden by the page's style); those records are "
+             "left out of the node gold")
     return text, counts

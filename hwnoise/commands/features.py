@@ -78,6 +78,11 @@ def _dataset(target: Path) -> Dataset:
                            "one HTML file goes alone)")
     ds = Dataset(target)
     check_out_dir(ds.path, "DATASET (features.parquet goes there)")
+    unfinished = ds.meta.get("import_unfinished")
+    if isinstance(unfinished, dict):  # hwnoise.features.importers.mark_unfinished's
+        info(f"hwnoise: warning: {ds.path}: its import was stopped before it finished (started "
+             f"{unfinished.get('started')}): it holds the pages imported so far only; run "
+             f"'{unfinished.get('rerun')}' again to import the rest (nothing is imported twice)")
     if not ds.query_terms():  # also checks query.json's shape before any page is walked
         info(f"hwnoise: warning: {ds.query_path} has no terms: QueryScore and matches will be "
              "zero on every node (write the form's labels and values there as "

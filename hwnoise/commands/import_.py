@@ -50,15 +50,20 @@ def run(args: argparse.Namespace) -> int:
     from hwnoise.progress import info
 
     check_out_dir(args.into, "--into")
+    _refuse_dataset_folder(args.into)
     start = time.perf_counter()
     if args.format == "warc":
         from hwnoise.features.importers.warc import import_warc
 
-        paths, c = import_warc(args.src, args.into, limit=args.limit, progress=not args.quiet)
+        paths, c = import_warc(args.src, args.into, limit=args.limit, progress=not args.quiet,
+                                query=args.query)
         info(f"hwnoise import warc: {c['imported']} pages imported from {c['responses']} responses; skipped "
              f"{c['skipped_status']} not 200, {c['skipped_type']} not HTML, {c['duplicates']} already "
              f"imported, {c['not_response']} other records"
-             + (f"; {c['truncated']} file(s) cut short inside a record (said above)" if c.get("truncated") else ""))
+             + (f"; {c['truncated']} file(s) cut short inside a record (said above)" if c.get("truncated") else "")
+             + (f"; {c['revisits_unresolved']} revisit record(s) left out: the response each repeats is in "
+                "no WARC given (a deduplicating crawl's: give its earlier WARCs too, before these)"
+                if c.get("revisits_unresolved") else ""))
     else:
         if len(args.src) != 1:
             from hwnoise.errors import HwnoiseError
@@ -93,6 +98,21 @@ def run(args: argparse.Namespace) -> int:
         raise HwnoiseError(f"import {args.format}: nothing imported from {', '.join(args.src)}: "
                            + _NOTHING.get(args.format, "no page that is HTML (the lines above say why)"))
     return 0
+
+
+def _refuse_dataset_folder(into: str) -> None:
+    """Refuse ``--into`` a dataset folder (the one an import printed, given to add to it): the
+    import wrote a second dataset folder inside it (``DATASET/NAME``), which no stage reads as
+    the first's pages."""
+    from pathlib import Path
+
+    from hwnoise.errors import HwnoiseError
+
+    p = Path(into)
+    if (p / "dataset.json").is_file():
+        raise HwnoiseError(f"--into {p}: is a dataset folder (it holds dataset.json); --into is the folder the "
+                           f"dataset folders go in: give {p.parent} to import into {p} again (the import "
+                           "writes DIR/NAME)")
 
 
 #: What an import that wrote no dataset folder found, by format (the others: no page at all).
