@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 #: The Python API (``hwnoise.api``), imported on first use so that ``import hwnoise`` stays free
 #: of stage imports.
 _API = ("train", "load_model", "extract", "extract_records", "ModelSpec")
+__all__ = ["__version__", *_API]
 
 
 def __getattr__(name: str):
@@ -23,3 +24,8 @@ def __getattr__(name: str):
 
         return getattr(api, name)
     raise AttributeError(f"module 'hwnoise' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names with the API's, which load on first use (for ``dir()`` and completion)."""
+    return sorted({*(n for n in globals() if n != "annotations"), *_API})

@@ -51,6 +51,20 @@ def test_hwnoise_does_not_extend_its_own_path():
     assert len(hwnoise.__path__) == 1 and "__path__" not in Path(hwnoise.__file__).read_text()
 
 
+def test_the_api_is_in_star_imports_and_dir_and_still_loads_on_first_use():
+    """``from hwnoise import *`` gave nothing and ``dir(hwnoise)`` no API name (they load on first
+    use, through the module's ``__getattr__``): a notebook's completion offered none of them."""
+    import subprocess
+    import sys
+
+    code = ("import sys, hwnoise; lazy = 'hwnoise.api' not in sys.modules; names = dir(hwnoise); "
+            "ns = {}; exec('from hwnoise import *', ns); "
+            "print(lazy, [n for n in ('train', 'load_model', 'extract', 'extract_records', 'ModelSpec') "
+            "if n not in names or n not in ns], 'annotations' in names)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
+    assert res.stdout.split() == ["True", "[]", "False"], res.stderr
+
+
 # -- packaging -------------------------------------------------------------------------------
 
 def _pyproject() -> dict:
