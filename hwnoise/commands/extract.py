@@ -1,9 +1,9 @@
 """``hwnoise extract``: the content text of pages, by a trained model or the shipped ``general``.
 
 A batch tool: many pages, dataset folders, URLs (fetched as ``collect`` fetches), or one page on
-standard input; plain text for one
-page, JSON lines ``{"page", "url", "text"}`` for several (or with ``--jsonl``), or with
-``--records`` one JSON line per data record; a progress bar on stderr; ``--workers`` processes.
+standard input; plain text for one page, JSON lines ``{"page", "url", "text"}`` for several (or
+with ``--jsonl``), or with ``--records`` one JSON line per data record; a progress bar on stderr;
+``--workers`` processes.
 ``--warc`` reads every HTML response of WARC files.
 """
 from __future__ import annotations
