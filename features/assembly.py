@@ -405,7 +405,7 @@ def walk_dataset_page(page: "Page", *, keep_tree: bool = False) -> "PageWalk":
     except Exception:  # noqa: BLE001 - a page without a readable query is walked without one
         terms = []
     return walk_page(page.read_html(), terms, http_charset=page.http_charset,
-                     own_terms=own_terms(page.fields), keep_tree=keep_tree, url=page.url)
+                     own_terms=own_terms(page.fields), keep_tree=keep_tree)
 
 
 def labelled_rows(page: "Page", walk: "PageWalk") -> pd.DataFrame:

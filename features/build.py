@@ -195,8 +195,7 @@ def _page_job(job: tuple) -> tuple[str, object, str | None]:
     """Walk and label one page; returns ``(page id, (walk, labels), error)``, or with a true
     ``columns`` as the job's last item ``(page id, (columns, keys, unique keys, labelled,
     content), error)``: the page's columns as ``page_columns`` makes them, here in the worker."""
-    pid, html_path, gold_path, charset, own, stored, *rest = job  # rest: [columns?, url?]
-    arrow, url = rest[:1], (rest[1] if len(rest) > 1 else None)
+    pid, html_path, gold_path, charset, own, stored, *arrow = job  # arrow: [columns?]
     try:
         with open(html_path, "rb") as f:  # str paths, no Path objects: 13 a page were 2 % of the stage
             data = f.read()
@@ -207,8 +206,7 @@ def _page_job(job: tuple) -> tuple[str, object, str | None]:
         return pid, None, f"{html_path}: not HTML ({why}); {NOT_HTML}"
     try:
         to_arrow = bool(arrow and arrow[0])  # xpath and text as Arrow's buffers (no str per row)
-        walk = walk_page(data, _QUERY or (), http_charset=charset, own_terms=own, utf8_columns=to_arrow,
-                         url=url)
+        walk = walk_page(data, _QUERY or (), http_charset=charset, own_terms=own, utf8_columns=to_arrow)
         gold = _read_gold(gold_path) if gold_path else None
         records = _records_file(html_path)
         records = read_records(records) if os.path.isfile(records) else None
@@ -806,7 +804,7 @@ def _page_plan(ds: Dataset, arrow: bool) -> tuple[list[tuple], dict[str, str], l
     stored = (dict(tuple(ds.read_labels().groupby("page", sort=False)))  # hwnoise label's
               if ds.labels_path.exists() else {})
     jobs = [(p.id, str(p.html_path), str(p.gold_path), p.http_charset, own_terms(p.fields),
-             stored.get(p.id), arrow, p.url) for p in pages]
+             stored.get(p.id), arrow) for p in pages]
     return jobs, {p.id: p.site for p in pages}, skipped
 
 

@@ -79,7 +79,6 @@ from hwnoise.features.css import DROP_TAGS, SCRIPTING_OFF_DROP, TooDeep, hidden_
 from hwnoise.features.limits import cap_markup, utf8_within_caps
 from hwnoise.features.measures import (TAG_VOCABULARY, Utf8Column, composite_text_density, query_scores,
                                        subtree_last, tree_measures)
-from hwnoise.features.page_terms import page_terms, sources_from_env
 from hwnoise.features.streamed import place_streamed, streamed_id, xml_text
 from hwnoise.markup import MAX_DEPTH, flatten_deep, stopped_too_deep
 from hwnoise.text import normalize, tokenize
@@ -728,8 +727,7 @@ def _match_counts(owners: np.ndarray, norm: list[str], n: int, *matchers: TermMa
 
 
 def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charset: str | None = None,
-              own_terms: Iterable[str] = (), keep_tree: bool = False, utf8_columns: bool = False,
-              url: str | None = None) -> PageWalk:
+              own_terms: Iterable[str] = (), keep_tree: bool = False, utf8_columns: bool = False) -> PageWalk:
     """Walk one page: decode, parse, drop what is not shown, and measure every element.
 
     ``html`` is the page's bytes (decoded as a browser would, ``http_charset``
@@ -741,7 +739,6 @@ def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charse
     ``utf8_columns`` (the features stage, which writes them to Arrow) the compiled walk gives the
     ``xpath`` and ``text`` columns and the tag paths as ``Utf8Column``, Arrow's buffers,
     without a str per row; lists of str otherwise, and always in Python (the reference).
-    ``url`` (where known) is read by ``features.page_terms`` when it is on (prototype).
     Never fails on bad markup.
     """
     utf8 = None
@@ -758,11 +755,6 @@ def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charse
                     and "\ufffd" not in text):
                 utf8 = html  # valid UTF-8 as received: parse the bytes themselves
     root, too_deep = parse_html(text, utf8)
-    query, own = _matcher(query_terms), _matcher(own_terms)
-    sources = sources_from_env()
-    if sources and not own:  # a page from no form: its own query read from the page (prototype)
-        own = _matcher(page_terms(root, sources, url))
-        query = query or own
     visit, flat = None, None
     if not too_deep:
         try:
@@ -775,7 +767,7 @@ def walk_page(html: bytes | str, query_terms: Iterable[str] = (), *, http_charse
         flat = flatten_deep(text if text is not None else utf8.decode("utf-8"), MAX_DEPTH)
         root, _ = parse_html(flat)
         visit, scripting_off, streamed = _view(root, None, keep_tree)
-    walk = _measure(visit, query, own, encoding, utf8=utf8_columns)
+    walk = _measure(visit, _matcher(query_terms), _matcher(own_terms), encoding, utf8=utf8_columns)
     walk.scripting_off, walk.streamed, walk.flattened = scripting_off, streamed, flat
     if keep_tree:
         walk.root = root
