@@ -1,6 +1,7 @@
 """Is a change real? Two ``hwnoise evaluate`` runs on the same pages, compared page by page.
 
     python bench/paired.py BEFORE AFTER [--metric record_f1 text_f1 content_f1 ...] [--method model]
+                           [--dataset wcxb-listing wcxb-collection]
 
 BEFORE and AFTER are evaluate output folders (or their ``pages.csv``). For each metric and
 method, over the pages both runs scored: the two means, the mean of the per-page differences,
@@ -54,8 +55,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("after", type=Path)
     ap.add_argument("--metric", nargs="+", default=["record_f1", "text_f1", "content_f1"])
     ap.add_argument("--method", default=None, help="only this method (default: every method in both runs)")
+    ap.add_argument("--dataset", nargs="+", default=None,
+                    help="only the pages of these datasets, pooled (e.g. WCXB's wcxb-listing wcxb-collection)")
     a = ap.parse_args(argv)
     b, c = read_pages(a.before), read_pages(a.after)
+    if a.dataset:
+        missing = sorted(set(a.dataset) - set(b["dataset"].astype(str)) - set(c["dataset"].astype(str)))
+        if missing:
+            print(f"paired: no pages of dataset(s) {', '.join(missing)} in either run (theirs: "
+                  f"{', '.join(sorted(set(b['dataset'].astype(str)) | set(c['dataset'].astype(str))))})",
+                  file=sys.stderr)
+            return 1
+        b, c = b[b.dataset.astype(str).isin(a.dataset)], c[c.dataset.astype(str).isin(a.dataset)]
     if a.method:
         b, c = b[b.method == a.method], c[c.method == a.method]
     both = [m for m in a.metric if m in b and m in c]

@@ -52,3 +52,15 @@ def test_paired_main_says_which_metrics_no_run_has(tmp_path, capsys):
     assert "content_f1" in err and "record_f1" in err  # what was asked, and what the runs have
     assert _paired().main([str(a), str(b), "--metric", "content_f1", "record_f1"]) == 0
     assert "0.2000" in capsys.readouterr().out
+
+
+def test_paired_dataset_keeps_only_those_pages_and_names_an_unknown_one(tmp_path, capsys):
+    rows = {"dataset": ["wl", "wl", "wa"], "method": "model", "page": ["p1", "p2", "p3"]}
+    pd.DataFrame({**rows, "text_f1": [0.5, 0.5, 0.5]}).to_csv(tmp_path / "a.csv", index=False)
+    pd.DataFrame({**rows, "text_f1": [0.7, 0.5, 0.0]}).to_csv(tmp_path / "b.csv", index=False)
+    args = [str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--metric", "text_f1"]
+    assert _paired().main(args + ["--dataset", "wl"]) == 0
+    out = capsys.readouterr().out
+    assert "0.1000" in out and "-0.5000" not in out  # p1 +0.2 and p2 0, p3 left out
+    assert _paired().main(args + ["--dataset", "wl", "nope"]) == 1
+    assert "nope" in capsys.readouterr().err
