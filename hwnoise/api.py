@@ -13,11 +13,11 @@ imports no stage.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hwnoise.errors import ArgumentError, kind_of
+from hwnoise.errors import ArgumentError, kind_of, path_list
 
 __all__ = ["train", "load_model", "extract", "extract_records", "ModelSpec", "ArgumentError"]
 
@@ -77,22 +77,9 @@ def extract_records(model: Any = "records", html: bytes | str = b"", *, query: s
 
 
 def _inputs(inputs: Any) -> list[str | os.PathLike]:
-    """``train``'s dataset folders or ARFF file as a list of paths (a glob's generator too); an
-    ``ArgumentError`` for anything else (bytes or a table were iterated into 'no such dataset
-    folder' per byte or column, None or a number were a TypeError from inside)."""
-    if isinstance(inputs, (str, os.PathLike)):
-        return [inputs]
-    what = ("train: inputs is {}; give dataset folders (a str or pathlib.Path, or a list of them) or "
-            "one ARFF file")
-    table = hasattr(inputs, "columns")
-    if table or isinstance(inputs, (bytes, bytearray, Mapping)) or not isinstance(inputs, Iterable):
-        hint = "; a feature table is read from a dataset folder or an ARFF file (write_arff)" if table else ""
-        raise ArgumentError(what.format(kind_of(inputs)) + hint)
-    paths = list(inputs)
-    bad = [p for p in paths if not isinstance(p, (str, os.PathLike))]
-    if bad:
-        raise ArgumentError(what.format(f"a list holding {kind_of(bad[0])}"))
-    return paths
+    """``train``'s dataset folders or ARFF file as a list of paths (``errors.path_list``)."""
+    return path_list(inputs, "train: inputs", "dataset folders (a str or pathlib.Path, or a list of them) or "
+                     "one ARFF file")
 
 
 def _page_model(model: Any):
