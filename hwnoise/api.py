@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hwnoise.errors import ArgumentError, kind_of, path_list
+from hwnoise.errors import ArgumentError, check_kinds, kind_of, path_list
 
 __all__ = ["train", "load_model", "extract", "extract_records", "ModelSpec", "ArgumentError"]
 
@@ -58,8 +58,7 @@ def extract(model: Any = "general", html: bytes | str = b"", *, query: str | Non
     tables)."""
     from hwnoise.extractors.model import extract_with_model
 
-    if not isinstance(markdown, bool):
-        raise ArgumentError(f"markdown is {kind_of(markdown)}; give True or False")
+    check_kinds("extract", {"markdown": markdown}, {"markdown": ((bool,), "True or False")})
     return extract_with_model(_page_model(model), _html(html), **_page_options(query, http_charset),
                               markdown=markdown)
 
@@ -72,6 +71,9 @@ def extract_records(model: Any = "records", html: bytes | str = b"", *, query: s
     page hides; ``hidden=False`` leaves those out)."""
     from hwnoise.extractors.model import extract_records as _records
 
+    check_kinds("extract_records", {"page": page, "hidden": hidden},
+                {"page": ((str,), "the page's name for the records' \"page\" (a str)"),
+                 "hidden": ((bool,), "True or False")})
     return _records(_page_model(model), _html(html), **_page_options(query, http_charset), page=page,
                     hidden=hidden)
 
@@ -111,11 +113,32 @@ def _html(html: Any) -> bytes | str:
     if isinstance(html, os.PathLike) or (isinstance(html, str) and names_a_file(html)):
         raise ArgumentError(f"html is the path {os.fspath(html)!r}, not a page; give the page's bytes: "
                             f"pathlib.Path({os.fspath(html)!r}).read_bytes()")
+    if isinstance(html, str) and _one_url(html):
+        raise ArgumentError(f"html is the URL {html.strip()!r:.200}, not a page; give the page's bytes as "
+                            "fetched (hwnoise extract URL fetches and extracts it)")
     if not isinstance(html, (bytes, str)):
-        many = " (one page a call)" if isinstance(html, (list, tuple)) else ""
-        raise ArgumentError(f"html is {kind_of(html)}{many}; give one page's HTML as bytes (as received) or str")
+        raise ArgumentError(f"html is {kind_of(html)}{_instead(html)}")
     require_html(html.encode("utf-8", "surrogatepass") if isinstance(html, str) else html, "the page")
     return html
+
+
+def _one_url(text: str) -> bool:
+    """Whether ``text`` is one http(s) URL and nothing else (no markup, no space)."""
+    from hwnoise.commands.extract import is_url
+
+    text = text.strip()
+    return is_url(text) and len(text) < 8192 and not any(c in text for c in "<> \t\n")
+
+
+def _instead(html: Any) -> str:
+    """What to pass instead, for ``_html``'s message: an open file's bytes, a parsed tree's
+    markup (lxml), one page a call, else one page's bytes or text."""
+    if callable(getattr(html, "read", None)):
+        return " (an open file); give its bytes: f.read() of the file opened 'rb'"
+    if type(html).__module__.startswith("lxml"):
+        return " (a parsed tree); give the page's bytes as received, or lxml.html.tostring(tree)"
+    many = " (one page a call)" if isinstance(html, (list, tuple)) else ""
+    return f"{many}; give one page's HTML as bytes (as received) or str"
 
 
 def _page_options(query: Any, http_charset: Any) -> dict[str, Any]:
