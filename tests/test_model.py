@@ -192,6 +192,19 @@ def test_classifier_without_json_form_keeps_metadata_only(tmp_path):
         NoiseModel.load(out)
 
 
+def test_a_misspelt_shipped_model_name_says_the_shipped_ones(tmp_path, monkeypatch):
+    """load_model("genral") said only "no such model file or folder": a bare name is taken for a
+    shipped model's, and the message names them, the likely one first; a path gets no hint."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ModelError, match=r"^genral: no such model file or folder; did you mean 'general'\? "
+                                         r"the shipped models are 'general', 'records'"):
+        NoiseModel.load("genral")
+    with pytest.raises(ModelError, match=r"^mine: no such model file or folder; the shipped models are"):
+        NoiseModel.load("mine")
+    with pytest.raises(ModelError, match=r"no such model file or folder$"):
+        NoiseModel.load(tmp_path / "genral")
+
+
 def test_load_errors_name_the_file(tmp_path):
     with pytest.raises(ModelError, match="no such model"):
         NoiseModel.load(tmp_path / "absent.joblib")

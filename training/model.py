@@ -209,6 +209,18 @@ def _own_chars(df: pd.DataFrame, rows: np.ndarray | None = None) -> np.ndarray:
     col = df["own_chars"] if rows is None else df["own_chars"].iloc[rows]
     return np.nan_to_num(pd.to_numeric(col, errors="coerce").to_numpy(np.float64), nan=0.0)
 
+def _shipped_hint(name: str) -> str:
+    """For a bare name that is no file ("genral"): the shipped models' names, the one it is
+    likely a slip for first; a path gets none (it names a file, not a shipped model)."""
+    if os.sep in name or (os.altsep and os.altsep in name) or Path(name).suffix:
+        return ""
+    import difflib
+
+    close = difflib.get_close_matches(name.lower(), list(SHIPPED), n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"; {hint}the shipped models are {', '.join(map(repr, SHIPPED))} (else give a saved model's folder)"
+
+
 class NoiseModel:
     """A noise/content classifier over a feature table, with what is needed to reuse it."""
 
@@ -580,7 +592,7 @@ class NoiseModel:
             path = shipped_model_path(str(path))
         path = Path(path)
         if not path.exists():
-            raise ModelError(f"{path}: no such model file or folder")
+            raise ModelError(f"{path}: no such model file or folder{_shipped_hint(str(path))}")
         if path.is_dir():
             json_path, joblib_path = path / MODEL_JSON, path / MODEL_JOBLIB
             if not json_path.exists() and not joblib_path.exists():
