@@ -344,3 +344,14 @@ def test_a_pickled_model_is_checked_as_its_json_is(tmp_path):
     joblib.dump(good, path)
     loaded = NoiseModel.load(path, allow_pickle=True)
     assert isinstance(loaded.spec, ModelSpec) and loaded.spec == good.spec
+
+
+def test_a_model_shows_what_it_is_in_a_notebook():
+    """repr(model) was '<hwnoise.training.model.NoiseModel object at 0x...>'."""
+    import pandas as pd
+
+    model = NoiseModel("j48", ["petal", "sepal"])
+    assert repr(model) == "NoiseModel(classifier='j48', features=2; not fitted)"
+    model.fit(pd.DataFrame({"petal": [1.0, 2, 3, 4] * 5, "sepal": [0.0, 1, 0, 1] * 5, "label": ["N", "S"] * 10}))
+    model.threshold = 0.25
+    assert repr(model) == "NoiseModel(classifier='j48', features=2, threshold=0.25; fitted on 20 rows)"

@@ -209,6 +209,7 @@ def _own_chars(df: pd.DataFrame, rows: np.ndarray | None = None) -> np.ndarray:
     col = df["own_chars"] if rows is None else df["own_chars"].iloc[rows]
     return np.nan_to_num(pd.to_numeric(col, errors="coerce").to_numpy(np.float64), nan=0.0)
 
+
 def _shipped_hint(name: str) -> str:
     """For a bare name that is no file ("genral"): the shipped models' names, the one it is
     likely a slip for first; a path gets none (it names a file, not a shipped model)."""
@@ -258,6 +259,20 @@ class NoiseModel:
                               **({"stack": [union], "union": union} if union else {}),
                               **({"union_gate": list(union_gate)} if union and union_gate else {}),
                               **({"cut": cut} if cut != "absolute" else {}))
+
+    def __repr__(self) -> str:
+        """The model at a glance (a notebook showed ``<NoiseModel object at 0x...>``): preset,
+        classifier, number of features, threshold, and the rows and datasets it was fitted on."""
+        spec = getattr(self, "spec", None)
+        preset = f"preset={spec.preset!r}, " if getattr(spec, "preset", None) else ""
+        threshold = "" if getattr(self, "threshold", None) is None else f", threshold={self.threshold:.3g}"
+        rows = getattr(self, "train_rows", 0)
+        on = getattr(self, "trained_on", None)
+        fitted = f"fitted on {rows} rows" if rows else "not fitted"
+        if rows and on:
+            fitted += f" of {', '.join(map(str, on))}" if len(on) <= 3 else f" of {len(on)} datasets"
+        return (f"NoiseModel({preset}classifier={self.classifier_name!r}, features={len(self.features)}"
+                f"{threshold}; {fitted})")
 
     # -- data -----------------------------------------------------------------
     def query_terms(self, kinds=None) -> list[str]:
