@@ -24,7 +24,8 @@ __all__ = ["train", "load_model", "extract", "extract_records", "ModelSpec", "Ar
 
 def train(inputs: str | Path | Sequence[str | Path], **options: Any) -> dict:
     """``hwnoise train`` as a function (``hwnoise.training.train.train`` with the stacked
-    extractors wired in): model options (``preset``, or ``spec``: a whole ``ModelSpec``, as
+    extractors wired in): fit a model on ``inputs`` (dataset folders, one or a list, or one ARFF
+    file), score it by the protocol, and with ``out`` save it. Model options (``preset``, or ``spec``: a whole ``ModelSpec``, as
     ``load_model(...).spec``; then ``classifier``, ``features``, ``stack``, ``context``,
     ``page_context``, ``threshold``, ``cut``, ``params``, ``content_from``, ``union``, ``union_gate``,
     ``regions`` over it) and the run's (``TrainOptions``: ``protocol``, ``out``,
@@ -41,7 +42,8 @@ def train(inputs: str | Path | Sequence[str | Path], **options: Any) -> dict:
 
 def load_model(path: str | Path = "general", *, allow_pickle: bool = False):
     """A saved model (the folder or model.json ``train`` wrote), or ``"general"`` /
-    ``"records"`` (the shipped models)."""
+    ``"records"`` (the shipped models). ``allow_pickle`` loads a model.joblib this installation
+    did not sign (unpickling runs its code: only for a file from a source you trust)."""
     from hwnoise.extractors.model import load_model as _load
 
     if not isinstance(path, (str, os.PathLike)):
@@ -50,7 +52,7 @@ def load_model(path: str | Path = "general", *, allow_pickle: bool = False):
     return _load(path, allow_pickle=allow_pickle)
 
 
-def extract(model: Any = "general", html: bytes | str = b"", *, query: str | None = None,
+def extract(model: Any = "general", html: bytes | str = b"", *, query: str | Sequence[str] | None = None,
             http_charset: str | None = None, markdown: bool = False) -> str:
     """The content text of one page (its bytes as received) by ``model`` (a NoiseModel, a
     saved model's path, or "general"); ``query`` is the search that found the page. Plain text,
@@ -63,7 +65,7 @@ def extract(model: Any = "general", html: bytes | str = b"", *, query: str | Non
                               markdown=markdown)
 
 
-def extract_records(model: Any = "records", html: bytes | str = b"", *, query: str | None = None,
+def extract_records(model: Any = "records", html: bytes | str = b"", *, query: str | Sequence[str] | None = None,
                     http_charset: str | None = None, page: str = "page", hidden: bool = True) -> list[dict]:
     """The data records of one page by ``model`` (a NoiseModel, a saved model's path, or
     "records", the shipped model for records), each ``{"page", "record", "xpath", "text",
