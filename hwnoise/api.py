@@ -25,10 +25,10 @@ __all__ = ["train", "load_model", "extract", "extract_records", "ModelSpec", "Ar
 def train(inputs: str | Path | Sequence[str | Path], **options: Any) -> dict:
     """``hwnoise train`` as a function (``hwnoise.training.train.train`` with the stacked
     extractors wired in): fit a model on ``inputs`` (dataset folders, one or a list, or one ARFF
-    file), score it by the protocol, and with ``out`` save it. Model options (``preset``, or ``spec``: a whole ``ModelSpec``, as
-    ``load_model(...).spec``; then ``classifier``, ``features``, ``stack``, ``context``,
-    ``page_context``, ``threshold``, ``cut``, ``params``, ``content_from``, ``union``, ``union_gate``,
-    ``regions`` over it) and the run's (``TrainOptions``: ``protocol``, ``out``,
+    file), score it by the protocol, and with ``out`` save it. Model options (``preset``, or
+    ``spec``: a whole ``ModelSpec``, as ``load_model(...).spec``; then ``classifier``,
+    ``features``, ``stack``, ``context``, ``page_context``, ``threshold``, ``cut``, ``params``,
+    ``content_from``, ``union``, ``union_gate``, ``regions`` over it) and the run's (``TrainOptions``: ``protocol``, ``out``,
     ``all_pages``...). Returns the report with the fitted ``model``."""
     from hwnoise.extractors.model import run_extractor
     from hwnoise.extractors.region_fit import model_region_scorer
