@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from hwnoise import __version__
-from hwnoise.dataset import atomic_write_bytes, now_iso, write_json
+from hwnoise.dataset import atomic_write_bytes, names, now_iso, write_json
 from hwnoise.errors import HwnoiseError
 from hwnoise.jsontext import parse_json
 from hwnoise.features import columns as C
@@ -276,8 +276,8 @@ class NoiseModel:
 
     # -- data -----------------------------------------------------------------
     def query_terms(self, kinds=None) -> list[str]:
-        """The domain query's terms, optionally only those of the given kinds."""
-        wanted = set(kinds) if kinds else None
+        """The domain query's terms, optionally only those of the given kinds (one as a str)."""
+        wanted = set(names(kinds)) if kinds else None
         return [t["term"] for t in self.query if wanted is None or t.get("kind") in wanted]
 
     def _is_c45(self) -> bool:
