@@ -326,9 +326,15 @@ def stable_hashes(strings: list[str]) -> np.ndarray:
 
 
 class TermMatcher:
-    """Counts whole-word (and multi-word phrase) matches of a set of terms in a word list."""
+    """Counts whole-word (and multi-word phrase) matches of a set of terms in a word list.
 
-    def __init__(self, terms: Iterable[str] = ()):
+    ``terms`` is a list of terms (a term of several words matches as a phrase) or one search as
+    a str, whose words are the terms (as ``extract``'s ``query``): a str was iterated letter by
+    letter, so ``walk_page(html, "obama")`` counted every o, b, a and m as a match."""
+
+    def __init__(self, terms: Iterable[str] | str = ()):
+        if isinstance(terms, str):
+            terms = tokenize(terms)
         single: set[str] = set()
         phrases: set[tuple[str, ...]] = set()
         for term in terms:

@@ -13,21 +13,22 @@ imports no stage.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hwnoise.errors import ArgumentError, kind_of
+from hwnoise.errors import ArgumentError, check_kinds, kind_of, path_list
 
 __all__ = ["train", "load_model", "extract", "extract_records", "ModelSpec", "ArgumentError"]
 
 
 def train(inputs: str | Path | Sequence[str | Path], **options: Any) -> dict:
     """``hwnoise train`` as a function (``hwnoise.training.train.train`` with the stacked
-    extractors wired in): model options (``preset``, or ``spec``: a whole ``ModelSpec``, as
-    ``load_model(...).spec``; then ``classifier``, ``features``, ``stack``, ``context``,
-    ``page_context``, ``threshold``, ``cut``, ``params``, ``content_from``, ``union``, ``union_gate``,
-    ``regions`` over it) and the run's (``TrainOptions``: ``protocol``, ``out``,
+    extractors wired in): fit a model on ``inputs`` (dataset folders, one or a list, or one ARFF
+    file), score it by the protocol, and with ``out`` save it. Model options (``preset``, or
+    ``spec``: a whole ``ModelSpec``, as ``load_model(...).spec``; then ``classifier``,
+    ``features``, ``stack``, ``context``, ``page_context``, ``threshold``, ``cut``, ``params``,
+    ``content_from``, ``union``, ``union_gate``, ``regions`` over it) and the run's (``TrainOptions``: ``protocol``, ``out``,
     ``all_pages``...). Returns the report with the fitted ``model``."""
     from hwnoise.extractors.model import run_extractor
     from hwnoise.extractors.region_fit import model_region_scorer
@@ -41,7 +42,8 @@ def train(inputs: str | Path | Sequence[str | Path], **options: Any) -> dict:
 
 def load_model(path: str | Path = "general", *, allow_pickle: bool = False):
     """A saved model (the folder or model.json ``train`` wrote), or ``"general"`` /
-    ``"records"`` (the shipped models)."""
+    ``"records"`` (the shipped models). ``allow_pickle`` loads a model.joblib this installation
+    did not sign (unpickling runs its code: only for a file from a source you trust)."""
     from hwnoise.extractors.model import load_model as _load
 
     if not isinstance(path, (str, os.PathLike)):
@@ -50,7 +52,7 @@ def load_model(path: str | Path = "general", *, allow_pickle: bool = False):
     return _load(path, allow_pickle=allow_pickle)
 
 
-def extract(model: Any = "general", html: bytes | str = b"", *, query: str | None = None,
+def extract(model: Any = "general", html: bytes | str = b"", *, query: str | Sequence[str] | None = None,
             http_charset: str | None = None, markdown: bool = False) -> str:
     """The content text of one page (its bytes as received) by ``model`` (a NoiseModel, a
     saved model's path, or "general"); ``query`` is the search that found the page. Plain text,
@@ -58,13 +60,12 @@ def extract(model: Any = "general", html: bytes | str = b"", *, query: str | Non
     tables)."""
     from hwnoise.extractors.model import extract_with_model
 
-    if not isinstance(markdown, bool):
-        raise ArgumentError(f"markdown is {kind_of(markdown)}; give True or False")
+    check_kinds("extract", {"markdown": markdown}, {"markdown": ((bool,), "True or False")})
     return extract_with_model(_page_model(model), _html(html), **_page_options(query, http_charset),
                               markdown=markdown)
 
 
-def extract_records(model: Any = "records", html: bytes | str = b"", *, query: str | None = None,
+def extract_records(model: Any = "records", html: bytes | str = b"", *, query: str | Sequence[str] | None = None,
                     http_charset: str | None = None, page: str = "page", hidden: bool = True) -> list[dict]:
     """The data records of one page by ``model`` (a NoiseModel, a saved model's path, or
     "records", the shipped model for records), each ``{"page", "record", "xpath", "text",
@@ -72,27 +73,17 @@ def extract_records(model: Any = "records", html: bytes | str = b"", *, query: s
     page hides; ``hidden=False`` leaves those out)."""
     from hwnoise.extractors.model import extract_records as _records
 
+    check_kinds("extract_records", {"page": page, "hidden": hidden},
+                {"page": ((str,), "the page's name for the records' \"page\" (a str)"),
+                 "hidden": ((bool,), "True or False")})
     return _records(_page_model(model), _html(html), **_page_options(query, http_charset), page=page,
                     hidden=hidden)
 
 
 def _inputs(inputs: Any) -> list[str | os.PathLike]:
-    """``train``'s dataset folders or ARFF file as a list of paths (a glob's generator too); an
-    ``ArgumentError`` for anything else (bytes or a table were iterated into 'no such dataset
-    folder' per byte or column, None or a number were a TypeError from inside)."""
-    if isinstance(inputs, (str, os.PathLike)):
-        return [inputs]
-    what = ("train: inputs is {}; give dataset folders (a str or pathlib.Path, or a list of them) or "
-            "one ARFF file")
-    table = hasattr(inputs, "columns")
-    if table or isinstance(inputs, (bytes, bytearray, Mapping)) or not isinstance(inputs, Iterable):
-        hint = "; a feature table is read from a dataset folder or an ARFF file (write_arff)" if table else ""
-        raise ArgumentError(what.format(kind_of(inputs)) + hint)
-    paths = list(inputs)
-    bad = [p for p in paths if not isinstance(p, (str, os.PathLike))]
-    if bad:
-        raise ArgumentError(what.format(f"a list holding {kind_of(bad[0])}"))
-    return paths
+    """``train``'s dataset folders or ARFF file as a list of paths (``errors.path_list``)."""
+    return path_list(inputs, "train: inputs", "dataset folders (a str or pathlib.Path, or a list of them) or "
+                     "one ARFF file")
 
 
 def _page_model(model: Any):
@@ -124,11 +115,32 @@ def _html(html: Any) -> bytes | str:
     if isinstance(html, os.PathLike) or (isinstance(html, str) and names_a_file(html)):
         raise ArgumentError(f"html is the path {os.fspath(html)!r}, not a page; give the page's bytes: "
                             f"pathlib.Path({os.fspath(html)!r}).read_bytes()")
+    if isinstance(html, str) and _one_url(html):
+        raise ArgumentError(f"html is the URL {html.strip()!r:.200}, not a page; give the page's bytes as "
+                            "fetched (hwnoise extract URL fetches and extracts it)")
     if not isinstance(html, (bytes, str)):
-        many = " (one page a call)" if isinstance(html, (list, tuple)) else ""
-        raise ArgumentError(f"html is {kind_of(html)}{many}; give one page's HTML as bytes (as received) or str")
+        raise ArgumentError(f"html is {kind_of(html)}{_instead(html)}")
     require_html(html.encode("utf-8", "surrogatepass") if isinstance(html, str) else html, "the page")
     return html
+
+
+def _one_url(text: str) -> bool:
+    """Whether ``text`` is one http(s) URL and nothing else (no markup, no space)."""
+    from hwnoise.commands.extract import is_url
+
+    text = text.strip()
+    return is_url(text) and len(text) < 8192 and not any(c in text for c in "<> \t\n")
+
+
+def _instead(html: Any) -> str:
+    """What to pass instead, for ``_html``'s message: an open file's bytes, a parsed tree's
+    markup (lxml), one page a call, else one page's bytes or text."""
+    if callable(getattr(html, "read", None)):
+        return " (an open file); give its bytes: f.read() of the file opened 'rb'"
+    if type(html).__module__.startswith("lxml"):
+        return " (a parsed tree); give the page's bytes as received, or lxml.html.tostring(tree)"
+    many = " (one page a call)" if isinstance(html, (list, tuple)) else ""
+    return f"{many}; give one page's HTML as bytes (as received) or str"
 
 
 def _page_options(query: Any, http_charset: Any) -> dict[str, Any]:

@@ -470,6 +470,12 @@ def _utf8_path(path: Path) -> Path:
     return path
 
 
+def names(value: Iterable[str] | str) -> list:
+    """``value`` as a list of names, one str being one name: a str was iterated letter by
+    letter (``read_features("ctd")`` read no column, ``query_terms("value")`` no term)."""
+    return [value] if isinstance(value, str) else list(value)
+
+
 class Dataset:
     """A dataset folder. ``Dataset.create`` makes one, ``Dataset(path)`` opens one."""
 
@@ -708,9 +714,9 @@ class Dataset:
     def write_query(self, terms: list[dict]) -> None:
         write_json(self.query_path, terms)
 
-    def query_terms(self, kinds: Iterable[str] | None = None) -> list[str]:
-        """The domain query's terms, optionally only those of the given kinds."""
-        wanted = set(kinds) if kinds else None
+    def query_terms(self, kinds: Iterable[str] | str | None = None) -> list[str]:
+        """The domain query's terms, optionally only those of the given kinds (one as a str)."""
+        wanted = set(names(kinds)) if kinds else None
         return [t["term"] for t in self.query() if wanted is None or t.get("kind") in wanted]
 
     # -- features -------------------------------------------------------------
@@ -721,7 +727,8 @@ class Dataset:
     def has_features(self) -> bool:
         return self.features_path.exists()
 
-    def read_features(self, columns: Iterable[str] | None = None, *, pages: Iterable[str] | None = None,
+    def read_features(self, columns: Iterable[str] | str | None = None, *,
+                      pages: Iterable[str] | str | None = None,
                       filters=None, arrow: bool = False):
         """The feature table (a file or a folder of part files) as a pandas DataFrame (with
         ``arrow``, as a ``pyarrow.Table``: strings stay in Arrow buffers, a fraction of the
@@ -729,7 +736,7 @@ class Dataset:
 
         Reads only what is asked (Parquet projection and predicate pushdown, so memory
         follows the columns and rows taken, not the table): ``columns`` (names the table
-        lacks are left out), ``pages`` (page ids) and ``filters`` (pyarrow's
+        lacks are left out), ``pages`` (page ids; one column or page may be a str) and ``filters`` (pyarrow's
         ``[(column, op, value), ...]`` form, ANDed with ``pages``).
         """
         import pyarrow.parquet as pq
@@ -738,10 +745,10 @@ class Dataset:
         self.feature_parts()  # none yet, or an empty folder: the error that says so
         if columns is not None:
             have = set(self.feature_schema().names)
-            columns = [c for c in dict.fromkeys(columns) if c in have]
+            columns = [c for c in dict.fromkeys(names(columns)) if c in have]
         conds = list(filters or [])
         if pages is not None:
-            conds.append(("page", "in", [str(p) for p in pages]))
+            conds.append(("page", "in", [str(p) for p in names(pages)]))
         try:
             table = pq.read_table(path, columns=columns, filters=conds or None)
         except (OSError, ValueError) as exc:

@@ -17,6 +17,8 @@ import copy
 import csv
 import hashlib
 import json
+import numbers
+import os
 import shutil
 import time
 from collections import defaultdict
@@ -31,7 +33,7 @@ import pandas as pd
 
 from hwnoise import __version__
 from hwnoise.dataset import Dataset, Page, atomic_write_text, check_distinct, now_iso, write_json
-from hwnoise.errors import HwnoiseError, PageError
+from hwnoise.errors import ArgumentError, HwnoiseError, PageError, check_keywords, check_kinds, kind_of, path_list
 from hwnoise.features.columns import needs_dataset_features
 from hwnoise.progress import info
 from hwnoise.scheduler import Scheduler, batches, for_workers
@@ -590,20 +592,53 @@ class EvalOptions:
     scheduler: "str | Scheduler | None" = "sync"
     workers: int | None = None
 
+    def __post_init__(self) -> None:
+        """Each option of its kind, as an ``ArgumentError`` naming it (``seed="1"`` was a numpy
+        casting TypeError, ``k="3"`` a comparison one, after the datasets were opened); methods
+        and ``score_only`` given as one str are its comma-separated names, as ``--methods`` (a
+        str was iterated letter by letter: "unknown method 'c'")."""
+        for name in ("methods", "score_only"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, tuple(m.strip() for m in value.split(",") if m.strip()))
+        check_kinds("evaluate", {f.name: getattr(self, f.name) for f in dataclass_fields(self)}, _EVAL_KINDS)
+        for name in ("methods", "score_only"):
+            names = getattr(self, name) or ()
+            bad = [m for m in names if not isinstance(m, str)]
+            if bad:
+                raise ArgumentError(f"evaluate: {name} holds {kind_of(bad[0])}; give names (str)")
+
     def with_keywords(self, keywords: dict) -> "EvalOptions":
-        """These options with ``keywords`` changed; a name that is no option is a TypeError naming it."""
-        known = {f.name for f in dataclass_fields(self)}
-        unknown = sorted(set(keywords) - known)
-        if unknown:
-            raise TypeError(f"evaluate() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}")
+        """These options with ``keywords`` changed; a name that is no option is a TypeError
+        naming it and the options (``errors.check_keywords``)."""
+        check_keywords("evaluate", keywords, [f.name for f in dataclass_fields(self)])
         return replace(self, **keywords)
+
+
+_PATH = (str, Path, os.PathLike)
+_BOOL = ((bool, np.bool_), "True or False")
+#: EvalOptions' fields checked at construction: the kinds each takes and what to give instead.
+_EVAL_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "methods": ((list, tuple), "method names (a list of str, or one str of comma-separated names)"),
+    "protocol": ((str,), f"one of {', '.join(PROTOCOLS)}"),
+    "seed": ((numbers.Integral,), "a whole number"),
+    "out": ((*_PATH, type(None)), "a folder (a str or pathlib.Path)"),
+    "k": ((numbers.Integral,), "a whole number of folds"),
+    "train_share": ((numbers.Real,), "a number between 0 and 1"),
+    "method_options": ((dict, type(None)), "a dict of each method's options ({'webstemmer': {'t': 0.5}})"),
+    "allow_pickle": _BOOL, "figures": _BOOL, "build": _BOOL,
+    "score_only": ((list, tuple, set, frozenset, type(None)), "dataset names (a list of str)"),
+    "scheduler": ((str, Scheduler, type(None)), "local, threads, sync, a Dask scheduler's address "
+                  "(tcp://HOST:PORT) or a hwnoise.scheduler.Scheduler"),
+    "workers": ((numbers.Integral, type(None)), "a whole number of workers"),
+}
 
 
 def evaluate(dataset_dirs: Sequence[str | Path], options: EvalOptions | None = None, **keywords: Any) -> dict:
     """Score the methods of ``options`` (``EvalOptions``, or its fields as ``keywords``) on the
     test pages of each dataset; return (and, with ``out``, write) the report."""
     opts = (options or EvalOptions()).with_keywords(keywords)
-    datasets = _open(for_workers(opts.scheduler, dataset_dirs))
+    datasets = _open(for_workers(opts.scheduler, _dataset_dirs(dataset_dirs)))
     methods, model = _check_args(datasets, opts)
     _check_some_gold(datasets)
     options_of = dict(opts.method_options or {})
@@ -631,6 +666,12 @@ def evaluate(dataset_dirs: Sequence[str | Path], options: EvalOptions | None = N
     if opts.out is not None:
         write_outputs(report, opts.out, page_rows, figures=opts.figures)
     return report
+
+
+def _dataset_dirs(dirs: Any) -> list:
+    """``dirs`` as a list of paths (``errors.path_list``): one folder as a str was iterated
+    letter by letter ("/: not a dataset folder")."""
+    return path_list(dirs, "evaluate: dataset_dirs", "dataset folders (a str or pathlib.Path, or a list of them)")
 
 
 def _check_args(datasets: list[Dataset], opts: EvalOptions) -> tuple[list[str], Any]:

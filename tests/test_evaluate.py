@@ -508,3 +508,38 @@ def test_figures_are_written_whole_through_a_temp_file_and_a_rename(tmp_path):
     assert (out / "precision.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "earlier.png").read_bytes() == old
     assert sorted(p.name for p in out.iterdir()) == ["confusion-alltext.png", "precision.png", "recall.png"]
+
+
+def test_evaluate_takes_one_folder_and_methods_as_the_python_api_user_gives_them(datasets):
+    """evaluate("DIR") iterated the str letter by letter ("/: not a dataset folder") and
+    methods="cetd,alltext" likewise ("unknown method 'c'"); one folder is a list of one, and a
+    str of methods is read as --methods is, comma-separated."""
+    one = evaluate(str(datasets[0]), methods="cetd, alltext", figures=False)
+    listed = evaluate([datasets[0]], methods=["cetd", "alltext"], figures=False)
+    assert one["methods"] == ["cetd", "alltext"]
+    assert [r["f1"] for r in one["results"]] == [r["f1"] for r in listed["results"]]
+    assert evaluate(datasets[0], methods=["cetd"], figures=False)["datasets"] == [str(datasets[0])]
+
+
+@pytest.mark.parametrize("keywords, message", [
+    ({"seed": "1"}, r"evaluate: seed is a str \('1'\); give a whole number"),
+    ({"protocol": "cv", "k": "3"}, r"evaluate: k is a str \('3'\); give a whole number of folds"),
+    ({"figures": "no"}, r"evaluate: figures is a str \('no'\); give True or False"),
+    ({"methods": ["cetd", 5]}, r"evaluate: methods holds an int; give names"),
+    ({"method_options": "t=0.5"}, r"evaluate: method_options is a str"),
+])
+def test_evaluate_names_an_option_of_the_wrong_kind(datasets, keywords, message):
+    """seed="1" was a numpy casting TypeError, k="3" a comparison TypeError, both after the
+    datasets were opened; figures="no" (a true str) drew the figures: each is named at once."""
+    from hwnoise.errors import ArgumentError
+
+    with pytest.raises(ArgumentError, match=message):
+        evaluate([datasets[0]], **{"methods": ["cetd"], **keywords})
+    with pytest.raises(ArgumentError, match=r"evaluate: dataset_dirs is None; give dataset folders"):
+        evaluate(None, methods=["cetd"])
+
+
+def test_evaluate_names_a_misspelt_keyword_and_what_it_takes(datasets):
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'method'; did you mean 'methods'\? "
+                                        r"\(it takes methods, protocol, seed, out"):
+        evaluate([datasets[0]], method=["cetd"])

@@ -679,3 +679,15 @@ def test_the_parent_loads_what_every_worker_would_before_the_pool_forks():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["[]", "True", "True", "True"]
+
+
+def test_one_column_page_or_query_kind_given_as_a_str_is_one_name(tmp_path, capsys):
+    """read_features("page") read no column and pages="ID" no row, query_terms("value") no
+    term, without a word: a str was iterated letter by letter."""
+    ds = make_dataset(tmp_path, n=3)
+    build_features(ds, progress=False)
+    one = ds.page_ids()[0]
+    assert list(ds.read_features("page").columns) == ["page"]
+    assert ds.read_features(["page"], pages=one)["page"].unique().tolist() == [one]
+    ds.write_query([{"term": "tea", "kind": "value"}, {"term": "Search", "kind": "label"}])
+    assert ds.query_terms("value") == ds.query_terms(["value"]) == ["tea"]

@@ -192,6 +192,19 @@ def test_classifier_without_json_form_keeps_metadata_only(tmp_path):
         NoiseModel.load(out)
 
 
+def test_a_misspelt_shipped_model_name_says_the_shipped_ones(tmp_path, monkeypatch):
+    """load_model("genral") said only "no such model file or folder": a bare name is taken for a
+    shipped model's, and the message names them, the likely one first; a path gets no hint."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ModelError, match=r"^genral: no such model file or folder; did you mean 'general'\? "
+                                         r"the shipped models are 'general', 'records'"):
+        NoiseModel.load("genral")
+    with pytest.raises(ModelError, match=r"^mine: no such model file or folder; the shipped models are"):
+        NoiseModel.load("mine")
+    with pytest.raises(ModelError, match=r"no such model file or folder$"):
+        NoiseModel.load(tmp_path / "genral")
+
+
 def test_load_errors_name_the_file(tmp_path):
     with pytest.raises(ModelError, match="no such model"):
         NoiseModel.load(tmp_path / "absent.joblib")
@@ -331,3 +344,14 @@ def test_a_pickled_model_is_checked_as_its_json_is(tmp_path):
     joblib.dump(good, path)
     loaded = NoiseModel.load(path, allow_pickle=True)
     assert isinstance(loaded.spec, ModelSpec) and loaded.spec == good.spec
+
+
+def test_a_model_shows_what_it_is_in_a_notebook():
+    """repr(model) was '<hwnoise.training.model.NoiseModel object at 0x...>'."""
+    import pandas as pd
+
+    model = NoiseModel("j48", ["petal", "sepal"])
+    assert repr(model) == "NoiseModel(classifier='j48', features=2; not fitted)"
+    model.fit(pd.DataFrame({"petal": [1.0, 2, 3, 4] * 5, "sepal": [0.0, 1, 0, 1] * 5, "label": ["N", "S"] * 10}))
+    model.threshold = 0.25
+    assert repr(model) == "NoiseModel(classifier='j48', features=2, threshold=0.25; fitted on 20 rows)"

@@ -713,6 +713,34 @@ def test_python_api_names_an_argument_of_the_wrong_kind_and_what_to_pass(dataset
     assert train(dataset.parent.glob(dataset.name), preset="thesis")["results"][0]["nodes"] > 0
 
 
+def test_python_api_says_what_to_pass_for_a_url_an_open_file_a_tree_and_a_records_option(tmp_path):
+    """A URL was "not an HTML page (text without HTML markup)", an open file or an lxml tree "give
+    one page's HTML as bytes" without how; extract_records(hidden="no") (a true str) kept the
+    hidden records and page=3 wrote a number as the page's name: each says what to pass."""
+    from lxml import html as lxml_html
+
+    from hwnoise import extract, extract_records
+    from hwnoise.api import ArgumentError
+
+    html = "<p>The oak chair costs forty euros.</p>"
+    page = tmp_path / "page.html"
+    page.write_text(html, encoding="utf-8")
+    cases = [
+        (lambda: extract("general", " https://example.com/a?q=1 "),
+         r"html is the URL 'https://example.com/a\?q=1', not a page; .*hwnoise extract URL"),
+        (lambda: extract("general", open(page, "rb")), r"an open file\); give its bytes: f.read\(\)"),
+        (lambda: extract("general", lxml_html.fromstring(html)), r"a parsed tree\); .*lxml.html.tostring"),
+        (lambda: extract_records("records", html, hidden="no"), r"extract_records: hidden is a str \('no'\); give True"),
+        (lambda: extract_records("records", html, page=3), r"extract_records: page is an int \(3\)"),
+        (lambda: extract("general", html, markdown="yes"), r"extract: markdown is a str \('yes'\); give True"),
+    ]
+    for call, message in cases:
+        with pytest.raises(ArgumentError, match=message):
+            call()
+    # a page whose text is a URL is still a page
+    assert extract("general", "<p>See https://example.com/a for the oak chair.</p>").startswith("See https://")
+
+
 def test_the_shipped_general_model_loads_and_extracts_a_bare_page(tmp_path, capsys):
     from hwnoise.extractors.model import load_model
 

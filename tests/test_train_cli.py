@@ -114,6 +114,16 @@ def test_api_train_names_a_run_option_of_the_wrong_kind(two_datasets, option, me
         train(list(two_datasets), preset="thesis", **option)
 
 
+def test_api_train_names_a_misspelt_keyword_and_the_options_it_takes(two_datasets):
+    """train(..., clasifier="rf") said only 'unexpected keyword argument': a notebook has no
+    --help to list the options, so the message says the likely one and all of them."""
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'clasifier'; did you mean 'classifier'\? "
+                                        r"\(it takes spec, preset, classifier, .*, protocol, test, seed"):
+        train(list(two_datasets), preset="thesis", clasifier="rf")
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'zzz' \(it takes spec, "):
+        train(list(two_datasets), zzz=1)
+
+
 @pytest.mark.parametrize("protocol", ["thesis", "cv", "cross-site"])
 def test_other_protocols(two_datasets, protocol):
     result = train(list(two_datasets), protocol=protocol, seed=3, preset="thesis")

@@ -100,6 +100,13 @@ def test_multi_word_term_matches_as_a_phrase_in_one_text_node():
     assert rows["matches"].tolist() == [0, 1, 0, 0]
 
 
+def test_a_search_given_as_one_str_is_its_words_not_its_letters():
+    page = "<body><p>Obama spoke</p><p>a bomb</p><p>spoke, Obama</p></body>"
+    rows = walk_page(page, "Obama spoke").rows
+    assert rows["matches"].tolist() == walk_page(page, ["obama", "spoke"]).rows["matches"].tolist()
+    assert rows["matches"].tolist() == [0, 2, 0, 2]
+
+
 def test_accents_are_kept():
     rows = walk_page("<body><p>café cafe CAFÉ</p></body>", ["café"]).rows
     assert rows.loc[1, "matches"] == 2

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from hwnoise import __version__
-from hwnoise.dataset import atomic_write_bytes, now_iso, write_json
+from hwnoise.dataset import atomic_write_bytes, names, now_iso, write_json
 from hwnoise.errors import HwnoiseError
 from hwnoise.jsontext import parse_json
 from hwnoise.features import columns as C
@@ -209,6 +209,19 @@ def _own_chars(df: pd.DataFrame, rows: np.ndarray | None = None) -> np.ndarray:
     col = df["own_chars"] if rows is None else df["own_chars"].iloc[rows]
     return np.nan_to_num(pd.to_numeric(col, errors="coerce").to_numpy(np.float64), nan=0.0)
 
+
+def _shipped_hint(name: str) -> str:
+    """For a bare name that is no file ("genral"): the shipped models' names, the one it is
+    likely a slip for first; a path gets none (it names a file, not a shipped model)."""
+    if os.sep in name or (os.altsep and os.altsep in name) or Path(name).suffix:
+        return ""
+    import difflib
+
+    close = difflib.get_close_matches(name.lower(), list(SHIPPED), n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"; {hint}the shipped models are {', '.join(map(repr, SHIPPED))} (else give a saved model's folder)"
+
+
 class NoiseModel:
     """A noise/content classifier over a feature table, with what is needed to reuse it."""
 
@@ -247,10 +260,24 @@ class NoiseModel:
                               **({"union_gate": list(union_gate)} if union and union_gate else {}),
                               **({"cut": cut} if cut != "absolute" else {}))
 
+    def __repr__(self) -> str:
+        """The model at a glance (a notebook showed ``<NoiseModel object at 0x...>``): preset,
+        classifier, number of features, threshold, and the rows and datasets it was fitted on."""
+        spec = getattr(self, "spec", None)
+        preset = f"preset={spec.preset!r}, " if getattr(spec, "preset", None) else ""
+        threshold = "" if getattr(self, "threshold", None) is None else f", threshold={self.threshold:.3g}"
+        rows = getattr(self, "train_rows", 0)
+        on = getattr(self, "trained_on", None)
+        fitted = f"fitted on {rows} rows" if rows else "not fitted"
+        if rows and on:
+            fitted += f" of {', '.join(map(str, on))}" if len(on) <= 3 else f" of {len(on)} datasets"
+        return (f"NoiseModel({preset}classifier={self.classifier_name!r}, features={len(self.features)}"
+                f"{threshold}; {fitted})")
+
     # -- data -----------------------------------------------------------------
     def query_terms(self, kinds=None) -> list[str]:
-        """The domain query's terms, optionally only those of the given kinds."""
-        wanted = set(kinds) if kinds else None
+        """The domain query's terms, optionally only those of the given kinds (one as a str)."""
+        wanted = set(names(kinds)) if kinds else None
         return [t["term"] for t in self.query if wanted is None or t.get("kind") in wanted]
 
     def _is_c45(self) -> bool:
@@ -580,7 +607,7 @@ class NoiseModel:
             path = shipped_model_path(str(path))
         path = Path(path)
         if not path.exists():
-            raise ModelError(f"{path}: no such model file or folder")
+            raise ModelError(f"{path}: no such model file or folder{_shipped_hint(str(path))}")
         if path.is_dir():
             json_path, joblib_path = path / MODEL_JSON, path / MODEL_JOBLIB
             if not json_path.exists() and not joblib_path.exists():

@@ -79,7 +79,13 @@ class SpecError(HwnoiseError):
 
 @dataclass
 class ModelSpec:
-    """What a model is made of; see the module docstring."""
+    """What a model is made of (``load_model(...).spec``; ``train(spec=...)`` fits one like it):
+    ``preset``; ``features`` (a set's name or a list of columns); ``stack``, the extractors whose
+    verdicts are features; ``context`` / ``page_context``, parent and page features;
+    ``classifier`` and its ``params``; ``threshold`` (None, a number in [0, 1] or "inner") and
+    ``cut`` ("absolute" or "page"); ``content_from`` ("nodes" or "records"); ``union`` and
+    ``union_gate``; ``regions``. ``to_dict`` / ``from_dict`` (checked) are model.json's form;
+    the module docstring says more."""
 
     preset: str | None = None
     features: str | list[str] = "thesis"

@@ -19,7 +19,7 @@ import pandas as pd
 
 from hwnoise import __version__
 from hwnoise.dataset import Dataset, DatasetError, atomic_write_text, check_distinct, now_iso, write_json
-from hwnoise.errors import ArgumentError, HwnoiseError, kind_of
+from hwnoise.errors import ArgumentError, HwnoiseError, check_keywords, check_kinds, kind_of
 from hwnoise.features.columns import CLASSES, LABEL
 from hwnoise.outputs import check_out_dir
 from hwnoise.progress import info
@@ -341,10 +341,8 @@ def _train_fit(fold: int, job: _FitJob):
 
 
 def _unexpected(names, allowed) -> None:
-    """Check: a TypeError naming the first of ``names`` not ``allowed``, as Python says it."""
-    for name in names:
-        if name not in allowed:
-            raise TypeError(f"train() got an unexpected keyword argument {name!r}")
+    """Check: a TypeError naming the first of ``names`` not ``allowed`` (``errors.check_keywords``)."""
+    check_keywords("train", names, allowed)
 
 
 _PATH = (str, os.PathLike)
@@ -396,11 +394,7 @@ class TrainOptions:
         """Each option of its kind, as an ``ArgumentError`` naming it: seed='1' was a numpy
         casting TypeError after the rows were read, k='3' a comparison TypeError, and
         all_pages='no' (a true string) fitted the saved model on every page, silently."""
-        for name, (kinds, what) in _OPTION_KINDS.items():
-            value = getattr(self, name)
-            if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-                shown = "" if value is None else f" ({value!r:.40})"
-                raise ArgumentError(f"train: {name} is {kind_of(value)}{shown}; give {what}")
+        check_kinds("train", {name: getattr(self, name) for name in _OPTION_KINDS}, _OPTION_KINDS)
         if isinstance(self.scheduler, str):  # a name it does not know: before the rows are read
             check_spec(self.scheduler)
 
@@ -408,8 +402,8 @@ class TrainOptions:
     def split(cls, kwargs: dict[str, Any]) -> tuple[dict[str, Any], TrainOptions]:
         """``train``'s keyword arguments as the model options' dict and the run's options (a
         TypeError names the first that is neither)."""
-        run = {f.name for f in fields(cls)}
-        _unexpected(kwargs, {*run, *MODEL_OPTIONS})
+        run = [f.name for f in fields(cls)]
+        _unexpected(kwargs, [*MODEL_OPTIONS, *run])
         return ({k: v for k, v in kwargs.items() if k in MODEL_OPTIONS},
                 cls(**{k: v for k, v in kwargs.items() if k in run}))
 
