@@ -122,13 +122,8 @@ def _html_response(rec, it, path: Path, counts: dict) -> tuple[dict, bytes | Non
         counts["not_response"] += 1
         return None
     counts["responses"] += 1
-    status = rec.http_headers.get_statuscode()
-    if status != "200":
-        counts["skipped_status"] += 1
-        return None
-    url = rec.rec_headers.get_header("WARC-Target-URI") or ""
-    if not url.lower().startswith(("http://", "https://")):
-        counts["skipped_url"] += 1
+    url = _page_url(rec, counts)
+    if url is None:
         return None
     payload = rec.content_stream().read()
     if getattr(rec.raw_stream, "limit", 0) > 0:  # the file ended inside this record: its payload is cut
@@ -138,6 +133,18 @@ def _html_response(rec, it, path: Path, counts: dict) -> tuple[dict, bytes | Non
         counts["skipped_type"] += 1
         return None
     return _info(rec, it, path, url, ctype), payload
+
+
+def _page_url(rec, counts: dict) -> str | None:
+    """The http(s) URL of a 200 response (or revisit) record, else None (counted as skipped)."""
+    if rec.http_headers.get_statuscode() != "200":
+        counts["skipped_status"] += 1
+        return None
+    url = rec.rec_headers.get_header("WARC-Target-URI") or ""
+    if not url.lower().startswith(("http://", "https://")):
+        counts["skipped_url"] += 1
+        return None
+    return url
 
 
 def _info(rec, it, path: Path, url: str, ctype: str) -> dict:
@@ -156,12 +163,8 @@ def _revisit(rec, it, path: Path, counts: dict) -> tuple[dict, None] | None:
     response's, found by ``_import_response`` among those read before. They were counted as
     "other records", and the pages they stand for left out without a word."""
     counts["revisits"] = counts.get("revisits", 0) + 1
-    if rec.http_headers.get_statuscode() != "200":
-        counts["skipped_status"] += 1
-        return None
-    url = rec.rec_headers.get_header("WARC-Target-URI") or ""
-    if not url.lower().startswith(("http://", "https://")):
-        counts["skipped_url"] += 1
+    url = _page_url(rec, counts)
+    if url is None:
         return None
     ctype = rec.http_headers.get_header("Content-Type") or ""
     declared = content_type(ctype)[0] or ctype.split(";")[0].strip().lower()
