@@ -126,7 +126,7 @@ def _html(html: Any) -> bytes | str:
 
 def _one_url(text: str) -> bool:
     """Whether ``text`` is one http(s) URL and nothing else (no markup, no space)."""
-    from hwnoise.commands.extract import is_url
+    from hwnoise.pagefiles import is_url
 
     text = text.strip()
     return is_url(text) and len(text) < 8192 and not any(c in text for c in "<> \t\n")

@@ -615,7 +615,7 @@ class EvalOptions:
         return replace(self, **keywords)
 
 
-_PATH = (str, Path, os.PathLike)
+_PATH = (str, os.PathLike)
 _BOOL = ((bool, np.bool_), "True or False")
 #: EvalOptions' fields checked at construction: the kinds each takes and what to give instead.
 _EVAL_KINDS: dict[str, tuple[tuple[type, ...], str]] = {

@@ -124,3 +124,8 @@ def read_page_head(path: Path | str, size: int) -> bytes:
                 return gz.read(size)
     except (OSError, EOFError, zlib.error):
         return read_page_file(path)[:size]  # its error, or what it makes of a damaged file
+
+
+def is_url(item: str) -> bool:
+    """Whether a page argument is an http(s) URL (to fetch), not a file name."""
+    return item[:8].lower().startswith(("http://", "https://"))

@@ -340,11 +340,6 @@ def _train_fit(fold: int, job: _FitJob):
     return (test_idx, pred, m) if job.keep_model else (test_idx, pred)
 
 
-def _unexpected(names, allowed) -> None:
-    """Check: a TypeError naming the first of ``names`` not ``allowed`` (``errors.check_keywords``)."""
-    check_keywords("train", names, allowed)
-
-
 _PATH = (str, os.PathLike)
 #: TrainOptions' fields checked at construction: the kinds each takes and what to give instead.
 _OPTION_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
@@ -403,7 +398,7 @@ class TrainOptions:
         """``train``'s keyword arguments as the model options' dict and the run's options (a
         TypeError names the first that is neither)."""
         run = [f.name for f in fields(cls)]
-        _unexpected(kwargs, [*MODEL_OPTIONS, *run])
+        check_keywords("train", kwargs, [*MODEL_OPTIONS, *run])
         return ({k: v for k, v in kwargs.items() if k in MODEL_OPTIONS},
                 cls(**{k: v for k, v in kwargs.items() if k in run}))
 
@@ -412,7 +407,7 @@ def _model_options(model: dict | None) -> dict[str, Any]:
     """Plan: every model option in ``MODEL_OPTIONS``' order, those not given None (or AS_PRESET),
     ``spec`` checked (``_given_spec``)."""
     model = model or {}
-    _unexpected(model, MODEL_OPTIONS)
+    check_keywords("train", model, MODEL_OPTIONS)
     options = {k: model.get(k, AS_PRESET if k in _AS_PRESET_OPTIONS else None) for k in MODEL_OPTIONS}
     options["spec"] = _given_spec(options["spec"], options["preset"])
     return options

@@ -107,7 +107,7 @@ class Options(NamedTuple):
 def _units(args: argparse.Namespace) -> list[tuple]:
     from hwnoise.dataset import Dataset
     from hwnoise.errors import HwnoiseError
-    from hwnoise.pagefiles import PAGE_SUFFIXES, page_files
+    from hwnoise.pagefiles import PAGE_SUFFIXES, is_url, page_files
 
     units: list[tuple] = []
     fetched = _fetched([item for item in args.pages if is_url(item)], args)
@@ -137,11 +137,6 @@ def _units(args: argparse.Namespace) -> list[tuple]:
         else:
             units.append((path.name, "", ("file", str(path))))
     return units
-
-
-def is_url(item: str) -> bool:
-    """Whether a PAGE argument is an http(s) URL (to fetch), not a file name."""
-    return item[:8].lower().startswith(("http://", "https://"))
 
 
 def _fetched(urls: list[str], args: argparse.Namespace) -> list[tuple]:
