@@ -124,6 +124,19 @@ def test_api_train_names_a_misspelt_keyword_and_the_options_it_takes(two_dataset
         train(list(two_datasets), zzz=1)
 
 
+@pytest.mark.parametrize("threshold", [0.3, "inner"])
+def test_api_train_refuses_a_threshold_for_a_classifier_without_probabilities(two_datasets, threshold):
+    """threshold=0.3 with RidgeClassifier (no predict_proba) was ignored without a word, the
+    classifier's own labels scored as if cut at 0.3; "inner" chose 0.50 from a page F1 of 0."""
+    from hwnoise.training.spec import SpecError
+
+    with pytest.raises(SpecError, match=r"RidgeClassifier gives no probabilities .* threshold"):
+        train(list(two_datasets), preset="thesis", classifier="sklearn.linear_model.RidgeClassifier",
+              threshold=threshold)
+    assert train(list(two_datasets), preset="thesis",
+                 classifier="sklearn.linear_model.RidgeClassifier")["results"][0]["nodes"] > 0
+
+
 @pytest.mark.parametrize("protocol", ["thesis", "cv", "cross-site"])
 def test_other_protocols(two_datasets, protocol):
     result = train(list(two_datasets), protocol=protocol, seed=3, preset="thesis")

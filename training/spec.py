@@ -47,7 +47,7 @@ from typing import Any
 
 from hwnoise.errors import HwnoiseError
 
-__all__ = ["ModelSpec", "PRESETS", "SpecError", "auto_preset", "preset_spec", "resolve_preset", "fit_spec",
+__all__ = ["ModelSpec", "PRESETS", "SpecError", "auto_preset", "preset_spec", "resolve_preset", "fit_spec", "check_probabilities",
            "with_overrides", "STACKABLE", "AS_PRESET", "REGION_MODES"]
 
 #: an option left to the preset (``train``'s default where None means "none", as for ``union``)
@@ -327,6 +327,23 @@ def with_overrides(spec: ModelSpec, overrides: dict, where: str = "option") -> M
     return ModelSpec.from_dict(merged, where=where)
 
 
+def check_probabilities(spec: ModelSpec, where: str = "option") -> None:
+    """A ``SpecError`` when the spec's threshold or region scorer needs the classifier's
+    probabilities and it gives none (no ``predict_proba``, as RidgeClassifier): the threshold
+    was ignored without a word (the classifier's own labels scored as if cut at it), an inner
+    CV chose one from a page F1 of 0."""
+    if spec.threshold is None and not spec.regions:
+        return
+    from hwnoise.training.classifiers import make_classifier
+
+    if hasattr(make_classifier(spec.classifier, **(spec.params or {})), "predict_proba"):
+        return
+    needs = f"threshold {spec.threshold}" if spec.threshold is not None else f"regions {spec.regions}"
+    raise SpecError(f"{where}.classifier: {spec.classifier} gives no probabilities (no predict_proba), and "
+                    f"the spec's {needs} needs them; drop it, or choose a classifier that gives them "
+                    "(j48, cart, rf, gb, gb+rf, logreg)")
+
+
 def fit_spec(spec: ModelSpec, rows, *, query: list[dict] | None = None, seed: int = 1,
              groups=None, take=None, consume: bool = False):
     """A NoiseModel of ``spec`` fitted on assembled, labelled ``rows`` (on its rows at positions
@@ -338,6 +355,7 @@ def fit_spec(spec: ModelSpec, rows, *, query: list[dict] | None = None, seed: in
     from hwnoise.training.model import NoiseModel
     from hwnoise.training.threshold import inner_cv
 
+    check_probabilities(spec, "spec")
     feats = spec.columns()
 
     def new() -> NoiseModel:

@@ -29,7 +29,7 @@ from hwnoise.training.arff import PAGE_ATTRIBUTE, feature_columns, read_arff, wr
 from hwnoise.training.metrics import node_scores, scores_from_confusion
 from hwnoise.training.model import NoiseModel, check_features, resolve_features, usable_features
 from hwnoise.training.protocols import PROTOCOLS, ProtocolError, splits
-from hwnoise.training.spec import AS_PRESET
+from hwnoise.training.spec import AS_PRESET, check_probabilities
 
 #: The keys of a report record that node-level training fills, in report order.
 RECORD_KEYS = ("dataset", "protocol", "method", "classifier", "pages", "nodes", "precision", "recall",
@@ -533,6 +533,7 @@ def _plan_rows(given: list, model: dict, options: TrainOptions) -> tuple[Any, li
     arff = desc["kind"] == "arff"
     n_sites = int(df["site"].nunique()) if "site" in df.columns else 1
     spec = model_spec(model, n_sites=n_sites, arff=arff, records=bool(desc.get("records")))
+    check_probabilities(spec)  # before the rows its fit reads
     if model.get("features") is None and model.get("spec") is None and arff:
         feats = feature_columns(df)  # a user's ARFF: every attribute but page and the class
         spec.features = list(feats)
