@@ -210,6 +210,32 @@ def test_relative_dataset_paths_name_the_same_folders_on_the_workers(cluster, da
     assert len(results(tmp_path / "e" / "report.json")) == len(datasets)
 
 
+def _without_table(src: Path, dst: Path) -> Path:
+    """A copy of the dataset ``src`` without its feature table."""
+    import shutil
+
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("features.parquet"))
+    assert not (dst / "features.parquet").exists()
+    return dst
+
+
+def test_train_builds_a_missing_table_on_the_cluster(cluster, datasets, tmp_path):
+    """``train --scheduler tcp://`` on a dataset without a table walks its pages on the workers
+    (it walked them here, on one core, before the cluster was reached), and the table is the
+    one ``hwnoise features`` writes."""
+    address, client, _ = cluster
+    ds = _without_table(datasets[0], tmp_path / datasets[0].name)
+    before = task_counts(client)
+    assert main(["train", str(ds), "--preset", "thesis", "--protocol", "cv", "-k", "3", "--no-tree",
+                 "--scheduler", address]) == 0
+    after = task_counts(client)
+    assert after.get("features_batch", 0) > before.get("features_batch", 0)
+    assert after.get("train_fit", 0) - before.get("train_fit", 0) == 4   # the fits on the same cluster
+    built = pd.read_parquet(ds / "features.parquet")
+    build_features(datasets[0], progress=False)
+    pd.testing.assert_frame_equal(built, pd.read_parquet(datasets[0] / "features.parquet"))
+
+
 def _fails(x: int) -> int:
     raise ValueError(f"task {x} failed on its own")
 
@@ -262,6 +288,16 @@ def test_an_unreachable_scheduler_is_one_clear_error(datasets, tmp_path):
                                                    "tcp://127.0.0.1:9")
     assert not (tmp_path / "o" / "report.json").exists()
     assert main(["features", str(datasets[0]), "--scheduler", "nowhere"]) == 1
+
+    # train on a dataset without a table: the same one line, before any page is walked here
+    bare = _without_table(datasets[0], tmp_path / "bare")
+    res = subprocess.run([sys.executable, "-m", "hwnoise.cli", "train", str(bare), "--scheduler",
+                          "tcp://127.0.0.1:9"], env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 1
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hwnoise: error: cannot reach the Dask scheduler at "
+                                                   "tcp://127.0.0.1:9"), res.stderr
+    assert not (bare / "features.parquet").exists()
 
 
 def test_a_killed_evaluation_resumes_from_its_part_files(datasets, tmp_path):

@@ -40,10 +40,16 @@ def _is_arff(path: Path) -> bool:
     return path.suffix.lower() == ".arff" and not path.is_dir()
 
 
-def _ready(path: Path) -> Dataset:
-    """The dataset at ``path``, its feature table built first when it has none or labels changed."""
+def _needs_table(ds: Dataset) -> bool:
+    """Whether ``ds``'s feature table must be (re)built: it has none, or its labels changed since."""
+    return not ds.has_features() or ds.labels_newer()
+
+
+def _ready(path: Path, scheduler: Scheduler | None = None) -> Dataset:
+    """The dataset at ``path``, its feature table built first (with ``scheduler``, else in this
+    process) when it has none or labels changed."""
     ds = Dataset(path)
-    if not ds.has_features() or ds.labels_newer():
+    if _needs_table(ds):
         try:
             from hwnoise.features.build import build_features
         except ImportError:
@@ -51,8 +57,28 @@ def _ready(path: Path) -> Dataset:
         info(f"{ds.name}: " + ("labels.parquet changed since the feature table; recomputing it"
                                if ds.has_features() else "no feature table yet; computing it")
              + " (hwnoise features)")
-        build_features(ds)
+        build_features(ds, scheduler=scheduler)
     return ds
+
+
+def _tables_scheduler(given: list, options: "TrainOptions") -> tuple[Scheduler | None, bool]:
+    """The scheduler that builds the inputs' missing feature tables, and whether train owns it
+    (then the fits run on it too, and train closes it): the options' own Scheduler, or one started
+    from its name or address (a Dask cluster, a local pool) when some table must be built. Without
+    it a table was walked here on one core, and a cluster named with ``--scheduler`` was reached
+    only after that walk."""
+    unbuilt = [p for p in _table_inputs(given, options) if _needs_table(Dataset(p))]
+    if not unbuilt or options.scheduler in (None, "sync"):
+        return None, False
+    if isinstance(options.scheduler, Scheduler):
+        return options.scheduler, False
+    return Scheduler(options.scheduler, options.workers, sees=list(map(str, given))), True
+
+
+def _table_inputs(given: list, options: "TrainOptions") -> list[Path]:
+    """The dataset folders train reads feature tables of: the inputs and ``--test``'s."""
+    paths = [*given, *([] if options.test is None else [options.test])]
+    return [Path(p) for p in paths if Path(p).is_dir() and not _is_arff(Path(p))]
 
 
 def _schema_names(ds: Dataset) -> list[str] | None:
@@ -473,6 +499,18 @@ def train(inputs, model: dict | None = None, options: TrainOptions | None = None
     from hwnoise.scheduler import for_workers
 
     given = for_workers(options.scheduler, [inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)
+    sched, own = _tables_scheduler(given, options)
+    try:
+        for p in _table_inputs(given, options) if sched is not None else ():
+            _ready(p, sched)
+        return _train_rows(given, model, replace(options, scheduler=sched) if own else options)
+    finally:
+        if own:
+            sched.close()
+
+
+def _train_rows(given: list, model: dict, options: TrainOptions) -> dict:
+    """``train`` once the inputs' tables are built: plan, fit, score and write."""
     spec, feats, data, desc = _plan_rows(given, model, options)
     _check_protocol(options, desc, data, ", ".join(desc["sources"]))
     fitted, fitted_on, scored = _fit(given, spec, feats, data, desc, options)
