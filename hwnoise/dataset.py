@@ -410,7 +410,17 @@ class Page:
         return self.dataset.path / "records" / f"{self.id}.json"
 
     def read_html(self) -> bytes:
-        return self.html_path.read_bytes()
+        """The page's bytes as fetched; a submission not fetched (yet, or its fetch failed) is a
+        FileNotFoundError that says so."""
+        try:
+            return self.html_path.read_bytes()
+        except FileNotFoundError as exc:
+            if self.id not in {s["id"] for s in self.dataset.submissions()}:
+                raise
+            error = (self.fetch or {}).get("error")
+            why = f"its fetch failed ({error})" if error else "not fetched yet"
+            raise FileNotFoundError(exc.errno, f"page {self.id!r} has no page file: {why}; 'hwnoise collect "
+                                    "SUBMISSIONS --into DATASET --retry-failed' fetches it", str(self.html_path)) from None
 
     def read_gold(self) -> str | None:
         return self.gold_path.read_text(encoding="utf-8") if self.gold_path.exists() else None
@@ -663,7 +673,19 @@ class Dataset:
         return path
 
     def page(self, pid: str) -> Page:
+        """The page of ID ``pid`` (or of that name, its source file's stem, when one page has it):
+        a submission or a page file of the folder; any other is a DatasetError naming the folder."""
         subs = {s["id"]: s for s in self.submissions()}
+        if pid not in subs and not self.page_path(pid).exists():
+            named = [s for s in subs.values() if s.get("name") == pid]
+            if len(named) != 1:
+                known = [*subs][:3]
+                raise DatasetError(f"{self.path}: no page {pid!r} among its {len(subs)} submission(s)"
+                                   + (f" (IDs such as {', '.join(map(repr, known))}; Dataset.pages() lists "
+                                      "them)" if known else "") if not named else
+                                   f"{self.path}: {len(named)} pages are named {pid!r}; give one's ID "
+                                   f"({', '.join(repr(s['id']) for s in named[:3])})")
+            pid = named[0]["id"]
         return Page(pid, self, subs.get(pid, {"id": pid}), self.journal().get(pid))
 
     def pages(self) -> Iterator[Page]:

@@ -92,3 +92,26 @@ def test_a_query_json_of_the_wrong_shape_is_one_clear_error(tmp_path, query):
     ds.query_path.write_text(query)
     with pytest.raises(dataset_mod.DatasetError, match="query.json"):
         ds.query_terms()
+
+
+def test_a_page_asked_for_by_an_id_it_does_not_have_is_one_clear_error(tmp_path):
+    """``Dataset.page`` of an unknown ID named the folder nowhere: it made a page of no
+    submission, whose ``read_html`` was a bare FileNotFoundError. It is found by its name too."""
+    ds = Dataset.create(tmp_path / "ds")
+    sub = ds.add_submission({"url": "source:plain/html/cats.html", "name": "cats"})
+    ds.write_page(sub["id"], b"<p>cats")
+    with pytest.raises(dataset_mod.DatasetError, match=r"ds: no page 'nosuch' among its 1 submission\(s\) "
+                                                       rf"\(IDs such as '{sub['id']}'"):
+        ds.page("nosuch")
+    assert ds.page("cats").id == sub["id"] and ds.page("cats").read_html() == b"<p>cats"
+    assert ds.page(sub["id"]).read_html() == b"<p>cats"
+
+
+def test_reading_a_submission_not_fetched_says_why_and_what_to_run(tmp_path):
+    ds = Dataset.create(tmp_path / "ds")
+    waiting, failed = (ds.add_submission({"url": f"http://example.org/?q={q}"}) for q in ("a", "b"))
+    ds.append_journal({"submission": failed["id"], "error": "HTTP 503 after 3 attempts"})
+    with pytest.raises(FileNotFoundError, match="has no page file: not fetched yet; 'hwnoise collect .*--retry-failed'"):
+        ds.page(waiting["id"]).read_html()
+    with pytest.raises(FileNotFoundError, match=r"its fetch failed \(HTTP 503 after 3 attempts\)"):
+        ds.page(failed["id"]).read_html()
